@@ -1,0 +1,152 @@
+#pragma once
+// Arrays: create/open, read and write every selection, and grow at both ends.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zarrpp/array/selection.hpp"
+#include "zarrpp/codec/codec.hpp"
+#include "zarrpp/core/ndarray.hpp"
+#include "zarrpp/metadata/metadata.hpp"
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp {
+
+class ChunkGrid;
+
+// How to create an array. Field order allows designated initialisers:
+//   {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32}
+struct ArraySpec {
+  Shape shape{};
+  Shape chunks{};  // the (inner) chunk shape; with `shards`, the inner chunk of each shard
+  DataType dtype = DataType::float64;
+  std::optional<Json> fill_value = std::nullopt;               // JSON encoding ("NaN", 0, [1, 2], ...); default 0/false
+  std::optional<codec::Any> compressor = std::nullopt;         // e.g. codec::Zstd{.level = 3}
+  bool crc32c = false;                          // append a crc32c checksum to every chunk
+  std::optional<Shape> shards = std::nullopt;                  // shard shape (a multiple of `chunks`)
+  std::optional<std::vector<codec::Any>> codecs = std::nullopt;  // the whole pipeline, instead of the shorthand above
+  codec::Endian endian = codec::Endian::little;
+  ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');
+  std::optional<std::vector<std::optional<std::string>>> dimension_names = std::nullopt;
+  Json attributes = Json::object();
+  std::optional<Shape> lower_bound = std::nullopt;  // create with a domain [lower_bound, lower_bound + shape)
+  std::optional<Shape> origin = std::nullopt;       // where chunk 0 starts (defaults to lower_bound)
+  bool overwrite = false;
+};
+
+// Per-dimension coordinate range [inclusive_min, exclusive_max).
+struct DimDomain {
+  std::int64_t inclusive_min;
+  std::int64_t exclusive_max;
+  friend bool operator==(const DimDomain&, const DimDomain&) = default;
+};
+using Domain = std::vector<DimDomain>;
+
+class Array {
+ public:
+  static Array create(StorePtr store, const std::string& path, const ArraySpec& spec);
+  static Array create(StorePtr store, const ArraySpec& spec) { return create(std::move(store), "", spec); }
+  // Opens an existing array, validating everything; refuses what it does not understand.
+  static Array open(StorePtr store, const std::string& path = "");
+
+  Array(const Array&);
+  Array& operator=(const Array&);
+  Array(Array&&) noexcept;
+  Array& operator=(Array&&) noexcept;
+  ~Array();
+
+  // ---- description ----
+  const Shape& shape() const;
+  std::size_t ndim() const;
+  const DataType& dtype() const;
+  Shape chunks() const;                 // read/write unit (inner chunk when sharded)
+  std::optional<Shape> shards() const;  // shard shape, when sharded
+  const Bytes& fill_value() const;
+  Json fill_value_json() const;
+  const ArrayMetadata& metadata() const;
+  const std::string& path() const;
+  const StorePtr& store() const;
+  Domain domain() const;
+  Shape lower_bound() const;
+  std::int64_t nchunks() const;         // stored objects in the grid (shards when sharded)
+  std::int64_t nchunks_stored() const;  // how many of them exist in the store
+  // Keys of stored chunks (shards), relative to the store root, in grid order.
+  std::vector<std::string> stored_chunk_keys() const;
+  // The store key of the chunk (shard) with the given grid index.
+  std::string chunk_key(const std::vector<std::int64_t>& chunk_index) const;
+  std::uint64_t nbytes_stored() const;
+
+  const Json& attributes() const;
+  // Replaces the attributes (atomically, with compare-and-swap on zarr.json).
+  void set_attributes(const Json& attributes);
+  // Merges keys into the attributes.
+  void update_attributes(const Json& patch);
+
+  // ---- settings ----
+  void set_concurrency(std::size_t n);
+  std::size_t concurrency() const;
+  // Store chunks that hold only the fill value (default false: such chunks are erased).
+  void set_write_empty_chunks(bool on);
+  // Re-reads zarr.json (after another process changed the array).
+  void refresh();
+
+  // ---- basic and orthogonal selections (oindex semantics for index arrays and masks) ----
+  NDArray read(const Selection& sel = {}) const;
+  template <class T>
+  NDArray read(const Selection& sel = {}) const {
+    check_dtype(dtype_v<T>());
+    return read(sel);
+  }
+  // Reads into the caller's buffer (any strides); the view must have the selection's shape.
+  void read_into(const Selection& sel, const NDView& out) const;
+  // Writes an array of the selection's shape (any strides) or, with a 0-d array, broadcasts it.
+  void write(const Selection& sel, const NDView& data);
+  template <class T>
+  void write_scalar(const Selection& sel, T value) {
+    write(sel, NDView::c_order(&value, dtype_v<T>(), {}));
+  }
+  template <class T>
+  void fill(T value) {
+    write_scalar<T>({}, value);
+  }
+  // Selection shape of a basic/orthogonal selection.
+  Shape selection_shape(const Selection& sel) const;
+
+  // ---- coordinate selection (vindex): 1-d result, one element per point ----
+  NDArray read_points(const Coordinates& coords) const;
+  void write_points(const Coordinates& coords, const NDView& data);
+  // ---- mask selection: a bool array of the array's shape; 1-d result in C order ----
+  NDArray read_mask(const NDView& mask) const;
+  void write_mask(const NDView& mask, const NDView& data);
+  // ---- block selection: integers and step-1 slices in chunk units ----
+  NDArray read_blocks(const Selection& sel) const;
+  void write_blocks(const Selection& sel, const NDView& data);
+
+  // ---- growth at both ends (the regular_bounded grid) ----
+  // Adds data before index 0 along `axis`; existing chunks never move or change.
+  void prepend(const NDView& data, std::size_t axis = 0);
+  // Adds data after the last index along `axis`.
+  void append(const NDView& data, std::size_t axis = 0);
+  // New shape, keeping the lower bound.
+  void resize(const Shape& new_shape);
+  // New domain: lower and upper bounds per dimension, shrinking or growing at either end.
+  void resize_domain(const Domain& new_domain);
+  // Switches a `regular` grid to `regular_bounded` (origin = lower_bound = 0) without growing.
+  void convert_to_regular_bounded();
+
+ private:
+  struct State;
+  explicit Array(std::shared_ptr<State> st);
+  void check_dtype(const DataType& t) const;
+  void change_domain(const std::function<Domain(const ArrayMetadata&)>& target);
+  std::shared_ptr<State> st_;
+};
+
+// Removes an array or group and everything under it.
+void remove_node(const StorePtr& store, const std::string& path);
+
+}  // namespace zarrpp

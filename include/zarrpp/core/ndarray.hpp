@@ -1,0 +1,145 @@
+#pragma once
+// A small strided N-d view and an owning C-order array: how data goes in and out of zarrpp.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zarrpp/core/dtype.hpp"
+#include "zarrpp/core/error.hpp"
+
+namespace zarrpp {
+
+using Shape = std::vector<std::int64_t>;
+using Bytes = std::vector<std::uint8_t>;
+
+std::string shape_str(std::span<const std::int64_t> shape);
+std::int64_t shape_size(std::span<const std::int64_t> shape);  // checked product
+// C-order strides in bytes.
+std::vector<std::int64_t> c_strides(std::span<const std::int64_t> shape, std::size_t itemsize);
+// Fortran-order strides in bytes.
+std::vector<std::int64_t> f_strides(std::span<const std::int64_t> shape, std::size_t itemsize);
+
+// Non-owning view of N-d data with byte strides (C order, Fortran order, or any other layout).
+class NDView {
+ public:
+  NDView() = default;
+  NDView(void* data, DataType dtype, Shape shape, std::vector<std::int64_t> byte_strides);
+  NDView(const void* data, DataType dtype, Shape shape, std::vector<std::int64_t> byte_strides)
+      : NDView(const_cast<void*>(data), dtype, std::move(shape), std::move(byte_strides)) {}
+  static NDView c_order(void* data, DataType dtype, Shape shape);
+  static NDView c_order(const void* data, DataType dtype, Shape shape) {
+    return c_order(const_cast<void*>(data), dtype, std::move(shape));
+  }
+  static NDView f_order(void* data, DataType dtype, Shape shape);
+  static NDView f_order(const void* data, DataType dtype, Shape shape) {
+    return f_order(const_cast<void*>(data), dtype, std::move(shape));
+  }
+
+  std::byte* data() const { return data_; }
+  const DataType& dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  const std::vector<std::int64_t>& strides() const { return strides_; }
+  std::size_t ndim() const { return shape_.size(); }
+  std::int64_t size() const;
+  bool is_c_contiguous() const;
+
+  std::byte* ptr(std::span<const std::int64_t> index) const;
+  template <class T>
+  T& at(std::initializer_list<std::int64_t> index) const {
+    check_type(dtype_v<T>());
+    return *reinterpret_cast<T*>(ptr(std::span<const std::int64_t>(index.begin(), index.size())));
+  }
+  void check_type(const DataType& t) const;
+
+ private:
+  std::byte* data_ = nullptr;
+  DataType dtype_;
+  Shape shape_;
+  std::vector<std::int64_t> strides_;
+};
+
+// Owning, C-order, contiguous N-d array.
+class NDArray {
+ public:
+  NDArray() = default;
+  NDArray(DataType dtype, Shape shape);  // zero-initialised
+
+  template <class T>
+  static NDArray full(Shape shape, T value) {
+    NDArray a(dtype_v<T>(), std::move(shape));
+    T* p = a.data<T>();
+    for (std::int64_t i = 0; i < a.size(); ++i) p[i] = value;
+    return a;
+  }
+  template <class T>
+  static NDArray from_vector(Shape shape, const std::vector<T>& values) {
+    NDArray a(dtype_v<T>(), std::move(shape));
+    if (static_cast<std::int64_t>(values.size()) != a.size())
+      throw SelectionError("NDArray::from_vector: " + std::to_string(values.size()) +
+                           " values do not fill shape " + shape_str(a.shape()));
+    if (!values.empty()) std::memcpy(a.raw_data(), values.data(), values.size() * sizeof(T));
+    return a;
+  }
+  // Copies any view into a new C-order array.
+  static NDArray copy_of(const NDView& v);
+
+  const DataType& dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  std::size_t ndim() const { return shape_.size(); }
+  std::int64_t size() const { return size_; }
+  std::size_t nbytes() const { return bytes_.size(); }
+  std::byte* raw_data() { return reinterpret_cast<std::byte*>(bytes_.data()); }
+  const std::byte* raw_data() const { return reinterpret_cast<const std::byte*>(bytes_.data()); }
+  Bytes& bytes() { return bytes_; }
+  const Bytes& bytes() const { return bytes_; }
+
+  template <class T>
+  T* data() {
+    check_type(dtype_v<T>());
+    return reinterpret_cast<T*>(bytes_.data());
+  }
+  template <class T>
+  const T* data() const {
+    check_type(dtype_v<T>());
+    return reinterpret_cast<const T*>(bytes_.data());
+  }
+  template <class T>
+  std::vector<T> to_vector() const {
+    const T* p = data<T>();
+    return std::vector<T>(p, p + size_);
+  }
+  template <class T>
+  T& at(std::initializer_list<std::int64_t> index) {
+    return view().at<T>(index);
+  }
+  template <class T>
+  const T& at(std::initializer_list<std::int64_t> index) const {
+    return view().at<T>(index);
+  }
+
+  NDView view() const {
+    return NDView::c_order(static_cast<const void*>(bytes_.data()), dtype_, shape_);
+  }
+  operator NDView() const { return view(); }  // NOLINT: arrays pass where views are expected
+
+  void reshape(Shape new_shape);
+  void check_type(const DataType& t) const;
+  friend bool operator==(const NDArray& a, const NDArray& b) {
+    return a.dtype_ == b.dtype_ && a.shape_ == b.shape_ && a.bytes_ == b.bytes_;
+  }
+
+ private:
+  DataType dtype_;
+  Shape shape_;
+  std::int64_t size_ = 0;
+  Bytes bytes_;
+};
+
+// Copies src into dst element by element (same dtype and shape), along contiguous runs.
+void copy_view(const NDView& src, const NDView& dst);
+
+}  // namespace zarrpp

@@ -1,0 +1,63 @@
+#pragma once
+// The one place that maps array indices to chunks. A `regular` grid is the bounded grid with
+// origin = lower_bound = 0, so every selection and the write path share this arithmetic.
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "zarrpp/metadata/metadata.hpp"
+
+namespace zarrpp {
+
+class ChunkGrid {
+ public:
+  ChunkGrid() = default;
+  ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> chunk_shape,
+            std::vector<std::int64_t> origin, std::vector<std::int64_t> lower_bound);
+  static ChunkGrid from_metadata(const ArrayMetadata& m);
+
+  std::size_t rank() const { return shape_.size(); }
+  const std::vector<std::int64_t>& shape() const { return shape_; }
+  const std::vector<std::int64_t>& chunk_shape() const { return chunk_; }
+  const std::vector<std::int64_t>& origin() const { return origin_; }
+  const std::vector<std::int64_t>& lower_bound() const { return lower_; }
+
+  struct Location {
+    std::int64_t chunk;     // chunk (key) index, may be negative
+    std::int64_t position;  // position inside the chunk buffer, in [0, chunk_shape)
+  };
+  // Array index i (0-based, 0 <= i < shape) of dimension d -> chunk and buffer position.
+  Location locate(std::size_t d, std::int64_t i) const {
+    const std::int64_t x = i + rel_lower_[d];  // coordinate relative to the origin
+    return {floor_div(x, chunk_[d]), floor_mod(x, chunk_[d])};
+  }
+  // First and one-past-last chunk index along d ([first, first) when the extent is 0).
+  std::int64_t first_chunk(std::size_t d) const;
+  std::int64_t end_chunk(std::size_t d) const;
+  std::int64_t num_chunks(std::size_t d) const { return end_chunk(d) - first_chunk(d); }
+  std::int64_t total_chunks() const;  // checked product
+  // Array index that chunk k's buffer position 0 corresponds to (may lie outside [0, shape)).
+  std::int64_t chunk_start_index(std::size_t d, std::int64_t k) const {
+    return k * chunk_[d] - rel_lower_[d];
+  }
+  // Array indices held by chunk k along d: [lo, hi) clamped to [0, shape).
+  std::pair<std::int64_t, std::int64_t> index_range(std::size_t d, std::int64_t k) const;
+  // Whether a chunk index lies in the grid's chunk range (a key outside it is not a chunk of the array).
+  bool contains_chunk(std::span<const std::int64_t> k) const;
+  // Whether every buffer position of chunk k is inside the array's domain.
+  bool chunk_is_full(std::span<const std::int64_t> k) const;
+
+ private:
+  static std::int64_t floor_div(std::int64_t a, std::int64_t d) {
+    std::int64_t q = a / d;
+    return (a % d != 0 && (a < 0)) ? q - 1 : q;
+  }
+  static std::int64_t floor_mod(std::int64_t a, std::int64_t d) {
+    std::int64_t m = a % d;
+    return m < 0 ? m + d : m;
+  }
+  std::vector<std::int64_t> shape_, chunk_, origin_, lower_, rel_lower_;
+};
+
+}  // namespace zarrpp

@@ -1,0 +1,127 @@
+#pragma once
+// zarr.json <-> typed structs for arrays and groups (Zarr v3 core), plus the pieces that live in
+// it: fill values, chunk key encodings and chunk grid metadata.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zarrpp/core/dtype.hpp"
+#include "zarrpp/core/ndarray.hpp"
+
+namespace zarrpp {
+
+// Insertion-ordered JSON: attributes keep the order their writer gave them.
+using Json = nlohmann::ordered_json;
+
+// ---- fill values ---------------------------------------------------------------------------
+// A fill value is held as the element's bytes in native (little-endian) order, so NaN payloads
+// and raw bits round-trip exactly.
+Bytes parse_fill_value(const Json& j, const DataType& dtype);
+Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);
+// The default fill value: zero bits (0, false, +0.0, zero bytes), as zarr-python 3 uses.
+Bytes default_fill_value(const DataType& dtype);
+
+// ---- chunk key encodings ---------------------------------------------------------------------
+struct ChunkKeyEncoding {
+  enum class Kind { Default, V2 };
+  Kind kind = Kind::Default;
+  char separator = '/';
+
+  static ChunkKeyEncoding default_(char sep = '/') { return {Kind::Default, sep}; }
+  static ChunkKeyEncoding v2(char sep = '.') { return {Kind::V2, sep}; }
+
+  // The key of a chunk (relative to the array's node), e.g. "c/-1/0", "c.2", "0.1", "c" (0-d).
+  std::string encode(std::span<const std::int64_t> chunk_index) const;
+  // Strictly decodes a key back to chunk indices for an array of `rank` dimensions; returns
+  // nullopt when the key is not a chunk key of this encoding (e.g. "zarr.json", "c/-0/0").
+  std::optional<std::vector<std::int64_t>> decode(std::string_view key, std::size_t rank) const;
+  // The same, but throws MetadataError naming the offending part.
+  std::vector<std::int64_t> decode_or_throw(std::string_view key, std::size_t rank) const;
+  // The key prefix under which all chunks live ("c/" or "c." for default, "" for v2).
+  std::string prefix() const;
+
+  static ChunkKeyEncoding from_json(const Json& j);
+  Json to_json() const;
+  friend bool operator==(const ChunkKeyEncoding&, const ChunkKeyEncoding&) = default;
+};
+
+// Parses one decimal chunk index strictly: ^(0|-?[1-9][0-9]*)$ within int64.
+std::optional<std::int64_t> parse_chunk_index(std::string_view s);
+
+// ---- chunk grid metadata ---------------------------------------------------------------------
+struct ChunkGridMetadata {
+  enum class Kind { Regular, RegularBounded };
+  Kind kind = Kind::Regular;
+  std::vector<std::int64_t> chunk_shape;
+  std::vector<std::int64_t> origin;       // regular_bounded only (zeros for regular)
+  std::vector<std::int64_t> lower_bound;  // regular_bounded only (zeros for regular)
+
+  std::string name() const { return kind == Kind::Regular ? "regular" : "regular_bounded"; }
+  static ChunkGridMetadata regular(std::vector<std::int64_t> chunk_shape);
+  static ChunkGridMetadata regular_bounded(std::vector<std::int64_t> chunk_shape,
+                                           std::vector<std::int64_t> origin,
+                                           std::vector<std::int64_t> lower_bound);
+  static ChunkGridMetadata from_json(const Json& j, std::size_t rank);
+  Json to_json() const;
+  friend bool operator==(const ChunkGridMetadata&, const ChunkGridMetadata&) = default;
+};
+
+// ---- codecs (as metadata; the codec layer gives them meaning) --------------------------------
+struct CodecMetadata {
+  std::string name;
+  std::optional<Json> configuration;  // absent when the document had none
+  static CodecMetadata from_json(const Json& j, const std::string& where);
+  Json to_json() const;
+  friend bool operator==(const CodecMetadata& a, const CodecMetadata& b) {
+    return a.name == b.name && a.configuration == b.configuration;
+  }
+};
+
+// ---- array and group documents ---------------------------------------------------------------
+struct ArrayMetadata {
+  std::vector<std::int64_t> shape;
+  DataType data_type;
+  ChunkGridMetadata chunk_grid;
+  ChunkKeyEncoding chunk_key_encoding;
+  Bytes fill_value;  // element bytes, native order
+  std::vector<CodecMetadata> codecs;
+  Json attributes = Json::object();
+  std::optional<std::vector<std::optional<std::string>>> dimension_names;
+  // Unknown top-level fields marked "must_understand": false, kept and written back unchanged.
+  Json extra_fields = Json::object();
+
+  std::size_t rank() const { return shape.size(); }
+
+  // Parses and validates a document; throws MetadataError (UnsupportedError) naming the field.
+  static ArrayMetadata from_json(const Json& j);
+  static ArrayMetadata parse(std::string_view text);
+  Json to_json() const;
+  // Stable serialisation: same metadata, same bytes (2-space indent, fixed field order).
+  std::string dump() const;
+  // Checks the invariants a writer must keep (e.g. the JavaScript-safe integer range).
+  void validate_for_write() const;
+};
+
+struct GroupMetadata {
+  Json attributes = Json::object();
+  Json extra_fields = Json::object();
+  static GroupMetadata from_json(const Json& j);
+  static GroupMetadata parse(std::string_view text);
+  Json to_json() const;
+  std::string dump() const;
+};
+
+// Parses zarr.json text into JSON, with a MetadataError naming `where` on malformed input.
+Json parse_json_document(std::string_view text, const std::string& where);
+
+// Validates one node name (a path segment) as the core spec says; throws MetadataError.
+void validate_node_name(std::string_view name);
+// Normalises a node path ("a/b", "/a/b/", "" = root) and validates each segment.
+std::string normalize_node_path(std::string_view path);
+
+}  // namespace zarrpp

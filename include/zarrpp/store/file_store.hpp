@@ -1,0 +1,43 @@
+#pragma once
+#include <filesystem>
+#include <mutex>
+
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp {
+
+// A directory on the local file system. Every set is atomic (temp file + rename), so readers never
+// see half a value; compare_and_set and lock() hold flock(2) locks, safe across processes.
+class FileStore : public Store {
+ public:
+  struct Options {
+    bool create = true;  // create the root directory if missing
+    bool fsync = false;  // fsync files and directories on every set (durability across power loss)
+  };
+  // Opens (by default creating) the store rooted at `root`.
+  static std::shared_ptr<FileStore> open(const std::filesystem::path& root);
+  static std::shared_ptr<FileStore> open(const std::filesystem::path& root, Options options);
+  FileStore(std::filesystem::path root, Options options);
+
+  const std::filesystem::path& root() const { return root_; }
+  // Where a key lives on disk (after validating it).
+  std::filesystem::path path_of(const std::string& key) const;
+
+  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
+  void set(const std::string& key, const Bytes& value) override;
+  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
+  void erase(const std::string& key) override;
+  void erase_prefix(const std::string& prefix) override;
+  bool exists(const std::string& key) override;
+  std::vector<std::string> list_prefix(const std::string& prefix) override;
+  DirListing list_dir(const std::string& prefix) override;
+  std::unique_ptr<StoreLock> lock(const std::string& key) override;
+  std::string describe() const override { return "file://" + root_.string(); }
+
+ private:
+  void write_atomic(const std::filesystem::path& p, const Bytes& value);
+  std::filesystem::path root_;
+  Options options_;
+};
+
+}  // namespace zarrpp

@@ -1,0 +1,17 @@
+#pragma once
+// zarrpp: Zarr v3 arrays in C++20, growing at both ends.
+#include "zarrpp/array/array.hpp"
+#include "zarrpp/array/group.hpp"
+#include "zarrpp/array/selection.hpp"
+#include "zarrpp/codec/codec.hpp"
+#include "zarrpp/core/checked.hpp"
+#include "zarrpp/core/dtype.hpp"
+#include "zarrpp/core/error.hpp"
+#include "zarrpp/core/ndarray.hpp"
+#include "zarrpp/core/thread_pool.hpp"
+#include "zarrpp/grid/chunk_grid.hpp"
+#include "zarrpp/metadata/metadata.hpp"
+#include "zarrpp/store/file_store.hpp"
+#include "zarrpp/store/memory_store.hpp"
+#include "zarrpp/store/store.hpp"
+#include "zarrpp/store/testing.hpp"

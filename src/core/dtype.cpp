@@ -1,0 +1,139 @@
+#include "zarrpp/core/dtype.hpp"
+
+#include <bit>
+#include <charconv>
+
+#include "zarrpp/core/error.hpp"
+
+namespace zarrpp {
+
+const DataType DataType::bool_t{Id::bool_}, DataType::int8{Id::int8}, DataType::int16{Id::int16},
+    DataType::int32{Id::int32}, DataType::int64{Id::int64}, DataType::uint8{Id::uint8},
+    DataType::uint16{Id::uint16}, DataType::uint32{Id::uint32}, DataType::uint64{Id::uint64};
+const DataType DataType::float16_t{Id::float16}, DataType::float32{Id::float32},
+    DataType::float64{Id::float64}, DataType::complex64{Id::complex64},
+    DataType::complex128{Id::complex128};
+
+// binary16 <-> binary32, round to nearest even; NaN payloads keep their top bits.
+float16::float16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t exp = (x >> 23) & 0xffu;
+  std::uint32_t mant = x & 0x7fffffu;
+  if (exp == 0xff) {  // inf or NaN
+    bits = static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? (0x200u | (mant >> 13)) : 0u));
+    return;
+  }
+  const int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 0x1f) {  // overflow -> inf
+    bits = static_cast<std::uint16_t>(sign | 0x7c00u);
+    return;
+  }
+  if (e <= 0) {  // subnormal or zero
+    if (e < -10) {
+      bits = static_cast<std::uint16_t>(sign);
+      return;
+    }
+    mant |= 0x800000u;
+    const int shift = 14 - e;
+    std::uint32_t half = mant >> shift;
+    const std::uint32_t rem = mant & ((1u << shift) - 1u);
+    const std::uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1u))) ++half;
+    bits = static_cast<std::uint16_t>(sign | half);
+    return;
+  }
+  std::uint32_t half = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
+  const std::uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // may carry into inf: correct
+  bits = static_cast<std::uint16_t>(sign | half);
+}
+
+float16::operator float() const {
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+  const std::uint32_t exp = (bits >> 10) & 0x1fu;
+  std::uint32_t mant = bits & 0x3ffu;
+  std::uint32_t out;
+  if (exp == 0x1f) {
+    out = sign | 0x7f800000u | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      out = sign;
+    } else {  // normalise the subnormal
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      out = sign | (static_cast<std::uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else {
+    out = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  return std::bit_cast<float>(out);
+}
+
+DataType DataType::raw(std::size_t bits) {
+  if (bits == 0 || bits % 8 != 0)
+    throw MetadataError("data_type: raw bits type r" + std::to_string(bits) +
+                        " must have a positive multiple of 8 bits");
+  return DataType(Id::raw, bits / 8);
+}
+
+DataType DataType::parse(std::string_view n) {
+  static const struct { std::string_view name; Id id; } table[] = {
+      {"bool", Id::bool_},       {"int8", Id::int8},       {"int16", Id::int16},
+      {"int32", Id::int32},      {"int64", Id::int64},     {"uint8", Id::uint8},
+      {"uint16", Id::uint16},    {"uint32", Id::uint32},   {"uint64", Id::uint64},
+      {"float16", Id::float16},  {"float32", Id::float32}, {"float64", Id::float64},
+      {"complex64", Id::complex64}, {"complex128", Id::complex128}};
+  for (const auto& e : table)
+    if (e.name == n) return DataType(e.id);
+  if (n.size() >= 2 && n[0] == 'r' && n[1] >= '1' && n[1] <= '9') {
+    std::size_t bits = 0;
+    auto [p, ec] = std::from_chars(n.data() + 1, n.data() + n.size(), bits);
+    if (ec == std::errc() && p == n.data() + n.size() && bits <= (1u << 20)) return raw(bits);
+  }
+  throw MetadataError("data_type: unknown or unsupported data type '" + std::string(n) + "'");
+}
+
+DataKind DataType::kind() const {
+  switch (id_) {
+    case Id::bool_: return DataKind::Bool;
+    case Id::int8: case Id::int16: case Id::int32: case Id::int64: return DataKind::Int;
+    case Id::uint8: case Id::uint16: case Id::uint32: case Id::uint64: return DataKind::UInt;
+    case Id::float16: case Id::float32: case Id::float64: return DataKind::Float;
+    case Id::complex64: case Id::complex128: return DataKind::Complex;
+    case Id::raw: return DataKind::Raw;
+  }
+  return DataKind::Raw;
+}
+
+std::size_t DataType::component_size() const {
+  if (kind() == DataKind::Complex) return size_ / 2;
+  if (kind() == DataKind::Raw) return 1;
+  return size_;
+}
+
+std::string DataType::name() const {
+  switch (id_) {
+    case Id::bool_: return "bool";
+    case Id::int8: return "int8";
+    case Id::int16: return "int16";
+    case Id::int32: return "int32";
+    case Id::int64: return "int64";
+    case Id::uint8: return "uint8";
+    case Id::uint16: return "uint16";
+    case Id::uint32: return "uint32";
+    case Id::uint64: return "uint64";
+    case Id::float16: return "float16";
+    case Id::float32: return "float32";
+    case Id::float64: return "float64";
+    case Id::complex64: return "complex64";
+    case Id::complex128: return "complex128";
+    case Id::raw: return "r" + std::to_string(size_ * 8);
+  }
+  return "?";
+}
+
+}  // namespace zarrpp

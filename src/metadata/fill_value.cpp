@@ -1,0 +1,206 @@
+// Fill value encodings of the Zarr v3 core spec, bit-exact in both directions.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "zarrpp/core/error.hpp"
+#include "zarrpp/metadata/metadata.hpp"
+
+namespace zarrpp {
+namespace {
+
+[[noreturn]] void bad(const Json& j, const DataType& t, const std::string& why) {
+  throw MetadataError("fill_value: " + j.dump() + " is not valid for data type " + t.name() +
+                      ": " + why);
+}
+
+template <class T>
+void put(Bytes& b, T v) {
+  b.resize(sizeof(T));
+  std::memcpy(b.data(), &v, sizeof(T));
+}
+
+std::int64_t json_int(const Json& j, const DataType& t, std::int64_t lo, std::int64_t hi) {
+  if (!j.is_number_integer()) bad(j, t, "expected a JSON integer");
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(hi)) bad(j, t, "out of range");
+    return static_cast<std::int64_t>(u);
+  }
+  const auto v = j.get<std::int64_t>();
+  if (v < lo || v > hi) bad(j, t, "out of range");
+  return v;
+}
+
+std::uint64_t json_uint(const Json& j, const DataType& t, std::uint64_t hi) {
+  if (!j.is_number_integer()) bad(j, t, "expected a JSON integer");
+  if (!j.is_number_unsigned()) {
+    if (j.get<std::int64_t>() < 0) bad(j, t, "out of range (negative)");
+    return static_cast<std::uint64_t>(j.get<std::int64_t>());
+  }
+  const auto u = j.get<std::uint64_t>();
+  if (u > hi) bad(j, t, "out of range");
+  return u;
+}
+
+// The bits of one float component (size 2, 4 or 8) from its JSON encoding.
+std::uint64_t float_bits(const Json& j, const DataType& t, std::size_t size) {
+  double v;
+  if (j.is_string()) {
+    const auto s = j.get<std::string>();
+    if (s == "NaN") {
+      return size == 2 ? 0x7e00u : size == 4 ? 0x7fc00000u : 0x7ff8000000000000ull;
+    } else if (s == "Infinity") {
+      v = std::numeric_limits<double>::infinity();
+    } else if (s == "-Infinity") {
+      v = -std::numeric_limits<double>::infinity();
+    } else if (s.size() > 2 && s[0] == '0' && s[1] == 'x') {
+      if (s.size() - 2 > size * 2) bad(j, t, "hex fill value has more digits than the type's bits");
+      std::uint64_t bits = 0;
+      for (std::size_t i = 2; i < s.size(); ++i) {
+        const char c = s[i];
+        int d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else bad(j, t, "hex fill value has a non-hex digit");
+        bits = (bits << 4) | static_cast<std::uint64_t>(d);
+      }
+      return bits;
+    } else {
+      bad(j, t, "expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\"");
+    }
+  } else if (j.is_number()) {
+    v = j.get<double>();
+    if (j.is_number_integer()) {
+      // Large integers must convert exactly enough to be meaningful; doubles hold them rounded.
+    }
+  } else {
+    bad(j, t, "expected a number or a string");
+  }
+  if (size == 8) return std::bit_cast<std::uint64_t>(v);
+  if (size == 4) {
+    const float f = static_cast<float>(v);
+    if (std::isinf(f) && !std::isinf(v)) bad(j, t, "out of range for a 32-bit float");
+    return std::bit_cast<std::uint32_t>(f);
+  }
+  const float16 h(static_cast<float>(v));
+  if (std::isinf(static_cast<float>(h)) && !std::isinf(v)) bad(j, t, "out of range for a 16-bit float");
+  return h.bits;
+}
+
+Json float_json(std::uint64_t bits, std::size_t size) {
+  double v;
+  std::uint64_t canonical_nan;
+  if (size == 8) {
+    v = std::bit_cast<double>(bits);
+    canonical_nan = 0x7ff8000000000000ull;
+  } else if (size == 4) {
+    v = std::bit_cast<float>(static_cast<std::uint32_t>(bits));
+    canonical_nan = 0x7fc00000u;
+  } else {
+    v = static_cast<float>(float16::from_bits(static_cast<std::uint16_t>(bits)));
+    canonical_nan = 0x7e00u;
+  }
+  if (std::isnan(v)) {
+    if (bits == canonical_nan) return "NaN";
+    static const char* hex = "0123456789abcdef";
+    std::string s = "0x";
+    for (std::size_t i = size * 2; i-- > 0;) s += hex[(bits >> (i * 4)) & 0xf];
+    return s;
+  }
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+void put_float(std::uint8_t* out, std::uint64_t bits, std::size_t size) {
+  if (size == 8) std::memcpy(out, &bits, 8);
+  else if (size == 4) { auto b = static_cast<std::uint32_t>(bits); std::memcpy(out, &b, 4); }
+  else { auto b = static_cast<std::uint16_t>(bits); std::memcpy(out, &b, 2); }
+}
+
+std::uint64_t get_float(const std::uint8_t* in, std::size_t size) {
+  if (size == 8) { std::uint64_t b; std::memcpy(&b, in, 8); return b; }
+  if (size == 4) { std::uint32_t b; std::memcpy(&b, in, 4); return b; }
+  std::uint16_t b; std::memcpy(&b, in, 2); return b;
+}
+
+}  // namespace
+
+Bytes default_fill_value(const DataType& dtype) { return Bytes(dtype.size(), 0); }
+
+Bytes parse_fill_value(const Json& j, const DataType& t) {
+  using Id = DataType::Id;
+  Bytes b;
+  switch (t.id()) {
+    case Id::bool_:
+      if (!j.is_boolean()) bad(j, t, "expected true or false");
+      b.assign(1, j.get<bool>() ? 1 : 0);
+      return b;
+    case Id::int8: put(b, static_cast<std::int8_t>(json_int(j, t, INT8_MIN, INT8_MAX))); return b;
+    case Id::int16: put(b, static_cast<std::int16_t>(json_int(j, t, INT16_MIN, INT16_MAX))); return b;
+    case Id::int32: put(b, static_cast<std::int32_t>(json_int(j, t, INT32_MIN, INT32_MAX))); return b;
+    case Id::int64: put(b, json_int(j, t, INT64_MIN, INT64_MAX)); return b;
+    case Id::uint8: put(b, static_cast<std::uint8_t>(json_uint(j, t, UINT8_MAX))); return b;
+    case Id::uint16: put(b, static_cast<std::uint16_t>(json_uint(j, t, UINT16_MAX))); return b;
+    case Id::uint32: put(b, static_cast<std::uint32_t>(json_uint(j, t, UINT32_MAX))); return b;
+    case Id::uint64: put(b, json_uint(j, t, UINT64_MAX)); return b;
+    case Id::float16: case Id::float32: case Id::float64:
+      b.resize(t.size());
+      put_float(b.data(), float_bits(j, t, t.size()), t.size());
+      return b;
+    case Id::complex64: case Id::complex128: {
+      if (!j.is_array() || j.size() != 2) bad(j, t, "expected a [real, imaginary] pair");
+      const std::size_t c = t.size() / 2;
+      b.resize(t.size());
+      put_float(b.data(), float_bits(j[0], t, c), c);
+      put_float(b.data() + c, float_bits(j[1], t, c), c);
+      return b;
+    }
+    case Id::raw: {
+      if (!j.is_array() || j.size() != t.size())
+        bad(j, t, "expected an array of " + std::to_string(t.size()) + " byte values");
+      for (const auto& e : j) b.push_back(static_cast<std::uint8_t>(json_uint(e, t, 255)));
+      return b;
+    }
+  }
+  bad(j, t, "unsupported data type");
+}
+
+Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
+  using Id = DataType::Id;
+  if (v.size() != t.size())
+    throw MetadataError("fill_value: " + std::to_string(v.size()) + " bytes given for data type " +
+                        t.name());
+  auto get = [&](auto tag) {
+    decltype(tag) x;
+    std::memcpy(&x, v.data(), sizeof x);
+    return x;
+  };
+  switch (t.id()) {
+    case Id::bool_: return v[0] != 0;
+    case Id::int8: return get(std::int8_t{});
+    case Id::int16: return get(std::int16_t{});
+    case Id::int32: return get(std::int32_t{});
+    case Id::int64: return get(std::int64_t{});
+    case Id::uint8: return get(std::uint8_t{});
+    case Id::uint16: return get(std::uint16_t{});
+    case Id::uint32: return get(std::uint32_t{});
+    case Id::uint64: return get(std::uint64_t{});
+    case Id::float16: case Id::float32: case Id::float64:
+      return float_json(get_float(v.data(), t.size()), t.size());
+    case Id::complex64: case Id::complex128: {
+      const std::size_t c = t.size() / 2;
+      return Json::array({float_json(get_float(v.data(), c), c), float_json(get_float(v.data() + c, c), c)});
+    }
+    case Id::raw: {
+      Json a = Json::array();
+      for (auto x : v) a.push_back(x);
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace zarrpp

@@ -1,0 +1,519 @@
+#include "zarrpp/metadata/metadata.hpp"
+
+#include <set>
+
+#include "zarrpp/core/checked.hpp"
+#include "zarrpp/core/error.hpp"
+
+namespace zarrpp {
+namespace {
+
+[[noreturn]] void fail(const std::string& field, const Json& value, const std::string& why) {
+  std::string v = value.dump();
+  if (v.size() > 200) v = v.substr(0, 200) + "...";
+  throw MetadataError(field + ": " + why + " (got " + v + ")");
+}
+
+// A JSON integer (not a float, not a boolean) within int64.
+std::int64_t get_int64(const Json& j, const std::string& field) {
+  if (!j.is_number_integer()) fail(field, j, "expected an integer");
+  if (j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+    fail(field, j, "integer out of int64 range");
+  return j.get<std::int64_t>();
+}
+
+std::vector<std::int64_t> get_int_array(const Json& j, const std::string& field,
+                                        std::optional<std::size_t> len) {
+  if (!j.is_array()) fail(field, j, "expected an array of integers");
+  if (len && j.size() != *len)
+    fail(field, j, "expected " + std::to_string(*len) + " entries, one per dimension");
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < j.size(); ++i)
+    out.push_back(get_int64(j[i], field + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// {"name": ..., "configuration": {...}} or a bare name. Returns name and configuration.
+struct NamedConfig {
+  std::string name;
+  std::optional<Json> configuration;
+  std::optional<bool> must_understand;
+};
+
+NamedConfig get_named(const Json& j, const std::string& field) {
+  NamedConfig nc;
+  if (j.is_string()) {
+    nc.name = j.get<std::string>();
+    return nc;
+  }
+  if (!j.is_object()) fail(field, j, "expected an object with \"name\" or a name string");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "name") {
+      if (!it.value().is_string()) fail(field + ".name", it.value(), "expected a string");
+      nc.name = it.value().get<std::string>();
+    } else if (it.key() == "configuration") {
+      if (!it.value().is_object()) fail(field + ".configuration", it.value(), "expected an object");
+      nc.configuration = it.value();
+    } else if (it.key() == "must_understand") {
+      if (!it.value().is_boolean()) fail(field + ".must_understand", it.value(), "expected a boolean");
+      nc.must_understand = it.value().get<bool>();
+    } else {
+      fail(field, j, "unexpected key \"" + it.key() + "\"");
+    }
+  }
+  if (!j.contains("name")) fail(field, j, "missing \"name\"");
+  return nc;
+}
+
+void no_must_understand_false(const NamedConfig& nc, const std::string& field, const Json& j) {
+  if (nc.must_understand && !*nc.must_understand)
+    fail(field, j, "\"must_understand\": false is not allowed here");
+}
+
+void check_config_keys(const Json& cfg, const std::string& field, std::initializer_list<const char*> allowed) {
+  for (auto it = cfg.begin(); it != cfg.end(); ++it) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || it.key() == a;
+    if (!ok) fail(field, cfg, "unexpected configuration key \"" + it.key() + "\"");
+  }
+}
+
+}  // namespace
+
+// ---- chunk keys -----------------------------------------------------------------------------
+
+std::optional<std::int64_t> parse_chunk_index(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  bool neg = false;
+  std::size_t i = 0;
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+  }
+  if (i >= s.size()) return std::nullopt;
+  if (s[i] == '0') {
+    // Only a lone "0" may start with zero: rejects "-0", "01", "-01".
+    if (neg || s.size() != i + 1) return std::nullopt;
+    return 0;
+  }
+  std::int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    const int d = c - '0';
+    // Accumulate negatively so INT64_MIN is reachable.
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_sub_overflow(v, d, &v)) return std::nullopt;
+  }
+  if (!neg) {
+    if (v == INT64_MIN) return std::nullopt;
+    v = -v;
+  }
+  return v;
+}
+
+std::string ChunkKeyEncoding::encode(std::span<const std::int64_t> idx) const {
+  std::string key;
+  if (kind == Kind::Default) {
+    key = "c";
+    for (auto i : idx) {
+      key += separator;
+      key += std::to_string(i);
+    }
+    return key;
+  }
+  if (idx.empty()) return "0";
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    if (d) key += separator;
+    key += std::to_string(idx[d]);
+  }
+  return key;
+}
+
+std::string ChunkKeyEncoding::prefix() const {
+  return kind == Kind::Default ? std::string("c") + separator : std::string();
+}
+
+std::optional<std::vector<std::int64_t>> ChunkKeyEncoding::decode(std::string_view key,
+                                                                  std::size_t rank) const {
+  std::vector<std::int64_t> out;
+  if (kind == Kind::Default) {
+    if (rank == 0) return key == "c" ? std::optional(out) : std::nullopt;
+    if (key.size() < 2 || key[0] != 'c' || key[1] != separator) return std::nullopt;
+    key.remove_prefix(2);
+  } else if (rank == 0) {
+    return key == "0" ? std::optional(out) : std::nullopt;
+  }
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t pos = key.find(separator, start);
+    const auto part = key.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start);
+    auto v = parse_chunk_index(part);
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  if (out.size() != rank) return std::nullopt;
+  return out;
+}
+
+std::vector<std::int64_t> ChunkKeyEncoding::decode_or_throw(std::string_view key, std::size_t rank) const {
+  auto r = decode(key, rank);
+  if (!r)
+    throw MetadataError("chunk key '" + std::string(key) + "' is not a valid " +
+                        (kind == Kind::Default ? "default" : "v2") + " chunk key for a " +
+                        std::to_string(rank) +
+                        "-d array (indices must match ^(0|-?[1-9][0-9]*)$ and fit int64)");
+  return *r;
+}
+
+ChunkKeyEncoding ChunkKeyEncoding::from_json(const Json& j) {
+  const std::string field = "chunk_key_encoding";
+  auto nc = get_named(j, field);
+  no_must_understand_false(nc, field, j);
+  ChunkKeyEncoding e;
+  if (nc.name == "default") {
+    e = default_('/');
+  } else if (nc.name == "v2") {
+    e = v2('.');
+  } else {
+    fail(field + ".name", j, "unknown chunk key encoding \"" + nc.name + "\"");
+  }
+  if (nc.configuration) {
+    check_config_keys(*nc.configuration, field + ".configuration", {"separator"});
+    if (nc.configuration->contains("separator")) {
+      const auto& s = (*nc.configuration)["separator"];
+      if (!s.is_string() || (s != "/" && s != "."))
+        fail(field + ".configuration.separator", s, "expected \"/\" or \".\"");
+      e.separator = s.get<std::string>()[0];
+    }
+  }
+  return e;
+}
+
+Json ChunkKeyEncoding::to_json() const {
+  Json j = Json::object();
+  j["name"] = kind == Kind::Default ? "default" : "v2";
+  j["configuration"] = Json::object({{"separator", std::string(1, separator)}});
+  return j;
+}
+
+// ---- chunk grid -----------------------------------------------------------------------------
+
+ChunkGridMetadata ChunkGridMetadata::regular(std::vector<std::int64_t> cs) {
+  ChunkGridMetadata g;
+  g.kind = Kind::Regular;
+  g.origin.assign(cs.size(), 0);
+  g.lower_bound.assign(cs.size(), 0);
+  g.chunk_shape = std::move(cs);
+  return g;
+}
+
+ChunkGridMetadata ChunkGridMetadata::regular_bounded(std::vector<std::int64_t> cs,
+                                                     std::vector<std::int64_t> origin,
+                                                     std::vector<std::int64_t> lower_bound) {
+  ChunkGridMetadata g;
+  g.kind = Kind::RegularBounded;
+  g.chunk_shape = std::move(cs);
+  g.origin = std::move(origin);
+  g.lower_bound = std::move(lower_bound);
+  return g;
+}
+
+ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) {
+  const std::string field = "chunk_grid";
+  auto nc = get_named(j, field);
+  no_must_understand_false(nc, field, j);
+  ChunkGridMetadata g;
+  if (nc.name == "regular") {
+    g.kind = Kind::Regular;
+  } else if (nc.name == "regular_bounded") {
+    g.kind = Kind::RegularBounded;
+  } else {
+    fail(field + ".name", j, "unknown chunk grid \"" + nc.name + "\"");
+  }
+  if (!nc.configuration) fail(field, j, "missing \"configuration\"");
+  const Json& cfg = *nc.configuration;
+  if (g.kind == Kind::Regular) {
+    check_config_keys(cfg, field + ".configuration", {"chunk_shape"});
+  } else {
+    check_config_keys(cfg, field + ".configuration", {"chunk_shape", "origin", "lower_bound"});
+  }
+  auto need = [&](const char* key) -> const Json& {
+    if (!cfg.contains(key)) fail(field + ".configuration", cfg, std::string("missing \"") + key + "\"");
+    return cfg[key];
+  };
+  g.chunk_shape = get_int_array(need("chunk_shape"), field + ".configuration.chunk_shape", rank);
+  for (std::size_t d = 0; d < rank; ++d)
+    if (g.chunk_shape[d] < 1)
+      fail(field + ".configuration.chunk_shape[" + std::to_string(d) + "]", cfg["chunk_shape"][d],
+           "must be >= 1");
+  if (g.kind == Kind::Regular) {
+    g.origin.assign(rank, 0);
+    g.lower_bound.assign(rank, 0);
+  } else {
+    g.origin = get_int_array(need("origin"), field + ".configuration.origin", rank);
+    g.lower_bound = get_int_array(need("lower_bound"), field + ".configuration.lower_bound", rank);
+  }
+  return g;
+}
+
+Json ChunkGridMetadata::to_json() const {
+  Json cfg = Json::object();
+  cfg["chunk_shape"] = chunk_shape;
+  if (kind == Kind::RegularBounded) {
+    cfg["origin"] = origin;
+    cfg["lower_bound"] = lower_bound;
+  }
+  Json j = Json::object();
+  j["name"] = name();
+  j["configuration"] = std::move(cfg);
+  return j;
+}
+
+// ---- codecs ---------------------------------------------------------------------------------
+
+CodecMetadata CodecMetadata::from_json(const Json& j, const std::string& where) {
+  auto nc = get_named(j, where);
+  CodecMetadata c;
+  c.name = nc.name;
+  c.configuration = nc.configuration;
+  return c;
+}
+
+Json CodecMetadata::to_json() const {
+  Json j = Json::object();
+  j["name"] = name;
+  if (configuration) j["configuration"] = *configuration;
+  return j;
+}
+
+// ---- documents ------------------------------------------------------------------------------
+
+Json parse_json_document(std::string_view text, const std::string& where) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw MetadataError(where + ": malformed JSON: " + e.what());
+  }
+}
+
+namespace {
+void check_common(const Json& j, const char* node_type) {
+  if (!j.is_object()) fail("zarr.json", j, "expected a JSON object");
+  if (!j.contains("zarr_format")) fail("zarr_format", j, "missing required field");
+  const auto& zf = j["zarr_format"];
+  if (!zf.is_number_integer() || zf.get<std::int64_t>() != 3)
+    fail("zarr_format", zf, "expected 3 (only Zarr v3 is supported)");
+  if (!j.contains("node_type")) fail("node_type", j, "missing required field");
+  const auto& nt = j["node_type"];
+  if (!nt.is_string() || nt != node_type)
+    fail("node_type", nt, std::string("expected \"") + node_type + "\"");
+}
+
+// An unknown top-level field is allowed only as {"must_understand": false, ...}.
+void keep_extra(const std::string& key, const Json& v, Json& extra) {
+  if (v.is_object() && v.contains("must_understand") && v["must_understand"].is_boolean() &&
+      !v["must_understand"].get<bool>()) {
+    extra[key] = v;
+    return;
+  }
+  throw UnsupportedError("zarr.json: unknown field \"" + key +
+                         "\" must be understood (it is not marked \"must_understand\": false)");
+}
+
+Json get_attributes(const Json& j) {
+  if (!j.contains("attributes")) return Json::object();
+  if (!j["attributes"].is_object()) fail("attributes", j["attributes"], "expected a JSON object");
+  return j["attributes"];
+}
+}  // namespace
+
+ArrayMetadata ArrayMetadata::from_json(const Json& j) {
+  check_common(j, "array");
+  ArrayMetadata m;
+  static const std::set<std::string> known = {
+      "zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
+      "fill_value", "codecs", "attributes", "storage_transformers", "dimension_names"};
+  for (const char* req : {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs"})
+    if (!j.contains(req)) fail(req, j, "missing required field");
+
+  m.shape = get_int_array(j["shape"], "shape", std::nullopt);
+  for (std::size_t d = 0; d < m.shape.size(); ++d)
+    if (m.shape[d] < 0) fail("shape[" + std::to_string(d) + "]", j["shape"][d], "must be >= 0");
+  try {
+    checked::product(m.shape, "shape");
+  } catch (const Error&) {
+    fail("shape", j["shape"], "the number of elements overflows int64");
+  }
+
+  {
+    auto nc = get_named(j["data_type"], "data_type");
+    no_must_understand_false(nc, "data_type", j["data_type"]);
+    if (nc.configuration && !nc.configuration->empty())
+      fail("data_type.configuration", *nc.configuration, "core data types take no configuration");
+    m.data_type = DataType::parse(nc.name);
+  }
+  m.chunk_grid = ChunkGridMetadata::from_json(j["chunk_grid"], m.shape.size());
+  m.chunk_key_encoding = ChunkKeyEncoding::from_json(j["chunk_key_encoding"]);
+  m.fill_value = parse_fill_value(j["fill_value"], m.data_type);
+
+  const auto& codecs = j["codecs"];
+  if (!codecs.is_array() || codecs.empty()) fail("codecs", codecs, "expected a non-empty array");
+  for (std::size_t i = 0; i < codecs.size(); ++i)
+    m.codecs.push_back(CodecMetadata::from_json(codecs[i], "codecs[" + std::to_string(i) + "]"));
+
+  m.attributes = get_attributes(j);
+  if (j.contains("storage_transformers")) {
+    const auto& st = j["storage_transformers"];
+    if (!st.is_array()) fail("storage_transformers", st, "expected an array");
+    if (!st.empty())
+      throw UnsupportedError("storage_transformers: " + st.dump() +
+                             " — zarrpp supports no storage transformers");
+  }
+  if (j.contains("dimension_names")) {
+    const auto& dn = j["dimension_names"];
+    if (!dn.is_array() || dn.size() != m.shape.size())
+      fail("dimension_names", dn, "expected an array with one entry per dimension");
+    std::vector<std::optional<std::string>> names;
+    for (const auto& e : dn) {
+      if (e.is_null()) names.emplace_back(std::nullopt);
+      else if (e.is_string()) names.emplace_back(e.get<std::string>());
+      else fail("dimension_names", dn, "entries must be strings or null");
+    }
+    m.dimension_names = std::move(names);
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!known.count(it.key())) keep_extra(it.key(), it.value(), m.extra_fields);
+
+  // Every chunk index of the grid must fit int64 (spec: checked arithmetic everywhere).
+  for (std::size_t d = 0; d < m.shape.size(); ++d) {
+    const auto& g = m.chunk_grid;
+    std::int64_t hi;
+    if (__builtin_add_overflow(g.lower_bound[d], m.shape[d], &hi))
+      fail("chunk_grid.configuration.lower_bound[" + std::to_string(d) + "]", j["chunk_grid"],
+           "lower_bound + shape overflows int64");
+    std::int64_t a, b;
+    if (__builtin_sub_overflow(g.lower_bound[d], g.origin[d], &a) ||
+        __builtin_sub_overflow(hi, g.origin[d], &b))
+      fail("chunk_grid.configuration.origin[" + std::to_string(d) + "]", j["chunk_grid"],
+           "coordinates relative to the origin overflow int64");
+  }
+  return m;
+}
+
+ArrayMetadata ArrayMetadata::parse(std::string_view text) {
+  return from_json(parse_json_document(text, "zarr.json"));
+}
+
+Json ArrayMetadata::to_json() const {
+  Json j = Json::object();
+  j["zarr_format"] = 3;
+  j["node_type"] = "array";
+  j["shape"] = shape;
+  j["data_type"] = data_type.name();
+  j["chunk_grid"] = chunk_grid.to_json();
+  j["chunk_key_encoding"] = chunk_key_encoding.to_json();
+  j["fill_value"] = fill_value_to_json(fill_value, data_type);
+  Json cs = Json::array();
+  for (const auto& c : codecs) cs.push_back(c.to_json());
+  j["codecs"] = std::move(cs);
+  j["attributes"] = attributes;
+  if (dimension_names) {
+    Json dn = Json::array();
+    for (const auto& n : *dimension_names) dn.push_back(n ? Json(*n) : Json(nullptr));
+    j["dimension_names"] = std::move(dn);
+  }
+  for (auto it = extra_fields.begin(); it != extra_fields.end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+std::string ArrayMetadata::dump() const { return to_json().dump(2); }
+
+void ArrayMetadata::validate_for_write() const {
+  auto check_safe = [](std::int64_t v, const std::string& field) {
+    if (v > checked::kMaxSafeInteger || v < -checked::kMaxSafeInteger)
+      throw MetadataError(field + ": " + std::to_string(v) +
+                          " is beyond +/-(2^53-1), which JavaScript readers cannot hold");
+  };
+  if (chunk_grid.chunk_shape.size() != shape.size() || chunk_grid.origin.size() != shape.size() ||
+      chunk_grid.lower_bound.size() != shape.size())
+    throw MetadataError("chunk_grid: needs one entry per dimension of shape " + shape_str(shape));
+  if (dimension_names && dimension_names->size() != shape.size())
+    throw MetadataError("dimension_names: needs one entry per dimension of shape " + shape_str(shape));
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const auto ds = "[" + std::to_string(d) + "]";
+    if (shape[d] < 0) throw MetadataError("shape" + ds + ": must be >= 0");
+    if (chunk_grid.chunk_shape[d] < 1)
+      throw MetadataError("chunk_grid.configuration.chunk_shape" + ds + ": must be >= 1");
+    check_safe(shape[d], "shape" + ds);
+    check_safe(chunk_grid.origin[d], "chunk_grid.configuration.origin" + ds);
+    check_safe(chunk_grid.lower_bound[d], "chunk_grid.configuration.lower_bound" + ds);
+    check_safe(checked::add(chunk_grid.lower_bound[d], shape[d], "upper bound"),
+               "upper bound (lower_bound + shape)" + ds);
+  }
+  checked::product(shape, "shape");
+  if (fill_value.size() != data_type.size())
+    throw MetadataError("fill_value: wrong size for data type " + data_type.name());
+}
+
+GroupMetadata GroupMetadata::from_json(const Json& j) {
+  check_common(j, "group");
+  GroupMetadata g;
+  g.attributes = get_attributes(j);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& k = it.key();
+    if (k == "zarr_format" || k == "node_type" || k == "attributes") continue;
+    keep_extra(k, it.value(), g.extra_fields);
+  }
+  return g;
+}
+
+GroupMetadata GroupMetadata::parse(std::string_view text) {
+  return from_json(parse_json_document(text, "zarr.json"));
+}
+
+Json GroupMetadata::to_json() const {
+  Json j = Json::object();
+  j["zarr_format"] = 3;
+  j["node_type"] = "group";
+  j["attributes"] = attributes;
+  for (auto it = extra_fields.begin(); it != extra_fields.end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+std::string GroupMetadata::dump() const { return to_json().dump(2); }
+
+// ---- node names -----------------------------------------------------------------------------
+
+void validate_node_name(std::string_view n) {
+  const std::string s(n);
+  if (n.empty()) throw MetadataError("node name: must not be empty");
+  if (n.find('/') != std::string_view::npos) throw MetadataError("node name '" + s + "': must not contain '/'");
+  if (n.find_first_not_of('.') == std::string_view::npos)
+    throw MetadataError("node name '" + s + "': must not consist only of periods");
+  if (n.substr(0, 2) == "__") throw MetadataError("node name '" + s + "': must not start with '__'");
+  if (n == "zarr.json") throw MetadataError("node name 'zarr.json' is reserved");
+  if (n.find('\0') != std::string_view::npos || n.find('\\') != std::string_view::npos)
+    throw MetadataError("node name '" + s + "': must not contain NUL or backslash");
+}
+
+std::string normalize_node_path(std::string_view path) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < path.size() && path[i] == '/') ++i;
+  while (i < path.size()) {
+    std::size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    const auto seg = path.substr(i, j - i);
+    if (seg.empty()) throw MetadataError("node path '" + std::string(path) + "': empty segment");
+    validate_node_name(seg);
+    if (!out.empty()) out += '/';
+    out += seg;
+    i = j + 1;
+    if (j + 1 == path.size()) break;  // trailing slash
+  }
+  return out;
+}
+
+}  // namespace zarrpp
