@@ -10,6 +10,7 @@
 #include "zarrpp/core/ndarray.hpp"
 #include "zarrpp/core/thread_pool.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
+#include "zarrpp/io/npy.hpp"
 #include "zarrpp/metadata/metadata.hpp"
 #include "zarrpp/store/file_store.hpp"
 #include "zarrpp/store/memory_store.hpp"

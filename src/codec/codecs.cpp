@@ -169,13 +169,7 @@ class GzipB2B final : public BytesToBytesCodec {
     return out;
   }
   Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const override {
-    // The gzip trailer holds the size mod 2^32: use it when it fits the bound.
-    std::size_t cap = max_out;
-    if (in.size() >= 18) {
-      std::uint32_t isize;
-      std::memcpy(&isize, in.data() + in.size() - 4, 4);
-      if (isize <= max_out && max_out <= 0xffffffffu) cap = isize;
-    }
+    const std::size_t cap = max_out;
     Bytes out(cap);
     std::size_t n = run(in, out);
     out.resize(n);
@@ -194,12 +188,19 @@ class GzipB2B final : public BytesToBytesCodec {
     thread_local std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d{
         libdeflate_alloc_decompressor(), libdeflate_free_decompressor};
     if (!d) throw CodecError("codec gzip: cannot allocate a decompressor");
-    std::size_t actual = 0, used = 0;
-    const auto r = libdeflate_gzip_decompress_ex(d.get(), in.data(), in.size(), out.data(), out.size(), &used, &actual);
-    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
-      decode_fail("gzip", "decoded data is larger than the expected " + std::to_string(out.size()) + " bytes");
-    if (r != LIBDEFLATE_SUCCESS) decode_fail("gzip", "corrupt or truncated gzip stream");
-    if (used != in.size()) decode_fail("gzip", "trailing bytes after the gzip stream");
+    // RFC 1952 allows several members back to back; their outputs concatenate.
+    std::size_t in_off = 0, out_off = 0;
+    do {
+      std::size_t actual = 0, used = 0;
+      const auto r = libdeflate_gzip_decompress_ex(d.get(), in.data() + in_off, in.size() - in_off, out.data() + out_off,
+                                                   out.size() - out_off, &used, &actual);
+      if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+        decode_fail("gzip", "decoded data is larger than the expected " + std::to_string(out.size()) + " bytes");
+      if (r != LIBDEFLATE_SUCCESS) decode_fail("gzip", "corrupt or truncated gzip stream");
+      in_off += used;
+      out_off += actual;
+    } while (in_off < in.size());
+    const std::size_t actual = out_off;
     return actual;
   }
   int level_;
@@ -245,7 +246,8 @@ class ZstdB2B final : public BytesToBytesCodec {
   void decode_into(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) const override {
     const auto fcs = ZSTD_getFrameContentSize(in.data(), in.size());
     if (fcs == ZSTD_CONTENTSIZE_ERROR) decode_fail("zstd", "not a zstd frame");
-    if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != out.size())
+    // (a stream may hold several frames, so the first frame's size may be smaller)
+    if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs > out.size())
       decode_fail("zstd", "frame declares " + std::to_string(fcs) + " bytes, expected " + std::to_string(out.size()));
     if (run(in, out) != out.size())
       decode_fail("zstd", "decoded fewer bytes than the expected " + std::to_string(out.size()));

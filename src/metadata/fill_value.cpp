@@ -35,11 +35,8 @@ std::int64_t json_int(const Json& j, const DataType& t, std::int64_t lo, std::in
 
 std::uint64_t json_uint(const Json& j, const DataType& t, std::uint64_t hi) {
   if (!j.is_number_integer()) bad(j, t, "expected a JSON integer");
-  if (!j.is_number_unsigned()) {
-    if (j.get<std::int64_t>() < 0) bad(j, t, "out of range (negative)");
-    return static_cast<std::uint64_t>(j.get<std::int64_t>());
-  }
-  const auto u = j.get<std::uint64_t>();
+  if (!j.is_number_unsigned() && j.get<std::int64_t>() < 0) bad(j, t, "out of range (negative)");
+  const auto u = j.is_number_unsigned() ? j.get<std::uint64_t>() : static_cast<std::uint64_t>(j.get<std::int64_t>());
   if (u > hi) bad(j, t, "out of range");
   return u;
 }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs every Debian package zarrpp's build, tests and tools need. Idempotent: installs only
+# what is missing, and runs apt-get update only then.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  python3-numpy python3-numcodecs
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

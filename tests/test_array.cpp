@@ -1,0 +1,279 @@
+// Arrays and groups end to end: create/open, attributes, chunk accounting, which chunks a
+// selection touches, sharded partial reads and writes.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "support.hpp"
+
+using namespace zarrpp;
+using K = StoreOp::Kind;
+
+namespace {
+std::set<std::string> keyset(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+}  // namespace
+
+TEST(Array, CreateWritesValidMetadataAndOpenReadsIt) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, "data/temp",
+                         {.shape = {100, 50}, .chunks = {10, 25}, .dtype = DataType::float32,
+                          .fill_value = "NaN", .compressor = codec::Zstd{.level = 3}, .crc32c = true,
+                          .dimension_names = std::vector<std::optional<std::string>>{"t", std::nullopt},
+                          .attributes = {{"units", "K"}}});
+  EXPECT_TRUE(store->exists("data/temp/zarr.json"));
+  EXPECT_TRUE(store->exists("data/zarr.json"));  // parents become groups
+  EXPECT_TRUE(store->exists("zarr.json"));
+  const Bytes meta = *store->get("data/temp/zarr.json");
+  const auto j = Json::parse(std::string(meta.begin(), meta.end()));
+  EXPECT_EQ(j["fill_value"], "NaN");
+  EXPECT_EQ(j["codecs"].size(), 3u);
+  EXPECT_EQ(j["codecs"][1]["name"], "zstd");
+  EXPECT_EQ(j["chunk_grid"]["name"], "regular");  // never grown in front: stays readable by everyone
+  auto o = Array::open(store, "data/temp");
+  EXPECT_EQ(o.shape(), (Shape{100, 50}));
+  EXPECT_EQ(o.chunks(), (Shape{10, 25}));
+  EXPECT_FALSE(o.shards());
+  EXPECT_EQ(o.dtype(), DataType::float32);
+  EXPECT_EQ(o.attributes()["units"], "K");
+  EXPECT_EQ(o.nchunks(), 20);
+  EXPECT_EQ(o.nchunks_stored(), 0);
+  EXPECT_EQ(o.fill_value_json(), "NaN");
+  const auto all = o.read();  // missing chunks read as the fill value
+  EXPECT_TRUE(std::isnan(all.data<float>()[0]));
+  EXPECT_THROW(Array::create(store, "data/temp", {.shape = {1}, .chunks = {1}}), MetadataError);  // exists
+  EXPECT_NO_THROW(Array::create(store, "data/temp", {.shape = {1}, .chunks = {1}, .overwrite = true}));
+  EXPECT_EQ(Array::open(store, "data/temp").shape(), Shape{1});
+}
+
+TEST(Array, DefaultFillValuesAndOneLineCodecs) {
+  auto store = MemoryStore::create();
+  auto b = Array::create(store, "b", {.shape = {3}, .chunks = {2}, .dtype = DataType::bool_t});
+  EXPECT_EQ(b.fill_value_json(), false);
+  auto f = Array::create(store, "f", {.shape = {3}, .chunks = {2}, .dtype = DataType::float64});
+  EXPECT_EQ(f.fill_value_json(), 0.0);
+  auto c = Array::create(store, "c", {.shape = {3}, .chunks = {2}, .dtype = DataType::complex64});
+  EXPECT_EQ(c.fill_value_json(), Json::parse("[0.0, 0.0]"));
+  auto s = Array::create(store, "s", {.shape = {64, 64}, .chunks = {8, 8}, .dtype = DataType::uint16,
+                                      .compressor = codec::Blosc{}, .crc32c = true, .shards = Shape{32, 32}});
+  EXPECT_EQ(s.chunks(), (Shape{8, 8}));
+  EXPECT_EQ(*s.shards(), (Shape{32, 32}));
+  EXPECT_EQ(s.nchunks(), 4);
+  const auto& cfg = *s.metadata().codecs[0].configuration;
+  EXPECT_EQ(cfg["codecs"][1]["configuration"]["typesize"], 2);  // resolved automatically
+  EXPECT_EQ(cfg["codecs"][1]["configuration"]["shuffle"], "shuffle");
+}
+
+TEST(Array, BadCreateArgumentsWriteNothing) {
+  auto store = MemoryStore::create();
+  int line = 0;
+  auto bad = [&](ArraySpec s) {
+    ++line;
+    EXPECT_THROW(Array::create(store, "x", s), MetadataError) << "case " << line;
+    EXPECT_TRUE(store->list_prefix("").empty());
+  };
+  bad({.shape = {4, 4}, .chunks = {2}});
+  bad({.shape = {4, 4}, .chunks = {2, 0}});
+  bad({.shape = {4, 4}, .chunks = {2, 2}, .shards = Shape{3, 2}});
+  bad({.shape = {4}, .chunks = {2}, .dtype = DataType::uint8, .fill_value = 300});
+  bad({.shape = {4}, .chunks = {2}, .compressor = codec::Gzip{.level = 11}});
+  bad({.shape = {4}, .chunks = {2}, .compressor = codec::Blosc{.cname = "nope"}});
+  bad({.shape = {4}, .chunks = {2}, .lower_bound = Shape{std::int64_t{1} << 60}});
+  bad({.shape = {4}, .chunks = {2}, .dimension_names = std::vector<std::optional<std::string>>{"a", "b"}});
+  EXPECT_THROW(Array::create(store, "../x", {.shape = {4}, .chunks = {2}}), MetadataError);
+  EXPECT_THROW(Array::create(store, "__x", {.shape = {4}, .chunks = {2}}), MetadataError);
+  EXPECT_TRUE(store->list_prefix("").empty());
+}
+
+TEST(Array, OpenRefusesWhatItDoesNotUnderstand) {
+  auto store = MemoryStore::create();
+  EXPECT_THROW(Array::open(store, "missing"), NotFoundError);
+  auto put = [&](const std::string& text) { store->set("a/zarr.json", Bytes(text.begin(), text.end())); };
+  const std::string base = R"({"zarr_format":3,"node_type":"array","shape":[4],"data_type":"int32",
+    "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
+    "chunk_key_encoding":{"name":"default"},"fill_value":0,"codecs":[CODECS]})";
+  auto with_codecs = [&](const std::string& c) {
+    std::string s = base;
+    s.replace(s.find("CODECS"), 6, c);
+    return s;
+  };
+  put(with_codecs(R"({"name":"bytes","configuration":{"endian":"little"}},{"name":"fancy_compressor"})"));
+  try {
+    Array::open(store, "a");
+    ADD_FAILURE();
+  } catch (const UnsupportedError& e) {
+    EXPECT_NE(std::string(e.what()).find("fancy_compressor"), std::string::npos);
+  }
+  put(with_codecs(R"({"name":"bytes","configuration":{"endian":"little"}})"));
+  EXPECT_NO_THROW(Array::open(store, "a"));
+  put("{not json");
+  EXPECT_THROW(Array::open(store, "a"), MetadataError);
+  put(R"({"zarr_format":3,"node_type":"group"})");
+  EXPECT_THROW(Array::open(store, "a"), MetadataError);
+}
+
+TEST(Array, AttributesAreReadAndUpdatedAtomically) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {4}, .chunks = {2}, .attributes = {{"a", 1}}});
+  z.update_attributes({{"b", 2}});
+  EXPECT_EQ(Array::open(store).attributes(), Json({{"a", 1}, {"b", 2}}));
+  z.set_attributes({{"c", 3}});
+  EXPECT_EQ(Array::open(store).attributes(), Json({{"c", 3}}));
+  EXPECT_THROW(z.set_attributes(Json::array()), MetadataError);
+}
+
+TEST(Array, WriteEmptyChunksOffErasesAllFillChunks) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {8}, .chunks = {4}, .dtype = DataType::int32, .fill_value = 7});
+  z.fill<std::int32_t>(1);
+  EXPECT_EQ(z.nchunks_stored(), 2);
+  z.write_scalar<std::int32_t>({slice(0, 4)}, 7);
+  EXPECT_EQ(z.stored_chunk_keys(), std::vector<std::string>{"c/1"});
+  z.set_write_empty_chunks(true);
+  z.write_scalar<std::int32_t>({slice(0, 4)}, 7);
+  EXPECT_EQ(z.nchunks_stored(), 2);
+}
+
+TEST(Array, SelectionsTouchExactlyTheChunksTheyNeed) {
+  auto mem = MemoryStore::create();
+  auto rec = std::make_shared<RecordingStore>(mem);
+  auto z = Array::create(rec, {.shape = {10, 10}, .chunks = {3, 4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(1);
+  auto check = [&](const std::function<void()>& f, std::set<std::string> expect_get, std::set<std::string> expect_set) {
+    rec->clear();
+    f();
+    EXPECT_EQ(keyset(rec->keys({K::Get})), expect_get);
+    EXPECT_EQ(keyset(rec->keys({K::Set, K::Erase})), expect_set);
+  };
+  check([&] { z.read({slice(0, 3), slice(0, 4)}); }, {"c/0/0"}, {});
+  check([&] { z.read({slice(2, 4), 5}); }, {"c/0/1", "c/1/1"}, {});
+  check([&] { z.read({IndexArray{9, 0}, IndexArray{9}}); }, {"c/3/2", "c/0/2"}, {});
+  check([&] { z.read_points({{4, 8}, {1, 9}}); }, {"c/1/0", "c/2/2"}, {});
+  check([&] { z.read_blocks({1, 2}); }, {"c/1/2"}, {});
+  check([&] { z.read({slice(9, 2, -3), 0}); }, {"c/3/0", "c/2/0", "c/1/0"}, {});
+  // a write covering a chunk whole does not read it; a partial one reads it
+  check([&] { z.write_scalar<std::int32_t>({slice(3, 6), slice(4, 8)}, 5); }, {}, {"c/1/1"});
+  check([&] { z.write_scalar<std::int32_t>({slice(3, 5), slice(4, 8)}, 5); }, {"c/1/1"}, {"c/1/1"});
+  // the edge chunk c/3/2 holds only rows 9 and cols 8-9: writing those covers it
+  check([&] { z.write_scalar<std::int32_t>({9, slice(8, 10)}, 5); }, {}, {"c/3/2"});
+}
+
+TEST(Array, ShardedPartialReadFetchesTheIndexAndOnlyNeededInnerChunks) {
+  auto mem = MemoryStore::create();
+  auto rec = std::make_shared<RecordingStore>(mem);
+  auto z = Array::create(rec, {.shape = {16, 16}, .chunks = {4, 4}, .dtype = DataType::uint16,
+                               .compressor = codec::Zstd{.level = 1}, .shards = Shape{8, 8}});
+  NDArray v(DataType::uint16, {16, 16});
+  for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i + 1);
+  rec->clear();
+  z.write({}, v);
+  // whole shards: each written once, none read
+  EXPECT_TRUE(rec->keys({K::Get}).empty());
+  EXPECT_EQ(rec->keys({K::Set}).size(), 4u);
+  rec->clear();
+  const auto part = z.read({slice(0, 2), slice(0, 2)});  // one inner chunk of shard c/0/0
+  EXPECT_EQ(part.to_vector<std::uint16_t>(), (std::vector<std::uint16_t>{1, 2, 17, 18}));
+  const auto ops = rec->ops();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].key, "c/0/0");
+  EXPECT_EQ(ops[0].range.kind, ByteRange::Kind::Suffix);  // the index, by a suffix request
+  EXPECT_EQ(ops[1].range.kind, ByteRange::Kind::FromOffset);
+  EXPECT_TRUE(ops[1].range.length.has_value());
+  const auto shard_size = mem->get("c/0/0")->size();
+  EXPECT_LT(*ops[1].range.length, shard_size / 2);  // only that inner chunk's bytes
+  EXPECT_EQ(z.read(), v);
+}
+
+TEST(Array, PartialShardWriteKeepsOtherInnerChunksEncodedBytes) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {8, 8}, .chunks = {4, 4}, .dtype = DataType::int32,
+                               .compressor = codec::Gzip{.level = 5}, .shards = Shape{8, 8}});
+  NDArray v(DataType::int32, {8, 8});
+  for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::int32_t>()[i] = static_cast<std::int32_t>(i * 7);
+  z.write({}, v);
+  const Bytes before = *mem->get("c/0/0");
+  z.write_scalar<std::int32_t>({0, 0}, -1);  // touches inner chunk (0,0) only
+  const Bytes after = *mem->get("c/0/0");
+  // The index is at the end; inner chunks (0,1), (1,0), (1,1) follow (0,0): their bytes are the
+  // same sequence, shifted by the change in (0,0)'s size.
+  auto entries = [](const Bytes& b) {
+    std::vector<std::uint64_t> e(8);
+    std::memcpy(e.data(), b.data() + b.size() - 68, 64);
+    return e;
+  };
+  const auto eb = entries(before), ea = entries(after);
+  for (int k = 1; k < 4; ++k) {
+    const Bytes ib(before.begin() + static_cast<std::ptrdiff_t>(eb[2 * k]), before.begin() + static_cast<std::ptrdiff_t>(eb[2 * k] + eb[2 * k + 1]));
+    const Bytes ia(after.begin() + static_cast<std::ptrdiff_t>(ea[2 * k]), after.begin() + static_cast<std::ptrdiff_t>(ea[2 * k] + ea[2 * k + 1]));
+    EXPECT_EQ(ib, ia) << "inner chunk " << k;
+  }
+  v.data<std::int32_t>()[0] = -1;
+  EXPECT_EQ(z.read(), v);
+}
+
+TEST(Array, CorruptChunksNameTheKey) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {8}, .chunks = {4}, .dtype = DataType::int32, .crc32c = true});
+  z.fill<std::int32_t>(3);
+  Bytes b = *mem->get("c/1");
+  b[0] ^= 1;
+  mem->set("c/1", b);
+  try {
+    z.read();
+    ADD_FAILURE();
+  } catch (const CodecError& e) {
+    EXPECT_NE(std::string(e.what()).find("c/1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("crc32c"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(z.read({slice(0, 4)}).to_vector<std::int32_t>(), std::vector<std::int32_t>(4, 3));
+}
+
+TEST(Array, KeyEncodings) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, "d", {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::uint8,
+                                    .chunk_key_encoding = ChunkKeyEncoding::default_('.')});
+  z.fill<std::uint8_t>(1);
+  EXPECT_TRUE(mem->exists("d/c.1.1"));
+  auto v = Array::create(mem, "v", {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::uint8,
+                                    .chunk_key_encoding = ChunkKeyEncoding::v2('.')});
+  v.fill<std::uint8_t>(1);
+  EXPECT_TRUE(mem->exists("v/1.1"));
+  EXPECT_EQ(v.nchunks_stored(), 4);
+  EXPECT_EQ(v.stored_chunk_keys().front(), "v/0.0");
+}
+
+TEST(Array, ParallelReadsAndWritesAgreeWithSerial) {
+  for (std::size_t conc : {1u, 2u, 4u}) {
+    auto z = Array::create(MemoryStore::create(), {.shape = {37, 41}, .chunks = {5, 6}, .dtype = DataType::int32,
+                                                   .compressor = codec::Zstd{}});
+    z.set_concurrency(conc);
+    NDArray v(DataType::int32, {37, 41});
+    for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::int32_t>()[i] = static_cast<std::int32_t>(i);
+    z.write({}, v);
+    EXPECT_EQ(z.read(), v) << conc;
+  }
+}
+
+TEST(Group, HierarchyAndAttributes) {
+  auto store = MemoryStore::create();
+  auto root = Group::create(store, "", {{"title", "x"}});
+  auto g = root.create_group("sub", {{"k", 1}});
+  g.create_array("arr", {.shape = {4}, .chunks = {2}});
+  root.create_array("top", {.shape = {2}, .chunks = {2}});
+  EXPECT_EQ(root.children(), (std::vector<Group::Child>{{"sub", NodeType::Group}, {"top", NodeType::Array}}));
+  EXPECT_EQ(Group::open(store, "sub").children(), (std::vector<Group::Child>{{"arr", NodeType::Array}}));
+  EXPECT_EQ(Group::open(store, "sub").attributes()["k"], 1);
+  auto sub = Group::open(store, "sub");
+  sub.update_attributes({{"j", 2}});
+  EXPECT_EQ(Group::open(store, "sub").attributes(), Json({{"k", 1}, {"j", 2}}));
+  EXPECT_EQ(sub.open_array("arr").shape(), Shape{4});
+  EXPECT_THROW(root.open_group("top"), MetadataError);
+  EXPECT_THROW(root.open_array("sub"), MetadataError);
+  EXPECT_THROW(root.create_group("a/b"), MetadataError);
+  EXPECT_THROW(root.create_group("__hidden"), MetadataError);
+  EXPECT_THROW(Group::open(store, "nope"), NotFoundError);
+  EXPECT_EQ(node_type(store, "sub/arr"), NodeType::Array);
+  EXPECT_FALSE(node_type(store, "sub/none"));
+  Group::create(store, "deep/er/group");
+  EXPECT_EQ(node_type(store, "deep/er"), NodeType::Group);
+  EXPECT_THROW(Group::create(store, "top/inner"), MetadataError);  // under an array
+}

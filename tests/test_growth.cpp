@@ -1,0 +1,544 @@
+// The headline: prepend, append and resize at both ends on the regular_bounded grid, with no
+// stale data, crash safety and concurrent growers.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace zarrpp;
+using K = StoreOp::Kind;
+
+namespace {
+Bytes get(const StorePtr& s, const std::string& k) { return *s->get(k); }
+
+// A model of an array over coordinates: its domain and the values written (missing = fill).
+struct DomainModel {
+  Domain dom;
+  std::map<std::vector<std::int64_t>, std::int32_t> values;
+  std::int32_t fill = 0;
+
+  Shape shape() const {
+    Shape s;
+    for (const auto& d : dom) s.push_back(d.exclusive_max - d.inclusive_min);
+    return s;
+  }
+  bool inside(const std::vector<std::int64_t>& x) const {
+    for (std::size_t d = 0; d < dom.size(); ++d)
+      if (x[d] < dom[d].inclusive_min || x[d] >= dom[d].exclusive_max) return false;
+    return true;
+  }
+  void restrict_to_domain() {
+    for (auto it = values.begin(); it != values.end();) it = inside(it->first) ? std::next(it) : values.erase(it);
+  }
+  // Expected contents in C order over the domain.
+  std::vector<std::int32_t> expected() const {
+    std::vector<std::int32_t> out;
+    const auto s = shape();
+    if (shape_size(s) == 0) return out;
+    std::vector<std::int64_t> x(dom.size());
+    for (std::size_t d = 0; d < dom.size(); ++d) x[d] = dom[d].inclusive_min;
+    for (;;) {
+      auto it = values.find(x);
+      out.push_back(it == values.end() ? fill : it->second);
+      std::size_t d = dom.size();
+      while (d > 0) {
+        --d;
+        if (++x[d] < dom[d].exclusive_max) break;
+        x[d] = dom[d].inclusive_min;
+        if (d == 0) return out;
+      }
+    }
+  }
+  // Stores `block` (C order) with its first element at coordinate `at`.
+  void put(const std::vector<std::int64_t>& at, const NDArray& block) {
+    const auto& s = block.shape();
+    if (block.size() == 0) return;
+    std::vector<std::int64_t> i(s.size(), 0);
+    const auto* v = block.data<std::int32_t>();
+    for (std::int64_t k = 0; k < block.size(); ++k) {
+      std::vector<std::int64_t> x(s.size());
+      for (std::size_t d = 0; d < s.size(); ++d) x[d] = at[d] + i[d];
+      values[x] = v[k];
+      for (std::size_t d = s.size(); d-- > 0;) {
+        if (++i[d] < s[d]) break;
+        i[d] = 0;
+      }
+    }
+  }
+};
+
+void check_against(const Array& z, const DomainModel& m) {
+  RC_ASSERT(z.domain() == m.dom);
+  RC_ASSERT(z.read().to_vector<std::int32_t>() == m.expected());
+}
+}  // namespace
+
+TEST(Growth, TheUpstreamExampleHoldsExactly) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(1);
+  const Bytes c00 = get(store, "c/0/0"), c10 = get(store, "c/1/0");
+  z.prepend(NDArray::full<std::int32_t>({3, 4}, 2), 0);
+  EXPECT_EQ(z.shape(), (Shape{9, 4}));
+  EXPECT_EQ(z.domain(), (Domain{{-3, 6}, {0, 4}}));
+  EXPECT_EQ(store->list_prefix("c/"), (std::vector<std::string>{"c/-1/0", "c/0/0", "c/1/0"}));
+  EXPECT_EQ(get(store, "c/0/0"), c00);
+  EXPECT_EQ(get(store, "c/1/0"), c10);
+  const auto reopened = Array::open(store);
+  const auto g = reopened.metadata().chunk_grid;
+  EXPECT_EQ(g.name(), "regular_bounded");
+  EXPECT_EQ(g.origin, (Shape{0, 0}));
+  EXPECT_EQ(g.lower_bound, (Shape{-3, 0}));
+  std::vector<std::int32_t> expect(12, 2);
+  expect.resize(36, 1);
+  EXPECT_EQ(Array::open(store).read().to_vector<std::int32_t>(), expect);
+  // c/-1/0 has buffer offset 1: row 0 of the chunk is the fill value, rows 1-3 hold the 2s
+  std::vector<std::int32_t> chunk(16);
+  const Bytes raw = get(store, "c/-1/0");
+  std::memcpy(chunk.data(), raw.data(), 64);
+  EXPECT_EQ(chunk, (std::vector<std::int32_t>{0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
+}
+
+TEST(Growth, PrependTouchesOnlyNewChunksThePartlyFilledFirstChunkAndMetadata) {
+  auto mem = MemoryStore::create();
+  auto rec = std::make_shared<RecordingStore>(mem);
+  auto z = Array::create(rec, {.shape = {10, 6}, .chunks = {4, 3}, .dtype = DataType::int32, .lower_bound = Shape{-2, 0},
+                               .origin = Shape{0, 0}});
+  z.fill<std::int32_t>(1);  // first chunk row -1 covers coordinates [-4, 0): partly filled
+  const auto old_keys = mem->list_prefix("c/");
+  rec->clear();
+  z.prepend(NDArray::full<std::int32_t>({7, 6}, 2), 0);  // new domain starts at -9
+  std::set<std::string> touched;
+  for (const auto& op : rec->ops())
+    if (op.kind == K::Get || op.kind == K::Set || op.kind == K::Erase || op.kind == K::CompareAndSet) touched.insert(op.key);
+  // chunk rows -3 (coords -12..-9, partly), -2 (-8..-5), and -1 (old partly filled); never rows 0..1
+  for (const auto& k : touched) {
+    EXPECT_TRUE(k == "zarr.json" || k.rfind("c/-3/", 0) == 0 || k.rfind("c/-2/", 0) == 0 || k.rfind("c/-1/", 0) == 0) << k;
+  }
+  EXPECT_TRUE(touched.count("zarr.json"));
+  EXPECT_EQ(z.domain(), (Domain{{-9, 8}, {0, 6}}));
+  DomainModel m{z.domain(), {}, 0};
+  m.put({-9, 0}, NDArray::full<std::int32_t>({7, 6}, 2));
+  m.put({-2, 0}, NDArray::full<std::int32_t>({10, 6}, 1));
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), m.expected());
+}
+
+TEST(Growth, PrependOnAnAlignedArrayNeverReadsOldChunks) {
+  auto mem = MemoryStore::create();
+  auto rec = std::make_shared<RecordingStore>(mem);
+  auto z = Array::create(rec, {.shape = {8, 8}, .chunks = {4, 4}, .dtype = DataType::uint8});
+  z.fill<std::uint8_t>(9);
+  rec->clear();
+  z.prepend(NDArray::full<std::uint8_t>({8, 8}, 3), 0);  // two whole chunk rows in front
+  for (const auto& op : rec->ops()) {
+    if (op.kind == K::Get || op.kind == K::Set || op.kind == K::Erase) {
+      EXPECT_TRUE(op.key == "zarr.json" || op.key.rfind("c/-", 0) == 0) << to_string(op.kind) << " " << op.key;
+      if (op.kind == K::Get) {
+        EXPECT_EQ(op.key, "zarr.json");
+      }
+    }
+  }
+  EXPECT_EQ(mem->list_prefix("c/").size(), 8u);
+}
+
+TEST(Growth, AppendResizeAndDomainsAtBothEnds) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {5}, .chunks = {3}, .dtype = DataType::int32, .fill_value = -1});
+  z.write({}, NDArray::from_vector<std::int32_t>({5}, {0, 1, 2, 3, 4}));
+  z.append(NDArray::from_vector<std::int32_t>({2}, {5, 6}));
+  EXPECT_EQ(z.metadata().chunk_grid.name(), "regular");  // append keeps a regular grid
+  z.prepend(NDArray::from_vector<std::int32_t>({1}, {-7}));
+  EXPECT_EQ(z.domain(), (Domain{{-1, 7}}));
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{-7, 0, 1, 2, 3, 4, 5, 6}));
+  z.resize_domain({{1, 4}});  // shrink at both ends
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 2, 3}));
+  EXPECT_EQ(z.stored_chunk_keys(), (std::vector<std::string>{"c/0", "c/1"}));
+  EXPECT_EQ(store->list_prefix("c/"), (std::vector<std::string>{"c/0", "c/1"}));  // c/-1 and c/2 deleted
+  z.resize_domain({{-2, 6}});  // grow again at both ends: no stale data
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{-1, -1, -1, 1, 2, 3, -1, -1}));
+  z.resize({3});
+  EXPECT_EQ(z.domain(), (Domain{{-2, 1}}));
+  z.resize({10});
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}));
+  EXPECT_EQ(Array::open(store).read(), z.read());
+}
+
+TEST(Growth, CreateWithADomainAndSwitchWithoutGrowing) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, "d", {.shape = {11, 5}, .chunks = {3, 2}, .dtype = DataType::int16, .lower_bound = Shape{-100, 40}});
+  EXPECT_EQ(z.metadata().chunk_grid.origin, (Shape{-100, 40}));  // origin defaults to the lower bound
+  EXPECT_EQ(z.domain(), (Domain{{-100, -89}, {40, 45}}));
+  z.fill<std::int16_t>(3);
+  EXPECT_EQ(z.stored_chunk_keys().front(), "d/c/0/0");
+  auto r = Array::create(store, "r", {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::int32});
+  r.fill<std::int32_t>(8);
+  const Bytes c00 = get(store, "r/c/0/0");
+  r.convert_to_regular_bounded();
+  EXPECT_EQ(Array::open(store, "r").metadata().chunk_grid.name(), "regular_bounded");
+  EXPECT_EQ(r.domain(), (Domain{{0, 4}, {0, 4}}));
+  EXPECT_EQ(get(store, "r/c/0/0"), c00);
+  EXPECT_EQ(Array::open(store, "r").read().to_vector<std::int32_t>(), std::vector<std::int32_t>(16, 8));
+}
+
+TEST(Growth, BadInputChangesNothing) {
+  auto mem = MemoryStore::create();
+  auto rec = std::make_shared<RecordingStore>(mem);
+  auto z = Array::create(rec, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(1);
+  const auto snapshot = mem->list_prefix("");
+  const Bytes meta = get(mem, "zarr.json");
+  rec->clear();
+  auto err = [&](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(err([&] { z.prepend(NDArray::full<std::int32_t>({3, 5}, 2), 0); }).find("dimension 1"), std::string::npos);
+  EXPECT_NE(err([&] { z.prepend(NDArray::full<std::int32_t>({3, 4}, 2), 2); }).find("axis 2"), std::string::npos);
+  EXPECT_NE(err([&] { z.append(NDArray::full<double>({3, 4}, 2), 0); }).find("data type"), std::string::npos);
+  EXPECT_NE(err([&] { z.append(NDArray::full<std::int32_t>({3}, 2), 0); }).find("dimensions"), std::string::npos);
+  EXPECT_NE(err([&] { z.resize({-1, 4}); }).find("shape[0]"), std::string::npos);
+  EXPECT_NE(err([&] { z.resize({1}); }).find("dimensions"), std::string::npos);
+  EXPECT_NE(err([&] { z.resize_domain({{3, 2}, {0, 4}}); }).find("inclusive_min"), std::string::npos);
+  EXPECT_NE(err([&] { z.resize_domain({{-(std::int64_t{1} << 53), 6}, {0, 4}}); }).find("2^53"), std::string::npos);
+  EXPECT_NE(err([&] { z.resize_domain({{INT64_MIN, 6}, {0, 4}}); }).find("overflow"), std::string::npos);
+  EXPECT_EQ(get(mem, "zarr.json"), meta);
+  EXPECT_EQ(mem->list_prefix(""), snapshot);
+  for (const auto& op : rec->ops()) EXPECT_TRUE(op.kind != K::Set && op.kind != K::Erase && op.kind != K::CompareAndSet);
+}
+
+TEST(Growth, NoStaleDataAfterShrinkThenGrowEvenWhenCleanupIsInterrupted) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {10}, .chunks = {4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(5);
+  // A prepend that dies at its metadata step leaves orphan chunk data outside the domain.
+  auto ops_before_cas = [&](const std::function<void(StorePtr)>& op) {
+    auto rec = std::make_shared<RecordingStore>(MemoryStore::create());
+    for (const auto& k : mem->list_prefix("")) rec->set(k, get(mem, k));
+    rec->clear();
+    op(rec);
+    std::int64_t n = 0;
+    for (const auto& o : rec->ops()) {
+      if (o.kind == K::CompareAndSet) return n;
+      if (o.kind != K::Lock) ++n;
+    }
+    return n;
+  };
+  const auto n = ops_before_cas([](StorePtr s) { Array::open(s).prepend(NDArray::full<std::int32_t>({6}, 7)); });
+  auto faulty = std::make_shared<FaultyStore>(mem, n);
+  EXPECT_THROW(Array::open(faulty).prepend(NDArray::full<std::int32_t>({6}, 7)), StoreError);
+  EXPECT_TRUE(mem->exists("c/-1"));  // orphan data, outside the domain
+  EXPECT_EQ(Array::open(mem).domain(), (Domain{{0, 10}}));
+  auto z2 = Array::open(mem);
+  z2.resize_domain({{-8, 10}});
+  EXPECT_EQ(z2.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}));
+  // shrink inside a chunk, then grow again: the old elements must not come back
+  z2.resize({12});  // domain [-8, 4)
+  z2.resize({18});
+  EXPECT_EQ(z2.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 0, 0, 0, 0, 0, 0}));
+}
+
+TEST(Growth, HugeGrowthVisitsOnlyStoredChunks) {
+  auto mem = MemoryStore::create();
+  auto rec = std::make_shared<RecordingStore>(mem);
+  auto z = Array::create(rec, {.shape = {10}, .chunks = {4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(1);
+  rec->clear();
+  z.resize_domain({{-(std::int64_t{1} << 50), std::int64_t{1} << 50}});
+  EXPECT_LT(rec->ops().size(), 50u);
+  EXPECT_EQ(z.read({slice(std::int64_t{1} << 50, (std::int64_t{1} << 50) + 12)}).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0}));
+  z.resize_domain({{0, 10}});
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), std::vector<std::int32_t>(10, 1));
+}
+
+namespace {
+// (offset, nbytes) of each inner chunk of a shard whose index (bytes + crc32c) is at the end.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> shard_entries(const Bytes& shard, std::size_t n) {
+  std::vector<std::uint64_t> raw(2 * n);
+  std::memcpy(raw.data(), shard.data() + shard.size() - (16 * n + 4), 16 * n);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::size_t i = 0; i < n; ++i) out.emplace_back(raw[2 * i], raw[2 * i + 1]);
+  return out;
+}
+Bytes inner_bytes(const Bytes& shard, std::pair<std::uint64_t, std::uint64_t> e) {
+  return Bytes(shard.begin() + static_cast<std::ptrdiff_t>(e.first), shard.begin() + static_cast<std::ptrdiff_t>(e.first + e.second));
+}
+}  // namespace
+
+TEST(Growth, ShardedPrependsKeepExistingInnerChunks) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {8, 4}, .chunks = {2, 4}, .dtype = DataType::uint16,
+                               .compressor = codec::Gzip{.level = 1}, .shards = Shape{8, 4}});
+  NDArray v(DataType::uint16, {8, 4});
+  for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i + 1);
+  z.write({}, v);
+  const Bytes s0 = get(mem, "c/0/0");
+  // 1. by part of a shard: 3 rows -> new shard c/-1/0 holds coordinates [-8, 0), rows -3..-1 set
+  z.prepend(NDArray::full<std::uint16_t>({3, 4}, 100), 0);
+  EXPECT_EQ(get(mem, "c/0/0"), s0);
+  const Bytes sm1 = get(mem, "c/-1/0");
+  auto e = shard_entries(sm1, 4);
+  EXPECT_EQ(e[0].first, ~std::uint64_t{0});  // inner chunk [-8,-6) holds no in-domain element: empty
+  EXPECT_EQ(e[1].first, ~std::uint64_t{0});  // [-6,-4) also outside the domain [-3, 8)
+  EXPECT_NE(e[2].first, ~std::uint64_t{0});
+  // 2. across the partly filled first shard: 4 more rows -> domain [-7, 8); inner chunk 3
+  //    ([-2, 0)) is untouched and keeps its encoded bytes, inner chunk 2 ([-4,-2)) is rewritten
+  const Bytes inner3 = inner_bytes(sm1, e[3]);
+  z.prepend(NDArray::full<std::uint16_t>({4, 4}, 200), 0);
+  const Bytes sm1b = get(mem, "c/-1/0");
+  const auto e2 = shard_entries(sm1b, 4);
+  EXPECT_EQ(inner_bytes(sm1b, e2[3]), inner3);
+  EXPECT_NE(e2[0].first, ~std::uint64_t{0});  // [-8,-6) now holds coordinate -7
+  EXPECT_EQ(get(mem, "c/0/0"), s0);
+  // 3. by whole shards: 9 rows -> domain [-16, 8): shard c/-2/0 is new and whole
+  z.prepend(NDArray::full<std::uint16_t>({9, 4}, 300), 0);
+  EXPECT_EQ(get(mem, "c/0/0"), s0);
+  EXPECT_EQ(z.domain(), (Domain{{-16, 8}, {0, 4}}));
+  std::vector<std::uint16_t> expect;
+  for (int i = 0; i < 9; ++i) expect.insert(expect.end(), 4, 300);
+  for (int i = 0; i < 4; ++i) expect.insert(expect.end(), 4, 200);
+  for (int i = 0; i < 3; ++i) expect.insert(expect.end(), 4, 100);
+  for (int i = 0; i < 32; ++i) expect.push_back(static_cast<std::uint16_t>(i + 1));
+  EXPECT_EQ(Array::open(mem).read().to_vector<std::uint16_t>(), expect);
+}
+
+// ---- random sequences against a model of the domain ---------------------------------------------
+
+RC_GTEST_PROP(Growth, RandomSequencesMatchTheModel, ()) {
+  auto l = ref::gen_layout(2, 6);
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, ref::spec_of(l));
+  DomainModel m{z.domain(), {}, l.fill};
+  const int steps = *rc::gen::inRange(1, 8);
+  for (int step = 0; step < steps; ++step) {
+    const auto rank = m.dom.size();
+    const int op = *rc::gen::inRange(0, 5);
+    if (op == 0 || op == 1) {  // prepend / append
+      const auto axis = *rc::gen::inRange<std::size_t>(0, rank);
+      Shape s = m.shape();
+      s[axis] = *rc::gen::inRange<std::int64_t>(0, 6);
+      const auto data = ref::random_values(s);
+      std::vector<std::int64_t> at(rank);
+      for (std::size_t d = 0; d < rank; ++d) at[d] = m.dom[d].inclusive_min;
+      if (op == 0) {
+        z.prepend(data, axis);
+        m.dom[axis].inclusive_min -= s[axis];
+        at[axis] = m.dom[axis].inclusive_min;
+      } else {
+        z.append(data, axis);
+        at[axis] = m.dom[axis].exclusive_max;
+        m.dom[axis].exclusive_max += s[axis];
+      }
+      m.put(at, data);
+    } else if (op == 2 || op == 3) {  // resize the domain, shrinking or growing at either end
+      Domain nd = m.dom;
+      for (auto& d : nd) {
+        d.inclusive_min += *rc::gen::inRange<std::int64_t>(-5, 4);
+        d.exclusive_max += *rc::gen::inRange<std::int64_t>(-4, 6);
+        if (d.exclusive_max < d.inclusive_min) d.exclusive_max = d.inclusive_min;
+      }
+      if (op == 2) {
+        z.resize_domain(nd);
+      } else {
+        Shape s;
+        for (std::size_t d = 0; d < rank; ++d) {
+          s.push_back(nd[d].exclusive_max - m.dom[d].inclusive_min);
+          if (s.back() < 0) s.back() = 0;
+          nd[d] = {m.dom[d].inclusive_min, m.dom[d].inclusive_min + s.back()};
+        }
+        z.resize(s);
+      }
+      m.dom = nd;
+      m.restrict_to_domain();
+    } else {  // a write of a random box
+      const Shape s = m.shape();
+      if (shape_size(s) == 0) continue;
+      Selection sel;
+      std::vector<std::int64_t> at(rank);
+      Shape bs(rank);
+      for (std::size_t d = 0; d < rank; ++d) {
+        const auto a = *rc::gen::inRange<std::int64_t>(0, s[d]);
+        const auto b = *rc::gen::inRange<std::int64_t>(a, s[d] + 1);
+        sel.push_back(slice(a, b));
+        at[d] = m.dom[d].inclusive_min + a;
+        bs[d] = b - a;
+      }
+      const auto data = ref::random_values(bs);
+      z.write(sel, data);
+      m.put(at, data);
+    }
+    check_against(z, m);
+  }
+  check_against(Array::open(mem), m);
+}
+
+// ---- faults at every store operation ------------------------------------------------------------
+
+namespace {
+struct GrowthOp {
+  const char* name;
+  std::function<void(Array&)> run;
+  std::function<void(DomainModel&)> apply;
+};
+
+void fault_sweep(const ArraySpec& spec, const GrowthOp& op) {
+  for (std::int64_t n = 0;; ++n) {
+    auto mem = MemoryStore::create();
+    auto z = Array::create(mem, spec);
+    NDArray init(DataType::int32, z.shape());
+    for (std::int64_t i = 0; i < init.size(); ++i) init.data<std::int32_t>()[i] = static_cast<std::int32_t>(i + 1);
+    z.write({}, init);
+    DomainModel old_m{z.domain(), {}, 0};
+    std::vector<std::int64_t> at;
+    for (const auto& d : old_m.dom) at.push_back(d.inclusive_min);
+    old_m.put(at, init);
+    DomainModel new_m = old_m;
+    op.apply(new_m);
+    auto faulty = std::make_shared<FaultyStore>(mem, n);
+    bool failed = false;
+    try {
+      auto fz = Array::open(faulty);
+      op.run(fz);
+    } catch (const StoreError&) {
+      failed = true;
+    }
+    auto re = Array::open(mem);
+    const auto& m = re.domain() == new_m.dom ? new_m : old_m;
+    ASSERT_TRUE(re.domain() == old_m.dom || re.domain() == new_m.dom) << op.name << " fault at " << n;
+    ASSERT_EQ(re.read().to_vector<std::int32_t>(), m.expected()) << op.name << " fault at " << n;
+    if (!failed) {
+      ASSERT_EQ(re.domain(), new_m.dom) << op.name;
+      break;  // the sweep passed every operation
+    }
+    // the array can keep going: the same operation now succeeds and gives the new state
+    op.run(re);
+    ASSERT_EQ(re.read().to_vector<std::int32_t>(), new_m.expected()) << op.name << " retry after fault at " << n;
+    ASSERT_LT(n, 500);
+  }
+}
+}  // namespace
+
+TEST(Growth, FaultAtEveryStoreOperationLeavesOldOrNewState) {
+  const ArraySpec plain{.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32, .compressor = codec::Zstd{}, .crc32c = true};
+  ArraySpec sharded{.shape = {7, 5}, .chunks = {2, 2}, .dtype = DataType::int32, .shards = Shape{4, 4}};
+  for (const auto& spec : {plain, sharded}) {
+    fault_sweep(spec, {"prepend", [](Array& z) { z.prepend(NDArray::full<std::int32_t>({4, 5}, -9), 0); },
+                       [](DomainModel& m) {
+                         m.dom[0].inclusive_min -= 4;
+                         m.put({m.dom[0].inclusive_min, 0}, NDArray::full<std::int32_t>({4, 5}, -9));
+                       }});
+    fault_sweep(spec, {"append", [](Array& z) { z.append(NDArray::full<std::int32_t>({7, 3}, -8), 1); },
+                       [](DomainModel& m) {
+                         m.put({m.dom[0].inclusive_min, m.dom[1].exclusive_max}, NDArray::full<std::int32_t>({7, 3}, -8));
+                         m.dom[1].exclusive_max += 3;
+                       }});
+    fault_sweep(spec, {"shrink", [](Array& z) { z.resize_domain({{2, 5}, {1, 4}}); },
+                       [](DomainModel& m) {
+                         m.dom = {{2, 5}, {1, 4}};
+                         m.restrict_to_domain();
+                       }});
+    fault_sweep(spec, {"grow", [](Array& z) { z.resize_domain({{-3, 9}, {0, 8}}); },
+                       [](DomainModel& m) { m.dom = {{-3, 9}, {0, 8}}; }});
+  }
+}
+
+// ---- concurrent growers -------------------------------------------------------------------------
+
+namespace {
+// Every row of a (rows x 3) int32 array holds one value; returns the multiset of row values.
+std::multiset<std::int32_t> row_values(const Array& z) {
+  const auto v = z.read().to_vector<std::int32_t>();
+  std::multiset<std::int32_t> out;
+  for (std::size_t r = 0; r < v.size() / 3; ++r) {
+    EXPECT_TRUE(v[3 * r] == v[3 * r + 1] && v[3 * r] == v[3 * r + 2]) << "torn row " << r;
+    out.insert(v[3 * r]);
+  }
+  return out;
+}
+}  // namespace
+
+TEST(Growth, TwoThreadsGrowingAtBothEndsLoseNothing) {
+  for (int kind = 0; kind < 2; ++kind) {
+    StorePtr store = kind == 0 ? StorePtr(MemoryStore::create()) : StorePtr(FileStore::open(ref::temp_dir("threads")));
+    Array::create(store, {.shape = {0, 3}, .chunks = {4, 3}, .dtype = DataType::int32});
+    constexpr int kEach = 15;
+    auto worker = [&](int id) {
+      auto z = Array::open(store);  // each thread its own handle with its own cached metadata
+      for (int i = 0; i < kEach; ++i) {
+        const auto v = NDArray::full<std::int32_t>({1, 3}, id * 1000 + i);
+        if (id % 2 == 0) z.prepend(v, 0);
+        else z.append(v, 0);
+      }
+    };
+    std::thread a(worker, 0), b(worker, 1), c(worker, 2);
+    a.join();
+    b.join();
+    c.join();
+    const auto rows = row_values(Array::open(store));
+    std::multiset<std::int32_t> expect;
+    for (int id = 0; id < 3; ++id)
+      for (int i = 0; i < kEach; ++i) expect.insert(id * 1000 + i);
+    EXPECT_EQ(rows, expect) << (kind == 0 ? "memory" : "file");
+  }
+}
+
+TEST(Growth, TwoProcessesGrowingTheSameArrayLoseNothing) {
+  const auto root = ref::temp_dir("procs");
+  Array::create(FileStore::open(root), {.shape = {0, 3}, .chunks = {3, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{}});
+  constexpr int kEach = 20;
+  std::vector<pid_t> pids;
+  for (int id = 0; id < 2; ++id) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        auto z = Array::open(FileStore::open(root));
+        for (int i = 0; i < kEach; ++i) {
+          const auto v = NDArray::full<std::int32_t>({1, 3}, id * 1000 + i);
+          if (id == 0) z.prepend(v, 0);
+          else z.append(v, 0);
+        }
+      } catch (...) {
+        rc = 1;
+      }
+      ::_exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  for (auto pid : pids) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  auto z = Array::open(FileStore::open(root));
+  EXPECT_EQ(z.domain(), (Domain{{-kEach, kEach}, {0, 3}}));
+  const auto v = z.read().to_vector<std::int32_t>();
+  for (int i = 0; i < kEach; ++i) {
+    EXPECT_EQ(v[static_cast<std::size_t>(3 * i)], kEach - 1 - i);                // prepends, newest first
+    EXPECT_EQ(v[static_cast<std::size_t>(3 * (kEach + i))], 1000 + i);  // appends in order
+  }
+}
+
+TEST(Growth, RegularBoundedWithZeroOriginReadsLikeRegular) {
+  auto store = MemoryStore::create();
+  auto r = Array::create(store, "r", {.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32});
+  auto b = Array::create(store, "b", {.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32,
+                                      .lower_bound = Shape{0, 0}, .origin = Shape{0, 0}});
+  NDArray v(DataType::int32, {7, 5});
+  for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::int32_t>()[i] = static_cast<std::int32_t>(i);
+  r.write({}, v);
+  b.write({}, v);
+  EXPECT_EQ(b.metadata().chunk_grid.name(), "regular_bounded");
+  for (const auto& k : store->list_prefix("r/c/")) EXPECT_EQ(get(store, k), get(store, "b" + k.substr(1)));
+  EXPECT_EQ(b.read(), r.read());
+}

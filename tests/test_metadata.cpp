@@ -1,0 +1,325 @@
+// zarr.json <-> typed structs: every data type and fill value encoding, must_understand rules,
+// stable output, and clear errors for bad input.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "zarrpp/zarrpp.hpp"
+
+using namespace zarrpp;
+
+namespace {
+Json base_array() {
+  return Json::parse(R"({
+    "zarr_format": 3, "node_type": "array", "shape": [10, 8], "data_type": "int32",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4]}},
+    "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+    "fill_value": 0,
+    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "attributes": {"b": 1, "a": [1, 2]}
+  })");
+}
+
+std::string error_of(const Json& j) {
+  try {
+    ArrayMetadata::from_json(j);
+  } catch (const MetadataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+template <class T>
+T fill_as(const ArrayMetadata& m) {
+  T v;
+  std::memcpy(&v, m.fill_value.data(), sizeof v);
+  return v;
+}
+}  // namespace
+
+TEST(Metadata, ParsesTheSpecExampleAndRoundTripsLosslessly) {
+  const auto m = ArrayMetadata::from_json(base_array());
+  EXPECT_EQ(m.shape, (Shape{10, 8}));
+  EXPECT_EQ(m.data_type, DataType::int32);
+  EXPECT_EQ(m.chunk_grid.kind, ChunkGridMetadata::Kind::Regular);
+  EXPECT_EQ(m.chunk_grid.chunk_shape, (Shape{4, 4}));
+  EXPECT_EQ(m.chunk_key_encoding.separator, '/');
+  // attributes keep their order
+  EXPECT_EQ(m.attributes.dump(), R"({"b":1,"a":[1,2]})");
+  const std::string once = m.dump();
+  const auto m2 = ArrayMetadata::parse(once);
+  EXPECT_EQ(m2.dump(), once);  // stable: same metadata, same bytes
+  EXPECT_EQ(Json::parse(once), base_array());
+}
+
+TEST(Metadata, WritesTheSameBytesAsTheIndependentFixtureWriter) {
+  // The fixture's zarr.json is a plain 2-space-indented document in the core field order.
+  const auto m = ArrayMetadata::parse(R"({"zarr_format":3,"node_type":"array","shape":[9,4],"data_type":"int32",
+    "chunk_grid":{"name":"regular_bounded","configuration":{"chunk_shape":[4,4],"origin":[0,0],"lower_bound":[-3,0]}},
+    "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},"fill_value":0,
+    "codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"attributes":{}})");
+  const std::string expected =
+      "{\n  \"zarr_format\": 3,\n  \"node_type\": \"array\",\n  \"shape\": [\n    9,\n    4\n  ],\n"
+      "  \"data_type\": \"int32\",\n  \"chunk_grid\": {\n    \"name\": \"regular_bounded\",\n"
+      "    \"configuration\": {\n      \"chunk_shape\": [\n        4,\n        4\n      ],\n"
+      "      \"origin\": [\n        0,\n        0\n      ],\n      \"lower_bound\": [\n        -3,\n        0\n      ]\n"
+      "    }\n  },\n  \"chunk_key_encoding\": {\n    \"name\": \"default\",\n    \"configuration\": {\n"
+      "      \"separator\": \"/\"\n    }\n  },\n  \"fill_value\": 0,\n  \"codecs\": [\n    {\n      \"name\": \"bytes\",\n"
+      "      \"configuration\": {\n        \"endian\": \"little\"\n      }\n    }\n  ],\n  \"attributes\": {}\n}";
+  EXPECT_EQ(m.dump(), expected);
+}
+
+TEST(Metadata, EveryCoreDataTypeParsesAndPrints) {
+  for (const char* n : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                        "float32", "float64", "complex64", "complex128", "r8", "r16", "r24", "r128"}) {
+    EXPECT_EQ(DataType::parse(n).name(), n);
+  }
+  EXPECT_EQ(DataType::parse("r24").size(), 3u);
+  EXPECT_EQ(DataType::parse("complex128").size(), 16u);
+  for (const char* bad : {"r0", "r7", "r", "int", "float128", "R8", "r08", "str", ""})
+    EXPECT_THROW(DataType::parse(bad), MetadataError) << bad;
+}
+
+struct FillCase {
+  const char* dtype;
+  const char* json;
+  const char* expect_json;  // what is written back
+};
+
+class FillValues : public ::testing::TestWithParam<FillCase> {};
+
+TEST_P(FillValues, RoundTrip) {
+  const auto& c = GetParam();
+  const auto t = DataType::parse(c.dtype);
+  const Bytes b = parse_fill_value(Json::parse(c.json), t);
+  ASSERT_EQ(b.size(), t.size());
+  const Json out = fill_value_to_json(b, t);
+  EXPECT_EQ(out.dump(), c.expect_json);
+  EXPECT_EQ(parse_fill_value(out, t), b);  // bit-exact
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Metadata, FillValues,
+    ::testing::Values(FillCase{"bool", "true", "true"}, FillCase{"bool", "false", "false"},
+                      FillCase{"int8", "-128", "-128"}, FillCase{"uint8", "255", "255"},
+                      FillCase{"int16", "-32768", "-32768"}, FillCase{"uint16", "65535", "65535"},
+                      FillCase{"int32", "-2147483648", "-2147483648"}, FillCase{"uint32", "4294967295", "4294967295"},
+                      FillCase{"int64", "-9223372036854775808", "-9223372036854775808"},
+                      FillCase{"int64", "9223372036854775807", "9223372036854775807"},
+                      FillCase{"uint64", "18446744073709551615", "18446744073709551615"},
+                      FillCase{"float32", "1.5", "1.5"}, FillCase{"float64", "-0.0", "-0.0"},
+                      FillCase{"float64", "0.1", "0.1"}, FillCase{"float32", "\"NaN\"", "\"NaN\""},
+                      FillCase{"float64", "\"Infinity\"", "\"Infinity\""},
+                      FillCase{"float16", "\"-Infinity\"", "\"-Infinity\""}, FillCase{"float16", "0.5", "0.5"},
+                      FillCase{"float32", "\"0x7fc00000\"", "\"NaN\""},
+                      FillCase{"float32", "\"0x7fc00001\"", "\"0x7fc00001\""},
+                      FillCase{"float64", "\"0x7ff0000000000001\"", "\"0x7ff0000000000001\""},
+                      FillCase{"float16", "\"0x7e01\"", "\"0x7e01\""},
+                      FillCase{"float32", "\"0x3f800000\"", "1.0"},
+                      FillCase{"complex64", "[1.0, \"NaN\"]", "[1.0,\"NaN\"]"},
+                      FillCase{"complex128", "[\"-Infinity\", \"0x7ff8000000000001\"]",
+                               "[\"-Infinity\",\"0x7ff8000000000001\"]"},
+                      FillCase{"r16", "[0, 255]", "[0,255]"}, FillCase{"r24", "[1, 2, 3]", "[1,2,3]"}));
+
+TEST(Metadata, NanPayloadsSurviveBitExactly) {
+  const auto b = parse_fill_value("0x7fc00123", DataType::float32);
+  std::uint32_t bits;
+  std::memcpy(&bits, b.data(), 4);
+  EXPECT_EQ(bits, 0x7fc00123u);
+  EXPECT_EQ(fill_value_to_json(b, DataType::float32), "0x7fc00123");
+  const auto nan64 = parse_fill_value("NaN", DataType::float64);
+  std::uint64_t b64;
+  std::memcpy(&b64, nan64.data(), 8);
+  EXPECT_EQ(b64, 0x7ff8000000000000ull);
+}
+
+TEST(Metadata, Float16ConversionIsCorrect) {
+  EXPECT_EQ(float16(1.0f).bits, 0x3c00);
+  EXPECT_EQ(float16(-2.0f).bits, 0xc000);
+  EXPECT_EQ(float16(65504.0f).bits, 0x7bff);
+  EXPECT_EQ(float16(1e6f).bits, 0x7c00);               // overflow to inf
+  EXPECT_EQ(float16(5.960464477539063e-08f).bits, 1);  // smallest subnormal
+  for (std::uint16_t b = 0; b < 0x7c00; ++b)           // every finite positive value round-trips
+    ASSERT_EQ(float16(static_cast<float>(float16::from_bits(b))).bits, b) << b;
+}
+
+TEST(Metadata, RejectsOutOfRangeAndMistypedFillValues) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"uint8", "256"},      {"uint8", "-1"},      {"int8", "128"},          {"int32", "1.5"},
+      {"int64", "\"1\""},    {"bool", "0"},        {"float32", "1e300"},     {"float32", "\"nan\""},
+      {"float32", "\"0x\""}, {"float32", "\"0x123456789\""}, {"float64", "null"}, {"complex64", "1.0"},
+      {"complex64", "[1.0]"}, {"r16", "[1]"},      {"r16", "[1, 256]"},      {"uint64", "18446744073709551616"}};
+  for (const auto& [t, j] : bad) {
+    try {
+      parse_fill_value(Json::parse(j), DataType::parse(t));
+      ADD_FAILURE() << t << " " << j << " was accepted";
+    } catch (const MetadataError& e) {
+      EXPECT_NE(std::string(e.what()).find("fill_value"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Metadata, MissingAndMistypedFieldsNameTheField) {
+  for (const char* f : {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "zarr_format",
+                        "node_type"}) {
+    Json j = base_array();
+    j.erase(f);
+    EXPECT_NE(error_of(j).find(f), std::string::npos) << f << ": " << error_of(j);
+  }
+  Json j = base_array();
+  j["zarr_format"] = 2;
+  EXPECT_NE(error_of(j).find("zarr_format"), std::string::npos);
+  j = base_array();
+  j["shape"] = {10, -1};
+  EXPECT_NE(error_of(j).find("shape[1]"), std::string::npos);
+  j = base_array();
+  j["shape"] = {10, 8.0};
+  EXPECT_NE(error_of(j).find("shape[1]"), std::string::npos);
+  j = base_array();
+  j["shape"] = {10, true};
+  EXPECT_NE(error_of(j).find("shape[1]"), std::string::npos);
+  j = base_array();
+  j["shape"] = {4294967296LL, 4294967296LL};
+  EXPECT_NE(error_of(j).find("overflows"), std::string::npos);
+  j = base_array();
+  j["chunk_grid"]["configuration"]["chunk_shape"] = {4};
+  EXPECT_NE(error_of(j).find("chunk_shape"), std::string::npos);
+  j = base_array();
+  j["chunk_grid"]["configuration"]["chunk_shape"] = {4, 0};
+  EXPECT_NE(error_of(j).find("chunk_shape[1]"), std::string::npos);
+  j = base_array();
+  j["dimension_names"] = {"x"};
+  EXPECT_NE(error_of(j).find("dimension_names"), std::string::npos);
+  j = base_array();
+  j["codecs"] = Json::array();
+  EXPECT_NE(error_of(j).find("codecs"), std::string::npos);
+  j = base_array();
+  j["attributes"] = 3;
+  EXPECT_NE(error_of(j).find("attributes"), std::string::npos);
+  j = base_array();
+  j["chunk_key_encoding"]["configuration"]["separator"] = "-";
+  EXPECT_NE(error_of(j).find("separator"), std::string::npos);
+  EXPECT_THROW(ArrayMetadata::parse("{\"zarr_format\": 3,"), MetadataError);
+  EXPECT_THROW(ArrayMetadata::parse("[]"), MetadataError);
+}
+
+TEST(Metadata, MustUnderstandRules) {
+  Json j = base_array();
+  j["my_extension"] = {{"must_understand", false}, {"value", 42}};
+  const auto m = ArrayMetadata::from_json(j);
+  EXPECT_EQ(m.extra_fields["my_extension"]["value"], 42);
+  EXPECT_EQ(Json::parse(m.dump())["my_extension"], j["my_extension"]);  // kept, written back unchanged
+
+  j = base_array();
+  j["my_extension"] = {{"value", 42}};
+  EXPECT_THROW(ArrayMetadata::from_json(j), UnsupportedError);
+  j = base_array();
+  j["my_extension"] = 5;
+  EXPECT_THROW(ArrayMetadata::from_json(j), UnsupportedError);
+  // must_understand: false is not allowed for the grid, key encoding or data type
+  j = base_array();
+  j["chunk_grid"]["must_understand"] = false;
+  EXPECT_THROW(ArrayMetadata::from_json(j), MetadataError);
+  j = base_array();
+  j["data_type"] = {{"name", "int32"}, {"must_understand", false}};
+  EXPECT_THROW(ArrayMetadata::from_json(j), MetadataError);
+  // unknown grids and key encodings are refused
+  j = base_array();
+  j["chunk_grid"]["name"] = "rectilinear";
+  EXPECT_NE(error_of(j).find("rectilinear"), std::string::npos);
+  j = base_array();
+  j["chunk_key_encoding"]["name"] = "fancy";
+  EXPECT_NE(error_of(j).find("fancy"), std::string::npos);
+  // storage transformers: none supported
+  j = base_array();
+  j["storage_transformers"] = Json::array({{{"name", "x"}}});
+  EXPECT_THROW(ArrayMetadata::from_json(j), UnsupportedError);
+  j = base_array();
+  j["storage_transformers"] = Json::array();
+  EXPECT_NO_THROW(ArrayMetadata::from_json(j));
+}
+
+TEST(Metadata, ExtensionsAsBareNamesOrObjects) {
+  Json j = base_array();
+  j["data_type"] = {{"name", "int32"}};
+  j["chunk_key_encoding"] = "v2";
+  j["codecs"] = Json::array({{{"name", "bytes"}, {"configuration", {{"endian", "big"}}}}, "crc32c"});
+  const auto m = ArrayMetadata::from_json(j);
+  EXPECT_EQ(m.chunk_key_encoding.kind, ChunkKeyEncoding::Kind::V2);
+  EXPECT_EQ(m.chunk_key_encoding.separator, '.');
+  ASSERT_EQ(m.codecs.size(), 2u);
+  EXPECT_EQ(m.codecs[1].name, "crc32c");
+  EXPECT_FALSE(m.codecs[1].configuration.has_value());
+  const auto m2 = ArrayMetadata::parse(m.dump());
+  EXPECT_EQ(m2.codecs, m.codecs);
+  EXPECT_EQ(m2.chunk_key_encoding, m.chunk_key_encoding);
+}
+
+TEST(Metadata, DimensionNamesAndGroups) {
+  Json j = base_array();
+  j["dimension_names"] = {"t", nullptr};
+  const auto m = ArrayMetadata::from_json(j);
+  ASSERT_TRUE(m.dimension_names);
+  EXPECT_EQ((*m.dimension_names)[0], "t");
+  EXPECT_FALSE((*m.dimension_names)[1]);
+  EXPECT_EQ(Json::parse(m.dump())["dimension_names"], j["dimension_names"]);
+
+  const auto g = GroupMetadata::parse(R"({"zarr_format": 3, "node_type": "group", "attributes": {"x": 1}})");
+  EXPECT_EQ(g.attributes["x"], 1);
+  EXPECT_EQ(GroupMetadata::parse(g.dump()).dump(), g.dump());
+  EXPECT_THROW(GroupMetadata::parse(R"({"zarr_format": 3, "node_type": "array"})"), MetadataError);
+  EXPECT_THROW(GroupMetadata::parse(R"({"zarr_format": 3, "node_type": "group", "bogus": 1})"), UnsupportedError);
+}
+
+TEST(Metadata, RegularBoundedGridValidation) {
+  Json j = base_array();
+  j["chunk_grid"] = Json::parse(R"({"name": "regular_bounded",
+      "configuration": {"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [-5, 0]}})");
+  const auto m = ArrayMetadata::from_json(j);
+  EXPECT_EQ(m.chunk_grid.kind, ChunkGridMetadata::Kind::RegularBounded);
+  EXPECT_EQ(m.chunk_grid.lower_bound, (Shape{-5, 0}));
+  EXPECT_EQ(Json::parse(m.dump())["chunk_grid"], j["chunk_grid"]);
+
+  auto with = [&](const char* cfg) {
+    Json k = base_array();
+    k["chunk_grid"] = {{"name", "regular_bounded"}, {"configuration", Json::parse(cfg)}};
+    return error_of(k);
+  };
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, 0]})").find("lower_bound"), std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "lower_bound": [0, 0]})").find("origin"), std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [0, 0], "upper": 1})").find("upper"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0], "lower_bound": [0, 0]})").find("origin"), std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, 0.5], "lower_bound": [0, 0]})").find("origin[1]"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, 1e2], "lower_bound": [0, 0]})").find("origin[1]"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, false], "lower_bound": [0, 0]})").find("origin[1]"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": ["0", 0]})").find("lower_bound[0]"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [0, 4], "origin": [0, 0], "lower_bound": [0, 0]})").find("chunk_shape[0]"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [9223372036854775800, 0]})").find("overflow"),
+            std::string::npos);
+  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [-9223372036854775800, 0], "lower_bound": [100, 0]})").find("overflow"),
+            std::string::npos);
+  // Writers refuse values a JavaScript reader cannot hold.
+  ArrayMetadata w = m;
+  w.chunk_grid.lower_bound[0] = -(std::int64_t{1} << 53);
+  EXPECT_THROW(w.validate_for_write(), MetadataError);
+  w.chunk_grid.lower_bound[0] = -((std::int64_t{1} << 53) - 1);
+  EXPECT_NO_THROW(w.validate_for_write());
+}
+
+TEST(Metadata, NodeNames) {
+  for (const char* ok : {"a", "foo.bar", "x-y_z", "é", ".a", "a.."}) EXPECT_NO_THROW(validate_node_name(ok)) << ok;
+  for (const char* bad : {"", "a/b", ".", "..", "...", "__x", "zarr.json"})
+    EXPECT_THROW(validate_node_name(bad), MetadataError) << bad;
+  EXPECT_EQ(normalize_node_path("/a/b/"), "a/b");
+  EXPECT_EQ(normalize_node_path(""), "");
+  EXPECT_THROW(normalize_node_path("a//b"), MetadataError);
+  EXPECT_THROW(normalize_node_path("a/../b"), MetadataError);
+}

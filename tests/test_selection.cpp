@@ -1,0 +1,254 @@
+// Every selection type, read and written, against a plain reference array, over random shapes,
+// chunk shapes (with partial edge chunks and partly filled first chunks), codecs and shards.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "support.hpp"
+
+using namespace zarrpp;
+
+namespace {
+struct Fixture {
+  ref::Layout layout;
+  Array z;
+  ref::Model model;
+};
+
+Fixture make_filled() {
+  const auto l = ref::gen_layout();
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, ref::spec_of(l));
+  z.set_concurrency(*rc::gen::element<std::size_t>(1, 2));
+  ref::Model m(l.shape, l.fill);
+  const auto values = ref::random_values(l.shape);
+  z.write({}, values);
+  m.data = values.to_vector<std::int32_t>();
+  return Fixture{l, std::move(z), std::move(m)};
+}
+
+void assert_same(const NDArray& got, const NDArray& want) {
+  RC_ASSERT(got.shape() == want.shape());
+  RC_ASSERT(got.to_vector<std::int32_t>() == want.to_vector<std::int32_t>());
+}
+}  // namespace
+
+RC_GTEST_PROP(Selections, OrthogonalReadMatchesReference, ()) {
+  auto f = make_filled();
+  assert_same(f.z.read(), f.model.all());
+  for (int i = 0; i < 5; ++i) {
+    const auto sel = ref::gen_selection(f.model.shape, true);
+    assert_same(f.z.read(sel), f.model.select(sel));
+  }
+}
+
+RC_GTEST_PROP(Selections, OrthogonalWriteMatchesReference, ()) {
+  auto f = make_filled();
+  for (int i = 0; i < 3; ++i) {
+    const auto sel = ref::gen_selection(f.model.shape, true);
+    const auto dims = ref::resolve(sel, f.model.shape);
+    // Repeated indices make a write order-dependent (as in NumPy); use distinct ones for writes.
+    bool repeats = false;
+    for (const auto& d : dims) {
+      auto v = d.idx;
+      std::sort(v.begin(), v.end());
+      repeats = repeats || std::adjacent_find(v.begin(), v.end()) != v.end();
+    }
+    if (repeats) continue;
+    if (*rc::gen::arbitrary<bool>()) {
+      const auto values = ref::random_values(ref::selection_shape(dims));
+      f.z.write(sel, values);
+      f.model.assign(sel, values);
+    } else {
+      const std::int32_t v = *rc::gen::inRange(-3, 3);
+      f.z.write_scalar<std::int32_t>(sel, v);
+      f.model.assign(sel, NDArray::full<std::int32_t>({}, v));
+    }
+    assert_same(f.z.read(), f.model.all());
+  }
+  // and after reopening from the store
+  assert_same(Array::open(f.z.store()).read(), f.model.all());
+}
+
+RC_GTEST_PROP(Selections, CoordinateReadAndWrite, ()) {
+  auto f = make_filled();
+  const auto& shape = f.model.shape;
+  RC_PRE(shape_size(shape) > 0);
+  const auto n = *rc::gen::inRange<std::size_t>(0, 20);
+  Coordinates coords(shape.size());
+  std::vector<std::int64_t> flat;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::int64_t fl = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const auto i = *rc::gen::inRange<std::int64_t>(-shape[d], shape[d]);
+      coords[d].push_back(i);
+      fl = fl * shape[d] + (i < 0 ? i + shape[d] : i);
+    }
+    flat.push_back(fl);
+  }
+  const auto got = f.z.read_points(coords).to_vector<std::int32_t>();
+  RC_ASSERT(got.size() == n);
+  for (std::size_t k = 0; k < n; ++k) RC_ASSERT(got[k] == f.model.data[static_cast<std::size_t>(flat[k])]);
+  // write distinct points
+  std::vector<std::size_t> keep;
+  std::set<std::int64_t> seen;
+  for (std::size_t k = 0; k < n; ++k)
+    if (seen.insert(flat[k]).second) keep.push_back(k);
+  Coordinates c2(shape.size());
+  std::vector<std::int32_t> vals;
+  for (auto k : keep) {
+    for (std::size_t d = 0; d < shape.size(); ++d) c2[d].push_back(coords[d][k]);
+    vals.push_back(*rc::gen::inRange(-50, 50));
+    f.model.data[static_cast<std::size_t>(flat[k])] = vals.back();
+  }
+  f.z.write_points(c2, NDArray::from_vector<std::int32_t>({static_cast<std::int64_t>(vals.size())}, vals));
+  assert_same(f.z.read(), f.model.all());
+}
+
+RC_GTEST_PROP(Selections, MaskReadAndWrite, ()) {
+  auto f = make_filled();
+  const auto& shape = f.model.shape;
+  NDArray mask(DataType::bool_t, shape);
+  auto* mp = mask.data<bool>();
+  std::vector<std::int32_t> expect;
+  for (std::int64_t i = 0; i < mask.size(); ++i) {
+    mp[i] = *rc::gen::inRange(0, 3) == 0;
+    if (mp[i]) expect.push_back(f.model.data[static_cast<std::size_t>(i)]);
+  }
+  RC_ASSERT(f.z.read_mask(mask).to_vector<std::int32_t>() == expect);
+  f.z.write_mask(mask, NDArray::full<std::int32_t>({}, 77));
+  for (std::int64_t i = 0; i < mask.size(); ++i)
+    if (mp[i]) f.model.data[static_cast<std::size_t>(i)] = 77;
+  assert_same(f.z.read(), f.model.all());
+}
+
+RC_GTEST_PROP(Selections, BlockReadAndWrite, ()) {
+  auto f = make_filled();
+  const auto& shape = f.model.shape;
+  const auto chunks = f.z.chunks();
+  const auto dom = f.z.domain();
+  Selection blocks, equivalent;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    // block b covers coordinates [O + (k0+b) c, ...) clipped to the domain
+    const auto lo = f.z.metadata().chunk_grid.lower_bound[d];
+    const auto o = f.z.metadata().chunk_grid.origin[d];
+    const auto c = chunks[d];
+    auto fdiv = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+    const std::int64_t k0 = fdiv(lo - o, c);
+    const std::int64_t nb = shape[d] == 0 ? 0 : fdiv(lo + shape[d] - 1 - o, c) - k0 + 1;
+    if (nb == 0) {
+      blocks.push_back(all);
+      equivalent.push_back(all);
+      continue;
+    }
+    const auto b0 = *rc::gen::inRange<std::int64_t>(0, nb);
+    const auto b1 = *rc::gen::inRange<std::int64_t>(b0 + 1, nb + 1);
+    blocks.push_back(slice(b0, b1));
+    const auto x0 = std::max(o + (k0 + b0) * c, dom[d].inclusive_min), x1 = std::min(o + (k0 + b1) * c, dom[d].exclusive_max);
+    equivalent.push_back(slice(x0 - lo, x1 - lo));
+  }
+  assert_same(f.z.read_blocks(blocks), f.model.select(equivalent));
+  const auto values = ref::random_values(f.model.select(equivalent).shape());
+  f.z.write_blocks(blocks, values);
+  f.model.assign(equivalent, values);
+  assert_same(f.z.read(), f.model.all());
+}
+
+RC_GTEST_PROP(Selections, ReadIntoCallerBuffersOfAnyLayout, ()) {
+  auto f = make_filled();
+  const auto& shape = f.model.shape;
+  // Fortran-order destination
+  std::vector<std::int32_t> buf(static_cast<std::size_t>(shape_size(shape)));
+  const auto view = NDView::f_order(buf.data(), DataType::int32, shape);
+  f.z.read_into({}, view);
+  RC_ASSERT(NDArray::copy_of(view).to_vector<std::int32_t>() == f.model.data);
+  // and write back from a Fortran-order source after changing it
+  for (auto& v : buf) v += 1;
+  f.z.write({}, view);
+  for (auto& v : f.model.data) v += 1;
+  assert_same(f.z.read(), f.model.all());
+}
+
+// ---- bad input: a SelectionError naming the problem, and the array unchanged --------------------
+
+namespace {
+std::string selection_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const SelectionError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(SelectionErrors, NameDimensionIndexAndBound) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(5);
+  const auto before = z.read();
+  auto err = selection_error([&] { z.read({6}); });
+  EXPECT_NE(err.find("index 6"), std::string::npos) << err;
+  EXPECT_NE(err.find("dimension 0"), std::string::npos) << err;
+  EXPECT_NE(err.find("size 6"), std::string::npos) << err;
+  err = selection_error([&] { z.read({0, -5}); });
+  EXPECT_NE(err.find("index -5"), std::string::npos) << err;
+  EXPECT_NE(err.find("dimension 1"), std::string::npos) << err;
+  err = selection_error([&] { z.read({slice(0, 4, 0)}); });
+  EXPECT_NE(err.find("step cannot be zero"), std::string::npos) << err;
+  err = selection_error([&] { z.read({0, 0, 0}); });
+  EXPECT_NE(err.find("too many indices"), std::string::npos) << err;
+  err = selection_error([&] { z.read({ellipsis, ellipsis}); });
+  EXPECT_NE(err.find("ellipsis"), std::string::npos) << err;
+  err = selection_error([&] { z.read({IndexArray{0, 9}}); });
+  EXPECT_NE(err.find("index 9"), std::string::npos) << err;
+  err = selection_error([&] { z.read({BoolArray{true, false}}); });
+  EXPECT_NE(err.find("boolean index of length 2"), std::string::npos) << err;
+  err = selection_error([&] { z.read_mask(NDArray(DataType::bool_t, {6, 5})); });
+  EXPECT_NE(err.find("mask of shape (6, 5)"), std::string::npos) << err;
+  err = selection_error([&] { z.read_mask(NDArray(DataType::int32, {6, 4})); });
+  EXPECT_NE(err.find("bool"), std::string::npos) << err;
+  err = selection_error([&] { z.read_points({{0, 1}, {0}}); });
+  EXPECT_NE(err.find("differ in length"), std::string::npos) << err;
+  err = selection_error([&] { z.read_points({{0, 6}, {0, 0}}); });
+  EXPECT_NE(err.find("index 6"), std::string::npos) << err;
+  err = selection_error([&] { z.read_blocks({2}); });
+  EXPECT_NE(err.find("block index 2"), std::string::npos) << err;
+  err = selection_error([&] { z.read_blocks({slice(0, 2, 2)}); });
+  EXPECT_NE(err.find("step 1"), std::string::npos) << err;
+  // writes: wrong shape or type, nothing changes
+  err = selection_error([&] { z.write({slice(0, 2)}, NDArray(DataType::int32, {3, 4})); });
+  EXPECT_NE(err.find("cannot be broadcast"), std::string::npos) << err;
+  err = selection_error([&] { z.write({}, NDArray(DataType::float64, {6, 4})); });
+  EXPECT_NE(err.find("data type mismatch"), std::string::npos) << err;
+  err = selection_error([&] { z.write({7}, NDArray::full<std::int32_t>({}, 1)); });
+  EXPECT_NE(err.find("index 7"), std::string::npos) << err;
+  err = selection_error([&] { z.write_points({{0}, {0}}, NDArray(DataType::int32, {2})); });
+  EXPECT_NE(err.find("broadcast"), std::string::npos) << err;
+  NDArray out(DataType::int32, {6, 3});
+  err = selection_error([&] { z.read_into({}, out.view()); });
+  EXPECT_NE(err.find("output buffer of shape (6, 3)"), std::string::npos) << err;
+  EXPECT_EQ(z.read(), before);
+}
+
+TEST(Selections, NumpyBroadcastingOfWriteData) {
+  auto z = Array::create(MemoryStore::create(), {.shape = {3, 4}, .chunks = {2, 2}, .dtype = DataType::int32});
+  z.write({}, NDArray::from_vector<std::int32_t>({4}, {1, 2, 3, 4}));  // a row broadcast to every row
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}));
+  z.write({}, NDArray::from_vector<std::int32_t>({3, 1}, {7, 8, 9}));  // a column
+  EXPECT_EQ(z.read({slice(), 3}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{7, 8, 9}));
+}
+
+TEST(Selections, ZeroDimensionalArrays) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {}, .chunks = {}, .dtype = DataType::float64});
+  EXPECT_EQ(z.read().to_vector<double>(), std::vector<double>{0.0});
+  z.fill<double>(2.5);
+  EXPECT_TRUE(store->exists("c"));
+  EXPECT_EQ(z.read({ellipsis}).to_vector<double>(), std::vector<double>{2.5});
+  NDArray t(DataType::bool_t, {});
+  t.data<bool>()[0] = true;
+  EXPECT_EQ(z.read_mask(t).to_vector<double>(), std::vector<double>{2.5});
+  t.data<bool>()[0] = false;
+  EXPECT_EQ(z.read_mask(t).size(), 0);
+  EXPECT_EQ(z.read_points({}).to_vector<double>(), std::vector<double>{2.5});
+}

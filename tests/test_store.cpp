@@ -1,0 +1,238 @@
+// One conformance suite run against every store, plus FileStore's atomicity and key safety.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "zarrpp/zarrpp.hpp"
+
+using namespace zarrpp;
+namespace fs = std::filesystem;
+
+namespace {
+Bytes B(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+fs::path temp_dir(const std::string& name) {
+  const auto p = fs::temp_directory_path() / ("zarrpp-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(p);
+  return p;
+}
+
+struct StoreFactory {
+  std::string name;
+  std::function<StorePtr()> make;
+};
+std::ostream& operator<<(std::ostream& o, const StoreFactory& f) { return o << f.name; }
+
+class StoreConformance : public ::testing::TestWithParam<StoreFactory> {
+ protected:
+  void SetUp() override { store = GetParam().make(); }
+  StorePtr store;
+};
+}  // namespace
+
+TEST_P(StoreConformance, GetSetEraseExists) {
+  EXPECT_FALSE(store->get("a/b").has_value());
+  EXPECT_FALSE(store->exists("a/b"));
+  store->set("a/b", B("hello"));
+  EXPECT_TRUE(store->exists("a/b"));
+  EXPECT_EQ(store->get("a/b"), B("hello"));
+  store->set("a/b", B(""));
+  EXPECT_EQ(store->get("a/b"), B(""));
+  store->erase("a/b");
+  EXPECT_FALSE(store->exists("a/b"));
+  EXPECT_NO_THROW(store->erase("a/b"));  // erasing a missing key is fine
+  EXPECT_FALSE(store->exists("a"));      // a directory-like prefix is not a key
+}
+
+TEST_P(StoreConformance, ByteRanges) {
+  store->set("k", B("0123456789"));
+  EXPECT_EQ(store->get("k", ByteRange::range(2, 3)), B("234"));
+  EXPECT_EQ(store->get("k", ByteRange::range(8, 100)), B("89"));
+  EXPECT_EQ(store->get("k", ByteRange::range(20, 5)), B(""));
+  EXPECT_EQ(store->get("k", ByteRange::from(7)), B("789"));
+  EXPECT_EQ(store->get("k", ByteRange::last(4)), B("6789"));
+  EXPECT_EQ(store->get("k", ByteRange::last(40)), B("0123456789"));
+  EXPECT_FALSE(store->get("missing", ByteRange::last(4)).has_value());
+}
+
+TEST_P(StoreConformance, CompareAndSet) {
+  EXPECT_TRUE(store->compare_and_set("m", std::nullopt, B("v1")));
+  EXPECT_FALSE(store->compare_and_set("m", std::nullopt, B("v2")));
+  EXPECT_EQ(store->get("m"), B("v1"));
+  EXPECT_FALSE(store->compare_and_set("m", B("other"), B("v2")));
+  EXPECT_EQ(store->get("m"), B("v1"));
+  EXPECT_TRUE(store->compare_and_set("m", B("v1"), B("v2")));
+  EXPECT_EQ(store->get("m"), B("v2"));
+}
+
+TEST_P(StoreConformance, CompareAndSetFromManyThreadsLosesNothing) {
+  store->set("counter", B("0"));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        for (;;) {
+          auto cur = store->get("counter");
+          const int v = std::stoi(std::string(cur->begin(), cur->end()));
+          if (store->compare_and_set("counter", cur, B(std::to_string(v + 1)))) break;
+        }
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(store->get("counter"), B("100"));
+}
+
+TEST_P(StoreConformance, ListingAndPrefixErase) {
+  for (const char* k : {"zarr.json", "a/zarr.json", "a/c/0/0", "a/c/0/1", "a/c/-1/0", "ab/x", "b/zarr.json"})
+    store->set(k, B(k));
+  EXPECT_EQ(store->list_prefix("a/"), (std::vector<std::string>{"a/c/-1/0", "a/c/0/0", "a/c/0/1", "a/zarr.json"}));
+  EXPECT_EQ(store->list_prefix("a/c/0/"), (std::vector<std::string>{"a/c/0/0", "a/c/0/1"}));
+  EXPECT_EQ(store->list_prefix("a"), (std::vector<std::string>{"a/c/-1/0", "a/c/0/0", "a/c/0/1", "a/zarr.json", "ab/x"}));
+  EXPECT_EQ(store->list_prefix("").size(), 7u);
+  EXPECT_TRUE(store->list_prefix("nope/").empty());
+  auto root = store->list_dir("");
+  EXPECT_EQ(root.keys, (std::vector<std::string>{"zarr.json"}));
+  EXPECT_EQ(root.prefixes, (std::vector<std::string>{"a", "ab", "b"}));
+  auto a = store->list_dir("a/");
+  EXPECT_EQ(a.keys, (std::vector<std::string>{"zarr.json"}));
+  EXPECT_EQ(a.prefixes, (std::vector<std::string>{"c"}));
+  store->erase_prefix("a/");
+  EXPECT_TRUE(store->list_prefix("a/").empty());
+  EXPECT_TRUE(store->exists("ab/x"));
+  store->erase_prefix("");
+  EXPECT_TRUE(store->list_prefix("").empty());
+}
+
+TEST_P(StoreConformance, HostileKeysAreRefused) {
+  for (const char* k : {"../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "", "a/", "a\\b", "..", ".",
+                        "a/.zarrpp-lock.x"}) {
+    EXPECT_THROW(store->set(k, B("x")), StoreError) << k;
+    EXPECT_THROW(store->get(k), StoreError) << k;
+    EXPECT_THROW(store->erase(k), StoreError) << k;
+  }
+  EXPECT_THROW(store->set(std::string("a\0b", 3), B("x")), StoreError);
+  EXPECT_THROW(store->list_prefix("../"), StoreError);
+  EXPECT_THROW(store->erase_prefix("../"), StoreError);
+}
+
+TEST_P(StoreConformance, LocksExcludeEachOther) {
+  std::atomic<int> inside{0}, max_inside{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        auto lk = store->lock("arr/zarr.json");
+        ASSERT_TRUE(lk);
+        const int now = ++inside;
+        max_inside = std::max(max_inside.load(), now);
+        std::this_thread::yield();
+        --inside;
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(max_inside.load(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
+                         ::testing::Values(StoreFactory{"memory", [] { return StorePtr(MemoryStore::create()); }},
+                                           StoreFactory{"file", [] {
+                                                          static int n = 0;
+                                                          return StorePtr(FileStore::open(temp_dir("conf" + std::to_string(n++))));
+                                                        }}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(FileStore, KeysNeverEscapeTheRoot) {
+  const auto root = temp_dir("escape");
+  auto s = FileStore::open(root / "inner");
+  EXPECT_THROW(s->set("../outside", B("x")), StoreError);
+  EXPECT_FALSE(fs::exists(root / "outside"));
+  s->set("ok/key", B("x"));
+  EXPECT_TRUE(fs::exists(root / "inner" / "ok" / "key"));
+  EXPECT_EQ(s->path_of("ok/key"), root / "inner" / "ok" / "key");
+}
+
+TEST(FileStore, TempAndLockFilesAreInvisible) {
+  auto s = FileStore::open(temp_dir("hidden"));
+  s->set("a/zarr.json", B("{}"));
+  { auto lk = s->lock("a/zarr.json"); }
+  EXPECT_TRUE(s->compare_and_set("a/zarr.json", B("{}"), B("{ }")));
+  EXPECT_EQ(s->list_prefix(""), (std::vector<std::string>{"a/zarr.json"}));
+  EXPECT_EQ(s->list_dir("a/").keys, (std::vector<std::string>{"zarr.json"}));
+}
+
+TEST(FileStore, MissingRootWithoutCreateIsAnError) {
+  EXPECT_THROW(FileStore::open(temp_dir("nope") / "x", FileStore::Options{.create = false}), NotFoundError);
+}
+
+TEST(FileStore, ReadersNeverSeeHalfAValue) {
+  auto s = FileStore::open(temp_dir("atomic"));
+  const Bytes a(1 << 20, 'a'), b(1 << 20, 'b');
+  s->set("k", a);
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0}, reads{0};
+  std::thread reader([&] {
+    while (!stop) {
+      auto v = s->get("k");
+      ++reads;
+      if (!v || (*v != a && *v != b)) ++torn;
+    }
+  });
+  for (int i = 0; i < 200; ++i) s->set("k", i % 2 ? a : b);
+  stop = true;
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(torn.load(), 0);
+}
+
+TEST(FileStore, CompareAndSetAcrossProcesses) {
+  const auto root = temp_dir("cas-procs");
+  FileStore::open(root)->set("n", B("0"));
+  constexpr int kProcs = 3, kIncrements = 30;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      auto s = FileStore::open(root);
+      for (int i = 0; i < kIncrements; ++i)
+        for (;;) {
+          auto cur = s->get("n");
+          const int v = std::stoi(std::string(cur->begin(), cur->end()));
+          if (s->compare_and_set("n", cur, B(std::to_string(v + 1)))) break;
+        }
+      ::_exit(0);
+    }
+    pids.push_back(pid);
+  }
+  for (auto pid : pids) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  EXPECT_EQ(FileStore::open(root)->get("n"), B(std::to_string(kProcs * kIncrements)));
+}
+
+TEST(TestStores, RecordingStoreRecordsAndFaultyStoreFailsTheNth) {
+  auto mem = MemoryStore::create();
+  auto rec = std::make_shared<RecordingStore>(mem);
+  rec->set("a", B("1"));
+  rec->get("a", ByteRange::last(1));
+  rec->erase("a");
+  const auto ops = rec->ops();
+  ASSERT_EQ(ops.size(), 3u);
+  EXPECT_EQ(ops[0].kind, StoreOp::Kind::Set);
+  EXPECT_EQ(ops[1].kind, StoreOp::Kind::Get);
+  EXPECT_EQ(ops[1].range.kind, ByteRange::Kind::Suffix);
+  EXPECT_EQ(rec->keys({StoreOp::Kind::Erase}), (std::vector<std::string>{"a"}));
+
+  auto faulty = std::make_shared<FaultyStore>(mem, 1);
+  faulty->set("x", B("1"));
+  EXPECT_THROW(faulty->set("y", B("2")), StoreError);
+  EXPECT_TRUE(faulty->fired());
+  EXPECT_FALSE(mem->exists("y"));
+  faulty->set("y", B("2"));  // works again afterwards
+  EXPECT_TRUE(mem->exists("y"));
+}
