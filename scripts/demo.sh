@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target zarrpp-example
-./build/release/zarrpp-example "${1:-build/example.zarr}"
+cmake --build --preset release -j "$(nproc)" --target zarrpp-cli
+./build/release/zarrpp demo "${1:-build/demo.zarr}"

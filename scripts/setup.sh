@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev
-  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  libcli11-dev libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   python3-numpy python3-numcodecs
 )
 missing=()

@@ -587,17 +587,25 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;
   m.dimension_names = spec.dimension_names;
+  return create(std::move(store), path, m, spec.overwrite);
+}
+
+Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetadata& meta, bool overwrite) {
+  if (!store) throw StoreError("Array::create: no store given");
+  const std::string path = normalize_node_path(path_in);
+  ArrayMetadata m = meta;
   m.validate_for_write();
-  // Validate everything (including every codec) before anything is written.
+  // Validate everything (including every codec) before anything is written, and write the
+  // codecs with their automatic parameters resolved.
   auto snap = make_snapshot(m, std::nullopt);
   m.codecs = snap->pipeline.to_metadata();
   snap = make_snapshot(m, std::nullopt);
-  // Round-trip check: what we write must parse back to the same metadata.
+  // What we write must parse back to the same metadata.
   ArrayMetadata::parse(std::string(snap->meta_bytes.begin(), snap->meta_bytes.end()));
 
   const std::string prefix = node_prefix(path);
   if (store->exists(meta_key(prefix))) {
-    if (!spec.overwrite)
+    if (!overwrite)
       throw MetadataError("a node already exists at '" + (path.empty() ? "/" : path) + "' (use overwrite to replace it)");
     store->erase_prefix(prefix);
   }

@@ -110,8 +110,6 @@ class ShardingCodec : public ArrayToBytesCodec {
   Json config_;
 };
 
-std::uint32_t crc32c(std::span<const std::uint8_t> data);
-
 // Copies the box [start, start+shape) of a C-order array `src` (src_shape) into a C-order array
 // `dst` of shape `shape`, or the reverse. Element size in bytes.
 void extract_box(const std::uint8_t* src, const Shape& src_shape, const Shape& start, const Shape& shape,

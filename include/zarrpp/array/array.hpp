@@ -50,6 +50,8 @@ class Array {
  public:
   static Array create(StorePtr store, const std::string& path, const ArraySpec& spec);
   static Array create(StorePtr store, const ArraySpec& spec) { return create(std::move(store), "", spec); }
+  // Creates an array from complete metadata (validated like zarr.json on open), e.g. to copy one.
+  static Array create(StorePtr store, const std::string& path, const ArrayMetadata& metadata, bool overwrite = false);
   // Opens an existing array, validating everything; refuses what it does not understand.
   static Array open(StorePtr store, const std::string& path = "");
 

@@ -3,6 +3,7 @@
 // index counts from the end, as in NumPy.
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -36,5 +37,9 @@ using Selection = std::vector<DimSelector>;
 // Points for coordinate selection (zarr-python's vindex): coords[d][k] is the index of point k
 // along dimension d. All dimensions give the same number of points.
 using Coordinates = std::vector<std::vector<std::int64_t>>;
+
+// Parses NumPy syntax: "0:3, ::2", "-1", "...", ":, 5", "[0,2,5], :". Throws SelectionError
+// naming the offending part.
+Selection parse_selection(std::string_view text);
 
 }  // namespace zarrpp

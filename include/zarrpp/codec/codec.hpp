@@ -63,6 +63,9 @@ std::vector<CodecMetadata> to_metadata(const std::vector<Any>& cs, const DataTyp
 
 }  // namespace codec
 
+// CRC32C (Castagnoli), as the crc32c codec computes it.
+std::uint32_t crc32c(std::span<const std::uint8_t> data);
+
 class CodecPipelineImpl;
 
 // The decoded form of a chunk: its full shape, data type and fill value.
