@@ -19,3 +19,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# Interop tests (tests/test_interop.cpp) run zarrita.js, pinned in tests/interop/package-lock.json,
+# with the machine's Node.js (>= 20) and npm. npm ci again only when the lock file is newer.
+interop="$(cd "$(dirname "$0")/.." && pwd)/tests/interop"
+if ! command -v npm >/dev/null; then
+  echo "setup: npm not found; the interop tests need Node.js >= 20 and npm" >&2
+elif [ ! -f "$interop/node_modules/.package-lock.json" ] || [ "$interop/package-lock.json" -nt "$interop/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci in tests/interop"
+  (cd "$interop" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -232,4 +232,60 @@ inline ArraySpec spec_of(const Layout& l) {
   return s;
 }
 
+// A model of an array over coordinates: its domain and the values written (missing = fill).
+struct DomainModel {
+  Domain dom;
+  std::map<std::vector<std::int64_t>, std::int32_t> values;
+  std::int32_t fill = 0;
+
+  Shape shape() const {
+    Shape s;
+    for (const auto& d : dom) s.push_back(d.exclusive_max - d.inclusive_min);
+    return s;
+  }
+  bool inside(const std::vector<std::int64_t>& x) const {
+    for (std::size_t d = 0; d < dom.size(); ++d)
+      if (x[d] < dom[d].inclusive_min || x[d] >= dom[d].exclusive_max) return false;
+    return true;
+  }
+  void restrict_to_domain() {
+    for (auto it = values.begin(); it != values.end();) it = inside(it->first) ? std::next(it) : values.erase(it);
+  }
+  // Expected contents in C order over the domain.
+  std::vector<std::int32_t> expected() const {
+    std::vector<std::int32_t> out;
+    const auto s = shape();
+    if (shape_size(s) == 0) return out;
+    std::vector<std::int64_t> x(dom.size());
+    for (std::size_t d = 0; d < dom.size(); ++d) x[d] = dom[d].inclusive_min;
+    for (;;) {
+      auto it = values.find(x);
+      out.push_back(it == values.end() ? fill : it->second);
+      std::size_t d = dom.size();
+      while (d > 0) {
+        --d;
+        if (++x[d] < dom[d].exclusive_max) break;
+        x[d] = dom[d].inclusive_min;
+        if (d == 0) return out;
+      }
+    }
+  }
+  // Stores `block` (C order) with its first element at coordinate `at`.
+  void put(const std::vector<std::int64_t>& at, const NDArray& block) {
+    const auto& s = block.shape();
+    if (block.size() == 0) return;
+    std::vector<std::int64_t> i(s.size(), 0);
+    const auto* v = block.data<std::int32_t>();
+    for (std::int64_t k = 0; k < block.size(); ++k) {
+      std::vector<std::int64_t> x(s.size());
+      for (std::size_t d = 0; d < s.size(); ++d) x[d] = at[d] + i[d];
+      values[x] = v[k];
+      for (std::size_t d = s.size(); d-- > 0;) {
+        if (++i[d] < s[d]) break;
+        i[d] = 0;
+      }
+    }
+  }
+};
+
 }  // namespace ref

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <filesystem>
 #include <thread>
 
@@ -153,6 +154,38 @@ TEST(FileStore, KeysNeverEscapeTheRoot) {
   s->set("ok/key", B("x"));
   EXPECT_TRUE(fs::exists(root / "inner" / "ok" / "key"));
   EXPECT_EQ(s->path_of("ok/key"), root / "inner" / "ok" / "key");
+}
+
+TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
+  const auto base = temp_dir("symlink");
+  fs::create_directories(base / "outside");
+  {
+    std::ofstream(base / "outside" / "secret") << "top secret";
+  }
+  auto s = FileStore::open(base / "root");
+  fs::create_symlink(base / "outside", base / "root" / "link");           // a directory link out
+  fs::create_symlink(base / "outside" / "secret", base / "root" / "file");  // a file link out
+  fs::create_directories(base / "root" / "in");
+  s->set("in/real", B("inside"));
+  fs::create_symlink("real", base / "root" / "in" / "alias");  // stays inside: allowed
+  for (const char* k : {"link/secret", "file"}) {
+    try {
+      s->get(k);
+      ADD_FAILURE() << k;
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find("outside the store root"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(s->exists(k), StoreError) << k;
+  }
+  EXPECT_THROW(s->set("link/new", B("x")), StoreError);
+  EXPECT_FALSE(fs::exists(base / "outside" / "new"));
+  EXPECT_THROW(s->erase_prefix("link/"), StoreError);
+  EXPECT_TRUE(fs::exists(base / "outside" / "secret"));
+  EXPECT_THROW(s->erase("link/secret"), StoreError);  // the parent resolves outside: refused
+  EXPECT_TRUE(fs::exists(base / "outside" / "secret"));
+  EXPECT_TRUE(s->list_prefix("link/").empty());
+  EXPECT_EQ(s->list_prefix(""), (std::vector<std::string>{"in/real"}));  // symlinks are not listed
+  EXPECT_EQ(s->get("in/alias"), B("inside"));
 }
 
 TEST(FileStore, TempAndLockFilesAreInvisible) {

@@ -138,38 +138,77 @@ void copy_task(const Plan& plan, const ChunkTask& task, std::byte* chunk, const 
   oc.run(chunk, view.data(), 0);
 }
 
-// Writes the fill value at the view positions a task selects (a read of a missing chunk).
+// Writes the fill value at the view positions a task selects (a read of a missing chunk),
+// straight from the one fill element: no chunk-sized buffer, however large the chunk.
 void fill_task(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, const NDView& view) {
-  thread_local Bytes scratch;
-  scratch.resize(spec.nbytes());
-  fill_with(scratch, spec.fill_value);
-  copy_task(plan, task, reinterpret_cast<std::byte*>(scratch.data()), spec, view, false);
-}
-
-// Resets buffer positions outside the array's domain to the fill value, so no stale element
-// can ever re-enter the domain.
-void clear_outside_domain(std::span<std::uint8_t> buf, const ChunkGrid& g, const std::vector<std::int64_t>& chunk,
-                          const ChunkSpec& spec) {
-  const std::size_t r = g.rank();
-  Shape lo(r), ext(r);
-  bool full = true, empty = false;
-  for (std::size_t d = 0; d < r; ++d) {
-    const auto [a, b] = g.index_range(d, chunk[d]);
-    const auto start = g.chunk_start_index(d, chunk[d]);
-    lo[d] = std::max<std::int64_t>(a - start, 0);
-    ext[d] = std::max<std::int64_t>(b - a, 0);
-    if (lo[d] != 0 || ext[d] != spec.shape[d]) full = false;
-    if (ext[d] == 0) empty = true;
-  }
-  if (full) return;
-  if (empty) {
-    fill_with(buf, spec.fill_value);
+  const std::size_t es = spec.dtype.size();
+  auto* fill = reinterpret_cast<std::byte*>(const_cast<std::uint8_t*>(spec.fill_value.data()));
+  if (plan.points) {
+    const std::int64_t vs = view.ndim() ? view.strides()[0] : 0;
+    for (const auto& p : task.points) copy_elem(view.data() + p.second * vs, fill, es);
     return;
   }
-  Bytes keep(static_cast<std::size_t>(shape_size(ext)) * spec.dtype.size());
-  extract_box(buf.data(), spec.shape, lo, ext, keep.data(), spec.dtype.size());
+  if (task.dims.empty()) {
+    copy_elem(view.data(), fill, es);
+    return;
+  }
+  const std::vector<std::int64_t> zero(task.dims.size(), 0);  // every chunk position reads the fill
+  OrthoCopy oc{task, zero, view_strides_per_dim(plan, view), es, false};
+  oc.run(fill, view.data(), 0);
+}
+
+// Chunks are decoded whole into memory: refuse sizes no machine can hold, with a clear error
+// instead of a failed allocation.
+constexpr std::uint64_t kMaxChunkBytes = std::uint64_t{4} << 30;
+void check_chunk_size(const ChunkSpec& spec, const char* what) {
+  std::int64_t n = 1;
+  for (auto d : spec.shape)
+    if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
+  std::uint64_t bytes;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(n), spec.dtype.size(), &bytes) || bytes > kMaxChunkBytes)
+    throw Error(std::string("cannot ") + what + ": a chunk of shape " + shape_str(spec.shape) + " and data type " +
+                spec.dtype.name() + " exceeds zarrpp's limit of 4 GiB per decoded chunk");
+}
+
+// The box of chunk positions inside a grid's domain: [lo, lo + ext) per dimension.
+struct PosBox {
+  Shape lo, ext;
+  bool empty = false, full = true;
+};
+PosBox domain_box(const ChunkGrid& g, const std::vector<std::int64_t>& chunk, const ChunkSpec& spec) {
+  const std::size_t r = g.rank();
+  PosBox b{Shape(r), Shape(r)};
+  for (std::size_t d = 0; d < r; ++d) {
+    const auto [a, e] = g.index_range(d, chunk[d]);
+    const auto start = g.chunk_start_index(d, chunk[d]);
+    b.lo[d] = std::max<std::int64_t>(a - start, 0);
+    b.ext[d] = std::max<std::int64_t>(e - a, 0);
+    if (b.lo[d] != 0 || b.ext[d] != spec.shape[d]) b.full = false;
+    if (b.ext[d] == 0) b.empty = true;
+  }
+  return b;
+}
+
+// Resets buffer positions outside the array's domain (and outside `keep`'s, while a domain
+// change is under way) to the fill value, so no stale element can ever re-enter the domain and
+// no element still visible is lost.
+void clear_outside_domain(std::span<std::uint8_t> buf, const ChunkGrid& g, const ChunkGrid* keep,
+                          const std::vector<std::int64_t>& chunk, const ChunkSpec& spec) {
+  std::vector<PosBox> boxes = {domain_box(g, chunk, spec)};
+  if (keep) boxes.push_back(domain_box(*keep, chunk, spec));
+  for (const auto& b : boxes)
+    if (b.full) return;
+  const std::size_t es = spec.dtype.size();
+  std::vector<Bytes> saved;
+  for (const auto& b : boxes) {
+    saved.emplace_back();
+    if (b.empty) continue;
+    saved.back().resize(static_cast<std::size_t>(shape_size(b.ext)) * es);
+    extract_box(buf.data(), spec.shape, b.lo, b.ext, saved.back().data(), es);
+  }
   fill_with(buf, spec.fill_value);
-  insert_box(keep.data(), ext, buf.data(), spec.shape, lo, spec.dtype.size());
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    if (!boxes[i].empty) insert_box(saved[i].data(), boxes[i].ext, buf.data(), spec.shape, boxes[i].lo, es);
 }
 
 // Where a task's chunk lies in the caller's view when it maps onto one contiguous C-order block
@@ -260,6 +299,11 @@ struct Engine {
   std::string prefix;
   std::size_t concurrency;
   bool write_empty;
+  // While a domain change is under way: the current (old) domain's unit grid, whose elements
+  // every chunk write must preserve until the new metadata is in place.
+  const ChunkGrid* keep = nullptr;
+
+  bool holds_kept(const std::vector<std::int64_t>& unit) const { return keep && unit_intersects_domain(*keep, unit); }
 
   std::string key_of(const std::vector<std::int64_t>& storage) const {
     return prefix + s.meta.chunk_key_encoding.encode(storage);
@@ -278,6 +322,7 @@ struct Engine {
     const auto& task = plan.tasks[g.tasks[0]];
     auto bytes = store.get(key);
     if (!bytes) return fill_task(plan, task, s.unit_spec, out);
+    check_chunk_size(s.unit_spec, "read");
     if (std::byte* target = contiguous_target(plan, task, s.unit_grid, out)) {
       s.pipeline.decode(*bytes, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(target), s.unit_spec.nbytes()));
       return;
@@ -295,6 +340,7 @@ struct Engine {
       for (auto ti : g.tasks) fill_task(plan, plan.tasks[ti], s.unit_spec, out);
       return;
     }
+    check_chunk_size(s.unit_spec, "read");
     if (index->size() != sc.index_size())
       throw CodecError("codec sharding_indexed: shard is too small for its " + std::to_string(sc.index_size()) +
                        "-byte index (truncated?)");
@@ -337,6 +383,7 @@ struct Engine {
   }
 
   void write(const Plan& plan, const NDView& data) const {
+    if (!plan.tasks.empty()) check_chunk_size(s.unit_spec, "write");
     const auto groups = group_tasks(plan, s);
     ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
       const auto& g = groups[gi];
@@ -348,14 +395,15 @@ struct Engine {
   // Builds a unit's new contents: fill (full cover) or its old contents (partial), then the data.
   void build_unit(const Plan& plan, const ChunkTask& task, std::span<std::uint8_t> buf, const NDView& data,
                   const std::function<bool(std::span<std::uint8_t>)>& load_old) const {
-    if (task.covers_domain || !load_old(buf)) fill_with(buf, s.unit_spec.fill_value);
-    else clear_outside_domain(buf, s.unit_grid, task.chunk, s.unit_spec);
+    const bool covered = task.covers_domain && !holds_kept(task.chunk);
+    if (covered || !load_old(buf)) fill_with(buf, s.unit_spec.fill_value);
+    else clear_outside_domain(buf, s.unit_grid, keep, task.chunk, s.unit_spec);
     copy_task(plan, task, reinterpret_cast<std::byte*>(buf.data()), s.unit_spec, data, true);
   }
 
   void write_chunk(const Plan& plan, const Group& g, const std::string& key, const NDView& data) const {
     const auto& task = plan.tasks[g.tasks[0]];
-    if (task.covers_domain) {
+    if (task.covers_domain && !holds_kept(task.chunk)) {
       if (const std::byte* src = contiguous_target(plan, task, s.unit_grid, data)) {
         const std::span<const std::uint8_t> chunk(reinterpret_cast<const std::uint8_t*>(src), s.unit_spec.nbytes());
         if (!write_empty && all_equal(chunk, s.unit_spec.fill_value)) store.erase(key);
@@ -384,8 +432,12 @@ struct Engine {
     bool covered = true;
     for (std::size_t i = 0; i < n && covered; ++i) {
       const auto unit = unit_of(g.storage, i, s.units_per_storage);
+      if (holds_kept(unit)) {
+        covered = false;
+        break;
+      }
       if (!unit_intersects_domain(s.unit_grid, unit)) continue;
-      covered = touched[i] >= 0 && plan.tasks[static_cast<std::size_t>(touched[i])].covers_domain;
+      covered = covered && touched[i] >= 0 && plan.tasks[static_cast<std::size_t>(touched[i])].covers_domain;
     }
     std::optional<Bytes> old;
     std::vector<ShardingCodec::Entry> entries;
@@ -403,7 +455,7 @@ struct Engine {
     std::vector<std::optional<Bytes>> inner(n);
     ThreadPool::global().parallel_for(n, concurrency, [&](std::size_t i) {
       const auto unit = unit_of(g.storage, i, s.units_per_storage);
-      if (!unit_intersects_domain(s.unit_grid, unit)) return;  // stays empty: nothing stale survives
+      if (!unit_intersects_domain(s.unit_grid, unit) && !holds_kept(unit)) return;  // stays empty: nothing stale survives
       const bool has_old = old && !entries[i].empty();
       if (touched[i] < 0) {  // untouched: keep its encoded bytes exactly
         if (has_old) inner[i] = Bytes(old->begin() + static_cast<std::ptrdiff_t>(entries[i].offset),
@@ -473,7 +525,7 @@ struct Array::State {
     std::lock_guard lk(mu);
     snap = std::move(s);
   }
-  Engine engine(const Snapshot& s) const { return Engine{*store, s, prefix, concurrency.load(), write_empty.load()}; }
+  Engine engine(const Snapshot& s) const { return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr}; }
 
   // Changes zarr.json under the array's lock: reload, compute, do the data work that must come
   // first, then compare-and-swap the metadata; `after` runs once the new metadata is in place.
@@ -971,7 +1023,8 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
         return m;
       },
       [&](const Snapshot& cur, const Snapshot& next) {
-        const Engine e = st_->engine(next);
+        Engine e = st_->engine(next);
+        e.keep = &cur.unit_grid;  // a failure before the switch must leave the old domain intact
         for (const auto& box : entering_boxes(domain_of(cur.meta), domain_of(next.meta)))
           clear_box(*st_->store, st_->prefix, e, next, box);
       },

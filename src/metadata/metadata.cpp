@@ -452,7 +452,10 @@ void ArrayMetadata::validate_for_write() const {
     check_safe(checked::add(chunk_grid.lower_bound[d], shape[d], "upper bound"),
                "upper bound (lower_bound + shape)" + ds);
   }
-  checked::product(shape, "shape");
+  std::int64_t total = 1;
+  for (auto n : shape)
+    if (__builtin_mul_overflow(total, n, &total))
+      throw MetadataError("shape: " + shape_str(shape) + " has more elements than int64 can count");
   if (fill_value.size() != data_type.size())
     throw MetadataError("fill_value: wrong size for data type " + data_type.name());
 }

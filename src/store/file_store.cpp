@@ -1,6 +1,8 @@
 #include "zarrpp/store/file_store.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,20 +36,85 @@ struct Fd {
 
 bool is_internal_name(const std::string& name) { return name.rfind(".zarrpp-", 0) == 0; }
 
+// Opens `rel` (relative to the directory `dirfd`) without ever leaving that directory:
+// openat2(RESOLVE_BENEATH) where the kernel has it, else a component-by-component walk that
+// refuses symlinks. Returns -1 with errno set; EXDEV/ELOOP mean "would leave the root".
+int open_beneath(int dirfd, const std::string& rel, int flags, mode_t mode = 0) {
+  static std::atomic<bool> have_openat2{true};
+  if (have_openat2.load(std::memory_order_relaxed)) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+    how.mode = (flags & O_CREAT) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    for (;;) {
+      const long fd = ::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
+      if (fd >= 0) return static_cast<int>(fd);
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno != ENOSYS && errno != EPERM) return -1;
+      break;
+    }
+    have_openat2 = false;
+  }
+  // Fallback: walk, refusing every symlink.
+  int cur = ::dup(dirfd);
+  if (cur < 0) return -1;
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t j = rel.find('/', i);
+    const std::string seg = rel.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    const bool last = j == std::string::npos;
+    const int next = ::openat(cur, seg.c_str(), (last ? flags : (O_RDONLY | O_DIRECTORY)) | O_NOFOLLOW | O_CLOEXEC, mode);
+    const int e = errno;
+    ::close(cur);
+    if (next < 0) {
+      errno = e;
+      return -1;
+    }
+    if (last) return next;
+    cur = next;
+    i = j + 1;
+  }
+}
+
+bool escapes(int err) { return err == EXDEV || err == ELOOP; }
+
+// Whether any component of root/dir is a symlink (listing and removal never go through one).
+bool through_symlink(const fs::path& root, const std::string& dir) {
+  fs::path p = root;
+  std::size_t i = 0;
+  while (i < dir.size()) {
+    std::size_t j = dir.find('/', i);
+    if (j == std::string::npos) j = dir.size();
+    p /= dir.substr(i, j - i);
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(p, ec))) return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+[[noreturn]] void escape_fail(const std::string& key, const fs::path& root) {
+  throw StoreError("store key '" + key + "' leads outside the store root '" + root.string() +
+                   "' (through a symlink); refused");
+}
+
+// Splits "a/b/c" into ("a/b", "c").
+std::pair<std::string, std::string> split_key(const std::string& key) {
+  const auto slash = key.rfind('/');
+  if (slash == std::string::npos) return {"", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
 // Holds an flock(2) on a lock file; works between threads (each has its own open file
 // description) and between processes.
 class FileLock : public StoreLock {
  public:
-  explicit FileLock(const fs::path& p) {
-    std::error_code ec;
-    fs::create_directories(p.parent_path(), ec);
-    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) sys_fail("cannot open lock file", p, errno);
+  FileLock(int fd, const std::string& what) : fd_(fd) {
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno != EINTR) {
         const int e = errno;
         ::close(fd_);
-        sys_fail("cannot lock", p, e);
+        throw StoreError("cannot lock " + what + ": " + std::strerror(e));
       }
     }
   }
@@ -60,16 +127,8 @@ class FileLock : public StoreLock {
   int fd_ = -1;
 };
 
-fs::path lock_path(const fs::path& target, const char* kind) {
-  return target.parent_path() / (std::string(".zarrpp-") + kind + "." + target.filename().string());
-}
-
-std::optional<Bytes> read_file(const fs::path& p, const ByteRange& range) {
-  Fd f(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
-  if (f.fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    sys_fail("cannot open", p, errno);
-  }
+std::optional<Bytes> read_fd(int fd, const fs::path& p, const ByteRange& range) {
+  Fd f(fd);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", p, errno);
   if (!S_ISREG(st.st_mode)) return std::nullopt;
@@ -108,6 +167,43 @@ FileStore::FileStore(fs::path root, Options options) : root_(std::move(root)), o
   if (!fs::is_directory(root_, ec))
     throw NotFoundError("store directory '" + root_.string() + "' does not exist");
   root_ = fs::absolute(root_, ec).lexically_normal();
+  root_fd_ = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd_ < 0) sys_fail("cannot open store directory", root_, errno);
+}
+
+FileStore::~FileStore() {
+  if (root_fd_ >= 0) ::close(root_fd_);
+}
+
+int FileStore::open_dir(const std::string& dir, bool create) const {
+  if (dir.empty()) return ::dup(root_fd_);
+  int fd = open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY);
+  if (fd >= 0 || !create || errno != ENOENT) {
+    if (fd < 0 && escapes(errno)) escape_fail(dir, root_);
+    return fd;
+  }
+  // Create missing directories one component at a time, each beneath the previous one.
+  int cur = ::dup(root_fd_);
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t j = dir.find('/', i);
+    const std::string seg = dir.substr(i, j == std::string::npos ? std::string::npos : j - i);
+    if (::mkdirat(cur, seg.c_str(), 0755) != 0 && errno != EEXIST) {
+      const int e = errno;
+      ::close(cur);
+      sys_fail("cannot create directory", root_ / dir, e);
+    }
+    const int next = open_beneath(cur, seg, O_RDONLY | O_DIRECTORY);
+    const int e = errno;
+    ::close(cur);
+    if (next < 0) {
+      if (escapes(e)) escape_fail(dir, root_);
+      sys_fail("cannot open directory", root_ / dir, e);
+    }
+    if (j == std::string::npos) return next;
+    cur = next;
+    i = j + 1;
+  }
 }
 
 fs::path FileStore::path_of(const std::string& key) const {
@@ -115,70 +211,93 @@ fs::path FileStore::path_of(const std::string& key) const {
   return root_ / key;
 }
 
-void FileStore::write_atomic(const fs::path& p, const Bytes& value) {
-  const fs::path dir = p.parent_path();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw StoreError("cannot create directory '" + dir.string() + "': " + ec.message());
-  const fs::path tmp = dir / (".zarrpp-tmp-" + std::to_string(::getpid()) + "-" +
-                              std::to_string(g_tmp_counter.fetch_add(1)) + "-" + p.filename().string());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) sys_fail("cannot create", tmp, errno);
+void FileStore::write_atomic(const std::string& key, const Bytes& value) {
+  const auto [dir, name] = split_key(key);
+  const fs::path p = root_ / key;
+  Fd d(open_dir(dir, true));
+  if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
+  const std::string tmp = ".zarrpp-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(g_tmp_counter.fetch_add(1)) + "-" + name;
+  int fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) sys_fail("cannot create", root_ / dir / tmp, errno);
+  auto undo = [&](const char* what, int e) {
+    ::close(fd);
+    ::unlinkat(d.fd, tmp.c_str(), 0);
+    sys_fail(what, p, e);
+  };
   std::size_t done = 0;
   while (done < value.size()) {
     const ssize_t n = ::write(fd, value.data() + done, value.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      sys_fail("cannot write", tmp, e);
+      undo("cannot write", errno);
     }
     done += static_cast<std::size_t>(n);
   }
-  if (options_.fsync && ::fsync(fd) != 0) {
-    const int e = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    sys_fail("cannot fsync", tmp, e);
-  }
+  if (options_.fsync && ::fsync(fd) != 0) undo("cannot fsync", errno);
   if (::close(fd) != 0) {
     const int e = errno;
-    ::unlink(tmp.c_str());
-    sys_fail("cannot close", tmp, e);
+    ::unlinkat(d.fd, tmp.c_str(), 0);
+    sys_fail("cannot close", p, e);
   }
-  if (::rename(tmp.c_str(), p.c_str()) != 0) {
+  if (::renameat(d.fd, tmp.c_str(), d.fd, name.c_str()) != 0) {
     const int e = errno;
-    ::unlink(tmp.c_str());
+    ::unlinkat(d.fd, tmp.c_str(), 0);
     sys_fail("cannot rename into place", p, e);
   }
-  if (options_.fsync) {
-    Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (d.fd >= 0) ::fsync(d.fd);
+  if (options_.fsync) ::fsync(d.fd);
+}
+
+std::unique_ptr<StoreLock> FileStore::lock_file(const std::string& key, const char* kind) {
+  const auto [dir, name] = split_key(key);
+  Fd d(open_dir(dir, true));
+  if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
+  const std::string lname = std::string(".zarrpp-") + kind + "." + name;
+  const int fd = ::openat(d.fd, lname.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) sys_fail("cannot open lock file", root_ / dir / lname, errno);
+  return std::make_unique<FileLock>(fd, (root_ / dir / lname).string());
+}
+
+std::optional<Bytes> FileStore::read_key(const std::string& key, const ByteRange& range) const {
+  const int fd = open_beneath(root_fd_, key, O_RDONLY);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    if (escapes(errno)) escape_fail(key, root_);
+    sys_fail("cannot open", root_ / key, errno);
   }
+  return read_fd(fd, root_ / key, range);
 }
 
 std::optional<Bytes> FileStore::get(const std::string& key, const ByteRange& range) {
-  return read_file(path_of(key), range);
+  validate_key(key);
+  return read_key(key, range);
 }
 
-void FileStore::set(const std::string& key, const Bytes& value) { write_atomic(path_of(key), value); }
+void FileStore::set(const std::string& key, const Bytes& value) {
+  validate_key(key);
+  write_atomic(key, value);
+}
 
 bool FileStore::compare_and_set(const std::string& key, const std::optional<Bytes>& expected,
                                 const Bytes& value) {
-  const auto p = path_of(key);
-  FileLock lk(lock_path(p, "cas"));
-  auto current = read_file(p, ByteRange::all());
+  validate_key(key);
+  auto lk = lock_file(key, "cas");
+  auto current = read_key(key, ByteRange::all());
   if (current.has_value() != expected.has_value()) return false;
   if (current && *current != *expected) return false;
-  write_atomic(p, value);
+  write_atomic(key, value);
   return true;
 }
 
 void FileStore::erase(const std::string& key) {
-  const auto p = path_of(key);
-  if (::unlink(p.c_str()) != 0 && errno != ENOENT && errno != ENOTDIR && errno != EISDIR)
-    sys_fail("cannot remove", p, errno);
+  validate_key(key);
+  const auto [dir, name] = split_key(key);
+  Fd d(open_dir(dir, false));
+  if (d.fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return;
+    sys_fail("cannot open directory", root_ / dir, errno);
+  }
+  if (::unlinkat(d.fd, name.c_str(), 0) != 0 && errno != ENOENT && errno != ENOTDIR && errno != EISDIR)
+    sys_fail("cannot remove", root_ / key, errno);
 }
 
 void FileStore::erase_prefix(const std::string& prefix) {
@@ -186,6 +305,8 @@ void FileStore::erase_prefix(const std::string& prefix) {
   std::error_code ec;
   if (prefix.empty() || prefix.back() == '/') {
     const fs::path dir = prefix.empty() ? root_ : root_ / prefix.substr(0, prefix.size() - 1);
+    if (!prefix.empty() && through_symlink(root_, prefix.substr(0, prefix.size() - 1)))
+      throw StoreError("refusing to remove '" + prefix + "' through a symlink in store '" + root_.string() + "'");
     if (!fs::exists(dir, ec)) return;
     if (prefix.empty()) {
       for (const auto& e : fs::directory_iterator(root_, ec)) fs::remove_all(e.path(), ec);
@@ -199,9 +320,15 @@ void FileStore::erase_prefix(const std::string& prefix) {
 }
 
 bool FileStore::exists(const std::string& key) {
+  validate_key(key);
+  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_PATH);
+  if (fd < 0) {
+    if (escapes(errno)) escape_fail(key, root_);
+    return false;
+  }
+  Fd f(fd);
   struct stat st {};
-  const auto p = path_of(key);
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 std::vector<std::string> FileStore::list_prefix(const std::string& prefix) {
@@ -212,7 +339,7 @@ std::vector<std::string> FileStore::list_prefix(const std::string& prefix) {
   const fs::path start = dir_part.empty() ? root_ : root_ / dir_part;
   std::vector<std::string> out;
   std::error_code ec;
-  if (!fs::is_directory(start, ec)) return out;
+  if (through_symlink(root_, dir_part) || !fs::is_directory(start, ec)) return out;
   fs::recursive_directory_iterator it(start, fs::directory_options::skip_permission_denied, ec), end;
   for (; it != end; it.increment(ec)) {
     if (ec) break;
@@ -221,6 +348,7 @@ std::vector<std::string> FileStore::list_prefix(const std::string& prefix) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
+    if (it->is_symlink(ec)) continue;  // symlinks are never listed (and never followed out of the root)
     if (!it->is_regular_file(ec)) continue;
     auto rel = it->path().lexically_relative(root_).generic_string();
     if (rel.compare(0, prefix.size(), prefix) == 0) out.push_back(std::move(rel));
@@ -236,10 +364,10 @@ DirListing FileStore::list_dir(const std::string& prefix) {
   const fs::path dir = p.empty() ? root_ : root_ / p;
   DirListing out;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return out;
+  if (through_symlink(root_, p) || !fs::is_directory(dir, ec)) return out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const auto name = e.path().filename().string();
-    if (is_internal_name(name)) continue;
+    if (is_internal_name(name) || e.is_symlink(ec)) continue;
     if (e.is_directory(ec)) out.prefixes.push_back(name);
     else if (e.is_regular_file(ec)) out.keys.push_back(name);
   }
@@ -249,7 +377,8 @@ DirListing FileStore::list_dir(const std::string& prefix) {
 }
 
 std::unique_ptr<StoreLock> FileStore::lock(const std::string& key) {
-  return std::make_unique<FileLock>(lock_path(path_of(key), "lock"));
+  validate_key(key);
+  return lock_file(key, "lock");
 }
 
 }  // namespace zarrpp

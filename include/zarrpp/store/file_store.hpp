@@ -7,7 +7,9 @@
 namespace zarrpp {
 
 // A directory on the local file system. Every set is atomic (temp file + rename), so readers never
-// see half a value; compare_and_set and lock() hold flock(2) locks, safe across processes.
+// see half a value; compare_and_set and lock() hold flock(2) locks, safe across processes. All
+// access resolves beneath the root (openat2 RESOLVE_BENEATH): a key can never reach a file outside
+// it, not even through a symlink; symlinks are not listed.
 class FileStore : public Store {
  public:
   struct Options {
@@ -18,6 +20,9 @@ class FileStore : public Store {
   static std::shared_ptr<FileStore> open(const std::filesystem::path& root);
   static std::shared_ptr<FileStore> open(const std::filesystem::path& root, Options options);
   FileStore(std::filesystem::path root, Options options);
+  ~FileStore() override;
+  FileStore(const FileStore&) = delete;
+  FileStore& operator=(const FileStore&) = delete;
 
   const std::filesystem::path& root() const { return root_; }
   // Where a key lives on disk (after validating it).
@@ -35,8 +40,12 @@ class FileStore : public Store {
   std::string describe() const override { return "file://" + root_.string(); }
 
  private:
-  void write_atomic(const std::filesystem::path& p, const Bytes& value);
+  void write_atomic(const std::string& key, const Bytes& value);
+  std::optional<Bytes> read_key(const std::string& key, const ByteRange& range) const;
+  std::unique_ptr<StoreLock> lock_file(const std::string& key, const char* kind);
+  int open_dir(const std::string& dir, bool create) const;  // -1 with errno when missing
   std::filesystem::path root_;
+  int root_fd_ = -1;
   Options options_;
 };
 

@@ -1,0 +1,94 @@
+// What growing in front costs on the local file store: two chunk rows in front of an array of
+// 64^3 uint8 chunks, done four ways (the upstream prototype's table), plus zarrpp's prepend.
+// Usage: zarrpp-bench-prepend [--large] [DIR]   (--large adds 32,768 chunks = 8 GiB)
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "bench_util.hpp"
+#include "zarrpp/zarrpp.hpp"
+
+namespace fs = std::filesystem;
+using namespace zarrpp;
+
+namespace {
+double seconds(const std::function<void()>& f) {
+  const auto a = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+}
+
+// A (n x n x n)-chunk array of 64^3 uint8 chunks, every chunk stored.
+Array make(const fs::path& dir, std::int64_t n) {
+  fs::remove_all(dir);
+  auto z = Array::create(FileStore::open(dir), {.shape = {64 * n, 64 * n, 64 * n}, .chunks = {64, 64, 64}, .dtype = DataType::uint8});
+  NDArray slab(DataType::uint8, {64, 64 * n, 64 * n});
+  for (std::int64_t i = 0; i < slab.size(); ++i) slab.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  for (std::int64_t r = 0; r < n; ++r) z.write({slice(64 * r, 64 * (r + 1))}, slab);
+  return z;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool large = false;
+  fs::path base = fs::temp_directory_path() / "zarrpp-bench-prepend";
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--large") large = true;
+    else base = argv[i];
+  }
+  std::vector<std::int64_t> sizes = {8, 16};  // 512 and 4,096 chunks
+  if (large) sizes.push_back(32);             // 32,768 chunks
+  std::printf("| chunks | data | rename every chunk file | store get/set/erase | copy to a new array | zarrpp prepend (2 rows of data) | zarrpp metadata step |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (auto n : sizes) {
+    const auto dir = base / ("n" + std::to_string(n));
+    const double gib = static_cast<double>(n * n * n) * 64 * 64 * 64 / (1 << 30);
+    // 1. Rename every chunk file two rows up (in reverse order so nothing is overwritten).
+    make(dir, n);
+    const double t_rename = seconds([&] {
+      for (std::int64_t i = n - 1; i >= 0; --i)
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t k = 0; k < n; ++k) {
+            const auto from = dir / "c" / std::to_string(i) / std::to_string(j) / std::to_string(k);
+            const auto to_dir = dir / "c" / std::to_string(i + 2) / std::to_string(j);
+            fs::create_directories(to_dir);
+            fs::rename(from, to_dir / std::to_string(k));
+          }
+    });
+    // 2. Move every chunk through the store interface.
+    auto z = make(dir, n);
+    auto store = z.store();
+    const double t_store = seconds([&] {
+      for (std::int64_t i = n - 1; i >= 0; --i)
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t k = 0; k < n; ++k) {
+            const std::string from = "c/" + std::to_string(i) + "/" + std::to_string(j) + "/" + std::to_string(k);
+            const std::string to = "c/" + std::to_string(i + 2) + "/" + std::to_string(j) + "/" + std::to_string(k);
+            store->set(to, *store->get(from));
+            store->erase(from);
+          }
+    });
+    // 3. Copy to a new, larger array (the data shifted by two rows).
+    z = make(dir, n);
+    const auto dir2 = base / ("copy" + std::to_string(n));
+    const double t_copy = seconds([&] {
+      fs::remove_all(dir2);
+      auto dst = Array::create(FileStore::open(dir2), {.shape = {64 * (n + 2), 64 * n, 64 * n}, .chunks = {64, 64, 64}, .dtype = DataType::uint8});
+      for (std::int64_t r = 0; r < n; ++r) dst.write({slice(64 * (r + 2), 64 * (r + 3))}, z.read({slice(64 * r, 64 * (r + 1))}));
+    });
+    fs::remove_all(dir2);
+    // 4. zarrpp: prepend two chunk rows of data; and the metadata step alone (lock, read,
+    //    compare-and-swap zarr.json), measured as a prepend of zero rows.
+    z = make(dir, n);
+    const NDArray rows(DataType::uint8, {128, 64 * n, 64 * n});
+    const double t_prepend = seconds([&] { z.prepend(rows, 0); });
+    const NDArray none(DataType::uint8, {0, 64 * n, 64 * n});
+    const double t_meta = bench::median_seconds(21, [&] { z.prepend(none, 0); });
+    std::printf("| %lld | %.2f GiB | %.3f s | %.2f s | %.2f s | %.3f s | %.3f ms |\n", static_cast<long long>(n * n * n), gib, t_rename,
+                t_store, t_copy, t_prepend, t_meta * 1e3);
+    std::fflush(stdout);
+    fs::remove_all(dir);
+  }
+  return 0;
+}

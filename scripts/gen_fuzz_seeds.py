@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Writes the libFuzzer seed corpora under fuzz/corpus/ (deterministic). Run with /usr/bin/python3."""
+import gzip, json, os, struct, zlib
+import numpy as np
+import numcodecs
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus")
+
+def put(target, name, data):
+    d = os.path.join(root, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+def crc32c(b):
+    crc = 0xFFFFFFFF
+    for x in b:
+        crc ^= x
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+base = {"zarr_format": 3, "node_type": "array", "shape": [9, 4], "data_type": "int32",
+        "chunk_grid": {"name": "regular_bounded", "configuration": {"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [-3, 0]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}}, "fill_value": 0,
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "attributes": {}}
+put("fuzz_metadata", "bounded", json.dumps(base, indent=2))
+m = dict(base); m["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": [2, 2]}}
+m["data_type"] = "float32"; m["fill_value"] = "NaN"
+m["codecs"] = [{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "big"}},
+               {"name": "zstd", "configuration": {"level": 3, "checksum": True}}, {"name": "crc32c"}]
+put("fuzz_metadata", "regular_codecs", json.dumps(m))
+m = dict(base); m["codecs"] = [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 2],
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}], "index_location": "start"}}]
+m["dimension_names"] = ["t", None]; m["ext"] = {"must_understand": False}
+put("fuzz_metadata", "sharded", json.dumps(m))
+put("fuzz_metadata", "group", json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {"a": [1, 2.5, "x"]}}))
+m = dict(base); m["data_type"] = "complex128"; m["fill_value"] = ["NaN", "0x7ff0000000000001"]
+m["chunk_key_encoding"] = "v2"
+put("fuzz_metadata", "complex_v2", json.dumps(m))
+
+for i, k in enumerate(["c/0/0", "c/-1/0", "c.-12.3", "c", "0", "-1.0", "c/9223372036854775807", "c/-0/0", "c/01/2", "../x", "a//b"]):
+    put("fuzz_chunk_key", f"k{i}", k)
+
+raw = (np.arange(64, dtype="<u2") * 37 % 1000).astype("<u2").tobytes()
+put("fuzz_codecs", "gzip", b"\x00" + gzip.compress(raw, mtime=0))
+put("fuzz_codecs", "zstd", b"\x01" + numcodecs.Zstd(level=1).encode(raw))
+put("fuzz_codecs", "blosc_lz4", b"\x02" + numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE).encode(np.frombuffer(raw, "<u2")))
+put("fuzz_codecs", "blosc_zstd", b"\x03" + numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.BITSHUFFLE).encode(np.frombuffer(raw, "<u2")))
+be = np.frombuffer(raw, "<u2").astype(">u2").tobytes()
+put("fuzz_codecs", "crc", b"\x04" + be + struct.pack("<I", crc32c(be)))
+put("fuzz_codecs", "transpose", b"\x05" + be)
+# a shard of 8x8 with 4x4 inner chunks (zstd), index at the end with crc32c; inner chunk 1 empty
+a = np.frombuffer(raw, "<u2").reshape(8, 8)
+parts, index, off = [], [], 0
+for i in range(2):
+    for j in range(2):
+        if (i, j) == (0, 1):
+            index += [2**64 - 1, 2**64 - 1]
+            continue
+        enc = numcodecs.Zstd(level=1).encode(np.ascontiguousarray(a[4*i:4*i+4, 4*j:4*j+4]).tobytes())
+        parts.append(enc); index += [off, len(enc)]; off += len(enc)
+ib = struct.pack("<8Q", *index)
+put("fuzz_codecs", "shard_end", b"\x06" + b"".join(parts) + ib + struct.pack("<I", crc32c(ib)))
+put("fuzz_codecs", "shard_start_empty", b"\x07" + struct.pack("<8Q", *([2**64 - 1] * 8)))
+
+for i, s in enumerate(["", "...", "0:3, ::2", "-1", ":, 5", "[0,2,5], :", "::-1, 1:4:2, ...", "[True,False,True,True,False], 0",
+                       "1:2:3:4", "[", "9223372036854775807", "-3:, :-1, 1"]):
+    put("fuzz_selection", f"s{i}", s)
+print("seeds written to", os.path.normpath(root))
