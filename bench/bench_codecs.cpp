@@ -84,11 +84,16 @@ int main(int argc, char** argv) {
       rows.push_back({"blosc lz4 shuffle", kind, "encode", raw_e, pipe_e, static_cast<double>(in.size()) / m});
       rows.push_back({"blosc lz4 shuffle", kind, "decode", raw_d, pipe_d, static_cast<double>(in.size()) / m});
     }
-    // crc32c (ISA-L)
+    // crc32c (ISA-L): its limit is the checksum plus the one copy that places the bytes
+    // (appending the checksum on encode, handing the payload over on decode).
     {
       auto p = make(R"({"name":"crc32c"})", n);
       unsigned sink = 0;
-      const double raw = bench::median_seconds(reps, [&] { sink ^= crc32_iscsi(const_cast<std::uint8_t*>(in.data()), static_cast<int>(in.size()), ~0u); });
+      Bytes copy(in.size() + 4);
+      const double raw = bench::median_seconds(reps, [&] {
+        std::memcpy(copy.data(), in.data(), in.size());
+        sink ^= crc32_iscsi(const_cast<std::uint8_t*>(in.data()), static_cast<int>(in.size()), ~0u);
+      });
       const double pipe_e = bench::median_seconds(reps, [&] { (void)p.encode(in); });
       const Bytes pe = p.encode(in);
       const double pipe_d = bench::median_seconds(reps, [&] { p.decode(pe, out); });

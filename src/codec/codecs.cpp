@@ -429,8 +429,10 @@ Bytes CodecPipelineImpl::encode(std::span<const std::uint8_t> chunk) const {
     cur = a2a[i]->encode(a2a_specs[i], in);
     in = cur;
   }
-  Bytes b = a2b->encode(a2b_spec, in);
-  for (const auto& c : b2b) b = c->encode(b);
+  // Native-endian `bytes` is the identity: hand the chunk straight to the first bytes codec.
+  const bool identity = a2b->name() == "bytes" && static_cast<const BytesA2B*>(a2b.get())->native() && !b2b.empty();
+  Bytes b = identity ? b2b[0]->encode(in) : a2b->encode(a2b_spec, in);
+  for (std::size_t i = identity ? 1 : 0; i < b2b.size(); ++i) b = b2b[i]->encode(b);
   return b;
 }
 

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
+#include <type_traits>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,7 +16,30 @@
 namespace zarrpp {
 
 using Shape = std::vector<std::int64_t>;
-using Bytes = std::vector<std::uint8_t>;
+
+// An allocator whose construct() default-initialises, so Bytes(n) does not zero n bytes that are
+// about to be overwritten (chunk and compression buffers are large and hot).
+template <class T>
+struct default_init_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = default_init_allocator<U>;
+  };
+  default_init_allocator() = default;
+  template <class U>
+  default_init_allocator(const default_init_allocator<U>&) noexcept {}  // NOLINT
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+// Byte buffers. Bytes(n) leaves its contents uninitialised; Bytes(n, 0) zeroes them.
+using Bytes = std::vector<std::uint8_t, default_init_allocator<std::uint8_t>>;
 
 std::string shape_str(std::span<const std::int64_t> shape);
 std::int64_t shape_size(std::span<const std::int64_t> shape);  // checked product
