@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 bash scripts/setup.sh
-if ! command -v clang++-19 >/dev/null; then
-  env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang-19 libfuzzer-19-dev
+if ! command -v clang++-19 >/dev/null || ! dpkg -s libclang-rt-19-dev >/dev/null 2>&1; then
+  env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang-19 libfuzzer-19-dev libclang-rt-19-dev
 fi
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)"

@@ -5,8 +5,9 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev
+  libcurl4-openssl-dev nginx-light
   libcli11-dev libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  python3-numpy python3-numcodecs
+  python3-numpy python3-numcodecs pybind11-dev python3-dev python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -58,7 +58,8 @@ TEST(Array, DefaultFillValuesAndOneLineCodecs) {
   EXPECT_EQ(s.chunks(), (Shape{8, 8}));
   EXPECT_EQ(*s.shards(), (Shape{32, 32}));
   EXPECT_EQ(s.nchunks(), 4);
-  const auto& cfg = *s.metadata().codecs[0].configuration;
+  const auto meta = s.metadata();
+  const auto& cfg = *meta.codecs[0].configuration;
   EXPECT_EQ(cfg["codecs"][1]["configuration"]["typesize"], 2);  // resolved automatically
   EXPECT_EQ(cfg["codecs"][1]["configuration"]["shuffle"], "shuffle");
 }
@@ -172,8 +173,10 @@ TEST(Array, ShardedPartialReadFetchesTheIndexAndOnlyNeededInnerChunks) {
   rec->clear();
   const auto part = z.read({slice(0, 2), slice(0, 2)});  // one inner chunk of shard c/0/0
   EXPECT_EQ(part.to_vector<std::uint16_t>(), (std::vector<std::uint16_t>{1, 2, 17, 18}));
-  const auto ops = rec->ops();
-  ASSERT_EQ(ops.size(), 2u);
+  std::vector<StoreOp> ops;
+  for (const auto& op : rec->ops())
+    if (op.kind == K::Get) ops.push_back(op);
+  ASSERT_EQ(ops.size(), 2u);  // besides one size() of the shard, to validate the index against
   EXPECT_EQ(ops[0].key, "c/0/0");
   EXPECT_EQ(ops[0].range.kind, ByteRange::Kind::Suffix);  // the index, by a suffix request
   EXPECT_EQ(ops[1].range.kind, ByteRange::Kind::FromOffset);
@@ -263,6 +266,11 @@ TEST(Group, HierarchyAndAttributes) {
   EXPECT_EQ(Group::open(store, "sub").children(), (std::vector<Group::Child>{{"arr", NodeType::Array}}));
   EXPECT_EQ(Group::open(store, "sub").attributes()["k"], 1);
   auto sub = Group::open(store, "sub");
+  auto other = Group::open(store, "sub");  // a second handle with its own cached attributes
+  other.update_attributes({{"i", 0}});
+  sub.update_attributes({{"j", 2}});  // must not drop "i", written through the other handle
+  EXPECT_EQ(Group::open(store, "sub").attributes(), Json({{"k", 1}, {"i", 0}, {"j", 2}}));
+  other.set_attributes({{"k", 1}});
   sub.update_attributes({{"j", 2}});
   EXPECT_EQ(Group::open(store, "sub").attributes(), Json({{"k", 1}, {"j", 2}}));
   EXPECT_EQ(sub.open_array("arr").shape(), Shape{4});

@@ -137,9 +137,17 @@ std::optional<codec::Any> typed_compressor(const std::vector<CodecMetadata>& cs)
   return std::nullopt;
 }
 
+// ARRAY / STORE arguments: a local directory, or a URL (s3://, http(s)://, file://).
 StorePtr open_dir(const std::string& dir, bool create) {
+  if (dir.find("://") != std::string::npos)
+    return open_store(dir, OpenStoreOptions{.file = FileStore::Options{.create = create}}).store;
   if (!create && !fs::is_directory(dir)) throw NotFoundError("no such directory '" + dir + "'");
   return FileStore::open(dir, FileStore::Options{.create = create});
+}
+
+bool holds_node(const std::string& where) {
+  if (where.find("://") != std::string::npos) return open_dir(where, false)->exists("zarr.json");
+  return fs::exists(fs::path(where) / "zarr.json");
 }
 
 // ---- printing values, NumPy style --------------------------------------------------------------
@@ -336,7 +344,8 @@ void copy_array(const Array& src, Array& dst) {
   // bounded and each destination shard or chunk is written once.
   const auto& shape = src.shape();
   const Shape unit = dst.shards() ? *dst.shards() : dst.chunks();
-  const auto& g = dst.metadata().chunk_grid;
+  const auto dm = dst.metadata();
+  const auto& g = dm.chunk_grid;
   const ChunkGrid grid(shape, unit, g.origin, g.lower_bound);
   const std::int64_t total = grid.total_chunks();
   const bool tty = ::isatty(2);
@@ -377,7 +386,7 @@ void copy_array(const Array& src, Array& dst) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"zarrpp: Zarr v3 arrays that grow at both ends.\nARRAY and STORE are local directories (a node's folder, holding zarr.json)."};
+  CLI::App app{"zarrpp: Zarr v3 arrays that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "zarrpp 0.1.0");
 
@@ -486,7 +495,7 @@ int main(int argc, char** argv) {
       spec.chunk_key_encoding = ChunkKeyEncoding::default_(c_sep[0]);
       if (!c_attrs.empty()) spec.attributes = parse_json_document(c_attrs, "--attrs");
       spec.overwrite = c_over;
-      if (!c_over && fs::exists(fs::path(c_array) / "zarr.json"))
+      if (!c_over && holds_node(c_array))
         throw Error("'" + c_array + "' already holds a Zarr node (use --overwrite)");
       Array::create(open_dir(c_array, true), spec);
     } else if (info->parsed()) {
@@ -521,7 +530,7 @@ int main(int argc, char** argv) {
       else throw Error("resize: give --shape or --domain");
     } else if (copy->parsed()) {
       auto src = Array::open(open_dir(y_src, false));
-      if (!y_over && fs::exists(fs::path(y_dst) / "zarr.json"))
+      if (!y_over && holds_node(y_dst))
         throw Error("'" + y_dst + "' already holds a Zarr node (use --overwrite)");
       const auto& m = src.metadata();
       ArrayMetadata dm = m;

@@ -11,6 +11,7 @@
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/thread_pool.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
+#include "zarrpp/store/url.hpp"
 
 namespace zarrpp {
 
@@ -344,7 +345,15 @@ struct Engine {
     if (index->size() != sc.index_size())
       throw CodecError("codec sharding_indexed: shard is too small for its " + std::to_string(sc.index_size()) +
                        "-byte index (truncated?)");
-    const auto entries = sc.decode_index(*index, std::nullopt);
+    // With the index at the end, only the shard's size shows where the data must stop (a range
+    // running into the index would be misread silently): ask for it. At the start, a short
+    // read of a range already shows truncation.
+    std::optional<std::uint64_t> shard_size;
+    if (sc.index_at_end()) {
+      shard_size = store.size(key);
+      if (!shard_size) throw CodecError("codec sharding_indexed: shard disappeared while being read");
+    }
+    const auto entries = sc.decode_index(*index, shard_size);
     struct Need {
       std::size_t task;
       ShardingCodec::Entry e;
@@ -482,6 +491,17 @@ NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtyp
   if (!(data.dtype() == dtype))
     throw SelectionError("data type mismatch: array holds " + dtype.name() + ", data is " + data.dtype().name());
   if (data.shape() == shape) return data;
+  if (data.ndim() > shape.size()) {
+    // NumPy accepts extra leading dimensions of length 1.
+    std::size_t extra = data.ndim() - shape.size();
+    bool ones = true;
+    for (std::size_t d = 0; d < extra; ++d) ones = ones && data.shape()[d] == 1;
+    if (ones) {
+      const Shape s(data.shape().begin() + static_cast<std::ptrdiff_t>(extra), data.shape().end());
+      const std::vector<std::int64_t> st(data.strides().begin() + static_cast<std::ptrdiff_t>(extra), data.strides().end());
+      return broadcast_to(NDView(data.data(), data.dtype(), s, st), shape, dtype);
+    }
+  }
   if (data.ndim() > shape.size())
     throw SelectionError("data of shape " + shape_str(data.shape()) + " cannot be broadcast to the selection's shape " +
                          shape_str(shape));
@@ -532,9 +552,13 @@ struct Array::State {
   void modify(const std::function<ArrayMetadata(const Snapshot&)>& compute,
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& before,
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& after) {
+    // Growth writes chunk data before the metadata, so two growers must not interleave: that
+    // needs the store's lock. Metadata-only changes are safe with compare-and-swap alone.
     auto lock = store->lock(meta_key(prefix));
-    if (!lock)
-      throw ConflictError("store " + store->describe() + " cannot lock, so concurrent metadata changes could be lost");
+    if (!lock && before)
+      throw ConflictError("store " + store->describe() +
+                          " cannot lock, so growing or resizing the array concurrently could lose data; "
+                          "growth needs a store with locks (local files, memory)");
     for (int attempt = 0; attempt < 5; ++attempt) {
       auto cur = load_snapshot(*store, prefix, path);
       ArrayMetadata m = compute(*cur);
@@ -682,26 +706,31 @@ Array Array::open(StorePtr store, const std::string& path_in) {
   return Array(st);
 }
 
+Array Array::open(const std::string& url) {
+  auto opened = open_store(url, OpenStoreOptions{.file = FileStore::Options{.create = false}});
+  return open(opened.store, opened.path);
+}
+
 void Array::refresh() { st_->publish(load_snapshot(*st_->store, st_->prefix, st_->path)); }
 
-const Shape& Array::shape() const { return st_->current()->meta.shape; }
+Shape Array::shape() const { return st_->current()->meta.shape; }
 std::size_t Array::ndim() const { return st_->current()->meta.rank(); }
-const DataType& Array::dtype() const { return st_->current()->meta.data_type; }
+DataType Array::dtype() const { return st_->current()->meta.data_type; }
 Shape Array::chunks() const { return st_->current()->unit_grid.chunk_shape(); }
 std::optional<Shape> Array::shards() const {
   auto s = st_->current();
   if (!s->sharding) return std::nullopt;
   return s->grid.chunk_shape();
 }
-const Bytes& Array::fill_value() const { return st_->current()->meta.fill_value; }
+Bytes Array::fill_value() const { return st_->current()->meta.fill_value; }
 Json Array::fill_value_json() const {
   auto s = st_->current();
   return fill_value_to_json(s->meta.fill_value, s->meta.data_type);
 }
-const ArrayMetadata& Array::metadata() const { return st_->current()->meta; }
+ArrayMetadata Array::metadata() const { return st_->current()->meta; }
 const std::string& Array::path() const { return st_->path; }
 const StorePtr& Array::store() const { return st_->store; }
-const Json& Array::attributes() const { return st_->current()->meta.attributes; }
+Json Array::attributes() const { return st_->current()->meta.attributes; }
 void Array::set_concurrency(std::size_t n) { st_->concurrency = std::max<std::size_t>(n, 1); }
 std::size_t Array::concurrency() const { return st_->concurrency; }
 void Array::set_write_empty_chunks(bool on) { st_->write_empty = on; }

@@ -65,15 +65,14 @@ Group Group::open(StorePtr store, const std::string& path_in) {
   return Group(std::move(store), path, GroupMetadata::from_json(j));
 }
 
-void Group::write_attributes(const Json& attributes) {
-  if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
+void Group::write_attributes(const std::function<Json(const Json&)>& change) {
   const std::string key = meta_key_of(path_);
   auto lock = store_->lock(key);
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto cur = store_->get(key);
     if (!cur) throw NotFoundError("group '" + shown(path_) + "' no longer exists");
     GroupMetadata m = GroupMetadata::parse(std::string(cur->begin(), cur->end()));
-    m.attributes = attributes;
+    m.attributes = change(m.attributes);  // applied to what is stored now, so no update is lost
     if (store_->compare_and_set(key, cur, to_bytes(m.dump()))) {
       meta_ = std::move(m);
       return;
@@ -82,13 +81,18 @@ void Group::write_attributes(const Json& attributes) {
   throw ConflictError("zarr.json of group '" + shown(path_) + "' kept changing underneath");
 }
 
-void Group::set_attributes(const Json& attributes) { write_attributes(attributes); }
+void Group::set_attributes(const Json& attributes) {
+  if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
+  write_attributes([&](const Json&) { return attributes; });
+}
 
 void Group::update_attributes(const Json& patch) {
   if (!patch.is_object()) throw MetadataError("attributes: the update must be a JSON object");
-  Json a = meta_.attributes;
-  for (auto it = patch.begin(); it != patch.end(); ++it) a[it.key()] = it.value();
-  write_attributes(a);
+  write_attributes([&](const Json& current) {
+    Json a = current;
+    for (auto it = patch.begin(); it != patch.end(); ++it) a[it.key()] = it.value();
+    return a;
+  });
 }
 
 std::string Group::child_path(const std::string& name) const {

@@ -331,6 +331,19 @@ bool FileStore::exists(const std::string& key) {
   return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+std::optional<std::uint64_t> FileStore::size(const std::string& key) {
+  validate_key(key);
+  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_PATH);
+  if (fd < 0) {
+    if (escapes(errno)) escape_fail(key, root_);
+    return std::nullopt;
+  }
+  Fd f(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
 std::vector<std::string> FileStore::list_prefix(const std::string& prefix) {
   validate_prefix(prefix);
   // Walk the deepest directory the prefix names, then filter by the full prefix.

@@ -60,6 +60,14 @@ bool MemoryStore::exists(const std::string& key) {
   return data_.count(key) != 0;
 }
 
+std::optional<std::uint64_t> MemoryStore::size(const std::string& key) {
+  validate_key(key);
+  std::shared_lock lk(mu_);
+  auto it = data_.find(key);
+  if (it == data_.end()) return std::nullopt;
+  return it->second.size();
+}
+
 std::vector<std::string> MemoryStore::list_prefix(const std::string& prefix) {
   validate_prefix(prefix);
   std::shared_lock lk(mu_);

@@ -17,6 +17,12 @@ std::pair<std::uint64_t, std::uint64_t> ByteRange::resolve(std::uint64_t size) c
   return {0, size};
 }
 
+std::optional<std::uint64_t> Store::size(const std::string& key) {
+  auto v = get(key);
+  if (!v) return std::nullopt;
+  return v->size();
+}
+
 void validate_key(std::string_view key) {
   auto bad = [&](const char* why) {
     std::string shown;

@@ -15,6 +15,7 @@ std::string to_string(StoreOp::Kind k) {
     case StoreOp::Kind::ListPrefix: return "list_prefix";
     case StoreOp::Kind::ListDir: return "list_dir";
     case StoreOp::Kind::Lock: return "lock";
+    case StoreOp::Kind::Size: return "size";
   }
   return "?";
 }
@@ -64,6 +65,10 @@ bool RecordingStore::exists(const std::string& key) {
   record(StoreOp::Kind::Exists, key);
   return inner_->exists(key);
 }
+std::optional<std::uint64_t> RecordingStore::size(const std::string& key) {
+  record(StoreOp::Kind::Size, key);
+  return inner_->size(key);
+}
 std::vector<std::string> RecordingStore::list_prefix(const std::string& prefix) {
   record(StoreOp::Kind::ListPrefix, prefix);
   return inner_->list_prefix(prefix);
@@ -107,6 +112,10 @@ void FaultyStore::erase_prefix(const std::string& prefix) {
 bool FaultyStore::exists(const std::string& key) {
   step("exists", key);
   return inner_->exists(key);
+}
+std::optional<std::uint64_t> FaultyStore::size(const std::string& key) {
+  step("size", key);
+  return inner_->size(key);
 }
 std::vector<std::string> FaultyStore::list_prefix(const std::string& prefix) {
   step("list_prefix", prefix);

@@ -43,6 +43,7 @@ info=$("$Z" info "$A" --json)
 expect_eq "$(echo "$info" | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["shape"], j["domain"], j["data_type"], j["chunk_grid"]["name"], j["chunks"], j["chunks_total"], j["chunks_stored"], j["fill_value"], j["bytes_stored"] > 0)')" \
   "[9, 4] [[-3, 6], [0, 4]] int32 regular_bounded [4, 4] 3 3 0 True" "info --json"
 expect_ok "$Z" info "$A"
+expect_eq "$("$Z" get "file://$A" "-1")" "[1 1 1 1]" "a file:// URL works like the directory"
 expect_eq "$("$Z" get "$A" "0:4, 0")" "[2 2 2 1]" "get a column"
 expect_eq "$("$Z" get "$A" "-1")" "[1 1 1 1]" "get the last row"
 expect_eq "$("$Z" get "$A" "[0,3,8], ::3")" $'[[2 2]\n [1 1]\n [1 1]]' "get orthogonal"

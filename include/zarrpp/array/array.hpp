@@ -54,6 +54,10 @@ class Array {
   static Array create(StorePtr store, const std::string& path, const ArrayMetadata& metadata, bool overwrite = false);
   // Opens an existing array, validating everything; refuses what it does not understand.
   static Array open(StorePtr store, const std::string& path = "");
+  // Opens the array a URL names: "s3://bucket/path", "http(s)://host/path", "file:///path" or a
+  // plain directory (see zarrpp/store/url.hpp).
+  static Array open(const std::string& url);
+  static Array open(const char* url) { return open(std::string(url)); }
 
   Array(const Array&);
   Array& operator=(const Array&);
@@ -62,14 +66,16 @@ class Array {
   ~Array();
 
   // ---- description ----
-  const Shape& shape() const;
+  // Accessors return values, never references into the current metadata: another thread (or the
+  // next prepend) may replace it at any time.
+  Shape shape() const;
   std::size_t ndim() const;
-  const DataType& dtype() const;
+  DataType dtype() const;
   Shape chunks() const;                 // read/write unit (inner chunk when sharded)
   std::optional<Shape> shards() const;  // shard shape, when sharded
-  const Bytes& fill_value() const;
+  Bytes fill_value() const;
   Json fill_value_json() const;
-  const ArrayMetadata& metadata() const;
+  ArrayMetadata metadata() const;
   const std::string& path() const;
   const StorePtr& store() const;
   Domain domain() const;
@@ -82,7 +88,7 @@ class Array {
   std::string chunk_key(const std::vector<std::int64_t>& chunk_index) const;
   std::uint64_t nbytes_stored() const;
 
-  const Json& attributes() const;
+  Json attributes() const;
   // Replaces the attributes (atomically, with compare-and-swap on zarr.json).
   void set_attributes(const Json& attributes);
   // Merges keys into the attributes.

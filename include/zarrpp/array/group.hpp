@@ -1,5 +1,6 @@
 #pragma once
 // Groups: a hierarchy of named arrays and groups with attributes.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +41,7 @@ class Group {
 
  private:
   Group(StorePtr store, std::string path, GroupMetadata meta);
-  void write_attributes(const Json& attributes);
+  void write_attributes(const std::function<Json(const Json&)>& change);
   std::string child_path(const std::string& name) const;
   StorePtr store_;
   std::string path_;

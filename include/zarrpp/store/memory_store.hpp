@@ -18,6 +18,7 @@ class MemoryStore : public Store {
   void erase(const std::string& key) override;
   void erase_prefix(const std::string& prefix) override;
   bool exists(const std::string& key) override;
+  std::optional<std::uint64_t> size(const std::string& key) override;
   std::vector<std::string> list_prefix(const std::string& prefix) override;
   DirListing list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> lock(const std::string& key) override;

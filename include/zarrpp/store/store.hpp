@@ -59,6 +59,9 @@ class Store {
   // Removes every key under prefix ("a/b/" removes "a/b/..."; "" removes everything).
   virtual void erase_prefix(const std::string& prefix) = 0;
   virtual bool exists(const std::string& key) = 0;
+  // The size of a value in bytes, nullopt when the key does not exist. The default reads the
+  // value; stores override it with something cheap (fstat, HEAD).
+  virtual std::optional<std::uint64_t> size(const std::string& key);
   // Every key starting with prefix, in sorted order.
   virtual std::vector<std::string> list_prefix(const std::string& prefix) = 0;
   // Immediate children of a directory-like prefix ("" = root, else ending in '/').

@@ -8,7 +8,7 @@
 namespace zarrpp {
 
 struct StoreOp {
-  enum class Kind { Get, Set, CompareAndSet, Erase, ErasePrefix, Exists, ListPrefix, ListDir, Lock };
+  enum class Kind { Get, Set, CompareAndSet, Erase, ErasePrefix, Exists, ListPrefix, ListDir, Lock, Size };
   Kind kind;
   std::string key;
   ByteRange range;  // for Get
@@ -30,6 +30,7 @@ class RecordingStore : public Store {
   void erase(const std::string& key) override;
   void erase_prefix(const std::string& prefix) override;
   bool exists(const std::string& key) override;
+  std::optional<std::uint64_t> size(const std::string& key) override;
   std::vector<std::string> list_prefix(const std::string& prefix) override;
   DirListing list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> lock(const std::string& key) override;
@@ -57,6 +58,7 @@ class FaultyStore : public Store {
   void erase(const std::string& key) override;
   void erase_prefix(const std::string& prefix) override;
   bool exists(const std::string& key) override;
+  std::optional<std::uint64_t> size(const std::string& key) override;
   std::vector<std::string> list_prefix(const std::string& prefix) override;
   DirListing list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }

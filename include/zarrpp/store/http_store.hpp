@@ -1,0 +1,93 @@
+#pragma once
+// Read-only access to a Zarr hierarchy served over HTTP(S) by any static file server (nginx,
+// Apache, a CDN, an object store's public endpoint).
+//
+// The store is rooted at a URL: key "a/zarr.json" of the store "https://host/data/x.zarr" is read
+// from "https://host/data/x.zarr/a/zarr.json" (keys are percent-encoded, '/' kept). A query string
+// in the root URL ("...x.zarr?token=abc") is appended to every request. Byte ranges become HTTP
+// Range requests; servers that ignore Range and send the whole value are handled by slicing.
+//
+// HTTP has no listing, so list_prefix and list_dir throw StoreError. Zarr v3 does not need them to
+// read: every node is found through its zarr.json and every chunk through its key.
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp {
+
+namespace detail {
+class HttpClient;
+}
+
+// Network behaviour shared by HttpStore and S3Store.
+struct RemoteOptions {
+  std::chrono::milliseconds connect_timeout{10'000};  // TCP (and TLS) connection set-up, per attempt
+  std::chrono::milliseconds timeout{300'000};         // a whole request, per attempt; 0 = no limit
+  std::chrono::milliseconds stall_timeout{60'000};    // abort when no byte moves for this long; 0 = never
+  // Attempts per request (1 = no retries). Retried: connection failures, resets and timeouts,
+  // HTTP 408, 429, 500, 502, 503 and 504.
+  int max_attempts = 4;
+  std::chrono::milliseconds retry_initial_delay{100};  // doubled after every failed attempt (with jitter)
+  std::chrono::milliseconds retry_max_delay{5'000};    // cap on one delay, also on a server's Retry-After
+  bool verify_tls = true;         // check the server's certificate and host name (https)
+  std::string ca_file{};          // a CA bundle to verify with instead of the system's ("" = system)
+  std::size_t max_idle_connections = 16;  // kept-alive connections (curl handles) pooled per store
+  std::string user_agent = "zarrpp/0.1";
+};
+
+class HttpStore : public Store {
+ public:
+  struct Options {
+    // Extra request headers, e.g. {"Authorization", "Bearer ..."}.
+    std::vector<std::pair<std::string, std::string>> headers{};
+    bool follow_redirects = true;  // up to 5 redirects, http and https only
+    RemoteOptions net{};
+  };
+
+  // `url` must be http:// or https:// with a host; a trailing '/' is ignored. Throws StoreError
+  // naming the URL when it is not usable.
+  static std::shared_ptr<HttpStore> open(const std::string& url);
+  static std::shared_ptr<HttpStore> open(const std::string& url, Options options);
+  HttpStore(const std::string& url, Options options);
+  ~HttpStore() override;
+  HttpStore(const HttpStore&) = delete;
+  HttpStore& operator=(const HttpStore&) = delete;
+
+  // The root URL (without a trailing '/').
+  const std::string& url() const { return root_; }
+  // The URL a key is read from (after validating the key).
+  std::string url_of(const std::string& key) const;
+
+  // nullopt on 404; any other failure (403, 5xx after retries, ...) throws StoreError.
+  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
+  // HEAD: true on 2xx, false on 404.
+  bool exists(const std::string& key) override;
+  std::optional<std::uint64_t> size(const std::string& key) override;
+  // Read-only: these throw StoreError.
+  void set(const std::string& key, const Bytes& value) override;
+  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
+  void erase(const std::string& key) override;
+  void erase_prefix(const std::string& prefix) override;
+  // HTTP cannot list: these throw StoreError.
+  std::vector<std::string> list_prefix(const std::string& prefix) override;
+  DirListing list_dir(const std::string& prefix) override;
+  // Always nullptr: a read-only store has nothing to lock.
+  std::unique_ptr<StoreLock> lock(const std::string& key) override;
+  std::string describe() const override;
+
+ private:
+  [[noreturn]] void read_only(const char* op, const std::string& what) const;
+  std::vector<std::string> request_headers() const;
+
+  std::string root_;   // scheme://host[:port]/path, no trailing '/', no query
+  std::string query_;  // "" or "?..." appended to every request
+  Options options_;
+  std::unique_ptr<detail::HttpClient> client_;
+};
+
+}  // namespace zarrpp

@@ -1,0 +1,99 @@
+#pragma once
+// Amazon S3 and S3-compatible object storage (MinIO, Ceph, R2, moto, ...), signed with AWS
+// Signature Version 4, addressed path-style: ENDPOINT/bucket/key.
+//
+// The store is rooted at `bucket` + `prefix`: key "a/zarr.json" of the store with prefix "data/x"
+// is the object "data/x/a/zarr.json". Objects under the root whose names are not valid store keys
+// (e.g. "folder/" markers) are left out of listings.
+//
+// Settings not given in Options come from the environment, like the AWS tools:
+//   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (sent as x-amz-security-token;
+//   taken from the environment only together with the access key),
+//   AWS_REGION or AWS_DEFAULT_REGION (else "us-east-1"),
+//   AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (else https://s3.REGION.amazonaws.com).
+// Without credentials requests go unsigned (public buckets).
+//
+// compare_and_set uses conditional PUTs (If-None-Match: * to create, If-Match: ETag to replace).
+// Object stores cannot lock, so lock() returns nullptr; zarrpp's growth operations (prepend,
+// append, resize) need a lock and refuse with ConflictError on this store.
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "zarrpp/store/http_store.hpp"
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp {
+
+// Whether the server honours If-None-Match / If-Match on PUT.
+enum class ConditionalWrites {
+  Auto,  // find out once per store: PUT a probe object twice with If-None-Match: * (and once with a
+         // wrong If-Match); a server that does not answer 412 does not support them
+  On,    // assume it does
+  Off,   // assume it does not: compare_and_set throws ConflictError
+};
+
+class S3Store : public Store {
+ public:
+  struct Options {
+    std::string bucket{};  // required
+    std::string prefix{};  // the store root inside the bucket ("" = whole bucket)
+    // "http://127.0.0.1:9000", "https://s3.eu-west-1.amazonaws.com"; unset = environment, else AWS
+    std::optional<std::string> endpoint = std::nullopt;
+    std::optional<std::string> region = std::nullopt;
+    std::optional<std::string> access_key_id = std::nullopt;
+    std::optional<std::string> secret_access_key = std::nullopt;
+    std::optional<std::string> session_token = std::nullopt;  // "" = none, even if AWS_SESSION_TOKEN is set
+    bool anonymous = false;  // never sign, even when credentials are found
+    ConditionalWrites conditional_writes = ConditionalWrites::Auto;
+    int list_page_size = 1000;  // max-keys per ListObjectsV2 request, 1..1000
+    RemoteOptions net{};
+  };
+
+  // Resolves the options (environment for what is unset) and validates them; throws StoreError
+  // naming the setting that is wrong. Makes no request.
+  static std::shared_ptr<S3Store> open(Options options);
+  explicit S3Store(Options options);
+  ~S3Store() override;
+  S3Store(const S3Store&) = delete;
+  S3Store& operator=(const S3Store&) = delete;
+
+  const std::string& bucket() const { return options_.bucket; }
+  const std::string& prefix() const { return options_.prefix; }
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& region() const { return region_; }
+  // The object URL of a key (after validating it).
+  std::string url_of(const std::string& key) const;
+  // Whether compare_and_set can work (probes the server once in Auto mode).
+  bool supports_conditional_writes();
+
+  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
+  void set(const std::string& key, const Bytes& value) override;
+  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
+  void erase(const std::string& key) override;
+  void erase_prefix(const std::string& prefix) override;
+  bool exists(const std::string& key) override;
+  std::optional<std::uint64_t> size(const std::string& key) override;
+  std::vector<std::string> list_prefix(const std::string& prefix) override;
+  DirListing list_dir(const std::string& prefix) override;
+  // Always nullptr: object stores cannot lock.
+  std::unique_ptr<StoreLock> lock(const std::string& key) override;
+  std::string describe() const override;
+
+ private:
+  struct Impl;
+  struct Conditional {
+    bool create_only = false;  // If-None-Match: * honoured
+    bool replace = false;      // If-Match honoured
+  };
+  Conditional conditional();
+
+  Options options_;
+  std::string endpoint_, region_;
+  std::unique_ptr<Impl> impl_;
+  std::mutex probe_mu_;
+  std::optional<Conditional> conditional_;
+};
+
+}  // namespace zarrpp

@@ -1,0 +1,532 @@
+// _zarrpp: the compiled half of zarrpp's Python package. It exposes stores, arrays and groups;
+// takes selections the Python half (python/zarrpp/_array.py) has already normalised; moves data
+// between NumPy buffers and zarrpp without extra copies; releases the GIL while zarrpp works; and
+// turns zarrpp's exceptions into the Python exceptions users expect.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "zarrpp/zarrpp.hpp"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace {
+
+using zarrpp::Array;
+using zarrpp::DataType;
+using zarrpp::Json;
+using zarrpp::NDView;
+using zarrpp::Shape;
+using zarrpp::StorePtr;
+namespace codec = zarrpp::codec;
+
+// ---- exceptions ---------------------------------------------------------------------------------
+
+bool contains(const char* msg, const char* part) { return std::strstr(msg, part) != nullptr; }
+
+// zarrpp::Error and its subclasses -> the built-in exception a NumPy / zarr-python user expects,
+// with zarrpp's message.
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const zarrpp::NotFoundError& e) {
+    PyErr_SetString(PyExc_FileNotFoundError, e.what());
+  } catch (const zarrpp::SelectionError& e) {
+    const char* m = e.what();
+    if (contains(m, "out of bounds") || contains(m, "too many indices") || contains(m, "boolean index"))
+      PyErr_SetString(PyExc_IndexError, m);
+    else if (contains(m, "data type mismatch"))
+      PyErr_SetString(PyExc_TypeError, m);
+    else
+      PyErr_SetString(PyExc_ValueError, m);
+  } catch (const zarrpp::MetadataError& e) {  // UnsupportedError too
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const zarrpp::CodecError& e) {
+    PyErr_SetString(PyExc_ValueError, e.what());
+  } catch (const zarrpp::Error& e) {  // StoreError, ConflictError, ...
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+}
+
+// ---- data types ---------------------------------------------------------------------------------
+
+// The NumPy dtype (native byte order) of a zarrpp data type.
+py::dtype numpy_dtype(const DataType& t) {
+  if (t.kind() == zarrpp::DataKind::Raw) return py::dtype("V" + std::to_string(t.size()));
+  return py::dtype(t.name());
+}
+
+// The zarrpp data type of a NumPy dtype. The Python half converts byte order and type first;
+// anything else is refused here.
+DataType zarr_dtype(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const auto size = static_cast<std::size_t>(dt.itemsize());
+  const char order = py::cast<char>(dt.attr("byteorder"));
+  const bool native = order == '=' || order == '|' ||
+                      (order == '<') == (std::endian::native == std::endian::little);
+  if (!native) throw py::type_error("zarrpp needs data in native byte order");
+  switch (kind) {
+    case 'b':
+      return DataType::bool_t;
+    case 'i':
+      if (size == 1) return DataType::int8;
+      if (size == 2) return DataType::int16;
+      if (size == 4) return DataType::int32;
+      if (size == 8) return DataType::int64;
+      break;
+    case 'u':
+      if (size == 1) return DataType::uint8;
+      if (size == 2) return DataType::uint16;
+      if (size == 4) return DataType::uint32;
+      if (size == 8) return DataType::uint64;
+      break;
+    case 'f':
+      if (size == 2) return DataType::float16_t;
+      if (size == 4) return DataType::float32;
+      if (size == 8) return DataType::float64;
+      break;
+    case 'c':
+      if (size == 8) return DataType::complex64;
+      if (size == 16) return DataType::complex128;
+      break;
+    case 'V':
+      if (size > 0 && !dt.has_fields()) return DataType::raw(size * 8);
+      break;
+    default:
+      break;
+  }
+  throw py::type_error("zarrpp cannot hold NumPy data of dtype " + py::str(dt.attr("str")).cast<std::string>());
+}
+
+Shape shape_of(const py::array& a) { return Shape(a.shape(), a.shape() + a.ndim()); }
+std::vector<std::int64_t> strides_of(const py::array& a) {
+  return std::vector<std::int64_t>(a.strides(), a.strides() + a.ndim());
+}
+
+// A view of a NumPy array's buffer: its data pointer (element [0, ..., 0]) and byte strides, so
+// any layout works, negative and zero strides included.
+NDView view_of(const py::array& a) {
+  return NDView(a.data(), zarr_dtype(a.dtype()), shape_of(a), strides_of(a));
+}
+
+NDView writable_view_of(py::array& a) {
+  if (!a.writeable()) throw py::value_error("the output array is read-only");
+  return NDView(a.mutable_data(), zarr_dtype(a.dtype()), shape_of(a), strides_of(a));
+}
+
+// Hands an NDArray's buffer to NumPy without copying: the NumPy array owns it through a capsule.
+py::array to_numpy(zarrpp::NDArray&& a) {
+  auto* owned = new zarrpp::NDArray(std::move(a));
+  py::capsule owner(owned, [](void* p) { delete static_cast<zarrpp::NDArray*>(p); });
+  const auto strides = zarrpp::c_strides(owned->shape(), owned->dtype().size());
+  return py::array(numpy_dtype(owned->dtype()),
+                   std::vector<py::ssize_t>(owned->shape().begin(), owned->shape().end()),
+                   std::vector<py::ssize_t>(strides.begin(), strides.end()), owned->raw_data(), owner);
+}
+
+py::tuple to_tuple(const std::vector<std::int64_t>& v) {
+  py::tuple t(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
+  return t;
+}
+
+Json parse_json(const std::string& text, const char* what) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw py::value_error(std::string(what) + ": not valid JSON: " + e.what());
+  }
+}
+
+// ---- selections ---------------------------------------------------------------------------------
+
+std::optional<std::int64_t> opt_int(const py::handle& h) {
+  if (h.is_none()) return std::nullopt;
+  return py::cast<std::int64_t>(h);
+}
+
+// Converts a selection the Python half has normalised: a tuple of int, slice (of ints or None),
+// Ellipsis, 1-d integer arrays and 1-d bool arrays.
+zarrpp::Selection to_selection(const py::tuple& t) {
+  zarrpp::Selection sel;
+  sel.reserve(t.size());
+  for (const auto& h : t) {
+    if (h.is(py::ellipsis())) {
+      sel.emplace_back(zarrpp::ellipsis);
+    } else if (py::isinstance<py::slice>(h)) {
+      zarrpp::Slice s;
+      s.start = opt_int(h.attr("start"));
+      s.stop = opt_int(h.attr("stop"));
+      s.step = opt_int(h.attr("step")).value_or(1);
+      sel.emplace_back(s);
+    } else if (py::isinstance<py::array>(h)) {
+      auto a = py::reinterpret_borrow<py::array>(h);
+      if (a.ndim() != 1) throw py::index_error("index arrays in a selection must be 1-dimensional");
+      if (a.dtype().kind() == 'b') {
+        auto b = py::array_t<bool, py::array::c_style | py::array::forcecast>::ensure(a);
+        sel.emplace_back(zarrpp::BoolArray(b.data(), b.data() + b.size()));
+      } else if (a.dtype().kind() == 'i' || a.dtype().kind() == 'u') {
+        auto i = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+        sel.emplace_back(zarrpp::IndexArray(i.data(), i.data() + i.size()));
+      } else {
+        throw py::index_error("arrays used as indices must be of integer or boolean type");
+      }
+    } else if (py::isinstance<py::int_>(h)) {
+      sel.emplace_back(py::cast<std::int64_t>(h));
+    } else {
+      throw py::index_error("unsupported selection element " + py::repr(h).cast<std::string>());
+    }
+  }
+  return sel;
+}
+
+zarrpp::Coordinates to_coordinates(const py::sequence& arrays) {
+  zarrpp::Coordinates c;
+  for (const auto& h : arrays) {
+    auto i = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(h);
+    if (!i || i.ndim() != 1) throw py::index_error("coordinate arrays must be 1-d integer arrays");
+    c.emplace_back(i.data(), i.data() + i.size());
+  }
+  return c;
+}
+
+// ---- codecs -------------------------------------------------------------------------------------
+
+// A codec from the (name, config dict) the Python codec classes describe themselves with.
+codec::Any to_codec(const py::tuple& spec) {
+  if (spec.size() != 2) throw py::type_error("a codec spec is a (name, config) pair");
+  const auto name = spec[0].cast<std::string>();
+  const auto cfg = spec[1].cast<py::dict>();
+  auto get_int = [&](const char* k, int def) { return cfg.contains(k) ? cfg[k].cast<int>() : def; };
+  if (name == "zstd") return codec::Zstd{get_int("level", 0), cfg.contains("checksum") && cfg["checksum"].cast<bool>()};
+  if (name == "gzip") return codec::Gzip{get_int("level", 5)};
+  if (name == "crc32c") return codec::Crc32c{};
+  if (name == "blosc") {
+    codec::Blosc b;
+    if (cfg.contains("cname")) b.cname = cfg["cname"].cast<std::string>();
+    b.clevel = get_int("clevel", 5);
+    const std::string sh = cfg.contains("shuffle") ? cfg["shuffle"].cast<std::string>() : "auto";
+    if (sh == "auto") b.shuffle = codec::Blosc::Shuffle::Auto;
+    else if (sh == "noshuffle") b.shuffle = codec::Blosc::Shuffle::NoShuffle;
+    else if (sh == "shuffle") b.shuffle = codec::Blosc::Shuffle::Shuffle;
+    else if (sh == "bitshuffle") b.shuffle = codec::Blosc::Shuffle::BitShuffle;
+    else throw py::value_error("blosc: shuffle must be 'noshuffle', 'shuffle', 'bitshuffle' or None, got '" + sh + "'");
+    b.typesize = get_int("typesize", 0);
+    b.blocksize = get_int("blocksize", 0);
+    return b;
+  }
+  if (name == "bytes") {
+    const std::string e = cfg.contains("endian") ? cfg["endian"].cast<std::string>() : "little";
+    if (e != "little" && e != "big") throw py::value_error("bytes: endian must be 'little' or 'big'");
+    return codec::BytesCodec{e == "big" ? codec::Endian::big : codec::Endian::little};
+  }
+  if (name == "transpose") return codec::Transpose{cfg["order"].cast<std::vector<std::int64_t>>()};
+  throw py::value_error("unknown codec '" + name + "'");
+}
+
+struct CreateArgs {
+  StorePtr store;
+  std::string path;
+  Shape shape, chunks;
+  std::string dtype;
+  std::optional<std::string> fill_value_json;
+  std::vector<py::tuple> filters, compressors;
+  std::optional<Shape> shards;
+  std::optional<std::vector<std::optional<std::string>>> dimension_names;
+  std::string attributes_json;
+  bool overwrite = false;
+  std::optional<Shape> lower_bound;
+  std::string endian = "little";
+};
+
+zarrpp::ArraySpec make_spec(const CreateArgs& a) {
+  zarrpp::ArraySpec spec;
+  spec.shape = a.shape;
+  spec.chunks = a.chunks;
+  spec.dtype = DataType::parse(a.dtype);
+  if (a.fill_value_json) spec.fill_value = parse_json(*a.fill_value_json, "fill_value");
+  spec.endian = a.endian == "big" ? codec::Endian::big : codec::Endian::little;
+  spec.dimension_names = a.dimension_names;
+  spec.attributes = parse_json(a.attributes_json, "attributes");
+  spec.overwrite = a.overwrite;
+  spec.lower_bound = a.lower_bound;
+
+  std::vector<codec::Any> filters, compressors;
+  for (const auto& f : a.filters) filters.push_back(to_codec(f));
+  for (const auto& c : a.compressors) compressors.push_back(to_codec(c));
+  // The shorthand (one compressor, then optionally crc32c) when it fits, else the whole pipeline.
+  std::size_t ncrc = 0;
+  for (const auto& c : compressors) ncrc += std::holds_alternative<codec::Crc32c>(c) ? 1 : 0;
+  const bool trailing_crc = !compressors.empty() && std::holds_alternative<codec::Crc32c>(compressors.back());
+  const std::size_t others = compressors.size() - ncrc;
+  if (filters.empty() && others <= 1 && (ncrc == 0 || (ncrc == 1 && trailing_crc))) {
+    if (others == 1) spec.compressor = compressors.front();
+    spec.crc32c = ncrc == 1;
+    spec.shards = a.shards;
+    return spec;
+  }
+  std::vector<codec::Any> pipeline = filters;
+  pipeline.push_back(codec::BytesCodec{spec.endian});
+  pipeline.insert(pipeline.end(), compressors.begin(), compressors.end());
+  if (a.shards) {
+    auto sh = std::make_shared<codec::Sharding>();
+    sh->chunk_shape = a.chunks;
+    sh->codecs = pipeline;
+    spec.chunks = *a.shards;  // the grid's chunks are the shards
+    spec.codecs = std::vector<codec::Any>{sh};
+  } else {
+    spec.codecs = pipeline;
+  }
+  return spec;
+}
+
+// ---- stores -------------------------------------------------------------------------------------
+
+std::string memory_repr(const zarrpp::Store& s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "MemoryStore('memory://%p')", static_cast<const void*>(&s));
+  return buf;
+}
+
+// ---- arrays -------------------------------------------------------------------------------------
+
+// Array accessors that return references into the array's current metadata snapshot stay valid
+// only until the next metadata change (which another Python thread may make while the GIL is
+// released). A copy of the Array pins its own snapshot, so read them from a copy.
+Array pinned(const Array& a) { return Array(a); }
+
+py::array read_selection(const Array& a, const py::tuple& sel_py) {
+  const auto sel = to_selection(sel_py);
+  const Array snap = pinned(a);
+  const Shape shape = snap.selection_shape(sel);
+  py::array out(numpy_dtype(snap.dtype()), std::vector<py::ssize_t>(shape.begin(), shape.end()));
+  const NDView view = writable_view_of(out);
+  {
+    py::gil_scoped_release nogil;
+    snap.read_into(sel, view);
+  }
+  return out;
+}
+
+void read_into(const Array& a, const py::tuple& sel_py, py::array& out) {
+  const auto sel = to_selection(sel_py);
+  const NDView view = writable_view_of(out);
+  py::gil_scoped_release nogil;
+  a.read_into(sel, view);
+}
+
+void write_selection(Array& a, const py::tuple& sel_py, const py::array& data) {
+  const auto sel = to_selection(sel_py);
+  const NDView view = view_of(data);
+  py::gil_scoped_release nogil;
+  a.write(sel, view);
+}
+
+template <class F>
+auto without_gil(F&& f) -> decltype(f()) {
+  py::gil_scoped_release nogil;
+  return f();
+}
+
+py::object attrs_to_python(const Json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+// ---- groups -------------------------------------------------------------------------------------
+
+const char* type_name(zarrpp::NodeType t) { return t == zarrpp::NodeType::Array ? "array" : "group"; }
+
+}  // namespace
+
+PYBIND11_MODULE(_zarrpp, m) {
+  m.doc() = "zarrpp's compiled core; use the zarrpp package instead.";
+  py::register_exception_translator(&translate);
+
+  // ---- stores ----
+  py::class_<zarrpp::Store, std::shared_ptr<zarrpp::Store>>(m, "Store")
+      .def("describe", &zarrpp::Store::describe)
+      .def("get",
+           [](zarrpp::Store& s, const std::string& key) -> py::object {
+             auto v = without_gil([&] { return s.get(key); });
+             if (!v) return py::none();
+             return py::bytes(reinterpret_cast<const char*>(v->data()), v->size());
+           }, "key"_a, "The value of `key` as bytes, or None.")
+      .def("set",
+           [](zarrpp::Store& s, const std::string& key, const py::bytes& value) {
+             const std::string v = value;
+             without_gil([&] { s.set(key, zarrpp::Bytes(v.begin(), v.end())); });
+           }, "key"_a, "value"_a)
+      .def("exists", [](zarrpp::Store& s, const std::string& key) { return without_gil([&] { return s.exists(key); }); },
+           "key"_a)
+      .def("delete", [](zarrpp::Store& s, const std::string& key) { without_gil([&] { s.erase(key); }); }, "key"_a)
+      .def("list_prefix",
+           [](zarrpp::Store& s, const std::string& prefix) { return without_gil([&] { return s.list_prefix(prefix); }); },
+           "prefix"_a = "", "Every key starting with `prefix`, sorted.");
+  py::class_<zarrpp::MemoryStore, zarrpp::Store, std::shared_ptr<zarrpp::MemoryStore>>(m, "MemoryStore")
+      .def(py::init([] { return zarrpp::MemoryStore::create(); }))
+      .def("__repr__", [](const zarrpp::MemoryStore& s) { return memory_repr(s); });
+  py::class_<zarrpp::FileStore, zarrpp::Store, std::shared_ptr<zarrpp::FileStore>>(m, "LocalStore")
+      .def(py::init([](const std::filesystem::path& root) { return zarrpp::FileStore::open(root); }), "root"_a)
+      .def_property_readonly("root", [](const zarrpp::FileStore& s) { return s.root(); })
+      .def("__repr__", [](const zarrpp::FileStore& s) { return "LocalStore('" + s.root().string() + "')"; });
+
+  // ---- arrays ----
+  py::class_<Array>(m, "Array")
+      .def_property_readonly("shape", [](const Array& a) { return to_tuple(pinned(a).shape()); })
+      .def_property_readonly("ndim", [](const Array& a) { return a.ndim(); })
+      .def_property_readonly("dtype", [](const Array& a) { return numpy_dtype(pinned(a).dtype()); })
+      .def_property_readonly("dtype_name", [](const Array& a) { return pinned(a).dtype().name(); })
+      .def_property_readonly("chunks", [](const Array& a) { return to_tuple(a.chunks()); })
+      .def_property_readonly("shards", [](const Array& a) -> py::object {
+        auto s = a.shards();
+        if (!s) return py::none();
+        return to_tuple(*s);
+      })
+      .def_property_readonly("domain", [](const Array& a) {
+        const auto d = a.domain();
+        py::tuple t(d.size());
+        for (std::size_t i = 0; i < d.size(); ++i) t[i] = py::make_tuple(d[i].inclusive_min, d[i].exclusive_max);
+        return t;
+      })
+      .def_property_readonly("fill_value_bytes", [](const Array& a) {
+        const Array s = pinned(a);
+        return py::bytes(reinterpret_cast<const char*>(s.fill_value().data()), s.fill_value().size());
+      })
+      .def_property_readonly("fill_value_json", [](const Array& a) { return a.fill_value_json().dump(); })
+      .def_property_readonly("metadata_json", [](const Array& a) { return pinned(a).metadata().to_json().dump(); })
+      .def_property_readonly("path", [](const Array& a) { return a.path(); })
+      .def_property_readonly("store", [](const Array& a) { return a.store(); })
+      .def("attributes", [](const Array& a) { return attrs_to_python(pinned(a).attributes()); })
+      .def("set_attributes_json",
+           [](Array& a, const std::string& j) {
+             const Json attrs = parse_json(j, "attributes");
+             without_gil([&] { a.set_attributes(attrs); });
+           })
+      .def("update_attributes_json",
+           [](Array& a, const std::string& j) {
+             const Json patch = parse_json(j, "attributes");
+             without_gil([&] { a.update_attributes(patch); });
+           })
+      .def("nchunks", [](const Array& a) { return a.nchunks(); })
+      .def("nchunks_stored", [](const Array& a) { return without_gil([&] { return a.nchunks_stored(); }); })
+      .def("nbytes_stored", [](const Array& a) { return without_gil([&] { return a.nbytes_stored(); }); })
+      .def("stored_chunk_keys", [](const Array& a) { return without_gil([&] { return a.stored_chunk_keys(); }); })
+      .def("refresh", [](Array& a) { without_gil([&] { a.refresh(); }); })
+      .def_property("concurrency", &Array::concurrency, &Array::set_concurrency)
+      .def("set_write_empty_chunks", &Array::set_write_empty_chunks)
+      // selections
+      .def("selection_shape", [](const Array& a, const py::tuple& sel) { return to_tuple(a.selection_shape(to_selection(sel))); })
+      .def("read", &read_selection, "selection"_a, "Reads a basic/orthogonal selection into a new NumPy array.")
+      .def("read_into", &read_into, "selection"_a, "out"_a)
+      .def("write", &write_selection, "selection"_a, "data"_a)
+      .def("read_points",
+           [](const Array& a, const py::sequence& coords) {
+             const auto c = to_coordinates(coords);
+             return to_numpy(without_gil([&] { return a.read_points(c); }));
+           })
+      .def("write_points",
+           [](Array& a, const py::sequence& coords, const py::array& data) {
+             const auto c = to_coordinates(coords);
+             const NDView v = view_of(data);
+             without_gil([&] { a.write_points(c, v); });
+           })
+      .def("read_mask",
+           [](const Array& a, const py::array& mask) {
+             const NDView mv = view_of(mask);
+             return to_numpy(without_gil([&] { return a.read_mask(mv); }));
+           })
+      .def("write_mask",
+           [](Array& a, const py::array& mask, const py::array& data) {
+             const NDView mv = view_of(mask);
+             const NDView v = view_of(data);
+             without_gil([&] { a.write_mask(mv, v); });
+           })
+      .def("read_blocks",
+           [](const Array& a, const py::tuple& sel_py) {
+             const auto sel = to_selection(sel_py);
+             return to_numpy(without_gil([&] { return a.read_blocks(sel); }));
+           })
+      .def("write_blocks",
+           [](Array& a, const py::tuple& sel_py, const py::array& data) {
+             const auto sel = to_selection(sel_py);
+             const NDView v = view_of(data);
+             without_gil([&] { a.write_blocks(sel, v); });
+           })
+      // growth
+      .def("prepend",
+           [](Array& a, const py::array& data, std::size_t axis) {
+             const NDView v = view_of(data);
+             without_gil([&] { a.prepend(v, axis); });
+           }, "data"_a, "axis"_a = 0)
+      .def("append",
+           [](Array& a, const py::array& data, std::size_t axis) {
+             const NDView v = view_of(data);
+             without_gil([&] { a.append(v, axis); });
+           }, "data"_a, "axis"_a = 0)
+      .def("resize", [](Array& a, const Shape& s) { without_gil([&] { a.resize(s); }); }, "new_shape"_a)
+      .def("resize_domain",
+           [](Array& a, const std::vector<std::pair<std::int64_t, std::int64_t>>& bounds) {
+             zarrpp::Domain d;
+             for (const auto& [lo, hi] : bounds) d.push_back({lo, hi});
+             without_gil([&] { a.resize_domain(d); });
+           }, "bounds"_a);
+
+  m.def(
+      "create_array",
+      [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype,
+         std::optional<std::string> fill_value_json, std::vector<py::tuple> filters, std::vector<py::tuple> compressors,
+         std::optional<Shape> shards, std::optional<std::vector<std::optional<std::string>>> dimension_names,
+         std::string attributes_json, bool overwrite, std::optional<Shape> lower_bound, std::string endian) {
+        CreateArgs args{std::move(store), std::move(path), std::move(shape), std::move(chunks), std::move(dtype),
+                        std::move(fill_value_json), std::move(filters), std::move(compressors), std::move(shards),
+                        std::move(dimension_names), std::move(attributes_json), overwrite, std::move(lower_bound),
+                        std::move(endian)};
+        const auto spec = make_spec(args);
+        return without_gil([&] { return Array::create(args.store, args.path, spec); });
+      },
+      "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value_json"_a, "filters"_a, "compressors"_a,
+      "shards"_a, "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a);
+  m.def("open_array", [](StorePtr store, const std::string& path) {
+    return without_gil([&] { return Array::open(std::move(store), path); });
+  }, "store"_a, "path"_a = "");
+
+  // ---- groups ----
+  py::class_<zarrpp::Group>(m, "Group")
+      .def_property_readonly("path", &zarrpp::Group::path)
+      .def_property_readonly("store", &zarrpp::Group::store)
+      .def("attributes", [](const zarrpp::Group& g) { return attrs_to_python(g.attributes()); })
+      .def("set_attributes_json", [](zarrpp::Group& g, const std::string& j) { g.set_attributes(parse_json(j, "attributes")); })
+      .def("update_attributes_json",
+           [](zarrpp::Group& g, const std::string& j) { g.update_attributes(parse_json(j, "attributes")); })
+      .def("children", [](const zarrpp::Group& g) {
+        py::list out;
+        for (const auto& c : g.children()) out.append(py::make_tuple(c.name, type_name(c.type)));
+        return out;
+      });
+  m.def("create_group", [](StorePtr store, const std::string& path, const std::string& attributes_json, bool overwrite) {
+    return zarrpp::Group::create(std::move(store), path, parse_json(attributes_json, "attributes"), overwrite);
+  }, "store"_a, "path"_a, "attributes_json"_a, "overwrite"_a);
+  m.def("open_group", [](StorePtr store, const std::string& path) { return zarrpp::Group::open(std::move(store), path); },
+        "store"_a, "path"_a = "");
+  m.def("node_type", [](const StorePtr& store, const std::string& path) -> py::object {
+    const auto t = zarrpp::node_type(store, path);
+    if (!t) return py::none();
+    return py::str(type_name(*t));
+  }, "store"_a, "path"_a);
+  m.def("remove_node", [](const StorePtr& store, const std::string& path) { zarrpp::remove_node(store, path); },
+        "store"_a, "path"_a);
+  m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
+}

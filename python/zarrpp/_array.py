@@ -1,0 +1,1042 @@
+"""Arrays and groups: the Python face of zarrpp's C++ Array and Group (zarr-python's API shape)."""
+from __future__ import annotations
+
+import json
+import math
+import operator
+import re
+from collections.abc import MutableMapping
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _zarrpp
+from .codecs import Codec, Zstd, _as_list, from_metadata
+from .storage import is_read_only, make_store
+
+__all__ = ["Array", "Group", "Attributes", "create_array", "open_array", "open_group", "create_group", "group",
+           "open", "array"]
+
+# ---- data types ----------------------------------------------------------------------------------
+
+_ZARR_NAMES = {
+    ("b", 1): "bool",
+    ("i", 1): "int8", ("i", 2): "int16", ("i", 4): "int32", ("i", 8): "int64",
+    ("u", 1): "uint8", ("u", 2): "uint16", ("u", 4): "uint32", ("u", 8): "uint64",
+    ("f", 2): "float16", ("f", 4): "float32", ("f", 8): "float64",
+    ("c", 8): "complex64", ("c", 16): "complex128",
+}
+
+
+def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
+    """(native NumPy dtype, Zarr v3 data type name, endian of the bytes codec) for ``dtype=``."""
+    if isinstance(dtype, str):
+        m = re.fullmatch(r"r(\d+)", dtype)
+        if m:
+            bits = int(m.group(1))
+            if bits <= 0 or bits % 8:
+                raise ValueError(f"raw data type {dtype!r}: the number of bits must be a positive multiple of 8")
+            return np.dtype(f"V{bits // 8}"), dtype, "little"
+    dt = np.dtype(dtype)
+    if dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
+        return dt, f"r{8 * dt.itemsize}", "little"
+    name = _ZARR_NAMES.get((dt.kind, dt.itemsize))
+    if name is None:
+        raise TypeError(f"zarrpp does not support data type {dt} (supported: bool, (u)int8-64, float16-64, "
+                        f"complex64/128, r<bits> / void)")
+    endian = "big" if dt.byteorder == ">" or (dt.byteorder == "=" and np.little_endian is False) else "little"
+    return dt.newbyteorder("="), name, endian
+
+
+def _float_json(x: float) -> Any:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return x
+
+
+def _fill_value_json(value: Any, dt: np.dtype) -> Optional[str]:
+    """The JSON encoding of ``fill_value=`` for data type ``dt`` (None: the default, 0 / false)."""
+    if value is None:
+        return None
+    if isinstance(value, str):  # already encoded: "NaN", "Infinity", "0x7fc00000", ...
+        return json.dumps(value)
+    k = dt.kind
+    try:
+        if k == "b":
+            return json.dumps(bool(value))
+        if k in "iu":
+            if isinstance(value, (float, np.floating)) and float(value).is_integer():
+                value = int(value)
+            return json.dumps(operator.index(value))
+        if k == "f":
+            return json.dumps(_float_json(float(value)))
+        if k == "c":
+            c = complex(value)
+            return json.dumps([_float_json(c.real), _float_json(c.imag)])
+        if k == "V":
+            if isinstance(value, np.void):
+                value = value.tobytes()
+            return json.dumps(list(bytes(value)))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"fill_value {value!r} is not valid for data type {dt}: {e}") from None
+    raise TypeError(f"unsupported data type {dt}")
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"attribute values must be JSON-serialisable, got {type(o).__name__}")
+
+
+def _to_json_text(obj: Any) -> str:
+    return json.dumps(obj, default=_json_default, allow_nan=False)
+
+
+def _store_url(store: Any) -> str:
+    if isinstance(store, _zarrpp.LocalStore):
+        return f"file://{store.root}"
+    if isinstance(store, _zarrpp.MemoryStore):
+        return f"memory://{id(store)}"
+    return store.describe()
+
+
+def _join(base: str, name: str) -> str:
+    name = name.strip("/")
+    return f"{base}/{name}" if base else name
+
+
+def _check_store_writable(store: Any) -> None:
+    if is_read_only(store):
+        raise ValueError(f"store {_store_url(store)} is read-only and cannot be written")
+
+
+def _check_mode(mode: str, allowed: Sequence[str], what: str) -> None:
+    if mode not in allowed:
+        raise ValueError(f"{what}: mode must be one of {', '.join(repr(m) for m in allowed)}, got {mode!r}")
+
+
+# ---- selections ----------------------------------------------------------------------------------
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _norm_item(x: Any) -> Any:
+    """One element of a selection: int, slice of ints, Ellipsis, or a NumPy int64/bool array."""
+    if x is Ellipsis:
+        return x
+    if _is_int(x):
+        return operator.index(x)
+    if isinstance(x, slice):
+        try:
+            return slice(*(None if v is None else operator.index(v) for v in (x.start, x.stop, x.step)))
+        except TypeError:
+            raise IndexError(f"slice indices must be integers or None, got {x!r}") from None
+    if isinstance(x, (np.ndarray, list, range)) or (hasattr(x, "__array__") and not isinstance(x, (str, bytes))):
+        a = np.asarray(x)
+        if a.dtype == np.bool_:
+            return a
+        if a.dtype.kind in "iu":
+            return a.astype(np.int64, copy=False)
+        if a.size == 0:  # [] is float64 to NumPy
+            return a.astype(np.int64)
+        raise IndexError(f"arrays used as indices must be of integer or boolean type, got {a.dtype}")
+    if x is None:
+        raise IndexError("zarrpp does not support np.newaxis (None) in selections")
+    if isinstance(x, (bool, np.bool_)):
+        raise IndexError("a scalar boolean is not a valid index for a zarrpp array")
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), and integer or boolean arrays are valid "
+                     f"indices, got {x!r}")
+
+
+def _norm_selection(selection: Any) -> List[Any]:
+    sel = selection if isinstance(selection, tuple) else (selection,)
+    return [_norm_item(x) for x in sel]
+
+
+def _is_array(x: Any) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+def _all_ints(items: Sequence[Any], ndim: int) -> bool:
+    return len(items) == ndim and all(_is_int(x) for x in items)
+
+
+def _is_pure_fancy(items: Sequence[Any], ndim: int) -> bool:
+    """zarr-python's rule: one index per dimension, only integers and integer arrays, at least one
+    array -> coordinate (vindex) selection, which is also what NumPy does."""
+    return (len(items) == ndim and ndim > 0
+            and all(_is_int(x) or (_is_array(x) and x.dtype != np.bool_) for x in items)
+            and any(_is_array(x) for x in items))
+
+
+def _check_orthogonal(items: Sequence[Any]) -> None:
+    for x in items:
+        if _is_array(x) and x.ndim != 1:
+            raise IndexError(f"orthogonal selection takes 1-d index arrays, got a {x.ndim}-d array")
+
+
+def _strip_leading_ones(data: np.ndarray, ndim: int) -> np.ndarray:
+    """NumPy lets a value carry extra leading length-1 dimensions."""
+    while data.ndim > ndim and data.shape[0] == 1:
+        data = data[0]
+    return data
+
+
+# ---- attributes ----------------------------------------------------------------------------------
+
+class Attributes(MutableMapping):
+    """A node's user attributes (zarr.json "attributes"); every change is written to the store."""
+
+    def __init__(self, node: "Union[Array, Group]"):
+        self._node = node
+
+    def asdict(self) -> Dict[str, Any]:
+        return self._node._attrs_get()
+
+    def __getitem__(self, key: str) -> Any:
+        return self.asdict()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._node._attrs_update({key: value})
+
+    def __delitem__(self, key: str) -> None:
+        d = self.asdict()
+        del d[key]
+        self._node._attrs_put(d)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.asdict())
+
+    def __len__(self) -> int:
+        return len(self.asdict())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.asdict()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # one write for all keys
+        self._node._attrs_update(dict(*args, **kwargs))
+
+    def put(self, d: Dict[str, Any]) -> None:
+        """Replaces all attributes with ``d``."""
+        self._node._attrs_put(dict(d))
+
+    def refresh(self) -> None:
+        self._node._refresh()
+
+    def __repr__(self) -> str:
+        return repr(self.asdict())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Attributes):
+            other = other.asdict()
+        return self.asdict() == other
+
+
+# ---- arrays --------------------------------------------------------------------------------------
+
+class _Indexer:
+    def __init__(self, array: "Array", get: str, set_: str):
+        self._array, self._get, self._set = array, get, set_
+
+    def __getitem__(self, selection: Any) -> Any:
+        return getattr(self._array, self._get)(selection)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        getattr(self._array, self._set)(selection, value)
+
+
+class Array:
+    """A Zarr v3 array. Create one with :func:`zarrpp.create_array`, open one with
+    :func:`zarrpp.open_array`. Indexing follows NumPy (``z[...]``), with ``z.oindex``,
+    ``z.vindex`` and ``z.blocks`` as in zarr-python. Index 0 is the first element of the domain,
+    which may start below 0 after :meth:`prepend`."""
+
+    def __init__(self, core: Any, read_only: bool = False, store: Any = None):
+        if not isinstance(core, _zarrpp.Array):
+            raise TypeError("use zarrpp.create_array or zarrpp.open_array to get an Array")
+        self._core = core
+        # The Python store object (a subclass instance with its own attributes), kept alive here.
+        self._store = store if store is not None else core.store
+        self._read_only = bool(read_only) or is_read_only(self._store)
+        self._dtype = core.dtype  # never changes for an array
+
+    # ---- description ----
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self._core.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._core.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def chunks(self) -> Tuple[int, ...]:
+        """The read/write chunk shape (the inner chunk when sharded)."""
+        return self._core.chunks
+
+    @property
+    def shards(self) -> Optional[Tuple[int, ...]]:
+        return self._core.shards
+
+    @property
+    def domain(self) -> Tuple[Tuple[int, int], ...]:
+        """Per dimension, the (inclusive lower, exclusive upper) coordinate bound."""
+        return self._core.domain
+
+    @property
+    def fill_value(self) -> Any:
+        return np.frombuffer(self._core.fill_value_bytes, dtype=self._dtype)[0]
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._core.path
+
+    @property
+    def basename(self) -> str:
+        return self._core.path.rsplit("/", 1)[-1]
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def order(self) -> str:
+        return "C"
+
+    @property
+    def nchunks(self) -> int:
+        """Stored objects in the chunk grid (shards when sharded)."""
+        return self._core.nchunks()
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """How many of them exist in the store."""
+        return self._core.nchunks_stored()
+
+    def nbytes_stored(self) -> int:
+        return self._core.nbytes_stored()
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """The array's zarr.json document, as a dict."""
+        return json.loads(self._core.metadata_json)
+
+    def _codec_lists(self) -> Tuple[tuple, Optional[Codec], tuple]:
+        codecs = self.metadata.get("codecs", [])
+        if codecs and codecs[0].get("name") == "sharding_indexed":
+            codecs = (codecs[0].get("configuration") or {}).get("codecs", [])
+        # Zarr v3 order: array -> array codecs (filters), one array -> bytes codec, bytes -> bytes.
+        filters, serializer, compressors = [], None, []
+        for c in codecs:
+            obj = from_metadata(c) or c
+            if c.get("name") == "bytes":
+                serializer = obj
+            elif serializer is None:
+                filters.append(obj)
+            else:
+                compressors.append(obj)
+        return tuple(filters), serializer, tuple(compressors)
+
+    @property
+    def compressors(self) -> tuple:
+        return self._codec_lists()[2]
+
+    @property
+    def filters(self) -> tuple:
+        return self._codec_lists()[0]
+
+    @property
+    def serializer(self) -> Optional[Codec]:
+        return self._codec_lists()[1]
+
+    @property
+    def info(self) -> str:
+        filters, serializer, compressors = self._codec_lists()
+        rows = [
+            ("Type", "Array"),
+            ("Zarr format", "3"),
+            ("Data type", str(self._dtype) if self._dtype.kind != "V" else self._core.dtype_name),
+            ("Fill value", repr(self.fill_value.item() if self._dtype.kind != "V" else self.fill_value.tobytes())),
+            ("Shape", str(self.shape)),
+            ("Domain", str(self.domain)),
+            ("Chunk shape", str(self.chunks)),
+        ]
+        if self.shards is not None:
+            rows.append(("Shard shape", str(self.shards)))
+        rows += [
+            ("Order", "C"),
+            ("Read-only", str(self.read_only)),
+            ("Store type", type(self.store).__name__),
+            ("Filters", str(filters)),
+            ("Serializer", str(serializer)),
+            ("Compressors", str(compressors)),
+            ("No. bytes", f"{self.nbytes} ({_human(self.nbytes)})"),
+        ]
+        if self.attrs:
+            rows.append(("Attributes", json.dumps(self.attrs.asdict())))
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in rows)
+
+    def __repr__(self) -> str:
+        where = _store_url(self.store) + ("/" + self.path if self.path else "")
+        return f"<Array {where} shape={self.shape} dtype={self._dtype}>"
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.get_basic_selection(Ellipsis)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    # ---- attributes ----
+    def _attrs_get(self) -> Dict[str, Any]:
+        return self._core.attributes()
+
+    def _attrs_update(self, patch: Dict[str, Any]) -> None:
+        self._check_writable()
+        self._core.update_attributes_json(_to_json_text(patch))
+
+    def _attrs_put(self, d: Dict[str, Any]) -> None:
+        self._check_writable()
+        self._core.set_attributes_json(_to_json_text(d))
+
+    def _refresh(self) -> None:
+        self._core.refresh()
+
+    def refresh(self) -> None:
+        """Re-reads zarr.json (after another handle or process changed the array)."""
+        self._core.refresh()
+
+    # ---- helpers ----
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ValueError("this array was opened read-only (mode='r' or a read-only store) and cannot be written")
+
+    def _cast(self, value: Any) -> np.ndarray:
+        """``value`` as a NumPy array of this array's dtype (native byte order), NumPy's assignment casting."""
+        if isinstance(value, Array):
+            value = value[...]
+        a = np.asarray(value)
+        dt = self._dtype
+        if a.dtype.kind in "OSUMm" or (a.dtype.kind == "V") != (dt.kind == "V"):
+            raise TypeError(f"cannot store data of dtype {a.dtype} in a zarrpp array of dtype {dt}")
+        if dt.kind == "V" and a.dtype.itemsize != dt.itemsize:
+            raise TypeError(f"cannot store data of dtype {a.dtype} in a zarrpp array of dtype {dt}")
+        if a.dtype != dt or not a.dtype.isnative:
+            a = a.astype(dt, casting="unsafe")
+        return a
+
+    def _fix_0d(self, items: List[Any]) -> List[Any]:
+        # z[:] and z[...] on a 0-d array select the whole (0-d) array.
+        if self.ndim == 0 and len(items) == 1 and (items[0] is Ellipsis or items[0] == slice(None)):
+            return [Ellipsis]
+        return items
+
+    def _mask_of(self, items: List[Any]) -> Optional[np.ndarray]:
+        """The mask when the selection is a single boolean array covering the array (not 1-d:
+        there it is the same as an orthogonal selection)."""
+        if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and items[0].ndim != 1:
+            m = items[0]
+            if m.shape != self.shape:
+                raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {self.shape}")
+            return m
+        return None
+
+    # ---- NumPy-style indexing ----
+    def __getitem__(self, selection: Any) -> Any:
+        items = self._fix_0d(_norm_selection(selection))
+        mask = self._mask_of(items)
+        if mask is not None:
+            return self._core.read_mask(mask)
+        if _is_pure_fancy(items, self.ndim):
+            return self._get_coordinates(items)
+        return self._get_orthogonal(items)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        items = self._fix_0d(_norm_selection(selection))
+        mask = self._mask_of(items)
+        if mask is not None:
+            return self._set_mask(mask, value)
+        if _is_pure_fancy(items, self.ndim):
+            return self._set_coordinates(items, value)
+        self._set_orthogonal(items, value)
+
+    def _get_orthogonal(self, items: List[Any]) -> Any:
+        _check_orthogonal(items)
+        out = self._core.read(tuple(items))
+        return out[()] if _all_ints(items, self.ndim) else out
+
+    def _set_orthogonal(self, items: List[Any], value: Any) -> None:
+        self._check_writable()
+        _check_orthogonal(items)
+        sel = tuple(items)
+        data = self._cast(value)
+        data = _strip_leading_ones(data, len(self._core.selection_shape(sel)))
+        self._core.write(sel, data)
+
+    def _coords(self, items: Sequence[Any]) -> Tuple[List[np.ndarray], Tuple[int, ...]]:
+        if len(items) != self.ndim:
+            raise IndexError(f"coordinate selection needs one index (array) per dimension: the array is "
+                             f"{self.ndim}-dimensional, got {len(items)}")
+        arrays = []
+        for x in items:
+            if _is_int(x):
+                arrays.append(np.int64(x))
+            elif _is_array(x) and x.dtype != np.bool_:
+                arrays.append(x)
+            else:
+                raise IndexError("vindex takes integers and integer arrays (coordinate selection) or one boolean "
+                                 f"array of the array's shape (mask selection), got {x!r}")
+        if not arrays:
+            return [], ()
+        try:
+            b = np.broadcast_arrays(*arrays)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                             + " ".join(str(np.shape(a)) for a in arrays)) from None
+        return [np.ascontiguousarray(x, dtype=np.int64).reshape(-1) for x in b], b[0].shape
+
+    def _get_coordinates(self, items: Sequence[Any]) -> np.ndarray:
+        coords, shape = self._coords(items)
+        out = self._core.read_points(coords)
+        return out.reshape(shape)
+
+    def _set_coordinates(self, items: Sequence[Any], value: Any) -> None:
+        self._check_writable()
+        coords, shape = self._coords(items)
+        data = self._cast(value)
+        data = _strip_leading_ones(data, len(shape))
+        try:
+            data = np.broadcast_to(data, shape).reshape(-1)
+        except ValueError:
+            raise ValueError(f"could not broadcast input array from shape {data.shape} into shape {shape}") from None
+        self._core.write_points(coords, data)
+
+    def _as_mask(self, mask: Any) -> np.ndarray:
+        m = np.asarray(mask)
+        if m.dtype != np.bool_:
+            raise IndexError(f"mask selection needs a boolean array, got {m.dtype}")
+        if m.shape != self.shape:
+            raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {self.shape}")
+        return m
+
+    def _set_mask(self, mask: np.ndarray, value: Any) -> None:
+        self._check_writable()
+        data = _strip_leading_ones(self._cast(value), 1)
+        self._core.write_mask(mask, data)
+
+    # ---- zarr-python's selection methods ----
+    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
+        items = self._fix_0d(_norm_selection(selection))
+        for x in items:
+            if _is_array(x):
+                raise IndexError("basic selection takes integers, slices and Ellipsis only")
+        return self._get_orthogonal(items)
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        items = self._fix_0d(_norm_selection(selection))
+        for x in items:
+            if _is_array(x):
+                raise IndexError("basic selection takes integers, slices and Ellipsis only")
+        self._set_orthogonal(items, value)
+
+    def get_orthogonal_selection(self, selection: Any) -> Any:
+        return self._get_orthogonal(self._fix_0d(_norm_selection(selection)))
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        self._set_orthogonal(self._fix_0d(_norm_selection(selection)), value)
+
+    def get_coordinate_selection(self, selection: Any) -> np.ndarray:
+        items = _norm_selection(selection)
+        if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and self.ndim > 0:
+            return self.get_mask_selection(items[0])
+        return self._get_coordinates(items)
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        items = _norm_selection(selection)
+        if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and self.ndim > 0:
+            return self.set_mask_selection(items[0], value)
+        self._set_coordinates(items, value)
+
+    def get_mask_selection(self, mask: Any) -> np.ndarray:
+        return self._core.read_mask(self._as_mask(mask))
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        self._set_mask(self._as_mask(mask), value)
+
+    def _block_items(self, selection: Any) -> tuple:
+        sel = selection if isinstance(selection, tuple) else (selection,)
+        out: List[Any] = []
+        for x in sel:
+            if x is Ellipsis:
+                if Ellipsis in out:
+                    raise IndexError("a selection can have only one ellipsis (...)")
+                out.append(Ellipsis)
+            elif _is_int(x) or isinstance(x, slice):
+                out.append(_norm_item(x))
+            else:
+                raise IndexError(f"block selection takes integers and slices, got {x!r}")
+        if Ellipsis in out:
+            i = out.index(Ellipsis)
+            fill = self.ndim - (len(out) - 1)
+            out[i:i + 1] = [slice(None)] * max(fill, 0)
+        if len(out) > self.ndim:
+            raise IndexError(f"too many block indices: the array is {self.ndim}-dimensional, got {len(out)}")
+        return tuple(out)
+
+    def get_block_selection(self, selection: Any) -> np.ndarray:
+        return self._core.read_blocks(self._block_items(selection))
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        self._check_writable()
+        sel = self._block_items(selection)
+        data = self._cast(value)
+        self._core.write_blocks(sel, _strip_leading_ones(data, self.ndim))  # blocks keep every dimension
+
+    @property
+    def oindex(self) -> _Indexer:
+        """Orthogonal selection: each index array / mask selects along its own dimension."""
+        return _Indexer(self, "get_orthogonal_selection", "set_orthogonal_selection")
+
+    @property
+    def vindex(self) -> _Indexer:
+        """Coordinate selection (integer arrays broadcast together, one element per point) or mask
+        selection (one boolean array of the array's shape)."""
+        return _Indexer(self, "get_coordinate_selection", "set_coordinate_selection")
+
+    @property
+    def blocks(self) -> _Indexer:
+        """Block selection in chunk units: integers and step-1 slices; block 0 is the first chunk."""
+        return _Indexer(self, "get_block_selection", "set_block_selection")
+
+    # ---- growth ----
+    def _axis(self, axis: int) -> int:
+        axis = operator.index(axis)
+        if axis < 0:
+            axis += self.ndim
+        if not 0 <= axis < max(self.ndim, 1):
+            raise IndexError(f"axis {axis} is out of bounds for a {self.ndim}-dimensional array")
+        return axis
+
+    def prepend(self, data: Any, axis: int = 0) -> Tuple[int, ...]:
+        """Adds ``data`` before index 0 along ``axis``; the domain's lower bound moves down and no
+        existing chunk is rewritten. Returns the new shape."""
+        self._check_writable()
+        self._core.prepend(self._cast(data), self._axis(axis))
+        return self.shape
+
+    def append(self, data: Any, axis: int = 0) -> Tuple[int, ...]:
+        """Adds ``data`` after the last index along ``axis``. Returns the new shape."""
+        self._check_writable()
+        self._core.append(self._cast(data), self._axis(axis))
+        return self.shape
+
+    def resize(self, *new_shape: Any) -> None:
+        """New shape (a tuple, or one int per dimension), keeping the domain's lower bound."""
+        if len(new_shape) == 1 and not _is_int(new_shape[0]):
+            new_shape = tuple(new_shape[0])
+        self._check_writable()
+        self._core.resize([operator.index(n) for n in new_shape])
+
+    def resize_domain(self, bounds: Sequence[Tuple[int, int]]) -> None:
+        """New domain: one (inclusive lower, exclusive upper) pair per dimension."""
+        self._check_writable()
+        pairs = []
+        for b in bounds:
+            lo, hi = b
+            pairs.append((operator.index(lo), operator.index(hi)))
+        self._core.resize_domain(pairs)
+
+
+def _human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024
+    return str(n)
+
+
+# ---- groups --------------------------------------------------------------------------------------
+
+class Group:
+    """A Zarr v3 group: named arrays and groups, with attributes."""
+
+    def __init__(self, core: Any, read_only: bool = False, store: Any = None):
+        if not isinstance(core, _zarrpp.Group):
+            raise TypeError("use zarrpp.open_group or zarrpp.create_group to get a Group")
+        self._core = core
+        self._store = store if store is not None else core.store
+        self._read_only = bool(read_only) or is_read_only(self._store)
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._core.path
+
+    @property
+    def basename(self) -> str:
+        return self._core.path.rsplit("/", 1)[-1]
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        raw = self.store.get(_join(self.path, "zarr.json"))
+        return json.loads(raw) if raw is not None else {}
+
+    def _check_writable(self) -> None:
+        if self._read_only:
+            raise ValueError("this group was opened read-only (mode='r' or a read-only store) and cannot be written")
+
+    def _refresh(self) -> None:
+        self._core = _zarrpp.open_group(self._store, self.path)
+
+    def _attrs_get(self) -> Dict[str, Any]:
+        return self._core.attributes()
+
+    def _attrs_update(self, patch: Dict[str, Any]) -> None:
+        self._check_writable()
+        self._refresh()  # merge into the stored attributes, not a stale copy
+        self._core.update_attributes_json(_to_json_text(patch))
+
+    def _attrs_put(self, d: Dict[str, Any]) -> None:
+        self._check_writable()
+        self._core.set_attributes_json(_to_json_text(d))
+
+    def __repr__(self) -> str:
+        where = _store_url(self.store) + ("/" + self.path if self.path else "")
+        return f"<Group {where}>"
+
+    # ---- children ----
+    def _wrap(self, path: str, kind: Optional[str]) -> "Union[Array, Group]":
+        if kind == "array":
+            return Array(_zarrpp.open_array(self.store, path), read_only=self._read_only, store=self.store)
+        return Group(_zarrpp.open_group(self.store, path), read_only=self._read_only, store=self.store)
+
+    def __getitem__(self, name: str) -> "Union[Array, Group]":
+        path = _join(self.path, str(name))
+        try:
+            kind = _zarrpp.node_type(self.store, path)
+            if kind is None:
+                raise KeyError(name)
+            return self._wrap(path, kind)
+        except FileNotFoundError:
+            raise KeyError(name) from None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            return _zarrpp.node_type(self.store, _join(self.path, str(name))) is not None
+        except ValueError:
+            return False
+
+    def __delitem__(self, name: str) -> None:
+        self._check_writable()
+        if name not in self:
+            raise KeyError(name)
+        _zarrpp.remove_node(self.store, _join(self.path, name))
+
+    def keys(self) -> List[str]:
+        return [n for n, _ in self._core.children()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __len__(self) -> int:
+        return len(self._core.children())
+
+    def members(self) -> Tuple[Tuple[str, "Union[Array, Group]"], ...]:
+        """(name, node) for every direct child, sorted by name."""
+        return tuple((n, self._wrap(_join(self.path, n), t)) for n, t in self._core.children())
+
+    def array_keys(self) -> List[str]:
+        return [n for n, t in self._core.children() if t == "array"]
+
+    def group_keys(self) -> List[str]:
+        return [n for n, t in self._core.children() if t == "group"]
+
+    def arrays(self) -> Tuple[Tuple[str, Array], ...]:
+        return tuple((n, a) for n, a in self.members() if isinstance(a, Array))
+
+    def groups(self) -> Tuple[Tuple[str, "Group"], ...]:
+        return tuple((n, g) for n, g in self.members() if isinstance(g, Group))
+
+    def create_array(self, name: str, **kwargs: Any) -> Array:
+        """Creates an array under this group; takes :func:`zarrpp.create_array`'s keywords."""
+        self._check_writable()
+        return create_array(self.store, name=_join(self.path, name), **kwargs)
+
+    def create_group(self, name: str, attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False) -> "Group":
+        self._check_writable()
+        return create_group(self.store, path=_join(self.path, name), attributes=attributes, overwrite=overwrite)
+
+    def require_group(self, name: str) -> "Group":
+        path = _join(self.path, name)
+        kind = _zarrpp.node_type(self.store, path)
+        if kind == "group":
+            return Group(_zarrpp.open_group(self.store, path), read_only=self._read_only, store=self.store)
+        if kind == "array":
+            raise TypeError(f"'{path}' is an array, not a group")
+        return self.create_group(name)
+
+    @property
+    def info(self) -> str:
+        rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", "3"), ("Read-only", str(self.read_only)),
+                ("Store type", type(self.store).__name__), ("No. members", str(len(self))),
+                ("No. arrays", str(len(self.array_keys()))), ("No. groups", str(len(self.group_keys())))]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in rows)
+
+
+# ---- module-level API ----------------------------------------------------------------------------
+
+_TARGET_CHUNK_BYTES = 1 << 20
+
+
+def _auto_chunks(shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
+    """Chunks of at most ~1 MiB, halving the longest dimension first."""
+    chunks = [max(int(n), 1) for n in shape]
+    while math.prod(chunks) * itemsize > _TARGET_CHUNK_BYTES and max(chunks) > 1:
+        i = chunks.index(max(chunks))
+        chunks[i] = (chunks[i] + 1) // 2
+    return tuple(chunks)
+
+
+def _as_shape(value: Any, what: str) -> Tuple[int, ...]:
+    if _is_int(value):
+        return (operator.index(value),)
+    try:
+        return tuple(operator.index(v) for v in value)
+    except TypeError:
+        raise TypeError(f"{what}: expected an int or a tuple of ints, got {value!r}") from None
+
+
+def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
+    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+        return _auto_chunks(shape, itemsize)
+    if _is_int(chunks):
+        chunks = (operator.index(chunks),) * len(shape)
+    chunks = list(chunks)
+    if len(chunks) != len(shape):
+        raise ValueError(f"chunks {tuple(chunks)} must have one entry per dimension of shape {shape}")
+    out = []
+    for c, n in zip(chunks, shape):
+        if c is None or (_is_int(c) and c == -1):
+            out.append(max(n, 1))
+        else:
+            out.append(operator.index(c))
+    return tuple(out)
+
+
+def create_array(
+    store: Any = None,
+    *,
+    name: Optional[str] = None,
+    path: Optional[str] = None,
+    shape: Any = None,
+    dtype: Any = None,
+    data: Any = None,
+    chunks: Any = "auto",
+    shards: Any = None,
+    filters: Any = None,
+    compressors: Any = "auto",
+    serializer: Any = "auto",
+    fill_value: Any = None,
+    order: Optional[str] = None,
+    zarr_format: Optional[int] = 3,
+    attributes: Optional[Dict[str, Any]] = None,
+    dimension_names: Optional[Sequence[Optional[str]]] = None,
+    overwrite: bool = False,
+    lower_bound: Any = None,
+    write_data: bool = True,
+    config: Optional[Dict[str, Any]] = None,
+) -> Array:
+    """Creates a Zarr v3 array, as zarr-python's ``zarr.create_array``.
+
+    ``store``: a store, a path (-> LocalStore) or None (-> a new MemoryStore). ``name``/``path``:
+    where in the store ("" = the root). ``shape``/``dtype`` (or ``data``, a NumPy array whose shape
+    and dtype are used and whose values are written). ``chunks``: tuple, int, or "auto".
+    ``shards``: shard shape (a multiple of ``chunks``) or None. ``compressors``: "auto" (Zstd level
+    0), None, one ``zarrpp.codecs`` codec or a list of them (``Crc32c()`` last adds checksums).
+    ``filters``: ``zarrpp.codecs.Transpose`` codecs. ``fill_value``: default 0 / False.
+    ``lower_bound``: zarrpp extension, a domain starting at this index (default 0).
+    ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
+    """
+    if zarr_format not in (None, 3):
+        raise ValueError(f"zarrpp writes Zarr format 3 only, got zarr_format={zarr_format!r}")
+    if order not in (None, "C"):
+        raise ValueError(f"zarrpp arrays are C-ordered; order={order!r} is not supported")
+    if name is not None and path is not None and name.strip("/") != path.strip("/"):
+        raise ValueError(f"name={name!r} and path={path!r} disagree; give one of them")
+    node_path = (name if name is not None else path) or ""
+    st = make_store(store)
+    _check_store_writable(st)
+    if data is not None:
+        data = np.asarray(data)
+        if shape is None:
+            shape = data.shape
+        if dtype is None:
+            dtype = data.dtype
+    if shape is None:
+        raise TypeError("create_array: shape= (or data=) is required")
+    shape_t = _as_shape(shape, "shape")
+    np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
+    if isinstance(serializer, Codec) and serializer.name == "bytes":
+        endian = serializer._spec()[1]["endian"]
+    elif serializer not in ("auto", None):
+        raise ValueError(f"serializer: zarrpp supports zarrpp.codecs.Bytes(endian=...) or 'auto', got {serializer!r}")
+    chunks_t = _resolve_chunks(chunks, shape_t, np_dtype.itemsize)
+    shards_t = None if shards is None else _as_shape(shards, "shards")
+    if isinstance(compressors, str) and compressors == "auto":
+        comp = [Zstd(level=0)]
+    else:
+        comp = _as_list(compressors, "compressors")
+    filt = [] if isinstance(filters, str) and filters == "auto" else _as_list(filters, "filters")
+    for c in comp:
+        if c.name not in ("zstd", "gzip", "blosc", "crc32c"):
+            raise ValueError(f"compressors: {c!r} is not a bytes -> bytes codec")
+    for f in filt:
+        if f.name != "transpose":
+            raise ValueError(f"filters: {f!r} is not an array -> array codec")
+    dims = None if dimension_names is None else [None if d is None else str(d) for d in dimension_names]
+    lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
+    core = _zarrpp.create_array(
+        st, node_path, list(shape_t), list(chunks_t), zarr_name,
+        _fill_value_json(fill_value, np_dtype),
+        [f._spec() for f in filt], [c._spec() for c in comp],
+        None if shards_t is None else list(shards_t), dims,
+        _to_json_text(attributes or {}), bool(overwrite), lb, endian)
+    arr = Array(core, store=st)
+    cfg = dict(config or {})
+    if "write_empty_chunks" in cfg:
+        core.set_write_empty_chunks(bool(cfg.pop("write_empty_chunks")))
+    if "concurrency" in cfg:
+        core.concurrency = int(cfg.pop("concurrency"))
+    if cfg:
+        raise ValueError(f"config: unknown keys {sorted(cfg)} (known: write_empty_chunks, concurrency)")
+    if data is not None and write_data:
+        arr[...] = data
+    return arr
+
+
+def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
+    """Creates an array holding ``data`` (shape and dtype from it unless given)."""
+    return create_array(store, data=data, **kwargs)
+
+
+def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
+               zarr_format: Optional[int] = None) -> Array:
+    """Opens an existing array. ``mode``: "r" (read-only), "r+" or "a" (read/write)."""
+    _check_mode(mode, ("r", "r+", "a"), "open_array")
+    if zarr_format not in (None, 3):
+        raise ValueError(f"zarrpp reads Zarr format 3 only, got zarr_format={zarr_format!r}")
+    st = make_store(store, read_only=mode == "r", must_exist=True)
+    return Array(_zarrpp.open_array(st, name if name is not None else path), read_only=mode == "r", store=st)
+
+
+def create_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
+                 attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False) -> Group:
+    """Creates a group (and any missing parent groups)."""
+    st = make_store(store)
+    _check_store_writable(st)
+    p = name if name is not None else path
+    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), bool(overwrite)), store=st)
+
+
+def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
+               attributes: Optional[Dict[str, Any]] = None, zarr_format: Optional[int] = None) -> Group:
+    """Opens a group. ``mode``: "r" (read-only, must exist), "r+" (must exist), "a" (create if
+    missing), "w" (create, replacing what is there), "w-"/"x" (create, fail if something is there)."""
+    _check_mode(mode, ("r", "r+", "a", "w", "w-", "x"), "open_group")
+    if zarr_format not in (None, 3):
+        raise ValueError(f"zarrpp reads Zarr format 3 only, got zarr_format={zarr_format!r}")
+    st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"))
+    p = _zarrpp.normalize_path(name if name is not None else path)
+    if mode in ("r", "r+"):
+        return Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st)
+    if mode == "a":
+        kind = _zarrpp.node_type(st, p)
+        if kind == "group":
+            return Group(_zarrpp.open_group(st, p), store=st)
+        if kind == "array":
+            raise ValueError(f"'{p or '/'}' is an array, not a group")
+    _check_store_writable(st)
+    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), mode == "w"), store=st)
+
+
+def group(store: Any = None, *, path: str = "", overwrite: bool = False,
+          attributes: Optional[Dict[str, Any]] = None) -> Group:
+    """Opens the group at ``path``, creating it when missing (or replacing it with ``overwrite``)."""
+    return open_group(store, path=path, mode="w" if overwrite else "a", attributes=attributes)
+
+
+def open(store: Any = None, *, path: str = "", mode: str = "a") -> Union[Array, Group]:  # noqa: A001
+    """Opens the array or group at ``path``."""
+    _check_mode(mode, ("r", "r+", "a"), "open")
+    st = make_store(store, read_only=mode == "r", must_exist=True)
+    p = _zarrpp.normalize_path(path)
+    kind = _zarrpp.node_type(st, p)
+    if kind == "array":
+        return Array(_zarrpp.open_array(st, p), read_only=mode == "r", store=st)
+    if kind == "group":
+        return Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st)
+    raise FileNotFoundError(f"no array or group at '{p or '/'}' in {_store_url(st)}")

@@ -1,0 +1,165 @@
+"""Codecs for ``zarrpp.create_array(..., compressors=..., filters=...)``.
+
+Each class mirrors a Zarr v3 codec; zarrpp's C++ core does the work::
+
+    zarrpp.create_array(store, shape=(100,), chunks=(10,), dtype="f8",
+                        compressors=[zarrpp.codecs.Zstd(level=3), zarrpp.codecs.Crc32c()])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Tuple
+
+__all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "from_metadata",
+           "ZstdCodec", "GzipCodec", "BloscCodec", "Crc32cCodec", "BytesCodec", "TransposeCodec"]
+
+
+class Codec:
+    """Base class of zarrpp's codec descriptions."""
+
+    name: str = ""
+
+    def _spec(self) -> Tuple[str, dict]:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        """The codec as it appears in zarr.json."""
+        name, cfg = self._spec()
+        return {"name": name, "configuration": cfg}
+
+
+@dataclass(frozen=True)
+class Zstd(Codec):
+    """``zstd``: Zstandard compression (bytes -> bytes)."""
+
+    level: int = 0
+    checksum: bool = False
+    name = "zstd"
+
+    def _spec(self):
+        return "zstd", {"level": int(self.level), "checksum": bool(self.checksum)}
+
+
+@dataclass(frozen=True)
+class Gzip(Codec):
+    """``gzip``: RFC 1952 compression (bytes -> bytes)."""
+
+    level: int = 5
+    name = "gzip"
+
+    def _spec(self):
+        return "gzip", {"level": int(self.level)}
+
+
+_SHUFFLE_NAMES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle",
+                  "noshuffle": "noshuffle", "shuffle": "shuffle", "bitshuffle": "bitshuffle",
+                  None: "auto", "auto": "auto"}
+
+
+@dataclass(frozen=True)
+class Blosc(Codec):
+    """``blosc``: Blosc 1 compression (bytes -> bytes).
+
+    ``shuffle`` is "noshuffle", "shuffle", "bitshuffle" (or 0/1/2), or None for automatic
+    (bit-shuffle for 1-byte types, byte-shuffle otherwise); ``typesize`` 0 means the data type's
+    size. Both are resolved when the array is created.
+    """
+
+    cname: str = "lz4"
+    clevel: int = 5
+    shuffle: Any = None
+    typesize: int = 0
+    blocksize: int = 0
+    name = "blosc"
+
+    def __post_init__(self):
+        key = self.shuffle.name if hasattr(self.shuffle, "name") else self.shuffle  # enum-like values
+        if isinstance(key, str):
+            key = key.lower()
+        if key not in _SHUFFLE_NAMES:
+            raise ValueError(f"Blosc: shuffle must be 'noshuffle', 'shuffle', 'bitshuffle', 0, 1, 2 or None, "
+                             f"got {self.shuffle!r}")
+
+    def _spec(self):
+        key = self.shuffle.name if hasattr(self.shuffle, "name") else self.shuffle
+        if isinstance(key, str):
+            key = key.lower()
+        return "blosc", {"cname": str(self.cname), "clevel": int(self.clevel), "shuffle": _SHUFFLE_NAMES[key],
+                         "typesize": int(self.typesize), "blocksize": int(self.blocksize)}
+
+
+@dataclass(frozen=True)
+class Crc32c(Codec):
+    """``crc32c``: appends a CRC32C checksum to every chunk and verifies it on read."""
+
+    name = "crc32c"
+
+    def _spec(self):
+        return "crc32c", {}
+
+
+@dataclass(frozen=True)
+class Bytes(Codec):
+    """``bytes``: the array -> bytes serializer (little or big endian)."""
+
+    endian: str = "little"
+    name = "bytes"
+
+    def _spec(self):
+        return "bytes", {"endian": self.endian}
+
+
+@dataclass(frozen=True)
+class Transpose(Codec):
+    """``transpose``: an array -> array filter storing dimensions in ``order``."""
+
+    order: Tuple[int, ...] = field(default_factory=tuple)
+    name = "transpose"
+
+    def _spec(self):
+        return "transpose", {"order": [int(o) for o in self.order]}
+
+
+# zarr-python's class names.
+ZstdCodec, GzipCodec, BloscCodec, Crc32cCodec, BytesCodec, TransposeCodec = Zstd, Gzip, Blosc, Crc32c, Bytes, Transpose
+
+
+def from_metadata(doc: dict) -> Optional[Codec]:
+    """The codec object for one entry of zarr.json's ``codecs`` (None when zarrpp has no class)."""
+    name = doc.get("name")
+    cfg = doc.get("configuration") or {}
+    if name == "zstd":
+        return Zstd(level=cfg.get("level", 0), checksum=cfg.get("checksum", False))
+    if name == "gzip":
+        return Gzip(level=cfg.get("level", 5))
+    if name == "blosc":
+        return Blosc(cname=cfg.get("cname", "lz4"), clevel=cfg.get("clevel", 5), shuffle=cfg.get("shuffle"),
+                     typesize=cfg.get("typesize", 0), blocksize=cfg.get("blocksize", 0))
+    if name == "crc32c":
+        return Crc32c()
+    if name == "bytes":
+        return Bytes(endian=cfg.get("endian", "little"))
+    if name == "transpose":
+        return Transpose(order=tuple(cfg.get("order", ())))
+    return None
+
+
+def _as_list(value: Any, what: str) -> Sequence[Codec]:
+    """Normalises ``compressors=``/``filters=``: None, one codec, or a sequence of codecs."""
+    if value is None:
+        return []
+    if isinstance(value, Codec):
+        return [value]
+    if isinstance(value, dict):
+        c = from_metadata(value)
+        if c is None:
+            raise ValueError(f"{what}: unknown codec {value!r}")
+        return [c]
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{what}: expected a zarrpp.codecs codec, a list of them or None, got {value!r}") from None
+    out = []
+    for c in items:
+        out.extend(_as_list(c, what))
+    return out

@@ -1,0 +1,189 @@
+#include "zarrpp/store/http_store.hpp"
+
+#include <algorithm>
+
+#include "curl_util.hpp"
+#include "zarrpp/core/error.hpp"
+
+namespace zarrpp {
+
+namespace {
+
+void check_header(const std::string& name, const std::string& value) {
+  auto token_char = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  };
+  if (name.empty() || !std::all_of(name.begin(), name.end(), token_char))
+    throw StoreError("HttpStore: invalid header name '" + name + "' (letters, digits and !#$%&'*+-.^_`|~ only)");
+  if (value.find_first_of("\r\n", 0) != std::string::npos || value.find('\0') != std::string::npos)
+    throw StoreError("HttpStore: the value of header '" + name + "' contains a line break or NUL");
+}
+
+// Whether the server answered by redirecting to the key's URL with a '/' appended: the key names a
+// directory (how nginx, Apache and most static servers answer), which is not a stored value.
+bool redirected_to_directory(const detail::HttpRequest& req, const detail::HttpResponse& resp) {
+  auto strip_query = [](const std::string& u) { return u.substr(0, u.find('?')); };
+  const std::string dir = strip_query(req.url) + "/";
+  if (resp.status >= 300 && resp.status < 400) {
+    const std::string* loc = resp.header("location");
+    if (!loc) return false;
+    const std::string l = strip_query(*loc);
+    return l == dir || (l.size() > 1 && l.front() == '/' && dir.size() >= l.size() &&
+                        dir.compare(dir.size() - l.size(), l.size(), l) == 0);
+  }
+  return !resp.effective_url.empty() && strip_query(resp.effective_url) == dir;
+}
+
+}  // namespace
+
+std::shared_ptr<HttpStore> HttpStore::open(const std::string& url) { return open(url, Options{}); }
+
+std::shared_ptr<HttpStore> HttpStore::open(const std::string& url, Options options) {
+  return std::make_shared<HttpStore>(url, std::move(options));
+}
+
+HttpStore::HttpStore(const std::string& url, Options options) : options_(std::move(options)) {
+  if (url.find('#') != std::string::npos)
+    throw StoreError("HTTP store URL '" + url + "' must not contain a fragment ('#...')");
+  detail::check_http_url(url, "HTTP store URL");
+  // "user:password@" in the URL becomes a Basic Authorization header (unless one is configured),
+  // so that neither describe() nor error messages show it.
+  std::string clean = url;
+  const std::size_t authority = url.find("://") + 3;
+  const std::size_t authority_end = std::min(url.find_first_of("/?", authority), url.size());
+  const std::size_t at = url.rfind('@', authority_end - 1);
+  if (at != std::string::npos && at >= authority) {
+    const std::string userinfo = url.substr(authority, at - authority);
+    clean = url.substr(0, authority) + url.substr(at + 1);
+    const std::size_t colon = userinfo.find(':');
+    const std::string user = detail::percent_decode(userinfo.substr(0, colon), "HTTP store URL: the user name");
+    const std::string password =
+        colon == std::string::npos ? "" : detail::percent_decode(userinfo.substr(colon + 1), "HTTP store URL: the password");
+    const bool has_auth = std::any_of(options_.headers.begin(), options_.headers.end(), [](const auto& hd) {
+      std::string n = hd.first;
+      std::transform(n.begin(), n.end(), n.begin(), [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
+      return n == "authorization";
+    });
+    if (!has_auth) options_.headers.emplace_back("Authorization", "Basic " + detail::base64(detail::as_bytes(user + ":" + password)));
+  }
+  const std::size_t q = clean.find('?');
+  root_ = clean.substr(0, q);
+  if (q != std::string::npos && q + 1 < clean.size()) query_ = clean.substr(q);
+  // Strip trailing slashes, but not the ones of "scheme://".
+  while (root_.size() > authority && root_.back() == '/') root_.pop_back();
+  for (const auto& [name, value] : options_.headers) check_header(name, value);
+  client_ = std::make_unique<detail::HttpClient>(options_.net, "HTTP");
+}
+
+HttpStore::~HttpStore() = default;
+
+std::string HttpStore::url_of(const std::string& key) const {
+  validate_key(key);
+  return root_ + "/" + detail::uri_encode(key, true) + query_;
+}
+
+std::string HttpStore::describe() const { return query_.empty() ? root_ : root_ + "?..."; }
+
+std::vector<std::string> HttpStore::request_headers() const {
+  std::vector<std::string> h;
+  h.reserve(options_.headers.size() + 1);
+  for (const auto& [name, value] : options_.headers) h.push_back(name + ": " + value);
+  return h;
+}
+
+std::optional<Bytes> HttpStore::get(const std::string& key, const ByteRange& range) {
+  const std::string url = url_of(key);
+  const auto plan = detail::plan_range(range);
+  if (plan.empty) return exists(key) ? std::optional<Bytes>(Bytes{}) : std::nullopt;
+  detail::HttpRequest req;
+  req.method = "GET";
+  req.url = url;
+  req.headers = request_headers();
+  req.follow_redirects = options_.follow_redirects;
+  if (!plan.whole) req.headers.push_back(plan.header);
+  auto resp = client_->perform(req);
+  if (resp.status == 404 || redirected_to_directory(req, resp)) return std::nullopt;
+  if ((resp.status >= 200 && resp.status < 300) || (resp.status == 416 && !plan.whole))
+    return detail::take_range(resp, range, client_->failure_prefix(req, resp.attempts));
+  throw StoreError(client_->failure_prefix(req, resp.attempts) + std::to_string(resp.status) +
+                   (resp.reason.empty() ? "" : " " + resp.reason));
+}
+
+bool HttpStore::exists(const std::string& key) {
+  detail::HttpRequest req;
+  req.method = "HEAD";
+  req.url = url_of(key);
+  req.headers = request_headers();
+  req.follow_redirects = options_.follow_redirects;
+  auto resp = client_->perform(req);
+  if (resp.status == 405 || resp.status == 501) {
+    // No HEAD on this server: ask for the first byte instead.
+    req.method = "GET";
+    req.headers.push_back("Range: bytes=0-0");
+    resp = client_->perform(req);
+    if (resp.status == 416) return true;  // exists, but empty
+  }
+  if (resp.status == 404 || redirected_to_directory(req, resp)) return false;
+  if (resp.status >= 200 && resp.status < 300) return true;
+  throw StoreError(client_->failure_prefix(req, resp.attempts) + std::to_string(resp.status) +
+                   (resp.reason.empty() ? "" : " " + resp.reason));
+}
+
+std::optional<std::uint64_t> HttpStore::size(const std::string& key) {
+  validate_key(key);
+  detail::HttpRequest req;
+  req.method = "HEAD";
+  req.url = url_of(key);
+  req.headers = request_headers();
+  req.follow_redirects = options_.follow_redirects;
+  auto resp = client_->perform(req);
+  if (resp.status == 404 || redirected_to_directory(req, resp)) return std::nullopt;
+  if (resp.status >= 200 && resp.status < 300) {
+    if (const auto* cl = resp.header("content-length")) return std::stoull(*cl);
+  }
+  return Store::size(key);  // no HEAD or no length: read it
+}
+
+void HttpStore::read_only(const char* op, const std::string& what) const {
+  throw StoreError("HTTP store " + describe() + " is read-only: cannot " + op + " '" + what + "'");
+}
+
+void HttpStore::set(const std::string& key, const Bytes&) {
+  validate_key(key);
+  read_only("set", key);
+}
+
+bool HttpStore::compare_and_set(const std::string& key, const std::optional<Bytes>&, const Bytes&) {
+  validate_key(key);
+  read_only("compare_and_set", key);
+}
+
+void HttpStore::erase(const std::string& key) {
+  validate_key(key);
+  read_only("erase", key);
+}
+
+void HttpStore::erase_prefix(const std::string& prefix) {
+  validate_prefix(prefix);
+  read_only("erase_prefix", prefix);
+}
+
+std::vector<std::string> HttpStore::list_prefix(const std::string& prefix) {
+  validate_prefix(prefix);
+  throw StoreError("HTTP store " + describe() + " cannot list keys (list_prefix '" + prefix +
+                   "'): HTTP has no listing; reading Zarr v3 needs none");
+}
+
+DirListing HttpStore::list_dir(const std::string& prefix) {
+  validate_prefix(prefix);
+  throw StoreError("HTTP store " + describe() + " cannot list keys (list_dir '" + prefix +
+                   "'): HTTP has no listing; reading Zarr v3 needs none");
+}
+
+std::unique_ptr<StoreLock> HttpStore::lock(const std::string& key) {
+  validate_key(key);
+  return nullptr;
+}
+
+}  // namespace zarrpp
