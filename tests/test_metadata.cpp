@@ -202,6 +202,10 @@ TEST(Metadata, MissingAndMistypedFieldsNameTheField) {
   j["chunk_key_encoding"]["configuration"]["separator"] = "-";
   EXPECT_NE(error_of(j).find("separator"), std::string::npos);
   EXPECT_THROW(ArrayMetadata::parse("{\"zarr_format\": 3,"), MetadataError);
+  // Found by fuzz_metadata: a number beyond double's range is an out_of_range, not a parse error.
+  EXPECT_THROW(ArrayMetadata::parse("33333333333333e33333"), MetadataError);
+  EXPECT_THROW(ArrayMetadata::parse(R"({"zarr_format": 3e400})"), MetadataError);
+  EXPECT_THROW(GroupMetadata::parse("1e999"), MetadataError);
   EXPECT_THROW(ArrayMetadata::parse("[]"), MetadataError);
 }
 

@@ -91,7 +91,7 @@ std::optional<codec::Any> parse_compressor(const std::string& s) {
 Json scalar_json(const std::string& v) {
   try {
     return Json::parse(v);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {
     if (v == "nan" || v == "NaN") return "NaN";
     if (v == "inf" || v == "Infinity") return "Infinity";
     if (v == "-inf" || v == "-Infinity") return "-Infinity";

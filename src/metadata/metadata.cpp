@@ -293,7 +293,7 @@ Json CodecMetadata::to_json() const {
 Json parse_json_document(std::string_view text, const std::string& where) {
   try {
     return Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range
     throw MetadataError(where + ": malformed JSON: " + e.what());
   }
 }
@@ -330,6 +330,14 @@ Json get_attributes(const Json& j) {
 }  // namespace
 
 ArrayMetadata ArrayMetadata::from_json(const Json& j) {
+  try {
+    return from_json_checked(j);
+  } catch (const nlohmann::json::exception& e) {
+    throw MetadataError(std::string("zarr.json: ") + e.what());
+  }
+}
+
+ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
   check_common(j, "array");
   ArrayMetadata m;
   static const std::set<std::string> known = {

@@ -100,6 +100,11 @@ struct ArrayMetadata {
   // Parses and validates a document; throws MetadataError (UnsupportedError) naming the field.
   static ArrayMetadata from_json(const Json& j);
   static ArrayMetadata parse(std::string_view text);
+
+ private:
+  static ArrayMetadata from_json_checked(const Json& j);
+
+ public:
   Json to_json() const;
   // Stable serialisation: same metadata, same bytes (2-space indent, fixed field order).
   std::string dump() const;
