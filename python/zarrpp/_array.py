@@ -250,7 +250,39 @@ class _Indexer:
         getattr(self._array, self._set)(selection, value)
 
 
-class Array:
+class _Node:
+    """What arrays and groups share: where they are and their attributes."""
+
+    _core: Any
+    _store: Any
+    _read_only: bool
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self)
+
+    @property
+    def path(self) -> str:
+        return self._core.path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._core.path
+
+    @property
+    def basename(self) -> str:
+        return self._core.path.rsplit("/", 1)[-1]
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+
+class Array(_Node):
     """A Zarr v3 array. Create one with :func:`zarrpp.create_array`, open one with
     :func:`zarrpp.open_array`. Indexing follows NumPy (``z[...]``), with ``z.oindex``,
     ``z.vindex`` and ``z.blocks`` as in zarr-python. Index 0 is the first element of the domain,
@@ -296,29 +328,6 @@ class Array:
     def fill_value(self) -> Any:
         return np.frombuffer(self._core.fill_value_bytes, dtype=self._dtype)[0]
 
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
-
-    @property
-    def path(self) -> str:
-        return self._core.path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._core.path
-
-    @property
-    def basename(self) -> str:
-        return self._core.path.rsplit("/", 1)[-1]
-
-    @property
-    def store(self) -> Any:
-        return self._store
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
 
     @property
     def size(self) -> int:
@@ -699,7 +708,7 @@ def _human(n: int) -> str:
 
 # ---- groups --------------------------------------------------------------------------------------
 
-class Group:
+class Group(_Node):
     """A Zarr v3 group: named arrays and groups, with attributes."""
 
     def __init__(self, core: Any, read_only: bool = False, store: Any = None):
@@ -709,29 +718,6 @@ class Group:
         self._store = store if store is not None else core.store
         self._read_only = bool(read_only) or is_read_only(self._store)
 
-    @property
-    def path(self) -> str:
-        return self._core.path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._core.path
-
-    @property
-    def basename(self) -> str:
-        return self._core.path.rsplit("/", 1)[-1]
-
-    @property
-    def store(self) -> Any:
-        return self._store
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self)
 
     @property
     def metadata(self) -> Dict[str, Any]:

@@ -110,7 +110,12 @@ std::optional<Bytes> HttpStore::get(const std::string& key, const ByteRange& ran
                    (resp.reason.empty() ? "" : " " + resp.reason));
 }
 
-bool HttpStore::exists(const std::string& key) {
+struct HttpStore::HeadResult {
+  bool found = false;
+  std::optional<std::uint64_t> length;  // from Content-Length, when the server sent one
+};
+
+HttpStore::HeadResult HttpStore::head(const std::string& key) const {
   detail::HttpRequest req;
   req.method = "HEAD";
   req.url = url_of(key);
@@ -122,27 +127,30 @@ bool HttpStore::exists(const std::string& key) {
     req.method = "GET";
     req.headers.push_back("Range: bytes=0-0");
     resp = client_->perform(req);
-    if (resp.status == 416) return true;  // exists, but empty
+    if (resp.status == 416) return {true, 0};  // exists, but empty
+    if (resp.status == 200 || resp.status == 206) return {true, std::nullopt};
   }
-  if (resp.status == 404 || redirected_to_directory(req, resp)) return false;
-  if (resp.status >= 200 && resp.status < 300) return true;
+  if (resp.status == 404 || redirected_to_directory(req, resp)) return {false, std::nullopt};
+  if (resp.status >= 200 && resp.status < 300) {
+    HeadResult r{true, std::nullopt};
+    if (const auto* cl = resp.header("content-length")) r.length = std::stoull(*cl);
+    return r;
+  }
   throw StoreError(client_->failure_prefix(req, resp.attempts) + std::to_string(resp.status) +
                    (resp.reason.empty() ? "" : " " + resp.reason));
 }
 
+bool HttpStore::exists(const std::string& key) {
+  validate_key(key);
+  return head(key).found;
+}
+
 std::optional<std::uint64_t> HttpStore::size(const std::string& key) {
   validate_key(key);
-  detail::HttpRequest req;
-  req.method = "HEAD";
-  req.url = url_of(key);
-  req.headers = request_headers();
-  req.follow_redirects = options_.follow_redirects;
-  auto resp = client_->perform(req);
-  if (resp.status == 404 || redirected_to_directory(req, resp)) return std::nullopt;
-  if (resp.status >= 200 && resp.status < 300) {
-    if (const auto* cl = resp.header("content-length")) return std::stoull(*cl);
-  }
-  return Store::size(key);  // no HEAD or no length: read it
+  const auto h = head(key);
+  if (!h.found) return std::nullopt;
+  if (h.length) return h.length;
+  return Store::size(key);  // no length from the server: read it
 }
 
 void HttpStore::read_only(const char* op, const std::string& what) const {

@@ -83,6 +83,10 @@ class HttpStore : public Store {
  private:
   [[noreturn]] void read_only(const char* op, const std::string& what) const;
   std::vector<std::string> request_headers() const;
+  // A HEAD request for `key` (falling back to a one-byte GET on servers without HEAD); returns
+  // the request as finally sent, for error messages. Throws StoreError on a failure status.
+  struct HeadResult;
+  HeadResult head(const std::string& key) const;
 
   std::string root_;   // scheme://host[:port]/path, no trailing '/', no query
   std::string query_;  // "" or "?..." appended to every request
