@@ -4,12 +4,40 @@
 #include <rapidcheck.h>
 
 #include <filesystem>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <functional>
 
 #include "zarrpp/zarrpp.hpp"
 
 namespace ref {
 using namespace zarrpp;
+
+// Runs body(i) in n forked processes and returns how many of them failed (threw or crashed).
+inline int run_in_processes(int n, const std::function<void(int)>& body) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        body(i);
+      } catch (...) {
+        rc = 1;
+      }
+      ::_exit(rc);
+    }
+    pids.push_back(pid);
+  }
+  int failed = 0;
+  for (auto pid : pids) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ++failed;
+  }
+  return failed;
+}
 
 inline std::filesystem::path temp_dir(const std::string& name) {
   static int counter = 0;

@@ -449,30 +449,15 @@ TEST(Growth, TwoProcessesGrowingTheSameArrayLoseNothing) {
   const auto root = ref::temp_dir("procs");
   Array::create(FileStore::open(root), {.shape = {0, 3}, .chunks = {3, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{}});
   constexpr int kEach = 20;
-  std::vector<pid_t> pids;
-  for (int id = 0; id < 2; ++id) {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      int rc = 0;
-      try {
-        auto z = Array::open(FileStore::open(root));
-        for (int i = 0; i < kEach; ++i) {
-          const auto v = NDArray::full<std::int32_t>({1, 3}, id * 1000 + i);
-          if (id == 0) z.prepend(v, 0);
-          else z.append(v, 0);
-        }
-      } catch (...) {
-        rc = 1;
-      }
-      ::_exit(rc);
-    }
-    pids.push_back(pid);
-  }
-  for (auto pid : pids) {
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  }
+  EXPECT_EQ(ref::run_in_processes(2, [&](int id) {
+              auto z = Array::open(FileStore::open(root));
+              for (int i = 0; i < kEach; ++i) {
+                const auto v = NDArray::full<std::int32_t>({1, 3}, id * 1000 + i);
+                if (id == 0) z.prepend(v, 0);
+                else z.append(v, 0);
+              }
+            }),
+            0);
   auto z = Array::open(FileStore::open(root));
   EXPECT_EQ(z.domain(), (Domain{{-kEach, kEach}, {0, 3}}));
   const auto v = z.read().to_vector<std::int32_t>();

@@ -336,31 +336,16 @@ TEST(Reliability, EightProcessesGrowAndWriteWithoutLosingAnything) {
   const auto root = ref::temp_dir("procs8");
   constexpr int kProcs = 8, kEach = 6;
   Array::create(FileStore::open(root), {.shape = {0, kProcs}, .chunks = {2, 1}, .dtype = DataType::int32, .fill_value = -1});
-  std::vector<pid_t> pids;
-  for (int p = 0; p < kProcs; ++p) {
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      int rc = 0;
-      try {
-        auto z = Array::open(FileStore::open(root));
-        for (int i = 0; i < kEach; ++i) {
-          NDArray row = NDArray::full<std::int32_t>({1, kProcs}, -1);
-          row.data<std::int32_t>()[p] = p * 1000 + i;  // each process owns a column of its rows
-          if (p % 2) z.append(row, 0);
-          else z.prepend(row, 0);
-        }
-      } catch (...) {
-        rc = 1;
-      }
-      ::_exit(rc);
-    }
-    pids.push_back(pid);
-  }
-  for (auto pid : pids) {
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  }
+  EXPECT_EQ(ref::run_in_processes(kProcs, [&](int p) {
+              auto z = Array::open(FileStore::open(root));
+              for (int i = 0; i < kEach; ++i) {
+                NDArray row = NDArray::full<std::int32_t>({1, kProcs}, -1);
+                row.data<std::int32_t>()[p] = p * 1000 + i;  // each process owns a column of its rows
+                if (p % 2) z.append(row, 0);
+                else z.prepend(row, 0);
+              }
+            }),
+            0);
   auto z = Array::open(FileStore::open(root));
   ASSERT_EQ(z.shape()[0], kProcs * kEach);
   const auto a = z.read();
