@@ -17,8 +17,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "setup: installing ${missing[*]}"
+  # Packages such as nginx-light try to start a system service when installed; the tests start
+  # their own servers, so forbid service starts for the install (policy-rc.d, exit 101).
+  policy=/usr/sbin/policy-rc.d
+  made_policy=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod +x "$policy"
+    made_policy=1
+  fi
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  [ "$made_policy" = 1 ] && $SUDO rm -f "$policy"
 fi
 
 # Interop tests (tests/test_interop.cpp) run zarrita.js, pinned in tests/interop/package-lock.json,
