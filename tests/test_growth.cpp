@@ -480,3 +480,50 @@ TEST(Growth, RegularBoundedWithZeroOriginReadsLikeRegular) {
   for (const auto& k : store->list_prefix("r/c/")) EXPECT_EQ(get(store, k), get(store, "b" + k.substr(1)));
   EXPECT_EQ(b.read(), r.read());
 }
+
+// A lease lost while the new data was being written (S3: not renewed in time, taken over) stops
+// the growth before zarr.json changes: the array stays as it was.
+TEST(Growth, ALockLostDuringTheDataWorkStopsBeforeTheSwitch) {
+  struct LosingStore : RecordingStore {
+    using RecordingStore::RecordingStore;
+    std::atomic<bool> lost{false};
+    struct Lease : StoreLock {
+      std::unique_ptr<StoreLock> inner;
+      const std::atomic<bool>* lost;
+      void check() const override {
+        if (*lost) throw ConflictError("the lock on 'zarr.json' was lost (test)");
+      }
+    };
+    std::unique_ptr<StoreLock> lock(const std::string& key) override {
+      auto l = std::make_unique<Lease>();
+      l->inner = RecordingStore::lock(key);
+      l->lost = &lost;
+      return l;
+    }
+    void set(const std::string& key, const Bytes& value) override {
+      RecordingStore::set(key, value);
+      if (key.find("/c/") != std::string::npos) lost = true;  // lost while writing chunk data
+    }
+  };
+  auto store = std::make_shared<LosingStore>(MemoryStore::create());
+  auto z = Array::create(store, "a", {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(5);
+  const Bytes meta = *store->get("a/zarr.json");
+  store->lost = false;
+  try {
+    z.prepend(NDArray::full<std::int32_t>({2, 4}, 9));
+    ADD_FAILURE() << "no ConflictError";
+  } catch (const ConflictError& e) {
+    EXPECT_NE(std::string(e.what()).find("was lost"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(*store->get("a/zarr.json"), meta);
+  auto fresh = Array::open(store, "a");
+  EXPECT_EQ(fresh.domain(), (Domain{{0, 4}, {0, 4}}));
+  EXPECT_EQ(fresh.read(), NDArray::full<std::int32_t>({4, 4}, 5));
+  // Metadata-only changes take no lock at all.
+  store->clear();
+  z.update_attributes({{"k", 1}});
+  EXPECT_EQ(fresh.attributes().size(), 0u);
+  fresh.refresh();
+  EXPECT_EQ(fresh.attributes()["k"], 1);
+}

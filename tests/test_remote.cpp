@@ -25,6 +25,7 @@
 #include <iomanip>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -1136,6 +1137,10 @@ TEST(HttpStoreScripted, S3ServerIgnoringConditionalWritesIsDetected) {
   expect_throw_with<ConflictError>([&] { off->compare_and_set("k", B("a"), B("b")); },
                                    {"does not support conditional writes", "If-Match", "switched off"});
   EXPECT_EQ(srv.requests().size(), 4u);  // no request at all
+  // Without conditional writes there is no lease either: growth refuses (see ArraysThroughAnS3Url).
+  EXPECT_EQ(s->lock("a/zarr.json"), nullptr);
+  EXPECT_EQ(off->lock("a/zarr.json"), nullptr);
+  EXPECT_EQ(srv.requests().size(), 4u);
 }
 
 // =================================================================================================
@@ -1289,7 +1294,8 @@ TEST_F(S3StoreMoto, BehavesLikeEveryOtherStore) {
   }
   EXPECT_THROW(s->list_prefix("../"), StoreError);
   EXPECT_THROW(s->erase_prefix("../"), StoreError);
-  EXPECT_EQ(s->lock("zarr.json"), nullptr);
+  EXPECT_THROW(s->lock("../zarr.json"), StoreError);
+  { auto lk = s->lock("zarr.json"); ASSERT_NE(lk, nullptr); EXPECT_NO_THROW(lk->check()); }
   // The conditional-write probe left nothing behind.
   const auto names = Json::parse(moto().python(
       "print(json.dumps([o['Key'] for o in s3.list_objects_v2(Bucket=B, Prefix='t/BehavesLikeEveryOtherStore/').get('Contents', [])]))"));
@@ -1453,12 +1459,22 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
     for (int i = 0; i < 64; ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i * 3);
     sh.write({}, v);
     g.update_attributes({{"updated", true}});  // compare-and-set on zarr.json, no lock needed
-    // Growth needs a lock, which object stores do not have: a clear ConflictError, nothing written.
-    expect_throw_with<ConflictError>([&] { a.prepend(NDArray::full<std::int32_t>({5, 5}, 7)); }, {"cannot lock", "s3://"});
-    expect_throw_with<ConflictError>([&] { a.append(NDArray::full<std::int32_t>({5, 5}, 7)); }, {"cannot lock"});
-    // Metadata-only changes need no lock: attribute updates are a compare-and-set.
+    // Growth holds a lease (conditional PUTs); metadata-only changes need no lock.
+    a.prepend(NDArray::full<std::int32_t>({5, 5}, 7));
+    a.append(NDArray::full<std::int32_t>({3, 5}, 8));
+    a.resize({17, 5});  // drops the appended rows again
     a.update_attributes({{"x", 1}});
     EXPECT_EQ(Array::open(opened.store, opened.path + "/plain").attributes()["x"], 1);
+    EXPECT_EQ(a.domain(), (Domain{{-5, 12}, {0, 5}}));
+    EXPECT_EQ(a.read({slice(0, 5)}), NDArray::full<std::int32_t>({5, 5}, 7));
+    EXPECT_EQ(a.read({slice(5, 17)}), iota_i32({12, 5}));
+    // A server without conditional writes has no lease: growth refuses clearly, nothing written.
+    auto o = moto().options("t/ArraysThroughAnS3Url/data.zarr");
+    o.conditional_writes = ConditionalWrites::Off;
+    auto nolock = Array::open(S3Store::open(o), "plain");
+    expect_throw_with<ConflictError>([&] { nolock.prepend(NDArray::full<std::int32_t>({5, 5}, 9)); }, {"cannot lock", "s3://"});
+    expect_throw_with<ConflictError>([&] { nolock.append(NDArray::full<std::int32_t>({5, 5}, 9)); }, {"cannot lock"});
+    a.resize_domain({{0, 12}, {0, 5}});  // back to the original rows; chunk c/-1/0 goes
     EXPECT_EQ(a.shape(), (Shape{12, 5}));
   }
   // A fresh store (new connections, nothing cached) reads it all back.
@@ -1488,6 +1504,97 @@ print(json.dumps({"keys": keys, "node_type": meta["node_type"], "shape": meta["s
   remove_node(opened.store, "sharded");
   EXPECT_EQ(Group::open(opened.store).children(), (std::vector<Group::Child>{{"plain", NodeType::Array}}));
 }
+
+TEST_F(S3StoreMoto, LeasesExcludeExpireAndCanBeLost) {
+  using namespace std::chrono_literals;
+  auto o = moto().options("t/Leases");
+  o.lock_ttl = 400ms;
+  auto s1 = S3Store::open(o), s2 = S3Store::open(o);
+  auto lease_objects = [&] {
+    return Json::parse(moto().python(
+        "print(json.dumps(sorted(o['Key'] for o in s3.list_objects_v2(Bucket=B, Prefix='t/Leases/').get('Contents', []))))"));
+  };
+  // Exclusion: s2 waits while s1 holds (and renews) the lease, for several times its ttl.
+  auto l1 = s1->lock("a/zarr.json");
+  ASSERT_NE(l1, nullptr);
+  std::atomic<bool> got{false};
+  std::thread waiter([&] {
+    auto l2 = s2->lock("a/zarr.json");
+    got = true;
+    l2->check();
+  });
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_FALSE(got) << "a renewed lease must not be taken over";
+  EXPECT_NO_THROW(l1->check());
+  EXPECT_EQ(lease_objects(), Json::parse(R"(["t/Leases/a/.zarrpp-lock.zarr.json"])"));
+  EXPECT_TRUE(s1->list_prefix("").empty()) << "lease objects are not store keys";
+  const auto t0 = std::chrono::steady_clock::now();
+  l1.reset();
+  waiter.join();
+  EXPECT_TRUE(got);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s) << "a released lease is free at once";
+  EXPECT_TRUE(lease_objects().empty()) << "released leases are deleted";
+
+  // A waiter gives up after lock_timeout, naming the holder.
+  auto impatient_opts = o;
+  impatient_opts.lock_timeout = 300ms;
+  auto impatient = S3Store::open(impatient_opts);
+  {
+    auto held = s1->lock("b/zarr.json");
+    expect_throw_with<ConflictError>([&] { impatient->lock("b/zarr.json"); }, {"could not lock 'b/zarr.json'", "held by", "pid"});
+  }
+
+  // A crashed holder's lease (never renewed) is taken over after its own ttl.
+  moto().python("s3.put_object(Bucket=B, Key='t/Leases/c/.zarrpp-lock.zarr.json', "
+                "Body=b'{\"owner\": \"crashed\", \"ttl_ms\": 300, \"renewal\": 0}')");
+  const auto t1 = std::chrono::steady_clock::now();
+  {
+    auto l3 = s1->lock("c/zarr.json");
+    const auto took = std::chrono::steady_clock::now() - t1;
+    EXPECT_GE(took, 300ms);
+    EXPECT_LT(took, 5s);
+  }
+
+  // A holder whose lease is overwritten (taken over) notices at its next renewal: check() throws.
+  auto l4 = s1->lock("d/zarr.json");
+  moto().python("s3.put_object(Bucket=B, Key='t/Leases/d/.zarrpp-lock.zarr.json', Body=b'{\"owner\": \"someone else\"}')");
+  std::this_thread::sleep_for(500ms);
+  expect_throw_with<ConflictError>([&] { l4->check(); }, {"lock on 'd/zarr.json' was lost", "took it over"});
+  l4.reset();  // must not delete the other holder's lease
+  EXPECT_EQ(moto().python("print(s3.get_object(Bucket=B, Key='t/Leases/d/.zarrpp-lock.zarr.json')['Body'].read().decode())"),
+            "{\"owner\": \"someone else\"}\n");
+  EXPECT_THROW(S3Store::open([&] { auto x = o; x.lock_ttl = 1ms; return x; }()), StoreError);
+}
+
+#ifdef ZARRPP_EXAMPLE_DISTRIBUTED
+// Issue "remote stores", distributed use: processes write disjoint regions of one S3 array and
+// grow it at both ends concurrently; the example checks the result and so do we, independently.
+TEST_F(S3StoreMoto, ProcessesWriteAndGrowOneArrayTogether) {
+  const auto o = moto().options("");
+  const std::string url = std::string("s3://") + kBucket + "/t/Distributed/series.zarr";
+  const auto r = run({ZARRPP_EXAMPLE_DISTRIBUTED, url, "4", "5"},
+                     {{"AWS_ENDPOINT_URL", moto().endpoint()}, {"AWS_REGION", "us-east-1"},
+                      {"AWS_ACCESS_KEY_ID", *o.access_key_id}, {"AWS_SECRET_ACCESS_KEY", *o.secret_access_key}});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("complete: 4 workers, 20 growth steps"), std::string::npos) << r.out;
+  // Independently: 4 blocks of 16 rows plus 20 growth steps of 4 rows, around domain row 0.
+  const auto a = Array::open(S3Store::open(moto().options("t/Distributed")), "series.zarr");
+  EXPECT_EQ(a.shape(), (Shape{4 * 16 + 20 * 4, 32}));
+  const auto d = a.domain();
+  EXPECT_EQ(d[0].exclusive_max - d[0].inclusive_min, 144);
+  EXPECT_LT(d[0].inclusive_min, 0);
+  EXPECT_GT(d[0].exclusive_max, 64);
+  const auto v = a.read<std::int32_t>();
+  std::set<std::int32_t> tags;
+  for (std::int64_t row = 0; row < 144; ++row) tags.insert(v.data<std::int32_t>()[row * 32] / 100);
+  EXPECT_EQ(tags.size(), 144u) << "every row is a different write";
+  EXPECT_EQ(v.data<std::int32_t>()[-d[0].inclusive_min * 32] / 100, 1'000'000) << "worker 0's block starts at domain row 0";
+  // No lease is left behind.
+  const auto names = Json::parse(moto().python(
+      "print(json.dumps([o['Key'] for o in s3.list_objects_v2(Bucket=B, Prefix='t/Distributed/').get('Contents', []) if 'lock' in o['Key']]))"));
+  EXPECT_TRUE(names.empty()) << names.dump();
+}
+#endif
 
 TEST_F(S3StoreMoto, ErrorsNameWhatWentWrong) {
   auto o = moto().options("t/errors");

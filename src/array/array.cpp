@@ -552,19 +552,25 @@ struct Array::State {
   void modify(const std::function<ArrayMetadata(const Snapshot&)>& compute,
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& before,
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& after) {
-    // Growth writes chunk data before the metadata, so two growers must not interleave: that
-    // needs the store's lock. Metadata-only changes are safe with compare-and-swap alone.
-    auto lock = store->lock(meta_key(prefix));
-    if (!lock && before)
-      throw ConflictError("store " + store->describe() +
-                          " cannot lock, so growing or resizing the array concurrently could lose data; "
-                          "growth needs a store with locks (local files, memory)");
+    // Growth writes chunk data before the metadata and shrinking deletes chunks after it, so two
+    // domain changes must not interleave: that needs the store's lock. Metadata-only changes are
+    // safe with compare-and-swap alone and take no lock (on S3 a lock costs requests).
+    std::unique_ptr<StoreLock> lock;
+    if (before || after) {
+      lock = store->lock(meta_key(prefix));
+      if (!lock)
+        throw ConflictError("store " + store->describe() +
+                            " cannot lock, so growing or resizing the array concurrently could lose data; "
+                            "growth needs a store with locks (local files, memory, S3 with conditional writes)");
+    }
     for (int attempt = 0; attempt < 5; ++attempt) {
+      if (lock) lock->check();
       auto cur = load_snapshot(*store, prefix, path);
       ArrayMetadata m = compute(*cur);
       m.validate_for_write();
       auto next = make_snapshot(std::move(m), std::nullopt);
       if (before) before(*cur, *next);
+      if (lock) lock->check();  // a lease lost during the data work: stop before the switch
       if (store->compare_and_set(meta_key(prefix), cur->meta_bytes, next->meta_bytes)) {
         publish(next);
         if (after) after(*cur, *next);

@@ -14,8 +14,17 @@
 // Without credentials requests go unsigned (public buckets).
 //
 // compare_and_set uses conditional PUTs (If-None-Match: * to create, If-Match: ETag to replace).
-// Object stores cannot lock, so lock() returns nullptr; zarrpp's growth operations (prepend,
-// append, resize) need a lock and refuse with ConflictError on this store.
+//
+// lock() is a lease built from the same conditional PUTs, so growth (prepend, append, resize) works
+// between processes and machines: the lock is an object next to the key (".zarrpp-lock.NAME",
+// invisible to listings) created with If-None-Match: *. Its holder rewrites it (If-Match on its
+// own ETag) every lock_ttl / 4 from a background thread; a waiter that sees the same ETag for
+// longer than lock_ttl by its own clock (no clocks are compared between machines) takes the lease
+// over with If-Match on that ETag, so a crashed holder delays others by lock_ttl at most. A holder
+// that could not renew in time has lost the lease: StoreLock::check() then throws and the array
+// layer stops before it changes zarr.json. On a server without conditional writes lock() returns
+// nullptr and growth refuses with ConflictError.
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,6 +57,11 @@ class S3Store : public Store {
     bool anonymous = false;  // never sign, even when credentials are found
     ConditionalWrites conditional_writes = ConditionalWrites::Auto;
     int list_page_size = 1000;  // max-keys per ListObjectsV2 request, 1..1000
+    // The lease of lock(): not renewed for this long, it may be taken over (>= 1 s in practice;
+    // tests use less).
+    std::chrono::milliseconds lock_ttl{30000};
+    // How long lock() waits for a lease held by someone else before throwing ConflictError.
+    std::chrono::milliseconds lock_timeout{600000};
     RemoteOptions net{};
   };
 
@@ -77,12 +91,13 @@ class S3Store : public Store {
   std::optional<std::uint64_t> size(const std::string& key) override;
   std::vector<std::string> list_prefix(const std::string& prefix) override;
   DirListing list_dir(const std::string& prefix) override;
-  // Always nullptr: object stores cannot lock.
+  // A lease (see above); nullptr when the server has no conditional writes.
   std::unique_ptr<StoreLock> lock(const std::string& key) override;
   std::string describe() const override;
 
  private:
   struct Impl;
+  class Lease;
   struct Conditional {
     bool create_only = false;  // If-None-Match: * honoured
     bool replace = false;      // If-Match honoured

@@ -40,6 +40,9 @@ struct DirListing {
 class StoreLock {
  public:
   virtual ~StoreLock() = default;
+  // Throws ConflictError when the lock is no longer held (a lease that expired and was taken
+  // over); local locks are held until destroyed and never throw.
+  virtual void check() const {}
 };
 
 class Store {
