@@ -1566,6 +1566,24 @@ TEST_F(S3StoreMoto, LeasesExcludeExpireAndCanBeLost) {
   EXPECT_THROW(S3Store::open([&] { auto x = o; x.lock_ttl = 1ms; return x; }()), StoreError);
 }
 
+// Issue "remote stores": prepend on S3 writes only the new chunks and zarr.json, and reads no
+// existing chunk when the new rows fill whole chunks.
+TEST_F(S3StoreMoto, PrependWritesOnlyTheNewChunksAndMetadata) {
+  using K = StoreOp::Kind;
+  auto rec = std::make_shared<RecordingStore>(store(""));
+  auto a = Array::create(rec, "ts", {.shape = {8, 6}, .chunks = {4, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}});
+  a.write({}, iota_i32({8, 6}));
+  rec->clear();
+  a.prepend(NDArray::full<std::int32_t>({4, 6}, -1));
+  EXPECT_EQ(rec->keys({K::Set}), (std::vector<std::string>{"ts/c/-1/0", "ts/c/-1/1"}));
+  EXPECT_EQ(rec->keys({K::CompareAndSet}), (std::vector<std::string>{"ts/zarr.json"}));
+  EXPECT_EQ(rec->keys({K::Erase, K::ErasePrefix}), std::vector<std::string>{});
+  for (const auto& k : rec->keys({K::Get})) EXPECT_EQ(k, "ts/zarr.json") << "no existing chunk is read";
+  EXPECT_EQ(rec->keys({K::Lock}), (std::vector<std::string>{"ts/zarr.json"}));
+  EXPECT_EQ(Array::open(store(""), "ts").read({slice(0, 5), slice(0, 2)}).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{-1, -1, -1, -1, -1, -1, -1, -1, 0, 1}));
+}
+
 #ifdef ZARRPP_EXAMPLE_DISTRIBUTED
 // Issue "remote stores", distributed use: processes write disjoint regions of one S3 array and
 // grow it at both ends concurrently; the example checks the result and so do we, independently.
