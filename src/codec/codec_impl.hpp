@@ -44,6 +44,11 @@ class BytesToBytesCodec {
   virtual Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const = 0;
   // Decodes into `out`, which must be filled exactly; returns normally only if it was.
   virtual void decode_into(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) const;
+  // When the decoded bytes are a part of the input (a checksum: verified, then stripped), that
+  // part, without copying; nullopt for codecs that transform.
+  virtual std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t>) const { return std::nullopt; }
+  // Encodes a buffer the caller gives away (a checksum appends in place instead of copying).
+  virtual Bytes encode_owned(Bytes&& in) const { return encode(in); }
   virtual std::optional<std::size_t> encoded_size(std::size_t in) const = 0;
   virtual std::size_t max_encoded_size(std::size_t in) const = 0;
   virtual CodecMetadata to_metadata() const = 0;
@@ -62,6 +67,11 @@ class CodecPipelineImpl {
 
   Bytes encode(std::span<const std::uint8_t> chunk) const;
   void decode(std::span<const std::uint8_t> encoded, std::span<std::uint8_t> out) const;
+  // The decoded chunk as a part of `encoded` when decoding transforms nothing (native-endian
+  // bytes, then only checksums, which are verified here); nullopt otherwise. Saves a copy.
+  std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t> encoded) const;
+  // Whether encode(x) == x (native-endian bytes and nothing else): the chunk can be stored as is.
+  bool encodes_as_is() const;
   std::optional<std::size_t> encoded_size() const;
   std::size_t max_encoded_size() const;
   // The sharding codec when the pipeline is just [sharding_indexed] (so shards can be read and

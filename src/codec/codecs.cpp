@@ -361,6 +361,14 @@ class Crc32cB2B final : public BytesToBytesCodec {
     if (payload.size() > max_out) decode_fail("crc32c", "payload larger than expected");
     return Bytes(payload.begin(), payload.end());
   }
+  std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t> in) const override {
+    return check(in);
+  }
+  Bytes encode_owned(Bytes&& in) const override {
+    const std::uint32_t c = crc32c(in);
+    for (int i = 0; i < 4; ++i) in.push_back(static_cast<std::uint8_t>(c >> (8 * i)));
+    return std::move(in);
+  }
   void decode_into(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) const override {
     const auto payload = check(in);
     if (payload.size() != out.size())
@@ -432,8 +440,24 @@ Bytes CodecPipelineImpl::encode(std::span<const std::uint8_t> chunk) const {
   // Native-endian `bytes` is the identity: hand the chunk straight to the first bytes codec.
   const bool identity = a2b->name() == "bytes" && static_cast<const BytesA2B*>(a2b.get())->native() && !b2b.empty();
   Bytes b = identity ? b2b[0]->encode(in) : a2b->encode(a2b_spec, in);
-  for (std::size_t i = identity ? 1 : 0; i < b2b.size(); ++i) b = b2b[i]->encode(b);
+  for (std::size_t i = identity ? 1 : 0; i < b2b.size(); ++i) b = b2b[i]->encode_owned(std::move(b));
   return b;
+}
+
+bool CodecPipelineImpl::encodes_as_is() const {
+  return a2a.empty() && b2b.empty() && a2b->name() == "bytes" && static_cast<const BytesA2B*>(a2b.get())->native();
+}
+
+std::optional<std::span<const std::uint8_t>> CodecPipelineImpl::decode_view(std::span<const std::uint8_t> encoded) const {
+  if (!a2a.empty() || a2b->name() != "bytes" || !static_cast<const BytesA2B*>(a2b.get())->native()) return std::nullopt;
+  std::span<const std::uint8_t> in = encoded;
+  for (std::size_t i = b2b.size(); i-- > 0;) {
+    auto v = b2b[i]->decode_view(in);
+    if (!v) return std::nullopt;
+    in = *v;
+  }
+  if (in.size() != spec.nbytes()) return std::nullopt;  // decode() reports it with the details
+  return in;
 }
 
 void CodecPipelineImpl::decode(std::span<const std::uint8_t> encoded, std::span<std::uint8_t> out) const {
@@ -448,7 +472,14 @@ void CodecPipelineImpl::decode(std::span<const std::uint8_t> encoded, std::span<
                       static_cast<const BytesA2B*>(a2b.get())->native();
   Bytes cur;
   std::span<const std::uint8_t> in = encoded;
-  for (std::size_t i = b2b.size(); i-- > 0;) {
+  std::size_t views = b2b.size();  // trailing checksums are verified and stripped without copying
+  while (views > 0) {
+    auto v = b2b[views - 1]->decode_view(in);
+    if (!v) break;
+    in = *v;
+    --views;
+  }
+  for (std::size_t i = views; i-- > 0;) {
     if (i == 0 && direct) {
       b2b[0]->decode_into(in, out);
       return;

@@ -96,8 +96,17 @@ NDArray::NDArray(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(
                 0);
 }
 
+NDArray NDArray::uninitialized(DataType dtype, Shape shape) {
+  NDArray a;
+  a.dtype_ = dtype;
+  a.shape_ = std::move(shape);
+  a.size_ = shape_size(a.shape_);
+  a.bytes_.resize(static_cast<std::size_t>(checked::mul(a.size_, static_cast<std::int64_t>(dtype.size()), "array bytes")));
+  return a;
+}
+
 NDArray NDArray::copy_of(const NDView& v) {
-  NDArray a(v.dtype(), v.shape());
+  NDArray a = uninitialized(v.dtype(), v.shape());
   copy_view(v, a.view());
   return a;
 }

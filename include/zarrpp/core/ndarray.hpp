@@ -92,6 +92,9 @@ class NDArray {
  public:
   NDArray() = default;
   NDArray(DataType dtype, Shape shape);  // zero-initialised
+  // Contents left undefined: for outputs whose every element is written next (saves a pass over
+  // memory; a 1 GiB read would otherwise zero 1 GiB first).
+  static NDArray uninitialized(DataType dtype, Shape shape);
 
   template <class T>
   static NDArray full(Shape shape, T value) {
