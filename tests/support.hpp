@@ -207,7 +207,7 @@ inline NDArray random_values(const Shape& shape) {
 struct Layout {
   Shape shape, chunks;
   std::optional<Shape> shards, lower, origin;
-  int codec = 0;  // 0 bytes, 1 zstd+crc32c, 2 gzip, 3 blosc, 4 transpose
+  int codec = 0;  // 0 bytes, 1 zstd+crc32c, 2 gzip, 3 blosc, 4 transpose, 5 bytes+crc32c
   std::int32_t fill = 0;
 };
 
@@ -232,7 +232,7 @@ inline Layout gen_layout(std::size_t max_rank = 3, std::int64_t max_dim = 10) {
     l.lower = lo;
     if (*rc::gen::arbitrary<bool>()) l.origin = o;
   }
-  l.codec = *rc::gen::inRange(0, 5);
+  l.codec = *rc::gen::inRange(0, 6);
   l.fill = *rc::gen::element<std::int32_t>(0, 0, -1, 42);
   return l;
 }
@@ -247,6 +247,7 @@ inline ArraySpec spec_of(const Layout& l) {
     case 1: s.compressor = codec::Zstd{.level = 1}; s.crc32c = true; break;
     case 2: s.compressor = codec::Gzip{.level = 1}; break;
     case 3: s.compressor = codec::Blosc{}; break;
+    case 5: s.crc32c = true; break;
     case 4: {
       if (!l.shards) {
         codec::Transpose t;

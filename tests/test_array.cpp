@@ -230,6 +230,83 @@ TEST(Array, CorruptChunksNameTheKey) {
   EXPECT_EQ(z.read({slice(0, 4)}).to_vector<std::int32_t>(), std::vector<std::int32_t>(4, 3));
 }
 
+// On local files uncompressed chunks are read in pieces (and without a checksum, only the slabs
+// a selection needs); a wrong size, a flipped bit or a short file is still an error naming the key.
+TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
+  struct Counting : FileStore {
+    using FileStore::FileStore;
+    std::mutex mu;
+    std::vector<std::pair<std::string, std::uint64_t>> ranges;  // key, bytes asked for
+    bool get_streamed(const std::string& key, const ByteRange& r, std::size_t piece, const PieceSink& sink) override {
+      std::uint64_t asked = 0;
+      const bool found = FileStore::get_streamed(key, r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
+        asked += b.size();
+        sink(total, off, b);
+      });
+      std::lock_guard lk(mu);
+      ranges.emplace_back(key, asked);
+      return found;
+    }
+  };
+  const auto dir = ref::temp_dir("streamed");
+  for (const bool crc : {false, true}) {
+    std::filesystem::remove_all(dir);
+    auto fs = std::make_shared<Counting>(dir, FileStore::Options{});
+    // 3-d uint16 chunks of 64x64x64 = 512 KiB: several 256 KiB pieces per chunk.
+    auto z = Array::create(fs, "a", {.shape = {100, 70, 64}, .chunks = {64, 64, 64}, .dtype = DataType::uint16, .crc32c = crc});
+    NDArray v = NDArray::uninitialized(DataType::uint16, {100, 70, 64});
+    for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
+    z.write({}, v);
+    EXPECT_EQ(z.read(), v);
+    const Selection box = {slice(3, 9), slice(60, 66), slice(1, 63, 3)};
+    fs->ranges.clear();
+    const auto got = z.read(box);
+    NDArray want(DataType::uint16, {6, 6, 21});
+    for (std::int64_t i = 0; i < 6; ++i)
+      for (std::int64_t j = 0; j < 6; ++j)
+        for (std::int64_t k = 0; k < 21; ++k)
+          want.data<std::uint16_t>()[(i * 6 + j) * 21 + k] = v.data<std::uint16_t>()[((3 + i) * 70 + 60 + j) * 64 + 1 + 3 * k];
+    EXPECT_EQ(got, want);
+    ASSERT_EQ(fs->ranges.size(), 2u);
+    for (const auto& [key, asked] : fs->ranges) {
+      if (crc) EXPECT_EQ(asked, 64u * 64 * 64 * 2 + 4) << key << ": a checksum needs the whole chunk";
+      else EXPECT_EQ(asked, 6u * 64 * 64 * 2) << key << ": only the 6 slabs the box needs";
+    }
+    // A flipped bit (checksum), a short file, a long file: errors naming the key.
+    const auto path = dir / "a" / "c" / "0" / "0" / "0";
+    auto bytes = *fs->get("a/c/0/0/0");
+    auto expect_error = [&](const std::string& what) {
+      try {
+        (void)z.read(box);
+        ADD_FAILURE() << "no error for " << what;
+      } catch (const CodecError& e) {
+        EXPECT_NE(std::string(e.what()).find("c/0/0/0"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      }
+    };
+    auto b = bytes;
+    if (crc) {
+      b[1000] ^= 4;
+      fs->set("a/c/0/0/0", b);
+      expect_error("checksum mismatch");
+    }
+    b = bytes;
+    b.resize(b.size() - 10);
+    fs->set("a/c/0/0/0", b);
+    expect_error("expected");
+    b = bytes;
+    b.push_back(0);
+    fs->set("a/c/0/0/0", b);
+    expect_error("expected");
+    fs->set("a/c/0/0/0", bytes);
+    EXPECT_EQ(z.read(box), got);
+    // A missing chunk reads as the fill value.
+    fs->erase("a/c/0/0/0");
+    EXPECT_EQ(z.read({slice(0, 2), slice(0, 2), slice(0, 2)}), NDArray(DataType::uint16, {2, 2, 2}));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Array, KeyEncodings) {
   auto mem = MemoryStore::create();
   auto z = Array::create(mem, "d", {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::uint8,

@@ -8,7 +8,17 @@
 using namespace zarrpp;
 
 namespace {
+// A directory removed when the fixture goes.
+struct DirGuard {
+  std::filesystem::path p;
+  ~DirGuard() {
+    std::error_code ec;
+    if (!p.empty()) std::filesystem::remove_all(p, ec);
+  }
+};
+
 struct Fixture {
+  std::shared_ptr<DirGuard> dir;
   ref::Layout layout;
   Array z;
   ref::Model model;
@@ -16,14 +26,22 @@ struct Fixture {
 
 Fixture make_filled() {
   const auto l = ref::gen_layout();
-  auto store = MemoryStore::create();
+  // Memory or local files: the file store reads uncompressed chunks in pieces, in part.
+  auto dir = std::make_shared<DirGuard>();
+  StorePtr store;
+  if (*rc::gen::arbitrary<bool>()) {
+    dir->p = ref::temp_dir("selections");
+    store = FileStore::open(dir->p);
+  } else {
+    store = MemoryStore::create();
+  }
   auto z = Array::create(store, ref::spec_of(l));
   z.set_concurrency(*rc::gen::element<std::size_t>(1, 2));
   ref::Model m(l.shape, l.fill);
   const auto values = ref::random_values(l.shape);
   z.write({}, values);
   m.data = values.to_vector<std::int32_t>();
-  return Fixture{l, std::move(z), std::move(m)};
+  return Fixture{dir, l, std::move(z), std::move(m)};
 }
 
 void assert_same(const NDArray& got, const NDArray& want) {

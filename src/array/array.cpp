@@ -83,8 +83,42 @@ struct OrthoCopy {
   std::vector<std::int64_t> view_strides;          // bytes, per array dim (0 for dropped dims)
   std::size_t es;
   bool to_chunk;  // true: view -> chunk (write); false: chunk -> view (read)
+  // From dimension flat_from on, the selected box is one contiguous run of flat_bytes in both the
+  // chunk and the view: copied with one memcpy.
+  std::size_t flat_from = SIZE_MAX;
+  std::size_t flat_bytes = 0;
+  std::int64_t flat_chunk_off = 0, flat_view_off = 0;  // where the run starts, from dimension flat_from on
+
+  void find_flat(const Shape& chunk_shape) {
+    const std::size_t r = task.dims.size();
+    const auto e = static_cast<std::int64_t>(es);
+    if (r == 0 || !task.dims[r - 1]->unit() || chunk_strides[r - 1] != e || view_strides[r - 1] != e) return;
+    std::size_t f = r - 1;
+    std::int64_t run = task.dims[r - 1]->count;  // elements in the contiguous run from f on
+    while (f > 0) {
+      const auto& m = *task.dims[f];
+      const auto& p = *task.dims[f - 1];
+      // Dimension f spans its whole chunk extent, so stepping f-1 continues the run in both.
+      if (!p.unit() || m.chunk_start != 0 || m.count != chunk_shape[f] || chunk_strides[f - 1] != run * e ||
+          view_strides[f - 1] != run * e)
+        break;
+      --f;
+      run *= p.count;
+    }
+    flat_from = f;
+    flat_bytes = static_cast<std::size_t>(run) * es;
+    for (std::size_t d = f; d < r; ++d) {
+      flat_chunk_off += task.dims[d]->chunk_start * chunk_strides[d];
+      flat_view_off += task.dims[d]->out_start * view_strides[d];
+    }
+  }
 
   void run(std::byte* chunk, std::byte* view, std::size_t d) const {
+    if (d == flat_from) {
+      if (to_chunk) std::memcpy(chunk + flat_chunk_off, view + flat_view_off, flat_bytes);
+      else std::memcpy(view + flat_view_off, chunk + flat_chunk_off, flat_bytes);
+      return;
+    }
     const auto& m = *task.dims[d];
     const std::int64_t n = m.count;
     const auto cs = chunk_strides[d], vs = view_strides[d];
@@ -136,6 +170,7 @@ void copy_task(const Plan& plan, const ChunkTask& task, std::byte* chunk, const 
   }
   const auto cstr = c_strides(spec.shape, es);
   OrthoCopy oc{task, cstr, view_strides_per_dim(plan, view), es, to_chunk};
+  oc.find_flat(spec.shape);
   oc.run(chunk, view.data(), 0);
 }
 
@@ -319,8 +354,77 @@ struct Engine {
     });
   }
 
+  // Uncompressed chunks (native bytes, at most a crc32c after them) are read in pieces of whole
+  // dimension-0 slabs through a small buffer that stays in cache, each piece scattered to the
+  // output as it arrives: one pass over memory, like memcpy, instead of reading the whole chunk
+  // into memory and copying it again. Without a checksum only the slabs the selection touches are
+  // read. False when the chunk or the selection does not qualify.
+  bool read_chunk_streamed(const Plan& plan, const ChunkTask& task, const std::string& key, const NDView& out) const {
+    const auto trailer = s.pipeline.impl().plain_trailer();
+    if (!trailer || plan.points || task.dims.empty() || !store.streams_natively()) return false;
+    const DimChunkMap& m0 = *task.dims[0];
+    if (m0.is_list || m0.chunk_step != 1 || (m0.out_step != 1 && m0.count > 1)) return false;
+    check_chunk_size(s.unit_spec, "read");
+    const auto& cs = s.unit_spec.shape;
+    std::uint64_t slab = s.unit_spec.dtype.size();
+    for (std::size_t d = 1; d < cs.size(); ++d) slab *= static_cast<std::uint64_t>(cs[d]);
+    const std::uint64_t payload = s.unit_spec.nbytes(), expected = payload + *trailer;
+    if (slab == 0 || payload == 0) return false;
+    const std::uint64_t per = std::max<std::uint64_t>(1, (std::uint64_t{256} << 10) / slab);
+    const std::size_t piece = static_cast<std::size_t>(per * slab);
+    const std::uint64_t first = static_cast<std::uint64_t>(m0.chunk_start) * slab;
+    const std::uint64_t want_end = *trailer ? expected : first + static_cast<std::uint64_t>(m0.count) * slab;
+    const ByteRange range = *trailer ? ByteRange::all() : ByteRange::range(first, want_end - first);
+    std::uint32_t crc = kCrc32cStart;
+    std::uint8_t stored_crc[4] = {};
+    std::uint64_t next = *trailer ? 0 : first;  // the next byte we expect
+    DimChunkMap part = m0;
+    ChunkTask sub = task;
+    sub.dims[0] = &part;
+    const bool found = store.get_streamed(key, range, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
+      if (total != expected)
+        throw CodecError("codec bytes: expected " + std::to_string(expected) + " bytes for a chunk of shape " +
+                         shape_str(cs) + " and data type " + s.unit_spec.dtype.name() +
+                         (*trailer ? " (plus its crc32c)" : "") + ", got " + std::to_string(total));
+      if (off != next) throw StoreError("internal: pieces of '" + key + "' arrived out of order");
+      next = off + b.size();
+      // The trailer's bytes (when the piece runs into it) are kept, not scattered.
+      for (std::uint64_t i = std::max(off, payload); i < off + b.size(); ++i) stored_crc[i - payload] = b[i - off];
+      const std::uint64_t pend = std::min<std::uint64_t>(off + b.size(), payload);
+      if (pend <= off) return;
+      const auto data = b.first(static_cast<std::size_t>(pend - off));
+      if (*trailer) crc = crc32c_update(crc, data);
+      // The slabs [z0, z1) of this piece that the selection wants, scattered from the piece.
+      const std::int64_t z0 = static_cast<std::int64_t>(off / slab), z1 = static_cast<std::int64_t>(pend / slab);
+      const std::int64_t a = std::max(z0, m0.chunk_start), e = std::min(z1, m0.chunk_start + m0.count);
+      if (a >= e) return;
+      part.chunk_start = a - z0;
+      part.count = e - a;
+      part.out_start = m0.out_start + (a - m0.chunk_start) * m0.out_step;
+      copy_task(plan, sub, reinterpret_cast<std::byte*>(const_cast<std::uint8_t*>(data.data())), s.unit_spec, out, false);
+    });
+    if (!found) {
+      fill_task(plan, task, s.unit_spec, out);
+      return true;
+    }
+    if (next != want_end)
+      throw CodecError("codec bytes: chunk ended after " + std::to_string(next) + " of " + std::to_string(expected) +
+                       " bytes (truncated while being read?)");
+    if (*trailer) {
+      std::uint32_t want = 0;
+      for (int i = 0; i < 4; ++i) want |= static_cast<std::uint32_t>(stored_crc[i]) << (8 * i);
+      if (crc32c_finish(crc) != want) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "stored 0x%08x, computed 0x%08x", want, crc32c_finish(crc));
+        throw CodecError(std::string("codec crc32c: checksum mismatch: ") + buf);
+      }
+    }
+    return true;
+  }
+
   void read_chunk(const Plan& plan, const Group& g, const std::string& key, const NDView& out) const {
     const auto& task = plan.tasks[g.tasks[0]];
+    if (read_chunk_streamed(plan, task, key, out)) return;
     auto bytes = store.get(key);
     if (!bytes) return fill_task(plan, task, s.unit_spec, out);
     check_chunk_size(s.unit_spec, "read");
@@ -373,13 +477,16 @@ struct Engine {
     }
     std::sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.e.offset < b.e.offset; });
     // Coalesce neighbouring inner chunks into one range request when the gap is small.
+    // Local files: ranges of about 1 MiB, so each stays in cache between reading and decoding;
+    // remote stores: as long as it takes, since every request costs a round trip.
     constexpr std::uint64_t kGap = 16 * 1024;
+    const std::uint64_t max_range = store.streams_natively() ? std::uint64_t{1} << 20 : UINT64_MAX;
     thread_local Bytes buf;
     buf.resize(s.unit_spec.nbytes());
     for (std::size_t i = 0; i < needs.size();) {
       std::size_t j = i + 1;
       std::uint64_t end = needs[i].e.offset + needs[i].e.nbytes;
-      while (j < needs.size() && needs[j].e.offset <= end + kGap) {
+      while (j < needs.size() && needs[j].e.offset <= end + kGap && end - needs[i].e.offset < max_range) {
         end = std::max(end, needs[j].e.offset + needs[j].e.nbytes);
         ++j;
       }

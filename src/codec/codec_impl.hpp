@@ -70,6 +70,9 @@ class CodecPipelineImpl {
   // The decoded chunk as a part of `encoded` when decoding transforms nothing (native-endian
   // bytes, then only checksums, which are verified here); nullopt otherwise. Saves a copy.
   std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t> encoded) const;
+  // When the encoded chunk is the decoded bytes followed by at most one crc32c: the trailer's size
+  // (0 or 4). Such chunks can be read in pieces, and without a checksum, in part.
+  std::optional<std::size_t> plain_trailer() const;
   // Whether encode(x) == x (native-endian bytes and nothing else): the chunk can be stored as is.
   bool encodes_as_is() const;
   std::optional<std::size_t> encoded_size() const;

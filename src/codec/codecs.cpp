@@ -415,8 +415,9 @@ void BytesToBytesCodec::decode_into(std::span<const std::uint8_t> in, std::span<
   std::memcpy(out.data(), b.data(), b.size());
 }
 
-std::uint32_t crc32c(std::span<const std::uint8_t> data) {
-  std::uint32_t c = 0xffffffffu;
+std::uint32_t crc32c(std::span<const std::uint8_t> data) { return crc32c_finish(crc32c_update(kCrc32cStart, data)); }
+
+std::uint32_t crc32c_update(std::uint32_t c, std::span<const std::uint8_t> data) {
   const std::uint8_t* p = data.data();
   std::size_t n = data.size();
   while (n > 0) {  // crc32_iscsi takes an int length
@@ -425,7 +426,7 @@ std::uint32_t crc32c(std::span<const std::uint8_t> data) {
     p += step;
     n -= step;
   }
-  return ~c;
+  return c;
 }
 
 // ---- pipeline ---------------------------------------------------------------------------------
@@ -442,6 +443,14 @@ Bytes CodecPipelineImpl::encode(std::span<const std::uint8_t> chunk) const {
   Bytes b = identity ? b2b[0]->encode(in) : a2b->encode(a2b_spec, in);
   for (std::size_t i = identity ? 1 : 0; i < b2b.size(); ++i) b = b2b[i]->encode_owned(std::move(b));
   return b;
+}
+
+std::optional<std::size_t> CodecPipelineImpl::plain_trailer() const {
+  if (!a2a.empty() || a2b->name() != "bytes" || !static_cast<const BytesA2B*>(a2b.get())->native() || b2b.size() > 1)
+    return std::nullopt;
+  if (b2b.empty()) return 0;
+  if (b2b[0]->name() == "crc32c") return 4;
+  return std::nullopt;
 }
 
 bool CodecPipelineImpl::encodes_as_is() const {

@@ -23,6 +23,29 @@ std::optional<std::uint64_t> Store::size(const std::string& key) {
   return v->size();
 }
 
+bool Store::get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+  if (piece == 0) piece = 1;
+  std::optional<Bytes> v;
+  std::uint64_t total = 0, begin = 0;
+  if (range.kind == ByteRange::Kind::All) {
+    v = get(key);
+    if (!v) return false;
+    total = v->size();
+  } else {
+    const auto sz = size(key);
+    if (!sz) return false;
+    const auto [b, e] = range.resolve(*sz);
+    v = get(key, ByteRange::range(b, e - b));
+    if (!v) return false;
+    total = *sz;
+    begin = b;
+  }
+  const std::span<const std::uint8_t> all(*v);
+  for (std::size_t off = 0; off < all.size(); off += piece)
+    sink(total, begin + off, all.subspan(off, std::min(piece, all.size() - off)));
+  return true;
+}
+
 void validate_key(std::string_view key) {
   auto bad = [&](const char* why) {
     std::string shown;

@@ -65,6 +65,10 @@ std::vector<CodecMetadata> to_metadata(const std::vector<Any>& cs, const DataTyp
 
 // CRC32C (Castagnoli), as the crc32c codec computes it.
 std::uint32_t crc32c(std::span<const std::uint8_t> data);
+// Incremental form: crc32c(a + b) == crc32c_finish(crc32c_update(crc32c_update(kCrc32cStart, a), b)).
+inline constexpr std::uint32_t kCrc32cStart = 0xffffffffu;
+std::uint32_t crc32c_update(std::uint32_t state, std::span<const std::uint8_t> data);
+inline std::uint32_t crc32c_finish(std::uint32_t state) { return ~state; }
 
 class CodecPipelineImpl;
 

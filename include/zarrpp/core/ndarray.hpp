@@ -17,10 +17,22 @@ namespace zarrpp {
 
 using Shape = std::vector<std::int64_t>;
 
+namespace detail {
+// Large buffers (chunks, compressed chunks, outputs) come from a per-thread cache of memory blocks
+// backed by transparent huge pages where the kernel allows: memory that is freed and asked for
+// again is not returned to the kernel and faulted back in page by page, which on virtual machines
+// costs more than the copy into it. Blocks above kBigCacheMax go straight to the kernel.
+inline constexpr std::size_t kBigAlloc = std::size_t{256} << 10;
+void* big_allocate(std::size_t bytes);
+void big_deallocate(void* p, std::size_t bytes) noexcept;
+}  // namespace detail
+
 // An allocator whose construct() default-initialises, so Bytes(n) does not zero n bytes that are
-// about to be overwritten (chunk and compression buffers are large and hot).
+// about to be overwritten (chunk and compression buffers are large and hot); large buffers come
+// from detail::big_allocate.
 template <class T>
 struct default_init_allocator : std::allocator<T> {
+  using value_type = T;
   template <class U>
   struct rebind {
     using other = default_init_allocator<U>;
@@ -35,6 +47,18 @@ struct default_init_allocator : std::allocator<T> {
   template <class U, class... Args>
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  T* allocate(std::size_t n) {
+    if (n >= detail::kBigAlloc / sizeof(T) && n <= SIZE_MAX / sizeof(T)) return static_cast<T*>(detail::big_allocate(n * sizeof(T)));
+    return std::allocator<T>::allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n >= detail::kBigAlloc / sizeof(T) && n <= SIZE_MAX / sizeof(T)) return detail::big_deallocate(p, n * sizeof(T));
+    std::allocator<T>::deallocate(p, n);
+  }
+  template <class U>
+  friend bool operator==(const default_init_allocator&, const default_init_allocator<U>&) noexcept {
+    return true;
   }
 };
 

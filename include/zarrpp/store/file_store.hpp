@@ -29,6 +29,8 @@ class FileStore : public Store {
   std::filesystem::path path_of(const std::string& key) const;
 
   std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
+  bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  bool streams_natively() const override { return true; }
   void set(const std::string& key, const Bytes& value) override;
   bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
   void erase(const std::string& key) override;

@@ -2,7 +2,9 @@
 // Stores move bytes by key. They are dumb on purpose: crash-safe ordering, compare-and-swap of
 // metadata and clean-up live in the array layer, built from these primitives.
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,6 +67,16 @@ class Store {
   // The size of a value in bytes, nullopt when the key does not exist. The default reads the
   // value; stores override it with something cheap (fstat, HEAD).
   virtual std::optional<std::uint64_t> size(const std::string& key);
+  // Hands bytes `range` of a value to `sink` in order, in pieces of at most `piece` bytes that
+  // start at multiples of `piece` from the range's start, through a small reused buffer (so a
+  // large value is never held whole); sink(value_size, offset_in_value, bytes). Returns false
+  // when the key does not exist; a value that ends early just delivers fewer bytes. The default
+  // gets the range at once (and the size with size() when the range is partial).
+  using PieceSink = std::function<void(std::uint64_t value_size, std::uint64_t offset, std::span<const std::uint8_t> bytes)>;
+  virtual bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
+  // Whether get_streamed is the store's own (reads pieces from the source and knows the value's
+  // size without another request), so partial and streamed reads pay off.
+  virtual bool streams_natively() const { return false; }
   // Every key starting with prefix, in sorted order.
   virtual std::vector<std::string> list_prefix(const std::string& prefix) = 0;
   // Immediate children of a directory-like prefix ("" = root, else ending in '/').

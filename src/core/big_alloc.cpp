@@ -1,0 +1,121 @@
+// Large buffers: a per-thread cache of blocks in power-of-two size classes, mapped with
+// transparent huge pages (see detail::big_allocate in ndarray.hpp).
+#include <sys/mman.h>
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "zarrpp/core/ndarray.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ZARRPP_PLAIN_ALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define ZARRPP_PLAIN_ALLOC 1
+#endif
+#endif
+
+namespace zarrpp::detail {
+
+namespace {
+
+constexpr std::size_t kHuge = std::size_t{2} << 20;           // a transparent huge page
+constexpr std::size_t kBigCacheMax = std::size_t{256} << 20;  // larger blocks are not cached
+constexpr std::size_t kCachePerThread = std::size_t{256} << 20;
+constexpr int kClasses = 64;
+
+#ifndef ZARRPP_PLAIN_ALLOC
+std::size_t class_size(std::size_t bytes) { return std::bit_ceil(bytes); }
+
+void* map_block(std::size_t size) {
+  // Huge-page aligned, so the kernel can back the block with 2 MiB pages.
+  const std::size_t align = size >= kHuge ? kHuge : 4096;
+  const std::size_t len = size + align;
+  void* raw = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto base = reinterpret_cast<std::uintptr_t>(raw);
+  const auto start = (base + align - 1) & ~(std::uintptr_t{align} - 1);
+  if (start > base) ::munmap(raw, start - base);
+  const auto end = start + size, raw_end = base + len;
+  if (raw_end > end) ::munmap(reinterpret_cast<void*>(end), raw_end - end);
+  if (size >= kHuge) ::madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);
+  return reinterpret_cast<void*>(start);
+}
+
+struct ThreadCache {
+  std::array<std::vector<void*>, kClasses> free;
+  std::size_t cached = 0;
+  ~ThreadCache() {
+    for (int c = 0; c < kClasses; ++c)
+      for (void* p : free[c]) ::munmap(p, std::size_t{1} << c);
+  }
+};
+// Thread-local buffers elsewhere may be destroyed after this thread's cache: the cache lives on
+// the heap, and once its owner is gone, blocks go straight back to the kernel.
+thread_local ThreadCache* t_cache = nullptr;
+thread_local bool t_dead = false;
+struct CacheOwner {
+  ~CacheOwner() {
+    delete t_cache;
+    t_cache = nullptr;
+    t_dead = true;
+  }
+};
+thread_local CacheOwner t_owner;
+
+ThreadCache* cache() {
+  if (t_dead) return nullptr;
+  if (!t_cache) {
+    t_cache = new (std::nothrow) ThreadCache;
+    [[maybe_unused]] volatile auto* owner = &t_owner;  // constructs the owner, which frees the cache at thread exit
+  }
+  return t_cache;
+}
+#endif
+
+}  // namespace
+
+void* big_allocate(std::size_t bytes) {
+#ifdef ZARRPP_PLAIN_ALLOC
+  return ::operator new(bytes);
+#else
+  const std::size_t size = class_size(bytes);
+  if (size <= kBigCacheMax) {
+    if (ThreadCache* c = cache()) {
+      auto& list = c->free[std::countr_zero(size)];
+      if (!list.empty()) {
+        void* p = list.back();
+        list.pop_back();
+        c->cached -= size;
+        return p;
+      }
+    }
+  }
+  return map_block(size);
+#endif
+}
+
+void big_deallocate(void* p, std::size_t bytes) noexcept {
+#ifdef ZARRPP_PLAIN_ALLOC
+  ::operator delete(p);
+#else
+  const std::size_t size = class_size(bytes);
+  ThreadCache* c = size <= kBigCacheMax ? cache() : nullptr;
+  if (c && c->cached + size <= kCachePerThread) {
+    try {
+      c->free[std::countr_zero(size)].push_back(p);
+      c->cached += size;
+      return;
+    } catch (...) {
+      // no room to remember it: give it back
+    }
+  }
+  ::munmap(p, size);
+#endif
+}
+
+}  // namespace zarrpp::detail
