@@ -1,5 +1,7 @@
 #include "zarrpp/array/array.hpp"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -77,6 +79,32 @@ inline void copy_elem(std::byte* dst, const std::byte* src, std::size_t es) {
   }
 }
 
+// Copies with non-temporal stores: a large output is written once and not read back soon, so
+// its lines need not be read into the cache first (as ordinary stores do) nor evict what is
+// hot. Callers issue _mm_sfence() before the data is handed to another thread.
+inline void copy_streaming(std::byte* dst, const std::byte* src, std::size_t len) {
+  std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
+  if (head > len) head = len;
+  std::memcpy(dst, src, head);
+  dst += head;
+  src += head;
+  len -= head;
+  auto* d = reinterpret_cast<__m128i*>(dst);
+  const auto* q = reinterpret_cast<const __m128i*>(src);
+  const std::size_t n = len / 16;
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m128i a = _mm_loadu_si128(q + i), b = _mm_loadu_si128(q + i + 1), c = _mm_loadu_si128(q + i + 2),
+                  e = _mm_loadu_si128(q + i + 3);
+    _mm_stream_si128(d + i, a);
+    _mm_stream_si128(d + i + 1, b);
+    _mm_stream_si128(d + i + 2, c);
+    _mm_stream_si128(d + i + 3, e);
+  }
+  for (; i < n; ++i) _mm_stream_si128(d + i, _mm_loadu_si128(q + i));
+  std::memcpy(dst + n * 16, src + n * 16, len - n * 16);
+}
+
 struct OrthoCopy {
   const ChunkTask& task;
   const std::vector<std::int64_t>& chunk_strides;  // bytes, per array dim
@@ -87,6 +115,12 @@ struct OrthoCopy {
   // chunk and the view: copied with one memcpy.
   std::size_t flat_from = SIZE_MAX;
   std::size_t flat_bytes = 0;
+  bool stream = false;  // reads into a large output: non-temporal stores for runs of 64 bytes or more
+
+  void out(std::byte* v, const std::byte* c, std::size_t len) const {
+    if (stream && len >= 64) copy_streaming(v, c, len);
+    else std::memcpy(v, c, len);
+  }
   std::int64_t flat_chunk_off = 0, flat_view_off = 0;  // where the run starts, from dimension flat_from on
 
   void find_flat(const Shape& chunk_shape) {
@@ -116,18 +150,34 @@ struct OrthoCopy {
   void run(std::byte* chunk, std::byte* view, std::size_t d) const {
     if (d == flat_from) {
       if (to_chunk) std::memcpy(chunk + flat_chunk_off, view + flat_view_off, flat_bytes);
-      else std::memcpy(view + flat_view_off, chunk + flat_chunk_off, flat_bytes);
+      else out(view + flat_view_off, chunk + flat_chunk_off, flat_bytes);
       return;
     }
     const auto& m = *task.dims[d];
     const std::int64_t n = m.count;
     const auto cs = chunk_strides[d], vs = view_strides[d];
+    if (d + 2 == task.dims.size() && !m.is_list) {
+      // Rows: the last dimension a contiguous run in both; step along this one with pointers.
+      const auto& last = *task.dims[d + 1];
+      const auto e = static_cast<std::int64_t>(es);
+      if (last.unit() && chunk_strides[d + 1] == e && view_strides[d + 1] == e) {
+        std::byte* c = chunk + m.chunk_start * cs + last.chunk_start * e;
+        std::byte* v = view + m.out_start * vs + last.out_start * e;
+        const std::int64_t cstep = m.chunk_step * cs, vstep = m.out_step * vs;
+        const auto len = static_cast<std::size_t>(last.count) * es;
+        if (to_chunk)
+          for (std::int64_t i = 0; i < n; ++i, c += cstep, v += vstep) std::memcpy(c, v, len);
+        else
+          for (std::int64_t i = 0; i < n; ++i, c += cstep, v += vstep) out(v, c, len);
+        return;
+      }
+    }
     if (d + 1 == task.dims.size()) {
       if (m.unit() && vs == static_cast<std::int64_t>(es) && cs == static_cast<std::int64_t>(es)) {
         std::byte* c = chunk + m.chunk_start * cs;
         std::byte* v = view + m.out_start * vs;
         if (to_chunk) std::memcpy(c, v, static_cast<std::size_t>(n) * es);
-        else std::memcpy(v, c, static_cast<std::size_t>(n) * es);
+        else out(v, c, static_cast<std::size_t>(n) * es);
         return;
       }
       for (std::int64_t i = 0; i < n; ++i) {
@@ -171,7 +221,13 @@ void copy_task(const Plan& plan, const ChunkTask& task, std::byte* chunk, const 
   const auto cstr = c_strides(spec.shape, es);
   OrthoCopy oc{task, cstr, view_strides_per_dim(plan, view), es, to_chunk};
   oc.find_flat(spec.shape);
+  // Outputs larger than the last-level cache are written with non-temporal stores.
+  constexpr std::uint64_t kStreamOutput = std::uint64_t{64} << 20;
+  std::uint64_t out_bytes = es;
+  for (auto n : view.shape()) out_bytes *= static_cast<std::uint64_t>(n);
+  oc.stream = !to_chunk && out_bytes >= kStreamOutput;
   oc.run(chunk, view.data(), 0);
+  if (oc.stream) _mm_sfence();
 }
 
 // Writes the fill value at the view positions a task selects (a read of a missing chunk),
