@@ -101,7 +101,7 @@ void* big_allocate(std::size_t bytes) {
 
 void big_deallocate(void* p, std::size_t bytes) noexcept {
 #ifdef ZARRPP_PLAIN_ALLOC
-  ::operator delete(p);
+  ::operator delete(p, bytes);
 #else
   const std::size_t size = class_size(bytes);
   ThreadCache* c = size <= kBigCacheMax ? cache() : nullptr;

@@ -91,7 +91,8 @@ class S3Store : public Store {
   std::optional<std::uint64_t> size(const std::string& key) override;
   std::vector<std::string> list_prefix(const std::string& prefix) override;
   DirListing list_dir(const std::string& prefix) override;
-  // A lease (see above); nullptr when the server has no conditional writes.
+  // A lease (see above); nullptr when the server has no conditional writes. Waits up to
+  // lock_timeout for another holder (ConflictError after). The lease must not outlive the store.
   std::unique_ptr<StoreLock> lock(const std::string& key) override;
   std::string describe() const override;
 
