@@ -71,7 +71,7 @@ class BytesA2B final : public ArrayToBytesCodec {
       decode_fail("bytes", "expected " + std::to_string(out.size()) + " bytes for a chunk of shape " +
                                shape_str(spec.shape) + " and data type " + spec.dtype.name() + ", got " +
                                std::to_string(enc.size()));
-    if (enc.data() != out.data()) std::memcpy(out.data(), enc.data(), out.size());
+    if (!out.empty() && enc.data() != out.data()) std::memcpy(out.data(), enc.data(), out.size());
     if (big_) swap(out, spec.dtype.component_size());
   }
   std::optional<std::size_t> encoded_size(const ChunkSpec& spec) const override { return spec.nbytes(); }
@@ -412,7 +412,7 @@ void BytesToBytesCodec::decode_into(std::span<const std::uint8_t> in, std::span<
   const Bytes b = decode(in, out.size());
   if (b.size() != out.size())
     decode_fail(name(), "decoded " + std::to_string(b.size()) + " bytes, expected " + std::to_string(out.size()));
-  std::memcpy(out.data(), b.data(), b.size());
+  if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());
 }
 
 std::uint32_t crc32c(std::span<const std::uint8_t> data) { return crc32c_finish(crc32c_update(kCrc32cStart, data)); }
