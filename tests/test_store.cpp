@@ -60,6 +60,30 @@ TEST_P(StoreConformance, ByteRanges) {
   EXPECT_FALSE(store->get("missing", ByteRange::last(4)).has_value());
 }
 
+// Streamed reads: pieces in order, at multiples of the piece size from the range's start, with
+// the value's whole size; the store's own or the default (get, then size() for a partial range).
+TEST_P(StoreConformance, StreamedReadsDeliverPiecesInOrder) {
+  store->set("s/k", B("0123456789"));
+  auto collect = [&](const ByteRange& r, std::size_t piece) {
+    std::vector<std::pair<std::uint64_t, std::string>> got;
+    const bool found = store->get_streamed("s/k", r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
+      EXPECT_EQ(total, 10u);
+      got.emplace_back(off, std::string(b.begin(), b.end()));
+    });
+    EXPECT_TRUE(found);
+    return got;
+  };
+  using V = std::vector<std::pair<std::uint64_t, std::string>>;
+  EXPECT_EQ(collect(ByteRange::all(), 4), (V{{0, "0123"}, {4, "4567"}, {8, "89"}}));
+  EXPECT_EQ(collect(ByteRange::range(3, 5), 2), (V{{3, "34"}, {5, "56"}, {7, "7"}}));
+  EXPECT_EQ(collect(ByteRange::range(20, 5), 4), V{});
+  EXPECT_FALSE(store->get_streamed("s/missing", ByteRange::all(), 4, [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {
+    ADD_FAILURE() << "no piece for a missing key";
+  }));
+  EXPECT_THROW(store->get_streamed("../x", ByteRange::all(), 4, [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {}),
+               StoreError);
+}
+
 TEST_P(StoreConformance, CompareAndSet) {
   EXPECT_TRUE(store->compare_and_set("m", std::nullopt, B("v1")));
   EXPECT_FALSE(store->compare_and_set("m", std::nullopt, B("v2")));

@@ -257,13 +257,19 @@ std::unique_ptr<StoreLock> FileStore::lock_file(const std::string& key, const ch
   return std::make_unique<FileLock>(fd, (root_ / dir / lname).string());
 }
 
-std::optional<Bytes> FileStore::read_key(const std::string& key, const ByteRange& range) const {
+int FileStore::open_for_read(const std::string& key) const {
   const int fd = open_beneath(root_fd_, key, O_RDONLY);
   if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    if (errno == ENOENT || errno == ENOTDIR) return -1;
     if (escapes(errno)) escape_fail(key, root_);
     sys_fail("cannot open", root_ / key, errno);
   }
+  return fd;
+}
+
+std::optional<Bytes> FileStore::read_key(const std::string& key, const ByteRange& range) const {
+  const int fd = open_for_read(key);
+  if (fd < 0) return std::nullopt;
   return read_fd(fd, root_ / key, range);
 }
 
@@ -275,12 +281,8 @@ std::optional<Bytes> FileStore::get(const std::string& key, const ByteRange& ran
 bool FileStore::get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
   validate_key(key);
   if (piece == 0) piece = 1;
-  const int fd0 = open_beneath(root_fd_, key, O_RDONLY);
-  if (fd0 < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return false;
-    if (escapes(errno)) escape_fail(key, root_);
-    sys_fail("cannot open", root_ / key, errno);
-  }
+  const int fd0 = open_for_read(key);
+  if (fd0 < 0) return false;
   Fd f(fd0);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", root_ / key, errno);

@@ -45,6 +45,8 @@ class FileStore : public Store {
  private:
   void write_atomic(const std::string& key, const Bytes& value);
   std::optional<Bytes> read_key(const std::string& key, const ByteRange& range) const;
+  // The key's file opened for reading, or -1 when it does not exist; other failures throw.
+  int open_for_read(const std::string& key) const;
   std::unique_ptr<StoreLock> lock_file(const std::string& key, const char* kind);
   int open_dir(const std::string& dir, bool create) const;  // -1 with errno when missing
   std::filesystem::path root_;
