@@ -1,8 +1,7 @@
-// Arrays with negative chunk keys written by an independent writer (../shared/fixtures): zarrpp
-// must read every one exactly and report its domain.
+// Arrays with negative chunk keys written by an independent writer (tests/data/regular_bounded,
+// see its README): zarrpp must read every one exactly and report its domain.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "zarrpp/zarrpp.hpp"
@@ -11,10 +10,7 @@ using namespace zarrpp;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path fixtures_dir() {
-  if (const char* env = std::getenv("ZARRPP_SHARED_DIR")) return fs::path(env) / "fixtures" / "regular_bounded";
-  return fs::path(ZARRPP_SHARED_DIR) / "fixtures" / "regular_bounded";
-}
+fs::path fixtures_dir() { return fs::path(ZARRPP_TEST_DATA_DIR) / "regular_bounded"; }
 
 struct Fixture {
   const char* name;
@@ -25,7 +21,7 @@ class RegularBoundedFixtures : public ::testing::TestWithParam<Fixture> {};
 
 TEST_P(RegularBoundedFixtures, ReadsExactly) {
   const auto dir = fixtures_dir();
-  ASSERT_TRUE(fs::is_directory(dir)) << "fixtures not found at " << dir << " (set ZARRPP_SHARED_DIR)";
+  ASSERT_TRUE(fs::is_directory(dir)) << "fixtures not found at " << dir;
   const auto& f = GetParam();
   auto store = FileStore::open(dir / f.name, FileStore::Options{.create = false});
   auto z = Array::open(store);
