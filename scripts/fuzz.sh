@@ -1,21 +1,38 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target for SECONDS each (default 60) with its committed seed corpus, and
-# prints executions and coverage. Not part of the test suite. Usage: bash scripts/fuzz.sh [SECONDS]
+# Builds the libFuzzer targets (the `fuzz` preset: clang-19, ASan + UBSan) and runs each for
+# SECONDS (default 60) on its committed seed corpus (fuzz/corpus/<target>; new inputs go to
+# build/fuzz/corpus/<target>, the committed corpus is never changed). Prints one line per target
+# with its executions; exits non-zero, with the end of the target's log, on any finding.
+#   bash scripts/fuzz.sh 600    # the long run recorded in docs/reliability.md
+#   bash scripts/fuzz.sh 5      # what the test command runs, to keep the targets building and running
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
-bash scripts/setup.sh
-if ! command -v clang++-19 >/dev/null || ! dpkg -s libclang-rt-19-dev >/dev/null 2>&1; then
-  env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang-19 libfuzzer-19-dev libclang-rt-19-dev
-fi
+bash scripts/setup.sh --fuzz
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)"
-mkdir -p build/fuzz/findings
-for t in fuzz_metadata fuzz_chunk_key fuzz_codecs fuzz_selection; do
+mkdir -p build/fuzz/findings build/fuzz/logs
+status=0
+for seeds in fuzz/corpus/*/; do
+  t=$(basename "$seeds")
+  bin=build/fuzz/fuzz/$t
+  if [ ! -x "$bin" ]; then
+    echo "fuzz.sh: fuzz/corpus/$t has no target $bin (add it to fuzz/CMakeLists.txt)" >&2
+    exit 1
+  fi
   work=build/fuzz/corpus/$t
+  log=build/fuzz/logs/$t.log
   mkdir -p "$work"
-  echo "== $t ($secs s)"
-  ./build/fuzz/fuzz/$t "$work" "fuzz/corpus/$t" -max_total_time="$secs" -print_final_stats=1 \
-    -artifact_prefix=build/fuzz/findings/$t- -max_len=4096 -rss_limit_mb=2048 2>&1 |
-    grep -E "stat::number_of_executed_units|stat::peak_rss|cov:|ERROR|SUMMARY" | tail -4
+  if "$bin" "$work" "$seeds" -max_total_time="$secs" -print_final_stats=1 \
+      -artifact_prefix="build/fuzz/findings/$t-" -max_len=4096 -rss_limit_mb=2048 >"$log" 2>&1; then
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
+    cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1)
+    echo "$t: ${execs:-?} executions in $secs s, ${cov:-cov: ?}, peak RSS ${rss:-?} MB, no findings"
+  else
+    status=1
+    echo "$t: FAILED (log: $log, inputs: build/fuzz/findings/$t-*)" >&2
+    tail -40 "$log" >&2
+  fi
 done
+exit $status

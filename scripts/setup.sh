@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package zarrpp's build, tests and tools need. Idempotent: installs only
 # what is missing, and runs apt-get update only then.
+#   bash scripts/setup.sh          the build, the tests and the tools
+#   bash scripts/setup.sh --fuzz   the same, plus clang-19 and libFuzzer for the fuzz targets
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -9,6 +11,12 @@ packages=(
   libcli11-dev libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   python3-numpy python3-numcodecs pybind11-dev python3-dev python3-pytest
 )
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) packages+=(clang-19 libfuzzer-19-dev libclang-rt-19-dev) ;;
+    *) echo "setup: unknown option '$arg' (use --fuzz)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

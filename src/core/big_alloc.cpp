@@ -23,12 +23,15 @@ namespace zarrpp::detail {
 
 namespace {
 
+// Under a sanitizer every block comes from operator new (so the sanitizer sees it), and none of
+// the cache below exists: clang warns about unused constants, and the fuzz build treats that as
+// an error, so they live inside the same #ifndef as their users.
+#ifndef ZARRPP_PLAIN_ALLOC
 constexpr std::size_t kHuge = std::size_t{2} << 20;           // a transparent huge page
 constexpr std::size_t kBigCacheMax = std::size_t{256} << 20;  // larger blocks are not cached
 constexpr std::size_t kCachePerThread = std::size_t{256} << 20;
 constexpr int kClasses = 64;
 
-#ifndef ZARRPP_PLAIN_ALLOC
 std::size_t class_size(std::size_t bytes) { return std::bit_ceil(bytes); }
 
 void* map_block(std::size_t size) {
