@@ -6,6 +6,7 @@
 #include <zstd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -28,7 +29,16 @@ CodecPipeline make(const std::string& json, std::size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t n = argc > 1 ? std::stoul(argv[1]) : (1u << 20);  // elements per chunk (2 MiB default)
+  std::size_t n = 1u << 20;  // elements per chunk (2 MiB default)
+  if (argc > 1) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(argv[1], &end, 10);
+    if (argc > 2 || *end != '\0' || v < 1 || v > (std::size_t{1} << 30)) {
+      std::fprintf(stderr, "usage: zarrpp-bench-codecs [ELEMENTS]  (uint16 elements per chunk, 1 to 2^30)\n");
+      return 2;
+    }
+    n = static_cast<std::size_t>(v);
+  }
   const int reps = 15;
   std::vector<Row> rows;
   for (const char* kind : {"smooth", "noisy"}) {

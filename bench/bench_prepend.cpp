@@ -1,7 +1,10 @@
 // What growing in front costs on the local file store: two chunk rows in front of an array of
 // 64^3 uint8 chunks, done four ways (the upstream prototype's table), plus zarrpp's prepend.
-// Usage: zarrpp-bench-prepend [--large] [DIR]   (--large adds 32,768 chunks = 8 GiB)
+// Usage: zarrpp-bench-prepend [--large] [--sizes N,...] [DIR]
+//   --sizes N,...  arrays of N^3 chunks (default 8,16: 512 and 4,096 chunks); --large adds 32
+//                  (32,768 chunks = 8 GiB). The test suite runs --sizes 2 to keep this working.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -28,17 +31,39 @@ Array make(const fs::path& dir, std::int64_t n) {
   for (std::int64_t r = 0; r < n; ++r) z.write({slice(64 * r, 64 * (r + 1))}, slab);
   return z;
 }
+
+// "8,16" -> {8, 16}; every entry an integer in [1, 64].
+std::vector<std::int64_t> parse_sizes(const std::string& s) {
+  std::vector<std::int64_t> out;
+  std::size_t i = 0;
+  while (i <= s.size()) {
+    const std::size_t j = std::min(s.find(',', i), s.size());
+    const std::string part = s.substr(i, j - i);
+    char* end = nullptr;
+    const long v = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || v < 1 || v > 64) {
+      std::fprintf(stderr, "zarrpp-bench-prepend: --sizes takes integers in [1, 64], got '%s'\n", s.c_str());
+      std::exit(2);
+    }
+    out.push_back(v);
+    i = j + 1;
+  }
+  return out;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool large = false;
   fs::path base = fs::temp_directory_path() / "zarrpp-bench-prepend";
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--large") large = true;
-    else base = argv[i];
-  }
   std::vector<std::int64_t> sizes = {8, 16};  // 512 and 4,096 chunks
-  if (large) sizes.push_back(32);             // 32,768 chunks
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--large") sizes.push_back(32);  // 32,768 chunks
+    else if (a == "--sizes" && i + 1 < argc) sizes = parse_sizes(argv[++i]);
+    else if (a.rfind("--", 0) == 0) {
+      std::fprintf(stderr, "usage: zarrpp-bench-prepend [--large] [--sizes N,...] [DIR]\n");
+      return 2;
+    } else base = a;
+  }
   std::printf("| chunks | data | rename every chunk file | store get/set/erase | copy to a new array | zarrpp prepend (2 rows of data) | zarrpp metadata step | limit: one atomic file replace | metadata step / limit |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (auto n : sizes) {

@@ -1,18 +1,47 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian 12 machine: set up, build and run ctest twice — the
-# release build, then the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
-# (set ZARRPP_SKIP_ASAN=1 to skip the second run locally). Ends with ctest's summary.
+# The whole test suite on a fresh Debian 12 machine, in stages (each prints its time; the budget
+# per stage is in docs/ci.md):
+#   setup      Debian packages and npm (scripts/setup.sh --fuzz)
+#   fuzz       the fuzz preset (clang-19) builds, and each target runs 5 s on its committed corpus
+#   release    build, then the README's main command (scripts/demo.sh) runs as documented
+#   tests      ctest on the release build: unit, property, interop, CLI, Python, benchmark smoke runs
+#   asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (ends the run with
+#              ctest's summary)
+# Locally: ZARRPP_SKIP_ASAN=1 and ZARRPP_SKIP_FUZZ=1 leave those stages out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
 jobs=$(nproc)
+run_start=$SECONDS
+stage_start=$SECONDS
+stage() {  # stage NAME: ends the previous stage (printing its time) and starts the next
+  local now=$SECONDS
+  [ -n "${stage_name:-}" ] && echo "== stage $stage_name: $((now - stage_start)) s (total $((now - run_start)) s)"
+  stage_name=$1
+  stage_start=$now
+  echo "== stage $stage_name"
+}
+
+stage setup
+if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ]; then bash scripts/setup.sh --fuzz; else bash scripts/setup.sh; fi
+
+if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ]; then
+  stage fuzz
+  bash scripts/fuzz.sh 5
+fi
+
+stage release
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
+bash tests/smoke/demo_smoke.sh
+
+stage tests
 ctest --preset release -j "$jobs"
+
 if [ "${ZARRPP_SKIP_ASAN:-0}" != "1" ]; then
-  echo "== The same tests under ASan + UBSan"
+  stage asan
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j "$jobs"
+  echo "== the same tests under ASan + UBSan (build done after $((SECONDS - run_start)) s)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -j "$jobs" -E '^install\.'
 fi

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs one benchmark program once at a tiny size and checks that its table has every expected row,
+# so the documented benchmark commands keep working (their full runs are separate commands).
+#   bench_smoke.sh codecs|prepend|zarrpp|remote BUILD_DIR
+set -euo pipefail
+which=$1
+build=$(cd "$2" && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d /tmp/zarrpp-bench-smoke.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+out=$work/out.txt
+missing=0
+expect_row() {  # a table row starting with the given cells
+  if ! grep -qF -- "$1" "$out"; then
+    echo "bench_smoke $which: missing row '$1'" >&2
+    missing=$((missing + 1))
+  fi
+}
+case "$which" in
+  codecs)
+    "$build/zarrpp-bench-codecs" 4096 >"$out"
+    for data in smooth noisy; do
+      for codec in "gzip 1" "zstd 1" "blosc lz4 shuffle" "crc32c"; do
+        for op in encode decode; do expect_row "| $codec | $data | $op |"; done
+      done
+    done
+    ;;
+  prepend)
+    "$build/zarrpp-bench-prepend" --sizes 2,3 "$work/arrays" >"$out"
+    expect_row "| chunks | data | rename every chunk file |"
+    expect_row "| 8 | "
+    expect_row "| 27 | "
+    ;;
+  zarrpp)
+    # Every layout, codec, checksum setting and workload at 4 MiB, one thread, zarrita.js included.
+    "$build/zarrpp-bench" --shape 128,128,128 --threads 1 --data smooth --repeats 1 --peer-repeats 1 \
+      --dir "$work" --peer-script "$root/tests/interop/bench_with_zarrita.mjs" >"$out" 2>"$work/progress.txt"
+    for layout in "256³ chunks" "64³ chunks" "256³ shards of 64³"; do
+      for codec in "none" "zstd 1" "blosc lz4 shuffle 5" "gzip 1"; do
+        for crc in off on; do
+          for w in write whole chunks boxes; do expect_row "| $layout | $codec | $crc | smooth | 1 | $w |"; done
+        done
+      done
+    done
+    expect_row "## Compression ratio"
+    expect_row "## Targets"
+    # zarrita.js ran: the whole-read rows carry its speed, not a dash.
+    if ! grep -E '^\| 64³ chunks \| none \| off \| smooth \| 1 \| whole \|' "$out" | awk -F'|' '{exit !($12 ~ /[0-9]/)}'; then
+      echo "bench_smoke zarrpp: zarrita.js did not run (no speed in the whole-read row)" >&2
+      missing=$((missing + 1))
+    fi
+    ;;
+  remote)
+    bash "$root/scripts/bench_remote.sh" --shape 256,128 "$work/file" >"$out"
+    for n in 1 2 8 16; do
+      expect_row "| file | $n |"
+      expect_row "| S3 (local moto server) | $n |"
+    done
+    ;;
+  *)
+    echo "usage: bench_smoke.sh codecs|prepend|zarrpp|remote BUILD_DIR" >&2
+    exit 2
+    ;;
+esac
+if [ "$missing" -ne 0 ]; then
+  echo "--- output of $which:" >&2
+  cat "$out" >&2
+  exit 1
+fi
+echo "bench_smoke $which: every expected row present"
+grep '^|' "$out" | head -8
