@@ -270,3 +270,22 @@ TEST(Selections, ZeroDimensionalArrays) {
   EXPECT_EQ(z.read_mask(t).size(), 0);
   EXPECT_EQ(z.read_points({}).to_vector<double>(), std::vector<double>{2.5});
 }
+
+// A step so large that only one element of a chunk is selected: the copy loops must not multiply
+// it by byte strides (a signed overflow UBSan reports; found by fuzz_selection).
+TEST(Selections, HugeStepsSelectOneElementPerChunk) {
+  auto z = Array::create(MemoryStore::create(), {.shape = {7, 5, 3}, .chunks = {3, 2, 2}, .dtype = DataType::int32,
+                                                 .lower_bound = Shape{-4, 0, 2}, .origin = Shape{0, 1, 0}});
+  const std::int64_t huge = 3074457345618258602;
+  for (const auto& sel : std::vector<Selection>{{slice(4), slice(std::nullopt, std::nullopt, huge), slice(2)},
+                                                {slice(std::nullopt, std::nullopt, huge)},
+                                                {slice(std::nullopt, std::nullopt, -huge), slice(), slice(1, std::nullopt, huge)},
+                                                {slice(std::nullopt, std::nullopt, INT64_MAX)}}) {
+    z.fill<std::int32_t>(3);
+    const auto a = z.read(sel);
+    EXPECT_EQ(a.shape(), z.selection_shape(sel));
+    for (auto v : a.to_vector<std::int32_t>()) EXPECT_EQ(v, 3);
+    z.write_scalar<std::int32_t>(sel, 9);
+    for (auto v : z.read(sel).to_vector<std::int32_t>()) EXPECT_EQ(v, 9);
+  }
+}

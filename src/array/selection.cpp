@@ -13,7 +13,7 @@ std::string dim_str(std::size_t d) { return "dimension " + std::to_string(d); }
 std::int64_t normalize_int(std::int64_t i, std::int64_t n, std::size_t d) {
   const std::int64_t j = i < 0 ? i + n : i;
   if (j < 0 || j >= n)
-    throw SelectionError("index " + std::to_string(i) + " is out of bounds for " + dim_str(d) + " with size " +
+    throw SelectionError(ErrorCode::index_out_of_bounds, "index " + std::to_string(i) + " is out of bounds for " + dim_str(d) + " with size " +
                          std::to_string(n));
   return j;
 }
@@ -56,7 +56,7 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
   }
   if (ellipses > 1) throw SelectionError("a selection can have only one ellipsis (...)");
   if (explicit_dims > rank)
-    throw SelectionError("too many indices for the array: array is " + std::to_string(rank) + "-dimensional, but " +
+    throw SelectionError(ErrorCode::index_out_of_bounds, "too many indices for the array: array is " + std::to_string(rank) + "-dimensional, but " +
                          std::to_string(explicit_dims) + " were indexed");
   std::vector<DimSel> out;
   auto add = [&](const DimSelector& s) {
@@ -78,7 +78,7 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
       out.push_back(std::move(r));
     } else if (auto* ba = std::get_if<BoolArray>(&s)) {
       if (static_cast<std::int64_t>(ba->size()) != n)
-        throw SelectionError("boolean index of length " + std::to_string(ba->size()) + " does not match " + dim_str(d) +
+        throw SelectionError(ErrorCode::index_out_of_bounds, "boolean index of length " + std::to_string(ba->size()) + " does not match " + dim_str(d) +
                              " with size " + std::to_string(n));
       DimSel r;
       r.kind = DimSel::Kind::List;
@@ -102,7 +102,7 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
 std::vector<DimSel> normalize_block_selection(const Selection& sel, const ChunkGrid& grid) {
   const std::size_t rank = grid.rank();
   if (sel.size() > rank)
-    throw SelectionError("too many block indices: array is " + std::to_string(rank) + "-dimensional");
+    throw SelectionError(ErrorCode::index_out_of_bounds, "too many block indices: array is " + std::to_string(rank) + "-dimensional");
   std::vector<DimSel> out;
   for (std::size_t d = 0; d < rank; ++d) {
     const std::int64_t nb = grid.num_chunks(d);
@@ -112,7 +112,7 @@ std::vector<DimSel> normalize_block_selection(const Selection& sel, const ChunkG
       if (auto* i = std::get_if<std::int64_t>(&s)) {
         const std::int64_t b = *i < 0 ? *i + nb : *i;
         if (b < 0 || b >= nb)
-          throw SelectionError("block index " + std::to_string(*i) + " is out of bounds for " + dim_str(d) + " with " +
+          throw SelectionError(ErrorCode::index_out_of_bounds, "block index " + std::to_string(*i) + " is out of bounds for " + dim_str(d) + " with " +
                                std::to_string(nb) + " blocks");
         b0 = b;
         b1 = b + 1;
@@ -189,7 +189,9 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid) {
       m.chunk = loc.chunk;
       m.count = in_chunk;
       m.chunk_start = loc.position;
-      m.chunk_step = s.kind == DimSel::Kind::Int ? 1 : s.step;
+      // With one element in the chunk the step means nothing, and the copy loops multiply it by
+      // byte strides: a step near INT64_MAX / 2 would overflow there (found by fuzz_selection).
+      m.chunk_step = s.kind == DimSel::Kind::Int || in_chunk == 1 ? 1 : s.step;
       m.out_start = s.dropped() ? 0 : k;
       m.out_step = s.dropped() ? 0 : 1;
       const auto [lo, hi] = grid.index_range(d, loc.chunk);
@@ -286,9 +288,9 @@ Plan plan_points(const Coordinates& coords, const ChunkGrid& grid) {
 
 Coordinates mask_to_coordinates(const NDView& mask, const Shape& shape) {
   if (!(mask.dtype() == DataType::bool_t))
-    throw SelectionError("mask selection needs a bool array, got " + mask.dtype().name());
+    throw SelectionError(ErrorCode::dtype_mismatch, "mask selection needs a bool array, got " + mask.dtype().name());
   if (mask.shape() != shape)
-    throw SelectionError("mask of shape " + shape_str(mask.shape()) + " does not match the array's shape " +
+    throw SelectionError(ErrorCode::index_out_of_bounds, "mask of shape " + shape_str(mask.shape()) + " does not match the array's shape " +
                          shape_str(shape));
   const std::size_t rank = shape.size();
   Coordinates coords(rank);
