@@ -5,13 +5,21 @@ cmake_path(GET CMAKE_CURRENT_LIST_DIR PARENT_PATH _zarrpp_remote_root)
 
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl>=7.75)
 
+pkg_check_modules(CRYPTO REQUIRED IMPORTED_TARGET libcrypto)
+pkg_check_modules(EXPAT REQUIRED IMPORTED_TARGET expat)
+
 target_sources(zarrpp PRIVATE
-  ${_zarrpp_remote_root}/src/store/curl_util.cpp
+  ${_zarrpp_remote_root}/src/store/encoding.cpp
+  ${_zarrpp_remote_root}/src/store/xml.cpp
+  ${_zarrpp_remote_root}/src/store/http_client.cpp
+  ${_zarrpp_remote_root}/src/store/byte_ranges.cpp
   ${_zarrpp_remote_root}/src/store/http_store.cpp
+  ${_zarrpp_remote_root}/src/store/s3_responses.cpp
   ${_zarrpp_remote_root}/src/store/s3_store.cpp
+  ${_zarrpp_remote_root}/src/store/s3_lease.cpp
   ${_zarrpp_remote_root}/src/store/url.cpp
 )
-target_link_libraries(zarrpp PRIVATE PkgConfig::CURL)
+target_link_libraries(zarrpp PRIVATE PkgConfig::CURL PkgConfig::CRYPTO PkgConfig::EXPAT)
 
 # Tests against real servers the tests start themselves: nginx (HttpStore) and moto_server
 # (S3Store, cross-checked with boto3). They run serially: each starts servers on free ports.
@@ -20,7 +28,7 @@ if(ZARRPP_BUILD_TESTS)
   include(GoogleTest)
   add_executable(zarrpp-remote-tests ${_zarrpp_remote_root}/tests/test_remote.cpp)
   target_link_libraries(zarrpp-remote-tests PRIVATE zarrpp GTest::gtest GTest::gtest_main PkgConfig::CURL)
-  # The tests also check internals (hashes, XML, URL encoding) through src/store/curl_util.hpp.
+  # The tests also check internals (hashes, XML, URL encoding, ranges) through headers in src/store.
   target_include_directories(zarrpp-remote-tests PRIVATE ${_zarrpp_remote_root}/src)
   target_compile_options(zarrpp-remote-tests PRIVATE ${ZARRPP_WARNINGS})
   if(TARGET zarrpp-example-distributed)

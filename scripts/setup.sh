@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev
   libcurl4-openssl-dev nginx-light
-  libcli11-dev libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  libcli11-dev libgtest-dev librapidcheck-dev libssl-dev libexpat1-dev
   python3-numpy python3-numcodecs pybind11-dev python3-dev python3-pytest
 )
 for arg in "$@"; do

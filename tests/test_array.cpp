@@ -237,9 +237,9 @@ TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
     using FileStore::FileStore;
     std::mutex mu;
     std::vector<std::pair<std::string, std::uint64_t>> ranges;  // key, bytes asked for
-    bool get_streamed(const std::string& key, const ByteRange& r, std::size_t piece, const PieceSink& sink) override {
+    bool do_get_streamed(const std::string& key, const ByteRange& r, std::size_t piece, const PieceSink& sink) override {
       std::uint64_t asked = 0;
-      const bool found = FileStore::get_streamed(key, r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
+      const bool found = FileStore::do_get_streamed(key, r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
         asked += b.size();
         sink(total, off, b);
       });

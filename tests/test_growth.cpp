@@ -62,7 +62,7 @@ TEST(Growth, PrependTouchesOnlyNewChunksThePartlyFilledFirstChunkAndMetadata) {
   z.prepend(NDArray::full<std::int32_t>({7, 6}, 2), 0);  // new domain starts at -9
   std::set<std::string> touched;
   for (const auto& op : rec->ops())
-    if (op.kind == K::Get || op.kind == K::Set || op.kind == K::Erase || op.kind == K::CompareAndSet) touched.insert(op.key);
+    if (op.kind == K::Get || op.kind == K::Set || op.kind == K::Erase || op.kind == K::SetIf) touched.insert(op.key);
   // chunk rows -3 (coords -12..-9, partly), -2 (-8..-5), and -1 (old partly filled); never rows 0..1
   for (const auto& k : touched) {
     EXPECT_TRUE(k == "zarr.json" || k.rfind("c/-3/", 0) == 0 || k.rfind("c/-2/", 0) == 0 || k.rfind("c/-1/", 0) == 0) << k;
@@ -159,7 +159,7 @@ TEST(Growth, BadInputChangesNothing) {
   EXPECT_NE(err([&] { z.resize_domain({{INT64_MIN, 6}, {0, 4}}); }).find("overflow"), std::string::npos);
   EXPECT_EQ(get(mem, "zarr.json"), meta);
   EXPECT_EQ(mem->list_prefix(""), snapshot);
-  for (const auto& op : rec->ops()) EXPECT_TRUE(op.kind != K::Set && op.kind != K::Erase && op.kind != K::CompareAndSet);
+  for (const auto& op : rec->ops()) EXPECT_TRUE(op.kind != K::Set && op.kind != K::Erase && op.kind != K::SetIf);
 }
 
 TEST(Growth, NoStaleDataAfterShrinkThenGrowEvenWhenCleanupIsInterrupted) {
@@ -174,7 +174,7 @@ TEST(Growth, NoStaleDataAfterShrinkThenGrowEvenWhenCleanupIsInterrupted) {
     op(rec);
     std::int64_t n = 0;
     for (const auto& o : rec->ops()) {
-      if (o.kind == K::CompareAndSet) return n;
+      if (o.kind == K::SetIf) return n;
       if (o.kind != K::Lock) ++n;
     }
     return n;
@@ -494,14 +494,14 @@ TEST(Growth, ALockLostDuringTheDataWorkStopsBeforeTheSwitch) {
         if (*lost) throw ConflictError("the lock on 'zarr.json' was lost (test)");
       }
     };
-    std::unique_ptr<StoreLock> lock(const std::string& key) override {
+    std::unique_ptr<StoreLock> do_lock(const std::string& key) override {
       auto l = std::make_unique<Lease>();
-      l->inner = RecordingStore::lock(key);
+      l->inner = RecordingStore::do_lock(key);
       l->lost = &lost;
       return l;
     }
-    void set(const std::string& key, const Bytes& value) override {
-      RecordingStore::set(key, value);
+    void do_set(const std::string& key, const Bytes& value) override {
+      RecordingStore::do_set(key, value);
       if (key.find("/c/") != std::string::npos) lost = true;  // lost while writing chunk data
     }
   };

@@ -24,15 +24,24 @@ namespace {
 
 // Fails each operation (but locks) with probability p; on a failing set() into a FileStore it
 // first leaves a torn temp file beside the key, as a process dying mid-write would.
-class RandomFaultStore : public Store {
+class RandomFaultStore : public StoreWrapper {
  public:
   RandomFaultStore(StorePtr inner, double p, unsigned seed, std::filesystem::path file_root = {})
-      : inner_(std::move(inner)), p_(p), rng_(seed), root_(std::move(file_root)) {}
+      : StoreWrapper(std::move(inner)), p_(p), rng_(seed), root_(std::move(file_root)) {}
   std::int64_t faults = 0, operations = 0;
   bool armed = true;
+  std::string describe() const override { return "random-faults(" + inner()->describe() + ")"; }
 
-  std::optional<Bytes> get(const std::string& k, const ByteRange& r) override { step("get", k); return inner_->get(k, r); }
-  void set(const std::string& k, const Bytes& v) override {
+ protected:
+  std::optional<VersionedBytes> do_get(const std::string& k, const ByteRange& r) override {
+    step("get", k);
+    return StoreWrapper::do_get(k, r);
+  }
+  bool do_get_streamed(const std::string& k, const ByteRange& r, std::size_t piece, const PieceSink& sink) override {
+    step("get_streamed", k);
+    return StoreWrapper::do_get_streamed(k, r, piece, sink);
+  }
+  void do_set(const std::string& k, const Bytes& v) override {
     if (fire()) {
       if (!root_.empty()) {  // a torn temp file, never renamed into place
         const auto p = root_ / k;
@@ -42,19 +51,17 @@ class RandomFaultStore : public Store {
       }
       throw StoreError("injected fault (set '" + k + "')");
     }
-    inner_->set(k, v);
+    StoreWrapper::do_set(k, v);
   }
-  bool compare_and_set(const std::string& k, const std::optional<Bytes>& e, const Bytes& v) override {
-    step("compare_and_set", k);
-    return inner_->compare_and_set(k, e, v);
+  bool do_set_if(const std::string& k, const Bytes& v, const std::optional<Version>& e) override {
+    step("set_if", k);
+    return StoreWrapper::do_set_if(k, v, e);
   }
-  void erase(const std::string& k) override { step("erase", k); inner_->erase(k); }
-  void erase_prefix(const std::string& k) override { step("erase_prefix", k); inner_->erase_prefix(k); }
-  bool exists(const std::string& k) override { step("exists", k); return inner_->exists(k); }
-  std::vector<std::string> list_prefix(const std::string& k) override { step("list_prefix", k); return inner_->list_prefix(k); }
-  DirListing list_dir(const std::string& k) override { step("list_dir", k); return inner_->list_dir(k); }
-  std::unique_ptr<StoreLock> lock(const std::string& k) override { return inner_->lock(k); }
-  std::string describe() const override { return "random-faults(" + inner_->describe() + ")"; }
+  void do_erase(const std::string& k) override { step("erase", k); StoreWrapper::do_erase(k); }
+  void do_erase_prefix(const std::string& k) override { step("erase_prefix", k); StoreWrapper::do_erase_prefix(k); }
+  std::optional<std::uint64_t> do_size(const std::string& k) override { step("size", k); return StoreWrapper::do_size(k); }
+  std::vector<std::string> do_list_prefix(const std::string& k) override { step("list_prefix", k); return StoreWrapper::do_list_prefix(k); }
+  DirListing do_list_dir(const std::string& k) override { step("list_dir", k); return StoreWrapper::do_list_dir(k); }
 
  private:
   bool fire() {
@@ -66,7 +73,6 @@ class RandomFaultStore : public Store {
   void step(const char* op, const std::string& k) {
     if (fire()) throw StoreError(std::string("injected fault (") + op + " '" + k + "')");
   }
-  StorePtr inner_;
   double p_;
   std::mt19937 rng_;
   std::filesystem::path root_;

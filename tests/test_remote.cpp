@@ -29,7 +29,11 @@
 #include <sstream>
 #include <thread>
 
-#include "store/curl_util.hpp"
+#include "store/byte_ranges.hpp"
+#include "store/encoding.hpp"
+#include "store/http_client.hpp"
+#include "store/s3_responses.hpp"
+#include "store/xml.hpp"
 #include "zarrpp/zarrpp.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/s3_store.hpp"
@@ -659,18 +663,15 @@ TEST(RemoteInternals, HashesMatchKnownVectorsAndPython) {
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(detail::sha256_hex(detail::as_bytes(std::string(1000000, 'a'))),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-  auto md5_hex = [](std::string_view s) { return detail::to_hex(detail::md5(detail::as_bytes(s))); };
-  EXPECT_EQ(md5_hex(""), "d41d8cd98f00b204e9800998ecf8427e");
-  EXPECT_EQ(md5_hex("abc"), "900150983cd24fb0d6963f7d28e17f72");
-  EXPECT_EQ(md5_hex("The quick brown fox jumps over the lazy dog"), "9e107d9d372bb6826bd81d3542a419d6");
-  EXPECT_EQ(md5_hex("12345678901234567890123456789012345678901234567890123456789012345678901234567890"),
-            "57edf4a22be3c955ac49da2e2107b67a");
+  // Content-MD5 is base64 of the digest.
+  EXPECT_EQ(detail::md5_base64(detail::as_bytes("")), "1B2M2Y8AsgTpgAmY7PhCfg==");
+  EXPECT_EQ(detail::md5_base64(detail::as_bytes("The quick brown fox jumps over the lazy dog")), "nhB9nTcrtoJr2B01QqQZ1g==");
   // Every padding case (lengths 0..200) against Python's hashlib.
   const auto r = run({"python3", "-c",
-                      "import hashlib\n"
+                      "import base64, hashlib\n"
                       "for n in range(201):\n"
                       "  d = bytes((i * 7 + 3) % 256 for i in range(n))\n"
-                      "  print(hashlib.sha256(d).hexdigest(), hashlib.md5(d).hexdigest())\n"});
+                      "  print(hashlib.sha256(d).hexdigest(), base64.b64encode(hashlib.md5(d).digest()).decode())\n"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::istringstream in(r.out);
   for (int n = 0; n <= 200; ++n) {
@@ -679,7 +680,7 @@ TEST(RemoteInternals, HashesMatchKnownVectorsAndPython) {
     Bytes d(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) d[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>((i * 7 + 3) % 256);
     EXPECT_EQ(detail::sha256_hex(d), sha) << n;
-    EXPECT_EQ(detail::to_hex(detail::md5(d)), md) << n;
+    EXPECT_EQ(detail::md5_base64(d), md) << n;
   }
   EXPECT_EQ(detail::base64(detail::as_bytes("")), "");
   EXPECT_EQ(detail::base64(detail::as_bytes("f")), "Zg==");
@@ -689,9 +690,9 @@ TEST(RemoteInternals, HashesMatchKnownVectorsAndPython) {
 }
 
 TEST(RemoteInternals, UrlEncoding) {
-  EXPECT_EQ(detail::uri_encode("a/b c+d%e~f.g-h_i", true), "a/b%20c%2Bd%25e~f.g-h_i");
-  EXPECT_EQ(detail::uri_encode("a/b", false), "a%2Fb");
-  EXPECT_EQ(detail::uri_encode("\xc3\xa9&=?#", true), "%C3%A9%26%3D%3F%23");
+  EXPECT_EQ(detail::percent_encode("a/b c+d%e~f.g-h_i", true), "a/b%20c%2Bd%25e~f.g-h_i");
+  EXPECT_EQ(detail::percent_encode("a/b", false), "a%2Fb");
+  EXPECT_EQ(detail::percent_encode("\xc3\xa9&=?#", true), "%C3%A9%26%3D%3F%23");
   EXPECT_EQ(detail::percent_decode("a%20b%2fc", "x"), "a b/c");
   expect_throw_with<StoreError>([] { detail::percent_decode("a%2", "the URL 'u'"); }, {"the URL 'u'", "malformed percent-escape"});
   expect_throw_with<StoreError>([] { detail::percent_decode("a%zz", "u"); }, {"'%zz'"});
@@ -720,18 +721,54 @@ TEST(RemoteInternals, XmlReaderDecodesAndRejects) {
     try {
       detail::parse_xml(x, [](const std::vector<std::string>&, std::string&) {});
       ADD_FAILURE() << x;
-    } catch (const std::runtime_error& e) {
+    } catch (const ArgumentError& e) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
   };
-  bad("<a><b></a>", "does not match");
-  bad("<a>", "not closed");
-  bad("<a>&bogus;</a>", "unknown entity");
-  bad("<a>&#xD800;</a>", "not a character");
-  bad("<!DOCTYPE a [<!ENTITY x 'y'>]><a/>", "document type");
-  bad("", "no root element");
-  bad("<a/><b/>", "more than one root");
+  bad("<a><b></a>", "mismatched tag");
+  bad("<a>", "no element found");
+  bad("<a>&bogus;</a>", "undefined entity");
+  bad("<a>&#xD800;</a>", "invalid character number");
+  bad("<!DOCTYPE a [<!ENTITY x 'y'>]><a>&x;</a>", "document type");
+  bad("", "no element found");
+  bad("<a/><b/>", "junk after document element");
+  // A handler's failure stops the parse and is reported.
+  expect_throw_with<ArgumentError>(
+      [] { detail::parse_xml("<a><b/></a>", [](const std::vector<std::string>&, std::string&) { throw ArgumentError("stop here"); }); },
+      {"stop here"});
   EXPECT_EQ(detail::xml_escape("a&<>\"'\r"), "a&amp;&lt;&gt;&quot;&apos;&#13;");
+}
+
+TEST(RemoteInternals, S3ResponsesParseIntoStructs) {
+  const auto err = detail::parse_s3_error("<Error><Code>NoSuchKey</Code><Message>gone &amp; lost</Message></Error>");
+  EXPECT_EQ(err.code, "NoSuchKey");
+  EXPECT_EQ(err.message, "gone & lost");
+  EXPECT_EQ(detail::parse_s3_error("<html>proxy error</htm>").code, "");  // not XML: no code
+  const auto page = detail::parse_s3_list_page(
+      "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>true</IsTruncated>"
+      "<Contents><Key>a/zarr.json</Key></Contents><Contents><Key>a/c/0</Key></Contents>"
+      "<CommonPrefixes><Prefix>b/</Prefix></CommonPrefixes><NextContinuationToken>t1</NextContinuationToken>"
+      "</ListBucketResult>");
+  EXPECT_EQ(page.keys, (std::vector<std::string>{"a/zarr.json", "a/c/0"}));
+  EXPECT_EQ(page.prefixes, (std::vector<std::string>{"b/"}));
+  EXPECT_TRUE(page.truncated);
+  EXPECT_EQ(page.next, std::optional<std::string>("t1"));
+  expect_throw_with<ArgumentError>([] { detail::parse_s3_list_page("<Other/>"); }, {"not a ListBucketResult"});
+  expect_throw_with<ArgumentError>([] { detail::parse_s3_list_page("<ListBucketResult>"); }, {"no element found"});
+  const auto failed = detail::parse_s3_delete_result(
+      "<DeleteResult><Deleted><Key>x</Key></Deleted><Error><Key>y</Key><Code>AccessDenied</Code>"
+      "<Message>no</Message></Error></DeleteResult>");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].key, "y");
+  EXPECT_EQ(failed[0].code, "AccessDenied");
+  EXPECT_EQ(failed[0].message, "no");
+}
+
+TEST(RemoteInternals, ContentLengthsAreParsedStrictly) {
+  EXPECT_EQ(detail::parse_content_length("0"), std::optional<std::uint64_t>(0));
+  EXPECT_EQ(detail::parse_content_length("18446744073709551615"), std::optional<std::uint64_t>(~std::uint64_t{0}));
+  for (const char* bad : {"", "-1", "1e3", " 5", "5 ", "18446744073709551616", "0x10", "12a"})
+    EXPECT_FALSE(detail::parse_content_length(bad).has_value()) << bad;
 }
 
 TEST(RemoteInternals, RangesFromResponses) {
@@ -846,13 +883,25 @@ TEST_F(HttpStoreNginx, ForbiddenIsAnErrorNotAMissingKey) {
 TEST_F(HttpStoreNginx, IsReadOnlyAndCannotList) {
   auto s = HttpStore::open(nginx().url("ro"));
   const auto m = nginx().mark();
-  expect_throw_with<StoreError>([&] { s->set("a", B("x")); }, {"read-only", "set", "'a'", nginx().url("ro")});
-  expect_throw_with<StoreError>([&] { s->compare_and_set("a", std::nullopt, B("x")); }, {"read-only", "compare_and_set"});
+  const auto caps = s->capabilities();
+  EXPECT_FALSE(caps.writable || caps.listing || caps.conditional_writes || caps.locking);
+  auto code_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return ErrorCode::invalid_argument;
+  };
+  expect_throw_with<StoreError>([&] { s->set("a", B("x")); }, {"read-only", "write", "'a'", nginx().url("ro")});
+  EXPECT_EQ(code_of([&] { s->set("a", B("x")); }), ErrorCode::read_only);
+  expect_throw_with<StoreError>([&] { s->compare_and_set("a", std::nullopt, B("x")); }, {"read-only", "write"});
+  expect_throw_with<StoreError>([&] { s->set_if("a", B("x"), std::nullopt); }, {"read-only", "write"});
   expect_throw_with<StoreError>([&] { s->erase("a"); }, {"read-only", "erase"});
-  expect_throw_with<StoreError>([&] { s->erase_prefix("a/"); }, {"read-only", "erase_prefix"});
-  expect_throw_with<StoreError>([&] { s->list_prefix(""); }, {"cannot list", "list_prefix"});
-  expect_throw_with<StoreError>([&] { s->list_dir("a/"); }, {"cannot list", "list_dir"});
-  EXPECT_EQ(s->lock("a/zarr.json"), nullptr);
+  expect_throw_with<StoreError>([&] { s->erase_prefix("a/"); }, {"read-only", "erase", "'a/'"});
+  expect_throw_with<StoreError>([&] { s->list_prefix(""); }, {"cannot list", "prefix ''"});
+  expect_throw_with<StoreError>([&] { s->list_dir("a/"); }, {"cannot list", "prefix 'a/'"});
+  expect_throw_with<ConflictError>([&] { s->lock("a/zarr.json"); }, {"cannot lock"});
   // Keys are validated before anything else.
   expect_throw_with<StoreError>([&] { s->get("../etc/passwd"); }, {"invalid store key"});
   expect_throw_with<StoreError>([&] { s->set("a//b", B("x")); }, {"invalid store key"});
@@ -1138,8 +1187,9 @@ TEST(HttpStoreScripted, S3ServerIgnoringConditionalWritesIsDetected) {
                                    {"does not support conditional writes", "If-Match", "switched off"});
   EXPECT_EQ(srv.requests().size(), 4u);  // no request at all
   // Without conditional writes there is no lease either: growth refuses (see ArraysThroughAnS3Url).
-  EXPECT_EQ(s->lock("a/zarr.json"), nullptr);
-  EXPECT_EQ(off->lock("a/zarr.json"), nullptr);
+  EXPECT_FALSE(off->capabilities().locking);
+  expect_throw_with<ConflictError>([&] { s->lock("a/zarr.json"); }, {"cannot lock", "conditional PUTs"});
+  expect_throw_with<ConflictError>([&] { off->lock("a/zarr.json"); }, {"cannot lock"});
   EXPECT_EQ(srv.requests().size(), 4u);
 }
 
@@ -1576,7 +1626,7 @@ TEST_F(S3StoreMoto, PrependWritesOnlyTheNewChunksAndMetadata) {
   rec->clear();
   a.prepend(NDArray::full<std::int32_t>({4, 6}, -1));
   EXPECT_EQ(rec->keys({K::Set}), (std::vector<std::string>{"ts/c/-1/0", "ts/c/-1/1"}));
-  EXPECT_EQ(rec->keys({K::CompareAndSet}), (std::vector<std::string>{"ts/zarr.json"}));
+  EXPECT_EQ(rec->keys({K::SetIf}), (std::vector<std::string>{"ts/zarr.json"}));
   EXPECT_EQ(rec->keys({K::Erase, K::ErasePrefix}), std::vector<std::string>{});
   for (const auto& k : rec->keys({K::Get})) EXPECT_EQ(k, "ts/zarr.json") << "no existing chunk is read";
   EXPECT_EQ(rec->keys({K::Lock}), (std::vector<std::string>{"ts/zarr.json"}));

@@ -33,7 +33,7 @@ Shape parse_shape(const std::string& s, const char* what) {
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc() || p != part.data() + part.size())
-      throw Error(std::string(what) + ": '" + s + "' is not a comma-separated list of integers");
+      throw ArgumentError(std::string(what) + ": '" + s + "' is not a comma-separated list of integers");
     out.push_back(v);
     i = j + 1;
   }
@@ -47,10 +47,10 @@ Domain parse_domain(const std::string& s) {
     const std::size_t j = std::min(s.find(',', i), s.size());
     const std::string part = s.substr(i, j - i);
     const auto colon = part.find(':', 1);
-    if (colon == std::string::npos) throw Error("--domain: '" + part + "' is not LO:HI");
+    if (colon == std::string::npos) throw ArgumentError("--domain: '" + part + "' is not LO:HI");
     const auto lo = parse_shape(part.substr(0, colon), "--domain");
     const auto hi = parse_shape(part.substr(colon + 1), "--domain");
-    if (lo.size() != 1 || hi.size() != 1) throw Error("--domain: '" + part + "' is not LO:HI");
+    if (lo.size() != 1 || hi.size() != 1) throw ArgumentError("--domain: '" + part + "' is not LO:HI");
     d.push_back({lo[0], hi[0]});
     i = j + 1;
   }
@@ -67,7 +67,7 @@ std::optional<codec::Any> parse_compressor(const std::string& s) {
     if (f.size() <= i || f[i].empty()) return def;
     int v = 0;
     auto [p, ec] = std::from_chars(f[i].data(), f[i].data() + f[i].size(), v);
-    if (ec != std::errc() || p != f[i].data() + f[i].size()) throw Error("--compressor: '" + f[i] + "' is not an integer");
+    if (ec != std::errc() || p != f[i].data() + f[i].size()) throw ArgumentError("--compressor: '" + f[i] + "' is not an integer");
     return v;
   };
   if (f[0] == "gzip") return codec::Gzip{.level = num(1, 5)};
@@ -80,11 +80,11 @@ std::optional<codec::Any> parse_compressor(const std::string& s) {
       if (f[3] == "shuffle") b.shuffle = codec::Blosc::Shuffle::Shuffle;
       else if (f[3] == "bitshuffle") b.shuffle = codec::Blosc::Shuffle::BitShuffle;
       else if (f[3] == "noshuffle") b.shuffle = codec::Blosc::Shuffle::NoShuffle;
-      else throw Error("--compressor: blosc shuffle must be shuffle, bitshuffle or noshuffle, not '" + f[3] + "'");
+      else throw ArgumentError("--compressor: blosc shuffle must be shuffle, bitshuffle or noshuffle, not '" + f[3] + "'");
     }
     return b;
   }
-  throw Error("--compressor: unknown compressor '" + f[0] + "' (none, gzip[:LEVEL], zstd[:LEVEL], blosc[:CNAME[:CLEVEL[:SHUFFLE]]])");
+  throw ArgumentError("--compressor: unknown compressor '" + f[0] + "' (none, gzip[:LEVEL], zstd[:LEVEL], blosc[:CNAME[:CLEVEL[:SHUFFLE]]])");
 }
 
 // A scalar given on the command line, in the data type's fill-value encoding: 5, -1.5, NaN, true, 0x7fc00000.
@@ -496,7 +496,7 @@ int main(int argc, char** argv) {
       if (!c_attrs.empty()) spec.attributes = parse_json_document(c_attrs, "--attrs");
       spec.overwrite = c_over;
       if (!c_over && holds_node(c_array))
-        throw Error("'" + c_array + "' already holds a Zarr node (use --overwrite)");
+        throw ConflictError(ErrorCode::already_exists, "'" + c_array + "' already holds a Zarr node (use --overwrite)");
       Array::create(open_dir(c_array, true), spec);
     } else if (info->parsed()) {
       auto z = Array::open(open_dir(i_array, false));
@@ -517,7 +517,7 @@ int main(int argc, char** argv) {
       const auto sel = parse_selection(s_sel);
       if (!s_value.empty()) z.write(sel, scalar_array(s_value, z.dtype()));
       else if (!s_from.empty()) z.write(sel, npy::load(s_from));
-      else throw Error("set: give --value V or --from FILE.npy");
+      else throw ArgumentError("set: give --value V or --from FILE.npy");
     } else if (prepend->parsed() || append->parsed()) {
       auto z = Array::open(open_dir(p_array, false));
       const auto data = npy::load(p_from);
@@ -527,11 +527,11 @@ int main(int argc, char** argv) {
       auto z = Array::open(open_dir(r_array, false));
       if (!r_shape.empty()) z.resize(parse_shape(r_shape, "--shape"));
       else if (!r_domain.empty()) z.resize_domain(parse_domain(r_domain));
-      else throw Error("resize: give --shape or --domain");
+      else throw ArgumentError("resize: give --shape or --domain");
     } else if (copy->parsed()) {
       auto src = Array::open(open_dir(y_src, false));
       if (!y_over && holds_node(y_dst))
-        throw Error("'" + y_dst + "' already holds a Zarr node (use --overwrite)");
+        throw ConflictError(ErrorCode::already_exists, "'" + y_dst + "' already holds a Zarr node (use --overwrite)");
       const auto& m = src.metadata();
       ArrayMetadata dm = m;
       if (!y_chunks.empty() || !y_comp.empty() || !y_shards.empty() || y_crc) {
@@ -553,7 +553,7 @@ int main(int argc, char** argv) {
     } else if (demo->parsed()) {
       const fs::path dir = d_dir;
       if (fs::exists(dir)) {
-        if (!fs::exists(dir / "zarr.json")) throw Error("'" + d_dir + "' exists and is not a Zarr node; choose another DIR");
+        if (!fs::exists(dir / "zarr.json")) throw ArgumentError("'" + d_dir + "' exists and is not a Zarr node; choose another DIR");
         fs::remove_all(dir);
       }
       auto store = FileStore::open(dir);
@@ -607,7 +607,7 @@ int main(int argc, char** argv) {
       print_array(os, a);
       std::istringstream is(os.str());
       for (std::string line; std::getline(is, line);) std::cout << "   " << line << "\n";
-      if (!same) throw Error("demo: an old chunk changed");
+      if (!same) throw Error(ErrorCode::corrupt_data, "demo: an old chunk changed");
       std::cout << "\nDone: prepending wrote one new chunk and zarr.json; nothing else moved.\n";
     }
   } catch (const std::exception& e) {

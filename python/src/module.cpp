@@ -35,29 +35,36 @@ namespace codec = zarrpp::codec;
 
 // ---- exceptions ---------------------------------------------------------------------------------
 
-bool contains(const char* msg, const char* part) { return std::strstr(msg, part) != nullptr; }
+// zarrpp::Error -> the built-in exception a NumPy / zarr-python user expects, chosen by the
+// error's code (never by its message), with zarrpp's message.
+PyObject* exception_for(zarrpp::ErrorCode code) {
+  using C = zarrpp::ErrorCode;
+  switch (code) {
+    case C::not_found: return PyExc_FileNotFoundError;
+    case C::index_out_of_bounds: return PyExc_IndexError;
+    case C::dtype_mismatch: return PyExc_TypeError;
+    case C::invalid_selection:
+    case C::shape_mismatch:
+    case C::invalid_metadata:
+    case C::unsupported:
+    case C::wrong_node_type:
+    case C::corrupt_data:
+    case C::already_exists:
+    case C::limit_exceeded:
+    case C::invalid_argument: return PyExc_ValueError;
+    case C::store_failure:
+    case C::invalid_key:
+    case C::read_only:
+    case C::conflict: return PyExc_RuntimeError;
+  }
+  return PyExc_RuntimeError;
+}
 
-// zarrpp::Error and its subclasses -> the built-in exception a NumPy / zarr-python user expects,
-// with zarrpp's message.
 void translate(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
-  } catch (const zarrpp::NotFoundError& e) {
-    PyErr_SetString(PyExc_FileNotFoundError, e.what());
-  } catch (const zarrpp::SelectionError& e) {
-    const char* m = e.what();
-    if (contains(m, "out of bounds") || contains(m, "too many indices") || contains(m, "boolean index"))
-      PyErr_SetString(PyExc_IndexError, m);
-    else if (contains(m, "data type mismatch"))
-      PyErr_SetString(PyExc_TypeError, m);
-    else
-      PyErr_SetString(PyExc_ValueError, m);
-  } catch (const zarrpp::MetadataError& e) {  // UnsupportedError too
-    PyErr_SetString(PyExc_ValueError, e.what());
-  } catch (const zarrpp::CodecError& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
-  } catch (const zarrpp::Error& e) {  // StoreError, ConflictError, ...
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (const zarrpp::Error& e) {
+    PyErr_SetString(exception_for(e.code()), e.what());
   }
 }
 

@@ -258,7 +258,7 @@ void check_chunk_size(const ChunkSpec& spec, const char* what) {
     if (__builtin_mul_overflow(n, d, &n)) n = INT64_MAX;
   std::uint64_t bytes;
   if (__builtin_mul_overflow(static_cast<std::uint64_t>(n), spec.dtype.size(), &bytes) || bytes > kMaxChunkBytes)
-    throw Error(std::string("cannot ") + what + ": a chunk of shape " + shape_str(spec.shape) + " and data type " +
+    throw LimitError(std::string("cannot ") + what + ": a chunk of shape " + shape_str(spec.shape) + " and data type " +
                 spec.dtype.name() + " exceeds zarrpp's limit of 4 GiB per decoded chunk");
 }
 
@@ -417,7 +417,7 @@ struct Engine {
   // read. False when the chunk or the selection does not qualify.
   bool read_chunk_streamed(const Plan& plan, const ChunkTask& task, const std::string& key, const NDView& out) const {
     const auto trailer = s.pipeline.impl().plain_trailer();
-    if (!trailer || plan.points || task.dims.empty() || !store.streams_natively()) return false;
+    if (!trailer || plan.points || task.dims.empty() || !store.capabilities().native_streaming) return false;
     const DimChunkMap& m0 = *task.dims[0];
     if (m0.is_list || m0.chunk_step != 1 || (m0.out_step != 1 && m0.count > 1)) return false;
     check_chunk_size(s.unit_spec, "read");
@@ -536,7 +536,7 @@ struct Engine {
     // Local files: ranges of about 1 MiB, so each stays in cache between reading and decoding;
     // remote stores: as long as it takes, since every request costs a round trip.
     constexpr std::uint64_t kGap = 16 * 1024;
-    const std::uint64_t max_range = store.streams_natively() ? std::uint64_t{1} << 20 : UINT64_MAX;
+    const std::uint64_t max_range = store.capabilities().native_streaming ? std::uint64_t{1} << 20 : UINT64_MAX;
     thread_local Bytes buf;
     buf.resize(s.unit_spec.nbytes());
     for (std::size_t i = 0; i < needs.size();) {
@@ -664,7 +664,7 @@ struct Engine {
 // NumPy broadcasting of `data` to `shape` (as a strided view with zero strides).
 NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype) {
   if (!(data.dtype() == dtype))
-    throw SelectionError("data type mismatch: array holds " + dtype.name() + ", data is " + data.dtype().name());
+    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype.name() + ", data is " + data.dtype().name());
   if (data.shape() == shape) return data;
   if (data.ndim() > shape.size()) {
     // NumPy accepts extra leading dimensions of length 1.
@@ -678,7 +678,7 @@ NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtyp
     }
   }
   if (data.ndim() > shape.size())
-    throw SelectionError("data of shape " + shape_str(data.shape()) + " cannot be broadcast to the selection's shape " +
+    throw SelectionError(ErrorCode::shape_mismatch, "data of shape " + shape_str(data.shape()) + " cannot be broadcast to the selection's shape " +
                          shape_str(shape));
   std::vector<std::int64_t> strides(shape.size(), 0);
   const std::size_t off = shape.size() - data.ndim();
@@ -686,7 +686,7 @@ NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtyp
     const auto n = data.shape()[d];
     if (n == shape[off + d]) strides[off + d] = data.strides()[d];
     else if (n != 1)
-      throw SelectionError("data of shape " + shape_str(data.shape()) + " cannot be broadcast to the selection's shape " +
+      throw SelectionError(ErrorCode::shape_mismatch, "data of shape " + shape_str(data.shape()) + " cannot be broadcast to the selection's shape " +
                            shape_str(shape) + " (dimension " + std::to_string(off + d) + ")");
   }
   return NDView(data.data(), dtype, shape, strides);
@@ -694,9 +694,9 @@ NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtyp
 
 void check_out_view(const NDView& out, const Shape& shape, const DataType& dtype) {
   if (!(out.dtype() == dtype))
-    throw SelectionError("data type mismatch: array holds " + dtype.name() + ", output buffer is " + out.dtype().name());
+    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype.name() + ", output buffer is " + out.dtype().name());
   if (out.shape() != shape)
-    throw SelectionError("output buffer of shape " + shape_str(out.shape()) + " does not match the selection's shape " +
+    throw SelectionError(ErrorCode::shape_mismatch, "output buffer of shape " + shape_str(out.shape()) + " does not match the selection's shape " +
                          shape_str(shape));
 }
 
@@ -732,11 +732,11 @@ struct Array::State {
     // safe with compare-and-swap alone and take no lock (on S3 a lock costs requests).
     std::unique_ptr<StoreLock> lock;
     if (before || after) {
-      lock = store->lock(meta_key(prefix));
-      if (!lock)
+      if (!store->capabilities().locking)
         throw ConflictError("store " + store->describe() +
                             " cannot lock, so growing or resizing the array concurrently could lose data; "
                             "growth needs a store with locks (local files, memory, S3 with conditional writes)");
+      lock = store->lock(meta_key(prefix));
     }
     for (int attempt = 0; attempt < 5; ++attempt) {
       if (lock) lock->check();
@@ -916,7 +916,7 @@ void Array::set_concurrency(std::size_t n) { st_->concurrency = std::max<std::si
 std::size_t Array::concurrency() const { return st_->concurrency; }
 void Array::set_write_empty_chunks(bool on) { st_->write_empty = on; }
 void Array::check_dtype(const DataType& t) const {
-  if (!(t == dtype())) throw SelectionError("data type mismatch: array holds " + dtype().name() + ", requested " + t.name());
+  if (!(t == dtype())) throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype().name() + ", requested " + t.name());
 }
 
 Domain Array::domain() const {
@@ -1070,17 +1070,17 @@ ArrayMetadata as_bounded(const ArrayMetadata& in) {
 void check_growth_data(const Snapshot& cur, const NDView& data, std::size_t axis, const char* op) {
   const auto& m = cur.meta;
   if (axis >= m.rank())
-    throw SelectionError(std::string(op) + ": axis " + std::to_string(axis) + " is out of range for a " +
+    throw SelectionError(ErrorCode::index_out_of_bounds, std::string(op) + ": axis " + std::to_string(axis) + " is out of range for a " +
                          std::to_string(m.rank()) + "-d array");
   if (!(data.dtype() == m.data_type))
-    throw SelectionError(std::string(op) + ": data type " + data.dtype().name() + " does not match the array's " +
+    throw SelectionError(ErrorCode::dtype_mismatch, std::string(op) + ": data type " + data.dtype().name() + " does not match the array's " +
                          m.data_type.name());
   if (data.ndim() != m.rank())
-    throw SelectionError(std::string(op) + ": data has " + std::to_string(data.ndim()) + " dimensions, the array has " +
+    throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data has " + std::to_string(data.ndim()) + " dimensions, the array has " +
                          std::to_string(m.rank()));
   for (std::size_t d = 0; d < m.rank(); ++d)
     if (d != axis && data.shape()[d] != m.shape[d])
-      throw SelectionError(std::string(op) + ": data of shape " + shape_str(data.shape()) + " does not match the array's shape " +
+      throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data of shape " + shape_str(data.shape()) + " does not match the array's shape " +
                            shape_str(m.shape) + " in dimension " + std::to_string(d));
 }
 

@@ -71,12 +71,12 @@ bool NDView::is_c_contiguous() const {
 
 std::byte* NDView::ptr(std::span<const std::int64_t> index) const {
   if (index.size() != shape_.size())
-    throw SelectionError("index has " + std::to_string(index.size()) + " dimensions, view has " +
+    throw SelectionError(ErrorCode::index_out_of_bounds, "index has " + std::to_string(index.size()) + " dimensions, view has " +
                          std::to_string(shape_.size()));
   std::int64_t off = 0;
   for (std::size_t d = 0; d < index.size(); ++d) {
     if (index[d] < 0 || index[d] >= shape_[d])
-      throw SelectionError("index " + std::to_string(index[d]) + " is out of bounds for dimension " +
+      throw SelectionError(ErrorCode::index_out_of_bounds, "index " + std::to_string(index[d]) + " is out of bounds for dimension " +
                            std::to_string(d) + " with size " + std::to_string(shape_[d]));
     off += index[d] * strides_[d];
   }
@@ -85,7 +85,7 @@ std::byte* NDView::ptr(std::span<const std::int64_t> index) const {
 
 void NDView::check_type(const DataType& t) const {
   if (!(t == dtype_))
-    throw SelectionError("data type mismatch: view holds " + dtype_.name() + ", accessed as " +
+    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: view holds " + dtype_.name() + ", accessed as " +
                          t.name());
 }
 
@@ -113,13 +113,13 @@ NDArray NDArray::copy_of(const NDView& v) {
 
 void NDArray::reshape(Shape new_shape) {
   if (shape_size(new_shape) != size_)
-    throw SelectionError("cannot reshape " + shape_str(shape_) + " to " + shape_str(new_shape));
+    throw SelectionError(ErrorCode::shape_mismatch, "cannot reshape " + shape_str(shape_) + " to " + shape_str(new_shape));
   shape_ = std::move(new_shape);
 }
 
 void NDArray::check_type(const DataType& t) const {
   if (!(t == dtype_))
-    throw SelectionError("data type mismatch: array holds " + dtype_.name() + ", accessed as " +
+    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype_.name() + ", accessed as " +
                          t.name());
 }
 
@@ -138,10 +138,10 @@ void copy_rec(const std::byte* s, std::byte* d, const NDView& src, const NDView&
 
 void copy_view(const NDView& src, const NDView& dst) {
   if (!(src.dtype() == dst.dtype()))
-    throw SelectionError("data type mismatch: cannot copy " + src.dtype().name() + " into " +
+    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: cannot copy " + src.dtype().name() + " into " +
                          dst.dtype().name());
   if (src.shape() != dst.shape())
-    throw SelectionError("shape mismatch: cannot copy " + shape_str(src.shape()) + " into " +
+    throw SelectionError(ErrorCode::shape_mismatch, "shape mismatch: cannot copy " + shape_str(src.shape()) + " into " +
                          shape_str(dst.shape()));
   if (src.size() == 0) return;
   // Find the longest trailing block that is contiguous in both.

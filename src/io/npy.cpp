@@ -10,7 +10,7 @@
 namespace zarrpp::npy {
 namespace {
 
-[[noreturn]] void fail(const std::string& why) { throw Error(".npy: " + why); }
+[[noreturn]] void fail(const std::string& why) { throw ArgumentError(".npy: " + why); }
 
 // A tiny parser for the header's Python dict literal: {'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }
 struct Header {
@@ -192,12 +192,16 @@ NDArray parse(std::span<const std::uint8_t> b) {
 
 NDArray load(const std::filesystem::path& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(".npy: cannot open '" + path.string() + "'");
+  if (!f) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) throw NotFoundError(".npy: no such file '" + path.string() + "'");
+    throw StoreError(".npy: cannot open '" + path.string() + "'");
+  }
   Bytes b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   try {
     return parse(b);
-  } catch (const Error& e) {
-    throw Error(std::string(e.what()) + " ('" + path.string() + "')");
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(std::string(e.what()) + " ('" + path.string() + "')");
   }
 }
 
@@ -237,9 +241,9 @@ Bytes serialize(const NDView& v) {
 void save(const std::filesystem::path& path, const NDView& view) {
   const Bytes b = serialize(view);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw Error(".npy: cannot create '" + path.string() + "'");
+  if (!f) throw StoreError(".npy: cannot create '" + path.string() + "'");
   f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-  if (!f) throw Error(".npy: cannot write '" + path.string() + "'");
+  if (!f) throw StoreError(".npy: cannot write '" + path.string() + "'");
 }
 
 }  // namespace zarrpp::npy

@@ -127,16 +127,22 @@ class FileLock : public StoreLock {
   int fd_ = -1;
 };
 
-std::optional<Bytes> read_fd(int fd, const fs::path& p, const ByteRange& range) {
+Version version_of(const struct stat& st) {
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+std::optional<VersionedBytes> read_fd(int fd, const fs::path& p, const ByteRange& range) {
   Fd f(fd);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", p, errno);
   if (!S_ISREG(st.st_mode)) return std::nullopt;
   auto [b, e] = range.resolve(static_cast<std::uint64_t>(st.st_size));
-  Bytes out(e - b);
+  VersionedBytes out{Bytes(e - b), version_of(st)};
   std::size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(f.fd, out.data() + done, out.size() - done, static_cast<off_t>(b + done));
+  while (done < out.bytes.size()) {
+    const ssize_t n = ::pread(f.fd, out.bytes.data() + done, out.bytes.size() - done, static_cast<off_t>(b + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       sys_fail("cannot read", p, errno);
@@ -144,7 +150,7 @@ std::optional<Bytes> read_fd(int fd, const fs::path& p, const ByteRange& range) 
     if (n == 0) break;  // truncated underneath us: return what exists
     done += static_cast<std::size_t>(n);
   }
-  out.resize(done);
+  out.bytes.resize(done);
   return out;
 }
 
@@ -267,20 +273,13 @@ int FileStore::open_for_read(const std::string& key) const {
   return fd;
 }
 
-std::optional<Bytes> FileStore::read_key(const std::string& key, const ByteRange& range) const {
+std::optional<VersionedBytes> FileStore::do_get(const std::string& key, const ByteRange& range) {
   const int fd = open_for_read(key);
   if (fd < 0) return std::nullopt;
   return read_fd(fd, root_ / key, range);
 }
 
-std::optional<Bytes> FileStore::get(const std::string& key, const ByteRange& range) {
-  validate_key(key);
-  return read_key(key, range);
-}
-
-bool FileStore::get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
-  validate_key(key);
-  if (piece == 0) piece = 1;
+bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
   const int fd0 = open_for_read(key);
   if (fd0 < 0) return false;
   Fd f(fd0);
@@ -312,24 +311,26 @@ bool FileStore::get_streamed(const std::string& key, const ByteRange& range, std
   return true;
 }
 
-void FileStore::set(const std::string& key, const Bytes& value) {
-  validate_key(key);
-  write_atomic(key, value);
-}
+void FileStore::do_set(const std::string& key, const Bytes& value) { write_atomic(key, value); }
 
-bool FileStore::compare_and_set(const std::string& key, const std::optional<Bytes>& expected,
-                                const Bytes& value) {
-  validate_key(key);
+bool FileStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
+  // Every conditional writer holds the key's lock file between checking the version and renaming
+  // its new file into place, across threads and processes.
   auto lk = lock_file(key, "cas");
-  auto current = read_key(key, ByteRange::all());
-  if (current.has_value() != expected.has_value()) return false;
-  if (current && *current != *expected) return false;
+  std::optional<Version> current;
+  const int fd = open_for_read(key);
+  if (fd >= 0) {
+    Fd f(fd);
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", root_ / key, errno);
+    if (S_ISREG(st.st_mode)) current = version_of(st);
+  }
+  if (current != expected) return false;
   write_atomic(key, value);
   return true;
 }
 
-void FileStore::erase(const std::string& key) {
-  validate_key(key);
+void FileStore::do_erase(const std::string& key) {
   const auto [dir, name] = split_key(key);
   Fd d(open_dir(dir, false));
   if (d.fd < 0) {
@@ -340,8 +341,7 @@ void FileStore::erase(const std::string& key) {
     sys_fail("cannot remove", root_ / key, errno);
 }
 
-void FileStore::erase_prefix(const std::string& prefix) {
-  validate_prefix(prefix);
+void FileStore::do_erase_prefix(const std::string& prefix) {
   std::error_code ec;
   if (prefix.empty() || prefix.back() == '/') {
     const fs::path dir = prefix.empty() ? root_ : root_ / prefix.substr(0, prefix.size() - 1);
@@ -356,23 +356,10 @@ void FileStore::erase_prefix(const std::string& prefix) {
     if (ec) throw StoreError("cannot remove '" + dir.string() + "': " + ec.message());
     return;
   }
-  for (const auto& k : list_prefix(prefix)) erase(k);
+  for (const auto& k : do_list_prefix(prefix)) do_erase(k);
 }
 
-bool FileStore::exists(const std::string& key) {
-  validate_key(key);
-  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_PATH);
-  if (fd < 0) {
-    if (escapes(errno)) escape_fail(key, root_);
-    return false;
-  }
-  Fd f(fd);
-  struct stat st {};
-  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::optional<std::uint64_t> FileStore::size(const std::string& key) {
-  validate_key(key);
+std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {
   const int fd = open_beneath(root_fd_, key, O_RDONLY | O_PATH);
   if (fd < 0) {
     if (escapes(errno)) escape_fail(key, root_);
@@ -384,8 +371,7 @@ std::optional<std::uint64_t> FileStore::size(const std::string& key) {
   return static_cast<std::uint64_t>(st.st_size);
 }
 
-std::vector<std::string> FileStore::list_prefix(const std::string& prefix) {
-  validate_prefix(prefix);
+std::vector<std::string> FileStore::do_list_prefix(const std::string& prefix) {
   // Walk the deepest directory the prefix names, then filter by the full prefix.
   const auto slash = prefix.rfind('/');
   const std::string dir_part = slash == std::string::npos ? "" : prefix.substr(0, slash);
@@ -410,8 +396,7 @@ std::vector<std::string> FileStore::list_prefix(const std::string& prefix) {
   return out;
 }
 
-DirListing FileStore::list_dir(const std::string& prefix) {
-  validate_prefix(prefix);
+DirListing FileStore::do_list_dir(const std::string& prefix) {
   std::string p = prefix;
   if (!p.empty() && p.back() == '/') p.pop_back();
   const fs::path dir = p.empty() ? root_ : root_ / p;
@@ -429,9 +414,7 @@ DirListing FileStore::list_dir(const std::string& prefix) {
   return out;
 }
 
-std::unique_ptr<StoreLock> FileStore::lock(const std::string& key) {
-  validate_key(key);
-  return lock_file(key, "lock");
+std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return lock_file(key, "lock");
 }
 
 }  // namespace zarrpp

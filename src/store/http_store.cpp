@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
-#include "curl_util.hpp"
+#include "byte_ranges.hpp"
+#include "encoding.hpp"
+#include "http_client.hpp"
 #include "zarrpp/core/error.hpp"
 
 namespace zarrpp {
@@ -80,7 +82,7 @@ HttpStore::~HttpStore() = default;
 
 std::string HttpStore::url_of(const std::string& key) const {
   validate_key(key);
-  return root_ + "/" + detail::uri_encode(key, true) + query_;
+  return root_ + "/" + detail::percent_encode(key, true) + query_;
 }
 
 std::string HttpStore::describe() const { return query_.empty() ? root_ : root_ + "?..."; }
@@ -92,20 +94,23 @@ std::vector<std::string> HttpStore::request_headers() const {
   return h;
 }
 
-std::optional<Bytes> HttpStore::get(const std::string& key, const ByteRange& range) {
-  const std::string url = url_of(key);
+std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const ByteRange& range) {
   const auto plan = detail::plan_range(range);
-  if (plan.empty) return exists(key) ? std::optional<Bytes>(Bytes{}) : std::nullopt;
+  if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
   detail::HttpRequest req;
   req.method = "GET";
-  req.url = url;
+  req.url = url_of(key);
   req.headers = request_headers();
   req.follow_redirects = options_.follow_redirects;
   if (!plan.whole) req.headers.push_back(plan.header);
   auto resp = client_->perform(req);
   if (resp.status == 404 || redirected_to_directory(req, resp)) return std::nullopt;
-  if ((resp.status >= 200 && resp.status < 300) || (resp.status == 416 && !plan.whole))
-    return detail::take_range(resp, range, client_->failure_prefix(req, resp.attempts));
+  if ((resp.status >= 200 && resp.status < 300) || (resp.status == 416 && !plan.whole)) {
+    const std::string* etag = resp.header("etag");
+    VersionedBytes out{Bytes(), etag ? *etag : std::string()};
+    out.bytes = detail::take_range(resp, range, client_->failure_prefix(req, resp.attempts));
+    return out;
+  }
   throw StoreError(client_->failure_prefix(req, resp.attempts) + std::to_string(resp.status) +
                    (resp.reason.empty() ? "" : " " + resp.reason));
 }
@@ -128,70 +133,48 @@ HttpStore::HeadResult HttpStore::head(const std::string& key) const {
     req.headers.push_back("Range: bytes=0-0");
     resp = client_->perform(req);
     if (resp.status == 416) return {true, 0};  // exists, but empty
-    if (resp.status == 200 || resp.status == 206) return {true, std::nullopt};
+    if (resp.status == 200) return {true, resp.body.size()};  // the server ignored Range
+    if (resp.status == 206) {
+      // The total length is in Content-Range ("bytes 0-0/TOTAL"), unless the server gave "*".
+      std::uint64_t a = 0, b = 0;
+      std::optional<std::uint64_t> total;
+      const std::string* cr = resp.header("content-range");
+      if (cr && detail::parse_content_range(*cr, a, b, total)) return {true, total};
+      return {true, std::nullopt};
+    }
   }
   if (resp.status == 404 || redirected_to_directory(req, resp)) return {false, std::nullopt};
   if (resp.status >= 200 && resp.status < 300) {
     HeadResult r{true, std::nullopt};
-    if (const auto* cl = resp.header("content-length")) r.length = std::stoull(*cl);
+    if (const auto* cl = resp.header("content-length")) {
+      r.length = detail::parse_content_length(*cl);
+      if (!r.length)
+        throw StoreError(client_->failure_prefix(req, resp.attempts) + "unreadable Content-Length '" + *cl + "'");
+    }
     return r;
   }
   throw StoreError(client_->failure_prefix(req, resp.attempts) + std::to_string(resp.status) +
                    (resp.reason.empty() ? "" : " " + resp.reason));
 }
 
-bool HttpStore::exists(const std::string& key) {
-  validate_key(key);
-  return head(key).found;
-}
-
-std::optional<std::uint64_t> HttpStore::size(const std::string& key) {
-  validate_key(key);
+std::optional<std::uint64_t> HttpStore::do_size(const std::string& key) {
   const auto h = head(key);
   if (!h.found) return std::nullopt;
   if (h.length) return h.length;
-  return Store::size(key);  // no length from the server: read it
+  return Store::do_size(key);  // no length from the server: read it
 }
 
-void HttpStore::read_only(const char* op, const std::string& what) const {
-  throw StoreError("HTTP store " + describe() + " is read-only: cannot " + op + " '" + what + "'");
+void HttpStore::do_set(const std::string& key, const Bytes&) {
+  throw StoreError(ErrorCode::read_only, "HTTP store " + describe() + " is read-only: cannot write '" + key + "'");
 }
 
-void HttpStore::set(const std::string& key, const Bytes&) {
-  validate_key(key);
-  read_only("set", key);
+void HttpStore::do_erase(const std::string& key) {
+  throw StoreError(ErrorCode::read_only, "HTTP store " + describe() + " is read-only: cannot erase '" + key + "'");
 }
 
-bool HttpStore::compare_and_set(const std::string& key, const std::optional<Bytes>&, const Bytes&) {
-  validate_key(key);
-  read_only("compare_and_set", key);
-}
-
-void HttpStore::erase(const std::string& key) {
-  validate_key(key);
-  read_only("erase", key);
-}
-
-void HttpStore::erase_prefix(const std::string& prefix) {
-  validate_prefix(prefix);
-  read_only("erase_prefix", prefix);
-}
-
-std::vector<std::string> HttpStore::list_prefix(const std::string& prefix) {
-  validate_prefix(prefix);
-  throw StoreError("HTTP store " + describe() + " cannot list keys (list_prefix '" + prefix +
+std::vector<std::string> HttpStore::do_list_prefix(const std::string& prefix) {
+  throw StoreError("HTTP store " + describe() + " cannot list keys (prefix '" + prefix +
                    "'): HTTP has no listing; reading Zarr v3 needs none");
-}
-
-DirListing HttpStore::list_dir(const std::string& prefix) {
-  validate_prefix(prefix);
-  throw StoreError("HTTP store " + describe() + " cannot list keys (list_dir '" + prefix +
-                   "'): HTTP has no listing; reading Zarr v3 needs none");
-}
-
-std::unique_ptr<StoreLock> HttpStore::lock(const std::string& key) {
-  validate_key(key);
-  return nullptr;
 }
 
 }  // namespace zarrpp

@@ -1,5 +1,8 @@
 #include "zarrpp/store/store.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include "zarrpp/core/error.hpp"
 
 namespace zarrpp {
@@ -17,40 +20,182 @@ std::pair<std::uint64_t, std::uint64_t> ByteRange::resolve(std::uint64_t size) c
   return {0, size};
 }
 
-std::optional<std::uint64_t> Store::size(const std::string& key) {
-  auto v = get(key);
+// ---- the public face: validate once, then the store's own operation -----------------------------
+
+std::optional<Bytes> Store::get(const std::string& key, const ByteRange& range) {
+  validate_key(key);
+  auto v = do_get(key, range);
   if (!v) return std::nullopt;
-  return v->size();
+  return std::move(v->bytes);
+}
+
+std::optional<VersionedBytes> Store::get_versioned(const std::string& key, const ByteRange& range) {
+  validate_key(key);
+  return do_get(key, range);
+}
+
+std::optional<std::uint64_t> Store::size(const std::string& key) {
+  validate_key(key);
+  return do_size(key);
 }
 
 bool Store::get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
-  if (piece == 0) piece = 1;
-  std::optional<Bytes> v;
+  validate_key(key);
+  return do_get_streamed(key, range, piece == 0 ? 1 : piece, sink);
+}
+
+void Store::check_writable(const char* op, const std::string& key) const {
+  if (!capabilities().writable)
+    throw StoreError(ErrorCode::read_only, "store " + describe() + " is read-only: cannot " + op + " '" + key + "'");
+}
+
+void Store::set(const std::string& key, const Bytes& value) {
+  validate_key(key);
+  check_writable("write", key);
+  do_set(key, value);
+}
+
+bool Store::set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
+  validate_key(key);
+  check_writable("write", key);
+  return do_set_if(key, value, expected);
+}
+
+bool Store::compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) {
+  validate_key(key);
+  check_writable("write", key);
+  // Without conditional writes, do_set_if refuses (naming the reason) before anything is read.
+  if (!capabilities().conditional_writes) return do_set_if(key, value, expected ? std::optional<Version>(Version()) : std::nullopt);
+  if (!expected) return do_set_if(key, value, std::nullopt);
+  auto cur = do_get(key, ByteRange::all());
+  if (!cur || cur->bytes != *expected) return false;
+  return do_set_if(key, value, cur->version);
+}
+
+void Store::erase(const std::string& key) {
+  validate_key(key);
+  check_writable("erase", key);
+  do_erase(key);
+}
+
+void Store::erase_prefix(const std::string& prefix) {
+  validate_prefix(prefix);
+  check_writable("erase", prefix);
+  do_erase_prefix(prefix);
+}
+
+void Store::check_listing(const std::string& prefix) const {
+  if (!capabilities().listing)
+    throw StoreError("store " + describe() + " cannot list keys (prefix '" + prefix + "')");
+}
+
+std::vector<std::string> Store::list_prefix(const std::string& prefix) {
+  validate_prefix(prefix);
+  check_listing(prefix);
+  return do_list_prefix(prefix);
+}
+
+DirListing Store::list_dir(const std::string& prefix) {
+  validate_prefix(prefix);
+  check_listing(prefix);
+  return do_list_dir(prefix);
+}
+
+std::unique_ptr<StoreLock> Store::lock(const std::string& key) {
+  validate_key(key);
+  if (!capabilities().locking)
+    throw ConflictError("store " + describe() + " cannot lock '" + key + "'");
+  return do_lock(key);
+}
+
+// ---- defaults -------------------------------------------------------------------------------------
+
+std::optional<std::uint64_t> Store::do_size(const std::string& key) {
+  auto v = do_get(key, ByteRange::all());
+  if (!v) return std::nullopt;
+  return v->bytes.size();
+}
+
+bool Store::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+  std::optional<VersionedBytes> v;
   std::uint64_t total = 0, begin = 0;
   if (range.kind == ByteRange::Kind::All) {
-    v = get(key);
+    v = do_get(key, range);
     if (!v) return false;
-    total = v->size();
+    total = v->bytes.size();
   } else {
-    const auto sz = size(key);
+    const auto sz = do_size(key);
     if (!sz) return false;
     const auto [b, e] = range.resolve(*sz);
-    v = get(key, ByteRange::range(b, e - b));
+    v = do_get(key, ByteRange::range(b, e - b));
     if (!v) return false;
     total = *sz;
     begin = b;
   }
-  const std::span<const std::uint8_t> all(*v);
+  const std::span<const std::uint8_t> all(v->bytes);
   for (std::size_t off = 0; off < all.size(); off += piece)
     sink(total, begin + off, all.subspan(off, std::min(piece, all.size() - off)));
   return true;
 }
 
+bool Store::do_set_if(const std::string& key, const Bytes&, const std::optional<Version>&) {
+  throw ConflictError("store " + describe() + " has no conditional writes, so a write of '" + key +
+                      "' conditioned on what was read cannot be atomic");
+}
+
+void Store::do_erase_prefix(const std::string& prefix) {
+  for (const auto& k : do_list_prefix(prefix)) do_erase(k);
+}
+
+DirListing Store::do_list_dir(const std::string& prefix_in) {
+  std::string prefix = prefix_in;
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+  DirListing out;
+  std::set<std::string> dirs;
+  for (const auto& k : do_list_prefix(prefix)) {
+    const auto rest = k.substr(prefix.size());
+    const auto slash = rest.find('/');
+    if (slash == std::string::npos) out.keys.push_back(rest);
+    else dirs.insert(rest.substr(0, slash));
+  }
+  out.prefixes.assign(dirs.begin(), dirs.end());
+  std::sort(out.keys.begin(), out.keys.end());
+  return out;
+}
+
+std::unique_ptr<StoreLock> Store::do_lock(const std::string& key) {
+  throw ConflictError("store " + describe() + " cannot lock '" + key + "'");
+}
+
+// ---- StoreWrapper ---------------------------------------------------------------------------------
+
+StoreWrapper::StoreWrapper(StorePtr inner) : inner_(std::move(inner)) {
+  if (!inner_) throw ArgumentError("StoreWrapper: no store to wrap");
+}
+std::optional<VersionedBytes> StoreWrapper::do_get(const std::string& key, const ByteRange& range) {
+  return inner_->get_versioned(key, range);
+}
+void StoreWrapper::do_set(const std::string& key, const Bytes& value) { inner_->set(key, value); }
+void StoreWrapper::do_erase(const std::string& key) { inner_->erase(key); }
+std::vector<std::string> StoreWrapper::do_list_prefix(const std::string& prefix) { return inner_->list_prefix(prefix); }
+std::optional<std::uint64_t> StoreWrapper::do_size(const std::string& key) { return inner_->size(key); }
+bool StoreWrapper::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+  return inner_->get_streamed(key, range, piece, sink);
+}
+bool StoreWrapper::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
+  return inner_->set_if(key, value, expected);
+}
+void StoreWrapper::do_erase_prefix(const std::string& prefix) { inner_->erase_prefix(prefix); }
+DirListing StoreWrapper::do_list_dir(const std::string& prefix) { return inner_->list_dir(prefix); }
+std::unique_ptr<StoreLock> StoreWrapper::do_lock(const std::string& key) { return inner_->lock(key); }
+
+// ---- keys -------------------------------------------------------------------------------------------
+
 void validate_key(std::string_view key) {
   auto bad = [&](const char* why) {
     std::string shown;
     for (char c : key) shown += (c == '\0') ? std::string("\\0") : std::string(1, c);
-    throw StoreError("invalid store key '" + shown + "': " + why);
+    throw StoreError(ErrorCode::invalid_key, "invalid store key '" + shown + "': " + why);
   };
   if (key.empty()) bad("empty key");
   if (key.front() == '/') bad("absolute paths are not allowed");

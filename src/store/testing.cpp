@@ -7,11 +7,11 @@ namespace zarrpp {
 std::string to_string(StoreOp::Kind k) {
   switch (k) {
     case StoreOp::Kind::Get: return "get";
+    case StoreOp::Kind::GetStreamed: return "get_streamed";
     case StoreOp::Kind::Set: return "set";
-    case StoreOp::Kind::CompareAndSet: return "compare_and_set";
+    case StoreOp::Kind::SetIf: return "set_if";
     case StoreOp::Kind::Erase: return "erase";
     case StoreOp::Kind::ErasePrefix: return "erase_prefix";
-    case StoreOp::Kind::Exists: return "exists";
     case StoreOp::Kind::ListPrefix: return "list_prefix";
     case StoreOp::Kind::ListDir: return "list_dir";
     case StoreOp::Kind::Lock: return "lock";
@@ -19,6 +19,8 @@ std::string to_string(StoreOp::Kind k) {
   }
   return "?";
 }
+
+// ---- RecordingStore ---------------------------------------------------------------------------------
 
 void RecordingStore::record(StoreOp::Kind k, const std::string& key, ByteRange r) {
   std::lock_guard lk(mu_);
@@ -41,46 +43,48 @@ std::vector<std::string> RecordingStore::keys(std::initializer_list<StoreOp::Kin
   return out;
 }
 
-std::optional<Bytes> RecordingStore::get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> RecordingStore::do_get(const std::string& key, const ByteRange& range) {
   record(StoreOp::Kind::Get, key, range);
-  return inner_->get(key, range);
+  return StoreWrapper::do_get(key, range);
 }
-void RecordingStore::set(const std::string& key, const Bytes& value) {
+bool RecordingStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+  record(StoreOp::Kind::GetStreamed, key, range);
+  return StoreWrapper::do_get_streamed(key, range, piece, sink);
+}
+void RecordingStore::do_set(const std::string& key, const Bytes& value) {
   record(StoreOp::Kind::Set, key);
-  inner_->set(key, value);
+  StoreWrapper::do_set(key, value);
 }
-bool RecordingStore::compare_and_set(const std::string& key, const std::optional<Bytes>& e, const Bytes& v) {
-  record(StoreOp::Kind::CompareAndSet, key);
-  return inner_->compare_and_set(key, e, v);
+bool RecordingStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
+  record(StoreOp::Kind::SetIf, key);
+  return StoreWrapper::do_set_if(key, value, expected);
 }
-void RecordingStore::erase(const std::string& key) {
+void RecordingStore::do_erase(const std::string& key) {
   record(StoreOp::Kind::Erase, key);
-  inner_->erase(key);
+  StoreWrapper::do_erase(key);
 }
-void RecordingStore::erase_prefix(const std::string& prefix) {
+void RecordingStore::do_erase_prefix(const std::string& prefix) {
   record(StoreOp::Kind::ErasePrefix, prefix);
-  inner_->erase_prefix(prefix);
+  StoreWrapper::do_erase_prefix(prefix);
 }
-bool RecordingStore::exists(const std::string& key) {
-  record(StoreOp::Kind::Exists, key);
-  return inner_->exists(key);
-}
-std::optional<std::uint64_t> RecordingStore::size(const std::string& key) {
+std::optional<std::uint64_t> RecordingStore::do_size(const std::string& key) {
   record(StoreOp::Kind::Size, key);
-  return inner_->size(key);
+  return StoreWrapper::do_size(key);
 }
-std::vector<std::string> RecordingStore::list_prefix(const std::string& prefix) {
+std::vector<std::string> RecordingStore::do_list_prefix(const std::string& prefix) {
   record(StoreOp::Kind::ListPrefix, prefix);
-  return inner_->list_prefix(prefix);
+  return StoreWrapper::do_list_prefix(prefix);
 }
-DirListing RecordingStore::list_dir(const std::string& prefix) {
+DirListing RecordingStore::do_list_dir(const std::string& prefix) {
   record(StoreOp::Kind::ListDir, prefix);
-  return inner_->list_dir(prefix);
+  return StoreWrapper::do_list_dir(prefix);
 }
-std::unique_ptr<StoreLock> RecordingStore::lock(const std::string& key) {
+std::unique_ptr<StoreLock> RecordingStore::do_lock(const std::string& key) {
   record(StoreOp::Kind::Lock, key);
-  return inner_->lock(key);
+  return StoreWrapper::do_lock(key);
 }
+
+// ---- FaultyStore ------------------------------------------------------------------------------------
 
 void FaultyStore::step(const char* op, const std::string& key) {
   const auto n = count_.fetch_add(1);
@@ -89,41 +93,41 @@ void FaultyStore::step(const char* op, const std::string& key) {
     throw StoreError(std::string("injected fault at operation ") + std::to_string(n) + " (" + op + " '" + key + "')");
   }
 }
-std::optional<Bytes> FaultyStore::get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> FaultyStore::do_get(const std::string& key, const ByteRange& range) {
   step("get", key);
-  return inner_->get(key, range);
+  return StoreWrapper::do_get(key, range);
 }
-void FaultyStore::set(const std::string& key, const Bytes& value) {
+bool FaultyStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+  step("get_streamed", key);
+  return StoreWrapper::do_get_streamed(key, range, piece, sink);
+}
+void FaultyStore::do_set(const std::string& key, const Bytes& value) {
   step("set", key);
-  inner_->set(key, value);
+  StoreWrapper::do_set(key, value);
 }
-bool FaultyStore::compare_and_set(const std::string& key, const std::optional<Bytes>& e, const Bytes& v) {
-  step("compare_and_set", key);
-  return inner_->compare_and_set(key, e, v);
+bool FaultyStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
+  step("set_if", key);
+  return StoreWrapper::do_set_if(key, value, expected);
 }
-void FaultyStore::erase(const std::string& key) {
+void FaultyStore::do_erase(const std::string& key) {
   step("erase", key);
-  inner_->erase(key);
+  StoreWrapper::do_erase(key);
 }
-void FaultyStore::erase_prefix(const std::string& prefix) {
+void FaultyStore::do_erase_prefix(const std::string& prefix) {
   step("erase_prefix", prefix);
-  inner_->erase_prefix(prefix);
+  StoreWrapper::do_erase_prefix(prefix);
 }
-bool FaultyStore::exists(const std::string& key) {
-  step("exists", key);
-  return inner_->exists(key);
-}
-std::optional<std::uint64_t> FaultyStore::size(const std::string& key) {
+std::optional<std::uint64_t> FaultyStore::do_size(const std::string& key) {
   step("size", key);
-  return inner_->size(key);
+  return StoreWrapper::do_size(key);
 }
-std::vector<std::string> FaultyStore::list_prefix(const std::string& prefix) {
+std::vector<std::string> FaultyStore::do_list_prefix(const std::string& prefix) {
   step("list_prefix", prefix);
-  return inner_->list_prefix(prefix);
+  return StoreWrapper::do_list_prefix(prefix);
 }
-DirListing FaultyStore::list_dir(const std::string& prefix) {
+DirListing FaultyStore::do_list_dir(const std::string& prefix) {
   step("list_dir", prefix);
-  return inner_->list_dir(prefix);
+  return StoreWrapper::do_list_dir(prefix);
 }
 
 }  // namespace zarrpp

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "curl_util.hpp"
+#include "encoding.hpp"
 #include "zarrpp/core/error.hpp"
 
 namespace zarrpp {

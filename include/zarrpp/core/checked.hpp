@@ -11,17 +11,17 @@ namespace zarrpp::checked {
 
 inline std::int64_t add(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) throw Error(std::string("int64 overflow computing ") + what);
+  if (__builtin_add_overflow(a, b, &r)) throw LimitError(std::string("int64 overflow computing ") + what);
   return r;
 }
 inline std::int64_t sub(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) throw Error(std::string("int64 overflow computing ") + what);
+  if (__builtin_sub_overflow(a, b, &r)) throw LimitError(std::string("int64 overflow computing ") + what);
   return r;
 }
 inline std::int64_t mul(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) throw Error(std::string("int64 overflow computing ") + what);
+  if (__builtin_mul_overflow(a, b, &r)) throw LimitError(std::string("int64 overflow computing ") + what);
   return r;
 }
 

@@ -131,7 +131,7 @@ class NDArray {
   static NDArray from_vector(Shape shape, const std::vector<T>& values) {
     NDArray a(dtype_v<T>(), std::move(shape));
     if (static_cast<std::int64_t>(values.size()) != a.size())
-      throw SelectionError("NDArray::from_vector: " + std::to_string(values.size()) +
+      throw SelectionError(ErrorCode::shape_mismatch, "NDArray::from_vector: " + std::to_string(values.size()) +
                            " values do not fill shape " + shape_str(a.shape()));
     if (!values.empty()) std::memcpy(a.raw_data(), values.data(), values.size() * sizeof(T));
     return a;

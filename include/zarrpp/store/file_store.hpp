@@ -13,8 +13,9 @@ namespace zarrpp {
 class FileStore : public Store {
  public:
   struct Options {
-    bool create = true;  // create the root directory if missing
-    bool fsync = false;  // fsync files and directories on every set (durability across power loss)
+    bool create = true;      // create the root directory if missing
+    bool fsync = false;      // fsync files and directories on every set (durability across power loss)
+    bool read_only = false;  // refuse every write (StoreError read_only)
   };
   // Opens (by default creating) the store rooted at `root`.
   static std::shared_ptr<FileStore> open(const std::filesystem::path& root);
@@ -28,23 +29,28 @@ class FileStore : public Store {
   // Where a key lives on disk (after validating it).
   std::filesystem::path path_of(const std::string& key) const;
 
-  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
-  bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
-  bool streams_natively() const override { return true; }
-  void set(const std::string& key, const Bytes& value) override;
-  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
-  void erase(const std::string& key) override;
-  void erase_prefix(const std::string& prefix) override;
-  bool exists(const std::string& key) override;
-  std::optional<std::uint64_t> size(const std::string& key) override;
-  std::vector<std::string> list_prefix(const std::string& prefix) override;
-  DirListing list_dir(const std::string& prefix) override;
-  std::unique_ptr<StoreLock> lock(const std::string& key) override;
+  StoreCapabilities capabilities() const override {
+    return {.writable = !options_.read_only, .listing = true, .conditional_writes = true, .locking = true,
+            .native_streaming = true};
+  }
   std::string describe() const override { return "file://" + root_.string(); }
+
+ protected:
+  // Versions name the file a key's value lives in (device, inode, size, modification and change
+  // times): every write renames a new file into place, so a new value is a new version.
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  void do_set(const std::string& key, const Bytes& value) override;
+  bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  void do_erase(const std::string& key) override;
+  void do_erase_prefix(const std::string& prefix) override;
+  std::optional<std::uint64_t> do_size(const std::string& key) override;
+  std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+  DirListing do_list_dir(const std::string& prefix) override;
+  std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
 
  private:
   void write_atomic(const std::string& key, const Bytes& value);
-  std::optional<Bytes> read_key(const std::string& key, const ByteRange& range) const;
   // The key's file opened for reading, or -1 when it does not exist; other failures throw.
   int open_for_read(const std::string& key) const;
   std::unique_ptr<StoreLock> lock_file(const std::string& key, const char* kind);

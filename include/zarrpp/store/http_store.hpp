@@ -8,7 +8,8 @@
 // Range requests; servers that ignore Range and send the whole value are handled by slicing.
 //
 // HTTP has no listing, so list_prefix and list_dir throw StoreError. Zarr v3 does not need them to
-// read: every node is found through its zarr.json and every chunk through its key.
+// read: every node is found through its zarr.json and every chunk through its key. The store is
+// read-only: writes throw StoreError (read_only).
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -63,25 +64,23 @@ class HttpStore : public Store {
   // The URL a key is read from (after validating the key).
   std::string url_of(const std::string& key) const;
 
-  // nullopt on 404; any other failure (403, 5xx after retries, ...) throws StoreError.
-  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
-  // HEAD: true on 2xx, false on 404.
-  bool exists(const std::string& key) override;
-  std::optional<std::uint64_t> size(const std::string& key) override;
-  // Read-only: these throw StoreError.
-  void set(const std::string& key, const Bytes& value) override;
-  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
-  void erase(const std::string& key) override;
-  void erase_prefix(const std::string& prefix) override;
-  // HTTP cannot list: these throw StoreError.
-  std::vector<std::string> list_prefix(const std::string& prefix) override;
-  DirListing list_dir(const std::string& prefix) override;
-  // Always nullptr: a read-only store has nothing to lock.
-  std::unique_ptr<StoreLock> lock(const std::string& key) override;
+  StoreCapabilities capabilities() const override {
+    return {.writable = false, .listing = false, .conditional_writes = false, .locking = false, .native_streaming = false};
+  }
   std::string describe() const override;
 
+ protected:
+  // nullopt on 404; any other failure (403, 5xx after retries, ...) throws StoreError. The
+  // version is the ETag when the server sends one.
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  // HEAD (a one-byte GET on servers without HEAD).
+  std::optional<std::uint64_t> do_size(const std::string& key) override;
+  // Read-only and without listing: capabilities() says so and Store refuses before these run.
+  void do_set(const std::string& key, const Bytes& value) override;
+  void do_erase(const std::string& key) override;
+  std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+
  private:
-  [[noreturn]] void read_only(const char* op, const std::string& what) const;
   std::vector<std::string> request_headers() const;
   // A HEAD request for `key` (falling back to a one-byte GET on servers without HEAD); returns
   // the request as finally sent, for error messages. Throws StoreError on a failure status.

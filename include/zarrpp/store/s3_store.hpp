@@ -13,7 +13,8 @@
 //   AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (else https://s3.REGION.amazonaws.com).
 // Without credentials requests go unsigned (public buckets).
 //
-// compare_and_set uses conditional PUTs (If-None-Match: * to create, If-Match: ETag to replace).
+// set_if and compare_and_set use conditional PUTs (If-None-Match: * to create, If-Match: ETag to
+// replace); versions are ETags.
 //
 // lock() is a lease built from the same conditional PUTs, so growth (prepend, append, resize) works
 // between processes and machines: the lock is an object next to the key (".zarrpp-lock.NAME",
@@ -22,8 +23,8 @@
 // longer than lock_ttl by its own clock (no clocks are compared between machines) takes the lease
 // over with If-Match on that ETag, so a crashed holder delays others by lock_ttl at most. A holder
 // that could not renew in time has lost the lease: StoreLock::check() then throws and the array
-// layer stops before it changes zarr.json. On a server without conditional writes lock() returns
-// nullptr and growth refuses with ConflictError.
+// layer stops before it changes zarr.json. On a server without conditional writes, set_if and
+// lock() throw ConflictError, so growth refuses clearly.
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -40,7 +41,7 @@ enum class ConditionalWrites {
   Auto,  // find out once per store: PUT a probe object twice with If-None-Match: * (and once with a
          // wrong If-Match); a server that does not answer 412 does not support them
   On,    // assume it does
-  Off,   // assume it does not: compare_and_set throws ConflictError
+  Off,   // assume it does not: set_if and compare_and_set throw ConflictError
 };
 
 class S3Store : public Store {
@@ -79,22 +80,29 @@ class S3Store : public Store {
   const std::string& region() const { return region_; }
   // The object URL of a key (after validating it).
   std::string url_of(const std::string& key) const;
-  // Whether compare_and_set can work (probes the server once in Auto mode).
+  // Whether set_if can work (probes the server once in Auto mode).
   bool supports_conditional_writes();
 
-  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
-  void set(const std::string& key, const Bytes& value) override;
-  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
-  void erase(const std::string& key) override;
-  void erase_prefix(const std::string& prefix) override;
-  bool exists(const std::string& key) override;
-  std::optional<std::uint64_t> size(const std::string& key) override;
-  std::vector<std::string> list_prefix(const std::string& prefix) override;
-  DirListing list_dir(const std::string& prefix) override;
-  // A lease (see above); nullptr when the server has no conditional writes. Waits up to
-  // lock_timeout for another holder (ConflictError after). The lease must not outlive the store.
-  std::unique_ptr<StoreLock> lock(const std::string& key) override;
+  // Conditional writes and locking unless conditional_writes is Off. In Auto mode this makes no
+  // request: the first conditional write or lock probes the server once and refuses clearly when
+  // it does not honour conditional PUTs.
+  StoreCapabilities capabilities() const override;
   std::string describe() const override;
+
+ protected:
+  // Versions are ETags.
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<std::uint64_t> do_size(const std::string& key) override;
+  void do_set(const std::string& key, const Bytes& value) override;
+  // If-Match: ETag (or If-None-Match: *), so exactly the version read is replaced.
+  bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  void do_erase(const std::string& key) override;
+  void do_erase_prefix(const std::string& prefix) override;
+  std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+  DirListing do_list_dir(const std::string& prefix) override;
+  // A lease (see above). Waits up to lock_timeout for another holder (ConflictError after). The
+  // lease must not outlive the store.
+  std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
 
  private:
   struct Impl;
@@ -104,6 +112,7 @@ class S3Store : public Store {
     bool replace = false;      // If-Match honoured
   };
   Conditional conditional();
+  std::unique_ptr<StoreLock> make_lease(const std::string& key);
 
   Options options_;
   std::string endpoint_, region_;

@@ -1,11 +1,15 @@
 #pragma once
 // Stores move bytes by key. They are dumb on purpose: crash-safe ordering, compare-and-swap of
 // metadata and clean-up live in the array layer, built from these primitives.
+//
+// Store's public methods are not virtual: each validates its key once and calls the protected
+// do_* method a store implements. What a store can do is declared by capabilities(), so callers
+// ask before relying on locks, conditional writes or listings.
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +42,27 @@ struct DirListing {
   std::vector<std::string> prefixes;  // names relative to the prefix, without the trailing '/'
 };
 
+// An opaque token naming one version of a stored value (an ETag, a generation): it changes
+// whenever the value does, so a write conditioned on it replaces exactly the value that was read.
+using Version = std::string;
+
+// A value read together with its version. With a byte range, `bytes` holds the range and
+// `version` names the whole value it came from.
+struct VersionedBytes {
+  Bytes bytes;
+  Version version;
+};
+
+// What a store can do.
+struct StoreCapabilities {
+  bool writable = true;             // set/erase work (false: they throw StoreError read_only)
+  bool listing = true;              // list_prefix/list_dir work
+  bool conditional_writes = false;  // set_if (and compare_and_set) are atomic
+  bool locking = false;             // lock() gives an exclusive lock
+  bool native_streaming = false;    // get_streamed reads pieces from the source itself and knows
+                                    // the value's size without another request
+};
+
 // Held while an exclusive lock is owned; releases on destruction.
 class StoreLock {
  public:
@@ -51,47 +76,99 @@ class Store {
  public:
   virtual ~Store() = default;
 
+  // ---- reading ----
   // nullopt when the key does not exist.
-  virtual std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) = 0;
-  // Writes a whole value; readers see the old or the new value, never a mix.
-  virtual void set(const std::string& key, const Bytes& value) = 0;
-  // Sets `key` to `value` only if its current value equals `expected` (nullopt = must not exist).
-  // Returns false, changing nothing, when it does not.
-  virtual bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected,
-                               const Bytes& value) = 0;
-  // Removes a key; removing a missing key is not an error.
-  virtual void erase(const std::string& key) = 0;
-  // Removes every key under prefix ("a/b/" removes "a/b/..."; "" removes everything).
-  virtual void erase_prefix(const std::string& prefix) = 0;
-  virtual bool exists(const std::string& key) = 0;
-  // The size of a value in bytes, nullopt when the key does not exist. The default reads the
-  // value; stores override it with something cheap (fstat, HEAD).
-  virtual std::optional<std::uint64_t> size(const std::string& key);
+  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all());
+  // The same, with the value's version (for set_if).
+  std::optional<VersionedBytes> get_versioned(const std::string& key, const ByteRange& range = ByteRange::all());
+  // The size of a value in bytes, nullopt when the key does not exist.
+  std::optional<std::uint64_t> size(const std::string& key);
+  bool exists(const std::string& key) { return size(key).has_value(); }
   // Hands bytes `range` of a value to `sink` in order, in pieces of at most `piece` bytes that
   // start at multiples of `piece` from the range's start, through a small reused buffer (so a
   // large value is never held whole); sink(value_size, offset_in_value, bytes). Returns false
-  // when the key does not exist; a value that ends early just delivers fewer bytes. The default
-  // gets the range at once (and the size with size() when the range is partial).
+  // when the key does not exist; a value that ends early just delivers fewer bytes.
   using PieceSink = std::function<void(std::uint64_t value_size, std::uint64_t offset, std::span<const std::uint8_t> bytes)>;
-  virtual bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
-  // Whether get_streamed is the store's own (reads pieces from the source and knows the value's
-  // size without another request), so partial and streamed reads pay off.
-  virtual bool streams_natively() const { return false; }
+  bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
+
+  // ---- writing ----
+  // Writes a whole value; readers see the old or the new value, never a mix.
+  void set(const std::string& key, const Bytes& value);
+  // Writes `value` only if the key's current version is `expected` (nullopt: only if the key does
+  // not exist). Returns false, changing nothing, when it is not. Needs conditional_writes.
+  bool set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);
+  // Sets `key` to `value` only if its current value equals `expected` (nullopt = must not exist).
+  // Built on get_versioned + set_if; returns false, changing nothing, when it does not.
+  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value);
+  // Removes a key; removing a missing key is not an error.
+  void erase(const std::string& key);
+  // Removes every key under prefix ("a/b/" removes "a/b/..."; "" removes everything).
+  void erase_prefix(const std::string& prefix);
+
+  // ---- listing ----
   // Every key starting with prefix, in sorted order.
-  virtual std::vector<std::string> list_prefix(const std::string& prefix) = 0;
+  std::vector<std::string> list_prefix(const std::string& prefix);
   // Immediate children of a directory-like prefix ("" = root, else ending in '/').
-  virtual DirListing list_dir(const std::string& prefix) = 0;
+  DirListing list_dir(const std::string& prefix);
+
+  // ---- locking ----
   // An exclusive lock named by `key`, shared by every user of the same store (threads, and for
-  // stores that can, processes). nullptr when the store cannot lock.
-  virtual std::unique_ptr<StoreLock> lock(const std::string& key) = 0;
+  // stores that can, processes). Throws ConflictError when the store cannot lock.
+  std::unique_ptr<StoreLock> lock(const std::string& key);
+
+  virtual StoreCapabilities capabilities() const = 0;
   // A short description for messages ("file:///data/x.zarr", "memory").
   virtual std::string describe() const = 0;
+
+ protected:
+  // Keys reaching these are valid (validate_key), prefixes valid (validate_prefix).
+  virtual std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) = 0;
+  virtual void do_set(const std::string& key, const Bytes& value) = 0;
+  virtual void do_erase(const std::string& key) = 0;
+  virtual std::vector<std::string> do_list_prefix(const std::string& prefix) = 0;
+  // Defaults: size by reading the value; streaming by reading the range at once; set_if throws
+  // (no conditional writes); erase_prefix by listing and erasing each key; list_dir from
+  // list_prefix; lock throws (no locking).
+  virtual std::optional<std::uint64_t> do_size(const std::string& key);
+  virtual bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
+  virtual bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);
+  virtual void do_erase_prefix(const std::string& prefix);
+  virtual DirListing do_list_dir(const std::string& prefix);
+  virtual std::unique_ptr<StoreLock> do_lock(const std::string& key);
+
+ private:
+  void check_writable(const char* op, const std::string& key) const;
+  void check_listing(const std::string& prefix) const;
 };
 
 using StorePtr = std::shared_ptr<Store>;
 
+// A store that passes every operation to another one: the base of test wrappers (recording,
+// fault injection) that override the operations they watch and call the base for the rest.
+class StoreWrapper : public Store {
+ public:
+  explicit StoreWrapper(StorePtr inner);
+  const StorePtr& inner() const { return inner_; }
+  StoreCapabilities capabilities() const override { return inner_->capabilities(); }
+
+ protected:
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  void do_set(const std::string& key, const Bytes& value) override;
+  void do_erase(const std::string& key) override;
+  std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+  std::optional<std::uint64_t> do_size(const std::string& key) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  void do_erase_prefix(const std::string& prefix) override;
+  DirListing do_list_dir(const std::string& prefix) override;
+  std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
+
+ private:
+  StorePtr inner_;
+};
+
 // Validates a store key: relative, '/'-separated, no empty, "." or ".." segments, no backslash or
-// NUL, no reserved ".zarrpp-" segments. Throws StoreError naming the key.
+// NUL, no reserved ".zarrpp-" segments. Throws StoreError (invalid_key) naming the key.
 void validate_key(std::string_view key);
 // Validates a list prefix: "" or a key, optionally with a trailing '/'.
 void validate_prefix(std::string_view prefix);

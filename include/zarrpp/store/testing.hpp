@@ -1,5 +1,7 @@
 #pragma once
-// Store wrappers for tests: one records every operation, one fails the Nth operation.
+// Store wrappers for tests: one records every operation, one fails the Nth operation. Both pass
+// everything else through (streamed reads, conditional writes and locks included), so the real
+// store's paths run underneath.
 #include <atomic>
 #include <mutex>
 
@@ -8,65 +10,65 @@
 namespace zarrpp {
 
 struct StoreOp {
-  enum class Kind { Get, Set, CompareAndSet, Erase, ErasePrefix, Exists, ListPrefix, ListDir, Lock, Size };
+  enum class Kind { Get, GetStreamed, Set, SetIf, Erase, ErasePrefix, ListPrefix, ListDir, Lock, Size };
   Kind kind;
   std::string key;
-  ByteRange range;  // for Get
+  ByteRange range;  // for Get and GetStreamed
 };
 std::string to_string(StoreOp::Kind k);
 
-// Records every operation passed to the wrapped store.
-class RecordingStore : public Store {
+// Records every operation passed to the wrapped store. compare_and_set shows as Get + SetIf,
+// exists as Size.
+class RecordingStore : public StoreWrapper {
  public:
-  explicit RecordingStore(StorePtr inner) : inner_(std::move(inner)) {}
+  explicit RecordingStore(StorePtr inner) : StoreWrapper(std::move(inner)) {}
   std::vector<StoreOp> ops() const;
   void clear();
   // Keys of the given kinds of operation, in order (duplicates kept).
   std::vector<std::string> keys(std::initializer_list<StoreOp::Kind> kinds) const;
+  std::string describe() const override { return "recording(" + inner()->describe() + ")"; }
 
-  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
-  void set(const std::string& key, const Bytes& value) override;
-  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
-  void erase(const std::string& key) override;
-  void erase_prefix(const std::string& prefix) override;
-  bool exists(const std::string& key) override;
-  std::optional<std::uint64_t> size(const std::string& key) override;
-  std::vector<std::string> list_prefix(const std::string& prefix) override;
-  DirListing list_dir(const std::string& prefix) override;
-  std::unique_ptr<StoreLock> lock(const std::string& key) override;
-  std::string describe() const override { return "recording(" + inner_->describe() + ")"; }
+ protected:
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  void do_set(const std::string& key, const Bytes& value) override;
+  bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  void do_erase(const std::string& key) override;
+  void do_erase_prefix(const std::string& prefix) override;
+  std::optional<std::uint64_t> do_size(const std::string& key) override;
+  std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+  DirListing do_list_dir(const std::string& prefix) override;
+  std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
 
  private:
   void record(StoreOp::Kind k, const std::string& key, ByteRange r = ByteRange::all());
-  StorePtr inner_;
   mutable std::mutex mu_;
   std::vector<StoreOp> ops_;
 };
 
 // Fails (throws StoreError) at the Nth operation (0-based) that is not a lock, then works again.
 // With `fail_forever`, every operation from the Nth on fails.
-class FaultyStore : public Store {
+class FaultyStore : public StoreWrapper {
  public:
   FaultyStore(StorePtr inner, std::int64_t fail_at, bool fail_forever = false)
-      : inner_(std::move(inner)), fail_at_(fail_at), forever_(fail_forever) {}
+      : StoreWrapper(std::move(inner)), fail_at_(fail_at), forever_(fail_forever) {}
   std::int64_t operations() const { return count_.load(); }
   bool fired() const { return fired_.load(); }
+  std::string describe() const override { return "faulty(" + inner()->describe() + ")"; }
 
-  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all()) override;
-  void set(const std::string& key, const Bytes& value) override;
-  bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) override;
-  void erase(const std::string& key) override;
-  void erase_prefix(const std::string& prefix) override;
-  bool exists(const std::string& key) override;
-  std::optional<std::uint64_t> size(const std::string& key) override;
-  std::vector<std::string> list_prefix(const std::string& prefix) override;
-  DirListing list_dir(const std::string& prefix) override;
-  std::unique_ptr<StoreLock> lock(const std::string& key) override { return inner_->lock(key); }
-  std::string describe() const override { return "faulty(" + inner_->describe() + ")"; }
+ protected:
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  void do_set(const std::string& key, const Bytes& value) override;
+  bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  void do_erase(const std::string& key) override;
+  void do_erase_prefix(const std::string& prefix) override;
+  std::optional<std::uint64_t> do_size(const std::string& key) override;
+  std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+  DirListing do_list_dir(const std::string& prefix) override;
 
  private:
   void step(const char* op, const std::string& key);
-  StorePtr inner_;
   std::int64_t fail_at_;
   bool forever_;
   std::atomic<std::int64_t> count_{0};

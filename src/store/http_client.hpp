@@ -1,11 +1,9 @@
 #pragma once
-// Shared plumbing of the remote stores: a libcurl client with a pool of kept-alive handles and
-// retries, byte-range helpers, URL encoding, hashes and a minimal XML reader for S3 responses.
+// The HTTP client of the remote stores: libcurl easy handles pooled and kept alive between
+// requests, retries of transient failures with backoff, and checks of URLs.
 #include <curl/curl.h>
 
-#include <array>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -19,40 +17,9 @@
 
 namespace zarrpp::detail {
 
-// ---- encodings and hashes ----------------------------------------------------------------------
-
-std::string to_hex(std::span<const std::uint8_t> data);
-std::array<std::uint8_t, 32> sha256(std::span<const std::uint8_t> data);
-std::string sha256_hex(std::span<const std::uint8_t> data);
-std::array<std::uint8_t, 16> md5(std::span<const std::uint8_t> data);
-std::string base64(std::span<const std::uint8_t> data);
-inline std::span<const std::uint8_t> as_bytes(std::string_view s) {
-  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-// RFC 3986 percent-encoding: unreserved characters (A-Z a-z 0-9 - . _ ~) stay, '/' stays when
-// keep_slash, every other byte becomes %XX (upper-case hex).
-std::string uri_encode(std::string_view s, bool keep_slash);
-// Decodes %XX escapes; throws StoreError naming `what` on a malformed escape.
-std::string percent_decode(std::string_view s, const std::string& what);
-// "k1=v1&k2=v2" with keys and values encoded and the pairs sorted (the SigV4 canonical form).
-std::string canonical_query(std::vector<std::pair<std::string, std::string>> params);
-
 // Checks an http(s) URL with libcurl's parser; throws StoreError "<what> '<url>' ..." when it is
 // not valid, not http(s) or has no host.
 void check_http_url(const std::string& url, const std::string& what);
-
-// ---- XML ----------------------------------------------------------------------------------------
-
-// Calls on_element(path, text) when each element closes; path holds the local names (namespace
-// prefixes dropped) from the root to the element, text its decoded character data (entities,
-// character references and CDATA). Throws std::runtime_error describing malformed input.
-void parse_xml(std::string_view xml,
-               const std::function<void(const std::vector<std::string>& path, std::string& text)>& on_element);
-// Escapes text for element content.
-std::string xml_escape(std::string_view s);
-
-// ---- HTTP ---------------------------------------------------------------------------------------
 
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
@@ -116,18 +83,5 @@ class HttpClient {
   mutable std::mutex mu_;
   mutable std::vector<CURL*> idle_;
 };
-
-// ---- byte ranges --------------------------------------------------------------------------------
-
-struct RangePlan {
-  bool whole = false;   // no Range header
-  bool empty = false;   // zero bytes asked for: only existence matters
-  std::string header;   // "Range: bytes=..." otherwise
-};
-RangePlan plan_range(const ByteRange& r);
-// The requested bytes from a 2xx or 416 response to a request made with plan_range(r): slices a
-// 200 (server ignored Range), checks a 206's Content-Range, and gives empty bytes for 416. Throws
-// StoreError prefixed with `what` when the server sent other bytes than asked for.
-Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what);
 
 }  // namespace zarrpp::detail

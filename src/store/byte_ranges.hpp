@@ -1,0 +1,31 @@
+#pragma once
+// Byte ranges over HTTP: the Range header a ByteRange needs, and the bytes a response carries
+// for it (Content-Range checked, servers that ignore Range sliced).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "http_client.hpp"
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp::detail {
+
+struct RangePlan {
+  bool whole = false;   // no Range header
+  bool empty = false;   // zero bytes asked for: only existence matters
+  std::string header;   // "Range: bytes=..." otherwise
+};
+RangePlan plan_range(const ByteRange& r);
+// The requested bytes from a 2xx or 416 response to a request made with plan_range(r): slices a
+// 200 (server ignored Range), checks a 206's Content-Range, and gives empty bytes for 416. Throws
+// StoreError prefixed with `what` when the server sent other bytes than asked for.
+Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what);
+
+// Parses "bytes A-B/TOTAL" or "bytes A-B/*" strictly (decimal, no overflow, A <= B < TOTAL).
+bool parse_content_range(std::string_view v, std::uint64_t& a, std::uint64_t& b, std::optional<std::uint64_t>& total);
+// Parses a Content-Length value strictly (decimal digits only, within uint64); nullopt when it
+// is not one.
+std::optional<std::uint64_t> parse_content_length(std::string_view v);
+
+}  // namespace zarrpp::detail

@@ -1,0 +1,341 @@
+#include "http_client.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "byte_ranges.hpp"
+#include "zarrpp/core/error.hpp"
+
+#if LIBCURL_VERSION_NUM < 0x074B00
+#error "zarrpp's remote stores need libcurl 7.75 or newer (CURLOPT_AWS_SIGV4)"
+#endif
+
+namespace zarrpp::detail {
+
+// Checks an http(s) URL with libcurl's parser; throws StoreError naming it and the problem.
+void check_http_url(const std::string& url, const std::string& what) {
+  CURLU* u = curl_url();
+  if (!u) throw StoreError(what + ": out of memory");
+  struct Guard {
+    CURLU* u;
+    ~Guard() { curl_url_cleanup(u); }
+  } guard{u};
+  const CURLUcode rc = curl_url_set(u, CURLUPART_URL, url.c_str(), 0);
+  if (rc != CURLUE_OK) {
+#if LIBCURL_VERSION_NUM >= 0x075000
+    throw StoreError(what + " '" + url + "' is not a valid URL: " + curl_url_strerror(rc));
+#else
+    throw StoreError(what + " '" + url + "' is not a valid URL (curl URL error " + std::to_string(rc) + ")");
+#endif
+  }
+  char* scheme = nullptr;
+  char* host = nullptr;
+  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+  curl_url_get(u, CURLUPART_HOST, &host, 0);
+  const std::string s = scheme ? scheme : "", h = host ? host : "";
+  curl_free(scheme);
+  curl_free(host);
+  if (s != "http" && s != "https")
+    throw StoreError(what + " '" + url + "' must start with http:// or https:// (scheme is '" + s + "')");
+  if (h.empty()) throw StoreError(what + " '" + url + "' has no host");
+}
+
+// ---- HTTP ---------------------------------------------------------------------------------------
+
+const std::string* HttpResponse::header(std::string_view lower_name) const {
+  for (const auto& [k, v] : headers)
+    if (k == lower_name) return &v;
+  return nullptr;
+}
+
+const char* standard_reason(long status) {
+  switch (status) {
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 206: return "Partial Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 416: return "Range Not Satisfiable";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+  }
+}
+
+namespace {
+
+void global_init() {
+  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (rc != CURLE_OK) throw StoreError(std::string("cannot initialise libcurl: ") + curl_easy_strerror(rc));
+}
+
+bool transient_curl_error(CURLcode rc) {
+  switch (rc) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a failed attempt may still have been carried out by the server.
+bool maybe_applied(CURLcode rc) { return rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_COULDNT_CONNECT; }
+
+bool retryable_status(long s) { return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504; }
+
+struct Sink {
+  HttpResponse* resp;
+  bool head;  // HEAD: Content-Length describes a body that will not come
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* r = static_cast<Sink*>(user)->resp;
+  r->body.insert(r->body.end(), reinterpret_cast<const std::uint8_t*>(data),
+                 reinterpret_cast<const std::uint8_t*>(data) + size * n);
+  return size * n;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* r = static_cast<Sink*>(user)->resp;
+  const std::string_view line(data, size * n);
+  if (line.starts_with("HTTP/")) {
+    // A new response (after a redirect or a 100 Continue): start over.
+    r->headers.clear();
+    r->body.clear();
+    const std::size_t sp1 = line.find(' ');
+    const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+    r->reason = sp2 == std::string_view::npos ? "" : trim(line.substr(sp2 + 1));
+    return size * n;
+  }
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return size * n;
+  std::string name = trim(line.substr(0, colon));
+  std::transform(name.begin(), name.end(), name.begin(), [](char c) {
+    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  });
+  std::string value = trim(line.substr(colon + 1));
+  if (name == "content-length" && !static_cast<Sink*>(user)->head) {
+    // Reserve for the body, within reason (the length is only a hint here).
+    if (const auto len = parse_content_length(value); len && *len <= (std::uint64_t{1} << 30))
+      r->body.reserve(static_cast<std::size_t>(*len));
+  }
+  r->headers.emplace_back(std::move(name), std::move(value));
+  return size * n;
+}
+
+thread_local std::minstd_rand jitter_rng{std::random_device{}()};
+
+}  // namespace
+
+HttpClient::HttpClient(RemoteOptions options, std::string label) : options_(std::move(options)), label_(std::move(label)) {
+  global_init();
+  if (options_.max_attempts < 1)
+    throw StoreError(label_ + ": max_attempts must be at least 1 (got " + std::to_string(options_.max_attempts) + ")");
+  for (auto [v, name] : {std::pair{options_.connect_timeout, "connect_timeout"}, std::pair{options_.timeout, "timeout"},
+                         std::pair{options_.stall_timeout, "stall_timeout"},
+                         std::pair{options_.retry_initial_delay, "retry_initial_delay"},
+                         std::pair{options_.retry_max_delay, "retry_max_delay"}})
+    if (v.count() < 0) throw StoreError(label_ + ": " + name + " must not be negative");
+}
+
+HttpClient::~HttpClient() {
+  for (CURL* h : idle_) curl_easy_cleanup(h);
+}
+
+CURL* HttpClient::acquire() const {
+  {
+    std::lock_guard lk(mu_);
+    if (!idle_.empty()) {
+      CURL* h = idle_.back();
+      idle_.pop_back();
+      return h;
+    }
+  }
+  CURL* h = curl_easy_init();
+  if (!h) throw StoreError(label_ + ": cannot create a libcurl handle");
+  return h;
+}
+
+void HttpClient::release(CURL* h) const {
+  {
+    std::lock_guard lk(mu_);
+    if (idle_.size() < options_.max_idle_connections) {
+      idle_.push_back(h);
+      return;
+    }
+  }
+  curl_easy_cleanup(h);
+}
+
+std::string HttpClient::failure_prefix(const HttpRequest& req, int attempts) const {
+  return label_ + " " + req.method + " " + req.url + " failed" +
+         (attempts > 1 ? " after " + std::to_string(attempts) + " attempts" : std::string()) + ": ";
+}
+
+CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf) const {
+  curl_easy_reset(h);  // keeps the connection cache
+  errbuf[0] = '\0';
+  Sink sink{&resp, req.method == "HEAD"};
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  if (options_.timeout.count() > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+  if (options_.stall_timeout.count() > 0) {
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>((options_.stall_timeout.count() + 999) / 1000));
+  }
+  if (!options_.user_agent.empty()) curl_easy_setopt(h, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
+  if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, req.follow_redirects ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+
+  static const char empty_body[1] = {0};
+  if (req.method == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else if (req.method == "HEAD") {
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  } else if (req.method == "PUT" || req.method == "POST") {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS,
+                     req.body.empty() ? empty_body : reinterpret_cast<const char*>(req.body.data()));
+    if (req.method == "PUT") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+  } else {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+
+  struct curl_slist* list = nullptr;
+  for (const auto& hd : req.headers) {
+    struct curl_slist* next = curl_slist_append(list, hd.c_str());
+    if (!next) {
+      curl_slist_free_all(list);
+      return CURLE_OUT_OF_MEMORY;
+    }
+    list = next;
+  }
+  if (list) curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+  if (!req.aws_sigv4.empty()) {
+    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, req.aws_sigv4.c_str());
+    curl_easy_setopt(h, CURLOPT_USERNAME, req.username.c_str());
+    curl_easy_setopt(h, CURLOPT_PASSWORD, req.password.c_str());
+  }
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &sink);
+
+  const CURLcode rc = curl_easy_perform(h);
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  resp.status = status;
+  char* effective = nullptr;
+  if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK && effective) resp.effective_url = effective;
+  if (resp.reason.empty()) resp.reason = standard_reason(status);
+  // Unhook everything that lives on this stack frame or in the request before the handle is
+  // pooled (the header list is freed here; curl must not write to the error buffer later).
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, static_cast<struct curl_slist*>(nullptr));
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, static_cast<char*>(nullptr));
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, static_cast<void*>(nullptr));
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, static_cast<void*>(nullptr));
+  curl_slist_free_all(list);
+  return rc;
+}
+
+HttpResponse HttpClient::perform(const HttpRequest& req) const {
+  bool ambiguous = false;
+  auto delay = options_.retry_initial_delay;
+  for (int attempt = 1;; ++attempt) {
+    HttpResponse resp;
+    char errbuf[CURL_ERROR_SIZE];
+    CURL* h = acquire();
+    CURLcode rc;
+    curl_off_t retry_after = 0;
+    try {
+      rc = perform_once(h, req, resp, errbuf);
+      curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
+    } catch (...) {
+      curl_easy_cleanup(h);
+      throw;
+    }
+    if (rc != CURLE_OK) {
+      // A handle whose transfer failed may hold a broken connection: do not pool it.
+      curl_easy_cleanup(h);
+    } else {
+      release(h);
+    }
+    const bool last = attempt >= options_.max_attempts;
+    if (rc != CURLE_OK) {
+      if (!transient_curl_error(rc) || last) {
+        std::string msg = failure_prefix(req, attempt) + curl_easy_strerror(rc);
+        if (errbuf[0]) msg += std::string(" (") + errbuf + ")";
+        throw StoreError(msg);
+      }
+      ambiguous = ambiguous || maybe_applied(rc);
+    } else {
+      const bool retry = retryable_status(resp.status) ||
+                         std::find(req.extra_retry_statuses.begin(), req.extra_retry_statuses.end(), resp.status) !=
+                             req.extra_retry_statuses.end();
+      if (!retry || last) {
+        resp.attempts = attempt;
+        resp.ambiguous = ambiguous;
+        return resp;
+      }
+      ambiguous = ambiguous || resp.status == 500 || resp.status == 502 || resp.status == 504;
+    }
+    // Exponential backoff with "equal jitter": half the delay fixed, half random.
+    auto wait = delay;
+    if (retry_after > 0) wait = std::max(wait, std::chrono::milliseconds(retry_after * 1000));
+    wait = std::min(wait, options_.retry_max_delay);
+    const auto half = wait.count() / 2;
+    const auto jitter = half > 0 ? std::uniform_int_distribution<long long>(0, half)(jitter_rng) : 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait.count() - half + jitter));
+    delay = std::min(delay * 2, options_.retry_max_delay);
+  }
+}
+
+}  // namespace zarrpp::detail
