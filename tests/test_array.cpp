@@ -40,7 +40,12 @@ TEST(Array, CreateWritesValidMetadataAndOpenReadsIt) {
   EXPECT_EQ(o.fill_value_json(), "NaN");
   const auto all = o.read();  // missing chunks read as the fill value
   EXPECT_TRUE(std::isnan(all.data<float>()[0]));
-  EXPECT_THROW(Array::create(store, "data/temp", {.shape = {1}, .chunks = {1}}), MetadataError);  // exists
+  try {
+    Array::create(store, "data/temp", {.shape = {1}, .chunks = {1}});
+    ADD_FAILURE() << "created over an existing node";
+  } catch (const ConflictError& e) {
+    EXPECT_EQ(e.code(), ErrorCode::already_exists);
+  }
   EXPECT_NO_THROW(Array::create(store, "data/temp", {.shape = {1}, .chunks = {1}, .overwrite = true}));
   EXPECT_EQ(Array::open(store, "data/temp").shape(), Shape{1});
 }

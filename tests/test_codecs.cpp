@@ -6,7 +6,6 @@
 #include <cstring>
 #include <random>
 
-#include "codec/codec_impl.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;

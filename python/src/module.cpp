@@ -212,36 +212,20 @@ zarrpp::Coordinates to_coordinates(const py::sequence& arrays) {
 
 // ---- codecs -------------------------------------------------------------------------------------
 
-// A codec from the (name, config dict) the Python codec classes describe themselves with.
+// A codec from the (name, config dict) the Python codec classes describe themselves with. The
+// registry knows every codec by name: the configuration is validated (and its automatic values
+// resolved) when the array is created.
 codec::Any to_codec(const py::tuple& spec) {
   if (spec.size() != 2) throw py::type_error("a codec spec is a (name, config) pair");
   const auto name = spec[0].cast<std::string>();
-  const auto cfg = spec[1].cast<py::dict>();
-  auto get_int = [&](const char* k, int def) { return cfg.contains(k) ? cfg[k].cast<int>() : def; };
-  if (name == "zstd") return codec::Zstd{get_int("level", 0), cfg.contains("checksum") && cfg["checksum"].cast<bool>()};
-  if (name == "gzip") return codec::Gzip{get_int("level", 5)};
-  if (name == "crc32c") return codec::Crc32c{};
-  if (name == "blosc") {
-    codec::Blosc b;
-    if (cfg.contains("cname")) b.cname = cfg["cname"].cast<std::string>();
-    b.clevel = get_int("clevel", 5);
-    const std::string sh = cfg.contains("shuffle") ? cfg["shuffle"].cast<std::string>() : "auto";
-    if (sh == "auto") b.shuffle = codec::Blosc::Shuffle::Auto;
-    else if (sh == "noshuffle") b.shuffle = codec::Blosc::Shuffle::NoShuffle;
-    else if (sh == "shuffle") b.shuffle = codec::Blosc::Shuffle::Shuffle;
-    else if (sh == "bitshuffle") b.shuffle = codec::Blosc::Shuffle::BitShuffle;
-    else throw py::value_error("blosc: shuffle must be 'noshuffle', 'shuffle', 'bitshuffle' or None, got '" + sh + "'");
-    b.typesize = get_int("typesize", 0);
-    b.blocksize = get_int("blocksize", 0);
-    return b;
+  if (!codec::role_of(name)) {
+    std::string known;
+    for (const auto& c : codec::known()) known += (known.empty() ? "" : ", ") + c.name;
+    throw py::value_error("unknown codec '" + name + "' (zarrpp knows " + known + ")");
   }
-  if (name == "bytes") {
-    const std::string e = cfg.contains("endian") ? cfg["endian"].cast<std::string>() : "little";
-    if (e != "little" && e != "big") throw py::value_error("bytes: endian must be 'little' or 'big'");
-    return codec::BytesCodec{e == "big" ? codec::Endian::big : codec::Endian::little};
-  }
-  if (name == "transpose") return codec::Transpose{cfg["order"].cast<std::vector<std::int64_t>>()};
-  throw py::value_error("unknown codec '" + name + "'");
+  const std::string what = "codec " + name;
+  const auto cfg = parse_json(py::module_::import("json").attr("dumps")(spec[1]).cast<std::string>(), what.c_str());
+  return zarrpp::CodecMetadata{name, cfg};
 }
 
 struct CreateArgs {
@@ -265,29 +249,25 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   spec.chunks = a.chunks;
   spec.dtype = DataType::parse(a.dtype);
   if (a.fill_value_json) spec.fill_value = parse_json(*a.fill_value_json, "fill_value");
-  spec.endian = a.endian == "big" ? codec::Endian::big : codec::Endian::little;
   spec.dimension_names = a.dimension_names;
   spec.attributes = parse_json(a.attributes_json, "attributes");
   spec.overwrite = a.overwrite;
   spec.lower_bound = a.lower_bound;
 
-  std::vector<codec::Any> filters, compressors;
-  for (const auto& f : a.filters) filters.push_back(to_codec(f));
-  for (const auto& c : a.compressors) compressors.push_back(to_codec(c));
-  // The shorthand (one compressor, then optionally crc32c) when it fits, else the whole pipeline.
-  std::size_t ncrc = 0;
-  for (const auto& c : compressors) ncrc += std::holds_alternative<codec::Crc32c>(c) ? 1 : 0;
-  const bool trailing_crc = !compressors.empty() && std::holds_alternative<codec::Crc32c>(compressors.back());
-  const std::size_t others = compressors.size() - ncrc;
-  if (filters.empty() && others <= 1 && (ncrc == 0 || (ncrc == 1 && trailing_crc))) {
-    if (others == 1) spec.compressor = compressors.front();
-    spec.crc32c = ncrc == 1;
-    spec.shards = a.shards;
-    return spec;
+  if (a.shards) {
+    if (a.shards->size() != a.chunks.size())
+      throw zarrpp::MetadataError("shards: " + zarrpp::shape_str(*a.shards) + " has " + std::to_string(a.shards->size()) +
+                                  " entries, the chunks " + zarrpp::shape_str(a.chunks) + " have " + std::to_string(a.chunks.size()));
+    for (std::size_t d = 0; d < a.chunks.size(); ++d)
+      if ((*a.shards)[d] < 1 || a.chunks[d] < 1 || (*a.shards)[d] % a.chunks[d] != 0)
+        throw zarrpp::MetadataError("shards[" + std::to_string(d) + "]: " + std::to_string((*a.shards)[d]) +
+                                    " must be a positive multiple of chunks[" + std::to_string(d) + "] = " + std::to_string(a.chunks[d]));
   }
-  std::vector<codec::Any> pipeline = filters;
-  pipeline.push_back(codec::BytesCodec{spec.endian});
-  pipeline.insert(pipeline.end(), compressors.begin(), compressors.end());
+  // The whole pipeline: filters, the bytes serializer, compressors; wrapped in a shard when sharded.
+  std::vector<codec::Any> pipeline;
+  for (const auto& f : a.filters) pipeline.push_back(to_codec(f));
+  pipeline.push_back(codec::BytesCodec{a.endian == "big" ? codec::Endian::big : codec::Endian::little});
+  for (const auto& c : a.compressors) pipeline.push_back(to_codec(c));
   if (a.shards) {
     auto sh = std::make_shared<codec::Sharding>();
     sh->chunk_shape = a.chunks;

@@ -29,7 +29,7 @@ struct ArraySpec {
   bool crc32c = false;                          // append a crc32c checksum to every chunk
   std::optional<Shape> shards = std::nullopt;                  // shard shape (a multiple of `chunks`)
   std::optional<std::vector<codec::Any>> codecs = std::nullopt;  // the whole pipeline, instead of the shorthand above
-  codec::Endian endian = codec::Endian::little;
+  std::optional<codec::Endian> endian = std::nullopt;  // of the bytes codec (default little)
   ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');
   std::optional<std::vector<std::optional<std::string>>> dimension_names = std::nullopt;
   Json attributes = Json::object();

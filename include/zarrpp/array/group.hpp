@@ -1,6 +1,6 @@
 #pragma once
 // Groups: a hierarchy of named arrays and groups with attributes.
-#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +14,8 @@ enum class NodeType { Array, Group };
 // The type of the node at `path`, or nullopt when there is none.
 std::optional<NodeType> node_type(const StorePtr& store, const std::string& path);
 
+// A handle on a group. Copies share nothing but the store; every method is safe to call from
+// several threads at once (attribute updates are compare-and-swapped, so none is lost).
 class Group {
  public:
   static Group create(StorePtr store, const std::string& path = "", const Json& attributes = Json::object(),
@@ -22,9 +24,12 @@ class Group {
 
   const std::string& path() const { return path_; }
   const StorePtr& store() const { return store_; }
-  const Json& attributes() const { return meta_.attributes; }
+  // The attributes as last read or written through this handle.
+  Json attributes() const;
   void set_attributes(const Json& attributes);
   void update_attributes(const Json& patch);
+  // Re-reads zarr.json (after another handle or process changed the group).
+  void refresh();
 
   struct Child {
     std::string name;
@@ -40,12 +45,13 @@ class Group {
   Array open_array(const std::string& name) const;
 
  private:
+  struct State;
   Group(StorePtr store, std::string path, GroupMetadata meta);
   void write_attributes(const std::function<Json(const Json&)>& change);
   std::string child_path(const std::string& name) const;
   StorePtr store_;
   std::string path_;
-  GroupMetadata meta_;
+  std::shared_ptr<State> st_;
 };
 
 }  // namespace zarrpp

@@ -1,10 +1,12 @@
 #pragma once
-// Typed codec configurations for the public API, and the pipeline that runs them.
+// Codecs: typed configurations for the public API, codecs by name (the registry), and the
+// pipeline that encodes and decodes whole chunks.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -18,19 +20,23 @@ enum class Endian { little, big };
 // `bytes` (array -> bytes): C-order element bytes in the given byte order.
 struct BytesCodec {
   Endian endian = Endian::little;
+  CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `transpose` (array -> array): output dimension i is input dimension order[i].
 struct Transpose {
   std::vector<std::int64_t> order;
+  CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `gzip` (bytes -> bytes), RFC 1952.
 struct Gzip {
   int level = 5;
+  CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `zstd` (bytes -> bytes).
 struct Zstd {
   int level = 0;
   bool checksum = false;
+  CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `blosc` (bytes -> bytes), Blosc 1 frames. typesize 0 and shuffle Auto are resolved from the
 // data type when the array is created, and the resolved values are written into zarr.json.
@@ -41,12 +47,17 @@ struct Blosc {
   Shuffle shuffle = Shuffle::Auto;
   int typesize = 0;
   int blocksize = 0;
+  CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `crc32c` (bytes -> bytes): appends a CRC32C and verifies it on decode.
-struct Crc32c {};
+struct Crc32c {
+  CodecMetadata to_metadata(const DataType& dtype) const;
+};
 struct Sharding;
 
-using Any = std::variant<BytesCodec, Transpose, Gzip, Zstd, Blosc, Crc32c, std::shared_ptr<Sharding>>;
+// A codec: one of the typed configurations above, or any codec by name and configuration
+// (CodecMetadata, e.g. {"zstd", {{"level", 3}}}), as the registry knows it.
+using Any = std::variant<BytesCodec, Transpose, Gzip, Zstd, Blosc, Crc32c, std::shared_ptr<Sharding>, CodecMetadata>;
 
 // `sharding_indexed` (array -> bytes).
 struct Sharding {
@@ -55,11 +66,31 @@ struct Sharding {
   std::vector<Any> codecs = {BytesCodec{}};                  // inner pipeline
   std::vector<Any> index_codecs = {BytesCodec{}, Crc32c{}};  // must have a fixed size
   IndexLocation index_location = IndexLocation::end;
+  CodecMetadata to_metadata(const DataType& dtype) const;
 };
 
-// The metadata form of a typed codec for arrays of `dtype` (automatic Blosc parameters resolved).
+// The metadata form of a codec for arrays of `dtype`. Automatic parameters are resolved when the
+// array is created (see CodecPipeline::create).
 CodecMetadata to_metadata(const Any& c, const DataType& dtype);
 std::vector<CodecMetadata> to_metadata(const std::vector<Any>& cs, const DataType& dtype);
+
+// ---- codecs by name (the registry) ----
+enum class Role { array_to_array, array_to_bytes, bytes_to_bytes };
+struct Info {
+  std::string name;
+  Role role;
+};
+// Every codec zarrpp can encode and decode.
+std::vector<Info> known();
+// The role of a codec by name; nullopt when zarrpp does not know it.
+std::optional<Role> role_of(std::string_view name);
+// A codec from its shorthand "NAME[:V1[:V2...]]": the values fill the codec's configuration keys
+// in order ("zstd:3" -> level 3; "blosc:lz4:5:bitshuffle" -> cname, clevel, shuffle), the keys
+// not given take their shorthand defaults. Numbers and true/false are JSON, the rest strings.
+// Throws ArgumentError naming the codec and the known ones.
+CodecMetadata from_shorthand(std::string_view text);
+// The configuration keys of a codec's shorthand, in order ("" when it has none).
+std::vector<std::string> shorthand_keys(std::string_view name);
 
 }  // namespace codec
 
@@ -69,8 +100,6 @@ std::uint32_t crc32c(std::span<const std::uint8_t> data);
 inline constexpr std::uint32_t kCrc32cStart = 0xffffffffu;
 std::uint32_t crc32c_update(std::uint32_t state, std::span<const std::uint8_t> data);
 inline std::uint32_t crc32c_finish(std::uint32_t state) { return ~state; }
-
-class CodecPipelineImpl;
 
 // The decoded form of a chunk: its full shape, data type and fill value.
 struct ChunkSpec {
@@ -92,10 +121,13 @@ class CodecPipeline {
   CodecPipeline(const CodecPipeline&);
   CodecPipeline& operator=(const CodecPipeline&);
 
-  // Builds and validates a pipeline (order and count of codec kinds, every configuration);
-  // resolves automatic parameters. Throws MetadataError / UnsupportedError.
+  // Builds and validates a pipeline as read from zarr.json (order and count of codec kinds,
+  // every configuration, strictly). Throws MetadataError / UnsupportedError.
   static CodecPipeline from_metadata(const std::vector<CodecMetadata>& codecs, const ChunkSpec& spec);
-  // The pipeline as zarr.json codecs, with automatic parameters resolved.
+  // The same for a new array: automatic parameters (blosc's typesize and shuffle) are resolved
+  // first, so to_metadata() states them.
+  static CodecPipeline create(const std::vector<CodecMetadata>& codecs, const ChunkSpec& spec);
+  // The pipeline as zarr.json codecs.
   std::vector<CodecMetadata> to_metadata() const;
 
   Bytes encode(std::span<const std::uint8_t> chunk) const;
@@ -104,11 +136,14 @@ class CodecPipeline {
   // The encoded size when every codec's output size is fixed (e.g. bytes + crc32c).
   std::optional<std::size_t> encoded_size() const;
   const ChunkSpec& spec() const;
+  // With sharding_indexed as the pipeline: the inner chunk shape; nullopt otherwise.
+  std::optional<Shape> inner_chunk_shape() const;
 
-  const CodecPipelineImpl& impl() const { return *impl_; }
+  struct Impl;  // the codec layer's; opaque here
 
  private:
-  std::unique_ptr<CodecPipelineImpl> impl_;
+  friend const Impl& pipeline_impl(const CodecPipeline& p);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace zarrpp

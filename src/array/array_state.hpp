@@ -1,0 +1,43 @@
+#pragma once
+// The state behind an Array handle, shared by array.cpp (public behaviour) and growth.cpp.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "engine.hpp"
+#include "zarrpp/array/array.hpp"
+#include "zarrpp/core/thread_pool.hpp"
+
+namespace zarrpp {
+
+struct Array::State {
+  StorePtr store;
+  std::string path, prefix;
+  mutable std::mutex mu;
+  std::shared_ptr<const Snapshot> snap;
+  std::atomic<std::size_t> concurrency{default_concurrency()};
+  std::atomic<bool> write_empty{false};
+
+  std::shared_ptr<const Snapshot> current() const {
+    std::lock_guard lk(mu);
+    return snap;
+  }
+  void publish(std::shared_ptr<const Snapshot> s) {
+    std::lock_guard lk(mu);
+    snap = std::move(s);
+  }
+  Engine engine(const Snapshot& s) const { return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr}; }
+
+  // Changes zarr.json: reload, compute the new metadata, do the data work that must come first
+  // (`before`), then compare-and-swap zarr.json; `after` runs once the new metadata is in place.
+  // Growth writes chunk data before the metadata and shrinking deletes chunks after it, so two
+  // domain changes must not interleave: with `before` or `after` the store's lock is held
+  // throughout. Metadata-only changes are safe with compare-and-swap alone and take no lock (on
+  // S3 a lock costs requests).
+  void modify(const std::function<ArrayMetadata(const Snapshot&)>& compute,
+              const std::function<void(const Snapshot& cur, const Snapshot& next)>& before,
+              const std::function<void(const Snapshot& cur, const Snapshot& next)>& after);
+};
+
+}  // namespace zarrpp

@@ -1,0 +1,280 @@
+// Running plans: each stored object a plan touches is read or written once, by the codec layer,
+// with the array layer saying which units it needs and where their elements go.
+#include "engine.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "../core/buffer_ops.hpp"
+#include "copy.hpp"
+#include "node.hpp"
+#include "zarrpp/core/checked.hpp"
+#include "zarrpp/core/thread_pool.hpp"
+
+namespace zarrpp {
+
+std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored) {
+  auto s = std::make_shared<Snapshot>();
+  s->meta = std::move(meta);
+  s->grid = ChunkGrid::from_metadata(s->meta);
+  const ChunkSpec storage_spec{s->meta.chunk_grid.chunk_shape, s->meta.data_type, s->meta.fill_value};
+  s->pipeline = CodecPipeline::from_metadata(s->meta.codecs, storage_spec);
+  s->layout = unit_layout(s->pipeline);
+  if (s->layout) {
+    s->unit_grid = ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
+    s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, s->meta.fill_value};
+    s->units_per_storage = s->layout->units_per_chunk;
+  } else {
+    s->unit_grid = s->grid;
+    s->unit_spec = storage_spec;
+    s->units_per_storage.assign(s->meta.rank(), 1);
+  }
+  s->meta_bytes = stored ? std::move(*stored) : node::to_bytes(s->meta.dump());
+  return s;
+}
+
+std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path) {
+  auto cur = node::read(store, path);
+  if (!cur)
+    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() + " (no zarr.json)");
+  const Json j = node::parse(cur->bytes, path);
+  node::expect_type(j, path, NodeType::Array);
+  return make_snapshot(ArrayMetadata::from_json(j), std::move(cur->bytes));
+}
+
+namespace {
+
+// ---- which stored object holds which units -------------------------------------------------------
+
+struct Group {
+  std::vector<std::int64_t> storage;  // storage grid index
+  std::vector<std::size_t> tasks;     // indices into plan.tasks
+};
+
+std::vector<Group> group_tasks(const Plan& plan, const Snapshot& s) {
+  if (!s.layout) {
+    std::vector<Group> out(plan.tasks.size());
+    for (std::size_t i = 0; i < plan.tasks.size(); ++i) out[i] = Group{plan.tasks[i].chunk, {i}};
+    return out;
+  }
+  std::map<std::vector<std::int64_t>, std::size_t> idx;
+  std::vector<Group> out;
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    std::vector<std::int64_t> sh(plan.tasks[i].chunk.size());
+    for (std::size_t d = 0; d < sh.size(); ++d) sh[d] = checked::floor_div(plan.tasks[i].chunk[d], s.units_per_storage[d]);
+    auto [it, ins] = idx.try_emplace(sh, out.size());
+    if (ins) out.push_back(Group{sh, {}});
+    out[it->second].tasks.push_back(i);
+  }
+  return out;
+}
+
+// C-order index of a unit inside its stored object (0 when not sharded).
+std::size_t unit_index(const std::vector<std::int64_t>& unit, const Shape& per) {
+  std::size_t f = 0;
+  for (std::size_t d = 0; d < unit.size(); ++d)
+    f = f * static_cast<std::size_t>(per[d]) + static_cast<std::size_t>(checked::floor_mod(unit[d], per[d]));
+  return f;
+}
+// Grid index of unit `flat` of stored object `storage`.
+std::vector<std::int64_t> unit_of(const std::vector<std::int64_t>& storage, std::size_t flat, const Shape& per) {
+  std::vector<std::int64_t> u(storage.size());
+  for (std::size_t d = storage.size(); d-- > 0;) {
+    u[d] = storage[d] * per[d] + static_cast<std::int64_t>(flat % static_cast<std::size_t>(per[d]));
+    flat /= static_cast<std::size_t>(per[d]);
+  }
+  return u;
+}
+
+bool unit_intersects_domain(const ChunkGrid& g, const std::vector<std::int64_t>& unit) {
+  for (std::size_t d = 0; d < unit.size(); ++d) {
+    const auto [a, b] = g.index_range(d, unit[d]);
+    if (a >= b) return false;
+  }
+  return true;
+}
+
+// ---- the domain inside a unit ---------------------------------------------------------------------
+
+// The box of unit positions inside a grid's domain: [lo, lo + ext) per dimension.
+struct PosBox {
+  Shape lo, ext;
+  bool empty = false, full = true;
+};
+PosBox domain_box(const ChunkGrid& g, const std::vector<std::int64_t>& unit, const ChunkSpec& spec) {
+  const std::size_t r = g.rank();
+  PosBox b{Shape(r), Shape(r)};
+  for (std::size_t d = 0; d < r; ++d) {
+    const auto [a, e] = g.index_range(d, unit[d]);
+    const auto start = g.chunk_start_index(d, unit[d]);
+    b.lo[d] = std::max<std::int64_t>(a - start, 0);
+    b.ext[d] = std::max<std::int64_t>(e - a, 0);
+    if (b.lo[d] != 0 || b.ext[d] != spec.shape[d]) b.full = false;
+    if (b.ext[d] == 0) b.empty = true;
+  }
+  return b;
+}
+
+// Resets buffer positions outside the array's domain (and outside `keep`'s, while a domain
+// change is under way) to the fill value, so no stale element can ever re-enter the domain and
+// no element still visible is lost.
+void clear_outside_domain(std::span<std::uint8_t> buf, const ChunkGrid& g, const ChunkGrid* keep,
+                          const std::vector<std::int64_t>& unit, const ChunkSpec& spec) {
+  std::vector<PosBox> boxes = {domain_box(g, unit, spec)};
+  if (keep) boxes.push_back(domain_box(*keep, unit, spec));
+  for (const auto& b : boxes)
+    if (b.full) return;
+  const std::size_t es = spec.dtype.size();
+  std::vector<Bytes> saved;
+  for (const auto& b : boxes) {
+    saved.emplace_back();
+    if (b.empty) continue;
+    saved.back().resize(static_cast<std::size_t>(shape_size(b.ext)) * es);
+    extract_box(buf.data(), spec.shape, b.lo, b.ext, saved.back().data(), es);
+  }
+  fill_with(buf, spec.fill_value);
+  for (std::size_t i = 0; i < boxes.size(); ++i)
+    if (!boxes[i].empty) insert_box(saved[i].data(), boxes[i].ext, buf.data(), spec.shape, boxes[i].lo, es);
+}
+
+// ---- reading ----------------------------------------------------------------------------------------
+
+// Copies decoded units to the caller's output, and the fill value for missing ones.
+class ReadSink final : public UnitSink {
+ public:
+  ReadSink(const Plan& plan, const Group& g, const ChunkSpec& spec, const NDView& out) : plan_(plan), g_(g), spec_(spec), out_(out) {}
+
+  void missing(std::size_t i) override { fill_task(plan_, task(i), spec_, out_); }
+
+  void decoded(std::size_t i, std::int64_t first, std::int64_t end, const std::uint8_t* data) override {
+    const ChunkTask& t = task(i);
+    auto* chunk = reinterpret_cast<std::byte*>(const_cast<std::uint8_t*>(data));
+    const std::int64_t slabs = spec_.shape.empty() ? 1 : spec_.shape[0];
+    if (first == 0 && end == slabs) return copy_task(plan_, t, chunk, spec_, out_, false);
+    // Slabs [first, end) of dimension 0, starting at `data`: copy the part of the task's
+    // dimension-0 run that lies in them, as if the chunk started at slab `first`.
+    const DimChunkMap& m0 = *t.dims[0];
+    const std::int64_t a = std::max(first, m0.chunk_start), e = std::min(end, m0.chunk_start + m0.count);
+    if (a >= e) return;
+    DimChunkMap part = m0;
+    part.chunk_start = a - first;
+    part.count = e - a;
+    part.out_start = m0.out_start + (a - m0.chunk_start) * m0.out_step;
+    ChunkTask sub = t;
+    sub.dims[0] = &part;
+    copy_task(plan_, sub, chunk, spec_, out_, false);
+  }
+
+ private:
+  const ChunkTask& task(std::size_t i) const { return plan_.tasks[g_.tasks[i]]; }
+  const Plan& plan_;
+  const Group& g_;
+  const ChunkSpec& spec_;
+  const NDView& out_;
+};
+
+// ---- writing ----------------------------------------------------------------------------------------
+
+// Builds each unit's new contents: what it held inside the domain (or the fill value), then the
+// data written.
+class WriteBuilder final : public UnitBuilder {
+ public:
+  WriteBuilder(const Engine& e, const Plan& plan, const Group& g, const NDView& data) : e_(e), plan_(plan), g_(g), data_(data) {}
+
+  void build(std::size_t i, std::span<std::uint8_t> buf, bool had_old) override {
+    const ChunkTask& t = plan_.tasks[g_.tasks[i]];
+    if (had_old) clear_outside_domain(buf, e_.s.unit_grid, e_.keep, t.chunk, e_.s.unit_spec);
+    copy_task(plan_, t, reinterpret_cast<std::byte*>(buf.data()), e_.s.unit_spec, data_, true);
+  }
+  bool keep_untouched(std::size_t u) override {
+    const auto unit = unit_of(g_.storage, u, e_.s.units_per_storage);
+    return unit_intersects_domain(e_.s.unit_grid, unit) || (e_.keep && unit_intersects_domain(*e_.keep, unit));
+  }
+
+ private:
+  const Engine& e_;
+  const Plan& plan_;
+  const Group& g_;
+  const NDView& data_;
+};
+
+}  // namespace
+
+void Engine::read(const Plan& plan, const NDView& out) const {
+  const auto groups = group_tasks(plan, s);
+  // With one stored object (a big shard), its inner chunks share the threads instead.
+  const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
+  ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
+    const auto& g = groups[gi];
+    StoredChunk src(store, prefix + s.meta.chunk_key_encoding.encode(g.storage));
+    std::vector<UnitRead> reqs(g.tasks.size());
+    for (std::size_t k = 0; k < g.tasks.size(); ++k) {
+      const ChunkTask& t = plan.tasks[g.tasks[k]];
+      UnitRead& r = reqs[k];
+      r.unit = s.layout ? unit_index(t.chunk, s.units_per_storage) : 0;
+      r.direct = reinterpret_cast<std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, out));
+      // The sink can take dimension-0 slabs in pieces when the task steps through them forward.
+      if (!plan.points && !t.dims.empty()) {
+        const DimChunkMap& m0 = *t.dims[0];
+        if (!m0.is_list && m0.chunk_step == 1 && (m0.out_step == 1 || m0.count <= 1)) {
+          r.slabs = true;
+          r.first_slab = m0.chunk_start;
+          r.end_slab = m0.chunk_start + m0.count;
+        }
+      }
+    }
+    ReadSink sink(plan, g, s.unit_spec, out);
+    partial_decoder(s.pipeline, src, inner_concurrency)->read(reqs, sink);
+  });
+}
+
+void Engine::write(const Plan& plan, const NDView& data) const {
+  const auto groups = group_tasks(plan, s);
+  const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
+  ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
+    const auto& g = groups[gi];
+    StoredChunk target(store, prefix + s.meta.chunk_key_encoding.encode(g.storage));
+    std::vector<UnitWrite> writes(g.tasks.size());
+    for (std::size_t k = 0; k < g.tasks.size(); ++k) {
+      const ChunkTask& t = plan.tasks[g.tasks[k]];
+      UnitWrite& w = writes[k];
+      w.unit = s.layout ? unit_index(t.chunk, s.units_per_storage) : 0;
+      w.covered = t.covers_domain && !(keep && unit_intersects_domain(*keep, t.chunk));
+      if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
+    }
+    WriteBuilder builder(*this, plan, g, data);
+    auto enc = partial_encoder(s.pipeline, target, EncodeOptions{.write_empty = write_empty, .concurrency = inner_concurrency});
+    commit(target, enc->prepare(writes, builder));
+  });
+}
+
+NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype) {
+  if (!(data.dtype() == dtype))
+    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype.name() + ", data is " + data.dtype().name());
+  if (data.shape() == shape) return data;
+  if (data.ndim() > shape.size()) {
+    // NumPy accepts extra leading dimensions of length 1.
+    const std::size_t extra = data.ndim() - shape.size();
+    bool ones = true;
+    for (std::size_t d = 0; d < extra; ++d) ones = ones && data.shape()[d] == 1;
+    if (!ones)
+      throw SelectionError(ErrorCode::shape_mismatch, "data of shape " + shape_str(data.shape()) +
+                                                          " cannot be broadcast to the selection's shape " + shape_str(shape));
+    const Shape s(data.shape().begin() + static_cast<std::ptrdiff_t>(extra), data.shape().end());
+    const std::vector<std::int64_t> st(data.strides().begin() + static_cast<std::ptrdiff_t>(extra), data.strides().end());
+    return broadcast_to(NDView(data.data(), data.dtype(), s, st), shape, dtype);
+  }
+  std::vector<std::int64_t> strides(shape.size(), 0);
+  const std::size_t off = shape.size() - data.ndim();
+  for (std::size_t d = 0; d < data.ndim(); ++d) {
+    const auto n = data.shape()[d];
+    if (n == shape[off + d]) strides[off + d] = data.strides()[d];
+    else if (n != 1)
+      throw SelectionError(ErrorCode::shape_mismatch, "data of shape " + shape_str(data.shape()) +
+                                                          " cannot be broadcast to the selection's shape " + shape_str(shape) +
+                                                          " (dimension " + std::to_string(off + d) + ")");
+  }
+  return NDView(data.data(), dtype, shape, strides);
+}
+
+}  // namespace zarrpp

@@ -1,0 +1,51 @@
+#pragma once
+// One version of an array's metadata with everything derived from it, and the engine that runs
+// read and write plans against the store through the codec layer's partial decoders/encoders.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "../codec/chunk_codec.hpp"
+#include "plan.hpp"
+#include "zarrpp/grid/chunk_grid.hpp"
+#include "zarrpp/metadata/metadata.hpp"
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp {
+
+// Immutable: readers keep the one they started with while growth publishes the next.
+struct Snapshot {
+  ArrayMetadata meta;
+  Bytes meta_bytes;          // exactly what is stored, for compare-and-swap
+  ChunkGrid grid;            // stored objects (shards when sharded)
+  ChunkGrid unit_grid;       // read/write units (inner chunks when sharded)
+  CodecPipeline pipeline;    // for a stored object
+  std::optional<UnitLayout> layout;  // inner chunks per shard, when sharded
+  ChunkSpec unit_spec;       // a decoded read/write unit
+  Shape units_per_storage;   // units per stored object (all 1 when not sharded)
+};
+
+// Validates metadata into a snapshot (every codec built). `stored` is the document's bytes as
+// they are in the store, when the snapshot was read from it.
+std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored);
+// Reads and validates the array at `path`.
+std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path);
+
+struct Engine {
+  Store& store;
+  const Snapshot& s;
+  std::string prefix;
+  std::size_t concurrency;
+  bool write_empty;
+  // While a domain change is under way: the current (old) domain's unit grid, whose elements
+  // every chunk write must preserve until the new metadata is in place.
+  const ChunkGrid* keep = nullptr;
+
+  void read(const Plan& plan, const NDView& out) const;
+  void write(const Plan& plan, const NDView& data) const;
+};
+
+// NumPy broadcasting of `data` to `shape` (as a strided view with zero strides).
+NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype);
+
+}  // namespace zarrpp

@@ -1,0 +1,234 @@
+// Growing and shrinking at both ends (the regular_bounded grid): prepend, append, resize,
+// resize_domain. Every change keeps each existing element at its coordinate, so no chunk key or
+// buffer position ever moves. Order of work: growth writes chunk data first (outside the old
+// domain, so no reader sees it), then switches zarr.json; shrinking switches first, then deletes.
+#include <cstring>
+
+#include "array_state.hpp"
+#include "zarrpp/core/checked.hpp"
+
+namespace zarrpp {
+
+namespace {
+
+ArrayMetadata as_bounded(const ArrayMetadata& in) {
+  ArrayMetadata m = in;
+  if (m.chunk_grid.kind == ChunkGridMetadata::Kind::Regular)
+    m.chunk_grid = ChunkGridMetadata::regular_bounded(m.chunk_grid.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
+  return m;
+}
+
+void check_growth_data(const Snapshot& cur, const NDView& data, std::size_t axis, const char* op) {
+  const auto& m = cur.meta;
+  if (axis >= m.rank())
+    throw SelectionError(ErrorCode::index_out_of_bounds, std::string(op) + ": axis " + std::to_string(axis) + " is out of range for a " +
+                         std::to_string(m.rank()) + "-d array");
+  if (!(data.dtype() == m.data_type))
+    throw SelectionError(ErrorCode::dtype_mismatch, std::string(op) + ": data type " + data.dtype().name() + " does not match the array's " +
+                         m.data_type.name());
+  if (data.ndim() != m.rank())
+    throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data has " + std::to_string(data.ndim()) + " dimensions, the array has " +
+                         std::to_string(m.rank()));
+  for (std::size_t d = 0; d < m.rank(); ++d)
+    if (d != axis && data.shape()[d] != m.shape[d])
+      throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data of shape " + shape_str(data.shape()) + " does not match the array's shape " +
+                           shape_str(m.shape) + " in dimension " + std::to_string(d));
+}
+
+// Boxes (in the new array's index space) that cover new-domain elements outside the old domain.
+std::vector<std::vector<DimSel>> entering_boxes(const Domain& oldd, const Domain& newd) {
+  std::vector<std::vector<DimSel>> boxes;
+  const std::size_t r = newd.size();
+  for (std::size_t d = 0; d < r; ++d) {
+    // dims < d inside old ∩ new, dim d outside old, dims > d anywhere in new.
+    auto make = [&](std::int64_t lo, std::int64_t hi) {
+      if (lo >= hi) return;
+      std::vector<DimSel> box(r);
+      for (std::size_t e = 0; e < r; ++e) {
+        std::int64_t a, b;
+        if (e < d) {
+          a = std::max(oldd[e].inclusive_min, newd[e].inclusive_min);
+          b = std::min(oldd[e].exclusive_max, newd[e].exclusive_max);
+        } else if (e == d) {
+          a = lo;
+          b = hi;
+        } else {
+          a = newd[e].inclusive_min;
+          b = newd[e].exclusive_max;
+        }
+        if (a >= b) return;
+        box[e].kind = DimSel::Kind::Range;
+        box[e].start = a - newd[e].inclusive_min;
+        box[e].step = 1;
+        box[e].count = b - a;
+      }
+      boxes.push_back(std::move(box));
+    };
+    make(newd[d].inclusive_min, std::min(oldd[d].inclusive_min, newd[d].exclusive_max));
+    make(std::max(oldd[d].exclusive_max, newd[d].inclusive_min), newd[d].exclusive_max);
+  }
+  return boxes;
+}
+
+Domain domain_of(const ArrayMetadata& m) {
+  Domain d;
+  for (std::size_t i = 0; i < m.rank(); ++i)
+    d.push_back({m.chunk_grid.lower_bound[i], m.chunk_grid.lower_bound[i] + m.shape[i]});
+  return d;
+}
+
+}  // namespace
+
+void Array::prepend(const NDView& data, std::size_t axis) {
+  st_->modify(
+      [&](const Snapshot& cur) {
+        check_growth_data(cur, data, axis, "prepend");
+        ArrayMetadata m = as_bounded(cur.meta);
+        const std::int64_t p = data.shape()[axis];
+        m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
+        m.shape[axis] = checked::add(m.shape[axis], p, "the new shape");
+        return m;
+      },
+      [&](const Snapshot&, const Snapshot& next) {
+        // Data first, into chunks outside the old domain: no reader sees it before the metadata.
+        Selection sel(next.meta.rank(), all);
+        sel[axis] = slice(0, data.shape()[axis]);
+        const auto plan = plan_orthogonal(normalize_selection(sel, next.meta.shape), next.unit_grid);
+        st_->engine(next).write(plan, broadcast_to(data, plan.out_shape, next.meta.data_type));
+      },
+      nullptr);
+}
+
+void Array::append(const NDView& data, std::size_t axis) {
+  std::int64_t old_n = 0;
+  st_->modify(
+      [&](const Snapshot& cur) {
+        check_growth_data(cur, data, axis, "append");
+        ArrayMetadata m = cur.meta;
+        old_n = m.shape[axis];
+        m.shape[axis] = checked::add(m.shape[axis], data.shape()[axis], "the new shape");
+        return m;
+      },
+      [&](const Snapshot&, const Snapshot& next) {
+        Selection sel(next.meta.rank(), all);
+        sel[axis] = slice(old_n, next.meta.shape[axis]);
+        const auto plan = plan_orthogonal(normalize_selection(sel, next.meta.shape), next.unit_grid);
+        st_->engine(next).write(plan, broadcast_to(data, plan.out_shape, next.meta.data_type));
+      },
+      nullptr);
+}
+
+namespace {
+
+// Units of the unit grid a box touches (checked; saturates instead of overflowing).
+std::int64_t units_touched(const std::vector<DimSel>& box, const ChunkGrid& g) {
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < box.size(); ++d) {
+    if (box[d].count == 0) return 0;
+    const auto a = g.locate(d, box[d].start).chunk;
+    const auto b = g.locate(d, box[d].start + box[d].count - 1).chunk;
+    if (__builtin_mul_overflow(n, b - a + 1, &n)) return INT64_MAX;
+  }
+  return n;
+}
+
+// Writes the fill value over `box` of the new snapshot, in chunks that may hold stale data.
+void clear_box(Store& store, const std::string& prefix, const Engine& e, const Snapshot& next,
+               const std::vector<DimSel>& box) {
+  NDArray fill(next.meta.data_type, {});
+  std::memcpy(fill.raw_data(), next.meta.fill_value.data(), next.meta.fill_value.size());
+  constexpr std::int64_t kEnumerateLimit = 1 << 16;
+  if (units_touched(box, next.unit_grid) <= kEnumerateLimit) {
+    const auto plan = plan_orthogonal(box, next.unit_grid);
+    e.write(plan, broadcast_to(fill.view(), plan.out_shape, next.meta.data_type));
+    return;
+  }
+  // Huge growth: only chunks that exist can hold stale data, so visit just those.
+  const auto& enc = next.meta.chunk_key_encoding;
+  for (const auto& key : store.list_prefix(prefix + enc.prefix())) {
+    auto idx = enc.decode(std::string_view(key).substr(prefix.size()), next.meta.rank());
+    if (!idx) continue;
+    std::vector<DimSel> part = box;
+    bool hit = true;
+    for (std::size_t d = 0; d < part.size() && hit; ++d) {
+      const auto lo = next.grid.chunk_start_index(d, (*idx)[d]);
+      const auto hi = lo + next.grid.chunk_shape()[d];
+      const auto a = std::max(lo, box[d].start), b = std::min(hi, box[d].start + box[d].count);
+      hit = a < b;
+      part[d].start = a;
+      part[d].count = b - a;
+    }
+    if (!hit) continue;
+    const auto plan = plan_orthogonal(part, next.unit_grid);
+    e.write(plan, broadcast_to(fill.view(), plan.out_shape, next.meta.data_type));
+  }
+}
+
+}  // namespace
+
+// Every change of the domain: clear what enters it (before), switch the metadata, then delete
+// chunks wholly outside the new domain (after). `target` computes the new domain from the
+// metadata read under the lock.
+void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& target) {
+  st_->modify(
+      [&](const Snapshot& cur) {
+        const Domain nd = target(cur.meta);
+        ArrayMetadata m = cur.meta;
+        bool moves_lower = false;
+        for (std::size_t i = 0; i < m.rank(); ++i) moves_lower = moves_lower || nd[i].inclusive_min != m.chunk_grid.lower_bound[i];
+        if (moves_lower) m = as_bounded(m);
+        for (std::size_t i = 0; i < m.rank(); ++i) {
+          m.chunk_grid.lower_bound[i] = nd[i].inclusive_min;
+          m.shape[i] = checked::sub(nd[i].exclusive_max, nd[i].inclusive_min, "the new shape");
+        }
+        return m;
+      },
+      [&](const Snapshot& cur, const Snapshot& next) {
+        Engine e = st_->engine(next);
+        e.keep = &cur.unit_grid;  // a failure before the switch must leave the old domain intact
+        for (const auto& box : entering_boxes(domain_of(cur.meta), domain_of(next.meta)))
+          clear_box(*st_->store, st_->prefix, e, next, box);
+      },
+      [&](const Snapshot&, const Snapshot& next) {
+        const auto& enc = next.meta.chunk_key_encoding;
+        for (const auto& key : st_->store->list_prefix(st_->prefix + enc.prefix())) {
+          auto idx = enc.decode(std::string_view(key).substr(st_->prefix.size()), next.meta.rank());
+          if (idx && !next.grid.contains_chunk(*idx)) st_->store->erase(key);
+        }
+      });
+}
+
+void Array::resize(const Shape& new_shape) {
+  if (new_shape.size() != ndim())
+    throw SelectionError("resize: new shape " + shape_str(new_shape) + " has " + std::to_string(new_shape.size()) +
+                         " dimensions, the array has " + std::to_string(ndim()));
+  for (std::size_t i = 0; i < new_shape.size(); ++i)
+    if (new_shape[i] < 0) throw SelectionError("resize: shape[" + std::to_string(i) + "] must be >= 0, got " + std::to_string(new_shape[i]));
+  // The lower bound is taken under the lock, so a concurrent prepend keeps its elements.
+  change_domain([&](const ArrayMetadata& m) {
+    Domain d;
+    for (std::size_t i = 0; i < new_shape.size(); ++i) {
+      const auto lo = m.chunk_grid.lower_bound[i];
+      d.push_back({lo, checked::add(lo, new_shape[i], "the new upper bound")});
+    }
+    return d;
+  });
+}
+
+void Array::resize_domain(const Domain& new_domain) {
+  if (new_domain.size() != ndim())
+    throw SelectionError("resize_domain: " + std::to_string(new_domain.size()) + " bounds given for a " +
+                         std::to_string(ndim()) + "-d array");
+  for (std::size_t i = 0; i < new_domain.size(); ++i)
+    if (new_domain[i].inclusive_min > new_domain[i].exclusive_max)
+      throw SelectionError("resize_domain: dimension " + std::to_string(i) + " has inclusive_min " +
+                           std::to_string(new_domain[i].inclusive_min) + " > exclusive_max " +
+                           std::to_string(new_domain[i].exclusive_max));
+  change_domain([&](const ArrayMetadata&) { return new_domain; });
+}
+
+void Array::convert_to_regular_bounded() {
+  st_->modify([](const Snapshot& cur) { return as_bounded(cur.meta); }, nullptr, nullptr);
+}
+
+}  // namespace zarrpp

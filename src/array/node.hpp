@@ -1,0 +1,46 @@
+#pragma once
+// What arrays and groups share as nodes of a hierarchy: their zarr.json key, reading and checking
+// it, creating parent groups, replacing a node, and changing zarr.json by compare-and-swap.
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "zarrpp/array/group.hpp"
+#include "zarrpp/metadata/metadata.hpp"
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp::node {
+
+// "" for the root, else "path/".
+std::string prefix_of(const std::string& path);
+// The node's metadata key: "zarr.json" or "path/zarr.json".
+std::string meta_key(const std::string& path);
+// How messages name a node: "/" for the root.
+std::string shown(const std::string& path);
+Bytes to_bytes(const std::string& s);
+
+// The node's zarr.json with its version, or nullopt when there is none.
+std::optional<VersionedBytes> read(Store& store, const std::string& path);
+// Parses zarr.json text; MetadataError naming the node on malformed JSON.
+Json parse(const Bytes& bytes, const std::string& path);
+// The node type a document declares; MetadataError when it declares none or an unknown one.
+NodeType type_of(const Json& doc, const std::string& path);
+// Throws MetadataError (wrong_node_type) unless the document is of type `want`.
+void expect_type(const Json& doc, const std::string& path, NodeType want);
+
+// Before creating a node at `path`: refuses (ConflictError already_exists) when one is there and
+// `overwrite` is false, else removes it; then creates the missing parent groups (as zarr-python
+// does), refusing (MetadataError wrong_node_type) when a parent is an array.
+void prepare_create(Store& store, const std::string& path, bool overwrite);
+
+// Changes zarr.json by compare-and-swap: `change` gets the current document (bytes and version)
+// and returns the new bytes, or nullopt to leave it as it is. Retried while other writers win,
+// with bounded exponential backoff, until `patience` has passed (ConflictError naming the node).
+// NotFoundError when the node disappears.
+void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
+            std::chrono::milliseconds patience = std::chrono::seconds(60));
+
+// `attributes` with the keys of `patch` set (a JSON object each; MetadataError otherwise).
+Json merge_attributes(const Json& attributes, const Json& patch);
+
+}  // namespace zarrpp::node

@@ -1,0 +1,69 @@
+// `bytes` (array -> bytes): the chunk's elements in C order, in either byte order.
+#include <algorithm>
+#include <cstring>
+
+#include "roles.hpp"
+
+namespace zarrpp {
+namespace {
+
+const char* const kName = "bytes";
+
+class BytesCodecImpl final : public ArrayToBytesCodec {
+ public:
+  BytesCodecImpl(const Json& cfg, const ChunkSpec& spec) {
+    allowed_keys(kName, cfg, {"endian"});
+    if (cfg.contains("endian")) {
+      const auto& e = cfg["endian"];
+      if (e == "little") big_ = false;
+      else if (e == "big") big_ = true;
+      else config_fail(kName, "\"endian\" must be \"little\" or \"big\"", cfg);
+    } else if (spec.dtype.component_size() > 1) {
+      config_fail(kName, "\"endian\" is required for data type " + spec.dtype.name(), cfg);
+    }
+  }
+  std::string name() const override { return kName; }
+  Bytes encode(const ChunkSpec& spec, std::span<const std::uint8_t> data) const override {
+    Bytes out(data.begin(), data.end());
+    if (big_) swap(out, spec.dtype.component_size());
+    return out;
+  }
+  void decode(const ChunkSpec& spec, std::span<const std::uint8_t> enc, std::span<std::uint8_t> out) const override {
+    if (enc.size() != out.size())
+      decode_fail(kName, "expected " + std::to_string(out.size()) + " bytes for a chunk of shape " + shape_str(spec.shape) +
+                             " and data type " + spec.dtype.name() + ", got " + std::to_string(enc.size()));
+    if (!out.empty() && enc.data() != out.data()) std::memcpy(out.data(), enc.data(), out.size());
+    if (big_) swap(out, spec.dtype.component_size());
+  }
+  std::optional<std::size_t> encoded_size(const ChunkSpec& spec) const override { return spec.nbytes(); }
+  std::size_t max_encoded_size(const ChunkSpec& spec) const override { return spec.nbytes(); }
+  CodecMetadata to_metadata() const override { return {kName, Json::object({{"endian", big_ ? "big" : "little"}})}; }
+  bool native_identity() const override { return !big_; }
+
+ private:
+  static void swap(std::span<std::uint8_t> b, std::size_t comp) {
+    if (comp <= 1) return;
+    for (std::size_t i = 0; i + comp <= b.size(); i += comp) std::reverse(b.begin() + i, b.begin() + i + comp);
+  }
+  bool big_ = false;
+};
+
+}  // namespace
+
+CodecEntry bytes_codec_entry() {
+  CodecEntry e{kName, CodecRole::array_to_bytes};
+  e.make_a2b = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<BytesCodecImpl>(cfg, in); };
+  e.complete = [](const Json& cfg, const ChunkSpec& in) {
+    Json c = cfg.is_object() ? cfg : Json::object();
+    if (!c.contains("endian") && in.dtype.component_size() > 1) c["endian"] = "little";
+    return c;
+  };
+  e.shorthand = {{"endian", "little"}};
+  return e;
+}
+
+CodecMetadata codec::BytesCodec::to_metadata(const DataType&) const {
+  return {kName, Json::object({{"endian", endian == Endian::little ? "little" : "big"}})};
+}
+
+}  // namespace zarrpp
