@@ -535,16 +535,15 @@ Codec codec_of(const std::string& k, int blosc_clevel) {
   return {k, "none", Kind::none, 0};
 }
 
+// zarrpp's codec for a benchmark codec, from the registry by its shorthand (the same settings
+// as the raw library calls this benchmark compares against).
 std::optional<codec::Any> zarrpp_codec(const Codec& c) {
+  const std::string level = std::to_string(c.level);
   switch (c.kind) {
-    case Kind::zstd:
-      return codec::Zstd{.level = c.level};
-    case Kind::blosc:
-      return codec::Blosc{.cname = "lz4", .clevel = c.level, .shuffle = codec::Blosc::Shuffle::Shuffle, .typesize = 2};
-    case Kind::gzip:
-      return codec::Gzip{.level = c.level};
-    case Kind::none:
-      break;
+    case Kind::zstd: return codec::from_shorthand("zstd:" + level);
+    case Kind::blosc: return codec::from_shorthand("blosc:lz4:" + level + ":shuffle:2");
+    case Kind::gzip: return codec::from_shorthand("gzip:" + level);
+    case Kind::none: break;
   }
   return std::nullopt;
 }

@@ -1,10 +1,32 @@
 // Every codec's decoder on arbitrary bytes: a CodecError or the exact chunk size, never a crash
-// and never a write past the output buffer. The first byte picks the codec.
+// and never a write past the output buffer. The first byte picks the codec; the second picks
+// which inner chunks the partial decoder is asked for, as an array read would (the path arrays
+// use: shard index, coalesced ranges, views of uncompressed bytes, decoding into the output).
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "codec/chunk_codec.hpp"
 #include "zarrpp/zarrpp.hpp"
+
+namespace {
+// Checks every decoded unit is handed on whole and in bounds.
+struct CheckingSink final : zarrpp::UnitSink {
+  std::size_t requests = 0, unit_bytes = 0;
+  std::int64_t slabs = 0;
+  std::vector<std::uint8_t> seen;
+  void missing(std::size_t i) override {
+    if (i >= requests) __builtin_trap();
+    seen[i] = 1;
+  }
+  void decoded(std::size_t i, std::int64_t a, std::int64_t b, const std::uint8_t* data) override {
+    if (i >= requests || a < 0 || b > slabs || a >= b) __builtin_trap();
+    volatile std::uint8_t sum = 0;
+    for (std::size_t k = 0; k < unit_bytes / static_cast<std::size_t>(slabs) * static_cast<std::size_t>(b - a); ++k) sum ^= data[k];
+    seen[i] = 1;
+  }
+};
+}  // namespace
 
 namespace {
 const std::vector<std::string>& codecs() {
@@ -23,7 +45,7 @@ const std::vector<std::string>& codecs() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  if (size < 1) return 0;
+  if (size < 2) return 0;
   static std::vector<zarrpp::CodecPipeline> pipes = [] {
     std::vector<zarrpp::CodecPipeline> p;
     for (const auto& c : codecs()) {
@@ -34,9 +56,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return p;
   }();
   const auto& p = pipes[data[0] % pipes.size()];
+  const std::uint8_t pick = data[1];
+  const std::span<const std::uint8_t> encoded(data + 2, size - 2);
   zarrpp::Bytes out(128);
   try {
-    p.decode(std::span<const std::uint8_t>(data + 1, size - 1), out);
+    p.decode(encoded, out);
+  } catch (const zarrpp::CodecError&) {
+  }
+  // The partial decoder over the same bytes: the units (inner chunks) the second byte selects.
+  const auto layout = zarrpp::unit_layout(p);
+  const std::size_t units = layout ? static_cast<std::size_t>(zarrpp::shape_size(layout->units_per_chunk)) : 1;
+  std::vector<zarrpp::UnitRead> reqs;
+  zarrpp::Bytes direct(128);
+  for (std::size_t u = 0; u < units; ++u)
+    if ((pick >> (u % 8)) & 1) reqs.push_back({u, 0, 0, false, (pick & 0x80) ? direct.data() : nullptr});
+  CheckingSink sink;
+  sink.requests = reqs.size();
+  sink.unit_bytes = layout ? static_cast<std::size_t>(zarrpp::shape_size(layout->unit_shape)) * 2 : 128;
+  sink.slabs = layout ? layout->unit_shape[0] : 8;
+  sink.seen.assign(reqs.size(), 0);
+  zarrpp::BytesChunk src(encoded);
+  try {
+    zarrpp::partial_decoder(p, src)->read(reqs, sink);
+    for (std::size_t i = 0; i < reqs.size(); ++i)
+      if (!sink.seen[i] && !reqs[i].direct) __builtin_trap();  // every unit answered
   } catch (const zarrpp::CodecError&) {
   }
   return 0;

@@ -43,14 +43,17 @@ put("fuzz_metadata", "complex_v2", json.dumps(m))
 for i, k in enumerate(["c/0/0", "c/-1/0", "c.-12.3", "c", "0", "-1.0", "c/9223372036854775807", "c/-0/0", "c/01/2", "../x", "a//b"]):
     put("fuzz_chunk_key", f"k{i}", k)
 
+# fuzz_codecs inputs: a byte picking the pipeline, a byte picking the inner chunks the partial
+# decoder is asked for (bit u: unit u; 0x80: decode into the output directly), the encoded bytes.
+PICK = b"\x0f"
 raw = (np.arange(64, dtype="<u2") * 37 % 1000).astype("<u2").tobytes()
-put("fuzz_codecs", "gzip", b"\x00" + gzip.compress(raw, mtime=0))
-put("fuzz_codecs", "zstd", b"\x01" + numcodecs.Zstd(level=1).encode(raw))
-put("fuzz_codecs", "blosc_lz4", b"\x02" + numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE).encode(np.frombuffer(raw, "<u2")))
-put("fuzz_codecs", "blosc_zstd", b"\x03" + numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.BITSHUFFLE).encode(np.frombuffer(raw, "<u2")))
+put("fuzz_codecs", "gzip", b"\x00" + PICK + gzip.compress(raw, mtime=0))
+put("fuzz_codecs", "zstd", b"\x01" + PICK + numcodecs.Zstd(level=1).encode(raw))
+put("fuzz_codecs", "blosc_lz4", b"\x02" + PICK + numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE).encode(np.frombuffer(raw, "<u2")))
+put("fuzz_codecs", "blosc_zstd", b"\x03" + PICK + numcodecs.Blosc(cname="zstd", clevel=5, shuffle=numcodecs.Blosc.BITSHUFFLE).encode(np.frombuffer(raw, "<u2")))
 be = np.frombuffer(raw, "<u2").astype(">u2").tobytes()
-put("fuzz_codecs", "crc", b"\x04" + be + struct.pack("<I", crc32c(be)))
-put("fuzz_codecs", "transpose", b"\x05" + be)
+put("fuzz_codecs", "crc", b"\x04" + PICK + be + struct.pack("<I", crc32c(be)))
+put("fuzz_codecs", "transpose", b"\x05" + PICK + be)
 # a shard of 8x8 with 4x4 inner chunks (zstd), index at the end with crc32c; inner chunk 1 empty
 a = np.frombuffer(raw, "<u2").reshape(8, 8)
 parts, index, off = [], [], 0
@@ -62,8 +65,9 @@ for i in range(2):
         enc = numcodecs.Zstd(level=1).encode(np.ascontiguousarray(a[4*i:4*i+4, 4*j:4*j+4]).tobytes())
         parts.append(enc); index += [off, len(enc)]; off += len(enc)
 ib = struct.pack("<8Q", *index)
-put("fuzz_codecs", "shard_end", b"\x06" + b"".join(parts) + ib + struct.pack("<I", crc32c(ib)))
-put("fuzz_codecs", "shard_start_empty", b"\x07" + struct.pack("<8Q", *([2**64 - 1] * 8)))
+put("fuzz_codecs", "shard_end", b"\x06" + PICK + b"".join(parts) + ib + struct.pack("<I", crc32c(ib)))
+put("fuzz_codecs", "shard_start_empty", b"\x07" + PICK + struct.pack("<8Q", *([2**64 - 1] * 8)))
+put("fuzz_codecs", "shard_end_direct", b"\x06\x8d" + b"".join(parts) + ib + struct.pack("<I", crc32c(ib)))
 
 for i, s in enumerate(["", "...", "0:3, ::2", "-1", ":, 5", "[0,2,5], :", "::-1, 1:4:2, ...", "[True,False,True,True,False], 0",
                        "1:2:3:4", "[", "9223372036854775807", "-3:, :-1, 1"]):

@@ -57,34 +57,35 @@ Domain parse_domain(const std::string& s) {
   return d;
 }
 
-// "none", "gzip[:LEVEL]", "zstd[:LEVEL]", "blosc[:CNAME[:CLEVEL[:SHUFFLE]]]"
-std::optional<codec::Any> parse_compressor(const std::string& s) {
-  std::vector<std::string> f;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ':');) f.push_back(x);
-  if (f.empty() || f[0] == "none") return std::nullopt;
-  auto num = [&](std::size_t i, int def) {
-    if (f.size() <= i || f[i].empty()) return def;
-    int v = 0;
-    auto [p, ec] = std::from_chars(f[i].data(), f[i].data() + f[i].size(), v);
-    if (ec != std::errc() || p != f[i].data() + f[i].size()) throw ArgumentError("--compressor: '" + f[i] + "' is not an integer");
-    return v;
-  };
-  if (f[0] == "gzip") return codec::Gzip{.level = num(1, 5)};
-  if (f[0] == "zstd") return codec::Zstd{.level = num(1, 3)};
-  if (f[0] == "blosc") {
-    codec::Blosc b;
-    if (f.size() > 1 && !f[1].empty()) b.cname = f[1];
-    b.clevel = num(2, 5);
-    if (f.size() > 3) {
-      if (f[3] == "shuffle") b.shuffle = codec::Blosc::Shuffle::Shuffle;
-      else if (f[3] == "bitshuffle") b.shuffle = codec::Blosc::Shuffle::BitShuffle;
-      else if (f[3] == "noshuffle") b.shuffle = codec::Blosc::Shuffle::NoShuffle;
-      else throw ArgumentError("--compressor: blosc shuffle must be shuffle, bitshuffle or noshuffle, not '" + f[3] + "'");
+// The compressors the registry knows (bytes -> bytes codecs), with their shorthand:
+// "zstd[:level[:checksum]]", ... for messages and --help.
+std::string compressor_forms() {
+  std::string out = "none";
+  for (const auto& c : codec::known()) {
+    if (c.role != codec::Role::bytes_to_bytes) continue;
+    std::string form = c.name;
+    std::string tail;
+    for (const auto& k : codec::shorthand_keys(c.name)) {
+      form += "[:" + k;
+      tail += "]";
     }
-    return b;
+    out += " | " + form + tail;
   }
-  throw ArgumentError("--compressor: unknown compressor '" + f[0] + "' (none, gzip[:LEVEL], zstd[:LEVEL], blosc[:CNAME[:CLEVEL[:SHUFFLE]]])");
+  return out;
+}
+
+// "none" or a compressor's shorthand ("zstd:3", "blosc:lz4:5:bitshuffle"), through the registry.
+std::optional<codec::Any> parse_compressor(const std::string& s) {
+  if (s.empty() || s == "none") return std::nullopt;
+  CodecMetadata m;
+  try {
+    m = codec::from_shorthand(s);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(std::string("--compressor: ") + e.what());
+  }
+  if (codec::role_of(m.name) != codec::Role::bytes_to_bytes)
+    throw ArgumentError("--compressor: '" + m.name + "' is not a compressor (bytes -> bytes codec); use " + compressor_forms());
+  return m;
 }
 
 // A scalar given on the command line, in the data type's fill-value encoding: 5, -1.5, NaN, true, 0x7fc00000.
@@ -108,33 +109,9 @@ NDArray scalar_array(const std::string& v, const DataType& t) {
   return a;
 }
 
-// The codecs that encode each chunk's bytes (inside the shard when sharded).
-std::vector<CodecMetadata> inner_codecs(const std::vector<CodecMetadata>& cs) {
-  if (cs.size() == 1 && cs[0].name == "sharding_indexed" && cs[0].configuration) {
-    std::vector<CodecMetadata> inner;
-    for (const auto& c : (*cs[0].configuration)["codecs"]) inner.push_back(CodecMetadata::from_json(c, "codecs"));
-    return inner;
-  }
-  return cs;
-}
-
-// The source's compressor as a typed codec, so a re-chunking copy keeps it.
-std::optional<codec::Any> typed_compressor(const std::vector<CodecMetadata>& cs) {
-  for (const auto& c : cs) {
-    const Json cfg = c.configuration ? *c.configuration : Json::object();
-    if (c.name == "gzip") return codec::Gzip{.level = cfg.value("level", 5)};
-    if (c.name == "zstd") return codec::Zstd{.level = cfg.value("level", 0), .checksum = cfg.value("checksum", false)};
-    if (c.name == "blosc") {
-      codec::Blosc b{.cname = cfg.value("cname", std::string("lz4")), .clevel = cfg.value("clevel", 5)};
-      const auto sh = cfg.value("shuffle", std::string("shuffle"));
-      b.shuffle = sh == "noshuffle" ? codec::Blosc::Shuffle::NoShuffle
-                  : sh == "bitshuffle" ? codec::Blosc::Shuffle::BitShuffle : codec::Blosc::Shuffle::Shuffle;
-      b.typesize = cfg.value("typesize", 0);
-      b.blocksize = cfg.value("blocksize", 0);
-      return b;
-    }
-  }
-  return std::nullopt;
+// The codec pipeline of an array.
+CodecPipeline pipeline_of(const ArrayMetadata& m) {
+  return CodecPipeline::from_metadata(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value});
 }
 
 // ARRAY / STORE arguments: a local directory, or a URL (s3://, http(s)://, file://).
@@ -284,16 +261,21 @@ Json info_json(const Array& z) {
   return j;
 }
 
-std::string codecs_summary(const std::vector<CodecMetadata>& cs) {
+std::string codecs_summary(const ArrayMetadata& m) {
   std::string s;
-  for (const auto& c : cs) {
+  const auto pipeline = pipeline_of(m);
+  const auto inner = pipeline.inner_codecs();
+  for (const auto& c : m.codecs) {
     if (!s.empty()) s += " -> ";
     s += c.name;
-    if (c.name == "sharding_indexed" && c.configuration) {
-      std::vector<CodecMetadata> inner;
-      for (const auto& i : (*c.configuration)["codecs"]) inner.push_back(CodecMetadata::from_json(i, "codecs"));
-      s += "(" + (*c.configuration)["chunk_shape"].dump() + ": " + codecs_summary(inner) + ")";
-    } else if (c.configuration && c.name != "bytes") {
+    if (inner) {
+      std::string in;
+      for (const auto& i : *inner) {
+        in += (in.empty() ? "" : " -> ") + i.name;
+        if (i.configuration && codec::role_of(i.name) != codec::Role::array_to_bytes) in += i.configuration->dump();
+      }
+      s += "(" + Json(*pipeline.inner_chunk_shape()).dump() + ": " + in + ")";
+    } else if (c.configuration && codec::role_of(c.name) != codec::Role::array_to_bytes) {
       s += c.configuration->dump();
     }
   }
@@ -312,7 +294,7 @@ void print_info(const Array& z) {
             << "Chunk shape   : " << shape_str(z.chunks()) << "\n";
   if (z.shards()) std::cout << "Shard shape   : " << shape_str(*z.shards()) << "\n";
   std::cout << "Fill value    : " << j["fill_value"].dump() << "\n"
-            << "Codecs        : " << codecs_summary(z.metadata().codecs) << "\n"
+            << "Codecs        : " << codecs_summary(z.metadata()) << "\n"
             << "Chunks stored : " << j["chunks_stored"] << " / " << j["chunks_total"] << "\n"
             << "Bytes stored  : " << j["bytes_stored"] << "\n";
   if (!z.attributes().empty()) std::cout << "Attributes    : " << z.attributes().dump() << "\n";
@@ -326,7 +308,7 @@ void print_tree(const StorePtr& store, const std::string& path, const std::strin
   if (*t == NodeType::Array) {
     auto z = Array::open(store, path);
     std::cout << branch << (root ? "/" : name) << " " << shape_str(z.shape()) << " " << z.dtype().name() << " "
-              << codecs_summary(z.metadata().codecs) << "\n";
+              << codecs_summary(z.metadata()) << "\n";
     return;
   }
   std::cout << branch << (root ? "/" : name) << "\n";
@@ -399,7 +381,7 @@ int main(int argc, char** argv) {
   create->add_option("--chunks", c_chunks, "Chunk shape, e.g. 4,4")->required();
   create->add_option("--dtype", c_dtype, "Data type (bool, int8..uint64, float16/32/64, complex64/128, r<N>)")->required();
   create->add_option("--fill-value", c_fill, "Fill value (default 0 / false)");
-  create->add_option("--compressor", c_comp, "none | gzip[:LEVEL] | zstd[:LEVEL] | blosc[:CNAME[:CLEVEL[:SHUFFLE]]]");
+  create->add_option("--compressor", c_comp, compressor_forms());
   create->add_flag("--crc32c", c_crc, "Append a CRC32C checksum to every chunk");
   create->add_option("--shards", c_shards, "Shard shape (a multiple of the chunk shape)");
   create->add_option("--lower-bound", c_lower, "Lower bound per dimension (creates a regular_bounded array)");
@@ -535,14 +517,39 @@ int main(int argc, char** argv) {
       const auto& m = src.metadata();
       ArrayMetadata dm = m;
       if (!y_chunks.empty() || !y_comp.empty() || !y_shards.empty() || y_crc) {
-        // Re-encode: options not given are taken from the source.
-        const auto inner = inner_codecs(m.codecs);
-        ArraySpec spec{.shape = src.shape(), .chunks = y_chunks.empty() ? src.chunks() : parse_shape(y_chunks, "--chunks"),
-                       .dtype = src.dtype()};
-        spec.compressor = y_comp.empty() ? typed_compressor(inner) : parse_compressor(y_comp);
-        spec.crc32c = y_crc || std::any_of(inner.begin(), inner.end(), [](const CodecMetadata& c) { return c.name == "crc32c"; });
-        if (!y_shards.empty()) spec.shards = parse_shape(y_shards, "--shards");
-        else if (src.shards() && y_chunks.empty()) spec.shards = src.shards();
+        // Re-encode: what is not given is taken from the source (its codecs inside the shard
+        // when sharded; the compressors replaced by --compressor, a checksum added by --crc32c).
+        const auto pipeline = pipeline_of(m);
+        std::vector<CodecMetadata> inner = pipeline.inner_codecs().value_or(m.codecs);
+        const CodecMetadata crc = codec::Crc32c{}.to_metadata(m.data_type);
+        if (!y_comp.empty()) {
+          std::vector<CodecMetadata> kept;
+          for (const auto& c : inner)
+            if (codec::role_of(c.name) != codec::Role::bytes_to_bytes || c.name == crc.name) kept.push_back(c);
+          if (const auto comp = parse_compressor(y_comp)) {
+            // The new compressor goes before any checksum, which covers the compressed bytes.
+            auto at = std::find_if(kept.begin(), kept.end(), [&](const CodecMetadata& c) { return c.name == crc.name; });
+            kept.insert(at, codec::to_metadata(*comp, m.data_type));
+          }
+          inner = kept;
+        }
+        if (y_crc && std::none_of(inner.begin(), inner.end(), [&](const CodecMetadata& c) { return c.name == crc.name; }))
+          inner.push_back(crc);
+        const Shape chunks = y_chunks.empty() ? src.chunks() : parse_shape(y_chunks, "--chunks");
+        std::optional<Shape> shards;
+        if (!y_shards.empty()) shards = parse_shape(y_shards, "--shards");
+        else if (src.shards() && y_chunks.empty()) shards = src.shards();
+        ArraySpec spec{.shape = src.shape(), .chunks = chunks, .dtype = src.dtype()};
+        std::vector<codec::Any> codecs(inner.begin(), inner.end());
+        if (shards) {
+          auto sh = std::make_shared<codec::Sharding>();
+          sh->chunk_shape = chunks;
+          sh->codecs = codecs;
+          spec.chunks = *shards;
+          spec.codecs = std::vector<codec::Any>{sh};
+        } else {
+          spec.codecs = codecs;
+        }
         // Build the codecs and grid the spec describes, keeping everything else of the source.
         auto probe = Array::create(MemoryStore::create(), spec);
         dm.codecs = probe.metadata().codecs;

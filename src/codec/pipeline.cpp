@@ -207,6 +207,13 @@ std::optional<Shape> CodecPipeline::inner_chunk_shape() const {
   return l->unit_shape;
 }
 
+std::optional<std::vector<CodecMetadata>> CodecPipeline::inner_codecs() const {
+  if (!impl_->a2a.empty() || !impl_->b2b.empty()) return std::nullopt;
+  const CodecPipeline* inner = impl_->a2b->unit_pipeline();
+  if (!inner) return std::nullopt;
+  return inner->to_metadata();
+}
+
 std::optional<UnitLayout> unit_layout(const CodecPipeline& p) {
   const auto& im = pipeline_impl(p);
   if (!im.a2a.empty() || !im.b2b.empty()) return std::nullopt;

@@ -45,6 +45,8 @@ class ArrayToBytesCodec {
   virtual std::unique_ptr<PartialDecoder> partial_decoder(ChunkSource&, std::size_t /*concurrency*/) const { return nullptr; }
   virtual std::unique_ptr<PartialEncoder> partial_encoder(ChunkSource&, const EncodeOptions&) const { return nullptr; }
   virtual std::optional<UnitLayout> unit_layout() const { return std::nullopt; }
+  // The pipeline of the units, for codecs that hold units; nullptr for the others.
+  virtual const CodecPipeline* unit_pipeline() const { return nullptr; }
 };
 
 // Verifies a checksum trailer incrementally: fed the payload in order, then the trailer's bytes.

@@ -97,6 +97,7 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
   std::unique_ptr<PartialDecoder> partial_decoder(ChunkSource& src, std::size_t concurrency) const override;
   std::unique_ptr<PartialEncoder> partial_encoder(ChunkSource& src, const EncodeOptions& o) const override;
   std::optional<UnitLayout> unit_layout() const override { return layout_; }
+  const CodecPipeline* unit_pipeline() const override { return &inner_; }
 
   std::size_t num_units() const { return static_cast<std::size_t>(shape_size(layout_.units_per_chunk)); }
   const CodecPipeline& inner() const { return inner_; }

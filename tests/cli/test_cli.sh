@@ -142,7 +142,7 @@ expect_err "no such directory" "$Z" info "$T/missing"
 expect_err "is a group, not an array" "$Z" info "$T/h"
 expect_err "unknown or unsupported data type" "$Z" create "$T/x.zarr" --shape 2 --chunks 2 --dtype int128
 expect_err "--shape" "$Z" create "$T/x.zarr" --shape 2,a --chunks 2 --dtype int8
-expect_err "unknown compressor" "$Z" create "$T/x.zarr" --shape 2 --chunks 2 --dtype int8 --compressor lzma
+expect_err "unknown codec 'lzma'" "$Z" create "$T/x.zarr" --shape 2 --chunks 2 --dtype int8 --compressor lzma
 expect_err "already holds" "$Z" create "$A" --shape 2 --chunks 2 --dtype int8
 expect_err "out of bounds" "$Z" get "$A" "5"
 expect_err "step cannot be zero" "$Z" get "$A" "::0"

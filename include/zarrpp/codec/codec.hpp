@@ -136,8 +136,10 @@ class CodecPipeline {
   // The encoded size when every codec's output size is fixed (e.g. bytes + crc32c).
   std::optional<std::size_t> encoded_size() const;
   const ChunkSpec& spec() const;
-  // With sharding_indexed as the pipeline: the inner chunk shape; nullopt otherwise.
+  // With sharding_indexed as the pipeline: the inner chunk shape and the inner pipeline's codecs;
+  // nullopt otherwise.
   std::optional<Shape> inner_chunk_shape() const;
+  std::optional<std::vector<CodecMetadata>> inner_codecs() const;
 
   struct Impl;  // the codec layer's; opaque here
 
