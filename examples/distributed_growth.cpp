@@ -135,8 +135,7 @@ int main(int argc, char** argv) {
       std::cerr << "WORKERS must be 1..64 and STEPS 0..100\n";
       return 2;
     }
-    auto opened = open_store(url);
-    Array::create(opened.store, opened.path,
+    Array::create(open_store(url),
                   {.shape = {workers * kBlockRows, kColumns}, .chunks = {kBlockRows, kColumns}, .dtype = DataType::int32,
                    .compressor = codec::Zstd{.level = 1}, .overwrite = true});
     std::vector<pid_t> pids;

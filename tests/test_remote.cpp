@@ -922,9 +922,8 @@ TEST_F(HttpStoreNginx, ReadsArraysAndGroupsWrittenByFileStore) {
         {}, NDArray::from_vector<double>({5}, {0.5, 1.5, 2.5, 3.5, 4.5}));
   }
   auto opened = open_store(nginx().url("zarr/data.zarr"));
-  EXPECT_EQ(opened.path, "");
-  EXPECT_NE(dynamic_cast<HttpStore*>(opened.store.get()), nullptr);
-  const auto root = Group::open(opened.store, opened.path);
+  EXPECT_NE(dynamic_cast<HttpStore*>(opened.get()), nullptr);
+  const auto root = Group::open(opened);
   EXPECT_EQ(root.attributes()["title"], "served by nginx");
   const auto a = root.open_array("plain");
   EXPECT_EQ(a.shape(), (Shape{10, 7}));
@@ -933,10 +932,10 @@ TEST_F(HttpStoreNginx, ReadsArraysAndGroupsWrittenByFileStore) {
   for (std::int64_t j = 0; j < 7; ++j) want.data<std::int32_t>()[9 * 7 + j] = -1;  // the unwritten row: fill value
   EXPECT_EQ(got, want);
   EXPECT_EQ(a.read({2, slice(1, 4)}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{15, 16, 17}));
-  EXPECT_EQ(Array::open(opened.store, "sub/f").read().to_vector<double>(), (std::vector<double>{0.5, 1.5, 2.5, 3.5, 4.5}));
-  expect_throw_with<NotFoundError>([&] { Array::open(opened.store, "nope"); }, {"nope"});
+  EXPECT_EQ(Array::open(opened, "sub/f").read().to_vector<double>(), (std::vector<double>{0.5, 1.5, 2.5, 3.5, 4.5}));
+  expect_throw_with<NotFoundError>([&] { Array::open(opened, "nope"); }, {"nope"});
   // Writing through the HTTP store is refused.
-  auto ro = Array::open(opened.store, "plain");
+  auto ro = Array::open(opened, "plain");
   EXPECT_THROW(ro.write({0, 0}, NDArray::full<std::int32_t>({}, 5)), StoreError);
 }
 
@@ -1201,36 +1200,33 @@ TEST(OpenStore, EveryUrlForm) {
   TempDir t;
   const fs::path d = t.path / "a b";
   auto f = open_store("file://" + (t.path / "a%20b").string());
-  ASSERT_NE(dynamic_cast<FileStore*>(f.store.get()), nullptr);
-  EXPECT_EQ(dynamic_cast<FileStore*>(f.store.get())->root(), d);
-  EXPECT_EQ(f.path, "");
+  ASSERT_NE(dynamic_cast<FileStore*>(f.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<FileStore*>(f.get())->root(), d);
   EXPECT_TRUE(fs::is_directory(d));
   auto l = open_store("file://localhost" + d.string());
-  EXPECT_EQ(dynamic_cast<FileStore*>(l.store.get())->root(), d);
+  EXPECT_EQ(dynamic_cast<FileStore*>(l.get())->root(), d);
   auto p = open_store(d.string());
-  EXPECT_EQ(dynamic_cast<FileStore*>(p.store.get())->root(), d);
+  EXPECT_EQ(dynamic_cast<FileStore*>(p.get())->root(), d);
   OpenStoreOptions no_create;
   no_create.file.create = false;
   EXPECT_THROW(open_store((t.path / "missing").string(), no_create), NotFoundError);
 
   auto h = open_store("https://example.com/data/x.zarr/");
-  ASSERT_NE(dynamic_cast<HttpStore*>(h.store.get()), nullptr);
-  EXPECT_EQ(h.store->describe(), "https://example.com/data/x.zarr");
-  EXPECT_EQ(h.path, "");
+  ASSERT_NE(dynamic_cast<HttpStore*>(h.get()), nullptr);
+  EXPECT_EQ(h->describe(), "https://example.com/data/x.zarr");
 
   OpenStoreOptions so;
   so.s3.endpoint = "http://127.0.0.1:1";
   so.s3.anonymous = true;
   auto s = open_store("s3://bucket/path/in/bucket", so);
-  auto* s3 = dynamic_cast<S3Store*>(s.store.get());
+  auto* s3 = dynamic_cast<S3Store*>(s.get());
   ASSERT_NE(s3, nullptr);
   EXPECT_EQ(s3->bucket(), "bucket");
   EXPECT_EQ(s3->prefix(), "path/in/bucket");
   EXPECT_EQ(s3->url_of("zarr.json"), "http://127.0.0.1:1/bucket/path/in/bucket/zarr.json");
-  EXPECT_EQ(s.store->describe(), "s3://bucket/path/in/bucket (endpoint http://127.0.0.1:1)");
-  EXPECT_EQ(s.path, "");
+  EXPECT_EQ(s->describe(), "s3://bucket/path/in/bucket (endpoint http://127.0.0.1:1)");
   auto whole = open_store("s3://bucket", so);
-  EXPECT_EQ(dynamic_cast<S3Store*>(whole.store.get())->url_of("a/b"), "http://127.0.0.1:1/bucket/a/b");
+  EXPECT_EQ(dynamic_cast<S3Store*>(whole.get())->url_of("a/b"), "http://127.0.0.1:1/bucket/a/b");
 
   expect_throw_with<StoreError>([] { open_store("gs://bucket/x"); }, {"unsupported URL scheme 'gs'", "'gs://bucket/x'"});
   expect_throw_with<StoreError>([&] { open_store("s3://", so); }, {"names no bucket"});
@@ -1252,7 +1248,7 @@ TEST(OpenStore, S3SettingsComeFromTheEnvironment) {
   expect_throw_with<StoreError>([] { open_store("s3://b/p"); }, {"access key id is set but no secret access key"});
   EnvVar sk2("AWS_SECRET_ACCESS_KEY", "secret");
   auto s = open_store("s3://b/p");
-  auto* s3 = dynamic_cast<S3Store*>(s.store.get());
+  auto* s3 = dynamic_cast<S3Store*>(s.get());
   EXPECT_EQ(s3->endpoint(), "http://127.0.0.1:9");
   EXPECT_EQ(s3->region(), "eu-west-3");
   {
@@ -1500,7 +1496,7 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
   const std::string url = std::string("s3://") + kBucket + "/t/ArraysThroughAnS3Url/data.zarr";
   {
     auto opened = open_store(url);
-    auto g = Group::create(opened.store, opened.path, {{"k", 1}});
+    auto g = Group::create(opened, "", {{"k", 1}});
     auto a = g.create_array("plain", {.shape = {12, 5}, .chunks = {5, 5}, .dtype = DataType::int32,
                                       .compressor = codec::Zstd{.level = 1}});
     a.write({}, iota_i32({12, 5}));
@@ -1514,7 +1510,7 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
     a.append(NDArray::full<std::int32_t>({3, 5}, 8));
     a.resize({17, 5});  // drops the appended rows again
     a.update_attributes({{"x", 1}});
-    EXPECT_EQ(Array::open(opened.store, opened.path + "/plain").attributes()["x"], 1);
+    EXPECT_EQ(Array::open(opened, "plain").attributes()["x"], 1);
     EXPECT_EQ(a.domain(), (Domain{{-5, 12}, {0, 5}}));
     EXPECT_EQ(a.read({slice(0, 5)}), NDArray::full<std::int32_t>({5, 5}, 7));
     EXPECT_EQ(a.read({slice(5, 17)}), iota_i32({12, 5}));
@@ -1529,7 +1525,7 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
   }
   // A fresh store (new connections, nothing cached) reads it all back.
   auto opened = open_store(url);
-  const auto g = Group::open(opened.store);
+  const auto g = Group::open(opened);
   EXPECT_EQ(g.attributes()["k"], 1);
   EXPECT_EQ(g.attributes()["updated"], true);
   EXPECT_EQ((g.children()), (std::vector<Group::Child>{{"plain", NodeType::Array}, {"sharded", NodeType::Array}}));
@@ -1551,8 +1547,8 @@ print(json.dumps({"keys": keys, "node_type": meta["node_type"], "shape": meta["s
                                       "sharded/c/1/0", "sharded/zarr.json", "zarr.json"}));
   EXPECT_EQ(out["node_type"], "array");
   EXPECT_EQ(out["shape"], Json::parse("[12, 5]"));
-  remove_node(opened.store, "sharded");
-  EXPECT_EQ(Group::open(opened.store).children(), (std::vector<Group::Child>{{"plain", NodeType::Array}}));
+  remove_node(opened, "sharded");
+  EXPECT_EQ(Group::open(opened).children(), (std::vector<Group::Child>{{"plain", NodeType::Array}}));
 }
 
 TEST_F(S3StoreMoto, LeasesExcludeExpireAndCanBeLost) {

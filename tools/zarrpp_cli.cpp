@@ -117,7 +117,7 @@ CodecPipeline pipeline_of(const ArrayMetadata& m) {
 // ARRAY / STORE arguments: a local directory, or a URL (s3://, http(s)://, file://).
 StorePtr open_dir(const std::string& dir, bool create) {
   if (dir.find("://") != std::string::npos)
-    return open_store(dir, OpenStoreOptions{.file = FileStore::Options{.create = create}}).store;
+    return open_store(dir, OpenStoreOptions{.file = FileStore::Options{.create = create}});
   if (!create && !fs::is_directory(dir)) throw NotFoundError("no such directory '" + dir + "'");
   return FileStore::open(dir, FileStore::Options{.create = create});
 }
@@ -370,7 +370,7 @@ void copy_array(const Array& src, Array& dst) {
 int main(int argc, char** argv) {
   CLI::App app{"zarrpp: Zarr v3 arrays that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "zarrpp 0.1.0");
+  app.set_version_flag("--version", std::string("zarrpp ") + kVersion);
 
   // create
   auto* create = app.add_subcommand("create", "Create an array");

@@ -19,3 +19,4 @@
 #include "zarrpp/store/store.hpp"
 #include "zarrpp/store/testing.hpp"
 #include "zarrpp/store/url.hpp"
+#include "zarrpp/version.hpp"

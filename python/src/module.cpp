@@ -340,6 +340,7 @@ const char* type_name(zarrpp::NodeType t) { return t == zarrpp::NodeType::Array 
 
 PYBIND11_MODULE(_zarrpp, m) {
   m.doc() = "zarrpp's compiled core; use the zarrpp package instead.";
+  m.attr("__version__") = zarrpp::kVersion;
   py::register_exception_translator(&translate);
 
   // ---- stores ----

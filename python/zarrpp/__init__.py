@@ -20,7 +20,7 @@ from ._array import (Array, Attributes, Group, array, create_array, create_group
                      open_group)
 from .storage import FileStore, LocalStore, MemoryStore
 
-__version__ = "0.1.0"
+from ._zarrpp import __version__  # the version CMakeLists.txt's project() gives
 
 __all__ = ["Array", "Attributes", "Group", "array", "codecs", "create_array", "create_group", "group", "open",
            "open_array", "open_group", "storage", "FileStore", "LocalStore", "MemoryStore", "__version__"]

@@ -166,8 +166,7 @@ Array Array::open(StorePtr store, const std::string& path_in) {
 }
 
 Array Array::open(const std::string& url) {
-  auto opened = open_store(url, OpenStoreOptions{.file = FileStore::Options{.create = false}});
-  return open(opened.store, opened.path);
+  return open(open_store(url, OpenStoreOptions{.file = FileStore::Options{.create = false}}));
 }
 
 void Array::refresh() { st_->publish(load_snapshot(*st_->store, st_->path)); }

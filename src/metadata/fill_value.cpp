@@ -69,10 +69,7 @@ std::uint64_t float_bits(const Json& j, const DataType& t, std::size_t size) {
       bad(j, t, "expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x...\"");
     }
   } else if (j.is_number()) {
-    v = j.get<double>();
-    if (j.is_number_integer()) {
-      // Large integers must convert exactly enough to be meaningful; doubles hold them rounded.
-    }
+    v = j.get<double>();  // integers too (large ones rounded, as any float fill value would be)
   } else {
     bad(j, t, "expected a number or a string");
   }

@@ -26,18 +26,18 @@ std::string scheme_of(const std::string& url) {
 
 }  // namespace
 
-OpenedStore open_store(const std::string& url) { return open_store(url, OpenStoreOptions{}); }
+StorePtr open_store(const std::string& url) { return open_store(url, OpenStoreOptions{}); }
 
-OpenedStore open_store(const std::string& url, const OpenStoreOptions& options) {
+StorePtr open_store(const std::string& url, const OpenStoreOptions& options) {
   if (url.empty()) throw StoreError("open_store: empty URL");
   const std::string scheme = scheme_of(url);
   if (scheme.empty()) {
     if (url.rfind("file:", 0) == 0)
       throw StoreError("open_store: '" + url + "' is not a usable file URL (write file:///absolute/path)");
-    return {FileStore::open(url, options.file), ""};
+    return FileStore::open(url, options.file);
   }
   const std::string rest = url.substr(scheme.size() + 3);
-  if (scheme == "http" || scheme == "https") return {HttpStore::open(url, options.http), ""};
+  if (scheme == "http" || scheme == "https") return HttpStore::open(url, options.http);
   if (scheme == "s3") {
     if (rest.find_first_of("?#") != std::string::npos)
       throw StoreError("open_store: '" + url + "': s3 URLs take no query or fragment (set S3Store::Options instead)");
@@ -46,7 +46,7 @@ OpenedStore open_store(const std::string& url, const OpenStoreOptions& options) 
     o.bucket = rest.substr(0, slash);
     o.prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
     if (o.bucket.empty()) throw StoreError("open_store: '" + url + "' names no bucket (write s3://bucket/path)");
-    return {S3Store::open(std::move(o)), ""};
+    return S3Store::open(std::move(o));
   }
   if (scheme == "file") {
     if (rest.find_first_of("?#") != std::string::npos)
@@ -58,7 +58,7 @@ OpenedStore open_store(const std::string& url, const OpenStoreOptions& options) 
     if (slash == std::string::npos) throw StoreError("open_store: '" + url + "' has no path (write file:///absolute/path)");
     const std::string path = detail::percent_decode(rest.substr(slash), "open_store: '" + url + "'");
     if (path.find('\0') != std::string::npos) throw StoreError("open_store: '" + url + "' decodes to a path with a NUL byte");
-    return {FileStore::open(path, options.file), ""};
+    return FileStore::open(path, options.file);
   }
   throw StoreError("open_store: unsupported URL scheme '" + scheme + "' in '" + url +
                    "' (supported: s3://, http://, https://, file:// and plain paths)");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "zarrpp/store/store.hpp"
+#include "zarrpp/version.hpp"
 
 namespace zarrpp {
 
@@ -38,7 +39,7 @@ struct RemoteOptions {
   bool verify_tls = true;         // check the server's certificate and host name (https)
   std::string ca_file{};          // a CA bundle to verify with instead of the system's ("" = system)
   std::size_t max_idle_connections = 16;  // kept-alive connections (curl handles) pooled per store
-  std::string user_agent = "zarrpp/0.1";
+  std::string user_agent = std::string("zarrpp/") + kVersion;
 };
 
 class HttpStore : public Store {

@@ -10,9 +10,9 @@
 //                                  percent-escapes are decoded)
 //   "/abs/path", "rel/path"        FileStore on that directory
 //
-// The URL always names the store root, which is the node itself: `path` is "" for every form
-// (Array::open(opened.store, opened.path) opens the array the URL points at). Anything else, e.g.
-// "gs://..." or "s3://" without a bucket, throws StoreError naming the URL.
+// The URL always names the store root, which is the node itself: Array::open(open_store(url))
+// opens the array the URL points at. Anything else, e.g. "gs://..." or "s3://" without a bucket,
+// throws StoreError naming the URL.
 #include <string>
 
 #include "zarrpp/store/file_store.hpp"
@@ -22,18 +22,13 @@
 
 namespace zarrpp {
 
-struct OpenedStore {
-  StorePtr store;
-  std::string path;  // the node inside the store; always "" (see above)
-};
-
 struct OpenStoreOptions {
   FileStore::Options file{};   // file:// and plain paths (by default the directory is created)
   HttpStore::Options http{};   // http:// and https://
   S3Store::Options s3{};       // s3:// (bucket and prefix come from the URL)
 };
 
-OpenedStore open_store(const std::string& url);
-OpenedStore open_store(const std::string& url, const OpenStoreOptions& options);
+StorePtr open_store(const std::string& url);
+StorePtr open_store(const std::string& url, const OpenStoreOptions& options);
 
 }  // namespace zarrpp
