@@ -3,6 +3,7 @@
 # what is missing, and runs apt-get update only then.
 #   bash scripts/setup.sh          the build, the tests and the tools
 #   bash scripts/setup.sh --fuzz   the same, plus clang-19 and libFuzzer for the fuzz targets
+#   bash scripts/setup.sh --cross  the same, plus g++ for aarch64 (scripts/compile_check_aarch64.sh)
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -14,7 +15,8 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --fuzz) packages+=(clang-19 libfuzzer-19-dev libclang-rt-19-dev) ;;
-    *) echo "setup: unknown option '$arg' (use --fuzz)" >&2; exit 2 ;;
+    --cross) packages+=(g++-aarch64-linux-gnu) ;;
+    *) echo "setup: unknown option '$arg' (use --fuzz, --cross)" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian 12 machine, in stages (each prints its time; the budget
 # per stage is in docs/ci.md):
-#   setup      Debian packages and npm (scripts/setup.sh --fuzz)
+#   setup      Debian packages and npm (scripts/setup.sh --fuzz --cross)
 #   fuzz       the fuzz preset (clang-19) builds, and each target runs 5 s on its committed corpus
 #   release    build, then the README's main command (scripts/demo.sh) runs as documented
+#   aarch64    every library source compiles for aarch64 (no SSE2: the portable paths)
 #   tests      ctest on the release build: unit, property, interop, CLI, Python, benchmark smoke runs
-#   asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (ends the run with
-#              ctest's summary)
+#   asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with the
+#              portable copy path forced (ZARRPP_PORTABLE); ends the run with ctest's summary
 # Locally: ZARRPP_SKIP_ASAN=1 and ZARRPP_SKIP_FUZZ=1 leave those stages out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,7 @@ stage() {  # stage NAME: ends the previous stage (printing its time) and starts 
 }
 
 stage setup
-if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ]; then bash scripts/setup.sh --fuzz; else bash scripts/setup.sh; fi
+if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ]; then bash scripts/setup.sh --fuzz --cross; else bash scripts/setup.sh --cross; fi
 
 if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ]; then
   stage fuzz
@@ -33,6 +34,9 @@ stage release
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
 bash tests/smoke/demo_smoke.sh
+
+stage aarch64
+bash scripts/compile_check_aarch64.sh build/release
 
 stage tests
 ctest --preset release -j "$jobs"

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "array/copy.hpp"
 #include "support.hpp"
 
 using namespace zarrpp;
@@ -366,4 +367,29 @@ TEST(Group, HierarchyAndAttributes) {
   Group::create(store, "deep/er/group");
   EXPECT_EQ(node_type(store, "deep/er"), NodeType::Group);
   EXPECT_THROW(Group::create(store, "top/inner"), MetadataError);  // under an array
+}
+
+// The build option that forces the portable copy path takes effect: the sanitizer build runs the
+// whole suite that way (ZARRPP_PORTABLE), the release build with SSE2 streaming stores.
+TEST(Portability, TheCopyPathIsTheOneTheBuildAsksFor) {
+#if defined(__SSE2__)
+  EXPECT_EQ(uses_streaming_stores(), !ZARRPP_PORTABLE_BUILD);
+#else
+  EXPECT_FALSE(uses_streaming_stores());
+#endif
+}
+
+// Outputs of 64 MiB and more take the streaming-store path (where there is one): the values,
+// at unaligned starts and odd run lengths, are the same as the portable path's.
+TEST(Portability, LargeReadsCopyExactlyOnEitherPath) {
+  auto z = Array::create(MemoryStore::create(), {.shape = {1030, 1030, 70}, .chunks = {257, 515, 35}, .dtype = DataType::uint8});
+  NDArray v = NDArray::uninitialized(DataType::uint8, {1030, 1030, 70});
+  for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint8_t>()[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+  z.write({}, v);
+  EXPECT_EQ(z.read(), v);  // 74 MB: streamed into the output
+  const auto part = z.read({slice(1, 1030), slice(3, 1029), slice(1, 69)});
+  for (std::int64_t i = 0; i < 1029; i += 97)
+    for (std::int64_t j = 0; j < 1026; j += 89)
+      for (std::int64_t k = 0; k < 68; ++k)
+        ASSERT_EQ(part.at<std::uint8_t>({i, j, k}), v.at<std::uint8_t>({i + 1, j + 3, k + 1})) << i << " " << j << " " << k;
 }
