@@ -26,10 +26,16 @@ target_link_libraries(zarrpp PRIVATE PkgConfig::CURL PkgConfig::CRYPTO PkgConfig
 if(ZARRPP_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)
-  add_executable(zarrpp-remote-tests ${_zarrpp_remote_root}/tests/test_remote.cpp)
+  add_executable(zarrpp-remote-tests
+    ${_zarrpp_remote_root}/tests/store_conformance.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_internals.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_http_nginx.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_http_scripted.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_open_store.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_s3.cpp)
   target_link_libraries(zarrpp-remote-tests PRIVATE zarrpp GTest::gtest GTest::gtest_main PkgConfig::CURL)
   # The tests also check internals (hashes, XML, URL encoding, ranges) through headers in src/store.
-  target_include_directories(zarrpp-remote-tests PRIVATE ${_zarrpp_remote_root}/src)
+  target_include_directories(zarrpp-remote-tests PRIVATE ${_zarrpp_remote_root}/src ${_zarrpp_remote_root}/tests)
   target_compile_options(zarrpp-remote-tests PRIVATE ${ZARRPP_WARNINGS})
   if(TARGET zarrpp-example-distributed)
     target_compile_definitions(zarrpp-remote-tests PRIVATE ZARRPP_EXAMPLE_DISTRIBUTED="$<TARGET_FILE:zarrpp-example-distributed>")

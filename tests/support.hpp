@@ -9,10 +9,12 @@
 
 #include <functional>
 
+#include "common.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 namespace ref {
 using namespace zarrpp;
+using zarrpp::test::TempDir;
 
 // Runs body(i) in n forked processes and returns how many of them failed (threw or crashed).
 inline int run_in_processes(int n, const std::function<void(int)>& body) {
@@ -37,14 +39,6 @@ inline int run_in_processes(int n, const std::function<void(int)>& body) {
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ++failed;
   }
   return failed;
-}
-
-inline std::filesystem::path temp_dir(const std::string& name) {
-  static int counter = 0;
-  const auto p = std::filesystem::temp_directory_path() /
-                 ("zarrpp-test-" + std::to_string(::getpid()) + "-" + name + "-" + std::to_string(counter++));
-  std::filesystem::remove_all(p);
-  return p;
 }
 
 // CPython's PySlice_AdjustIndices, then enumerated.

@@ -254,7 +254,8 @@ TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
       return found;
     }
   };
-  const auto dir = ref::temp_dir("streamed");
+  ref::TempDir tmp("streamed");
+  const auto dir = tmp.path();
   for (const bool crc : {false, true}) {
     std::filesystem::remove_all(dir);
     auto fs = std::make_shared<Counting>(dir, FileStore::Options{});

@@ -140,14 +140,7 @@ TEST(Growth, BadInputChangesNothing) {
   const auto snapshot = mem->list_prefix("");
   const Bytes meta = get(mem, "zarr.json");
   rec->clear();
-  auto err = [&](const std::function<void()>& f) -> std::string {
-    try {
-      f();
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  };
+  auto err = [&](const std::function<void()>& f) { return zarrpp::test::catch_error(f).what; };
   EXPECT_NE(err([&] { z.prepend(NDArray::full<std::int32_t>({3, 5}, 2), 0); }).find("dimension 1"), std::string::npos);
   EXPECT_NE(err([&] { z.prepend(NDArray::full<std::int32_t>({3, 4}, 2), 2); }).find("axis 2"), std::string::npos);
   EXPECT_NE(err([&] { z.append(NDArray::full<double>({3, 4}, 2), 0); }).find("data type"), std::string::npos);
@@ -422,7 +415,8 @@ std::multiset<std::int32_t> row_values(const Array& z) {
 
 TEST(Growth, TwoThreadsGrowingAtBothEndsLoseNothing) {
   for (int kind = 0; kind < 2; ++kind) {
-    StorePtr store = kind == 0 ? StorePtr(MemoryStore::create()) : StorePtr(FileStore::open(ref::temp_dir("threads")));
+    ref::TempDir tmp("threads");
+    StorePtr store = kind == 0 ? StorePtr(MemoryStore::create()) : StorePtr(FileStore::open(tmp.path()));
     Array::create(store, {.shape = {0, 3}, .chunks = {4, 3}, .dtype = DataType::int32});
     constexpr int kEach = 15;
     auto worker = [&](int id) {
@@ -446,7 +440,8 @@ TEST(Growth, TwoThreadsGrowingAtBothEndsLoseNothing) {
 }
 
 TEST(Growth, TwoProcessesGrowingTheSameArrayLoseNothing) {
-  const auto root = ref::temp_dir("procs");
+  ref::TempDir tmp("procs");
+  const auto root = tmp.path();
   Array::create(FileStore::open(root), {.shape = {0, 3}, .chunks = {3, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{}});
   constexpr int kEach = 20;
   EXPECT_EQ(ref::run_in_processes(2, [&](int id) {

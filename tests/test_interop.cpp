@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "common.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 #ifndef ZARRPP_INTEROP_DIR
@@ -154,30 +155,7 @@ std::map<std::string, PlainJson> zarrita_read(const fs::path& root, const std::v
   return out;
 }
 
-// A fresh directory, removed at the end unless the test failed or ZARRPP_INTEROP_KEEP is set
-// (then it is kept to look at).
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(fs::temp_directory_path() / ("zarrpp-interop-" + std::to_string(::getpid()) + "-" + name)) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    if (::testing::Test::HasFailure() || std::getenv("ZARRPP_INTEROP_KEEP") != nullptr) {
-      std::fprintf(stderr, "interop: kept %s\n", path_.string().c_str());
-    } else {
-      std::error_code ec;
-      fs::remove_all(path_, ec);
-    }
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using zarrpp::test::TempDir;  // kept when a test fails or ZARRPP_TEST_KEEP is set
 
 // ---- values ----------------------------------------------------------------------------------
 

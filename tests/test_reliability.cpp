@@ -115,7 +115,8 @@ void check(const Array& z, DomainModel& m, const std::map<std::vector<std::int64
 void run_sequences(bool file, int sequences, int ops_per_sequence, Counts& c) {
   std::mt19937 rng(file ? 1234 : 4321);
   for (int seq = 0; seq < sequences; ++seq) {
-    const auto root = ref::temp_dir("soak");
+    ref::TempDir tmp("soak");
+    const auto root = tmp.path();
     StorePtr base = file ? StorePtr(FileStore::open(root)) : StorePtr(MemoryStore::create());
     const bool sharded = rng() % 3 == 0;
     ArraySpec spec{.shape = {static_cast<std::int64_t>(rng() % 7), static_cast<std::int64_t>(1 + rng() % 6)},
@@ -281,7 +282,8 @@ TEST(Reliability, RandomFaultsOnMemoryAndFileStores) {
 }
 
 TEST(Reliability, WritersGrowersAndReadersAtOnce) {
-  const auto root = ref::temp_dir("load");
+  ref::TempDir tmp("load");
+  const auto root = tmp.path();
   // 8 column blocks of width 4; writers own a block each and rewrite it; growers add rows.
   constexpr int kWriters = 4, kWidth = 4;
   Array::create(FileStore::open(root), {.shape = {8, kWriters * kWidth}, .chunks = {3, 4}, .dtype = DataType::int32,
@@ -339,7 +341,8 @@ TEST(Reliability, WritersGrowersAndReadersAtOnce) {
 }
 
 TEST(Reliability, EightProcessesGrowAndWriteWithoutLosingAnything) {
-  const auto root = ref::temp_dir("procs8");
+  ref::TempDir tmp("procs8");
+  const auto root = tmp.path();
   constexpr int kProcs = 8, kEach = 6;
   Array::create(FileStore::open(root), {.shape = {0, kProcs}, .chunks = {2, 1}, .dtype = DataType::int32, .fill_value = -1});
   EXPECT_EQ(ref::run_in_processes(kProcs, [&](int p) {

@@ -9,16 +9,8 @@ using namespace zarrpp;
 
 namespace {
 // A directory removed when the fixture goes.
-struct DirGuard {
-  std::filesystem::path p;
-  ~DirGuard() {
-    std::error_code ec;
-    if (!p.empty()) std::filesystem::remove_all(p, ec);
-  }
-};
-
 struct Fixture {
-  std::shared_ptr<DirGuard> dir;
+  std::shared_ptr<ref::TempDir> dir;  // when on the file store
   ref::Layout layout;
   Array z;
   ref::Model model;
@@ -27,11 +19,11 @@ struct Fixture {
 Fixture make_filled() {
   const auto l = ref::gen_layout();
   // Memory or local files: the file store reads uncompressed chunks in pieces, in part.
-  auto dir = std::make_shared<DirGuard>();
+  std::shared_ptr<ref::TempDir> dir;
   StorePtr store;
   if (*rc::gen::arbitrary<bool>()) {
-    dir->p = ref::temp_dir("selections");
-    store = FileStore::open(dir->p);
+    dir = std::make_shared<ref::TempDir>("selections");
+    store = FileStore::open(dir->path());
   } else {
     store = MemoryStore::create();
   }
@@ -189,13 +181,11 @@ RC_GTEST_PROP(Selections, ReadIntoCallerBuffersOfAnyLayout, ()) {
 // ---- bad input: a SelectionError naming the problem, and the array unchanged --------------------
 
 namespace {
+// The message of the SelectionError f throws ("" when it throws none).
 std::string selection_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SelectionError& e) {
-    return e.what();
-  }
-  return "";
+  const auto c = zarrpp::test::catch_error(f);
+  EXPECT_TRUE(c.thrown);
+  return c.what;
 }
 }  // namespace
 
@@ -246,6 +236,26 @@ TEST(SelectionErrors, NameDimensionIndexAndBound) {
   err = selection_error([&] { z.read_into({}, out.view()); });
   EXPECT_NE(err.find("output buffer of shape (6, 3)"), std::string::npos) << err;
   EXPECT_EQ(z.read(), before);
+}
+
+// Each kind of bad selection has its code, so callers (Python: IndexError, TypeError,
+// ValueError) never match messages.
+TEST(SelectionErrors, CarryCodesForTheirKind) {
+  using zarrpp::test::catch_error;
+  auto z = Array::create(MemoryStore::create(), {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});
+  EXPECT_EQ(catch_error([&] { z.read({6}); }).code, ErrorCode::index_out_of_bounds);
+  EXPECT_EQ(catch_error([&] { z.read({0, 0, 0}); }).code, ErrorCode::index_out_of_bounds);
+  EXPECT_EQ(catch_error([&] { z.read({BoolArray{true, false}}); }).code, ErrorCode::index_out_of_bounds);
+  EXPECT_EQ(catch_error([&] { z.read({slice(0, 4, 0)}); }).code, ErrorCode::invalid_selection);
+  EXPECT_EQ(catch_error([&] { z.read_blocks({slice(0, 2, 2)}); }).code, ErrorCode::invalid_selection);
+  EXPECT_EQ(catch_error([&] { z.write({}, NDArray(DataType::float64, {6, 4})); }).code, ErrorCode::dtype_mismatch);
+  EXPECT_EQ(catch_error([&] { z.read<double>(); }).code, ErrorCode::dtype_mismatch);
+  EXPECT_EQ(catch_error([&] { z.write({slice(0, 2)}, NDArray(DataType::int32, {3, 4})); }).code, ErrorCode::shape_mismatch);
+  NDArray out(DataType::int32, {6, 3});
+  EXPECT_EQ(catch_error([&] { z.read_into({}, out.view()); }).code, ErrorCode::shape_mismatch);
+  EXPECT_EQ(catch_error([&] { z.prepend(NDArray(DataType::int32, {2, 3})); }).code, ErrorCode::shape_mismatch);
+  EXPECT_EQ(catch_error([&] { z.prepend(NDArray(DataType::int32, {2, 4}), 2); }).code, ErrorCode::index_out_of_bounds);
+  EXPECT_EQ(catch_error([&] { (void)parse_selection("1:2:3:4"); }).code, ErrorCode::invalid_selection);
 }
 
 TEST(Selections, NumpyBroadcastingOfWriteData) {

@@ -1,4 +1,5 @@
-// One conformance suite run against every store, plus FileStore's atomicity and key safety.
+// The conformance suite (store_conformance.cpp) on the memory and file stores, plus FileStore's
+// atomicity and key safety, and the test wrappers.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,193 +9,30 @@
 #include <filesystem>
 #include <thread>
 
+#include "store_conformance.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;
 namespace fs = std::filesystem;
 
-namespace {
-Bytes B(const std::string& s) { return Bytes(s.begin(), s.end()); }
-
-fs::path temp_dir(const std::string& name) {
-  const auto p = fs::temp_directory_path() / ("zarrpp-test-" + std::to_string(::getpid()) + "-" + name);
-  fs::remove_all(p);
-  return p;
-}
-
-struct StoreFactory {
-  std::string name;
-  std::function<StorePtr()> make;
-};
-std::ostream& operator<<(std::ostream& o, const StoreFactory& f) { return o << f.name; }
-
-class StoreConformance : public ::testing::TestWithParam<StoreFactory> {
- protected:
-  void SetUp() override { store = GetParam().make(); }
-  StorePtr store;
-};
-}  // namespace
-
-TEST_P(StoreConformance, GetSetEraseExists) {
-  EXPECT_FALSE(store->get("a/b").has_value());
-  EXPECT_FALSE(store->exists("a/b"));
-  store->set("a/b", B("hello"));
-  EXPECT_TRUE(store->exists("a/b"));
-  EXPECT_EQ(store->get("a/b"), B("hello"));
-  store->set("a/b", B(""));
-  EXPECT_EQ(store->get("a/b"), B(""));
-  store->erase("a/b");
-  EXPECT_FALSE(store->exists("a/b"));
-  EXPECT_NO_THROW(store->erase("a/b"));  // erasing a missing key is fine
-  EXPECT_FALSE(store->exists("a"));      // a directory-like prefix is not a key
-}
-
-TEST_P(StoreConformance, ByteRanges) {
-  store->set("k", B("0123456789"));
-  EXPECT_EQ(store->get("k", ByteRange::range(2, 3)), B("234"));
-  EXPECT_EQ(store->get("k", ByteRange::range(8, 100)), B("89"));
-  EXPECT_EQ(store->get("k", ByteRange::range(20, 5)), B(""));
-  EXPECT_EQ(store->get("k", ByteRange::from(7)), B("789"));
-  EXPECT_EQ(store->get("k", ByteRange::last(4)), B("6789"));
-  EXPECT_EQ(store->get("k", ByteRange::last(40)), B("0123456789"));
-  EXPECT_FALSE(store->get("missing", ByteRange::last(4)).has_value());
-}
-
-// Streamed reads: pieces in order, at multiples of the piece size from the range's start, with
-// the value's whole size; the store's own or the default (get, then size() for a partial range).
-TEST_P(StoreConformance, StreamedReadsDeliverPiecesInOrder) {
-  store->set("s/k", B("0123456789"));
-  auto collect = [&](const ByteRange& r, std::size_t piece) {
-    std::vector<std::pair<std::uint64_t, std::string>> got;
-    const bool found = store->get_streamed("s/k", r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
-      EXPECT_EQ(total, 10u);
-      got.emplace_back(off, std::string(b.begin(), b.end()));
-    });
-    EXPECT_TRUE(found);
-    return got;
-  };
-  using V = std::vector<std::pair<std::uint64_t, std::string>>;
-  EXPECT_EQ(collect(ByteRange::all(), 4), (V{{0, "0123"}, {4, "4567"}, {8, "89"}}));
-  EXPECT_EQ(collect(ByteRange::range(3, 5), 2), (V{{3, "34"}, {5, "56"}, {7, "7"}}));
-  EXPECT_EQ(collect(ByteRange::range(20, 5), 4), V{});
-  EXPECT_FALSE(store->get_streamed("s/missing", ByteRange::all(), 4, [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {
-    ADD_FAILURE() << "no piece for a missing key";
-  }));
-  EXPECT_THROW(store->get_streamed("../x", ByteRange::all(), 4, [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {}),
-               StoreError);
-}
-
-TEST_P(StoreConformance, CompareAndSet) {
-  EXPECT_TRUE(store->compare_and_set("m", std::nullopt, B("v1")));
-  EXPECT_FALSE(store->compare_and_set("m", std::nullopt, B("v2")));
-  EXPECT_EQ(store->get("m"), B("v1"));
-  EXPECT_FALSE(store->compare_and_set("m", B("other"), B("v2")));
-  EXPECT_EQ(store->get("m"), B("v1"));
-  EXPECT_TRUE(store->compare_and_set("m", B("v1"), B("v2")));
-  EXPECT_EQ(store->get("m"), B("v2"));
-}
-
-// Versioned reads and writes conditioned on a version: what read-modify-write builds on.
-TEST_P(StoreConformance, WritesConditionedOnTheVersionRead) {
-  ASSERT_TRUE(store->capabilities().conditional_writes);
-  EXPECT_FALSE(store->get_versioned("v/k").has_value());
-  EXPECT_TRUE(store->set_if("v/k", B("one"), std::nullopt));    // create: only if absent
-  EXPECT_FALSE(store->set_if("v/k", B("two"), std::nullopt));   // it exists now
-  const auto a = store->get_versioned("v/k");
-  ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->bytes, B("one"));
-  EXPECT_FALSE(a->version.empty());
-  EXPECT_EQ(store->get_versioned("v/k", ByteRange::range(1, 1))->version, a->version);  // a range names the whole value
-  store->set("v/k", B("one"));  // the same bytes written again: a new version all the same
-  const auto b = store->get_versioned("v/k");
-  EXPECT_NE(b->version, a->version);
-  EXPECT_FALSE(store->set_if("v/k", B("stale"), a->version));  // conditioned on an old version: refused
-  EXPECT_EQ(store->get("v/k"), B("one"));
-  EXPECT_TRUE(store->set_if("v/k", B("three"), b->version));
-  EXPECT_EQ(store->get("v/k"), B("three"));
-  EXPECT_FALSE(store->set_if("v/k", B("four"), b->version));  // used up
-  store->erase("v/k");
-  EXPECT_FALSE(store->set_if("v/k", B("five"), b->version));  // gone
-  EXPECT_FALSE(store->exists("v/k"));
-}
-
-TEST_P(StoreConformance, CompareAndSetFromManyThreadsLosesNothing) {
-  store->set("counter", B("0"));
-  std::vector<std::thread> ts;
-  for (int t = 0; t < 4; ++t)
-    ts.emplace_back([&] {
-      for (int i = 0; i < 25; ++i) {
-        for (;;) {
-          auto cur = store->get("counter");
-          const int v = std::stoi(std::string(cur->begin(), cur->end()));
-          if (store->compare_and_set("counter", cur, B(std::to_string(v + 1)))) break;
-        }
-      }
-    });
-  for (auto& t : ts) t.join();
-  EXPECT_EQ(store->get("counter"), B("100"));
-}
-
-TEST_P(StoreConformance, ListingAndPrefixErase) {
-  for (const char* k : {"zarr.json", "a/zarr.json", "a/c/0/0", "a/c/0/1", "a/c/-1/0", "ab/x", "b/zarr.json"})
-    store->set(k, B(k));
-  EXPECT_EQ(store->list_prefix("a/"), (std::vector<std::string>{"a/c/-1/0", "a/c/0/0", "a/c/0/1", "a/zarr.json"}));
-  EXPECT_EQ(store->list_prefix("a/c/0/"), (std::vector<std::string>{"a/c/0/0", "a/c/0/1"}));
-  EXPECT_EQ(store->list_prefix("a"), (std::vector<std::string>{"a/c/-1/0", "a/c/0/0", "a/c/0/1", "a/zarr.json", "ab/x"}));
-  EXPECT_EQ(store->list_prefix("").size(), 7u);
-  EXPECT_TRUE(store->list_prefix("nope/").empty());
-  auto root = store->list_dir("");
-  EXPECT_EQ(root.keys, (std::vector<std::string>{"zarr.json"}));
-  EXPECT_EQ(root.prefixes, (std::vector<std::string>{"a", "ab", "b"}));
-  auto a = store->list_dir("a/");
-  EXPECT_EQ(a.keys, (std::vector<std::string>{"zarr.json"}));
-  EXPECT_EQ(a.prefixes, (std::vector<std::string>{"c"}));
-  store->erase_prefix("a/");
-  EXPECT_TRUE(store->list_prefix("a/").empty());
-  EXPECT_TRUE(store->exists("ab/x"));
-  store->erase_prefix("");
-  EXPECT_TRUE(store->list_prefix("").empty());
-}
-
-TEST_P(StoreConformance, HostileKeysAreRefused) {
-  for (const char* k : {"../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "", "a/", "a\\b", "..", ".",
-                        "a/.zarrpp-lock.x"}) {
-    EXPECT_THROW(store->set(k, B("x")), StoreError) << k;
-    EXPECT_THROW(store->get(k), StoreError) << k;
-    EXPECT_THROW(store->erase(k), StoreError) << k;
-  }
-  EXPECT_THROW(store->set(std::string("a\0b", 3), B("x")), StoreError);
-  EXPECT_THROW(store->list_prefix("../"), StoreError);
-  EXPECT_THROW(store->erase_prefix("../"), StoreError);
-}
-
-TEST_P(StoreConformance, LocksExcludeEachOther) {
-  std::atomic<int> inside{0}, max_inside{0};
-  std::vector<std::thread> ts;
-  for (int t = 0; t < 4; ++t)
-    ts.emplace_back([&] {
-      for (int i = 0; i < 20; ++i) {
-        auto lk = store->lock("arr/zarr.json");
-        const int now = ++inside;
-        max_inside = std::max(max_inside.load(), now);
-        std::this_thread::yield();
-        --inside;
-      }
-    });
-  for (auto& t : ts) t.join();
-  EXPECT_EQ(max_inside.load(), 1);
-}
+using namespace zarrpp::test;
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
                          ::testing::Values(StoreFactory{"memory", [] { return StorePtr(MemoryStore::create()); }},
                                            StoreFactory{"file", [] {
-                                                          static int n = 0;
-                                                          return StorePtr(FileStore::open(temp_dir("conf" + std::to_string(n++))));
+                                                          // The directory lives as long as the store.
+                                                          auto dir = std::make_shared<TempDir>("conformance");
+                                                          auto fs = FileStore::open(dir->path());
+                                                          return StorePtr(fs.get(), [fs, dir](Store*) mutable {
+                                                            fs.reset();
+                                                            dir.reset();
+                                                          });
                                                         }}),
-                         [](const auto& info) { return info.param.name; });
+                         name_of);
 
 TEST(FileStore, KeysNeverEscapeTheRoot) {
-  const auto root = temp_dir("escape");
+  TempDir root_dir("escape");
+  const auto root = root_dir.path();
   auto s = FileStore::open(root / "inner");
   EXPECT_THROW(s->set("../outside", B("x")), StoreError);
   EXPECT_FALSE(fs::exists(root / "outside"));
@@ -204,7 +42,8 @@ TEST(FileStore, KeysNeverEscapeTheRoot) {
 }
 
 TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
-  const auto base = temp_dir("symlink");
+  TempDir base_dir("symlink");
+  const auto base = base_dir.path();
   fs::create_directories(base / "outside");
   {
     std::ofstream(base / "outside" / "secret") << "top secret";
@@ -236,7 +75,8 @@ TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
 }
 
 TEST(FileStore, TempAndLockFilesAreInvisible) {
-  auto s = FileStore::open(temp_dir("hidden"));
+  TempDir tmp("filestore");
+  auto s = FileStore::open(tmp.path());
   s->set("a/zarr.json", B("{}"));
   { auto lk = s->lock("a/zarr.json"); }
   EXPECT_TRUE(s->compare_and_set("a/zarr.json", B("{}"), B("{ }")));
@@ -245,11 +85,13 @@ TEST(FileStore, TempAndLockFilesAreInvisible) {
 }
 
 TEST(FileStore, MissingRootWithoutCreateIsAnError) {
-  EXPECT_THROW(FileStore::open(temp_dir("nope") / "x", FileStore::Options{.create = false}), NotFoundError);
+  TempDir tmp("filestore");
+  EXPECT_THROW(FileStore::open(tmp / "x", FileStore::Options{.create = false}), NotFoundError);
 }
 
 TEST(FileStore, ReadersNeverSeeHalfAValue) {
-  auto s = FileStore::open(temp_dir("atomic"));
+  TempDir tmp("filestore");
+  auto s = FileStore::open(tmp.path());
   const Bytes a(1 << 20, 'a'), b(1 << 20, 'b');
   s->set("k", a);
   std::atomic<bool> stop{false};
@@ -269,7 +111,8 @@ TEST(FileStore, ReadersNeverSeeHalfAValue) {
 }
 
 TEST(FileStore, CompareAndSetAcrossProcesses) {
-  const auto root = temp_dir("cas-procs");
+  TempDir root_dir("cas-procs");
+  const auto root = root_dir.path();
   FileStore::open(root)->set("n", B("0"));
   constexpr int kProcs = 3, kIncrements = 30;
   std::vector<pid_t> pids;

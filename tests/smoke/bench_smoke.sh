@@ -10,6 +10,16 @@ work=$(mktemp -d /tmp/zarrpp-bench-smoke.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 out=$work/out.txt
 missing=0
+# Runs a benchmark program into $out; on failure shows everything it printed.
+run() {
+  local rc=0
+  "$@" >"$out" 2>"$work/stderr.txt" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "bench_smoke $which: '$*' failed (exit $rc)" >&2
+    cat "$out" "$work/stderr.txt" >&2
+    exit 1
+  fi
+}
 expect_row() {  # a table row starting with the given cells
   if ! grep -qF -- "$1" "$out"; then
     echo "bench_smoke $which: missing row '$1'" >&2
@@ -18,7 +28,7 @@ expect_row() {  # a table row starting with the given cells
 }
 case "$which" in
   codecs)
-    "$build/zarrpp-bench-codecs" 4096 >"$out"
+    run "$build/zarrpp-bench-codecs" 4096
     for data in smooth noisy; do
       for codec in "gzip 1" "zstd 1" "blosc lz4 shuffle" "crc32c"; do
         for op in encode decode; do expect_row "| $codec | $data | $op |"; done
@@ -26,15 +36,15 @@ case "$which" in
     done
     ;;
   prepend)
-    "$build/zarrpp-bench-prepend" --sizes 2,3 "$work/arrays" >"$out"
+    run "$build/zarrpp-bench-prepend" --sizes 2,3 "$work/arrays"
     expect_row "| chunks | data | rename every chunk file |"
     expect_row "| 8 | "
     expect_row "| 27 | "
     ;;
   zarrpp)
     # Every layout, codec, checksum setting and workload at 4 MiB, one thread, zarrita.js included.
-    "$build/zarrpp-bench" --shape 128,128,128 --threads 1 --data smooth --repeats 1 --peer-repeats 1 \
-      --dir "$work" --peer-script "$root/tests/interop/bench_with_zarrita.mjs" >"$out" 2>"$work/progress.txt"
+    run "$build/zarrpp-bench" --shape 128,128,128 --threads 1 --data smooth --repeats 1 --peer-repeats 1 \
+      --dir "$work" --peer-script "$root/tests/interop/bench_with_zarrita.mjs"
     for layout in "256³ chunks" "64³ chunks" "256³ shards of 64³"; do
       for codec in "none" "zstd 1" "blosc lz4 shuffle 5" "gzip 1"; do
         for crc in off on; do
@@ -51,7 +61,7 @@ case "$which" in
     fi
     ;;
   remote)
-    bash "$root/scripts/bench_remote.sh" --shape 256,128 "$work/file" >"$out"
+    run bash "$root/scripts/bench_remote.sh" --shape 256,128 "$work/file"
     for n in 1 2 8 16; do
       expect_row "| file | $n |"
       expect_row "| S3 (local moto server) | $n |"
@@ -64,7 +74,7 @@ case "$which" in
 esac
 if [ "$missing" -ne 0 ]; then
   echo "--- output of $which:" >&2
-  cat "$out" >&2
+  cat "$out" "$work/stderr.txt" >&2
   exit 1
 fi
 echo "bench_smoke $which: every expected row present"

@@ -43,7 +43,8 @@ struct DirListing {
 };
 
 // An opaque token naming one version of a stored value (an ETag, a generation): it changes
-// whenever the value does, so a write conditioned on it replaces exactly the value that was read.
+// whenever the value's bytes do (a rewrite of the same bytes may keep it, as S3's ETag does), so a
+// write conditioned on it replaces exactly the value that was read.
 using Version = std::string;
 
 // A value read together with its version. With a byte range, `bytes` holds the range and

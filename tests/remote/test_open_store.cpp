@@ -1,0 +1,80 @@
+// open_store(url) for every URL form, and S3 settings from the environment.
+#include "harness.hpp"
+
+using namespace zarrpp;
+using namespace zarrpp::test;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+
+TEST(OpenStore, EveryUrlForm) {
+  TempDir t{"open-store"};
+  const fs::path d = t.path() / "a b";
+  auto f = open_store("file://" + (t.path() / "a%20b").string());
+  ASSERT_NE(dynamic_cast<FileStore*>(f.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<FileStore*>(f.get())->root(), d);
+  EXPECT_TRUE(fs::is_directory(d));
+  auto l = open_store("file://localhost" + d.string());
+  EXPECT_EQ(dynamic_cast<FileStore*>(l.get())->root(), d);
+  auto p = open_store(d.string());
+  EXPECT_EQ(dynamic_cast<FileStore*>(p.get())->root(), d);
+  OpenStoreOptions no_create;
+  no_create.file.create = false;
+  EXPECT_THROW(open_store((t.path() / "missing").string(), no_create), NotFoundError);
+
+  auto h = open_store("https://example.com/data/x.zarr/");
+  ASSERT_NE(dynamic_cast<HttpStore*>(h.get()), nullptr);
+  EXPECT_EQ(h->describe(), "https://example.com/data/x.zarr");
+
+  OpenStoreOptions so;
+  so.s3.endpoint = "http://127.0.0.1:1";
+  so.s3.anonymous = true;
+  auto s = open_store("s3://bucket/path/in/bucket", so);
+  auto* s3 = dynamic_cast<S3Store*>(s.get());
+  ASSERT_NE(s3, nullptr);
+  EXPECT_EQ(s3->bucket(), "bucket");
+  EXPECT_EQ(s3->prefix(), "path/in/bucket");
+  EXPECT_EQ(s3->url_of("zarr.json"), "http://127.0.0.1:1/bucket/path/in/bucket/zarr.json");
+  EXPECT_EQ(s->describe(), "s3://bucket/path/in/bucket (endpoint http://127.0.0.1:1)");
+  auto whole = open_store("s3://bucket", so);
+  EXPECT_EQ(dynamic_cast<S3Store*>(whole.get())->url_of("a/b"), "http://127.0.0.1:1/bucket/a/b");
+
+  expect_throw_with<StoreError>([] { open_store("gs://bucket/x"); }, {"unsupported URL scheme 'gs'", "'gs://bucket/x'"});
+  expect_throw_with<StoreError>([&] { open_store("s3://", so); }, {"names no bucket"});
+  expect_throw_with<StoreError>([&] { open_store("s3:///x", so); }, {"names no bucket"});
+  expect_throw_with<StoreError>([&] { open_store("s3://b/x?versionId=1", so); }, {"no query"});
+  expect_throw_with<StoreError>([&] { open_store("s3://b/../x", so); }, {"invalid prefix '../x'"});
+  expect_throw_with<StoreError>([] { open_store("file://server/share"); }, {"another host ('server')"});
+  expect_throw_with<StoreError>([] { open_store("file:relative"); }, {"not a usable file URL"});
+  expect_throw_with<StoreError>([] { open_store(""); }, {"empty URL"});
+}
+
+TEST(OpenStore, S3SettingsComeFromTheEnvironment) {
+  EnvVar ep("AWS_ENDPOINT_URL", "http://127.0.0.1:9/");
+  EnvVar eps3("AWS_ENDPOINT_URL_S3", std::nullopt);
+  EnvVar region("AWS_REGION", "eu-west-3");
+  EnvVar dregion("AWS_DEFAULT_REGION", "ignored-1");
+  EnvVar ak("AWS_ACCESS_KEY_ID", "AKIAENV");
+  EnvVar sk("AWS_SECRET_ACCESS_KEY", std::nullopt);
+  expect_throw_with<StoreError>([] { open_store("s3://b/p"); }, {"access key id is set but no secret access key"});
+  EnvVar sk2("AWS_SECRET_ACCESS_KEY", "secret");
+  auto s = open_store("s3://b/p");
+  auto* s3 = dynamic_cast<S3Store*>(s.get());
+  EXPECT_EQ(s3->endpoint(), "http://127.0.0.1:9");
+  EXPECT_EQ(s3->region(), "eu-west-3");
+  {
+    EnvVar special("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:10");
+    EnvVar noregion("AWS_REGION", std::nullopt);
+    auto s2 = S3Store::open({.bucket = "b"});
+    EXPECT_EQ(s2->endpoint(), "http://127.0.0.1:10");
+    EXPECT_EQ(s2->region(), "ignored-1");
+  }
+  EnvVar noep("AWS_ENDPOINT_URL", std::nullopt);
+  auto aws = S3Store::open({.bucket = "b", .region = "ap-south-1"});
+  EXPECT_EQ(aws->endpoint(), "https://s3.ap-south-1.amazonaws.com");
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = ""}); }, {"no bucket"});
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "a/b"}); }, {"invalid bucket name 'a/b'"});
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .region = "us east"}); }, {"invalid region 'us east'"});
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .endpoint = "ftp://x"}); }, {"endpoint", "'ftp://x'"});
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .list_page_size = 0}); }, {"list_page_size must be 1..1000"});
+}
