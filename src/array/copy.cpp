@@ -28,13 +28,35 @@ inline void copy_elem(std::byte* dst, const std::byte* src, std::size_t es) {
 }
 
 #if ZARRPP_STREAMING_STORES
+// Copies fewer than 16 bytes with fixed-size moves. (A memcpy of a variable size the compiler
+// knows to be small becomes `rep movsb` when inlined, whose start-up costs more than the
+// 128-byte rows it brackets take to stream: 15% of a whole read.)
+inline void copy_small(std::byte* dst, const std::byte* src, std::size_t n) {
+  if (n & 8) {
+    std::memcpy(dst, src, 8);
+    dst += 8;
+    src += 8;
+  }
+  if (n & 4) {
+    std::memcpy(dst, src, 4);
+    dst += 4;
+    src += 4;
+  }
+  if (n & 2) {
+    std::memcpy(dst, src, 2);
+    dst += 2;
+    src += 2;
+  }
+  if (n & 1) *dst = *src;
+}
+
 // Copies with non-temporal stores: a large output is written once and not read back soon, so
 // its lines need not be read into the cache first (as ordinary stores do) nor evict what is
 // hot. Callers issue store_fence() before the data is handed to another thread.
 inline void copy_streaming(std::byte* dst, const std::byte* src, std::size_t len) {
   std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15;
   if (head > len) head = len;
-  std::memcpy(dst, src, head);
+  copy_small(dst, src, head);
   dst += head;
   src += head;
   len -= head;
@@ -51,7 +73,7 @@ inline void copy_streaming(std::byte* dst, const std::byte* src, std::size_t len
     _mm_stream_si128(d + i + 3, e);
   }
   for (; i < n; ++i) _mm_stream_si128(d + i, _mm_loadu_si128(q + i));
-  std::memcpy(dst + n * 16, src + n * 16, len - n * 16);
+  copy_small(dst + n * 16, src + n * 16, len - n * 16);
 }
 inline void store_fence() { _mm_sfence(); }
 #else
@@ -61,7 +83,7 @@ inline void store_fence() {}
 #endif
 
 struct OrthoCopy {
-  const ChunkTask& task;
+  const std::vector<const DimChunkMap*>& dims;  // the task's, per array dimension
   const std::vector<std::int64_t>& chunk_strides;  // bytes, per array dim
   std::vector<std::int64_t> view_strides;          // bytes, per array dim (0 for dropped dims)
   std::size_t es;
@@ -79,14 +101,14 @@ struct OrthoCopy {
   std::int64_t flat_chunk_off = 0, flat_view_off = 0;  // where the run starts, from dimension flat_from on
 
   void find_flat(const Shape& chunk_shape) {
-    const std::size_t r = task.dims.size();
+    const std::size_t r = dims.size();
     const auto e = static_cast<std::int64_t>(es);
-    if (r == 0 || !task.dims[r - 1]->unit() || chunk_strides[r - 1] != e || view_strides[r - 1] != e) return;
+    if (r == 0 || !dims[r - 1]->unit() || chunk_strides[r - 1] != e || view_strides[r - 1] != e) return;
     std::size_t f = r - 1;
-    std::int64_t run = task.dims[r - 1]->count;  // elements in the contiguous run from f on
+    std::int64_t run = dims[r - 1]->count;  // elements in the contiguous run from f on
     while (f > 0) {
-      const auto& m = *task.dims[f];
-      const auto& p = *task.dims[f - 1];
+      const auto& m = *dims[f];
+      const auto& p = *dims[f - 1];
       // Dimension f spans its whole chunk extent, so stepping f-1 continues the run in both.
       if (!p.unit() || m.chunk_start != 0 || m.count != chunk_shape[f] || chunk_strides[f - 1] != run * e ||
           view_strides[f - 1] != run * e)
@@ -97,8 +119,8 @@ struct OrthoCopy {
     flat_from = f;
     flat_bytes = static_cast<std::size_t>(run) * es;
     for (std::size_t d = f; d < r; ++d) {
-      flat_chunk_off += task.dims[d]->chunk_start * chunk_strides[d];
-      flat_view_off += task.dims[d]->out_start * view_strides[d];
+      flat_chunk_off += dims[d]->chunk_start * chunk_strides[d];
+      flat_view_off += dims[d]->out_start * view_strides[d];
     }
   }
 
@@ -108,12 +130,12 @@ struct OrthoCopy {
       else out(view + flat_view_off, chunk + flat_chunk_off, flat_bytes);
       return;
     }
-    const auto& m = *task.dims[d];
+    const auto& m = *dims[d];
     const std::int64_t n = m.count;
     const auto cs = chunk_strides[d], vs = view_strides[d];
-    if (d + 2 == task.dims.size() && !m.is_list) {
+    if (d + 2 == dims.size() && !m.is_list) {
       // Rows: the last dimension a contiguous run in both; step along this one with pointers.
-      const auto& last = *task.dims[d + 1];
+      const auto& last = *dims[d + 1];
       const auto e = static_cast<std::int64_t>(es);
       if (last.unit() && chunk_strides[d + 1] == e && view_strides[d + 1] == e) {
         std::byte* c = chunk + m.chunk_start * cs + last.chunk_start * e;
@@ -127,7 +149,7 @@ struct OrthoCopy {
         return;
       }
     }
-    if (d + 1 == task.dims.size()) {
+    if (d + 1 == dims.size()) {
       if (m.unit() && vs == static_cast<std::int64_t>(es) && cs == static_cast<std::int64_t>(es)) {
         std::byte* c = chunk + m.chunk_start * cs;
         std::byte* v = view + m.out_start * vs;
@@ -157,34 +179,63 @@ std::vector<std::int64_t> view_strides_per_dim(const Plan& plan, const NDView& v
 
 }  // namespace
 
-void copy_task(const Plan& plan, const ChunkTask& task, std::byte* chunk, const ChunkSpec& spec, const NDView& view,
-               bool to_chunk) {
-  const std::size_t es = spec.dtype.size();
-  if (plan.points) {
-    const std::int64_t vs = view.ndim() ? view.strides()[0] : 0;
-    for (const auto& [off, k] : task.points) {
-      std::byte* c = chunk + off * static_cast<std::int64_t>(es);
-      std::byte* v = view.data() + k * vs;
-      if (to_chunk) copy_elem(c, v, es);
-      else copy_elem(v, c, es);
+TaskCopier::TaskCopier(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, const NDView& view, bool to_chunk)
+    : plan_(plan), task_(task), spec_(spec), view_(view), to_chunk_(to_chunk), es_(spec.dtype.size()) {
+  if (plan.points || task.dims.empty()) return;
+  chunk_strides_ = c_strides(spec.shape, es_);
+  view_strides_ = view_strides_per_dim(plan, view);
+  dims_ = task.dims;
+  // Outputs larger than the last-level cache are written with non-temporal stores.
+  constexpr std::uint64_t kStreamOutput = std::uint64_t{64} << 20;
+  std::uint64_t out_bytes = es_;
+  for (auto n : view.shape()) out_bytes *= static_cast<std::uint64_t>(n);
+  stream_ = !to_chunk && out_bytes >= kStreamOutput;
+}
+
+void TaskCopier::copy(std::byte* chunk) const {
+  if (plan_.points) {
+    const std::int64_t vs = view_.ndim() ? view_.strides()[0] : 0;
+    for (const auto& [off, k] : task_.points) {
+      std::byte* c = chunk + off * static_cast<std::int64_t>(es_);
+      std::byte* v = view_.data() + k * vs;
+      if (to_chunk_) copy_elem(c, v, es_);
+      else copy_elem(v, c, es_);
     }
     return;
   }
-  if (task.dims.empty()) {  // 0-d
-    if (to_chunk) copy_elem(chunk, view.data(), es);
-    else copy_elem(view.data(), chunk, es);
+  if (task_.dims.empty()) {  // 0-d
+    if (to_chunk_) copy_elem(chunk, view_.data(), es_);
+    else copy_elem(view_.data(), chunk, es_);
     return;
   }
-  const auto cstr = c_strides(spec.shape, es);
-  OrthoCopy oc{task, cstr, view_strides_per_dim(plan, view), es, to_chunk};
-  oc.find_flat(spec.shape);
-  // Outputs larger than the last-level cache are written with non-temporal stores.
-  constexpr std::uint64_t kStreamOutput = std::uint64_t{64} << 20;
-  std::uint64_t out_bytes = es;
-  for (auto n : view.shape()) out_bytes *= static_cast<std::uint64_t>(n);
-  oc.stream = !to_chunk && out_bytes >= kStreamOutput;
-  oc.run(chunk, view.data(), 0);
+  run(task_.dims, chunk);
+}
+
+void TaskCopier::copy_slabs(std::int64_t first, std::int64_t end, const std::byte* data) {
+  // The part of the task's dimension-0 run inside [first, end), as if the chunk began at `first`.
+  const DimChunkMap& m0 = *task_.dims[0];
+  const std::int64_t a = std::max(first, m0.chunk_start), e = std::min(end, m0.chunk_start + m0.count);
+  if (a >= e) return;
+  DimChunkMap part = m0;
+  part.chunk_start = a - first;
+  part.count = e - a;
+  part.out_start = m0.out_start + (a - m0.chunk_start) * m0.out_step;
+  dims_[0] = &part;
+  run(dims_, const_cast<std::byte*>(data));
+  dims_[0] = task_.dims[0];
+}
+
+void TaskCopier::run(const std::vector<const DimChunkMap*>& dims, std::byte* chunk) const {
+  OrthoCopy oc{dims, chunk_strides_, view_strides_, es_, to_chunk_};
+  oc.find_flat(spec_.shape);
+  oc.stream = stream_;
+  oc.run(chunk, view_.data(), 0);
   if (oc.stream) store_fence();
+}
+
+void copy_task(const Plan& plan, const ChunkTask& task, std::byte* chunk, const ChunkSpec& spec, const NDView& view,
+               bool to_chunk) {
+  TaskCopier(plan, task, spec, view, to_chunk).copy(chunk);
 }
 
 void fill_task(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, const NDView& view) {
@@ -200,7 +251,7 @@ void fill_task(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, c
     return;
   }
   const std::vector<std::int64_t> zero(task.dims.size(), 0);  // every chunk position reads the fill
-  OrthoCopy oc{task, zero, view_strides_per_dim(plan, view), es, false};
+  OrthoCopy oc{task.dims, zero, view_strides_per_dim(plan, view), es, false};
   oc.run(fill, view.data(), 0);
 }
 

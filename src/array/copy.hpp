@@ -11,7 +11,30 @@
 namespace zarrpp {
 
 // Copies the elements a task selects between a chunk buffer (the unit's full shape, C order) and
-// the caller's view: chunk -> view for reads, view -> chunk for writes.
+// the caller's view: chunk -> view for reads, view -> chunk for writes. Set up once per task
+// (strides, whether to stream), then used for the whole chunk or, reading, for pieces of it.
+class TaskCopier {
+ public:
+  TaskCopier(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, const NDView& view, bool to_chunk);
+  void copy(std::byte* chunk) const;
+  // Reading in pieces: the task's elements in dimension-0 slabs [first, end) of the chunk, whose
+  // bytes start at `data`. Not for point plans; one thread at a time.
+  void copy_slabs(std::int64_t first, std::int64_t end, const std::byte* data);
+
+ private:
+  void run(const std::vector<const DimChunkMap*>& dims, std::byte* chunk) const;
+  const Plan& plan_;
+  const ChunkTask& task_;
+  const ChunkSpec& spec_;
+  const NDView& view_;
+  bool to_chunk_;
+  std::size_t es_;
+  bool stream_ = false;
+  std::vector<std::int64_t> chunk_strides_, view_strides_;
+  std::vector<const DimChunkMap*> dims_;  // the task's, dimension 0 replaced while copying slabs
+};
+
+// A TaskCopier used once.
 void copy_task(const Plan& plan, const ChunkTask& task, std::byte* chunk, const ChunkSpec& spec, const NDView& view,
                bool to_chunk);
 // Writes the fill value at the view positions a task selects (a read of a missing chunk),

@@ -139,30 +139,23 @@ void clear_outside_domain(std::span<std::uint8_t> buf, const ChunkGrid& g, const
 
 // ---- reading ----------------------------------------------------------------------------------------
 
-// Copies decoded units to the caller's output, and the fill value for missing ones.
+// Copies decoded units to the caller's output, and the fill value for missing ones. One copier
+// per request, set up when its first piece arrives (requests are decoded on several threads, but
+// each by one at a time).
 class ReadSink final : public UnitSink {
  public:
-  ReadSink(const Plan& plan, const Group& g, const ChunkSpec& spec, const NDView& out) : plan_(plan), g_(g), spec_(spec), out_(out) {}
+  ReadSink(const Plan& plan, const Group& g, const ChunkSpec& spec, const NDView& out)
+      : plan_(plan), g_(g), spec_(spec), out_(out), copiers_(g.tasks.size()) {}
 
   void missing(std::size_t i) override { fill_task(plan_, task(i), spec_, out_); }
 
   void decoded(std::size_t i, std::int64_t first, std::int64_t end, const std::uint8_t* data) override {
-    const ChunkTask& t = task(i);
-    auto* chunk = reinterpret_cast<std::byte*>(const_cast<std::uint8_t*>(data));
+    auto& c = copiers_[i];
+    if (!c) c = std::make_unique<TaskCopier>(plan_, task(i), spec_, out_, false);
     const std::int64_t slabs = spec_.shape.empty() ? 1 : spec_.shape[0];
-    if (first == 0 && end == slabs) return copy_task(plan_, t, chunk, spec_, out_, false);
-    // Slabs [first, end) of dimension 0, starting at `data`: copy the part of the task's
-    // dimension-0 run that lies in them, as if the chunk started at slab `first`.
-    const DimChunkMap& m0 = *t.dims[0];
-    const std::int64_t a = std::max(first, m0.chunk_start), e = std::min(end, m0.chunk_start + m0.count);
-    if (a >= e) return;
-    DimChunkMap part = m0;
-    part.chunk_start = a - first;
-    part.count = e - a;
-    part.out_start = m0.out_start + (a - m0.chunk_start) * m0.out_step;
-    ChunkTask sub = t;
-    sub.dims[0] = &part;
-    copy_task(plan_, sub, chunk, spec_, out_, false);
+    auto* chunk = reinterpret_cast<std::byte*>(const_cast<std::uint8_t*>(data));
+    if (first == 0 && end == slabs) c->copy(chunk);
+    else c->copy_slabs(first, end, chunk);
   }
 
  private:
@@ -171,6 +164,7 @@ class ReadSink final : public UnitSink {
   const Group& g_;
   const ChunkSpec& spec_;
   const NDView& out_;
+  std::vector<std::unique_ptr<TaskCopier>> copiers_;
 };
 
 // ---- writing ----------------------------------------------------------------------------------------
