@@ -78,4 +78,4 @@ if [ "$missing" -ne 0 ]; then
   exit 1
 fi
 echo "bench_smoke $which: every expected row present"
-grep '^|' "$out" | head -8
+grep -m 8 '^|' "$out"  # (not '| head': a closed pipe would fail the script under pipefail)
