@@ -150,13 +150,9 @@ py::tuple to_tuple(const std::vector<std::int64_t>& v) {
   return t;
 }
 
-Json parse_json(const std::string& text, const char* what) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw py::value_error(std::string(what) + ": not valid JSON: " + e.what());
-  }
-}
+// JSON from the Python side (attributes, codec configurations), parsed as zarr.json is: nesting
+// capped, linear in the number of keys.
+Json parse_json(const std::string& text, const char* what) { return zarrpp::parse_json_document(text, what); }
 
 // ---- selections ---------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ Group Group::create(StorePtr store, const std::string& path_in, const Json& attr
   if (!store) throw ArgumentError("Group::create: no store given");
   const std::string path = normalize_node_path(path_in);
   if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
+  check_json_depth(attributes, "attributes");
   GroupMetadata m;
   m.attributes = attributes;
   node::prepare_create(*store, path, overwrite);
@@ -63,6 +64,7 @@ void Group::write_attributes(const std::function<Json(const Json&)>& change) {
     node::expect_type(j, path_, NodeType::Group);
     written = GroupMetadata::from_json(j);
     written.attributes = change(written.attributes);  // applied to what is stored now, so no update is lost
+    check_json_depth(written.attributes, "attributes");
     return node::to_bytes(written.dump());
   });
   std::lock_guard lk(st_->mu);

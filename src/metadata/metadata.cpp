@@ -290,14 +290,6 @@ Json CodecMetadata::to_json() const {
 
 // ---- documents ------------------------------------------------------------------------------
 
-Json parse_json_document(std::string_view text, const std::string& where) {
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers out of range
-    throw MetadataError(where + ": malformed JSON: " + e.what());
-  }
-}
-
 namespace {
 void check_common(const Json& j, const char* node_type) {
   if (!j.is_object()) fail("zarr.json", j, "expected a JSON object");
@@ -436,7 +428,7 @@ Json ArrayMetadata::to_json() const {
   return j;
 }
 
-std::string ArrayMetadata::dump() const { return to_json().dump(2); }
+std::string ArrayMetadata::dump() const { return dump_json(to_json()); }
 
 void ArrayMetadata::validate_for_write() const {
   auto check_safe = [](std::int64_t v, const std::string& field) {
@@ -466,6 +458,8 @@ void ArrayMetadata::validate_for_write() const {
       throw MetadataError("shape: " + shape_str(shape) + " has more elements than int64 can count");
   if (fill_value.size() != data_type.size())
     throw MetadataError("fill_value: wrong size for data type " + data_type.name());
+  check_json_depth(attributes, "attributes");
+  check_json_depth(extra_fields, "zarr.json");
 }
 
 GroupMetadata GroupMetadata::from_json(const Json& j) {
@@ -493,7 +487,7 @@ Json GroupMetadata::to_json() const {
   return j;
 }
 
-std::string GroupMetadata::dump() const { return to_json().dump(2); }
+std::string GroupMetadata::dump() const { return dump_json(to_json()); }
 
 // ---- node names -----------------------------------------------------------------------------
 

@@ -121,8 +121,17 @@ struct GroupMetadata {
   std::string dump() const;
 };
 
-// Parses zarr.json text into JSON, with a MetadataError naming `where` on malformed input.
+// JSON documents: at most this deep (a deeper zarr.json or attribute value is refused, before
+// anything recursive could overflow the stack on it).
+inline constexpr std::size_t kMaxJsonDepth = 256;
+// Parses zarr.json text into JSON in linear time, with a MetadataError naming `where` on malformed
+// input or nesting beyond kMaxJsonDepth. A repeated object key keeps its last value.
 Json parse_json_document(std::string_view text, const std::string& where);
+// Pretty-prints as zarr.json is written (2-space indent; values nested deeper than 8 levels on
+// one line, so rewriting a document never multiplies its size).
+std::string dump_json(const Json& j);
+// Throws MetadataError naming `where` when `j` is nested deeper than kMaxJsonDepth.
+void check_json_depth(const Json& j, const std::string& where);
 
 // Validates one node name (a path segment) as the core spec says; throws MetadataError.
 void validate_node_name(std::string_view name);
