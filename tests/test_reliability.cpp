@@ -33,9 +33,9 @@ class RandomFaultStore : public StoreWrapper {
   std::string describe() const override { return "random-faults(" + inner()->describe() + ")"; }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& k, const ByteRange& r) override {
+  std::optional<VersionedBytes> do_get(const std::string& k, const ByteRange& r, std::uint64_t max_bytes) override {
     step("get", k);
-    return StoreWrapper::do_get(k, r);
+    return StoreWrapper::do_get(k, r, max_bytes);
   }
   bool do_get_streamed(const std::string& k, const ByteRange& r, std::size_t piece, const PieceSink& sink) override {
     step("get_streamed", k);

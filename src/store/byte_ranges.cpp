@@ -78,6 +78,20 @@ std::optional<std::uint64_t> parse_content_length(std::string_view v) {
   return n;
 }
 
+std::uint64_t body_cap(const ByteRange& r, std::uint64_t max_bytes) {
+  std::uint64_t cap = max_bytes == kNoLimit ? 0 : max_bytes;
+  std::optional<std::uint64_t> len;
+  if (r.kind == ByteRange::Kind::FromOffset && r.length) len = *r.length;
+  if (r.kind == ByteRange::Kind::Suffix) len = r.suffix;
+  // A server that ignores Range sends the whole value, which is sliced: allow that for values up
+  // to 64 MiB, so a small range never brings more.
+  if (len) {
+    const std::uint64_t ranged = std::max<std::uint64_t>(*len, std::uint64_t{64} << 20);
+    if (cap == 0 || ranged < cap) cap = ranged;
+  }
+  return cap;
+}
+
 Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what) {
   if (resp.status == 416) return {};
   if (resp.status != 206) {

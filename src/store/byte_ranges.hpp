@@ -22,6 +22,9 @@ RangePlan plan_range(const ByteRange& r);
 // StoreError prefixed with `what` when the server sent other bytes than asked for.
 Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what);
 
+// The most body bytes a GET for `r` may bring: the range's length when it has one, and at most
+// max_bytes; 0 (the client's default cap) when neither bounds it.
+std::uint64_t body_cap(const ByteRange& r, std::uint64_t max_bytes);
 // Parses "bytes A-B/TOTAL" or "bytes A-B/*" strictly (decimal, no overflow, A <= B < TOTAL).
 bool parse_content_range(std::string_view v, std::uint64_t& a, std::uint64_t& b, std::optional<std::uint64_t>& total);
 // Parses a Content-Length value strictly (decimal digits only, within uint64); nullopt when it

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "named_locks.hpp"
 #include "zarrpp/core/error.hpp"
 
 namespace fs = std::filesystem;
@@ -105,40 +106,34 @@ std::pair<std::string, std::string> split_key(const std::string& key) {
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-// Holds an flock(2) on a lock file; works between threads (each has its own open file
-// description) and between processes.
-class FileLock : public StoreLock {
- public:
-  FileLock(int fd, const std::string& what) : fd_(fd) {
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        const int e = errno;
-        ::close(fd_);
-        throw StoreError("cannot lock " + what + ": " + std::strerror(e));
-      }
-    }
-  }
-  ~FileLock() override {
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
-  }
-
- private:
-  int fd_ = -1;
-};
-
 Version version_of(const struct stat& st) {
   return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
          std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
          std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
-std::optional<VersionedBytes> read_fd(int fd, const fs::path& p, const ByteRange& range) {
+// A directory, FIFO, socket or device where a stored value should be: an error, never a hang (the
+// file was opened non-blocking) and never "missing".
+void expect_regular(const struct stat& st, const fs::path& p) {
+  if (S_ISREG(st.st_mode)) return;
+  const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                            : "not a regular file";
+  throw StoreError("'" + p.string() + "' is " + what + ", not a stored value (a regular file)");
+}
+
+std::optional<VersionedBytes> read_fd(int fd, const fs::path& p, const ByteRange& range, std::uint64_t max_bytes) {
   Fd f(fd);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", p, errno);
-  if (!S_ISREG(st.st_mode)) return std::nullopt;
+  expect_regular(st, p);
   auto [b, e] = range.resolve(static_cast<std::uint64_t>(st.st_size));
+  if (e - b > max_bytes)
+    throw StoreError(ErrorCode::limit_exceeded, "'" + p.string() + "' holds " + std::to_string(e - b) +
+                                                    " bytes, more than the " + std::to_string(max_bytes) + " expected");
   VersionedBytes out{Bytes(e - b), version_of(st)};
   std::size_t done = 0;
   while (done < out.bytes.size()) {
@@ -175,6 +170,9 @@ FileStore::FileStore(fs::path root, Options options) : root_(std::move(root)), o
   root_ = fs::absolute(root_, ec).lexically_normal();
   root_fd_ = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd_ < 0) sys_fail("cannot open store directory", root_, errno);
+  struct stat st {};
+  if (::fstat(root_fd_, &st) != 0) sys_fail("cannot stat store directory", root_, errno);
+  locks_ = std::make_unique<detail::NamedLocks>(st, describe());
 }
 
 FileStore::~FileStore() {
@@ -253,18 +251,9 @@ void FileStore::write_atomic(const std::string& key, const Bytes& value) {
   if (options_.fsync) ::fsync(d.fd);
 }
 
-std::unique_ptr<StoreLock> FileStore::lock_file(const std::string& key, const char* kind) {
-  const auto [dir, name] = split_key(key);
-  Fd d(open_dir(dir, true));
-  if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
-  const std::string lname = std::string(".zarrpp-") + kind + "." + name;
-  const int fd = ::openat(d.fd, lname.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) sys_fail("cannot open lock file", root_ / dir / lname, errno);
-  return std::make_unique<FileLock>(fd, (root_ / dir / lname).string());
-}
-
 int FileStore::open_for_read(const std::string& key) const {
-  const int fd = open_beneath(root_fd_, key, O_RDONLY);
+  // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
+  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return -1;
     if (escapes(errno)) escape_fail(key, root_);
@@ -273,10 +262,10 @@ int FileStore::open_for_read(const std::string& key) const {
   return fd;
 }
 
-std::optional<VersionedBytes> FileStore::do_get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> FileStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   const int fd = open_for_read(key);
   if (fd < 0) return std::nullopt;
-  return read_fd(fd, root_ / key, range);
+  return read_fd(fd, root_ / key, range, max_bytes);
 }
 
 bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
@@ -285,7 +274,7 @@ bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, 
   Fd f(fd0);
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", root_ / key, errno);
-  if (!S_ISREG(st.st_mode)) return false;
+  expect_regular(st, root_ / key);
   const auto total = static_cast<std::uint64_t>(st.st_size);
   const auto [b, e] = range.resolve(total);
   // One small buffer per thread, reused: it stays in the CPU's cache between the kernel's copy
@@ -311,26 +300,45 @@ bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, 
   return true;
 }
 
-void FileStore::do_set(const std::string& key, const Bytes& value) { write_atomic(key, value); }
+// Every writer of a key holds its lock while it replaces the file: a conditional writer between
+// checking the version and renaming its file into place, a plain one while renaming, so a write
+// conditioned on what was read can never land over a newer value.
+void FileStore::do_set(const std::string& key, const Bytes& value) {
+  auto lk = locks_->lock("write:" + key);
+  write_atomic(key, value);
+}
+
+std::optional<Version> FileStore::current_version(const std::string& key) const {
+  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_PATH);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    if (escapes(errno)) escape_fail(key, root_);
+    sys_fail("cannot open", root_ / key, errno);
+  }
+  Fd f(fd);
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", root_ / key, errno);
+  expect_regular(st, root_ / key);
+  return version_of(st);
+}
 
 bool FileStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
-  // Every conditional writer holds the key's lock file between checking the version and renaming
-  // its new file into place, across threads and processes.
-  auto lk = lock_file(key, "cas");
-  std::optional<Version> current;
-  const int fd = open_for_read(key);
-  if (fd >= 0) {
-    Fd f(fd);
-    struct stat st {};
-    if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", root_ / key, errno);
-    if (S_ISREG(st.st_mode)) current = version_of(st);
-  }
-  if (current != expected) return false;
+  auto lk = locks_->lock("write:" + key);
+  if (current_version(key) != expected) return false;
   write_atomic(key, value);
   return true;
 }
 
+bool FileStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
+  auto lk = locks_->lock("write:" + key);
+  const auto current = current_version(key);
+  if (current != expected) return false;
+  if (current) do_erase(key);
+  return true;
+}
+
 void FileStore::do_erase(const std::string& key) {
+  auto lk = locks_->lock("write:" + key);
   const auto [dir, name] = split_key(key);
   Fd d(open_dir(dir, false));
   if (d.fd < 0) {
@@ -414,7 +422,7 @@ DirListing FileStore::do_list_dir(const std::string& prefix) {
   return out;
 }
 
-std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return lock_file(key, "lock");
+std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return locks_->lock("lock:" + key);
 }
 
 }  // namespace zarrpp

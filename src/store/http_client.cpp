@@ -112,11 +112,17 @@ bool retryable_status(long s) { return s == 408 || s == 429 || s == 500 || s == 
 
 struct Sink {
   HttpResponse* resp;
-  bool head;  // HEAD: Content-Length describes a body that will not come
+  bool head;           // HEAD: Content-Length describes a body that will not come
+  std::uint64_t cap;   // the most body bytes accepted
 };
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
-  auto* r = static_cast<Sink*>(user)->resp;
+  auto* sink = static_cast<Sink*>(user);
+  auto* r = sink->resp;
+  if (r->body.size() + size * n > sink->cap) {  // a server sending more than could be right
+    r->too_large = true;
+    return 0;  // aborts the transfer
+  }
   r->body.insert(r->body.end(), reinterpret_cast<const std::uint8_t*>(data),
                  reinterpret_cast<const std::uint8_t*>(data) + size * n);
   return size * n;
@@ -150,9 +156,13 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   });
   std::string value = trim(line.substr(colon + 1));
   if (name == "content-length" && !static_cast<Sink*>(user)->head) {
+    const auto len = parse_content_length(value);
+    if (len && *len > static_cast<Sink*>(user)->cap) {  // announced too large: stop before it comes
+      r->too_large = true;
+      return 0;
+    }
     // Reserve for the body, within reason (the length is only a hint here).
-    if (const auto len = parse_content_length(value); len && *len <= (std::uint64_t{1} << 30))
-      r->body.reserve(static_cast<std::size_t>(*len));
+    if (len && *len <= (std::uint64_t{1} << 30)) r->body.reserve(static_cast<std::size_t>(*len));
   }
   r->headers.emplace_back(std::move(name), std::move(value));
   return size * n;
@@ -210,7 +220,7 @@ std::string HttpClient::failure_prefix(const HttpRequest& req, int attempts) con
 CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf) const {
   curl_easy_reset(h);  // keeps the connection cache
   errbuf[0] = '\0';
-  Sink sink{&resp, req.method == "HEAD"};
+  Sink sink{&resp, req.method == "HEAD", req.max_body ? req.max_body : options_.max_response_bytes};
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -309,6 +319,10 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
       release(h);
     }
     const bool last = attempt >= options_.max_attempts;
+    if (rc != CURLE_OK && resp.too_large)
+      throw StoreError(ErrorCode::limit_exceeded, failure_prefix(req, attempt) + "the response is larger than the " +
+                                                      std::to_string(req.max_body ? req.max_body : options_.max_response_bytes) +
+                                                      " bytes expected; it was not read");
     if (rc != CURLE_OK) {
       if (!transient_curl_error(rc) || last) {
         std::string msg = failure_prefix(req, attempt) + curl_easy_strerror(rc);

@@ -31,6 +31,9 @@ struct HttpRequest {
   std::string aws_sigv4;
   std::string username, password;
   std::vector<long> extra_retry_statuses;  // statuses retried besides the standard transient ones
+  // The most body bytes to accept (announced by Content-Length or arriving): more is a StoreError
+  // (limit_exceeded), found before they are all held. 0 = the client's max_response_bytes.
+  std::uint64_t max_body = 0;
 };
 
 struct HttpResponse {
@@ -43,6 +46,7 @@ struct HttpResponse {
   // An earlier attempt failed in a way that may have reached the server (reset, timeout, 5xx), so
   // a non-idempotent request may already have taken effect.
   bool ambiguous = false;
+  bool too_large = false;  // the body was cut off at the request's max_body
 
   const std::string* header(std::string_view lower_name) const;
   std::string body_text() const { return std::string(body.begin(), body.end()); }

@@ -94,7 +94,7 @@ std::vector<std::string> HttpStore::request_headers() const {
   return h;
 }
 
-std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   const auto plan = detail::plan_range(range);
   if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
   detail::HttpRequest req;
@@ -102,6 +102,7 @@ std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const By
   req.url = url_of(key);
   req.headers = request_headers();
   req.follow_redirects = options_.follow_redirects;
+  req.max_body = detail::body_cap(range, max_bytes);
   if (!plan.whole) req.headers.push_back(plan.header);
   auto resp = client_->perform(req);
   if (resp.status == 404 || redirected_to_directory(req, resp)) return std::nullopt;

@@ -1,17 +1,22 @@
 #include "zarrpp/store/memory_store.hpp"
 
+#include "zarrpp/core/error.hpp"
+
 namespace zarrpp {
 
-std::optional<VersionedBytes> MemoryStore::do_get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> MemoryStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   std::shared_lock lk(mu_);
   auto it = data_.find(key);
   if (it == data_.end()) return std::nullopt;
   const Bytes& v = it->second.bytes;
+  const auto [b, e] = range.resolve(v.size());
+  if (e - b > max_bytes)
+    throw StoreError(ErrorCode::limit_exceeded, "'" + key + "' in memory holds " + std::to_string(e - b) +
+                                                    " bytes, more than the " + std::to_string(max_bytes) + " expected");
   VersionedBytes out{Bytes(), std::to_string(it->second.generation)};
   if (range.kind == ByteRange::Kind::All) {
     out.bytes = v;
   } else {
-    const auto [b, e] = range.resolve(v.size());
     out.bytes.assign(v.begin() + static_cast<std::ptrdiff_t>(b), v.begin() + static_cast<std::ptrdiff_t>(e));
   }
   return out;
@@ -32,6 +37,15 @@ bool MemoryStore::do_set_if(const std::string& key, const Bytes& value, const st
     if (it != data_.end()) return false;
     data_.emplace(key, Entry{value, next_generation_++});
   }
+  return true;
+}
+
+bool MemoryStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
+  std::unique_lock lk(mu_);
+  auto it = data_.find(key);
+  if (!expected) return it == data_.end();
+  if (it == data_.end() || std::to_string(it->second.generation) != *expected) return false;
+  data_.erase(it);
   return true;
 }
 

@@ -116,10 +116,11 @@ std::string S3Store::describe() const {
   return "s3://" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix) + " (endpoint " + endpoint_ + ")";
 }
 
-std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   const auto plan = detail::plan_range(range);
   if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
   auto req = impl_->make("GET", impl_->object_url(impl_->full_key(key)));
+  req.max_body = detail::body_cap(range, max_bytes);
   if (!plan.whole) req.headers.push_back(plan.header);
   auto resp = impl_->perform(req);
   if (resp.status == 404) {
@@ -208,8 +209,8 @@ bool S3Store::supports_conditional_writes() {
 
 S3Store::Conditional S3Store::conditional() {
   switch (options_.conditional_writes) {
-    case ConditionalWrites::On: return {true, true};
-    case ConditionalWrites::Off: return {false, false};
+    case ConditionalWrites::On: return {true, true, true};
+    case ConditionalWrites::Off: return {false, false, false};
     case ConditionalWrites::Auto: break;
   }
   std::lock_guard lk(probe_mu_);
@@ -253,6 +254,17 @@ S3Store::Conditional S3Store::conditional() {
   auto [req3, third] = put("If-Match: \"00000000000000000000000000000000\"");
   if (third.status == 412) c.replace = true;
   else if (third.status != 200 && !unsupported(third.status)) im.fail(req3, third);
+  // DELETE with a wrong If-Match: 412 when honoured; a server that ignores it deletes the probe.
+  // (Asked only of servers with conditional writes: without them nothing is erased conditionally.)
+  if (!(c.create_only && c.replace)) {
+    conditional_ = c;
+    return c;
+  }
+  auto del = im.make("DELETE", im.object_url(probe));
+  del.headers.push_back("If-Match: \"00000000000000000000000000000000\"");
+  const auto fourth = im.perform(del);
+  if (fourth.status == 412) c.erase = true;
+  else if (!(fourth.status >= 200 && fourth.status < 300) && fourth.status != 404 && !unsupported(fourth.status)) im.fail(del, fourth);
   conditional_ = c;
   return c;
 }
@@ -292,6 +304,31 @@ bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::o
       const auto now = im.get_with_etag(full);
       return now && now->first == value;
     }
+    return false;
+  }
+  im.fail(req, resp);
+}
+
+bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
+  auto& im = *impl_;
+  const std::string full = im.full_key(key);
+  if (!expected) return !do_size(key).has_value();  // "only if it does not exist": nothing to erase
+  const auto c = conditional();
+  if (!c.erase)
+    throw ConflictError("S3 store " + describe() + " does not support conditional deletes (If-Match on DELETE " +
+                        (options_.conditional_writes == ConditionalWrites::Off ? "is switched off by conditional_writes = Off"
+                                                                               : "was ignored or refused by the server") +
+                        "), so erasing '" + key + "' only if it is what was read cannot be atomic");
+  if (expected->empty())
+    throw StoreError("S3 store " + describe() + ": '" + key + "' was read without an ETag, so a delete conditioned on it cannot be made");
+  auto req = im.make("DELETE", im.object_url(full));
+  req.headers.push_back("If-Match: " + *expected);
+  req.extra_retry_statuses = {409};
+  const auto resp = im.perform(req);
+  if (resp.status >= 200 && resp.status < 300) return true;
+  if (resp.status == 412 || resp.status == 409 || resp.status == 404) {
+    // An earlier attempt may have deleted it before its answer was lost: then it is gone as asked.
+    if (resp.ambiguous && resp.status != 412) return !do_size(key).has_value();
     return false;
   }
   im.fail(req, resp);

@@ -22,16 +22,23 @@ std::pair<std::uint64_t, std::uint64_t> ByteRange::resolve(std::uint64_t size) c
 
 // ---- the public face: validate once, then the store's own operation -----------------------------
 
-std::optional<Bytes> Store::get(const std::string& key, const ByteRange& range) {
-  validate_key(key);
-  auto v = do_get(key, range);
+void check_size_limit(const Store& store, const std::string& key, std::uint64_t size, std::uint64_t max_bytes) {
+  if (size > max_bytes)
+    throw StoreError(ErrorCode::limit_exceeded, "'" + key + "' in " + store.describe() + " holds " + std::to_string(size) +
+                                                    " bytes, more than the " + std::to_string(max_bytes) + " expected");
+}
+
+std::optional<Bytes> Store::get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+  auto v = get_versioned(key, range, max_bytes);
   if (!v) return std::nullopt;
   return std::move(v->bytes);
 }
 
-std::optional<VersionedBytes> Store::get_versioned(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> Store::get_versioned(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   validate_key(key);
-  return do_get(key, range);
+  auto v = do_get(key, range, max_bytes);
+  if (v) check_size_limit(*this, key, v->bytes.size(), max_bytes);
+  return v;
 }
 
 std::optional<std::uint64_t> Store::size(const std::string& key) {
@@ -61,13 +68,19 @@ bool Store::set_if(const std::string& key, const Bytes& value, const std::option
   return do_set_if(key, value, expected);
 }
 
+bool Store::erase_if(const std::string& key, const std::optional<Version>& expected) {
+  validate_key(key);
+  check_writable("erase", key);
+  return do_erase_if(key, expected);
+}
+
 bool Store::compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) {
   validate_key(key);
   check_writable("write", key);
   // Without conditional writes, do_set_if refuses (naming the reason) before anything is read.
   if (!capabilities().conditional_writes) return do_set_if(key, value, expected ? std::optional<Version>(Version()) : std::nullopt);
   if (!expected) return do_set_if(key, value, std::nullopt);
-  auto cur = do_get(key, ByteRange::all());
+  auto cur = do_get(key, ByteRange::all(), kNoLimit);
   if (!cur || cur->bytes != *expected) return false;
   return do_set_if(key, value, cur->version);
 }
@@ -111,7 +124,7 @@ std::unique_ptr<StoreLock> Store::lock(const std::string& key) {
 // ---- defaults -------------------------------------------------------------------------------------
 
 std::optional<std::uint64_t> Store::do_size(const std::string& key) {
-  auto v = do_get(key, ByteRange::all());
+  auto v = do_get(key, ByteRange::all(), kNoLimit);
   if (!v) return std::nullopt;
   return v->bytes.size();
 }
@@ -120,14 +133,14 @@ bool Store::do_get_streamed(const std::string& key, const ByteRange& range, std:
   std::optional<VersionedBytes> v;
   std::uint64_t total = 0, begin = 0;
   if (range.kind == ByteRange::Kind::All) {
-    v = do_get(key, range);
+    v = do_get(key, range, kNoLimit);
     if (!v) return false;
     total = v->bytes.size();
   } else {
     const auto sz = do_size(key);
     if (!sz) return false;
     const auto [b, e] = range.resolve(*sz);
-    v = do_get(key, ByteRange::range(b, e - b));
+    v = do_get(key, ByteRange::range(b, e - b), kNoLimit);
     if (!v) return false;
     total = *sz;
     begin = b;
@@ -141,6 +154,11 @@ bool Store::do_get_streamed(const std::string& key, const ByteRange& range, std:
 bool Store::do_set_if(const std::string& key, const Bytes&, const std::optional<Version>&) {
   throw ConflictError("store " + describe() + " has no conditional writes, so a write of '" + key +
                       "' conditioned on what was read cannot be atomic");
+}
+
+bool Store::do_erase_if(const std::string& key, const std::optional<Version>&) {
+  throw ConflictError("store " + describe() + " has no conditional writes, so erasing '" + key +
+                      "' only if it is what was read cannot be atomic");
 }
 
 void Store::do_erase_prefix(const std::string& prefix) {
@@ -172,8 +190,8 @@ std::unique_ptr<StoreLock> Store::do_lock(const std::string& key) {
 StoreWrapper::StoreWrapper(StorePtr inner) : inner_(std::move(inner)) {
   if (!inner_) throw ArgumentError("StoreWrapper: no store to wrap");
 }
-std::optional<VersionedBytes> StoreWrapper::do_get(const std::string& key, const ByteRange& range) {
-  return inner_->get_versioned(key, range);
+std::optional<VersionedBytes> StoreWrapper::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+  return inner_->get_versioned(key, range, max_bytes);
 }
 void StoreWrapper::do_set(const std::string& key, const Bytes& value) { inner_->set(key, value); }
 void StoreWrapper::do_erase(const std::string& key) { inner_->erase(key); }
@@ -184,6 +202,9 @@ bool StoreWrapper::do_get_streamed(const std::string& key, const ByteRange& rang
 }
 bool StoreWrapper::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
   return inner_->set_if(key, value, expected);
+}
+bool StoreWrapper::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
+  return inner_->erase_if(key, expected);
 }
 void StoreWrapper::do_erase_prefix(const std::string& prefix) { inner_->erase_prefix(prefix); }
 DirListing StoreWrapper::do_list_dir(const std::string& prefix) { return inner_->list_dir(prefix); }

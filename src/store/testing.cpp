@@ -11,6 +11,7 @@ std::string to_string(StoreOp::Kind k) {
     case StoreOp::Kind::Set: return "set";
     case StoreOp::Kind::SetIf: return "set_if";
     case StoreOp::Kind::Erase: return "erase";
+    case StoreOp::Kind::EraseIf: return "erase_if";
     case StoreOp::Kind::ErasePrefix: return "erase_prefix";
     case StoreOp::Kind::ListPrefix: return "list_prefix";
     case StoreOp::Kind::ListDir: return "list_dir";
@@ -43,9 +44,9 @@ std::vector<std::string> RecordingStore::keys(std::initializer_list<StoreOp::Kin
   return out;
 }
 
-std::optional<VersionedBytes> RecordingStore::do_get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> RecordingStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   record(StoreOp::Kind::Get, key, range);
-  return StoreWrapper::do_get(key, range);
+  return StoreWrapper::do_get(key, range, max_bytes);
 }
 bool RecordingStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
   record(StoreOp::Kind::GetStreamed, key, range);
@@ -58,6 +59,10 @@ void RecordingStore::do_set(const std::string& key, const Bytes& value) {
 bool RecordingStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
   record(StoreOp::Kind::SetIf, key);
   return StoreWrapper::do_set_if(key, value, expected);
+}
+bool RecordingStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
+  record(StoreOp::Kind::EraseIf, key);
+  return StoreWrapper::do_erase_if(key, expected);
 }
 void RecordingStore::do_erase(const std::string& key) {
   record(StoreOp::Kind::Erase, key);
@@ -93,9 +98,9 @@ void FaultyStore::step(const char* op, const std::string& key) {
     throw StoreError(std::string("injected fault at operation ") + std::to_string(n) + " (" + op + " '" + key + "')");
   }
 }
-std::optional<VersionedBytes> FaultyStore::do_get(const std::string& key, const ByteRange& range) {
+std::optional<VersionedBytes> FaultyStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   step("get", key);
-  return StoreWrapper::do_get(key, range);
+  return StoreWrapper::do_get(key, range, max_bytes);
 }
 bool FaultyStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
   step("get_streamed", key);
@@ -108,6 +113,10 @@ void FaultyStore::do_set(const std::string& key, const Bytes& value) {
 bool FaultyStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
   step("set_if", key);
   return StoreWrapper::do_set_if(key, value, expected);
+}
+bool FaultyStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
+  step("erase_if", key);
+  return StoreWrapper::do_erase_if(key, expected);
 }
 void FaultyStore::do_erase(const std::string& key) {
   step("erase", key);

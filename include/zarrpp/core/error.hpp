@@ -101,4 +101,7 @@ class ArgumentError : public Error {
   explicit ArgumentError(const std::string& what) : Error(ErrorCode::invalid_argument, what) {}
 };
 
+// Throws an error of the same class and code as `e` with another message (to add context).
+[[noreturn]] void throw_like(const Error& e, const std::string& what);
+
 }  // namespace zarrpp

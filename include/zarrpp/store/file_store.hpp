@@ -1,15 +1,23 @@
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <mutex>
 
 #include "zarrpp/store/store.hpp"
 
 namespace zarrpp {
 
+namespace detail {
+class NamedLocks;
+}
+
 // A directory on the local file system. Every set is atomic (temp file + rename), so readers never
-// see half a value; compare_and_set and lock() hold flock(2) locks, safe across processes. All
-// access resolves beneath the root (openat2 RESOLVE_BENEATH): a key can never reach a file outside
-// it, not even through a symlink; symlinks are not listed.
+// see half a value. Writers of a key, and lock(), hold byte-range locks (F_OFD_SETLKW) on one lock
+// file per store root kept outside it ($ZARRPP_LOCK_DIR, default /tmp/zarrpp-locks), safe across
+// threads and processes of one machine, so writes conditioned on a version are atomic and nothing
+// is left in the user's folders. All access resolves beneath the root (openat2 RESOLVE_BENEATH): a
+// key can never reach a file outside it, not even through a symlink; symlinks are not listed. A
+// directory, FIFO or device where a value should be is an error (never a hang, never "missing").
 class FileStore : public Store {
  public:
   struct Options {
@@ -38,10 +46,11 @@ class FileStore : public Store {
  protected:
   // Versions name the file a key's value lives in (device, inode, size, modification and change
   // times): every write renames a new file into place, so a new value is a new version.
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase(const std::string& key) override;
   void do_erase_prefix(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
@@ -53,11 +62,12 @@ class FileStore : public Store {
   void write_atomic(const std::string& key, const Bytes& value);
   // The key's file opened for reading, or -1 when it does not exist; other failures throw.
   int open_for_read(const std::string& key) const;
-  std::unique_ptr<StoreLock> lock_file(const std::string& key, const char* kind);
+  std::optional<Version> current_version(const std::string& key) const;
   int open_dir(const std::string& dir, bool create) const;  // -1 with errno when missing
   std::filesystem::path root_;
   int root_fd_ = -1;
   Options options_;
+  std::unique_ptr<detail::NamedLocks> locks_;
 };
 
 }  // namespace zarrpp

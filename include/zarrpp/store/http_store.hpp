@@ -39,6 +39,9 @@ struct RemoteOptions {
   bool verify_tls = true;         // check the server's certificate and host name (https)
   std::string ca_file{};          // a CA bundle to verify with instead of the system's ("" = system)
   std::size_t max_idle_connections = 16;  // kept-alive connections (curl handles) pooled per store
+  // The largest response body read when the caller gives no smaller bound (chunks are bounded by
+  // their largest encoding, metadata by 256 MiB, ranges by their length).
+  std::uint64_t max_response_bytes = std::uint64_t{5} << 30;
   std::string user_agent = std::string("zarrpp/") + kVersion;
 };
 
@@ -73,7 +76,7 @@ class HttpStore : public Store {
  protected:
   // nullopt on 404; any other failure (403, 5xx after retries, ...) throws StoreError. The
   // version is the ETag when the server sends one.
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   // HEAD (a one-byte GET on servers without HEAD).
   std::optional<std::uint64_t> do_size(const std::string& key) override;
   // Read-only and without listing: capabilities() says so and Store refuses before these run.

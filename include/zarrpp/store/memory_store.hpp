@@ -20,9 +20,10 @@ class MemoryStore : public Store {
   std::string describe() const override { return "memory"; }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase(const std::string& key) override;
   void do_erase_prefix(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;

@@ -91,11 +91,12 @@ class S3Store : public Store {
 
  protected:
   // Versions are ETags.
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
   void do_set(const std::string& key, const Bytes& value) override;
   // If-Match: ETag (or If-None-Match: *), so exactly the version read is replaced.
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase(const std::string& key) override;
   void do_erase_prefix(const std::string& prefix) override;
   std::vector<std::string> do_list_prefix(const std::string& prefix) override;
@@ -110,6 +111,7 @@ class S3Store : public Store {
   struct Conditional {
     bool create_only = false;  // If-None-Match: * honoured
     bool replace = false;      // If-Match honoured
+    bool erase = false;        // If-Match honoured on DELETE
   };
   Conditional conditional();
   std::unique_ptr<StoreLock> make_lease(const std::string& key);

@@ -73,15 +73,21 @@ class StoreLock {
   virtual void check() const {}
 };
 
+// No bound on the bytes a read may return (remote stores still apply RemoteOptions' cap).
+inline constexpr std::uint64_t kNoLimit = UINT64_MAX;
+
 class Store {
  public:
   virtual ~Store() = default;
 
   // ---- reading ----
-  // nullopt when the key does not exist.
-  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all());
+  // nullopt when the key does not exist. A value (or range) of more than `max_bytes` bytes is a
+  // StoreError (limit_exceeded), found before it is read whole: a hostile file or server cannot
+  // make zarrpp allocate what it claims.
+  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all(), std::uint64_t max_bytes = kNoLimit);
   // The same, with the value's version (for set_if).
-  std::optional<VersionedBytes> get_versioned(const std::string& key, const ByteRange& range = ByteRange::all());
+  std::optional<VersionedBytes> get_versioned(const std::string& key, const ByteRange& range = ByteRange::all(),
+                                              std::uint64_t max_bytes = kNoLimit);
   // The size of a value in bytes, nullopt when the key does not exist.
   std::optional<std::uint64_t> size(const std::string& key);
   bool exists(const std::string& key) { return size(key).has_value(); }
@@ -98,6 +104,10 @@ class Store {
   // Writes `value` only if the key's current version is `expected` (nullopt: only if the key does
   // not exist). Returns false, changing nothing, when it is not. Needs conditional_writes.
   bool set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);
+  // Erases `key` only if its current version is `expected` (nullopt: succeeds only if the key does
+  // not exist, changing nothing). Returns false, changing nothing, when it is not. Needs
+  // conditional_writes.
+  bool erase_if(const std::string& key, const std::optional<Version>& expected);
   // Sets `key` to `value` only if its current value equals `expected` (nullopt = must not exist).
   // Built on get_versioned + set_if; returns false, changing nothing, when it does not.
   bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value);
@@ -123,16 +133,18 @@ class Store {
 
  protected:
   // Keys reaching these are valid (validate_key), prefixes valid (validate_prefix).
-  virtual std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) = 0;
+  virtual std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) = 0;
   virtual void do_set(const std::string& key, const Bytes& value) = 0;
   virtual void do_erase(const std::string& key) = 0;
   virtual std::vector<std::string> do_list_prefix(const std::string& prefix) = 0;
-  // Defaults: size by reading the value; streaming by reading the range at once; set_if throws
-  // (no conditional writes); erase_prefix by listing and erasing each key; list_dir from
-  // list_prefix; lock throws (no locking).
+  // Defaults: size by reading the value; streaming by reading the range at once; set_if and
+  // erase_if throw (no conditional writes); erase_prefix by listing and erasing each key; list_dir
+  // from list_prefix; lock throws (no locking). do_get must refuse more than max_bytes before
+  // reading them (the base checks again after).
   virtual std::optional<std::uint64_t> do_size(const std::string& key);
   virtual bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
   virtual bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);
+  virtual bool do_erase_if(const std::string& key, const std::optional<Version>& expected);
   virtual void do_erase_prefix(const std::string& prefix);
   virtual DirListing do_list_dir(const std::string& prefix);
   virtual std::unique_ptr<StoreLock> do_lock(const std::string& key);
@@ -153,13 +165,14 @@ class StoreWrapper : public Store {
   StoreCapabilities capabilities() const override { return inner_->capabilities(); }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   void do_set(const std::string& key, const Bytes& value) override;
   void do_erase(const std::string& key) override;
   std::vector<std::string> do_list_prefix(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
   bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase_prefix(const std::string& prefix) override;
   DirListing do_list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;

@@ -10,7 +10,7 @@
 namespace zarrpp {
 
 struct StoreOp {
-  enum class Kind { Get, GetStreamed, Set, SetIf, Erase, ErasePrefix, ListPrefix, ListDir, Lock, Size };
+  enum class Kind { Get, GetStreamed, Set, SetIf, Erase, EraseIf, ErasePrefix, ListPrefix, ListDir, Lock, Size };
   Kind kind;
   std::string key;
   ByteRange range;  // for Get and GetStreamed
@@ -29,10 +29,11 @@ class RecordingStore : public StoreWrapper {
   std::string describe() const override { return "recording(" + inner()->describe() + ")"; }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase(const std::string& key) override;
   void do_erase_prefix(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
@@ -57,10 +58,11 @@ class FaultyStore : public StoreWrapper {
   std::string describe() const override { return "faulty(" + inner()->describe() + ")"; }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase(const std::string& key) override;
   void do_erase_prefix(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;

@@ -1,0 +1,90 @@
+#include "named_locks.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "zarrpp/core/error.hpp"
+
+namespace zarrpp::detail {
+
+namespace {
+
+std::string lock_dir() {
+  if (const char* d = std::getenv("ZARRPP_LOCK_DIR"); d && *d) return d;
+  return "/tmp/zarrpp-locks";
+}
+
+std::uint64_t hash_name(const std::string& s) {  // FNV-1a, 64 bits
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h & ((std::uint64_t{1} << 62) - 1);
+}
+
+// The ranges this thread holds: (lock file, offset) -> how many times.
+using Held = std::map<std::pair<std::string, std::uint64_t>, int>;
+Held& held() {
+  thread_local Held h;
+  return h;
+}
+
+class RangeLock final : public StoreLock {
+ public:
+  RangeLock(int fd, std::pair<std::string, std::uint64_t> key) : fd_(fd), key_(std::move(key)) {}
+  ~RangeLock() override {
+    auto& h = held();
+    auto it = h.find(key_);
+    if (it != h.end() && --it->second > 0) return;  // still held by an outer lock of this thread
+    if (it != h.end()) h.erase(it);
+    if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases its range
+  }
+
+ private:
+  int fd_;  // -1 for a re-entry
+  std::pair<std::string, std::uint64_t> key_;
+};
+
+}  // namespace
+
+NamedLocks::NamedLocks(const struct stat& root, std::string describe_root) : describe_root_(std::move(describe_root)) {
+  const std::string dir = lock_dir();
+  if (::mkdir(dir.c_str(), 0777) == 0) ::chmod(dir.c_str(), 01777);  // shared by every user, like /tmp
+  path_ = dir + "/" + std::to_string(root.st_dev) + "-" + std::to_string(root.st_ino);
+}
+
+std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
+  std::pair<std::string, std::uint64_t> key{path_, hash_name(name)};
+  auto& h = held();
+  if (auto it = h.find(key); it != h.end()) {
+    ++it->second;
+    return std::make_unique<RangeLock>(-1, std::move(key));
+  }
+  const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd < 0)
+    throw StoreError("cannot lock '" + name + "' of " + describe_root_ + ": cannot open the lock file '" + path_ + "': " +
+                     std::strerror(errno) + " (set ZARRPP_LOCK_DIR to a writable folder)");
+  ::fchmod(fd, 0666);  // other users' processes lock the same store too (fails harmlessly if not ours)
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = static_cast<off_t>(key.second);
+  fl.l_len = 1;
+  while (::fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
+    if (errno == EINTR) continue;
+    const int e = errno;
+    ::close(fd);
+    throw StoreError("cannot lock '" + name + "' of " + describe_root_ + " (lock file '" + path_ + "'): " + std::strerror(e));
+  }
+  h.emplace(key, 1);
+  return std::make_unique<RangeLock>(fd, std::move(key));
+}
+
+}  // namespace zarrpp::detail
