@@ -3,7 +3,10 @@
 #include "engine.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "../core/buffer_ops.hpp"
 #include "copy.hpp"
@@ -12,6 +15,11 @@
 #include "zarrpp/core/thread_pool.hpp"
 
 namespace zarrpp {
+
+// Bytes of re-encoded objects a write holds before writing any (see Engine::write).
+constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
+// How long a read-modify-write keeps retrying while other writers change its object.
+constexpr auto kConflictPatience = std::chrono::seconds(60);
 
 std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored) {
   auto s = std::make_shared<Snapshot>();
@@ -77,15 +85,6 @@ std::size_t unit_index(const std::vector<std::int64_t>& unit, const Shape& per) 
   return f;
 }
 // Grid index of unit `flat` of stored object `storage`.
-std::vector<std::int64_t> unit_of(const std::vector<std::int64_t>& storage, std::size_t flat, const Shape& per) {
-  std::vector<std::int64_t> u(storage.size());
-  for (std::size_t d = storage.size(); d-- > 0;) {
-    u[d] = storage[d] * per[d] + static_cast<std::int64_t>(flat % static_cast<std::size_t>(per[d]));
-    flat /= static_cast<std::size_t>(per[d]);
-  }
-  return u;
-}
-
 bool unit_intersects_domain(const ChunkGrid& g, const std::vector<std::int64_t>& unit) {
   for (std::size_t d = 0; d < unit.size(); ++d) {
     const auto [a, b] = g.index_range(d, unit[d]);
@@ -113,28 +112,6 @@ PosBox domain_box(const ChunkGrid& g, const std::vector<std::int64_t>& unit, con
     if (b.ext[d] == 0) b.empty = true;
   }
   return b;
-}
-
-// Resets buffer positions outside the array's domain (and outside `keep`'s, while a domain
-// change is under way) to the fill value, so no stale element can ever re-enter the domain and
-// no element still visible is lost.
-void clear_outside_domain(std::span<std::uint8_t> buf, const ChunkGrid& g, const ChunkGrid* keep,
-                          const std::vector<std::int64_t>& unit, const ChunkSpec& spec) {
-  std::vector<PosBox> boxes = {domain_box(g, unit, spec)};
-  if (keep) boxes.push_back(domain_box(*keep, unit, spec));
-  for (const auto& b : boxes)
-    if (b.full) return;
-  const std::size_t es = spec.dtype.size();
-  std::vector<Bytes> saved;
-  for (const auto& b : boxes) {
-    saved.emplace_back();
-    if (b.empty) continue;
-    saved.back().resize(static_cast<std::size_t>(shape_size(b.ext)) * es);
-    extract_box(buf.data(), spec.shape, b.lo, b.ext, saved.back().data(), es);
-  }
-  fill_with(buf, spec.fill_value);
-  for (std::size_t i = 0; i < boxes.size(); ++i)
-    if (!boxes[i].empty) insert_box(saved[i].data(), boxes[i].ext, buf.data(), spec.shape, boxes[i].lo, es);
 }
 
 // ---- reading ----------------------------------------------------------------------------------------
@@ -175,15 +152,15 @@ class WriteBuilder final : public UnitBuilder {
  public:
   WriteBuilder(const Engine& e, const Plan& plan, const Group& g, const NDView& data) : e_(e), plan_(plan), g_(g), data_(data) {}
 
-  void build(std::size_t i, std::span<std::uint8_t> buf, bool had_old) override {
+  // Elements outside the domain are kept as they are, never reset: another process may be growing
+  // the array into them right now (its data is written before its metadata), and this write's
+  // snapshot of the domain may be older than theirs. Growth itself clears what enters the domain.
+  void build(std::size_t i, std::span<std::uint8_t> buf, bool) override {
     const ChunkTask& t = plan_.tasks[g_.tasks[i]];
-    if (had_old) clear_outside_domain(buf, e_.s.unit_grid, e_.keep, t.chunk, e_.s.unit_spec);
     copy_task(plan_, t, reinterpret_cast<std::byte*>(buf.data()), e_.s.unit_spec, data_, true);
   }
-  bool keep_untouched(std::size_t u) override {
-    const auto unit = unit_of(g_.storage, u, e_.s.units_per_storage);
-    return unit_intersects_domain(e_.s.unit_grid, unit) || (e_.keep && unit_intersects_domain(*e_.keep, unit));
-  }
+  // For the same reason every stored inner chunk is kept, inside the domain or not.
+  bool keep_untouched(std::size_t) override { return true; }
 
  private:
   const Engine& e_;
@@ -222,24 +199,112 @@ void Engine::read(const Plan& plan, const NDView& out) const {
   });
 }
 
+namespace {
+
+// One stored object a write changes.
+struct WriteJob {
+  std::unique_ptr<StoredChunk> target;
+  std::vector<UnitWrite> writes;
+  std::unique_ptr<WriteBuilder> builder;
+  std::unique_ptr<PartialEncoder> enc;
+  bool reads = false;               // builds on the old object (read-modify-write)
+  std::optional<PendingWrite> held;  // prepared, not yet written
+};
+
+std::uint64_t held_bytes(const PendingWrite& w) { return w.bytes.size() + (w.fill_encoded ? w.fill_encoded->size() : 0); }
+
+// Writes a prepared object; when a concurrent writer changed what it was built from, builds it
+// again from the new contents, until kConflictPatience has passed.
+void commit_with_retry(WriteJob& j, PendingWrite&& first) {
+  const auto start = std::chrono::steady_clock::now();
+  PendingWrite w = std::move(first);
+  for (unsigned attempt = 0;; ++attempt) {
+    if (commit(*j.target, std::move(w))) return;
+    if (std::chrono::steady_clock::now() - start > kConflictPatience)
+      throw ConflictError(j.target->describe() + " kept changing under this write for " +
+                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kConflictPatience).count()) +
+                          " s (other writers); it was not written");
+    // Short, growing, jittered pauses so contending writers interleave.
+    const auto us = (50u << std::min(attempt, 8u)) + static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 97);
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+    w = j.enc->prepare(j.writes, *j.builder);
+  }
+}
+
+}  // namespace
+
+// A write in two phases, so that a corrupt or unreadable chunk fails it before anything changed:
+// first every object that builds on its old contents is read, decoded and re-encoded (held in
+// memory, up to kWriteWorkingSet bytes), then everything is written. Beyond the working set the
+// held objects are written in batches, and an error says how many objects were written.
 void Engine::write(const Plan& plan, const NDView& data) const {
   const auto groups = group_tasks(plan, s);
   const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
-  ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
+  std::vector<WriteJob> jobs(groups.size());
+  std::vector<std::size_t> reading, covered;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const auto& g = groups[gi];
-    StoredChunk target(store, prefix + s.meta.chunk_key_encoding.encode(g.storage));
-    std::vector<UnitWrite> writes(g.tasks.size());
+    WriteJob& j = jobs[gi];
+    j.target = std::make_unique<StoredChunk>(store, prefix + s.meta.chunk_key_encoding.encode(g.storage));
+    j.writes.resize(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];
-      UnitWrite& w = writes[k];
+      UnitWrite& w = j.writes[k];
       w.unit = s.layout ? unit_index(t.chunk, s.units_per_storage) : 0;
-      w.covered = t.covers_domain && !(keep && unit_intersects_domain(*keep, t.chunk));
+      // Only a write of every element of the unit, in the domain or not, may skip reading it:
+      // elements outside this snapshot's domain may belong to a concurrent growth.
+      w.covered = t.covers_domain && domain_box(s.unit_grid, t.chunk, s.unit_spec).full &&
+                  !(keep && unit_intersects_domain(*keep, t.chunk));
       if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
     }
-    WriteBuilder builder(*this, plan, g, data);
-    auto enc = partial_encoder(s.pipeline, target, EncodeOptions{.write_empty = write_empty, .concurrency = inner_concurrency});
-    commit(target, enc->prepare(writes, builder));
-  });
+    j.builder = std::make_unique<WriteBuilder>(*this, plan, g, data);
+    j.enc = partial_encoder(s.pipeline, *j.target, EncodeOptions{.write_empty = write_empty, .concurrency = inner_concurrency});
+    j.reads = j.enc->needs_old(j.writes, *j.builder);
+    (j.reads ? reading : covered).push_back(gi);
+  }
+
+  std::atomic<std::size_t> written{0};
+  auto commit_held = [&](std::vector<std::size_t>& held) {
+    ThreadPool::global().parallel_for(held.size(), concurrency, [&](std::size_t i) {
+      WriteJob& j = jobs[held[i]];
+      commit_with_retry(j, std::move(*j.held));
+      j.held.reset();
+      ++written;
+    });
+    held.clear();
+  };
+  try {
+    // Phase 1: prepare the objects that read their old contents, in waves.
+    const std::size_t wave = std::max<std::size_t>(16, 4 * concurrency);
+    std::vector<std::size_t> held;
+    std::uint64_t held_total = 0;
+    for (std::size_t first = 0; first < reading.size(); first += wave) {
+      const std::size_t n = std::min(wave, reading.size() - first);
+      if (held_total > kWriteWorkingSet) {  // the working set is full: write what is held
+        commit_held(held);
+        held_total = 0;
+      }
+      ThreadPool::global().parallel_for(n, concurrency, [&](std::size_t i) {
+        WriteJob& j = jobs[reading[first + i]];
+        j.held = j.enc->prepare(j.writes, *j.builder);
+      });
+      for (std::size_t i = 0; i < n; ++i) {
+        held.push_back(reading[first + i]);
+        held_total += held_bytes(*jobs[reading[first + i]].held);
+      }
+    }
+    // Phase 2: write them, then the objects the data covers completely (nothing to read).
+    commit_held(held);
+    ThreadPool::global().parallel_for(covered.size(), concurrency, [&](std::size_t i) {
+      WriteJob& j = jobs[covered[i]];
+      commit_with_retry(j, j.enc->prepare(j.writes, *j.builder));
+      ++written;
+    });
+  } catch (const Error& e) {
+    if (written.load() == 0) throw;
+    throw_like(e, std::string(e.what()) + " (after " + std::to_string(written.load()) + " of " + std::to_string(jobs.size()) +
+                      (s.layout ? " shards" : " chunks") + " of this write were written; the others are unchanged)");
+  }
 }
 
 NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype) {

@@ -136,6 +136,9 @@ struct PendingWrite {
   Bytes bytes;
   bool read_old = false;             // the old object was read
   std::optional<Version> based_on;   // its version when it existed
+  // For an erase of an object that was read: the object encoded with only the fill value, for
+  // stores that can write conditionally but not erase conditionally.
+  std::optional<Bytes> fill_encoded;
 };
 
 struct EncodeOptions {
@@ -149,13 +152,17 @@ class PartialEncoder {
   // Reads and decodes what the write needs of the old object, builds and encodes the new one.
   // Writes nothing: commit() does.
   virtual PendingWrite prepare(std::span<const UnitWrite> writes, UnitBuilder& builder) = 0;
+  // Whether prepare() will read the old object for these writes (asks builder.keep_untouched).
+  virtual bool needs_old(std::span<const UnitWrite> writes, UnitBuilder& builder) = 0;
 };
 
 std::unique_ptr<PartialEncoder> partial_encoder(const CodecPipeline& pipeline, ChunkSource& source,
                                                 const EncodeOptions& options);
 
-// Writes or erases the object as `w` says.
-void commit(StoredChunk& target, PendingWrite&& w);
+// Writes or erases the object as `w` says. When `w` was built from the old object (read_old) and
+// the store can write conditionally, only if the object is still the one read: false, changing
+// nothing, when a concurrent writer changed it in between (prepare again and retry).
+[[nodiscard]] bool commit(StoredChunk& target, PendingWrite&& w);
 
 // ---- what arrays need to know of a pipeline --------------------------------------------------
 

@@ -46,12 +46,34 @@ std::optional<std::uint64_t> BytesChunk::size() {
   return bytes_->size();
 }
 
-void commit(StoredChunk& target, PendingWrite&& w) {
+bool commit(StoredChunk& target, PendingWrite&& w) {
+  Store& store = target.store();
+  // What was built from the old object is written only over that same object: a concurrent
+  // writer's change in between makes this return false, and the caller builds again.
+  const bool conditional = w.read_old && store.capabilities().conditional_writes;
   switch (w.kind) {
-    case PendingWrite::Kind::none: return;
-    case PendingWrite::Kind::set: target.store().set(target.key(), w.bytes); return;
-    case PendingWrite::Kind::erase: target.store().erase(target.key()); return;
+    case PendingWrite::Kind::none: return true;
+    case PendingWrite::Kind::set:
+      if (conditional) return store.set_if(target.key(), w.bytes, w.based_on);
+      store.set(target.key(), w.bytes);
+      return true;
+    case PendingWrite::Kind::erase:
+      if (conditional) {
+        if (!w.based_on) return !store.exists(target.key());  // nothing was there, nothing to erase
+        try {
+          return store.erase_if(target.key(), w.based_on);
+        } catch (const ConflictError&) {
+          // A store that cannot erase conditionally (an S3 server without If-Match on DELETE):
+          // keep the old object's place with the fill value instead, which it can write
+          // conditionally (read back as the same elements).
+          if (w.fill_encoded) return store.set_if(target.key(), *w.fill_encoded, w.based_on);
+          throw;
+        }
+      }
+      store.erase(target.key());
+      return true;
   }
+  return true;
 }
 
 bool decoded_size_ok(const ChunkSpec& spec) {
@@ -173,6 +195,7 @@ class ChunkEncoder final : public PartialEncoder {
     check_decoded_size(p_.spec, "write");
     return in_context(src_, [&] { return prepare_one(writes[0], builder); });
   }
+  bool needs_old(std::span<const UnitWrite> writes, UnitBuilder&) override { return !writes.empty() && !writes[0].covered; }
 
  private:
   PendingWrite prepare_one(const UnitWrite& w, UnitBuilder& builder) {
@@ -205,6 +228,7 @@ class ChunkEncoder final : public PartialEncoder {
     builder.build(0, buf, had_old);
     if (!o_.write_empty && all_equal(buf, spec.fill_value)) {
       out.kind = PendingWrite::Kind::erase;
+      if (had_old) out.fill_encoded = p_.encode_owned(std::move(buf));
     } else {
       out.kind = PendingWrite::Kind::set;
       out.bytes = p_.encode_owned(std::move(buf));  // uncompressed: the buffer itself, no copy

@@ -265,21 +265,28 @@ class ShardEncoder final : public PartialEncoder {
   PendingWrite prepare(std::span<const UnitWrite> writes, UnitBuilder& builder) override {
     return in_context(src_, [&] { return prepare_all(writes, builder); });
   }
+  bool needs_old(std::span<const UnitWrite> writes, UnitBuilder& builder) override {
+    std::vector<char> keep(c_->num_units(), 0);
+    return survivors(writes, builder, touched_units(writes), keep);
+  }
 
  private:
-  PendingWrite prepare_all(std::span<const UnitWrite> writes, UnitBuilder& builder) {
-    const auto& c = *c_;
-    check_decoded_size(pipeline_impl(c.inner()).spec, "write");
-    const std::size_t n = c.num_units();
-    std::vector<std::int64_t> touched(n, -1);  // unit -> index into writes
+  // unit -> index into writes, -1 when untouched.
+  std::vector<std::int64_t> touched_units(std::span<const UnitWrite> writes) const {
+    const std::size_t n = c_->num_units();
+    std::vector<std::int64_t> touched(n, -1);
     for (std::size_t w = 0; w < writes.size(); ++w) {
       if (writes[w].unit >= n) throw CodecError("internal: inner chunk index out of range");
       touched[writes[w].unit] = static_cast<std::int64_t>(w);
     }
-    // Which untouched units survive (asked once each), and whether anything needs the old shard.
-    std::vector<char> keep(n, 0);
+    return touched;
+  }
+  // Which untouched units survive (asked once each, into keep), and whether anything needs the
+  // old shard.
+  static bool survivors(std::span<const UnitWrite> writes, UnitBuilder& builder, const std::vector<std::int64_t>& touched,
+                        std::vector<char>& keep) {
     bool need_old = false;
-    for (std::size_t u = 0; u < n; ++u) {
+    for (std::size_t u = 0; u < touched.size(); ++u) {
       if (touched[u] >= 0) {
         need_old = need_old || !writes[static_cast<std::size_t>(touched[u])].covered;
       } else {
@@ -287,6 +294,16 @@ class ShardEncoder final : public PartialEncoder {
         need_old = need_old || keep[u];
       }
     }
+    return need_old;
+  }
+
+  PendingWrite prepare_all(std::span<const UnitWrite> writes, UnitBuilder& builder) {
+    const auto& c = *c_;
+    check_decoded_size(pipeline_impl(c.inner()).spec, "write");
+    const std::size_t n = c.num_units();
+    const auto touched = touched_units(writes);
+    std::vector<char> keep(n, 0);
+    const bool need_old = survivors(writes, builder, touched, keep);
     PendingWrite out;
     std::optional<VersionedBytes> old;
     std::vector<ShardingCodecImpl::Entry> entries;
@@ -332,6 +349,14 @@ class ShardEncoder final : public PartialEncoder {
     });
     out.bytes = c.assemble(encoded);
     out.kind = out.bytes.empty() ? PendingWrite::Kind::erase : PendingWrite::Kind::set;
+    if (out.kind == PendingWrite::Kind::erase && old && n > 0) {
+      // For stores without conditional erase: a shard holding one inner chunk of the fill value.
+      Bytes fill(ispec.nbytes());
+      fill_with(fill, ispec.fill_value);
+      std::vector<std::optional<Bytes>> one(n);
+      one[0] = inner.encode_owned(std::move(fill));
+      out.fill_encoded = c.assemble(one);
+    }
     return out;
   }
 

@@ -24,4 +24,19 @@ const char* to_string(ErrorCode code) {
   return "unknown";
 }
 
+void throw_like(const Error& e, const std::string& what) {
+  const ErrorCode c = e.code();
+  // Most derived first.
+  if (dynamic_cast<const UnsupportedError*>(&e)) throw UnsupportedError(what);
+  if (dynamic_cast<const MetadataError*>(&e)) throw MetadataError(c, what);
+  if (dynamic_cast<const SelectionError*>(&e)) throw SelectionError(c, what);
+  if (dynamic_cast<const CodecError*>(&e)) throw CodecError(c, what);
+  if (dynamic_cast<const NotFoundError*>(&e)) throw NotFoundError(what);
+  if (dynamic_cast<const StoreError*>(&e)) throw StoreError(c, what);
+  if (dynamic_cast<const ConflictError*>(&e)) throw ConflictError(c, what);
+  if (dynamic_cast<const LimitError*>(&e)) throw LimitError(what);
+  if (dynamic_cast<const ArgumentError*>(&e)) throw ArgumentError(what);
+  throw Error(c, what);
+}
+
 }  // namespace zarrpp
