@@ -10,8 +10,10 @@
 #include <complex>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <sstream>
 
 #include <zarrpp/zarrpp.hpp>
@@ -109,18 +111,86 @@ NDArray scalar_array(const std::string& v, const DataType& t) {
   return a;
 }
 
+// A message on one line: control characters (from files, keys, arguments) escaped as \n, \t, \xNN.
+std::string one_line(std::string_view m) {
+  std::string out;
+  for (const char ch : m) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// --axis: an integer; negative counts from the end, as in NumPy.
+std::size_t parse_axis(const std::string& text, std::size_t ndim) {
+  std::int64_t a = 0;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  const auto [p, ec] = std::from_chars(b, e, a);
+  if (text.empty() || ec != std::errc() || p != e)
+    throw ArgumentError("--axis: '" + text + "' is not an integer");
+  const auto n = static_cast<std::int64_t>(ndim);
+  if (a < -n || a >= n)
+    throw ArgumentError("--axis " + text + " is out of range for a " + std::to_string(ndim) + "-d array (valid: " +
+                        (n == 0 ? std::string("none") : std::to_string(-n) + " to " + std::to_string(n - 1)) + ")");
+  return static_cast<std::size_t>(a < 0 ? a + n : a);
+}
+
 // The codec pipeline of an array.
 CodecPipeline pipeline_of(const ArrayMetadata& m) {
   return CodecPipeline::from_metadata(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value});
 }
 
+// Network options for URLs (--timeout, --connect-timeout), in seconds; negative: the defaults.
+double g_timeout = -1, g_connect_timeout = -1;
+
 // ARRAY / STORE arguments: a local directory, or a URL (s3://, http(s)://, file://).
 StorePtr open_dir(const std::string& dir, bool create) {
-  if (dir.find("://") != std::string::npos)
-    return open_store(dir, OpenStoreOptions{.file = FileStore::Options{.create = create}});
+  if (dir.find("://") != std::string::npos) {
+    OpenStoreOptions o{.file = FileStore::Options{.create = create}};
+    for (RemoteOptions* net : {&o.http.net, &o.s3.net}) {
+      if (g_timeout >= 0) net->timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g_timeout * 1000));
+      if (g_connect_timeout >= 0) net->connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g_connect_timeout * 1000));
+    }
+    return open_store(dir, o);
+  }
   if (!create && !fs::is_directory(dir)) throw NotFoundError("no such directory '" + dir + "'");
   return FileStore::open(dir, FileStore::Options{.create = create});
 }
+
+// Directories a command creates for a local ARRAY: removed again (when still empty) if the command
+// fails, so a failed create or copy leaves nothing behind.
+class NewDirs {
+ public:
+  explicit NewDirs(const std::string& where) {
+    if (where.find("://") != std::string::npos) return;
+    std::error_code ec;
+    fs::path p = fs::absolute(where, ec).lexically_normal();
+    if (p.filename().empty()) p = p.parent_path();  // "a.zarr/"
+    for (; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+      if (fs::exists(fs::symlink_status(p, ec))) break;
+      missing_.push_back(p);
+    }
+  }
+  ~NewDirs() {
+    if (kept_) return;
+    for (const auto& p : missing_) ::rmdir(p.c_str());  // deepest first; only if empty
+  }
+  void keep() { kept_ = true; }
+
+ private:
+  std::vector<fs::path> missing_;
+  bool kept_ = false;
+};
 
 bool holds_node(const std::string& where) {
   if (where.find("://") != std::string::npos) return open_dir(where, false)->exists("zarr.json");
@@ -319,58 +389,15 @@ void print_tree(const StorePtr& store, const std::string& path, const std::strin
     print_tree(store, path.empty() ? kids[i].name : path + "/" + kids[i].name, kids[i].name, next, i + 1 == kids.size(), false);
 }
 
-// ---- copy ---------------------------------------------------------------------------------------
-
-void copy_array(const Array& src, Array& dst) {
-  // Copy in blocks aligned to the destination's storage units, a few at a time, so memory stays
-  // bounded and each destination shard or chunk is written once.
-  const auto& shape = src.shape();
-  const Shape unit = dst.shards() ? *dst.shards() : dst.chunks();
-  const auto dm = dst.metadata();
-  const auto& g = dm.chunk_grid;
-  const ChunkGrid grid(shape, unit, g.origin, g.lower_bound);
-  const std::int64_t total = grid.total_chunks();
-  const bool tty = ::isatty(2);
-  std::atomic<std::int64_t> done{0};
-  const auto t0 = std::chrono::steady_clock::now();
-  std::mutex print_mu;
-  auto progress = [&](bool final) {
-    if (!tty) return;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto d = done.load();
-    const double rate = secs > 0 ? static_cast<double>(d) / secs : 0.0;
-    const double eta = rate > 0 ? static_cast<double>(total - d) / rate : 0.0;
-    std::lock_guard lk(print_mu);
-    std::fprintf(stderr, "\r  %lld/%lld chunks  %.1f chunks/s  ETA %.0fs   ", static_cast<long long>(d),
-                 static_cast<long long>(total), rate, eta);
-    if (final) std::fprintf(stderr, "\n");
-  };
-  Array s = src, t = dst;
-  s.set_concurrency(1);
-  t.set_concurrency(1);
-  ThreadPool::global().parallel_for(static_cast<std::size_t>(total), default_concurrency(), [&](std::size_t k) {
-    Selection sel;
-    std::size_t rem = k;
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      const auto n = grid.num_chunks(d);
-      const auto c = grid.first_chunk(d) + static_cast<std::int64_t>(rem % static_cast<std::size_t>(n));
-      rem /= static_cast<std::size_t>(n);
-      const auto [lo, hi] = grid.index_range(d, c);
-      sel.insert(sel.begin(), slice(lo, hi));
-    }
-    t.write(sel, s.read(sel));
-    ++done;
-    if (k % 16 == 0) progress(false);
-  });
-  if (total > 0) progress(true);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"zarrpp: Zarr v3 arrays that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);
+  app.add_option("--timeout", g_timeout, "For URLs: seconds one request may take (0 = no limit; default 300)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--connect-timeout", g_connect_timeout, "For URLs: seconds to connect (default 10)")->check(CLI::PositiveNumber);
 
   // create
   auto* create = app.add_subcommand("create", "Create an array");
@@ -420,11 +447,10 @@ int main(int argc, char** argv) {
 
   auto* prepend = app.add_subcommand("prepend", "Add data before index 0 along an axis");
   auto* append = app.add_subcommand("append", "Add data after the end along an axis");
-  std::string p_array, p_from;
-  std::size_t p_axis = 0;
+  std::string p_array, p_from, p_axis;
   for (auto* sub : {prepend, append}) {
     sub->add_option("ARRAY", p_array)->required();
-    sub->add_option("--axis", p_axis, "Axis to grow")->required();
+    sub->add_option("--axis", p_axis, "Axis to grow (negative counts from the end)")->required()->allow_extra_args(false);
     sub->add_option("--from", p_from, "A .npy file")->required();
   }
 
@@ -454,8 +480,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "zarrpp: error: " << e.what() << "\n";
-    std::cerr << "Run with --help for usage.\n";
+    std::cerr << "zarrpp: error: " << one_line(e.what()) << " (see zarrpp --help)\n";
     return 2;
   }
 
@@ -479,7 +504,11 @@ int main(int argc, char** argv) {
       spec.overwrite = c_over;
       if (!c_over && holds_node(c_array))
         throw ConflictError(ErrorCode::already_exists, "'" + c_array + "' already holds a Zarr node (use --overwrite)");
+      // Everything is validated before a directory is made; a failure after leaves none behind.
+      { ArraySpec probe = spec; probe.overwrite = false; Array::create(MemoryStore::create(), probe); }
+      NewDirs made(c_array);
       Array::create(open_dir(c_array, true), spec);
+      made.keep();
     } else if (info->parsed()) {
       auto z = Array::open(open_dir(i_array, false));
       if (i_json) std::cout << info_json(z).dump() << "\n";
@@ -502,9 +531,10 @@ int main(int argc, char** argv) {
       else throw ArgumentError("set: give --value V or --from FILE.npy");
     } else if (prepend->parsed() || append->parsed()) {
       auto z = Array::open(open_dir(p_array, false));
+      const std::size_t axis = parse_axis(p_axis, z.ndim());
       const auto data = npy::load(p_from);
-      if (prepend->parsed()) z.prepend(data, p_axis);
-      else z.append(data, p_axis);
+      if (prepend->parsed()) z.prepend(data, axis);
+      else z.append(data, axis);
     } else if (resize->parsed()) {
       auto z = Array::open(open_dir(r_array, false));
       if (!r_shape.empty()) z.resize(parse_shape(r_shape, "--shape"));
@@ -555,15 +585,38 @@ int main(int argc, char** argv) {
         dm.codecs = probe.metadata().codecs;
         dm.chunk_grid.chunk_shape = probe.metadata().chunk_grid.chunk_shape;
       }
-      auto dst = Array::create(open_dir(y_dst, true), "", dm, y_over);
-      copy_array(src, dst);
+      { Array::create(MemoryStore::create(), "", dm, false); }  // validated before anything is made
+      NewDirs made(y_dst);
+      const bool tty = ::isatty(2);
+      const auto t0 = std::chrono::steady_clock::now();
+      std::mutex print_mu;
+      CopyOptions co{.overwrite = y_over};
+      co.progress = [&](std::int64_t d, std::int64_t total) {
+        if (!tty || (d % 16 != 0 && d != total)) return;
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double rate = secs > 0 ? static_cast<double>(d) / secs : 0.0;
+        const double eta = rate > 0 ? static_cast<double>(total - d) / rate : 0.0;
+        std::lock_guard lk(print_mu);
+        std::fprintf(stderr, "\r  %lld/%lld chunks  %.1f chunks/s  ETA %.0fs   %s", static_cast<long long>(d),
+                     static_cast<long long>(total), rate, eta, d == total ? "\n" : "");
+      };
+      copy_array(src, open_dir(y_dst, true), "", dm, co);
+      made.keep();
     } else if (demo->parsed()) {
       const fs::path dir = d_dir;
-      if (fs::exists(dir)) {
-        if (!fs::exists(dir / "zarr.json")) throw ArgumentError("'" + d_dir + "' exists and is not a Zarr node; choose another DIR");
-        fs::remove_all(dir);
+      // Only an empty folder or an earlier demo's output (which holds the marker) is used; the demo
+      // replaces only its own array there.
+      const fs::path marker = dir / ".zarrpp-demo";
+      std::error_code ec;
+      if (fs::exists(fs::symlink_status(dir, ec))) {
+        if (!fs::is_directory(dir)) throw ArgumentError("'" + d_dir + "' exists and is not a directory; choose another DIR");
+        if (!fs::is_empty(dir, ec) && !fs::is_regular_file(fs::symlink_status(marker, ec)))
+          throw ArgumentError("'" + d_dir + "' is not empty and not an earlier demo's output; choose another DIR");
       }
+      NewDirs made(d_dir);
       auto store = FileStore::open(dir);
+      { std::ofstream(marker) << "written by 'zarrpp demo': this folder may be replaced by the next demo run\n"; }
+      made.keep();
       auto checksums = [&](const Array& z) {
         std::map<std::string, std::uint32_t> out;
         for (const auto& k : z.stored_chunk_keys()) {
@@ -579,7 +632,7 @@ int main(int argc, char** argv) {
       std::cout << "1. Create a 6x4 int32 array with 4x4 chunks and fill it with 1\n"
                 << "   (as: zarrpp create " << d_dir << " --shape 6,4 --chunks 4,4 --dtype int32)\n"
                 << "   (as: zarrpp set " << d_dir << " --value 1)\n";
-      auto z = Array::create(store, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});
+      auto z = Array::create(store, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .overwrite = true});
       z.fill<std::int32_t>(1);
       std::cout << "   shape " << shape_str(z.shape()) << ", chunk grid '" << z.metadata().chunk_grid.name()
                 << "', stored chunks:\n";
@@ -617,8 +670,11 @@ int main(int argc, char** argv) {
       if (!same) throw Error(ErrorCode::corrupt_data, "demo: an old chunk changed");
       std::cout << "\nDone: prepending wrote one new chunk and zarr.json; nothing else moved.\n";
     }
+  } catch (const std::bad_alloc&) {
+    std::cerr << "zarrpp: error: out of memory (the data asked for does not fit; select less, or use smaller chunks)\n";
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "zarrpp: error: " << e.what() << "\n";
+    std::cerr << "zarrpp: error: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;

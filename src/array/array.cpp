@@ -141,10 +141,11 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   // automatic parameters resolved so zarr.json states them.
   m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
   auto snap = make_snapshot(m, std::nullopt);
+  check_chunks_writable(snap->pipeline);
   // What we write must parse back to the same metadata.
   ArrayMetadata::parse(std::string(snap->meta_bytes.begin(), snap->meta_bytes.end()));
 
-  node::prepare_create(*store, path, overwrite);
+  node::prepare_create(*store, path, overwrite, &snap->meta);
   store->set(node::meta_key(path), snap->meta_bytes);
   auto st = std::make_shared<State>();
   st->store = std::move(store);
@@ -218,7 +219,7 @@ std::vector<std::string> Array::stored_chunk_keys() const {
   auto s = st_->current();
   const auto& enc = s->meta.chunk_key_encoding;
   std::vector<std::pair<std::vector<std::int64_t>, std::string>> found;
-  for (const auto& key : st_->store->list_prefix(st_->prefix + enc.prefix())) {
+  for (const auto& key : st_->store->list_prefix(st_->prefix + chunk_listing_prefix(s->meta))) {
     const auto rel = std::string_view(key).substr(st_->prefix.size());
     auto idx = enc.decode(rel, s->meta.rank());
     if (idx && s->grid.contains_chunk(*idx)) found.emplace_back(std::move(*idx), key);
@@ -234,7 +235,7 @@ std::int64_t Array::nchunks_stored() const { return static_cast<std::int64_t>(st
 std::uint64_t Array::nbytes_stored() const {
   std::uint64_t n = st_->current()->meta_bytes.size();
   for (const auto& k : stored_chunk_keys())
-    if (auto b = st_->store->get(k)) n += b->size();
+    if (auto b = st_->store->size(k)) n += *b;  // sizes only: nothing is downloaded
   return n;
 }
 
@@ -347,7 +348,7 @@ void Array::write_blocks(const Selection& sel, const NDView& data) {
 
 void remove_node(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
-  store->erase_prefix(node::prefix_of(path));
+  node::remove_owned(*store, path, false);
 }
 
 }  // namespace zarrpp

@@ -28,6 +28,7 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
   const ChunkSpec storage_spec{s->meta.chunk_grid.chunk_shape, s->meta.data_type, s->meta.fill_value};
   s->pipeline = CodecPipeline::from_metadata(s->meta.codecs, storage_spec);
   s->layout = unit_layout(s->pipeline);
+  s->max_stored = max_stored_size(s->pipeline);
   if (s->layout) {
     s->unit_grid = ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
     s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, s->meta.fill_value};
@@ -177,7 +178,7 @@ void Engine::read(const Plan& plan, const NDView& out) const {
   const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
   ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
     const auto& g = groups[gi];
-    StoredChunk src(store, prefix + s.meta.chunk_key_encoding.encode(g.storage));
+    StoredChunk src(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), s.max_stored);
     std::vector<UnitRead> reqs(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];
@@ -245,7 +246,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const auto& g = groups[gi];
     WriteJob& j = jobs[gi];
-    j.target = std::make_unique<StoredChunk>(store, prefix + s.meta.chunk_key_encoding.encode(g.storage));
+    j.target = std::make_unique<StoredChunk>(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), s.max_stored);
     j.writes.resize(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];

@@ -23,6 +23,7 @@ struct Snapshot {
   std::optional<UnitLayout> layout;  // inner chunks per shard, when sharded
   ChunkSpec unit_spec;       // a decoded read/write unit
   Shape units_per_storage;   // units per stored object (all 1 when not sharded)
+  std::uint64_t max_stored = kNoLimit;  // the most bytes a stored object can hold
 };
 
 // Validates metadata into a snapshot (every codec built). `stored` is the document's bytes as
@@ -44,6 +45,12 @@ struct Engine {
   void read(const Plan& plan, const NDView& out) const;
   void write(const Plan& plan, const NDView& data) const;
 };
+
+// The store prefix (relative to the array) under which every chunk key of `meta` lies: "c/" for
+// the default encoding, "c" itself for a 0-d array.
+inline std::string chunk_listing_prefix(const ArrayMetadata& meta) {
+  return meta.rank() == 0 ? meta.chunk_key_encoding.encode({}) : meta.chunk_key_encoding.prefix();
+}
 
 // NumPy broadcasting of `data` to `shape` (as a strided view with zero strides).
 NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype);

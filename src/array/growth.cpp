@@ -79,7 +79,15 @@ Domain domain_of(const ArrayMetadata& m) {
 
 }  // namespace
 
+// Growing by nothing changes nothing (the grid stays `regular`, which every reader knows); the
+// data is still checked, so a wrong shape is an error either way.
+static bool grows_by_nothing(const Snapshot& cur, const NDView& data, std::size_t axis, const char* what) {
+  check_growth_data(cur, data, axis, what);
+  return data.shape()[axis] == 0;
+}
+
 void Array::prepend(const NDView& data, std::size_t axis) {
+  if (grows_by_nothing(*st_->current(), data, axis, "prepend")) return;
   st_->modify(
       [&](const Snapshot& cur) {
         check_growth_data(cur, data, axis, "prepend");
@@ -100,6 +108,7 @@ void Array::prepend(const NDView& data, std::size_t axis) {
 }
 
 void Array::append(const NDView& data, std::size_t axis) {
+  if (grows_by_nothing(*st_->current(), data, axis, "append")) return;
   std::int64_t old_n = 0;
   st_->modify(
       [&](const Snapshot& cur) {
@@ -145,7 +154,7 @@ void clear_box(Store& store, const std::string& prefix, const Engine& e, const S
   }
   // Huge growth: only chunks that exist can hold stale data, so visit just those.
   const auto& enc = next.meta.chunk_key_encoding;
-  for (const auto& key : store.list_prefix(prefix + enc.prefix())) {
+  for (const auto& key : store.list_prefix(prefix + chunk_listing_prefix(next.meta))) {
     auto idx = enc.decode(std::string_view(key).substr(prefix.size()), next.meta.rank());
     if (!idx) continue;
     std::vector<DimSel> part = box;
@@ -191,7 +200,7 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
       },
       [&](const Snapshot&, const Snapshot& next) {
         const auto& enc = next.meta.chunk_key_encoding;
-        for (const auto& key : st_->store->list_prefix(st_->prefix + enc.prefix())) {
+        for (const auto& key : st_->store->list_prefix(st_->prefix + chunk_listing_prefix(next.meta))) {
           auto idx = enc.decode(std::string_view(key).substr(st_->prefix.size()), next.meta.rank());
           if (idx && !next.grid.contains_chunk(*idx)) st_->store->erase(key);
         }

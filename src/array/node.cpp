@@ -12,7 +12,9 @@ std::string meta_key(const std::string& path) { return prefix_of(path) + "zarr.j
 std::string shown(const std::string& path) { return path.empty() ? "/" : path; }
 Bytes to_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
-std::optional<VersionedBytes> read(Store& store, const std::string& path) { return store.get_versioned(meta_key(path)); }
+std::optional<VersionedBytes> read(Store& store, const std::string& path) {
+  return store.get_versioned(meta_key(path), ByteRange::all(), kMaxMetadataBytes);
+}
 
 Json parse(const Bytes& bytes, const std::string& path) {
   return parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
@@ -37,12 +39,90 @@ void expect_type(const Json& doc, const std::string& path, NodeType want) {
     throw MetadataError(ErrorCode::wrong_node_type, "'" + shown(path) + "' is an array, not a group");
 }
 
-void prepare_create(Store& store, const std::string& path, bool overwrite) {
+namespace {
+
+// The chunk keys (relative to the store root) that `enc` gives an array of `rank` at `path`.
+std::vector<std::string> chunk_keys_of(Store& store, const std::string& path, const ChunkKeyEncoding& enc, std::size_t rank) {
+  const std::string prefix = prefix_of(path);
+  const std::string under = prefix + (rank == 0 ? enc.encode({}) : enc.prefix());
+  std::vector<std::string> out;
+  for (auto& key : store.list_prefix(under))
+    if (enc.decode(std::string_view(key).substr(prefix.size()), rank)) out.push_back(std::move(key));
+  return out;
+}
+
+// What an array's zarr.json says its chunk keys look like: from the full metadata, or, when that
+// does not validate (an array being replaced because it is broken), from its shape and chunk key
+// encoding alone.
+std::pair<ChunkKeyEncoding, std::size_t> key_layout(const Json& doc, const std::string& path) {
+  try {
+    const auto m = ArrayMetadata::from_json(doc);
+    return {m.chunk_key_encoding, m.rank()};
+  } catch (const MetadataError&) {
+  }
+  try {
+    const auto enc = ChunkKeyEncoding::from_json(doc.at("chunk_key_encoding"));
+    return {enc, doc.at("shape").size()};
+  } catch (const std::exception&) {
+    throw MetadataError("the array at '" + shown(path) +
+                        "' has metadata too broken to tell which keys are its chunks, so nothing was deleted; "
+                        "remove it by hand");
+  }
+}
+
+}  // namespace
+
+void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
+  const auto cur = read(store, path);
+  if (!cur) return;
+  Json doc;
+  try {
+    doc = parse(cur->bytes, path);
+  } catch (const MetadataError& e) {
+    throw MetadataError(std::string(e.what()) + "; cannot tell what belongs to the node, so nothing was deleted");
+  }
+  NodeType t;
+  try {
+    t = type_of(doc, path);
+  } catch (const MetadataError& e) {
+    throw MetadataError(std::string(e.what()) + "; cannot tell what belongs to the node, so nothing was deleted");
+  }
+  if (t == NodeType::Array) {
+    const auto [enc, rank] = key_layout(doc, path);
+    // One at a time: the first failure stops the removal and is reported (erase throws).
+    for (const auto& key : chunk_keys_of(store, path, enc, rank)) store.erase(key);
+  } else {
+    const std::string prefix = prefix_of(path);
+    for (const auto& dir : store.list_dir(prefix).prefixes) {
+      std::string child = dir;
+      while (!child.empty() && child.back() == '/') child.pop_back();
+      const std::string child_path = prefix + child;
+      if (store.exists(meta_key(child_path))) remove_owned(store, child_path, false);
+    }
+  }
+  if (!keep_metadata) store.erase(meta_key(path));
+  store.prune_empty(prefix_of(path));
+}
+
+void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array) {
   if (store.exists(meta_key(path))) {
     if (!overwrite)
       throw ConflictError(ErrorCode::already_exists,
                           "a node already exists at '" + shown(path) + "' (use overwrite to replace it)");
-    store.erase_prefix(prefix_of(path));
+    // Only what belongs to the old node goes; its zarr.json is replaced by the new one.
+    remove_owned(store, path, true);
+  }
+  if (array && store.capabilities().listing) {
+    // Chunks without a zarr.json (an interrupted removal or copy) would show as the new array's data.
+    const auto stray = chunk_keys_of(store, path, array->chunk_key_encoding, array->rank());
+    if (!stray.empty()) {
+      if (!overwrite)
+        throw ConflictError(ErrorCode::already_exists, "'" + shown(path) + "' holds " + std::to_string(stray.size()) +
+                                                           " chunk key(s) of no array (e.g. '" + stray.front() +
+                                                           "'), which the new array would show as its data; "
+                                                           "use overwrite to delete them");
+      for (const auto& key : stray) store.erase(key);
+    }
   }
   // Parents become groups, unless something else is there.
   const Bytes group_doc = to_bytes(GroupMetadata{}.dump());
@@ -68,7 +148,7 @@ void update(Store& store, const std::string& path, const std::function<std::opti
   auto backoff = std::chrono::microseconds(200);
   const std::string key = meta_key(path);
   for (int attempt = 1;; ++attempt) {
-    auto cur = store.get_versioned(key);
+    auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
     if (!cur) throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (no zarr.json)");
     const auto next = change(*cur);
     if (!next) return;

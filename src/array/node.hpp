@@ -19,6 +19,9 @@ std::string meta_key(const std::string& path);
 std::string shown(const std::string& path);
 Bytes to_bytes(const std::string& s);
 
+// The most bytes a zarr.json may hold (a StoreError, limit_exceeded, beyond it).
+inline constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{256} << 20;
+
 // The node's zarr.json with its version, or nullopt when there is none.
 std::optional<VersionedBytes> read(Store& store, const std::string& path);
 // Parses zarr.json text; MetadataError naming the node on malformed JSON.
@@ -31,7 +34,16 @@ void expect_type(const Json& doc, const std::string& path, NodeType want);
 // Before creating a node at `path`: refuses (ConflictError already_exists) when one is there and
 // `overwrite` is false, else removes it; then creates the missing parent groups (as zarr-python
 // does), refusing (MetadataError wrong_node_type) when a parent is an array.
-void prepare_create(Store& store, const std::string& path, bool overwrite);
+// `array`: the metadata of the array about to be created (nullptr for a group): chunk keys of
+// its encoding already at `path` without a node are refused, or deleted with `overwrite`.
+void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array = nullptr);
+
+// Deletes what belongs to the node at `path` and nothing else: an array's chunk keys, a group's
+// child nodes (recursively), then its zarr.json (unless `keep_metadata`: it is about to be
+// replaced), and the empty directories left. The first failure stops it (an error naming it).
+// MetadataError, deleting nothing, when zarr.json cannot be read well enough to know what is the
+// node's.
+void remove_owned(Store& store, const std::string& path, bool keep_metadata);
 
 // Changes zarr.json by compare-and-swap: `change` gets the current document (bytes and version)
 // and returns the new bytes, or nullopt to leave it as it is. Retried while other writers win,

@@ -62,6 +62,7 @@ class BloscCodecImpl final : public BytesToBytesCodec {
   }
   std::optional<std::size_t> encoded_size(std::size_t) const override { return std::nullopt; }
   std::size_t max_encoded_size(std::size_t in) const override { return in + BLOSC_MAX_OVERHEAD; }
+  std::optional<std::size_t> max_input() const override { return static_cast<std::size_t>(BLOSC_MAX_BUFFERSIZE); }
   CodecMetadata to_metadata() const override {
     const char* s = shuffle_ == BLOSC_NOSHUFFLE ? "noshuffle" : shuffle_ == BLOSC_SHUFFLE ? "shuffle" : "bitshuffle";
     return {kName, Json::object({{"cname", cname_}, {"clevel", clevel_}, {"shuffle", s},

@@ -39,8 +39,10 @@ class ChunkSource {
 // A stored object of a store: the source of reads, and the target of writes.
 class StoredChunk final : public ChunkSource {
  public:
-  StoredChunk(Store& store, std::string key) : store_(store), key_(std::move(key)) {}
-  std::optional<VersionedBytes> read(const ByteRange& range) override { return store_.get_versioned(key_, range); }
+  // `max_bytes`: more than that stored is refused before it is read (a hostile store).
+  StoredChunk(Store& store, std::string key, std::uint64_t max_bytes = kNoLimit)
+      : store_(store), key_(std::move(key)), max_bytes_(max_bytes) {}
+  std::optional<VersionedBytes> read(const ByteRange& range) override { return store_.get_versioned(key_, range, max_bytes_); }
   std::optional<std::uint64_t> size() override { return store_.size(key_); }
   bool read_streamed(const ByteRange& range, std::size_t piece, const Store::PieceSink& sink) override {
     return store_.get_streamed(key_, range, piece, sink);
@@ -53,6 +55,7 @@ class StoredChunk final : public ChunkSource {
  private:
   Store& store_;
   std::string key_;
+  std::uint64_t max_bytes_;
 };
 
 // A stored object held in memory (an inner shard of a nested shard, a whole encoded chunk).
@@ -173,5 +176,14 @@ struct UnitLayout {
   Shape units_per_chunk;
 };
 std::optional<UnitLayout> unit_layout(const CodecPipeline& pipeline);
+
+// Refuses (LimitError), when an array is created, a pipeline whose chunks (inner chunks when
+// sharded) could never be written: decoded larger than zarrpp's 4 GiB per chunk, or larger than a
+// codec can encode (Blosc's 2 GB).
+void check_chunks_writable(const CodecPipeline& pipeline);
+
+// An upper bound on the stored size of one object of the pipeline (a whole chunk or shard), for
+// refusing hostile stores that claim more.
+std::uint64_t max_stored_size(const CodecPipeline& pipeline);
 
 }  // namespace zarrpp

@@ -46,6 +46,39 @@ std::optional<std::uint64_t> BytesChunk::size() {
   return bytes_->size();
 }
 
+void check_chunks_writable(const CodecPipeline& pipeline) {
+  const auto& p = pipeline_impl(pipeline);
+  if (const CodecPipeline* inner = p.a2b->unit_pipeline(); inner && p.a2a.empty() && p.b2b.empty())
+    return check_chunks_writable(*inner);
+  if (!decoded_size_ok(p.spec))
+    throw LimitError("a chunk of shape " + shape_str(p.spec.shape) + " of " + p.spec.dtype.name() +
+                     " exceeds zarrpp's limit of 4 GiB per decoded chunk; choose smaller chunks");
+  std::size_t in = p.a2b->max_encoded_size(p.a2b_spec);
+  for (const auto& c : p.b2b) {
+    if (const auto lim = c->max_input(); lim && in > *lim)
+      throw LimitError("codec " + c->name() + " cannot encode a chunk of shape " + shape_str(p.spec.shape) + " of " +
+                       p.spec.dtype.name() + ": up to " + std::to_string(in) + " bytes reach it, its limit is " +
+                       std::to_string(*lim) + "; choose smaller chunks");
+    in = c->max_encoded_size(in);
+  }
+}
+
+std::uint64_t max_stored_size(const CodecPipeline& pipeline) {
+  const auto& p = pipeline_impl(pipeline);
+  if (const CodecPipeline* inner = p.a2b->unit_pipeline(); inner && p.a2a.empty() && p.b2b.empty()) {
+    // Every inner chunk at its largest, plus the index and some slack for its layout.
+    std::uint64_t units = 1;
+    if (const auto l = p.a2b->unit_layout())
+      for (auto n : l->units_per_chunk)
+        if (__builtin_mul_overflow(units, static_cast<std::uint64_t>(n), &units)) return kNoLimit;
+    std::uint64_t total = 0;
+    if (__builtin_mul_overflow(units, max_stored_size(*inner) + 16, &total)) return kNoLimit;
+    return total > kNoLimit - 4096 ? kNoLimit : total + 4096;
+  }
+  if (!decoded_size_ok(p.spec)) return kNoLimit;  // refused when decoded, with its own message
+  return static_cast<std::uint64_t>(p.max_encoded_size()) + 4096;
+}
+
 bool commit(StoredChunk& target, PendingWrite&& w) {
   Store& store = target.store();
   // What was built from the old object is written only over that same object: a concurrent

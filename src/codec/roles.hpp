@@ -79,6 +79,8 @@ class BytesToBytesCodec {
   virtual std::optional<std::size_t> encoded_size(std::size_t in) const = 0;
   virtual std::size_t max_encoded_size(std::size_t in) const = 0;
   virtual CodecMetadata to_metadata() const = 0;
+  // The largest input the codec can encode (Blosc: 2 GB), nullopt when it has no limit.
+  virtual std::optional<std::size_t> max_input() const { return std::nullopt; }
 };
 
 // ---- the registry --------------------------------------------------------------------------------

@@ -1,5 +1,11 @@
 #include "zarrpp/io/npy.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -168,36 +174,57 @@ NDArray parse(std::span<const std::uint8_t> b) {
   const std::string header(reinterpret_cast<const char*>(b.data() + off), hlen);
   const Header h = parse_header(header);
   const Descr d = parse_descr(h.descr);
-  NDArray a(d.dtype, h.shape);
+  // What the header claims is checked against what the file holds before anything is allocated.
+  std::uint64_t need = d.dtype.size();
+  for (const auto n : h.shape)
+    if (n < 0 || __builtin_mul_overflow(need, static_cast<std::uint64_t>(n), &need))
+      fail("header claims shape " + shape_str(h.shape) + ", which overflows");
   const std::size_t data_off = off + hlen;
-  if (b.size() - data_off != a.nbytes())
-    fail("data has " + std::to_string(b.size() - data_off) + " bytes, shape " + shape_str(h.shape) + " of " + h.descr +
-         " needs " + std::to_string(a.nbytes()));
-  Bytes tmp(b.begin() + static_cast<std::ptrdiff_t>(data_off), b.end());
-  if (d.big) {
-    const std::size_t c = d.dtype.component_size();
-    if (c > 1)
-      for (std::size_t i = 0; i + c <= tmp.size(); i += c) std::reverse(tmp.begin() + static_cast<std::ptrdiff_t>(i), tmp.begin() + static_cast<std::ptrdiff_t>(i + c));
-  }
+  const std::uint64_t have = b.size() - data_off;
+  if (have != need)
+    fail("the file holds " + std::to_string(have) + " bytes of data, but its header claims shape " + shape_str(h.shape) + " of " +
+         h.descr + " (" + std::to_string(need) + " bytes)");
+  const auto data = b.subspan(data_off);
   if (d.dtype == DataType::bool_t)
-    for (auto x : tmp)
+    for (auto x : data)
       if (x > 1) fail("bool data holds a byte other than 0 or 1");
-  if (h.fortran && h.shape.size() > 1) {
-    copy_view(NDView::f_order(static_cast<const void*>(tmp.data()), d.dtype, h.shape), a.view());
-  } else if (!tmp.empty()) {
-    std::memcpy(a.raw_data(), tmp.data(), tmp.size());
+  NDArray a = NDArray::uninitialized(d.dtype, h.shape);
+  if (h.fortran && h.shape.size() > 1) copy_view(NDView::f_order(static_cast<const void*>(data.data()), d.dtype, h.shape), a.view());
+  else if (!data.empty()) std::memcpy(a.raw_data(), data.data(), data.size());
+  if (d.big) {  // byte order, in place
+    const std::size_t c = d.dtype.component_size();
+    auto* p = reinterpret_cast<std::uint8_t*>(a.raw_data());
+    if (c > 1)
+      for (std::size_t i = 0; i + c <= a.nbytes(); i += c) std::reverse(p + i, p + i + c);
   }
   return a;
 }
 
 NDArray load(const std::filesystem::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw NotFoundError(".npy: no such file '" + path.string() + "'");
-    throw StoreError(".npy: cannot open '" + path.string() + "'");
+  // Read whole, by its size (O_NONBLOCK: a FIFO must not hang the open; it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) throw NotFoundError(".npy: no such file '" + path.string() + "'");
+    throw StoreError(".npy: cannot open '" + path.string() + "': " + std::strerror(e));
   }
-  Bytes b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw StoreError(".npy: cannot stat '" + path.string() + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw ArgumentError(".npy: '" + path.string() + "' is not a regular file");
+  Bytes b(static_cast<std::size_t>(st.st_size));
+  std::size_t got = 0;
+  while (got < b.size()) {
+    const ssize_t n = ::pread(fd, b.data() + got, b.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw StoreError(".npy: cannot read '" + path.string() + "': " + std::strerror(errno));
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  b.resize(got);
   try {
     return parse(b);
   } catch (const ArgumentError& e) {

@@ -356,15 +356,48 @@ void FileStore::do_erase_prefix(const std::string& prefix) {
     if (!prefix.empty() && through_symlink(root_, prefix.substr(0, prefix.size() - 1)))
       throw StoreError("refusing to remove '" + prefix + "' through a symlink in store '" + root_.string() + "'");
     if (!fs::exists(dir, ec)) return;
+    // Stops at the first failure, naming it (a later success must not hide it).
+    auto remove = [&](const fs::path& p) {
+      std::error_code e;
+      fs::remove_all(p, e);
+      if (e) throw StoreError("cannot remove '" + p.string() + "': " + e.message());
+    };
     if (prefix.empty()) {
-      for (const auto& e : fs::directory_iterator(root_, ec)) fs::remove_all(e.path(), ec);
+      std::error_code e;
+      std::vector<fs::path> entries;
+      for (const auto& entry : fs::directory_iterator(root_, e)) entries.push_back(entry.path());
+      if (e) throw StoreError("cannot list '" + root_.string() + "': " + e.message());
+      for (const auto& p : entries) remove(p);
     } else {
-      fs::remove_all(dir, ec);
+      remove(dir);
     }
-    if (ec) throw StoreError("cannot remove '" + dir.string() + "': " + ec.message());
     return;
   }
   for (const auto& k : do_list_prefix(prefix)) do_erase(k);
+}
+
+std::string FileStore::location() const {
+  std::error_code ec;
+  const auto c = fs::weakly_canonical(root_, ec);
+  std::string out = (ec ? root_ : c).lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+void FileStore::do_prune_empty(const std::string& prefix) {
+  std::string rel = prefix;
+  while (!rel.empty() && rel.back() == '/') rel.pop_back();
+  if (!rel.empty() && through_symlink(root_, rel)) return;
+  const fs::path top = rel.empty() ? root_ : root_ / rel;
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(top, ec))) return;
+  // Deepest first; rmdir removes only empty directories (a file written meanwhile keeps its own).
+  std::vector<fs::path> dirs;
+  for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_directory() && !it->is_symlink()) dirs.push_back(it->path());
+  std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) { return a.native().size() > b.native().size(); });
+  for (const auto& d : dirs) ::rmdir(d.c_str());
+  if (!rel.empty()) ::rmdir(top.c_str());
 }
 
 std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {

@@ -97,6 +97,12 @@ void Store::erase_prefix(const std::string& prefix) {
   do_erase_prefix(prefix);
 }
 
+void Store::prune_empty(const std::string& prefix) {
+  validate_prefix(prefix);
+  check_writable("erase", prefix);
+  do_prune_empty(prefix);
+}
+
 void Store::check_listing(const std::string& prefix) const {
   if (!capabilities().listing)
     throw StoreError("store " + describe() + " cannot list keys (prefix '" + prefix + "')");
@@ -207,6 +213,7 @@ bool StoreWrapper::do_erase_if(const std::string& key, const std::optional<Versi
   return inner_->erase_if(key, expected);
 }
 void StoreWrapper::do_erase_prefix(const std::string& prefix) { inner_->erase_prefix(prefix); }
+void StoreWrapper::do_prune_empty(const std::string& prefix) { inner_->prune_empty(prefix); }
 DirListing StoreWrapper::do_list_dir(const std::string& prefix) { return inner_->list_dir(prefix); }
 std::unique_ptr<StoreLock> StoreWrapper::do_lock(const std::string& key) { return inner_->lock(key); }
 

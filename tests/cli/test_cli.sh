@@ -27,7 +27,7 @@ expect_err() {
     bad "$* succeeded but should have failed"
     return
   fi
-  if head -1 "$T/err" | grep -q "^zarrpp: error: .*$pat"; then ok; else bad "$*: stderr was: $(cat "$T/err")"; fi
+  if [ "$(wc -l <"$T/err")" -eq 1 ] && head -1 "$T/err" | grep -q -- "^zarrpp: error: .*$pat"; then ok; else bad "$*: stderr was: $(cat "$T/err")"; fi
 }
 expect_eq() { if [ "$1" == "$2" ]; then ok; else bad "$3: expected [$2], got [$1]"; fi; }
 
@@ -162,7 +162,114 @@ for sub in create info tree ls get set prepend append resize copy demo; do
 done
 expect_ok "$Z" demo "$T/demo.zarr"
 expect_eq "$(echo "$out" | grep -c " unchanged$")" "2" "demo shows both old chunks unchanged"
-expect_err "not a Zarr node" "$Z" demo "$T/h/../block.npy"
+expect_err "not a directory" "$Z" demo "$T/h/../block.npy"
+
+# ---- data safety: destructive operations are explicit and bounded ------------------------------------
+S=$T/safety
+mkdir -p "$S"
+D=$S/d.zarr
+expect_ok "$Z" create "$D" --shape 4,4 --chunks 2,2 --dtype int16
+expect_ok "$Z" set "$D" --value 3
+sum_d() { find "$1" -type f -print0 | sort -z | xargs -0 cat | md5sum; }
+before=$(sum_d "$D")
+expect_err "same node" "$Z" copy "$D" "$S/./d.zarr/" --chunks 1,1 --overwrite
+expect_eq "$(sum_d "$D")" "$before" "copy onto itself changes nothing"
+mkdir -p "$S/g" && expect_ok "$Z" create "$S/g/arr" --shape 2 --chunks 2 --dtype int8
+expect_ok "$Z" set "$S/g/arr" --value 5
+expect_err "overlap" "$Z" copy "$S/g/arr" "$S/g" --overwrite
+expect_err "overlap" "$Z" copy "$S/g/arr" "$S/g/arr/inner"
+expect_eq "$("$Z" get "$S/g/arr")" "[5 5]" "a refused copy leaves the source"
+ln -s "$D" "$S/link.zarr"
+expect_err "same node" "$Z" copy "$S/link.zarr" "$D" --overwrite
+# overwrite deletes only the node's own keys
+echo "my notes" >"$D/notes.txt" && mkdir -p "$D/c/keep" && echo x >"$D/c/keep/mine.txt"
+expect_ok "$Z" create "$D" --shape 4,4 --chunks 4,4 --dtype int16 --overwrite
+expect_eq "$(cat "$D/notes.txt" "$D/c/keep/mine.txt" | tr '\n' ' ')" "my notes x " "overwrite keeps files that are not the node's"
+expect_eq "$("$Z" ls "$D")" "" "overwrite removed the old chunks"
+expect_ok "$Z" set "$D" --value 2
+expect_ok "$Z" copy "$D" "$S/copy.zarr" --chunks 2,2
+expect_eq "$("$Z" ls "$S/copy.zarr" | wc -l)" "4" "copy writes every chunk"
+# a copy from a corrupt source leaves the destination as it was
+expect_ok "$Z" create "$S/crc.zarr" --shape 4,4 --chunks 2,2 --dtype int16 --crc32c
+expect_ok "$Z" set "$S/crc.zarr" --value 9
+printf 'garbage' | dd of="$S/crc.zarr/c/1/1" bs=1 seek=0 conv=notrunc 2>/dev/null
+before=$(sum_d "$S/copy.zarr")
+expect_err "c/1/1" "$Z" copy "$S/crc.zarr" "$S/copy.zarr" --overwrite
+expect_eq "$(sum_d "$S/copy.zarr")" "$before" "a failed copy leaves the destination exactly as it was"
+expect_err "c/1/1" "$Z" copy "$S/crc.zarr" "$S/fresh.zarr"
+[ ! -e "$S/fresh.zarr" ] && ok || bad "a failed copy to a new place leaves nothing: $(find "$S/fresh.zarr")"
+# a failed write changes nothing: the corrupt chunk is found before any chunk is rewritten
+before=$(sum_d "$S/crc.zarr")
+expect_err "c/1/1" "$Z" set "$S/crc.zarr" "0:4, 3" --value 99
+expect_eq "$(sum_d "$S/crc.zarr")" "$before" "a failed set rewrote no chunk"
+# demo never deletes what it did not create
+mkdir -p "$S/busy" && echo keep >"$S/busy/file.txt"
+expect_err "not empty" "$Z" demo "$S/busy"
+expect_err "not empty" "$Z" demo "$D"
+expect_eq "$(cat "$S/busy/file.txt")" "keep" "demo left the folder alone"
+expect_ok "$Z" demo "$S/demo2.zarr"
+expect_ok "$Z" demo "$S/demo2.zarr"
+# a failed create leaves no folder
+expect_err "chunks" "$Z" create "$S/new/deep/x.zarr" --shape 4 --chunks 0 --dtype int8
+[ ! -e "$S/new" ] && ok || bad "a failed create left $S/new"
+expect_err "4 GiB" "$Z" create "$S/huge.zarr" --shape 4294967296,4 --chunks 4294967296,4 --dtype int8
+[ ! -e "$S/huge.zarr" ] && ok || bad "a refused create left its folder"
+# no bookkeeping files in the user's folders
+expect_ok "$Z" set "$D" "0, 0:3" --value 4
+expect_eq "$(find "$S" -name '.zarrpp-*' ! -name '.zarrpp-demo' | wc -l)" "0" "no .zarrpp-lock/cas/tmp files left"
+
+# ---- hostile files -----------------------------------------------------------------------------------
+H=$S/hostile.zarr
+expect_ok "$Z" create "$H" --shape 4 --chunks 2 --dtype int8
+expect_ok "$Z" set "$H" --value 1
+rm "$H/c/0" && mkfifo "$H/c/0"
+expect_err "not a stored value" timeout 10 "$Z" get "$H"
+rm "$H/c/0" && mkdir "$H/c/0"
+expect_err "not a stored value" timeout 10 "$Z" get "$H"
+mkdir -p "$S/fifo.zarr" && mkfifo "$S/fifo.zarr/zarr.json"
+expect_err "not a stored value" timeout 10 "$Z" info "$S/fifo.zarr"
+$PY -c "
+import struct
+h = b\"{'descr': '<i1', 'fortran_order': False, 'shape': (1073741824,), }\"
+h += b' ' * (118 - len(h)) + b'\\n'
+open('$S/liar.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(h)) + h + b'xx')"
+expect_err "header claims shape (1073741824,)" "$Z" set "$H" "0:2" --from "$S/liar.npy"
+
+# ---- the CLI says exactly what happened ----------------------------------------------------------------
+expect_err "not an integer" "$Z" prepend "$H" --axis '' --from "$S/liar.npy"
+expect_err "not an integer" "$Z" prepend "$H" --axis 1x --from "$S/liar.npy"
+expect_err "out of range" "$Z" prepend "$H" --axis -2 --from "$S/liar.npy"
+$PY -c "import numpy as np; np.save('$S/row.npy', np.full((1,), 7, dtype='int8')); np.save('$S/none.npy', np.zeros((0,), dtype='int8'))"
+expect_ok "$Z" prepend "$H" --axis -1 --from "$S/row.npy"
+expect_eq "$("$Z" get "$H" "0")" "7" "--axis -1 is the last axis"
+R=$S/regular.zarr
+expect_ok "$Z" create "$R" --shape 4 --chunks 2 --dtype int8
+expect_ok "$Z" prepend "$R" --axis 0 --from "$S/none.npy"
+expect_ok "$Z" append "$R" --axis 0 --from "$S/none.npy"
+expect_eq "$($PY -c "import json; print(json.load(open('$R/zarr.json'))['chunk_grid']['name'])")" "regular" "zero rows keep the grid regular"
+expect_err "\\\\n" "$Z" get "$R" $'1\n2'
+expect_err "\\\\x1b" "$Z" info $'\x1b[31mred'
+Z0=$S/zero.zarr
+expect_ok "$Z" create "$Z0" --shape "" --chunks "" --dtype int8 2>/dev/null || expect_ok "$Z" create "$Z0" --shape "()" --chunks "()" --dtype int8
+if [ -f "$Z0/zarr.json" ]; then
+  expect_ok "$Z" set "$Z0" --value 3
+  expect_eq "$("$Z" ls "$Z0")" "c" "ls lists a 0-d array's chunk"
+  expect_eq "$("$Z" info "$Z0" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunks_stored"])')" "1" "info counts a 0-d array's chunk"
+fi
+
+# ---- concurrent processes lose nothing -----------------------------------------------------------------
+$PY -c "import numpy as np; np.save('$S/p8.npy', np.full((1, 8), -1, dtype='int32'))"
+for round in 1 2 3 4 5; do
+  C=$S/race$round.zarr
+  "$Z" create "$C" --shape 2,8 --chunks 8,8 --dtype int32 >/dev/null
+  "$Z" resize "$C" --domain -4:2,0:8 >/dev/null   # rows -4..-1 share chunk -1 with what prepends add
+  pids=()
+  for w in 0 1 2 3 4 5; do "$Z" set "$C" "-6:-4, $w" --value $((w + 1)) & pids+=($!); done
+  "$Z" prepend "$C" --axis 0 --from "$S/p8.npy" & pids+=($!)
+  "$Z" prepend "$C" --axis 0 --from "$S/p8.npy" & pids+=($!)
+  for p in "${pids[@]}"; do wait "$p" || bad "a racing process failed (round $round)"; done
+  expect_eq "$("$Z" get "$C" ":4")" "$(printf '[[-1 -1 -1 -1 -1 -1 -1 -1]\n [-1 -1 -1 -1 -1 -1 -1 -1]\n [ 1  2  3  4  5  6  0  0]\n [ 1  2  3  4  5  6  0  0]]')" "racing set and prepend lose nothing (round $round)"
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

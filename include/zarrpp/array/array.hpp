@@ -154,7 +154,25 @@ class Array {
   std::shared_ptr<State> st_;
 };
 
-// Removes an array or group and everything under it.
+struct CopyOptions {
+  bool overwrite = false;        // replace a node at the destination
+  std::size_t concurrency = 0;   // 0: the default
+  // Called after each destination chunk (shard) is written, from any thread.
+  std::function<void(std::int64_t done, std::int64_t total)> progress = nullptr;
+};
+
+// Copies `src` into a new array at `path` of `store` with metadata `meta` (the source's shape,
+// data type and lower bound; its own chunks and codecs). Refuses (ArgumentError) when the two
+// nodes are the same or one lies inside the other. Only chunks the source stores are visited.
+// The destination's chunks are written first and its zarr.json last; an existing destination
+// (with overwrite) is removed only after the whole source was read. On failure what the copy wrote
+// is removed again.
+Array copy_array(const Array& src, const StorePtr& store, const std::string& path, const ArrayMetadata& meta,
+                 const CopyOptions& options = {});
+
+// Removes an array or group: an array's zarr.json and chunks, a group's zarr.json and child
+// nodes; other files under its folder stay. MetadataError, removing nothing, when its zarr.json
+// is too broken to tell what belongs to it.
 void remove_node(const StorePtr& store, const std::string& path);
 
 }  // namespace zarrpp

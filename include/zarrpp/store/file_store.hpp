@@ -42,6 +42,7 @@ class FileStore : public Store {
             .native_streaming = true};
   }
   std::string describe() const override { return "file://" + root_.string(); }
+  std::string location() const override;
 
  protected:
   // Versions name the file a key's value lives in (device, inode, size, modification and change
@@ -53,6 +54,7 @@ class FileStore : public Store {
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase(const std::string& key) override;
   void do_erase_prefix(const std::string& prefix) override;
+  void do_prune_empty(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
   std::vector<std::string> do_list_prefix(const std::string& prefix) override;
   DirListing do_list_dir(const std::string& prefix) override;

@@ -18,6 +18,7 @@ class MemoryStore : public Store {
     return {.writable = true, .listing = true, .conditional_writes = true, .locking = true, .native_streaming = false};
   }
   std::string describe() const override { return "memory"; }
+  std::string location() const override { return "memory:" + std::to_string(reinterpret_cast<std::uintptr_t>(this)); }
 
  protected:
   std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;

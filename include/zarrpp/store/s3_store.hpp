@@ -88,6 +88,7 @@ class S3Store : public Store {
   // it does not honour conditional PUTs.
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
+  std::string location() const override { return endpoint_ + "/" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix); }
 
  protected:
   // Versions are ETags.

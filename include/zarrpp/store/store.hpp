@@ -115,6 +115,10 @@ class Store {
   void erase(const std::string& key);
   // Removes every key under prefix ("a/b/" removes "a/b/..."; "" removes everything).
   void erase_prefix(const std::string& prefix);
+  // Removes what a store keeps for prefixes that no longer hold any key (empty directories of a
+  // local store) under `prefix`, the prefix's own directory included ("" : the root's contents).
+  // Nothing for stores without such things.
+  void prune_empty(const std::string& prefix);
 
   // ---- listing ----
   // Every key starting with prefix, in sorted order.
@@ -130,6 +134,9 @@ class Store {
   virtual StoreCapabilities capabilities() const = 0;
   // A short description for messages ("file:///data/x.zarr", "memory").
   virtual std::string describe() const = 0;
+  // Where the store's keys live, canonically (a resolved directory path, a bucket and prefix):
+  // two stores with the same location hold the same keys, and "L/k" is key k of location L.
+  virtual std::string location() const { return describe(); }
 
  protected:
   // Keys reaching these are valid (validate_key), prefixes valid (validate_prefix).
@@ -146,6 +153,7 @@ class Store {
   virtual bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);
   virtual bool do_erase_if(const std::string& key, const std::optional<Version>& expected);
   virtual void do_erase_prefix(const std::string& prefix);
+  virtual void do_prune_empty(const std::string&) {}
   virtual DirListing do_list_dir(const std::string& prefix);
   virtual std::unique_ptr<StoreLock> do_lock(const std::string& key);
 
@@ -162,6 +170,7 @@ class StoreWrapper : public Store {
  public:
   explicit StoreWrapper(StorePtr inner);
   const StorePtr& inner() const { return inner_; }
+  std::string location() const override { return inner_->location(); }
   StoreCapabilities capabilities() const override { return inner_->capabilities(); }
 
  protected:
@@ -174,6 +183,7 @@ class StoreWrapper : public Store {
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase_prefix(const std::string& prefix) override;
+  void do_prune_empty(const std::string& prefix) override;
   DirListing do_list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
 

@@ -1,0 +1,152 @@
+// Copying an array to another place (re-chunked, re-encoded): refuses overlapping source and
+// destination, walks only the chunks the source stores, writes the destination's chunks before its
+// zarr.json, and replaces an existing destination only after the source has been read in full.
+#include <algorithm>
+#include <atomic>
+#include <set>
+
+#include "engine.hpp"
+#include "node.hpp"
+#include "zarrpp/array/array.hpp"
+#include "zarrpp/core/thread_pool.hpp"
+#include "zarrpp/grid/chunk_grid.hpp"
+
+namespace zarrpp {
+
+namespace {
+
+std::string node_location(const Store& store, const std::string& path) {
+  return path.empty() ? store.location() : store.location() + "/" + path;
+}
+
+bool inside(const std::string& a, const std::string& b) {  // a is b or lies under it
+  return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '/');
+}
+
+using Index = std::vector<std::int64_t>;
+
+// The 0-based selection of a destination storage unit.
+Selection unit_selection(const ChunkGrid& g, const Index& idx) {
+  Selection sel;
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    const auto [lo, hi] = g.index_range(d, idx[d]);
+    sel.push_back(slice(lo, hi));
+  }
+  return sel;
+}
+
+// Destination storage units that hold any element of the source's stored chunks (every unit when
+// the source store cannot list).
+std::vector<Index> units_to_copy(const Array& src, const ChunkGrid& dst_grid) {
+  const auto sm = src.metadata();
+  const std::size_t r = sm.rank();
+  std::set<Index> out;
+  auto add_all = [&](const std::vector<std::pair<std::int64_t, std::int64_t>>& box) {
+    // every dst unit intersecting [lo, hi) per dimension
+    std::vector<std::pair<std::int64_t, std::int64_t>> ch(r);
+    for (std::size_t d = 0; d < r; ++d) {
+      if (box[d].first >= box[d].second) return;
+      ch[d] = {dst_grid.locate(d, box[d].first).chunk, dst_grid.locate(d, box[d].second - 1).chunk + 1};
+    }
+    Index cur(r);
+    for (std::size_t d = 0; d < r; ++d) cur[d] = ch[d].first;
+    for (;;) {
+      out.insert(cur);
+      std::size_t d = r;
+      while (d-- > 0) {
+        if (++cur[d] < ch[d].second) break;
+        cur[d] = ch[d].first;
+      }
+      if (d == SIZE_MAX) break;
+    }
+  };
+  if (r == 0) {
+    if (src.nchunks_stored() > 0) out.insert(Index{});
+    return {out.begin(), out.end()};
+  }
+  const ChunkGrid sg = ChunkGrid::from_metadata(sm);
+  if (!src.store()->capabilities().listing) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> all(r);
+    for (std::size_t d = 0; d < r; ++d) all[d] = {0, sm.shape[d]};
+    add_all(all);
+    return {out.begin(), out.end()};
+  }
+  const std::string prefix = src.path().empty() ? "" : src.path() + "/";
+  for (const auto& key : src.stored_chunk_keys()) {
+    const auto idx = sm.chunk_key_encoding.decode(std::string_view(key).substr(prefix.size()), r);
+    if (!idx) continue;
+    std::vector<std::pair<std::int64_t, std::int64_t>> box(r);
+    for (std::size_t d = 0; d < r; ++d) box[d] = sg.index_range(d, (*idx)[d]);
+    add_all(box);
+  }
+  return {out.begin(), out.end()};
+}
+
+}  // namespace
+
+Array copy_array(const Array& src, const StorePtr& store, const std::string& path_in, const ArrayMetadata& meta,
+                 const CopyOptions& options) {
+  if (!store) throw ArgumentError("copy_array: no store given");
+  const std::string path = normalize_node_path(path_in);
+  // The destination's metadata, validated as create does, before anything is touched.
+  const auto sm = src.metadata();
+  ArrayMetadata m = meta;
+  if (m.shape != sm.shape || !(m.data_type == sm.data_type) || m.chunk_grid.lower_bound != sm.chunk_grid.lower_bound)
+    throw ArgumentError("copy_array: the destination's shape, data type and lower bound must be the source's (" +
+                        shape_str(sm.shape) + " " + sm.data_type.name() + ")");
+  m.validate_for_write();
+  m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+  const auto snap = make_snapshot(m, std::nullopt);
+  check_chunks_writable(snap->pipeline);
+
+  // Source and destination must not overlap: replacing one would destroy the other.
+  const std::string from = node_location(*src.store(), src.path()), to = node_location(*store, path);
+  if (inside(from, to) || inside(to, from))
+    throw ArgumentError("copy: source '" + from + "' and destination '" + to + "' " +
+                        (from == to ? "are the same node" : inside(from, to) ? "overlap (the source lies inside the destination)"
+                                                                             : "overlap (the destination lies inside the source)") +
+                        "; copy to another place");
+
+  const auto units = units_to_copy(src, snap->grid);
+  const std::size_t conc = options.concurrency ? options.concurrency : default_concurrency();
+  Array s = src;
+  s.set_concurrency(1);
+  const bool exists = store->exists(node::meta_key(path));
+  if (exists) {
+    if (!options.overwrite)
+      throw ConflictError(ErrorCode::already_exists, "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");
+    // Read the whole source first: a corrupt or unreadable source fails here, with the
+    // destination exactly as it was.
+    ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) { (void)s.read(unit_selection(snap->grid, units[i])); });
+    node::remove_owned(*store, path, false);
+  }
+  node::prepare_create(*store, path, options.overwrite, &snap->meta);
+
+  // Chunks first, zarr.json last: until it is written there is no new node to read.
+  const Engine e{*store, *snap, node::prefix_of(path), 1, false};
+  std::atomic<std::int64_t> done{0};
+  const auto total = static_cast<std::int64_t>(units.size());
+  try {
+    ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {
+      const Selection sel = unit_selection(snap->grid, units[i]);
+      const auto data = s.read(sel);
+      const auto plan = plan_orthogonal(normalize_selection(sel, snap->meta.shape), snap->unit_grid);
+      e.write(plan, broadcast_to(data.view(), plan.out_shape, snap->meta.data_type));
+      const auto n = ++done;
+      if (options.progress) options.progress(n, total);
+    });
+    store->set(node::meta_key(path), snap->meta_bytes);
+  } catch (const Error& err) {
+    // Take back what this copy wrote (no zarr.json names it), then report.
+    try {
+      for (const auto& u : units) store->erase(node::prefix_of(path) + snap->meta.chunk_key_encoding.encode(u));
+      store->prune_empty(node::prefix_of(path));
+    } catch (const Error&) {
+    }
+    throw_like(err, std::string("copy to '") + node::shown(path) + "' failed, nothing was kept of it" +
+                        (exists ? " (the node that was there had been removed)" : "") + ": " + err.what());
+  }
+  return Array::open(store, path);
+}
+
+}  // namespace zarrpp
