@@ -115,6 +115,10 @@ Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what
   } else if (r.kind == ByteRange::Kind::FromOffset) {
     want_b = r.offset;
     if (r.length && want_b < want_e && *r.length < want_e - want_b) want_e = want_b + *r.length;
+  } else if (r.kind == ByteRange::Kind::Suffix && want_e - want_b > r.suffix) {
+    // Without the total, the last `suffix` bytes cannot be told apart in a longer range.
+    throw StoreError(what + "asked for the last " + std::to_string(r.suffix) + " bytes, the server sent Content-Range '" +
+                     *cr + "' (" + std::to_string(want_e - want_b) + " bytes, total unknown)");
   }
   if (want_b >= want_e) return {};
   if (want_b < a || want_e > last + 1)
