@@ -1,6 +1,10 @@
 // Hostile and careless input, by class (issue: data safety): each case is refused quickly, in
 // bounded memory, with a specific error, and changes nothing.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <chrono>
 #include <string>
@@ -73,4 +77,47 @@ TEST(HostileJson, RewritingMetadataNeverAmplifiesIt) {
   const auto after = store->get("zarr.json")->size();
   EXPECT_LT(after, 2 * before) << before << " bytes became " << after;
   EXPECT_EQ(Array::open(store).attributes(), z.attributes());
+}
+
+// ---- sizes from untrusted stores are checked before allocating ---------------------------------------
+
+TEST(HostileStore, ValuesLargerThanTheyCanBeAreRefusedBeforeReading) {
+  TempDir dir("big");
+  auto store = FileStore::open(dir.path());
+  auto z = Array::create(store, "z", {.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .compressor = codec::Zstd{}});
+  z.fill<std::int8_t>(1);
+  // A "chunk" of 64 MiB where a few bytes are the most it can hold: refused, not read.
+  auto plant = [&](const char* name) {
+    std::ofstream f(dir / "z" / "c" / name, std::ios::binary | std::ios::trunc);
+    f.seekp((64 << 20) - 1);
+    f.put('\0');
+  };
+  plant("0");
+  expect_error<StoreError>([&] { (void)z.read(); }, ErrorCode::limit_exceeded, {"z/c/0", "67108864 bytes"});
+  // Uncompressed chunks are streamed: the size is checked before anything is read.
+  auto u = Array::create(store, "u", {.shape = {4}, .chunks = {2}, .dtype = DataType::int8});
+  u.fill<std::int8_t>(1);
+  {
+    std::ofstream f(dir / "u" / "c" / "0", std::ios::binary | std::ios::trunc);
+    f.seekp((64 << 20) - 1);
+    f.put('\0');
+  }
+  expect_error<CodecError>([&] { (void)u.read(); }, ErrorCode::corrupt_data, {"c/0", "expected 2 bytes", "67108864"});
+  expect_error<StoreError>([&] { (void)store->get("z/c/0", ByteRange::all(), 100); }, ErrorCode::limit_exceeded, {"more than the 100"});
+  EXPECT_EQ(store->get("z/c/0", ByteRange::range(0, 10), 100)->size(), 10u);
+}
+
+TEST(HostileStore, FifosAndDirectoriesAreErrorsNotHangsOrMissing) {
+  TempDir dir("fifo");
+  auto store = FileStore::open(dir.path());
+  auto z = Array::create(store, {.shape = {4}, .chunks = {2}, .dtype = DataType::int8});
+  z.fill<std::int8_t>(1);
+  std::filesystem::remove(dir / "c" / "0");
+  ASSERT_EQ(::mkfifo((dir / "c" / "0").c_str(), 0644), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error<StoreError>([&] { (void)z.read(); }, ErrorCode::store_failure, {"FIFO"});
+  std::filesystem::remove(dir / "c" / "0");
+  std::filesystem::create_directory(dir / "c" / "0");
+  expect_error<StoreError>([&] { (void)z.read(); }, ErrorCode::store_failure, {"directory"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }

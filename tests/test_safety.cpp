@@ -2,7 +2,10 @@
 // nothing; destructive operations touch only the node they were told to replace.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -163,4 +166,201 @@ TEST(ConcurrentWriters, NoBookkeepingFileIsLeftInTheArraysFolder) {
     const auto name = e.path().filename().string();
     EXPECT_EQ(name.find(".zarrpp"), std::string::npos) << e.path();
   }
+}
+
+// ---- 1. Destructive operations are explicit, bounded and all-or-nothing ----------------------------
+
+TEST(Overwrite, DeletesOnlyWhatBelongsToTheNode) {
+  TempDir dir("over");
+  const auto root = dir / "a.zarr";
+  auto store = FileStore::open(root.string());
+  auto z = Array::create(store, {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::int16});
+  z.fill<std::int16_t>(3);
+  std::filesystem::create_directories(root / "c" / "mine");
+  std::ofstream(root / "notes.txt") << "mine";
+  std::ofstream(root / "c" / "mine" / "x.txt") << "mine";
+  std::ofstream(root / "c" / "readme") << "mine";  // not a chunk key of a 2-d array
+  auto z2 = Array::create(store, {.shape = {4}, .chunks = {4}, .dtype = DataType::int8, .overwrite = true});
+  EXPECT_TRUE(fs::exists(root / "notes.txt"));
+  EXPECT_TRUE(fs::exists(root / "c" / "mine" / "x.txt"));
+  EXPECT_TRUE(fs::exists(root / "c" / "readme"));
+  EXPECT_FALSE(fs::exists(root / "c" / "0" / "0"));
+  EXPECT_EQ(z2.read().to_vector<std::int8_t>(), (std::vector<std::int8_t>{0, 0, 0, 0}));
+  // A group replaced: its child nodes go, other files stay.
+  auto g = Group::create(store, "", Json::object(), true);
+  Array::create(store, "g/kid", {.shape = {2}, .chunks = {2}, .dtype = DataType::int8}).fill<std::int8_t>(1);
+  std::ofstream(root / "g" / "keep.txt") << "mine";
+  remove_node(store, "g");
+  EXPECT_FALSE(fs::exists(root / "g" / "kid"));
+  EXPECT_FALSE(store->exists("g/zarr.json"));
+  EXPECT_TRUE(fs::exists(root / "g" / "keep.txt"));
+  EXPECT_TRUE(fs::exists(root / "notes.txt"));
+}
+
+TEST(Overwrite, StopsAtTheFirstDeletionErrorAndSaysSo) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {8}, .chunks = {2}, .dtype = DataType::int8});
+  z.fill<std::int8_t>(1);
+  // Fail the second erase, forever: the create must fail, not report success over old data.
+  for (std::int64_t at = 0; at < 40; ++at) {
+    auto copy = MemoryStore::create();
+    for (const auto& k : mem->list_prefix("")) copy->set(k, *mem->get(k));
+    auto faulty = std::make_shared<FaultyStore>(copy, at, true);
+    const auto c = catch_error([&] { Array::create(faulty, {.shape = {8}, .chunks = {2}, .dtype = DataType::int16, .overwrite = true}); });
+    if (!c.thrown) break;
+    // Whatever failed, zarr.json is still the old array's or the new one's: never a new array over old chunks.
+    auto now = Array::open(copy);
+    if (now.dtype() == DataType::int16) {
+      EXPECT_EQ(now.nchunks_stored(), 0) << "new array shows old chunks (fault at " << at << ")";
+    }
+  }
+}
+
+TEST(Overwrite, BrokenMetadataIsNotGuessedAround) {
+  auto mem = MemoryStore::create();
+  mem->set("zarr.json", B("{not json"));
+  mem->set("c/0", B("x"));
+  mem->set("other", B("y"));
+  const auto c = catch_error([&] { Array::create(mem, {.shape = {2}, .chunks = {2}, .dtype = DataType::int8, .overwrite = true}); });
+  EXPECT_EQ(c.code, ErrorCode::invalid_metadata) << c.what;
+  EXPECT_TRUE(c.has("nothing was deleted")) << c.what;
+  EXPECT_TRUE(mem->exists("c/0"));
+  EXPECT_TRUE(mem->exists("other"));
+}
+
+TEST(Overwrite, StrayChunksWithoutMetadataAreNotAdopted) {
+  auto mem = MemoryStore::create();
+  mem->set("c/0", B("junk"));  // an interrupted removal left a chunk key without a zarr.json
+  expect_error<ConflictError>([&] { Array::create(mem, {.shape = {4}, .chunks = {2}, .dtype = DataType::int8}); },
+                              ErrorCode::already_exists, {"chunk key", "c/0"});
+  EXPECT_TRUE(mem->exists("c/0"));
+  auto z = Array::create(mem, {.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .overwrite = true});
+  EXPECT_FALSE(mem->exists("c/0"));
+  EXPECT_EQ(z.read().to_vector<std::int8_t>(), (std::vector<std::int8_t>{0, 0, 0, 0}));
+}
+
+TEST(Copy, RefusesTheSameOrNestedNodes) {
+  TempDir dir("copy");
+  auto s1 = FileStore::open((dir / "g").string());
+  auto src = Array::create(s1, "arr", {.shape = {4}, .chunks = {2}, .dtype = DataType::int8});
+  src.fill<std::int8_t>(5);
+  const auto meta = src.metadata();
+  auto same = FileStore::open((dir / "g" / "." / "arr" / "").string());
+  expect_error<ArgumentError>([&] { copy_array(src, same, "", meta, {.overwrite = true}); }, ErrorCode::invalid_argument, {"same node"});
+  expect_error<ArgumentError>([&] { copy_array(src, s1, "", meta, {.overwrite = true}); }, ErrorCode::invalid_argument,
+                              {"source lies inside the destination"});
+  expect_error<ArgumentError>([&] { copy_array(src, s1, "arr/sub", meta); }, ErrorCode::invalid_argument, {"destination lies inside"});
+  fs::create_directory_symlink(dir / "g", dir / "link");
+  expect_error<ArgumentError>([&] { copy_array(src, FileStore::open((dir / "link").string()), "arr", meta, {.overwrite = true}); },
+                              ErrorCode::invalid_argument, {"same node"});
+  EXPECT_EQ(Array::open(s1, "arr").read().to_vector<std::int8_t>(), (std::vector<std::int8_t>{5, 5, 5, 5}));
+}
+
+TEST(Copy, ACorruptSourceLeavesTheDestinationAsItWas) {
+  auto src_store = MemoryStore::create();
+  auto src = Array::create(src_store, {.shape = {6}, .chunks = {2}, .dtype = DataType::int32, .crc32c = true});
+  src.fill<std::int32_t>(7);
+  auto bad = *src_store->get("c/2");
+  bad[0] ^= 1;
+  src_store->set("c/2", bad);
+  auto dst = MemoryStore::create();
+  auto old = Array::create(dst, {.shape = {3}, .chunks = {3}, .dtype = DataType::int8});
+  old.fill<std::int8_t>(1);
+  const auto before = snapshot_of(*dst);
+  ArrayMetadata m = src.metadata();
+  m.chunk_grid.chunk_shape = {3};
+  const auto c = catch_error([&] { copy_array(src, dst, "", m, {.overwrite = true}); });
+  EXPECT_EQ(c.code, ErrorCode::corrupt_data) << c.what;
+  EXPECT_EQ(snapshot_of(*dst), before);
+  // To a new place: nothing is left behind.
+  auto fresh = MemoryStore::create();
+  EXPECT_TRUE(catch_error([&] { copy_array(src, fresh, "x", m); }).thrown);
+  EXPECT_TRUE(fresh->list_prefix("x/").empty());
+}
+
+TEST(Copy, WalksOnlyStoredChunks) {
+  auto src_store = MemoryStore::create();
+  const std::int64_t huge = std::int64_t{1} << 30;  // 10^18 elements, ~7e16 grid positions
+  auto src = Array::create(src_store, {.shape = {huge, huge}, .chunks = {4, 4}, .dtype = DataType::uint8});
+  src.write_scalar<std::uint8_t>({huge - 1, 3}, 9);
+  auto rec = std::make_shared<RecordingStore>(MemoryStore::create());
+  ArrayMetadata m = src.metadata();
+  m.chunk_grid.chunk_shape = {8, 8};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto dst = copy_array(src, rec, "", m);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_EQ(dst.stored_chunk_keys(), (std::vector<std::string>{"c/" + std::to_string((huge - 1) / 8) + "/0"}));
+  EXPECT_EQ(dst.read({huge - 1, 3}).to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{9}));
+  // zarr.json is the last thing written.
+  const auto ops = rec->ops();
+  std::size_t last_set = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].kind == StoreOp::Kind::Set || ops[i].kind == StoreOp::Kind::SetIf) last_set = i;
+  EXPECT_EQ(ops[last_set].key, "zarr.json");
+}
+
+// ---- growth edge cases -----------------------------------------------------------------------------
+
+TEST(Growth0, ZeroRowsChangeNothing) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {4, 2}, .chunks = {2, 2}, .dtype = DataType::int8});
+  const auto before = *mem->get("zarr.json");
+  z.prepend(NDArray(DataType::int8, {0, 2}).view());
+  z.append(NDArray(DataType::int8, {0, 2}).view());
+  EXPECT_EQ(*mem->get("zarr.json"), before);
+  EXPECT_EQ(z.metadata().chunk_grid.name(), "regular");
+  // the data is still checked
+  EXPECT_TRUE(catch_error([&] { z.prepend(NDArray(DataType::int8, {0, 3}).view()); }).thrown);
+}
+
+TEST(Create, RefusesChunksThatCouldNeverBeWritten) {
+  auto mem = MemoryStore::create();
+  expect_error<LimitError>([&] { Array::create(mem, {.shape = {std::int64_t{1} << 32, 4}, .chunks = {std::int64_t{1} << 32, 4}, .dtype = DataType::int8}); },
+                           ErrorCode::limit_exceeded, {"4 GiB"});
+  expect_error<LimitError>([&] { Array::create(mem, {.shape = {std::int64_t{3} << 29}, .chunks = {std::int64_t{3} << 29}, .dtype = DataType::int16,
+                                                     .compressor = codec::Blosc{}}); },
+                           ErrorCode::limit_exceeded, {"blosc", "limit"});
+  EXPECT_FALSE(mem->exists("zarr.json"));
+  // Sharded: the inner chunk is what must fit.
+  EXPECT_NO_THROW(Array::create(mem, {.shape = {std::int64_t{1} << 33}, .chunks = {1 << 20}, .dtype = DataType::int8,
+                                      .shards = Shape{std::int64_t{1} << 33}}));
+}
+
+TEST(Temps, StaleTemporaryFilesOfKilledWritersAreRemovedOnTheNextWrite) {
+  TempDir dir("temps");
+  const auto root = dir / "a.zarr";
+  auto store = FileStore::open(root.string());
+  auto z = Array::create(store, {.shape = {4}, .chunks = {2}, .dtype = DataType::int8});
+  fs::create_directories(root / "c");
+  // a dead writer's temp file, an hour old; a live one (this process), fresh
+  const auto dead = root / "c" / ".zarrpp-tmp-999999999-1-0";
+  const auto live = root / "c" / (".zarrpp-tmp-" + std::to_string(::getpid()) + "-77-0");
+  std::ofstream(dead) << "x";
+  std::ofstream(live) << "x";
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(dead, old);
+  auto z2 = Array::open(FileStore::open(root.string()));
+  z2.write_scalar<std::int8_t>({0}, 1);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live));
+  fs::remove(live);
+}
+
+TEST(Shrink, AFailureAfterTheSwitchSaysTheNewDomainIsInEffect) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {8}, .chunks = {2}, .dtype = DataType::int8});
+  z.fill<std::int8_t>(1);
+  bool seen = false;
+  for (std::int64_t at = 0; at < 40 && !seen; ++at) {
+    auto copy = MemoryStore::create();
+    for (const auto& k : mem->list_prefix("")) copy->set(k, *mem->get(k));
+    auto faulty = std::make_shared<FaultyStore>(copy, at, true);
+    const auto c = catch_error([&] { Array::open(faulty).resize({2}); });
+    if (!c.thrown) break;
+    if (c.has("the new domain [0:2] is in effect")) {
+      seen = true;
+      EXPECT_EQ(Array::open(copy).shape(), (Shape{2}));
+    }
+  }
+  EXPECT_TRUE(seen);
 }

@@ -200,9 +200,18 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
       },
       [&](const Snapshot&, const Snapshot& next) {
         const auto& enc = next.meta.chunk_key_encoding;
-        for (const auto& key : st_->store->list_prefix(st_->prefix + chunk_listing_prefix(next.meta))) {
-          auto idx = enc.decode(std::string_view(key).substr(st_->prefix.size()), next.meta.rank());
-          if (idx && !next.grid.contains_chunk(*idx)) st_->store->erase(key);
+        try {
+          for (const auto& key : st_->store->list_prefix(st_->prefix + chunk_listing_prefix(next.meta))) {
+            auto idx = enc.decode(std::string_view(key).substr(st_->prefix.size()), next.meta.rank());
+            if (idx && !next.grid.contains_chunk(*idx)) st_->store->erase(key);
+          }
+        } catch (const Error& e) {
+          std::string dom;
+          for (std::size_t i = 0; i < next.meta.rank(); ++i)
+            dom += (i ? ", " : "") + std::to_string(next.meta.chunk_grid.lower_bound[i]) + ":" +
+                   std::to_string(next.meta.chunk_grid.lower_bound[i] + next.meta.shape[i]);
+          throw_like(e, "the new domain [" + dom + "] is in effect, but removing the chunks now outside it failed (" +
+                            e.what() + "); they are invisible, and the next resize removes them");
         }
       });
 }

@@ -1,6 +1,8 @@
 #include "zarrpp/store/file_store.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/file.h>
@@ -33,6 +35,10 @@ struct Fd {
   }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+  void reset(int f) {
+    if (fd >= 0) ::close(fd);
+    fd = f;
+  }
 };
 
 bool is_internal_name(const std::string& name) { return name.rfind(".zarrpp-", 0) == 0; }
@@ -215,14 +221,53 @@ fs::path FileStore::path_of(const std::string& key) const {
   return root_ / key;
 }
 
+// Temporary files of writes that were killed: a temp file is stale when the process named in it
+// is gone (on this machine) and it is more than a minute old, or when it is more than a day old
+// whatever its name says (a writer on another machine sharing the folder).
+void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
+  {
+    std::lock_guard lk(sweep_mu_);
+    if (!swept_.insert(dir).second) return;
+  }
+  const int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  DIR* dp = ::fdopendir(fd);
+  if (!dp) {
+    ::close(fd);
+    return;
+  }
+  const auto now = ::time(nullptr);
+  std::vector<std::string> stale;
+  static const std::string kTmp = ".zarrpp-tmp-";
+  while (const dirent* e = ::readdir(dp)) {
+    const std::string n = e->d_name;
+    if (n.compare(0, kTmp.size(), kTmp) != 0) continue;
+    struct stat st {};
+    if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    const auto age = now - st.st_mtime;
+    const long pid = std::strtol(n.c_str() + kTmp.size(), nullptr, 10);
+    const bool dead = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    if ((dead && age > 60) || age > 24 * 3600) stale.push_back(n);
+  }
+  ::closedir(dp);
+  for (const auto& n : stale) ::unlinkat(dir_fd, n.c_str(), 0);
+}
+
 void FileStore::write_atomic(const std::string& key, const Bytes& value) {
   const auto [dir, name] = split_key(key);
   const fs::path p = root_ / key;
-  Fd d(open_dir(dir, true));
-  if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
   const std::string tmp = ".zarrpp-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(g_tmp_counter.fetch_add(1)) + "-" + name;
-  int fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) sys_fail("cannot create", root_ / dir / tmp, errno);
+  Fd d(-1);
+  int fd = -1;
+  // A directory removed between opening it and creating the file in it (a node being removed
+  // while another writer adds to it) is made again, a few times.
+  for (int attempt = 0; fd < 0; ++attempt) {
+    d.reset(open_dir(dir, true));
+    if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
+    fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && !(errno == ENOENT && attempt < 3)) sys_fail("cannot create", root_ / dir / tmp, errno);
+  }
+  sweep_stale_temps(d.fd, dir);
   auto undo = [&](const char* what, int e) {
     ::close(fd);
     ::unlinkat(d.fd, tmp.c_str(), 0);

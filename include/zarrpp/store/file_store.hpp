@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "zarrpp/store/store.hpp"
 
@@ -70,6 +71,10 @@ class FileStore : public Store {
   int root_fd_ = -1;
   Options options_;
   std::unique_ptr<detail::NamedLocks> locks_;
+  // Directories whose stale temporary files this store has already swept (once each).
+  void sweep_stale_temps(int dir_fd, const std::string& dir);
+  std::mutex sweep_mu_;
+  std::set<std::string> swept_;
 };
 
 }  // namespace zarrpp
