@@ -36,6 +36,28 @@ Held& held() {
   return h;
 }
 
+// Each thread opens a lock file once and keeps it: its own open file description, so its ranges
+// exclude every other thread's and process's (OFD locks belong to the description).
+// A child made by fork() inherits the descriptors, and with them the parent's open file
+// descriptions: it must open its own (and holds none of the parent's ranges).
+struct ThreadFds {
+  pid_t pid = ::getpid();
+  std::map<std::string, int> fds;
+  ~ThreadFds() {
+    for (const auto& [p, fd] : fds) ::close(fd);  // releases anything still locked
+  }
+};
+ThreadFds& thread_fds() {
+  thread_local ThreadFds t;
+  if (t.pid != ::getpid()) {
+    for (const auto& [p, fd] : t.fds) ::close(fd);  // the parent's description stays open in the parent
+    t.fds.clear();
+    held().clear();
+    t.pid = ::getpid();
+  }
+  return t;
+}
+
 class RangeLock final : public StoreLock {
  public:
   RangeLock(int fd, std::pair<std::string, std::uint64_t> key) : fd_(fd), key_(std::move(key)) {}
@@ -44,11 +66,16 @@ class RangeLock final : public StoreLock {
     auto it = h.find(key_);
     if (it != h.end() && --it->second > 0) return;  // still held by an outer lock of this thread
     if (it != h.end()) h.erase(it);
-    if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases its range
+    struct flock fl {};
+    fl.l_type = F_UNLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = static_cast<off_t>(key_.second);
+    fl.l_len = 1;
+    ::fcntl(fd_, F_OFD_SETLK, &fl);
   }
 
  private:
-  int fd_;  // -1 for a re-entry
+  int fd_;
   std::pair<std::string, std::uint64_t> key_;
 };
 
@@ -62,16 +89,22 @@ NamedLocks::NamedLocks(const struct stat& root, std::string describe_root) : des
 
 std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
   std::pair<std::string, std::uint64_t> key{path_, hash_name(name)};
+  auto& fds = thread_fds().fds;
   auto& h = held();
+  auto f = fds.find(path_);
+  if (f == fds.end()) {
+    const int nfd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (nfd < 0)
+      throw StoreError("cannot lock '" + name + "' of " + describe_root_ + ": cannot open the lock file '" + path_ + "': " +
+                       std::strerror(errno) + " (set ZARRPP_LOCK_DIR to a writable folder)");
+    ::fchmod(nfd, 0666);  // other users' processes lock the same store too (fails harmlessly if not ours)
+    f = fds.emplace(path_, nfd).first;
+  }
+  const int fd = f->second;
   if (auto it = h.find(key); it != h.end()) {
     ++it->second;
-    return std::make_unique<RangeLock>(-1, std::move(key));
+    return std::make_unique<RangeLock>(fd, std::move(key));
   }
-  const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (fd < 0)
-    throw StoreError("cannot lock '" + name + "' of " + describe_root_ + ": cannot open the lock file '" + path_ + "': " +
-                     std::strerror(errno) + " (set ZARRPP_LOCK_DIR to a writable folder)");
-  ::fchmod(fd, 0666);  // other users' processes lock the same store too (fails harmlessly if not ours)
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
@@ -80,7 +113,6 @@ std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
   while (::fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
     if (errno == EINTR) continue;
     const int e = errno;
-    ::close(fd);
     throw StoreError("cannot lock '" + name + "' of " + describe_root_ + " (lock file '" + path_ + "'): " + std::strerror(e));
   }
   h.emplace(key, 1);
