@@ -333,17 +333,33 @@ TEST(Temps, StaleTemporaryFilesOfKilledWritersAreRemovedOnTheNextWrite) {
   auto z = Array::create(store, {.shape = {4}, .chunks = {2}, .dtype = DataType::int8});
   fs::create_directories(root / "c");
   // a dead writer's temp file, an hour old; a live one (this process), fresh
-  const auto dead = root / "c" / ".zarrpp-tmp-999999999-1-0";
-  const auto live = root / "c" / (".zarrpp-tmp-" + std::to_string(::getpid()) + "-77-0");
+  // a dead writer's temp file, an hour old; a live one (this process), fresh; another machine's
+  // with a pid unknown here, an hour old (only a day's age makes it stale)
+  // (this machine's tag: the FNV-1a hash of its host name, as the file store names temp files)
+  std::string tag;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::uint32_t x = 2166136261u;
+  for (const char* c = host; *c; ++c) x = (x ^ static_cast<unsigned char>(*c)) * 16777619u;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", x);
+  tag = buf;
+  const auto dead = root / "c" / (".zarrpp-tmp-" + tag + "-999999999-1-0");
+  const auto live = root / "c" / (".zarrpp-tmp-" + tag + "-" + std::to_string(::getpid()) + "-77-0");
+  const auto remote = root / "c" / ".zarrpp-tmp-0badf00d-999999999-1-0";
   std::ofstream(dead) << "x";
   std::ofstream(live) << "x";
+  std::ofstream(remote) << "x";
   const auto old = fs::file_time_type::clock::now() - std::chrono::hours(1);
   fs::last_write_time(dead, old);
+  fs::last_write_time(remote, old);
   auto z2 = Array::open(FileStore::open(root.string()));
   z2.write_scalar<std::int8_t>({0}, 1);
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(remote));
   fs::remove(live);
+  fs::remove(remote);
 }
 
 TEST(Shrink, AFailureAfterTheSwitchSaysTheNewDomainIsInEffect) {
@@ -363,4 +379,48 @@ TEST(Shrink, AFailureAfterTheSwitchSaysTheNewDomainIsInEffect) {
     }
   }
   EXPECT_TRUE(seen);
+}
+
+TEST(ConcurrentWriters, StoresOpenedOnOverlappingFoldersShareTheirLocks) {
+  TempDir dir("overlap");
+  auto outer = FileStore::open(dir.path());
+  std::filesystem::create_directories(dir / "a");
+  auto inner = FileStore::open(dir / "a");
+  outer->set("a/n", B("0"));
+  constexpr int kThreads = 4, kEach = 40;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 2 * kThreads; ++t)
+    ts.emplace_back([&, t] {
+      Store& s = t % 2 ? static_cast<Store&>(*inner) : static_cast<Store&>(*outer);
+      const std::string key = t % 2 ? "n" : "a/n";
+      for (int i = 0; i < kEach;) {
+        const auto cur = s.get_versioned(key);
+        const std::string next = std::to_string(std::stoi(S(cur->bytes)) + 1);
+        if (s.set_if(key, B(next), cur->version)) ++i;
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(S(*outer->get("a/n")), std::to_string(2 * kThreads * kEach));
+}
+
+TEST(Copy, AnotherFillValueStillCopiesWhatTheSourceDoesNotStore) {
+  auto src_store = MemoryStore::create();
+  auto src = Array::create(src_store, {.shape = {6}, .chunks = {2}, .dtype = DataType::int8});
+  src.write_scalar<std::int8_t>({0}, 5);  // chunks 1 and 2 not stored: they read as 0
+  ArrayMetadata m = src.metadata();
+  m.fill_value = parse_fill_value(Json(9), DataType::int8);
+  auto dst = copy_array(src, MemoryStore::create(), "", m);
+  EXPECT_EQ(dst.read().to_vector<std::int8_t>(), (std::vector<std::int8_t>{5, 0, 0, 0, 0, 0}));
+}
+
+TEST(Overwrite, KeepsTheUsersEmptyFoldersAndPrunesOnlyItsOwn) {
+  TempDir dir("prune");
+  const auto root = dir / "a.zarr";
+  auto store = FileStore::open(root.string());
+  Array::create(store, {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::int8}).fill<std::int8_t>(1);
+  fs::create_directories(root / "mine" / "empty");
+  remove_node(store, "");
+  EXPECT_TRUE(fs::is_directory(root / "mine" / "empty"));
+  EXPECT_FALSE(fs::exists(root / "c"));
+  EXPECT_FALSE(fs::exists(root / "zarr.json"));
 }

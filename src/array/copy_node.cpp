@@ -37,7 +37,7 @@ Selection unit_selection(const ChunkGrid& g, const Index& idx) {
 
 // Destination storage units that hold any element of the source's stored chunks (every unit when
 // the source store cannot list).
-std::vector<Index> units_to_copy(const Array& src, const ChunkGrid& dst_grid) {
+std::vector<Index> units_to_copy(const Array& src, const ChunkGrid& dst_grid, bool every_unit) {
   const auto sm = src.metadata();
   const std::size_t r = sm.rank();
   std::set<Index> out;
@@ -65,7 +65,7 @@ std::vector<Index> units_to_copy(const Array& src, const ChunkGrid& dst_grid) {
     return {out.begin(), out.end()};
   }
   const ChunkGrid sg = ChunkGrid::from_metadata(sm);
-  if (!src.store()->capabilities().listing) {
+  if (every_unit || !src.store()->capabilities().listing) {
     std::vector<std::pair<std::int64_t, std::int64_t>> all(r);
     for (std::size_t d = 0; d < r; ++d) all[d] = {0, sm.shape[d]};
     add_all(all);
@@ -107,7 +107,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
                                                                              : "overlap (the destination lies inside the source)") +
                         "; copy to another place");
 
-  const auto units = units_to_copy(src, snap->grid);
+  // With another fill value, what the source does not store must be written out too.
+  const auto units = units_to_copy(src, snap->grid, m.fill_value != sm.fill_value);
   const std::size_t conc = options.concurrency ? options.concurrency : default_concurrency();
   Array s = src;
   s.set_concurrency(1);
@@ -120,13 +121,13 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
     ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) { (void)s.read(unit_selection(snap->grid, units[i])); });
     node::remove_owned(*store, path, false);
   }
-  node::prepare_create(*store, path, options.overwrite, &snap->meta);
 
   // Chunks first, zarr.json last: until it is written there is no new node to read.
   const Engine e{*store, *snap, node::prefix_of(path), 1, false};
   std::atomic<std::int64_t> done{0};
   const auto total = static_cast<std::int64_t>(units.size());
   try {
+    node::prepare_create(*store, path, options.overwrite, &snap->meta);
     ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {
       const Selection sel = unit_selection(snap->grid, units[i]);
       const auto data = s.read(sel);
@@ -138,13 +139,18 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
     store->set(node::meta_key(path), snap->meta_bytes);
   } catch (const Error& err) {
     // Take back what this copy wrote (no zarr.json names it), then report.
+    std::string undo = "what it had written was removed again";
     try {
-      for (const auto& u : units) store->erase(node::prefix_of(path) + snap->meta.chunk_key_encoding.encode(u));
-      store->prune_empty(node::prefix_of(path));
-    } catch (const Error&) {
+      std::vector<std::string> keys;
+      for (const auto& u : units) keys.push_back(node::prefix_of(path) + snap->meta.chunk_key_encoding.encode(u));
+      for (const auto& k : keys) store->erase(k);
+      node::prune_dirs_of(*store, keys, node::prefix_of(path));
+    } catch (const Error& e2) {
+      undo = std::string("removing what it had written failed too (") + e2.what() + "): chunk keys without a zarr.json remain";
     }
-    throw_like(err, std::string("copy to '") + node::shown(path) + "' failed, nothing was kept of it" +
-                        (exists ? " (the node that was there had been removed)" : "") + ": " + err.what());
+    throw_like(err, std::string("copy to '") + node::shown(path) + "' failed; " + undo +
+                        (exists ? "; the node that was there had been removed before (the source was read whole first)" : "") +
+                        ": " + err.what());
   }
   return Array::open(store, path);
 }

@@ -276,7 +276,14 @@ void Engine::write(const Plan& plan, const NDView& data) const {
   };
   try {
     // Phase 1: prepare the objects that read their old contents, in waves.
-    const std::size_t wave = std::max<std::size_t>(16, 4 * concurrency);
+    // A wave holds its objects' old and new bytes while it prepares: no more of them at once than
+    // the working set allows (but always one per thread).
+    std::uint64_t object_bytes = s.meta.data_type.size();
+    for (const auto n : s.grid.chunk_shape())
+      if (__builtin_mul_overflow(object_bytes, static_cast<std::uint64_t>(n), &object_bytes)) object_bytes = UINT64_MAX;
+    object_bytes = std::max<std::uint64_t>(object_bytes, 1);
+    const std::size_t wave = std::max<std::size_t>(
+        concurrency, std::min<std::uint64_t>(std::max<std::size_t>(16, 4 * concurrency), kWriteWorkingSet / object_bytes));
     std::vector<std::size_t> held;
     std::uint64_t held_total = 0;
     for (std::size_t first = 0; first < reading.size(); first += wave) {

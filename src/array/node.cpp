@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <set>
 #include <thread>
 
 namespace zarrpp::node {
@@ -72,6 +73,21 @@ std::pair<ChunkKeyEncoding, std::size_t> key_layout(const Json& doc, const std::
 
 }  // namespace
 
+void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std::string& node_prefix) {
+  // Every directory between a deleted key and the node's folder, deepest first; only empty ones go.
+  std::set<std::string> dirs;
+  for (const auto& k : keys) {
+    for (auto slash = k.rfind('/'); slash != std::string::npos && slash + 1 > node_prefix.size(); slash = k.rfind('/', slash - 1)) {
+      dirs.insert(k.substr(0, slash + 1));
+      if (slash == 0) break;
+    }
+  }
+  std::vector<std::string> order(dirs.begin(), dirs.end());
+  std::sort(order.begin(), order.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const auto& d : order)
+    if (d.size() > node_prefix.size()) store.prune_empty(d);
+}
+
 void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
   const auto cur = read(store, path);
   if (!cur) return;
@@ -87,24 +103,51 @@ void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
   } catch (const MetadataError& e) {
     throw MetadataError(std::string(e.what()) + "; cannot tell what belongs to the node, so nothing was deleted");
   }
+  const std::string prefix = prefix_of(path);
   if (t == NodeType::Array) {
     const auto [enc, rank] = key_layout(doc, path);
     // One at a time: the first failure stops the removal and is reported (erase throws).
-    for (const auto& key : chunk_keys_of(store, path, enc, rank)) store.erase(key);
+    const auto keys = chunk_keys_of(store, path, enc, rank);
+    for (const auto& key : keys) store.erase(key);
+    prune_dirs_of(store, keys, prefix);
   } else {
-    const std::string prefix = prefix_of(path);
+    std::size_t removed = 0;
     for (const auto& dir : store.list_dir(prefix).prefixes) {
       std::string child = dir;
       while (!child.empty() && child.back() == '/') child.pop_back();
       const std::string child_path = prefix + child;
-      if (store.exists(meta_key(child_path))) remove_owned(store, child_path, false);
+      if (!store.exists(meta_key(child_path))) continue;
+      try {
+        remove_owned(store, child_path, false);
+      } catch (const Error& e) {
+        if (removed == 0) throw;
+        throw_like(e, "removing '" + shown(path) + "' stopped at its member '" + child + "' after " + std::to_string(removed) +
+                          " other member(s) were removed: " + e.what());
+      }
+      ++removed;
     }
   }
-  if (!keep_metadata) store.erase(meta_key(path));
-  store.prune_empty(prefix_of(path));
+  if (!keep_metadata) {
+    store.erase(meta_key(path));
+    if (!prefix.empty()) store.prune_empty(prefix);  // the node's own folder, when nothing else is in it
+  }
 }
 
 void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array) {
+  // Parents first (only read here): an array where a parent group must be refuses the create before
+  // anything is deleted.
+  std::vector<std::string> parents = {""};
+  for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) parents.push_back(path.substr(0, pos++));
+  if (path.empty()) parents.clear();
+  std::vector<std::string> missing;
+  for (const auto& parent : parents) {
+    if (auto cur = read(store, parent)) {
+      if (type_of(parse(cur->bytes, parent), parent) != NodeType::Group)
+        throw MetadataError(ErrorCode::wrong_node_type, "cannot create a node under '" + shown(parent) + "': it is an array");
+    } else {
+      missing.push_back(parent);
+    }
+  }
   if (store.exists(meta_key(path))) {
     if (!overwrite)
       throw ConflictError(ErrorCode::already_exists,
@@ -124,20 +167,9 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
       for (const auto& key : stray) store.erase(key);
     }
   }
-  // Parents become groups, unless something else is there.
+  // Missing parents become groups (as zarr-python does).
   const Bytes group_doc = to_bytes(GroupMetadata{}.dump());
-  std::size_t pos = 0;
-  std::vector<std::string> parents = {""};
-  while ((pos = path.find('/', pos)) != std::string::npos) parents.push_back(path.substr(0, pos++));
-  if (path.empty()) parents.clear();
-  for (const auto& parent : parents) {
-    if (auto cur = read(store, parent)) {
-      if (type_of(parse(cur->bytes, parent), parent) != NodeType::Group)
-        throw MetadataError(ErrorCode::wrong_node_type, "cannot create a node under '" + shown(parent) + "': it is an array");
-    } else {
-      store.set(meta_key(parent), group_doc);
-    }
-  }
+  for (const auto& parent : missing) store.set(meta_key(parent), group_doc);
 }
 
 void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,

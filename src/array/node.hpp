@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "zarrpp/array/group.hpp"
 #include "zarrpp/metadata/metadata.hpp"
@@ -44,6 +45,9 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
 // MetadataError, deleting nothing, when zarr.json cannot be read well enough to know what is the
 // node's.
 void remove_owned(Store& store, const std::string& path, bool keep_metadata);
+// After deleting `keys` of the node at `node_prefix`: removes the directories they were in, and
+// those between them and the node's folder, that are now empty (nothing else).
+void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std::string& node_prefix);
 
 // Changes zarr.json by compare-and-swap: `change` gets the current document (bytes and version)
 // and returns the new bytes, or nullopt to leave it as it is. Retried while other writers win,

@@ -71,9 +71,11 @@ std::uint64_t max_stored_size(const CodecPipeline& pipeline) {
     if (const auto l = p.a2b->unit_layout())
       for (auto n : l->units_per_chunk)
         if (__builtin_mul_overflow(units, static_cast<std::uint64_t>(n), &units)) return kNoLimit;
+    // Doubled: other writers may leave unused space in a shard (the format allows it).
+    const std::uint64_t inner_max = max_stored_size(*inner);
     std::uint64_t total = 0;
-    if (__builtin_mul_overflow(units, max_stored_size(*inner) + 16, &total)) return kNoLimit;
-    return total > kNoLimit - 4096 ? kNoLimit : total + 4096;
+    if (inner_max > kNoLimit / 4 || __builtin_mul_overflow(units, 2 * (inner_max + 16), &total)) return kNoLimit;
+    return total > kNoLimit - (std::uint64_t{64} << 20) ? kNoLimit : total + (std::uint64_t{64} << 20);
   }
   if (!decoded_size_ok(p.spec)) return kNoLimit;  // refused when decoded, with its own message
   return static_cast<std::uint64_t>(p.max_encoded_size()) + 4096;

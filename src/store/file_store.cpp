@@ -221,9 +221,23 @@ fs::path FileStore::path_of(const std::string& key) const {
   return root_ / key;
 }
 
-// Temporary files of writes that were killed: a temp file is stale when the process named in it
-// is gone (on this machine) and it is more than a minute old, or when it is more than a day old
-// whatever its name says (a writer on another machine sharing the folder).
+// This machine, in temporary file names (8 hex digits of its host name's hash).
+const std::string& host_tag() {
+  static const std::string tag = [] {
+    char h[256] = {};
+    ::gethostname(h, sizeof h - 1);
+    std::uint32_t x = 2166136261u;
+    for (const char* c = h; *c; ++c) x = (x ^ static_cast<unsigned char>(*c)) * 16777619u;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", x);
+    return std::string(buf);
+  }();
+  return tag;
+}
+
+// Temporary files of writes that were killed: a temp file is stale when it was made on this
+// machine by a process that is gone and is more than a minute old, or when it is more than a day
+// old whatever its name says (a writer on another machine sharing the folder).
 void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
   {
     std::lock_guard lk(sweep_mu_);
@@ -239,13 +253,16 @@ void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
   const auto now = ::time(nullptr);
   std::vector<std::string> stale;
   static const std::string kTmp = ".zarrpp-tmp-";
+  const std::string mine = kTmp + host_tag() + "-";
   while (const dirent* e = ::readdir(dp)) {
     const std::string n = e->d_name;
     if (n.compare(0, kTmp.size(), kTmp) != 0) continue;
     struct stat st {};
     if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
     const auto age = now - st.st_mtime;
-    const long pid = std::strtol(n.c_str() + kTmp.size(), nullptr, 10);
+    // Only a writer of this machine can be known dead by its process id.
+    const bool here = n.compare(0, mine.size(), mine) == 0;
+    const long pid = here ? std::strtol(n.c_str() + mine.size(), nullptr, 10) : 0;
     const bool dead = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
     if ((dead && age > 60) || age > 24 * 3600) stale.push_back(n);
   }
@@ -256,7 +273,8 @@ void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
 void FileStore::write_atomic(const std::string& key, const Bytes& value) {
   const auto [dir, name] = split_key(key);
   const fs::path p = root_ / key;
-  const std::string tmp = ".zarrpp-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(g_tmp_counter.fetch_add(1)) + "-" + name;
+  const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(g_tmp_counter.fetch_add(1)) + "-" + name;
   Fd d(-1);
   int fd = -1;
   // A directory removed between opening it and creating the file in it (a node being removed
@@ -349,7 +367,7 @@ bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, 
 // checking the version and renaming its file into place, a plain one while renaming, so a write
 // conditioned on what was read can never land over a newer value.
 void FileStore::do_set(const std::string& key, const Bytes& value) {
-  auto lk = locks_->lock("write:" + key);
+  auto lk = locks_->lock(lock_name("write", key, true));
   write_atomic(key, value);
 }
 
@@ -368,14 +386,14 @@ std::optional<Version> FileStore::current_version(const std::string& key) const 
 }
 
 bool FileStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
-  auto lk = locks_->lock("write:" + key);
+  auto lk = locks_->lock(lock_name("write", key, true));
   if (current_version(key) != expected) return false;
   write_atomic(key, value);
   return true;
 }
 
 bool FileStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
-  auto lk = locks_->lock("write:" + key);
+  auto lk = locks_->lock(lock_name("write", key, false));
   const auto current = current_version(key);
   if (current != expected) return false;
   if (current) do_erase(key);
@@ -383,7 +401,7 @@ bool FileStore::do_erase_if(const std::string& key, const std::optional<Version>
 }
 
 void FileStore::do_erase(const std::string& key) {
-  auto lk = locks_->lock("write:" + key);
+  auto lk = locks_->lock(lock_name("write", key, false));
   const auto [dir, name] = split_key(key);
   Fd d(open_dir(dir, false));
   if (d.fd < 0) {
@@ -432,17 +450,11 @@ std::string FileStore::location() const {
 void FileStore::do_prune_empty(const std::string& prefix) {
   std::string rel = prefix;
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
-  if (!rel.empty() && through_symlink(root_, rel)) return;
-  const fs::path top = rel.empty() ? root_ : root_ / rel;
-  std::error_code ec;
-  if (!fs::is_directory(fs::symlink_status(top, ec))) return;
-  // Deepest first; rmdir removes only empty directories (a file written meanwhile keeps its own).
-  std::vector<fs::path> dirs;
-  for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-    if (it->is_directory() && !it->is_symlink()) dirs.push_back(it->path());
-  std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) { return a.native().size() > b.native().size(); });
-  for (const auto& d : dirs) ::rmdir(d.c_str());
-  if (!rel.empty()) ::rmdir(top.c_str());
+  if (rel.empty()) return;  // never the root
+  const auto [dir, name] = split_key(rel);
+  Fd d(open_dir(dir, false));
+  if (d.fd < 0) return;
+  ::unlinkat(d.fd, name.c_str(), AT_REMOVEDIR);  // only if empty (ENOTEMPTY otherwise); never through a symlink
 }
 
 std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {
@@ -500,7 +512,17 @@ DirListing FileStore::do_list_dir(const std::string& prefix) {
   return out;
 }
 
-std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return locks_->lock("lock:" + key);
+std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return locks_->lock(lock_name("lock", key, false)); }
+
+// "kind:<inode of the key's directory>/<file name>": the same for every store whose root reaches
+// that directory (a store opened on a sub-folder of another's). A key whose directory does not
+// exist (and is not to be created) has no file for anyone to change: named by root and key.
+std::string FileStore::lock_name(const char* kind, const std::string& key, bool create_dir) const {
+  const auto [dir, name] = split_key(key);
+  Fd d(open_dir(dir, create_dir));
+  struct stat st {};
+  if (d.fd >= 0 && ::fstat(d.fd, &st) == 0) return std::string(kind) + ":" + std::to_string(st.st_ino) + "/" + name;
+  return std::string(kind) + ":root/" + key;
 }
 
 }  // namespace zarrpp

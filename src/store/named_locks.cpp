@@ -62,6 +62,8 @@ class RangeLock final : public StoreLock {
  public:
   RangeLock(int fd, std::pair<std::string, std::uint64_t> key) : fd_(fd), key_(std::move(key)) {}
   ~RangeLock() override {
+    // A forked child unwinding its parent's lock must not release it (the description is shared).
+    if (pid_ != ::getpid()) return;
     auto& h = held();
     auto it = h.find(key_);
     if (it != h.end() && --it->second > 0) return;  // still held by an outer lock of this thread
@@ -77,6 +79,7 @@ class RangeLock final : public StoreLock {
  private:
   int fd_;
   std::pair<std::string, std::uint64_t> key_;
+  pid_t pid_ = ::getpid();
 };
 
 }  // namespace
@@ -84,7 +87,10 @@ class RangeLock final : public StoreLock {
 NamedLocks::NamedLocks(const struct stat& root, std::string describe_root) : describe_root_(std::move(describe_root)) {
   const std::string dir = lock_dir();
   if (::mkdir(dir.c_str(), 0777) == 0) ::chmod(dir.c_str(), 01777);  // shared by every user, like /tmp
-  path_ = dir + "/" + std::to_string(root.st_dev) + "-" + std::to_string(root.st_ino);
+  // One lock file per file system: names carry the identity (inode) of the directory a key's file
+  // is in, so two stores opened on overlapping folders lock the same file under the same name,
+  // and a process keeps one descriptor per file system and thread, however many stores it opens.
+  path_ = dir + "/dev-" + std::to_string(root.st_dev);
 }
 
 std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
@@ -93,7 +99,13 @@ std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
   auto& h = held();
   auto f = fds.find(path_);
   if (f == fds.end()) {
-    const int nfd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    // Created only when missing: with fs.protected_regular, opening another user's file in a
+    // sticky folder with O_CREAT fails even though it exists.
+    int nfd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (nfd < 0 && errno == ENOENT) {
+      nfd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+      if (nfd < 0 && errno == EEXIST) nfd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    }
     if (nfd < 0)
       throw StoreError("cannot lock '" + name + "' of " + describe_root_ + ": cannot open the lock file '" + path_ + "': " +
                        std::strerror(errno) + " (set ZARRPP_LOCK_DIR to a writable folder)");

@@ -209,7 +209,9 @@ bool S3Store::supports_conditional_writes() {
 
 S3Store::Conditional S3Store::conditional() {
   switch (options_.conditional_writes) {
-    case ConditionalWrites::On: return {true, true, true};
+    // Asserting conditional writes says nothing of conditional deletes: without a probe, erase_if
+    // falls back to writing the fill value conditionally.
+    case ConditionalWrites::On: return {true, true, false};
     case ConditionalWrites::Off: return {false, false, false};
     case ConditionalWrites::Auto: break;
   }

@@ -67,6 +67,7 @@ class FileStore : public Store {
   int open_for_read(const std::string& key) const;
   std::optional<Version> current_version(const std::string& key) const;
   int open_dir(const std::string& dir, bool create) const;  // -1 with errno when missing
+  std::string lock_name(const char* kind, const std::string& key, bool create_dir) const;
   std::filesystem::path root_;
   int root_fd_ = -1;
   Options options_;

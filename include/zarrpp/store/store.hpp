@@ -115,9 +115,9 @@ class Store {
   void erase(const std::string& key);
   // Removes every key under prefix ("a/b/" removes "a/b/..."; "" removes everything).
   void erase_prefix(const std::string& prefix);
-  // Removes what a store keeps for prefixes that no longer hold any key (empty directories of a
-  // local store) under `prefix`, the prefix's own directory included ("" : the root's contents).
-  // Nothing for stores without such things.
+  // Removes what a store keeps for the directory-like prefix "a/b/" when it holds nothing any more
+  // (an empty directory of a local store); only that one, never the root. Nothing for stores
+  // without such things.
   void prune_empty(const std::string& prefix);
 
   // ---- listing ----
