@@ -270,7 +270,7 @@ void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
   for (const auto& n : stale) ::unlinkat(dir_fd, n.c_str(), 0);
 }
 
-void FileStore::write_atomic(const std::string& key, const Bytes& value) {
+void FileStore::write_atomic(const std::string& key, const Bytes& value, int dir_fd) {
   const auto [dir, name] = split_key(key);
   const fs::path p = root_ / key;
   const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + std::to_string(::getpid()) + "-" +
@@ -280,7 +280,7 @@ void FileStore::write_atomic(const std::string& key, const Bytes& value) {
   // A directory removed between opening it and creating the file in it (a node being removed
   // while another writer adds to it) is made again, a few times.
   for (int attempt = 0; fd < 0; ++attempt) {
-    d.reset(open_dir(dir, true));
+    d.reset(attempt == 0 && dir_fd >= 0 ? ::dup(dir_fd) : open_dir(dir, true));
     if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
     fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && !(errno == ENOENT && attempt < 3)) sys_fail("cannot create", root_ / dir / tmp, errno);
@@ -367,8 +367,10 @@ bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, 
 // checking the version and renaming its file into place, a plain one while renaming, so a write
 // conditioned on what was read can never land over a newer value.
 void FileStore::do_set(const std::string& key, const Bytes& value) {
-  auto lk = locks_->lock(lock_name("write", key, true));
-  write_atomic(key, value);
+  int dir_fd = -1;
+  auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
+  Fd d(dir_fd);
+  write_atomic(key, value, dir_fd);
 }
 
 std::optional<Version> FileStore::current_version(const std::string& key) const {
@@ -386,9 +388,11 @@ std::optional<Version> FileStore::current_version(const std::string& key) const 
 }
 
 bool FileStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
-  auto lk = locks_->lock(lock_name("write", key, true));
+  int dir_fd = -1;
+  auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
+  Fd d(dir_fd);
   if (current_version(key) != expected) return false;
-  write_atomic(key, value);
+  write_atomic(key, value, dir_fd);
   return true;
 }
 
@@ -517,12 +521,14 @@ std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return l
 // "kind:<inode of the key's directory>/<file name>": the same for every store whose root reaches
 // that directory (a store opened on a sub-folder of another's). A key whose directory does not
 // exist (and is not to be created) has no file for anyone to change: named by root and key.
-std::string FileStore::lock_name(const char* kind, const std::string& key, bool create_dir) const {
+std::string FileStore::lock_name(const char* kind, const std::string& key, bool create_dir, int* dir_fd) const {
   const auto [dir, name] = split_key(key);
   Fd d(open_dir(dir, create_dir));
   struct stat st {};
-  if (d.fd >= 0 && ::fstat(d.fd, &st) == 0) return std::string(kind) + ":" + std::to_string(st.st_ino) + "/" + name;
-  return std::string(kind) + ":root/" + key;
+  std::string out = std::string(kind) + ":root/" + key;
+  if (d.fd >= 0 && ::fstat(d.fd, &st) == 0) out = std::string(kind) + ":" + std::to_string(st.st_ino) + "/" + name;
+  if (dir_fd && d.fd >= 0) std::swap(*dir_fd, d.fd);  // the caller writes through it
+  return out;
 }
 
 }  // namespace zarrpp

@@ -62,12 +62,14 @@ class FileStore : public Store {
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
 
  private:
-  void write_atomic(const std::string& key, const Bytes& value);
+  // dir_fd: the key's directory, already open (or -1).
+  void write_atomic(const std::string& key, const Bytes& value, int dir_fd = -1);
   // The key's file opened for reading, or -1 when it does not exist; other failures throw.
   int open_for_read(const std::string& key) const;
   std::optional<Version> current_version(const std::string& key) const;
   int open_dir(const std::string& dir, bool create) const;  // -1 with errno when missing
-  std::string lock_name(const char* kind, const std::string& key, bool create_dir) const;
+  // The lock name of a key; with dir_fd, also the key's directory opened (the caller closes it).
+  std::string lock_name(const char* kind, const std::string& key, bool create_dir, int* dir_fd = nullptr) const;
   std::filesystem::path root_;
   int root_fd_ = -1;
   Options options_;
