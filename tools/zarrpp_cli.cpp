@@ -395,9 +395,20 @@ int main(int argc, char** argv) {
   CLI::App app{"zarrpp: Zarr v3 arrays that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);
-  app.add_option("--timeout", g_timeout, "For URLs: seconds one request may take (0 = no limit; default 300)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--connect-timeout", g_connect_timeout, "For URLs: seconds to connect (default 10)")->check(CLI::PositiveNumber);
+  auto seconds = [](bool zero_ok) {
+    return CLI::Validator(
+        [zero_ok](std::string& v) -> std::string {
+          double x = 0;
+          const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+          if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !std::isfinite(x) || x < 0 || (!zero_ok && x == 0) ||
+              x > 1e7)
+            return "'" + v + "' is not a number of seconds" + (zero_ok ? " (0 or more)" : " (more than 0)");
+          return "";
+        },
+        "SECONDS");
+  };
+  app.add_option("--timeout", g_timeout, "For URLs: seconds one request may take (0 = no limit; default 300)")->check(seconds(true));
+  app.add_option("--connect-timeout", g_connect_timeout, "For URLs: seconds to connect (default 10)")->check(seconds(false));
 
   // create
   auto* create = app.add_subcommand("create", "Create an array");

@@ -236,6 +236,9 @@ open('$S/liar.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(
 expect_err "header claims shape (1073741824,)" "$Z" set "$H" "0:2" --from "$S/liar.npy"
 
 # ---- the CLI says exactly what happened ----------------------------------------------------------------
+expect_err "not a number of seconds (0 or more)" "$Z" --timeout -1 info "$H"
+expect_err "not a number of seconds (more than 0)" "$Z" --connect-timeout 0 info "$H"
+expect_ok "$Z" --timeout 5 --connect-timeout 2 info "$H"
 expect_err "not an integer" "$Z" prepend "$H" --axis '' --from "$S/liar.npy"
 expect_err "not an integer" "$Z" prepend "$H" --axis 1x --from "$S/liar.npy"
 expect_err "out of range" "$Z" prepend "$H" --axis -2 --from "$S/liar.npy"
