@@ -94,27 +94,6 @@ bool unit_intersects_domain(const ChunkGrid& g, const std::vector<std::int64_t>&
   return true;
 }
 
-// ---- the domain inside a unit ---------------------------------------------------------------------
-
-// The box of unit positions inside a grid's domain: [lo, lo + ext) per dimension.
-struct PosBox {
-  Shape lo, ext;
-  bool empty = false, full = true;
-};
-PosBox domain_box(const ChunkGrid& g, const std::vector<std::int64_t>& unit, const ChunkSpec& spec) {
-  const std::size_t r = g.rank();
-  PosBox b{Shape(r), Shape(r)};
-  for (std::size_t d = 0; d < r; ++d) {
-    const auto [a, e] = g.index_range(d, unit[d]);
-    const auto start = g.chunk_start_index(d, unit[d]);
-    b.lo[d] = std::max<std::int64_t>(a - start, 0);
-    b.ext[d] = std::max<std::int64_t>(e - a, 0);
-    if (b.lo[d] != 0 || b.ext[d] != spec.shape[d]) b.full = false;
-    if (b.ext[d] == 0) b.empty = true;
-  }
-  return b;
-}
-
 // ---- reading ----------------------------------------------------------------------------------------
 
 // Copies decoded units to the caller's output, and the fill value for missing ones. One copier
@@ -254,7 +233,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
       w.unit = s.layout ? unit_index(t.chunk, s.units_per_storage) : 0;
       // Only a write of every element of the unit, in the domain or not, may skip reading it:
       // elements outside this snapshot's domain may belong to a concurrent growth.
-      w.covered = t.covers_domain && domain_box(s.unit_grid, t.chunk, s.unit_spec).full &&
+      w.covered = t.covers_domain && s.unit_grid.chunk_is_full(t.chunk) &&
                   !(keep && unit_intersects_domain(*keep, t.chunk));
       if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
     }
