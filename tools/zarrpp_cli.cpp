@@ -193,8 +193,13 @@ class NewDirs {
 };
 
 bool holds_node(const std::string& where) {
-  if (where.find("://") != std::string::npos) return open_dir(where, false)->exists("zarr.json");
-  return fs::exists(fs::path(where) / "zarr.json");
+  if (where.find("://") != std::string::npos) {
+    auto s = open_dir(where, false);
+    return s->exists("zarr.json") || s->exists(".zarray") || s->exists(".zgroup");
+  }
+  for (const char* doc : {"zarr.json", ".zarray", ".zgroup"})
+    if (fs::exists(fs::path(where) / doc)) return true;
+  return false;
 }
 
 // ---- printing values, NumPy style --------------------------------------------------------------
@@ -306,6 +311,16 @@ void print_array(std::ostream& os, const NDArray& a) {
 Json info_json(const Array& z) {
   const auto& m = z.metadata();
   Json j = Json::object();
+  j["zarr_format"] = m.zarr_format;
+  if (m.zarr_format == 2) {
+    j["v2_dtype"] = m.v2.dtype;
+    j["order"] = std::string(1, m.v2.order);
+    if (!m.v2_time_unit().empty()) j["time_unit"] = m.v2_time_unit();
+    if (m.v2.fill_null) j["v2_fill_value_null"] = true;
+  } else if (const std::string pre = z.path().empty() ? "" : z.path() + "/";
+             z.store()->exists(pre + ".zarray") || z.store()->exists(pre + ".zgroup")) {
+    j["unfinished_conversion"] = true;
+  }
   j["shape"] = z.shape();
   Json dom = Json::array();
   for (const auto& d : z.domain()) dom.push_back({d.inclusive_min, d.exclusive_max});
@@ -356,8 +371,14 @@ void print_info(const Array& z) {
   const auto j = info_json(z);
   std::string dom;
   for (const auto& d : z.domain()) dom += (dom.empty() ? "" : ", ") + ("[" + std::to_string(d.inclusive_min) + ", " + std::to_string(d.exclusive_max) + ")");
+  const auto& m = z.metadata();
   std::cout << "Type          : Array\n"
-            << "Data type     : " << z.dtype().name() << "\n"
+            << "Zarr format   : " << m.zarr_format
+            << (j.contains("unfinished_conversion") ? "  (v2 documents are still there: an interrupted conversion; run 'zarrpp convert' again to finish it)" : "")
+            << "\n"
+            << "Data type     : " << z.dtype().name()
+            << (m.zarr_format == 2 ? "  (v2 dtype " + m.v2.dtype + (m.v2_time_unit().empty() ? "" : ", values in units of " + m.v2_time_unit()) + ")" : "")
+            << "\n"
             << "Shape         : " << shape_str(z.shape()) << "\n"
             << "Domain        : " << dom << "\n"
             << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << j["chunk_grid"]["configuration"].dump() << "\n"
@@ -385,8 +406,18 @@ void print_tree(const StorePtr& store, const std::string& path, const std::strin
   const auto g = Group::open(store, path);
   const auto kids = g.children();
   const std::string next = root ? "" : indent + (last ? "    " : "│   ");
-  for (std::size_t i = 0; i < kids.size(); ++i)
-    print_tree(store, path.empty() ? kids[i].name : path + "/" + kids[i].name, kids[i].name, next, i + 1 == kids.size(), false);
+  for (std::size_t i = 0; i < kids.size(); ++i) {
+    if (!kids[i].error.empty()) {
+      std::cout << next << (i + 1 == kids.size() ? "└── " : "├── ") << kids[i].name << " (unreadable: " << kids[i].error << ")\n";
+      continue;
+    }
+    try {
+      print_tree(store, path.empty() ? kids[i].name : path + "/" + kids[i].name, kids[i].name, next, i + 1 == kids.size(), false);
+    } catch (const Error& e) {
+      // One member zarrpp cannot open is shown as such; the rest of the tree still prints.
+      std::cout << next << (i + 1 == kids.size() ? "└── " : "├── ") << kids[i].name << " (unreadable: " << e.what() << ")\n";
+    }
+  }
 }
 
 }  // namespace
@@ -414,6 +445,7 @@ int main(int argc, char** argv) {
   auto* create = app.add_subcommand("create", "Create an array");
   std::string c_array, c_shape, c_chunks, c_dtype, c_fill, c_comp = "none", c_shards, c_lower, c_dims, c_sep = "/", c_attrs;
   bool c_crc = false, c_over = false;
+  int c_format = 3;
   create->add_option("ARRAY", c_array, "Directory for the array")->required();
   create->add_option("--shape", c_shape, "Shape, e.g. 6,4")->required();
   create->add_option("--chunks", c_chunks, "Chunk shape, e.g. 4,4")->required();
@@ -424,9 +456,12 @@ int main(int argc, char** argv) {
   create->add_option("--shards", c_shards, "Shard shape (a multiple of the chunk shape)");
   create->add_option("--lower-bound", c_lower, "Lower bound per dimension (creates a regular_bounded array)");
   create->add_option("--dimension-names", c_dims, "Dimension names, e.g. t,x");
-  create->add_option("--separator", c_sep, "Chunk key separator: / or .")->check(CLI::IsMember({"/", "."}));
+  auto* c_sep_opt = create->add_option("--separator", c_sep, "Chunk key separator: / or . (default / for v3, . for v2)")
+                        ->check(CLI::IsMember({"/", "."}));
   create->add_option("--attrs", c_attrs, "Attributes as a JSON object");
   create->add_flag("--overwrite", c_over, "Replace an existing node");
+  create->add_option("--zarr-format", c_format, "2 writes .zarray/.zattrs as zarr-python 2 does (no shards, crc32c or lower bound); default 3")
+      ->check(CLI::IsMember({2, 3}));
 
   auto* info = app.add_subcommand("info", "Describe an array");
   std::string i_array;
@@ -483,6 +518,15 @@ int main(int argc, char** argv) {
   copy->add_flag("--crc32c", y_crc, "Add crc32c checksums");
   copy->add_flag("--overwrite", y_over, "Replace DST if it exists");
 
+  auto* convert = app.add_subcommand("convert", "Convert a Zarr v2 array or group (with everything under it) to Zarr v3, rewriting no chunk");
+  std::string v_src, v_dst;
+  int v_format = 3;
+  bool v_over = false;
+  convert->add_option("SRC", v_src, "The v2 node (a local directory or URL)")->required();
+  convert->add_option("DST", v_dst, "Write the v3 node here (chunks copied byte for byte); default: convert SRC in place");
+  convert->add_option("--zarr-format", v_format, "The format to convert to (3)")->check(CLI::IsMember({3}));
+  convert->add_flag("--overwrite", v_over, "Replace an existing node at DST");
+
   auto* demo = app.add_subcommand("demo", "The prepend walkthrough, step by step, in a local directory");
   std::string d_dir = "demo.zarr";
   demo->add_option("DIR", d_dir, "Directory to (re)create");
@@ -513,6 +557,8 @@ int main(int argc, char** argv) {
       spec.chunk_key_encoding = ChunkKeyEncoding::default_(c_sep[0]);
       if (!c_attrs.empty()) spec.attributes = parse_json_document(c_attrs, "--attrs");
       spec.overwrite = c_over;
+      spec.zarr_format = c_format;
+      if (c_format == 2) spec.chunk_key_encoding = ChunkKeyEncoding::v2(c_sep_opt->count() ? c_sep[0] : '.');
       if (!c_over && holds_node(c_array))
         throw ConflictError(ErrorCode::already_exists, "'" + c_array + "' already holds a Zarr node (use --overwrite)");
       // Everything is validated before a directory is made; a failure after leaves none behind.
@@ -551,6 +597,23 @@ int main(int argc, char** argv) {
       if (!r_shape.empty()) z.resize(parse_shape(r_shape, "--shape"));
       else if (!r_domain.empty()) z.resize_domain(parse_domain(r_domain));
       else throw ArgumentError("resize: give --shape or --domain");
+    } else if (convert->parsed()) {
+      ConvertReport rep;
+      if (v_dst.empty()) {
+        rep = convert_to_v3(open_dir(v_src, false), "");
+      } else {
+        if (!v_over && holds_node(v_dst))
+          throw ConflictError(ErrorCode::already_exists, "'" + v_dst + "' already holds a Zarr node (use --overwrite)");
+        auto src = open_dir(v_src, false);
+        NewDirs made(v_dst);
+        rep = convert_to_v3(src, "", open_dir(v_dst, true), "", v_over);
+        made.keep();
+      }
+      for (const auto& n : rep.notes) std::cout << "note: " << n << "\n";
+      std::cout << "converted " << rep.nodes << " node(s) to Zarr v3"
+                << (v_dst.empty() ? " in place; no chunk was read or rewritten"
+                                  : "; " + std::to_string(rep.chunks_copied) + " chunk(s) copied byte for byte")
+                << "\n";
     } else if (copy->parsed()) {
       auto src = Array::open(open_dir(y_src, false));
       if (!y_over && holds_node(y_dst))

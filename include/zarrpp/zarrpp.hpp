@@ -1,6 +1,7 @@
 #pragma once
 // zarrpp: Zarr v3 arrays in C++20, growing at both ends.
 #include "zarrpp/array/array.hpp"
+#include "zarrpp/array/convert.hpp"
 #include "zarrpp/array/group.hpp"
 #include "zarrpp/array/selection.hpp"
 #include "zarrpp/codec/codec.hpp"

@@ -237,6 +237,8 @@ struct CreateArgs {
   bool overwrite = false;
   std::optional<Shape> lower_bound;
   std::string endian = "little";
+  int zarr_format = 3;
+  std::string separator;  // "" = the format's default
 };
 
 zarrpp::ArraySpec make_spec(const CreateArgs& a) {
@@ -249,6 +251,11 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   spec.attributes = parse_json(a.attributes_json, "attributes");
   spec.overwrite = a.overwrite;
   spec.lower_bound = a.lower_bound;
+  spec.zarr_format = a.zarr_format;
+  if (!a.separator.empty() && a.separator != "/" && a.separator != ".")
+    throw zarrpp::ArgumentError("chunk key separator must be '/' or '.', got '" + a.separator + "'");
+  const char sep = a.separator.empty() ? (a.zarr_format == 2 ? '.' : '/') : a.separator[0];
+  spec.chunk_key_encoding = a.zarr_format == 2 ? zarrpp::ChunkKeyEncoding::v2(sep) : zarrpp::ChunkKeyEncoding::default_(sep);
 
   if (a.shards) {
     if (a.shards->size() != a.chunks.size())
@@ -390,7 +397,18 @@ PYBIND11_MODULE(_zarrpp, m) {
         return py::bytes(reinterpret_cast<const char*>(s.fill_value().data()), s.fill_value().size());
       })
       .def_property_readonly("fill_value_json", [](const Array& a) { return a.fill_value_json().dump(); })
-      .def_property_readonly("metadata_json", [](const Array& a) { return pinned(a).metadata().to_json().dump(); })
+      .def_property_readonly("metadata_json", [](const Array& a) {
+        const auto md = pinned(a).metadata();
+        return md.zarr_format == 2 ? md.to_v2_json().dump() : md.to_json().dump();
+      })
+      .def_property_readonly("codecs_json", [](const Array& a) {
+        Json cs = Json::array();
+        for (const auto& c : pinned(a).metadata().codecs) cs.push_back(c.to_json());
+        return cs.dump();
+      })
+      .def_property_readonly("zarr_format", [](const Array& a) { return pinned(a).metadata().zarr_format; })
+      .def_property_readonly("v2_dtype", [](const Array& a) { return pinned(a).metadata().v2.dtype; })
+      .def_property_readonly("v2_order", [](const Array& a) { return std::string(1, pinned(a).metadata().v2.order); })
       .def_property_readonly("path", [](const Array& a) { return a.path(); })
       .def_property_readonly("store", [](const Array& a) { return a.store(); })
       .def("attributes", [](const Array& a) { return attrs_to_python(pinned(a).attributes()); })
@@ -473,16 +491,17 @@ PYBIND11_MODULE(_zarrpp, m) {
       [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype,
          std::optional<std::string> fill_value_json, std::vector<py::tuple> filters, std::vector<py::tuple> compressors,
          std::optional<Shape> shards, std::optional<std::vector<std::optional<std::string>>> dimension_names,
-         std::string attributes_json, bool overwrite, std::optional<Shape> lower_bound, std::string endian) {
+         std::string attributes_json, bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format,
+         std::string separator) {
         CreateArgs args{std::move(store), std::move(path), std::move(shape), std::move(chunks), std::move(dtype),
                         std::move(fill_value_json), std::move(filters), std::move(compressors), std::move(shards),
                         std::move(dimension_names), std::move(attributes_json), overwrite, std::move(lower_bound),
-                        std::move(endian)};
+                        std::move(endian), zarr_format, std::move(separator)};
         const auto spec = make_spec(args);
         return without_gil([&] { return Array::create(args.store, args.path, spec); });
       },
       "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value_json"_a, "filters"_a, "compressors"_a,
-      "shards"_a, "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a);
+      "shards"_a, "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a, "zarr_format"_a = 3, "separator"_a = "");
   m.def("open_array", [](StorePtr store, const std::string& path) {
     return without_gil([&] { return Array::open(std::move(store), path); });
   }, "store"_a, "path"_a = "");
@@ -495,14 +514,25 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def("set_attributes_json", [](zarrpp::Group& g, const std::string& j) { g.set_attributes(parse_json(j, "attributes")); })
       .def("update_attributes_json",
            [](zarrpp::Group& g, const std::string& j) { g.update_attributes(parse_json(j, "attributes")); })
+      .def_property_readonly("zarr_format", &zarrpp::Group::zarr_format)
       .def("children", [](const zarrpp::Group& g) {
         py::list out;
-        for (const auto& c : g.children()) out.append(py::make_tuple(c.name, type_name(c.type)));
+        for (const auto& c : g.children()) {
+          if (c.error.empty()) out.append(py::make_tuple(c.name, type_name(c.type), py::none()));
+          else out.append(py::make_tuple(c.name, py::none(), c.error));
+        }
         return out;
       });
-  m.def("create_group", [](StorePtr store, const std::string& path, const std::string& attributes_json, bool overwrite) {
-    return zarrpp::Group::create(std::move(store), path, parse_json(attributes_json, "attributes"), overwrite);
-  }, "store"_a, "path"_a, "attributes_json"_a, "overwrite"_a);
+  m.def("create_group", [](StorePtr store, const std::string& path, const std::string& attributes_json, bool overwrite, int zarr_format) {
+    return zarrpp::Group::create(std::move(store), path, parse_json(attributes_json, "attributes"), overwrite, zarr_format);
+  }, "store"_a, "path"_a, "attributes_json"_a, "overwrite"_a, "zarr_format"_a = 3);
+  m.def("convert_to_v3", [](const StorePtr& store, const std::string& path, const std::optional<StorePtr>& dst,
+                            const std::string& dst_path, bool overwrite) {
+    const auto rep = without_gil([&] {
+      return dst ? zarrpp::convert_to_v3(store, path, *dst, dst_path, overwrite) : zarrpp::convert_to_v3(store, path);
+    });
+    return py::make_tuple(rep.nodes, rep.chunks_copied, rep.notes);
+  }, "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false);
   m.def("open_group", [](StorePtr store, const std::string& path) { return zarrpp::Group::open(std::move(store), path); },
         "store"_a, "path"_a = "");
   m.def("node_type", [](const StorePtr& store, const std::string& path) -> py::object {
@@ -512,5 +542,10 @@ PYBIND11_MODULE(_zarrpp, m) {
   }, "store"_a, "path"_a);
   m.def("remove_node", [](const StorePtr& store, const std::string& path) { zarrpp::remove_node(store, path); },
         "store"_a, "path"_a);
+  m.def("codec_role", [](const std::string& name) -> py::object {
+    const auto r = codec::role_of(name);
+    if (!r) return py::none();
+    return py::str(*r == codec::Role::array_to_array ? "array_to_array" : *r == codec::Role::array_to_bytes ? "array_to_bytes" : "bytes_to_bytes");
+  }, "name"_a);
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
 }

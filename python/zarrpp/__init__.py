@@ -1,4 +1,4 @@
-"""zarrpp: Zarr v3 arrays from Python, backed by the zarrpp C++ library.
+"""zarrpp: Zarr v3 (and v2) arrays from Python, backed by the zarrpp C++ library.
 
 The API follows zarr-python's::
 
@@ -16,11 +16,12 @@ selections, metadata, codecs), TypeError (data of the wrong type), FileNotFoundE
 nodes; KeyError for group members) and RuntimeError (everything else), with zarrpp's message.
 """
 from . import codecs, storage
-from ._array import (Array, Attributes, Group, array, create_array, create_group, group, open, open_array,
-                     open_group)
+from ._array import (Array, Attributes, Group, UnreadableMemberWarning, array, convert_to_v3, create_array, create_group,
+                     group, open, open_array, open_group)
 from .storage import FileStore, LocalStore, MemoryStore
 
 from ._zarrpp import __version__  # the version CMakeLists.txt's project() gives
 
-__all__ = ["Array", "Attributes", "Group", "array", "codecs", "create_array", "create_group", "group", "open",
+__all__ = ["Array", "Attributes", "Group", "UnreadableMemberWarning", "array", "codecs", "convert_to_v3", "create_array",
+           "create_group", "group", "open",
            "open_array", "open_group", "storage", "FileStore", "LocalStore", "MemoryStore", "__version__"]

@@ -5,13 +5,14 @@ import json
 import math
 import operator
 import re
+import warnings
 from collections.abc import MutableMapping
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _zarrpp
-from .codecs import Codec, Zstd, _as_list, from_metadata
+from .codecs import Codec, Transpose, Zstd, _as_list, from_metadata
 from .storage import is_read_only, make_store
 
 __all__ = ["Array", "Group", "Attributes", "create_array", "open_array", "open_group", "create_group", "group",
@@ -343,7 +344,11 @@ class Array(_Node):
 
     @property
     def order(self) -> str:
-        return "C"
+        return self._core.v2_order if self._core.zarr_format == 2 else "C"
+
+    @property
+    def zarr_format(self) -> int:
+        return int(self._core.zarr_format)
 
     @property
     def nchunks(self) -> int:
@@ -360,11 +365,11 @@ class Array(_Node):
 
     @property
     def metadata(self) -> Dict[str, Any]:
-        """The array's zarr.json document, as a dict."""
+        """The array's zarr.json document (a v2 array's .zarray), as a dict."""
         return json.loads(self._core.metadata_json)
 
     def _codec_lists(self) -> Tuple[tuple, Optional[Codec], tuple]:
-        codecs = self.metadata.get("codecs", [])
+        codecs = json.loads(self._core.codecs_json)
         if codecs and codecs[0].get("name") == "sharding_indexed":
             codecs = (codecs[0].get("configuration") or {}).get("codecs", [])
         # Zarr v3 order: array -> array codecs (filters), one array -> bytes codec, bytes -> bytes.
@@ -396,7 +401,7 @@ class Array(_Node):
         filters, serializer, compressors = self._codec_lists()
         rows = [
             ("Type", "Array"),
-            ("Zarr format", "3"),
+            ("Zarr format", str(self.zarr_format)),
             ("Data type", str(self._dtype) if self._dtype.kind != "V" else self._core.dtype_name),
             ("Fill value", repr(self.fill_value.item() if self._dtype.kind != "V" else self.fill_value.tobytes())),
             ("Shape", str(self.shape)),
@@ -782,7 +787,7 @@ class Group(_Node):
         _zarrpp.remove_node(self.store, _join(self.path, name))
 
     def keys(self) -> List[str]:
-        return [n for n, _ in self._core.children()]
+        return [n for n, _, _ in self._core.children()]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
@@ -791,14 +796,30 @@ class Group(_Node):
         return len(self._core.children())
 
     def members(self) -> Tuple[Tuple[str, "Union[Array, Group]"], ...]:
-        """(name, node) for every direct child, sorted by name."""
-        return tuple((n, self._wrap(_join(self.path, n), t)) for n, t in self._core.children())
+        """(name, node) for every direct child, sorted by name. A child zarrpp cannot open (an
+        unknown data type or codec, broken metadata) is left out with a warning naming it and why;
+        the others still list."""
+        out = []
+        for n, t, err in self._core.children():
+            if err is None:
+                try:
+                    out.append((n, self._wrap(_join(self.path, n), t)))
+                    continue
+                except (ValueError, NotImplementedError, OSError) as e:
+                    err = str(e)
+            warnings.warn(f"group member '{_join(self.path, n)}' cannot be opened and is left out: {err}",
+                          UnreadableMemberWarning, stacklevel=2)
+        return tuple(out)
 
     def array_keys(self) -> List[str]:
-        return [n for n, t in self._core.children() if t == "array"]
+        return [n for n, t, _ in self._core.children() if t == "array"]
 
     def group_keys(self) -> List[str]:
-        return [n for n, t in self._core.children() if t == "group"]
+        return [n for n, t, _ in self._core.children() if t == "group"]
+
+    @property
+    def zarr_format(self) -> int:
+        return int(self._core.zarr_format)
 
     def arrays(self) -> Tuple[Tuple[str, Array], ...]:
         return tuple((n, a) for n, a in self.members() if isinstance(a, Array))
@@ -809,11 +830,13 @@ class Group(_Node):
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Creates an array under this group; takes :func:`zarrpp.create_array`'s keywords."""
         self._check_writable()
+        kwargs.setdefault("zarr_format", self.zarr_format)
         return create_array(self.store, name=_join(self.path, name), **kwargs)
 
     def create_group(self, name: str, attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False) -> "Group":
         self._check_writable()
-        return create_group(self.store, path=_join(self.path, name), attributes=attributes, overwrite=overwrite)
+        return create_group(self.store, path=_join(self.path, name), attributes=attributes, overwrite=overwrite,
+                            zarr_format=self.zarr_format)
 
     def require_group(self, name: str) -> "Group":
         path = _join(self.path, name)
@@ -826,7 +849,7 @@ class Group(_Node):
 
     @property
     def info(self) -> str:
-        rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", "3"), ("Read-only", str(self.read_only)),
+        rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", str(self.zarr_format)), ("Read-only", str(self.read_only)),
                 ("Store type", type(self.store).__name__), ("No. members", str(len(self))),
                 ("No. arrays", str(len(self.array_keys()))), ("No. groups", str(len(self.group_keys())))]
         width = max(len(k) for k, _ in rows)
@@ -895,6 +918,8 @@ def create_array(
     lower_bound: Any = None,
     write_data: bool = True,
     config: Optional[Dict[str, Any]] = None,
+    chunk_key_encoding: Any = None,
+    dimension_separator: Optional[str] = None,
 ) -> Array:
     """Creates a Zarr v3 array, as zarr-python's ``zarr.create_array``.
 
@@ -906,11 +931,16 @@ def create_array(
     ``filters``: ``zarrpp.codecs.Transpose`` codecs. ``fill_value``: default 0 / False.
     ``lower_bound``: zarrpp extension, a domain starting at this index (default 0).
     ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
+    ``zarr_format``: 3 (default) or 2 (.zarray/.zattrs as zarr-python 2 writes; ``order`` "C" or
+    "F", ``dimension_separator`` "." (default) or "/", numcodecs filters and compressors).
+    ``chunk_key_encoding``: ``{"name": "default"|"v2", "separator": "/"|"."}`` as in zarr-python 3.
     """
-    if zarr_format not in (None, 3):
-        raise ValueError(f"zarrpp writes Zarr format 3 only, got zarr_format={zarr_format!r}")
-    if order not in (None, "C"):
-        raise ValueError(f"zarrpp arrays are C-ordered; order={order!r} is not supported")
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    if order not in (None, "C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
+    if order == "F" and zarr_format != 2:
+        raise ValueError("order='F' is a Zarr v2 setting; for Zarr v3 use filters=[zarrpp.codecs.Transpose(order=...)]")
     if name is not None and path is not None and name.strip("/") != path.strip("/"):
         raise ValueError(f"name={name!r} and path={path!r} disagree; give one of them")
     node_path = (name if name is not None else path) or ""
@@ -937,12 +967,26 @@ def create_array(
     else:
         comp = _as_list(compressors, "compressors")
     filt = [] if isinstance(filters, str) and filters == "auto" else _as_list(filters, "filters")
+    # numcodecs' byte-level filters (shuffle) come after the bytes codec in a v3 chain.
+    byte_filters = [f for f in filt if _zarrpp.codec_role(f.name) == "bytes_to_bytes"]
+    filt = [f for f in filt if f not in byte_filters]
+    comp = byte_filters + list(comp)
     for c in comp:
-        if c.name not in ("zstd", "gzip", "blosc", "crc32c"):
+        if _zarrpp.codec_role(c.name) != "bytes_to_bytes":
             raise ValueError(f"compressors: {c!r} is not a bytes -> bytes codec")
     for f in filt:
-        if f.name != "transpose":
+        if _zarrpp.codec_role(f.name) != "array_to_array":
             raise ValueError(f"filters: {f!r} is not an array -> array codec")
+    separator = dimension_separator or ""
+    if chunk_key_encoding is not None:
+        cke = dict(chunk_key_encoding) if isinstance(chunk_key_encoding, dict) else {"name": str(chunk_key_encoding)}
+        want = "v2" if zarr_format == 2 else "default"
+        if cke.get("name", want) != want:
+            raise ValueError(f"chunk_key_encoding: zarrpp writes {want!r} keys for Zarr format {zarr_format or 3}, "
+                             f"got {chunk_key_encoding!r}")
+        separator = cke.get("separator", cke.get("configuration", {}).get("separator", separator)) or separator
+    if order == "F" and len(shape_t) > 1:
+        filt = [Transpose(order=tuple(range(len(shape_t) - 1, -1, -1)))] + filt
     dims = None if dimension_names is None else [None if d is None else str(d) for d in dimension_names]
     lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
     core = _zarrpp.create_array(
@@ -950,7 +994,8 @@ def create_array(
         _fill_value_json(fill_value, np_dtype),
         [f._spec() for f in filt], [c._spec() for c in comp],
         None if shards_t is None else list(shards_t), dims,
-        _to_json_text(attributes or {}), bool(overwrite), lb, endian)
+        _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),
+        separator)
     arr = Array(core, store=st)
     cfg = dict(config or {})
     if "write_empty_chunks" in cfg:
@@ -973,19 +1018,26 @@ def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None,
                zarr_format: Optional[int] = None) -> Array:
     """Opens an existing array. ``mode``: "r" (read-only), "r+" or "a" (read/write)."""
     _check_mode(mode, ("r", "r+", "a"), "open_array")
-    if zarr_format not in (None, 3):
-        raise ValueError(f"zarrpp reads Zarr format 3 only, got zarr_format={zarr_format!r}")
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     st = make_store(store, read_only=mode == "r", must_exist=True)
-    return Array(_zarrpp.open_array(st, name if name is not None else path), read_only=mode == "r", store=st)
+    arr = Array(_zarrpp.open_array(st, name if name is not None else path), read_only=mode == "r", store=st)
+    if zarr_format is not None and arr.zarr_format != zarr_format:
+        raise ValueError(f"the array is Zarr format {arr.zarr_format}, not {zarr_format}")
+    return arr
 
 
 def create_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
-                 attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False) -> Group:
-    """Creates a group (and any missing parent groups)."""
+                 attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False,
+                 zarr_format: Optional[int] = 3) -> Group:
+    """Creates a group (and any missing parent groups); ``zarr_format=2`` writes .zgroup."""
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     st = make_store(store)
     _check_store_writable(st)
     p = name if name is not None else path
-    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), bool(overwrite)), store=st)
+    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), bool(overwrite),
+                                      3 if zarr_format is None else int(zarr_format)), store=st)
 
 
 def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
@@ -993,8 +1045,8 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
     """Opens a group. ``mode``: "r" (read-only, must exist), "r+" (must exist), "a" (create if
     missing), "w" (create, replacing what is there), "w-"/"x" (create, fail if something is there)."""
     _check_mode(mode, ("r", "r+", "a", "w", "w-", "x"), "open_group")
-    if zarr_format not in (None, 3):
-        raise ValueError(f"zarrpp reads Zarr format 3 only, got zarr_format={zarr_format!r}")
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"))
     p = _zarrpp.normalize_path(name if name is not None else path)
     if mode in ("r", "r+"):
@@ -1006,7 +1058,8 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
         if kind == "array":
             raise ValueError(f"'{p or '/'}' is an array, not a group")
     _check_store_writable(st)
-    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), mode == "w"), store=st)
+    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), mode == "w",
+                                      3 if zarr_format is None else int(zarr_format)), store=st)
 
 
 def group(store: Any = None, *, path: str = "", overwrite: bool = False,
@@ -1026,3 +1079,19 @@ def open(store: Any = None, *, path: str = "", mode: str = "a") -> Union[Array, 
     if kind == "group":
         return Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st)
     raise FileNotFoundError(f"no array or group at '{p or '/'}' in {_store_url(st)}")
+
+
+class UnreadableMemberWarning(UserWarning):
+    """A group member zarrpp cannot open was left out of a listing."""
+
+
+def convert_to_v3(store: Any, *, path: str = "", dst: Any = None, dst_path: str = "",
+                  overwrite: bool = False) -> Dict[str, Any]:
+    """Converts the Zarr v2 array or group at ``path`` (with everything under it) to Zarr v3 without
+    rewriting chunks: in place when ``dst`` is None (zarr.json is written, then .zarray/.zgroup/
+    .zattrs/.zmetadata removed; running it again finishes an interrupted conversion), else into
+    ``dst`` with the chunks copied byte for byte. Returns ``{"nodes", "chunks_copied", "notes"}``."""
+    st = make_store(store, must_exist=True)
+    d = None if dst is None else make_store(dst)
+    nodes, copied, notes = _zarrpp.convert_to_v3(st, path, d, dst_path, bool(overwrite))
+    return {"nodes": nodes, "chunks_copied": copied, "notes": list(notes)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Tuple
 
-__all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "from_metadata",
+__all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "Numcodec", "from_metadata",
            "ZstdCodec", "GzipCodec", "BloscCodec", "Crc32cCodec", "BytesCodec", "TransposeCodec"]
 
 
@@ -120,6 +120,34 @@ class Transpose(Codec):
         return "transpose", {"order": [int(o) for o in self.order]}
 
 
+class Numcodec(Codec):
+    """A numcodecs filter or compressor, as zarr-python 3 names it in zarr.json ("numcodecs.<id>",
+    configuration without "id"): ``Numcodec("delta", dtype="<i4")``, ``Numcodec("lz4")``. zarrpp
+    implements delta, fixedscaleoffset, quantize, astype (array -> array) and zlib, lz4, bz2, lzma,
+    shuffle, gzip, zstd, blosc (bytes -> bytes). A numcodecs object (``numcodecs.LZ4()``) is accepted
+    wherever a codec is."""
+
+    def __init__(self, codec_id: str, **config: Any):
+        self.codec_id = str(codec_id)
+        self.config = dict(config)
+        self.name = "numcodecs." + self.codec_id
+
+    @classmethod
+    def from_numcodecs(cls, obj: Any) -> "Numcodec":
+        cfg = dict(obj.get_config())
+        return cls(cfg.pop("id"), **cfg)
+
+    def _spec(self):
+        return self.name, dict(self.config)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
+        return f"Numcodec({self.codec_id!r}{', ' if args else ''}{args})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Numcodec) and (self.name, self.config) == (other.name, other.config)
+
+
 # zarr-python's class names.
 ZstdCodec, GzipCodec, BloscCodec, Crc32cCodec, BytesCodec, TransposeCodec = Zstd, Gzip, Blosc, Crc32c, Bytes, Transpose
 
@@ -141,6 +169,8 @@ def from_metadata(doc: dict) -> Optional[Codec]:
         return Bytes(endian=cfg.get("endian", "little"))
     if name == "transpose":
         return Transpose(order=tuple(cfg.get("order", ())))
+    if isinstance(name, str) and name.startswith("numcodecs."):
+        return Numcodec(name[len("numcodecs."):], **cfg)
     return None
 
 
@@ -150,6 +180,8 @@ def _as_list(value: Any, what: str) -> Sequence[Codec]:
         return []
     if isinstance(value, Codec):
         return [value]
+    if hasattr(value, "codec_id") and hasattr(value, "get_config"):  # a numcodecs object
+        return [Numcodec.from_numcodecs(value)]
     if isinstance(value, dict):
         c = from_metadata(value)
         if c is None:

@@ -25,19 +25,28 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     lock = store->lock(node::meta_key(path));
   }
   std::shared_ptr<const Snapshot> cur, next;
+  const int format = current()->meta.zarr_format;
+  const Json v2_attrs = current()->meta.attributes;
   node::update(*store, path, [&](const VersionedBytes& stored) -> std::optional<Bytes> {
     if (lock) lock->check();
-    const Json j = node::parse(stored.bytes, path);
-    node::expect_type(j, path, NodeType::Array);
-    cur = make_snapshot(ArrayMetadata::from_json(j), stored.bytes);
+    if (format == 2) {
+      const Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(stored.bytes.data()), stored.bytes.size()),
+                                         node::key_in(path, node::kZarray));
+      cur = make_snapshot(ArrayMetadata::from_v2_json(j, v2_attrs), stored.bytes);
+    } else {
+      const Json j = node::parse(stored.bytes, path);
+      node::expect_type(j, path, NodeType::Array);
+      cur = make_snapshot(ArrayMetadata::from_json(j), stored.bytes);
+    }
     ArrayMetadata m = compute(*cur);
     m.validate_for_write();
     next = make_snapshot(std::move(m), std::nullopt);
     if (before) before(*cur, *next);
     if (lock) lock->check();  // a lease lost during the data work: stop before the switch
     return next->meta_bytes;
-  });
+  }, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
   publish(next);
+  if (format == 2) node::refresh_consolidated(*store, path);
   if (after) after(*cur, *next);
 }
 
@@ -129,6 +138,16 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;
   m.dimension_names = spec.dimension_names;
+  if (spec.zarr_format != 2 && spec.zarr_format != 3)
+    throw ArgumentError("zarr_format: " + std::to_string(spec.zarr_format) + " is not 2 or 3");
+  if (spec.zarr_format == 2) {
+    if (spec.lower_bound || spec.origin)
+      throw UnsupportedError("lower_bound/origin: a Zarr v2 array cannot store a lower bound; create it as Zarr v3");
+    if (spec.chunk_key_encoding.kind == ChunkKeyEncoding::Kind::Default && spec.chunk_key_encoding.separator == '/')
+      m.chunk_key_encoding = ChunkKeyEncoding::v2('.');
+    m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+    m = m.as_v2();
+  }
   return create(std::move(store), path, m, spec.overwrite);
 }
 
@@ -139,14 +158,23 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   m.validate_for_write();
   // Validate everything (every codec included) before anything is written, with the codecs'
   // automatic parameters resolved so zarr.json states them.
-  m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+  if (m.zarr_format != 2)
+    m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
   auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
   // What we write must parse back to the same metadata.
-  ArrayMetadata::parse(std::string(snap->meta_bytes.begin(), snap->meta_bytes.end()));
+  const std::string text(snap->meta_bytes.begin(), snap->meta_bytes.end());
+  if (m.zarr_format == 2) ArrayMetadata::from_v2_json(parse_json_document(text, ".zarray"), m.attributes);
+  else ArrayMetadata::parse(text);
 
-  node::prepare_create(*store, path, overwrite, &snap->meta);
-  store->set(node::meta_key(path), snap->meta_bytes);
+  node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
+  if (m.zarr_format == 2) {
+    if (!m.attributes.empty()) store->set(node::key_in(path, node::kZattrs), node::to_bytes(dump_v2_attributes(m.attributes)));
+    store->set(node::key_in(path, node::kZarray), snap->meta_bytes);
+    node::refresh_consolidated(*store, path);
+  } else {
+    store->set(node::meta_key(path), snap->meta_bytes);
+  }
   auto st = std::make_shared<State>();
   st->store = std::move(store);
   st->path = path;
@@ -239,8 +267,14 @@ std::uint64_t Array::nbytes_stored() const {
   return n;
 }
 
+namespace {
+// A v2 array's attributes live in .zattrs, changed by compare-and-swap on it alone.
+void change_v2_attributes(Array::State& st, const std::function<Json(const Json&)>& change);
+}  // namespace
+
 void Array::set_attributes(const Json& attributes) {
   if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
+  if (st_->current()->meta.zarr_format == 2) return change_v2_attributes(*st_, [&](const Json&) { return attributes; });
   st_->modify(
       [&](const Snapshot& cur) {
         ArrayMetadata m = cur.meta;
@@ -252,6 +286,8 @@ void Array::set_attributes(const Json& attributes) {
 
 void Array::update_attributes(const Json& patch) {
   if (!patch.is_object()) throw MetadataError("attributes: the update must be a JSON object");
+  if (st_->current()->meta.zarr_format == 2)
+    return change_v2_attributes(*st_, [&](const Json& cur) { return node::merge_attributes(cur, patch); });
   st_->modify(
       [&](const Snapshot& cur) {
         ArrayMetadata m = cur.meta;
@@ -260,6 +296,17 @@ void Array::update_attributes(const Json& patch) {
       },
       nullptr, nullptr);
 }
+
+namespace {
+void change_v2_attributes(Array::State& st, const std::function<Json(const Json&)>& change) {
+  const Json attrs = node::update_v2_attributes(*st.store, st.path, change);
+  auto cur = st.current();
+  ArrayMetadata m = cur->meta;
+  m.attributes = attrs;
+  st.publish(make_snapshot(std::move(m), cur->meta_bytes));
+  node::refresh_consolidated(*st.store, st.path);
+}
+}  // namespace
 
 // ---- selections -----------------------------------------------------------------------------------
 

@@ -43,12 +43,16 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
 }
 
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path) {
-  auto cur = node::read(store, path);
+  auto cur = node::read_doc(store, path);
   if (!cur)
-    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() + " (no zarr.json)");
-  const Json j = node::parse(cur->bytes, path);
-  node::expect_type(j, path, NodeType::Array);
-  return make_snapshot(ArrayMetadata::from_json(j), std::move(cur->bytes));
+    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)");
+  if (cur->format == 2) {
+    if (cur->type != NodeType::Array)
+      throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is a group, not an array");
+    return make_snapshot(ArrayMetadata::from_v2_json(cur->json, node::read_v2_attributes(store, path)), std::move(cur->stored.bytes));
+  }
+  node::expect_type(cur->json, path, NodeType::Array);
+  return make_snapshot(ArrayMetadata::from_json(cur->json), std::move(cur->stored.bytes));
 }
 
 namespace {

@@ -14,9 +14,16 @@ struct Group::State {
 
 std::optional<NodeType> node_type(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
-  auto cur = node::read(*store, path);
+  auto cur = node::read_doc(*store, path);
   if (!cur) return std::nullopt;
-  return node::type_of(node::parse(cur->bytes, path), path);
+  return cur->type;
+}
+
+int zarr_format_of(const StorePtr& store, const std::string& path_in) {
+  const std::string path = normalize_node_path(path_in);
+  auto cur = node::read_doc(*store, path);
+  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe());
+  return cur->format;
 }
 
 Group::Group(StorePtr store, std::string path, GroupMetadata meta)
@@ -24,26 +31,47 @@ Group::Group(StorePtr store, std::string path, GroupMetadata meta)
   st_->meta = std::move(meta);
 }
 
-Group Group::create(StorePtr store, const std::string& path_in, const Json& attributes, bool overwrite) {
+Group Group::create(StorePtr store, const std::string& path_in, const Json& attributes, bool overwrite, int zarr_format) {
   if (!store) throw ArgumentError("Group::create: no store given");
   const std::string path = normalize_node_path(path_in);
   if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
+  if (zarr_format != 2 && zarr_format != 3) throw ArgumentError("zarr_format: " + std::to_string(zarr_format) + " is not 2 or 3");
   check_json_depth(attributes, "attributes");
   GroupMetadata m;
   m.attributes = attributes;
-  node::prepare_create(*store, path, overwrite);
-  store->set(node::meta_key(path), node::to_bytes(m.dump()));
+  m.zarr_format = zarr_format;
+  node::prepare_create(*store, path, overwrite, nullptr, zarr_format);
+  if (zarr_format == 2) {
+    if (!attributes.empty()) store->set(node::key_in(path, node::kZattrs), node::to_bytes(dump_v2_attributes(attributes)));
+    store->set(node::key_in(path, node::kZgroup), node::to_bytes(m.dump()));
+    node::refresh_consolidated(*store, path);
+  } else {
+    store->set(node::meta_key(path), node::to_bytes(m.dump()));
+  }
   return Group(std::move(store), path, std::move(m));
 }
 
 Group Group::open(StorePtr store, const std::string& path_in) {
   if (!store) throw ArgumentError("Group::open: no store given");
   const std::string path = normalize_node_path(path_in);
-  auto cur = node::read(*store, path);
-  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + " (no zarr.json)");
-  const Json j = node::parse(cur->bytes, path);
-  node::expect_type(j, path, NodeType::Group);
-  return Group(std::move(store), path, GroupMetadata::from_json(j));
+  auto cur = node::read_doc(*store, path);
+  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + " (no zarr.json or .zgroup)");
+  if (cur->format == 2) {
+    if (cur->type != NodeType::Group)
+      throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is an array, not a group");
+    GroupMetadata m;
+    m.zarr_format = 2;
+    const Json a = node::read_v2_attributes(*store, path);
+    if (!a.is_null()) m.attributes = a;
+    return Group(std::move(store), path, std::move(m));
+  }
+  node::expect_type(cur->json, path, NodeType::Group);
+  return Group(std::move(store), path, GroupMetadata::from_json(cur->json));
+}
+
+int Group::zarr_format() const {
+  std::lock_guard lk(st_->mu);
+  return st_->meta.zarr_format;
 }
 
 Json Group::attributes() const {
@@ -58,6 +86,13 @@ void Group::refresh() {
 }
 
 void Group::write_attributes(const std::function<Json(const Json&)>& change) {
+  if (zarr_format() == 2) {
+    const Json a = node::update_v2_attributes(*store_, path_, change);
+    node::refresh_consolidated(*store_, path_);
+    std::lock_guard lk(st_->mu);
+    st_->meta.attributes = a;
+    return;
+  }
   GroupMetadata written;
   node::update(*store_, path_, [&](const VersionedBytes& cur) -> std::optional<Bytes> {
     const Json j = node::parse(cur.bytes, path_);
@@ -88,6 +123,12 @@ std::string Group::child_path(const std::string& name) const {
 
 std::vector<Group::Child> Group::children() const {
   std::vector<Child> out;
+  if (!store_->capabilities().listing) {
+    // A store that cannot list (HTTP): the members consolidated metadata names, if any.
+    for (auto& [name, type] : node::consolidated_children(*store_, path_)) out.push_back({name, type, ""});
+    std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) { return a.name < b.name; });
+    return out;
+  }
   for (const auto& name : store_->list_dir(node::prefix_of(path_)).prefixes) {
     try {
       validate_node_name(name);
@@ -95,14 +136,19 @@ std::vector<Group::Child> Group::children() const {
       continue;  // e.g. an array's "c" folder is not a child node... nor is anything invalid
     }
     const std::string p = path_.empty() ? name : path_ + "/" + name;
-    if (auto t = node_type(store_, p)) out.push_back({name, *t});
+    // One member zarrpp cannot read is reported as such; the others still list.
+    try {
+      if (auto t = node_type(store_, p)) out.push_back({name, *t, ""});
+    } catch (const Error& e) {
+      out.push_back({name, NodeType::Array, e.what()});
+    }
   }
   std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) { return a.name < b.name; });
   return out;
 }
 
 Group Group::create_group(const std::string& name, const Json& attributes) const {
-  return Group::create(store_, child_path(name), attributes);
+  return Group::create(store_, child_path(name), attributes, false, zarr_format());
 }
 Array Group::create_array(const std::string& name, const ArraySpec& spec) const {
   return Array::create(store_, child_path(name), spec);

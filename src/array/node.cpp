@@ -17,6 +17,156 @@ std::optional<VersionedBytes> read(Store& store, const std::string& path) {
   return store.get_versioned(meta_key(path), ByteRange::all(), kMaxMetadataBytes);
 }
 
+std::optional<Doc> read_doc(Store& store, const std::string& path) {
+  auto doc = [&](int format, NodeType type, const std::string& key, VersionedBytes v) {
+    Doc d;
+    d.format = format;
+    d.key = key;
+    d.stored = std::move(v);
+    if (format == 3) {
+      d.json = parse(d.stored.bytes, path);
+      d.type = type_of(d.json, path);
+    } else {
+      d.json = parse_json_document(std::string_view(reinterpret_cast<const char*>(d.stored.bytes.data()), d.stored.bytes.size()),
+                                   key);
+      d.type = type;
+      if (!d.json.is_object() || !d.json.contains("zarr_format") || d.json["zarr_format"] != 2)
+        throw MetadataError(key + ": expected a JSON object with \"zarr_format\": 2");
+    }
+    return d;
+  };
+  if (auto v3 = read(store, path)) return doc(3, NodeType::Group, meta_key(path), std::move(*v3));
+  const std::string za = key_in(path, kZarray);
+  if (auto a = store.get_versioned(za, ByteRange::all(), kMaxMetadataBytes)) return doc(2, NodeType::Array, za, std::move(*a));
+  const std::string zg = key_in(path, kZgroup);
+  if (auto g = store.get_versioned(zg, ByteRange::all(), kMaxMetadataBytes)) return doc(2, NodeType::Group, zg, std::move(*g));
+  return std::nullopt;
+}
+
+Json read_v2_attributes(Store& store, const std::string& path) {
+  const std::string key = key_in(path, kZattrs);
+  auto v = store.get(key, ByteRange::all(), kMaxMetadataBytes);
+  if (!v) return nullptr;
+  Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key);
+  if (!j.is_object()) throw MetadataError(key + ": expected a JSON object");
+  return j;
+}
+
+bool has_v2_documents(Store& store, const std::string& path) {
+  return store.exists(key_in(path, kZarray)) || store.exists(key_in(path, kZgroup));
+}
+
+std::string doc_key(const std::string& path, int format, NodeType type) {
+  if (format == 3) return meta_key(path);
+  return key_in(path, type == NodeType::Array ? kZarray : kZgroup);
+}
+
+Json update_v2_attributes(Store& store, const std::string& path, const std::function<Json(const Json&)>& change) {
+  const std::string key = key_in(path, kZattrs);
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  const bool cas = store.capabilities().conditional_writes;
+  for (;;) {
+    auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
+    Json now = Json::object();
+    if (cur) {
+      now = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
+      if (!now.is_object()) throw MetadataError(key + ": expected a JSON object");
+    }
+    Json next = change(now);
+    check_json_depth(next, "attributes");
+    const Bytes bytes = to_bytes(dump_v2_attributes(next));
+    if (!cas) {
+      store.set(key, bytes);
+      return next;
+    }
+    if (store.set_if(key, bytes, cur ? std::optional<Version>(cur->version) : std::nullopt)) return next;
+    if (Clock::now() > deadline) throw ConflictError(key + " kept changing underneath for 60 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+namespace {
+// The consolidated entries of the node at `rel` (relative to the .zmetadata's folder; "" itself).
+void put_entries(Json& md, Store& store, const std::string& path, const std::string& rel) {
+  const std::string pre = rel.empty() ? "" : rel + "/";
+  for (const char* name : {kZarray, kZgroup, kZattrs}) md.erase(pre + name);
+  auto d = read_doc(store, path);
+  if (!d || d->format != 2) return;
+  md[pre + (d->type == NodeType::Array ? kZarray : kZgroup)] = d->json;
+  const Json attrs = read_v2_attributes(store, path);
+  if (!attrs.is_null()) md[pre + kZattrs] = attrs;
+}
+}  // namespace
+
+void refresh_consolidated(Store& store, const std::string& path) {
+  std::vector<std::string> levels = {""};
+  for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) levels.push_back(path.substr(0, pos++));
+  if (!path.empty()) levels.push_back(path);
+  const bool cas = store.capabilities().conditional_writes;
+  for (const auto& level : levels) {
+    const std::string key = key_in(level, kZmetadata);
+    const std::string rel = level.empty() ? path : path.substr(level.size() + (path.size() > level.size() ? 1 : 0));
+    for (int attempt = 0;; ++attempt) {
+      auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
+      if (!cur) break;
+      Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
+      if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
+        throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
+      put_entries(z["metadata"], store, path, rel);
+      const Bytes bytes = to_bytes(dump_v2_json(z));
+      if (bytes == cur->bytes) break;
+      if (!cas) {
+        store.set(key, bytes);
+        break;
+      }
+      if (store.set_if(key, bytes, cur->version)) break;
+      if (attempt > 10000) throw ConflictError(key + " kept changing underneath");
+    }
+  }
+}
+
+std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path) {
+  std::vector<std::pair<std::string, NodeType>> out;
+  std::vector<std::string> levels = {""};
+  for (std::size_t pos = 0; (pos = group_path.find('/', pos)) != std::string::npos;) levels.push_back(group_path.substr(0, pos++));
+  if (!group_path.empty()) levels.push_back(group_path);
+  for (const auto& level : levels) {
+    auto v = store.get(key_in(level, kZmetadata), ByteRange::all(), kMaxMetadataBytes);
+    if (!v) continue;
+    const Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key_in(level, kZmetadata));
+    if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object()) continue;
+    std::string under = group_path.substr(level.size());
+    if (!under.empty() && under[0] == '/') under.erase(0, 1);
+    if (!under.empty()) under += "/";
+    for (auto it = z["metadata"].begin(); it != z["metadata"].end(); ++it) {
+      const std::string& k = it.key();
+      if (k.compare(0, under.size(), under) != 0) continue;
+      const std::string rest = k.substr(under.size());
+      const auto slash = rest.find('/');
+      if (slash == std::string::npos || rest.find('/', slash + 1) != std::string::npos) continue;
+      const std::string leaf = rest.substr(slash + 1);
+      if (leaf == kZarray) out.emplace_back(rest.substr(0, slash), NodeType::Array);
+      else if (leaf == kZgroup) out.emplace_back(rest.substr(0, slash), NodeType::Group);
+    }
+    return out;
+  }
+  // zarr-python 3: consolidated metadata inside the group's zarr.json.
+  if (auto d = read(store, group_path)) {
+    const Json j = parse(d->bytes, group_path);
+    if (j.contains("consolidated_metadata") && j["consolidated_metadata"].is_object() &&
+        j["consolidated_metadata"].contains("metadata") && j["consolidated_metadata"]["metadata"].is_object()) {
+      for (auto it = j["consolidated_metadata"]["metadata"].begin(); it != j["consolidated_metadata"]["metadata"].end(); ++it) {
+        if (it.key().find('/') != std::string::npos || !it.value().is_object()) continue;
+        const auto& nt = it.value().value("node_type", Json());
+        if (nt == "array") out.emplace_back(it.key(), NodeType::Array);
+        else if (nt == "group") out.emplace_back(it.key(), NodeType::Group);
+      }
+    }
+  }
+  return out;
+}
+
 Json parse(const Bytes& bytes, const std::string& path) {
   return parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
                              "zarr.json of '" + shown(path) + "'");
@@ -89,23 +239,28 @@ void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std
 }
 
 void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
-  const auto cur = read(store, path);
-  if (!cur) return;
-  Json doc;
+  std::optional<Doc> d;
   try {
-    doc = parse(cur->bytes, path);
+    d = read_doc(store, path);
   } catch (const MetadataError& e) {
     throw MetadataError(std::string(e.what()) + "; cannot tell what belongs to the node, so nothing was deleted");
   }
-  NodeType t;
-  try {
-    t = type_of(doc, path);
-  } catch (const MetadataError& e) {
-    throw MetadataError(std::string(e.what()) + "; cannot tell what belongs to the node, so nothing was deleted");
-  }
+  if (!d) return;
+  const Json& doc = d->json;
+  const NodeType t = d->type;
   const std::string prefix = prefix_of(path);
   if (t == NodeType::Array) {
-    const auto [enc, rank] = key_layout(doc, path);
+    std::pair<ChunkKeyEncoding, std::size_t> layout;
+    if (d->format == 2) {
+      char sep = '.';
+      if (doc.contains("dimension_separator") && doc["dimension_separator"] == "/") sep = '/';
+      if (!doc.contains("shape") || !doc["shape"].is_array())
+        throw MetadataError(d->key + " has no shape, so which keys are its chunks is unknown and nothing was deleted; remove it by hand");
+      layout = {ChunkKeyEncoding::v2(sep), doc["shape"].size()};
+    } else {
+      layout = key_layout(doc, path);
+    }
+    const auto [enc, rank] = layout;
     // One at a time: the first failure stops the removal and is reported (erase throws).
     const auto keys = chunk_keys_of(store, path, enc, rank);
     for (const auto& key : keys) store.erase(key);
@@ -116,7 +271,7 @@ void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
       std::string child = dir;
       while (!child.empty() && child.back() == '/') child.pop_back();
       const std::string child_path = prefix + child;
-      if (!store.exists(meta_key(child_path))) continue;
+      if (!store.exists(meta_key(child_path)) && !has_v2_documents(store, child_path)) continue;
       try {
         remove_owned(store, child_path, false);
       } catch (const Error& e) {
@@ -127,13 +282,22 @@ void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
       ++removed;
     }
   }
-  if (!keep_metadata) {
-    store.erase(meta_key(path));
+  if (!keep_metadata || d->format == 2) {
+    if (d->format == 2) {
+      // v2: its documents (a zarr.json beside them is an interrupted conversion's, and goes too).
+      for (const char* name : {kZattrs, kZmetadata}) store.erase(key_in(path, name));
+      if (t == NodeType::Group) store.erase(key_in(path, kZarray));
+      store.erase(d->key);
+    } else {
+      store.erase(meta_key(path));
+      if (has_v2_documents(store, path))
+        for (const char* name : {kZarray, kZgroup, kZattrs, kZmetadata}) store.erase(key_in(path, name));
+    }
     if (!prefix.empty()) store.prune_empty(prefix);  // the node's own folder, when nothing else is in it
   }
 }
 
-void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array) {
+void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array, int zarr_format) {
   // Parents first (only read here): an array where a parent group must be refuses the create before
   // anything is deleted.
   std::vector<std::string> parents = {""};
@@ -141,19 +305,21 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
   if (path.empty()) parents.clear();
   std::vector<std::string> missing;
   for (const auto& parent : parents) {
-    if (auto cur = read(store, parent)) {
-      if (type_of(parse(cur->bytes, parent), parent) != NodeType::Group)
+    if (auto cur = read_doc(store, parent)) {
+      if (cur->type != NodeType::Group)
         throw MetadataError(ErrorCode::wrong_node_type, "cannot create a node under '" + shown(parent) + "': it is an array");
     } else {
       missing.push_back(parent);
     }
   }
-  if (store.exists(meta_key(path))) {
+  if (store.exists(meta_key(path)) || has_v2_documents(store, path)) {
     if (!overwrite)
       throw ConflictError(ErrorCode::already_exists,
                           "a node already exists at '" + shown(path) + "' (use overwrite to replace it)");
-    // Only what belongs to the old node goes; its zarr.json is replaced by the new one.
-    remove_owned(store, path, true);
+    // Only what belongs to the old node goes; a zarr.json is replaced by the new one (v2
+    // documents are removed, they are not overwritten in place).
+    const auto old = read_doc(store, path);
+    remove_owned(store, path, !old || old->format == zarr_format);
   }
   if (array && store.capabilities().listing) {
     // Chunks without a zarr.json (an interrupted removal or copy) would show as the new array's data.
@@ -167,21 +333,23 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
       for (const auto& key : stray) store.erase(key);
     }
   }
-  // Missing parents become groups (as zarr-python does).
-  const Bytes group_doc = to_bytes(GroupMetadata{}.dump());
-  for (const auto& parent : missing) store.set(meta_key(parent), group_doc);
+  // Missing parents become groups (as zarr-python does), of the new node's format.
+  GroupMetadata g;
+  g.zarr_format = zarr_format;
+  const Bytes group_doc = to_bytes(g.dump());
+  for (const auto& parent : missing) store.set(doc_key(parent, zarr_format, NodeType::Group), group_doc);
 }
 
 void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
-            std::chrono::milliseconds patience) {
+            std::chrono::milliseconds patience, const std::string& key_in_store) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + patience;
   thread_local std::minstd_rand jitter{std::random_device{}()};
   auto backoff = std::chrono::microseconds(200);
-  const std::string key = meta_key(path);
+  const std::string key = key_in_store.empty() ? meta_key(path) : key_in_store;
   for (int attempt = 1;; ++attempt) {
     auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-    if (!cur) throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (no zarr.json)");
+    if (!cur) throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (no " + key.substr(key.rfind('/') + 1) + ")");
     const auto next = change(*cur);
     if (!next) return;
     if (store.set_if(key, *next, cur->version)) return;

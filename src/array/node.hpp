@@ -25,6 +25,41 @@ inline constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{256} << 20;
 
 // The node's zarr.json with its version, or nullopt when there is none.
 std::optional<VersionedBytes> read(Store& store, const std::string& path);
+
+// Zarr v2's documents.
+inline constexpr const char* kZarray = ".zarray";
+inline constexpr const char* kZgroup = ".zgroup";
+inline constexpr const char* kZattrs = ".zattrs";
+inline constexpr const char* kZmetadata = ".zmetadata";
+inline std::string key_in(const std::string& path, const char* name) { return prefix_of(path) + name; }
+
+// A node's metadata document, in either format.
+struct Doc {
+  int format = 3;     // 3: zarr.json; 2: .zarray or .zgroup
+  NodeType type = NodeType::Group;
+  std::string key;    // the document's store key
+  VersionedBytes stored;
+  Json json;
+};
+// zarr.json when there is one (so a folder an interrupted conversion left with both opens as v3),
+// else .zarray, else .zgroup; nullopt when the path holds no node. MetadataError on malformed
+// JSON or a document that declares no valid node type.
+std::optional<Doc> read_doc(Store& store, const std::string& path);
+// A v2 node's .zattrs (null when there is none; MetadataError when it is not a JSON object).
+Json read_v2_attributes(Store& store, const std::string& path);
+// Whether the path still holds v2 documents (.zarray/.zgroup) beside a zarr.json.
+bool has_v2_documents(Store& store, const std::string& path);
+// The key of the document that holds a node's metadata in `format`, for a node of `type`.
+std::string doc_key(const std::string& path, int format, NodeType type);
+// Writes a v2 node's attributes by compare-and-swap on .zattrs (`change` gets the current ones).
+Json update_v2_attributes(Store& store, const std::string& path, const std::function<Json(const Json&)>& change);
+// After the node at `path` changed (created, resized, attributes, removed): brings every
+// .zmetadata at it or above it up to date for that node (zarr-python 2's consolidated metadata).
+// Cheap when there is none: one read per level.
+void refresh_consolidated(Store& store, const std::string& path);
+// The paths (relative to the group) and documents that consolidated metadata at or above the
+// group lists for its direct children: for stores that cannot list. Empty when there is none.
+std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path);
 // Parses zarr.json text; MetadataError naming the node on malformed JSON.
 Json parse(const Bytes& bytes, const std::string& path);
 // The node type a document declares; MetadataError when it declares none or an unknown one.
@@ -37,7 +72,8 @@ void expect_type(const Json& doc, const std::string& path, NodeType want);
 // does), refusing (MetadataError wrong_node_type) when a parent is an array.
 // `array`: the metadata of the array about to be created (nullptr for a group): chunk keys of
 // its encoding already at `path` without a node are refused, or deleted with `overwrite`.
-void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array = nullptr);
+void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array = nullptr,
+                    int zarr_format = 3);
 
 // Deletes what belongs to the node at `path` and nothing else: an array's chunk keys, a group's
 // child nodes (recursively), then its zarr.json (unless `keep_metadata`: it is about to be
@@ -54,7 +90,7 @@ void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std
 // with bounded exponential backoff, until `patience` has passed (ConflictError naming the node).
 // NotFoundError when the node disappears.
 void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
-            std::chrono::milliseconds patience = std::chrono::seconds(60));
+            std::chrono::milliseconds patience = std::chrono::seconds(60), const std::string& key = "");
 
 // `attributes` with the keys of `patch` set (a JSON object each; MetadataError otherwise).
 Json merge_attributes(const Json& attributes, const Json& patch);

@@ -117,6 +117,10 @@ CodecEntry zstd_codec_entry();
 CodecEntry blosc_codec_entry();
 CodecEntry crc32c_codec_entry();
 CodecEntry sharding_codec_entry();
+// The numcodecs codecs ("numcodecs.<id>"), defined in numcodecs.cpp.
+std::vector<CodecEntry> numcodecs_entries();
+// numcodecs' Blosc configuration as the blosc codec's, for elements of `itemsize` bytes.
+Json blosc_from_numcodecs(const Json& cfg, std::size_t itemsize);
 
 // ---- helpers for codec configurations -----------------------------------------------------------
 

@@ -428,9 +428,18 @@ Json ArrayMetadata::to_json() const {
   return j;
 }
 
-std::string ArrayMetadata::dump() const { return dump_json(to_json()); }
+std::string ArrayMetadata::dump() const {
+  if (zarr_format == 2) return dump_v2_json(to_v2_json());
+  return dump_json(to_json());
+}
 
 void ArrayMetadata::validate_for_write() const {
+  if (zarr_format == 2) {
+    if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
+      throw UnsupportedError(
+                             "this is a Zarr v2 array, which cannot store a lower bound (prepending needs one); convert it "
+                             "to Zarr v3 first: zarrpp convert PATH --zarr-format 3 (C++: convert_to_v3)");
+  }
   auto check_safe = [](std::int64_t v, const std::string& field) {
     if (v > checked::kMaxSafeInteger || v < -checked::kMaxSafeInteger)
       throw MetadataError(field + ": " + std::to_string(v) +
@@ -469,6 +478,20 @@ GroupMetadata GroupMetadata::from_json(const Json& j) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& k = it.key();
     if (k == "zarr_format" || k == "node_type" || k == "attributes") continue;
+    if (k == "consolidated_metadata") {
+      // zarr-python 3: null, or {"kind": "inline", "must_understand": false, "metadata": {path: doc}}.
+      const auto& c = it.value();
+      if (!c.is_null()) {
+        if (!c.is_object()) fail("consolidated_metadata", c, "expected null or an object");
+        if (c.contains("kind") && c["kind"] != "inline")
+          fail("consolidated_metadata.kind", c["kind"], "expected \"inline\"");
+        if (c.contains("metadata") && !c["metadata"].is_object())
+          fail("consolidated_metadata.metadata", c["metadata"], "expected an object of node paths");
+      }
+      g.consolidated = c;
+      g.has_consolidated = true;
+      continue;
+    }
     keep_extra(k, it.value(), g.extra_fields);
   }
   return g;
@@ -483,11 +506,15 @@ Json GroupMetadata::to_json() const {
   j["zarr_format"] = 3;
   j["node_type"] = "group";
   j["attributes"] = attributes;
+  if (has_consolidated) j["consolidated_metadata"] = consolidated;
   for (auto it = extra_fields.begin(); it != extra_fields.end(); ++it) j[it.key()] = it.value();
   return j;
 }
 
-std::string GroupMetadata::dump() const { return dump_json(to_json()); }
+std::string GroupMetadata::dump() const {
+  if (zarr_format == 2) return dump_v2_json(Json::object({{"zarr_format", 2}}));
+  return dump_json(to_json());
+}
 
 // ---- node names -----------------------------------------------------------------------------
 

@@ -36,6 +36,10 @@ struct ArraySpec {
   std::optional<Shape> lower_bound = std::nullopt;  // create with a domain [lower_bound, lower_bound + shape)
   std::optional<Shape> origin = std::nullopt;       // where chunk 0 starts (defaults to lower_bound)
   bool overwrite = false;
+  // 3 (zarr.json) or 2 (.zarray/.zattrs, as zarr-python 2 writes): a v2 array takes codecs that
+  // v2 can state (a numcodecs filter chain, bytes, one compressor; no sharding or crc32c), no
+  // lower bound, and keeps dimension_names as the "_ARRAY_DIMENSIONS" attribute.
+  int zarr_format = 3;
 };
 
 // Per-dimension coordinate range [inclusive_min, exclusive_max).
@@ -146,8 +150,10 @@ class Array {
   // Switches a `regular` grid to `regular_bounded` (origin = lower_bound = 0) without growing.
   void convert_to_regular_bounded();
 
- private:
+ // The state behind a handle (the library's own).
   struct State;
+
+ private:
   explicit Array(std::shared_ptr<State> st);
   void check_dtype(const DataType& t) const;
   void change_domain(const std::function<Domain(const ArrayMetadata&)>& target);

@@ -11,19 +11,23 @@ namespace zarrpp {
 
 enum class NodeType { Array, Group };
 
-// The type of the node at `path`, or nullopt when there is none.
+// The type of the node at `path`, or nullopt when there is none (either format).
 std::optional<NodeType> node_type(const StorePtr& store, const std::string& path);
+// 3 or 2: the format of the node at `path` (3 when zarr.json is there, even beside v2 documents).
+int zarr_format_of(const StorePtr& store, const std::string& path);
 
 // A handle on a group. Copies share nothing but the store; every method is safe to call from
 // several threads at once (attribute updates are compare-and-swapped, so none is lost).
 class Group {
  public:
+  // zarr_format 2 writes .zgroup (+ .zattrs), as zarr-python 2 does.
   static Group create(StorePtr store, const std::string& path = "", const Json& attributes = Json::object(),
-                      bool overwrite = false);
+                      bool overwrite = false, int zarr_format = 3);
   static Group open(StorePtr store, const std::string& path = "");
 
   const std::string& path() const { return path_; }
   const StorePtr& store() const { return store_; }
+  int zarr_format() const;
   // The attributes as last read or written through this handle.
   Json attributes() const;
   void set_attributes(const Json& attributes);
@@ -34,9 +38,13 @@ class Group {
   struct Child {
     std::string name;
     NodeType type;
+    // Why zarrpp cannot read this member's metadata ("" when it can; `type` is then meaningless).
+    std::string error = "";
     friend bool operator==(const Child&, const Child&) = default;
   };
-  // Direct children, sorted by name.
+  // Direct children, sorted by name. A member whose metadata cannot be read is listed with its
+  // error rather than failing the listing. On stores that cannot list, the members consolidated
+  // metadata (.zmetadata, or zarr-python 3's consolidated_metadata) names.
   std::vector<Child> children() const;
 
   Group create_group(const std::string& name, const Json& attributes = Json::object()) const;

@@ -92,6 +92,22 @@ CodecMetadata from_shorthand(std::string_view text);
 // The configuration keys of a codec's shorthand, in order ("" when it has none).
 std::vector<std::string> shorthand_keys(std::string_view name);
 
+// ---- Zarr v2 (numcodecs) filters and compressors ----
+// The codecs that decode a v2 array's chunks: transpose for order "F", the filters as
+// numcodecs.* codecs, bytes in the array's byte order, the compressor. UnsupportedError naming a
+// filter or compressor zarrpp does not implement.
+std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, const DataType& dtype, bool big_endian,
+                                   char order, std::size_t rank);
+// And back: what .zarray states for a codec chain; UnsupportedError naming a codec that has no
+// v2 form (sharding, crc32c, a transpose other than "F" order).
+struct V2Chain {
+  Json compressor = nullptr;
+  Json filters = nullptr;
+  char order = 'C';
+  bool big_endian = false;
+};
+V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, std::size_t rank);
+
 }  // namespace codec
 
 // CRC32C (Castagnoli), as the crc32c codec computes it.

@@ -95,18 +95,41 @@ struct ArrayMetadata {
   // Unknown top-level fields marked "must_understand": false, kept and written back unchanged.
   Json extra_fields = Json::object();
 
+  // 3 (zarr.json) or 2 (.zarray + .zattrs). A v2 array is held in the v3 form above (its filters
+  // and compressor as the equivalent codecs, `order` "F" as a transpose, its key encoding "v2")
+  // plus what only .zarray states, so it is written back as it was.
+  int zarr_format = 3;
+  struct V2 {
+    std::string dtype;            // as .zarray gives it: "<i4", ">f8", "|b1", "<M8[ns]"
+    char order = 'C';             // 'C' or 'F'
+    Json compressor = nullptr;    // numcodecs configuration or null
+    Json filters = nullptr;       // array of numcodecs configurations or null
+    bool fill_null = false;       // "fill_value": null (missing chunks read as zeros, see the README)
+    friend bool operator==(const V2&, const V2&) = default;
+  } v2;
+
   std::size_t rank() const { return shape.size(); }
+  // The time unit of a v2 datetime64/timedelta64 array read as int64 ("ns"), else "".
+  std::string v2_time_unit() const;
 
   // Parses and validates a document; throws MetadataError (UnsupportedError) naming the field.
   static ArrayMetadata from_json(const Json& j);
   static ArrayMetadata parse(std::string_view text);
+  // A Zarr v2 array from its .zarray and .zattrs documents (.zattrs: an object, or null when absent).
+  static ArrayMetadata from_v2_json(const Json& zarray, const Json& zattrs);
+  // Makes this (v3-form) metadata a Zarr v2 array: its codecs must have v2 equivalents (refused,
+  // UnsupportedError naming the codec, otherwise); dimension_names go to "_ARRAY_DIMENSIONS".
+  ArrayMetadata as_v2() const;
+  // .zarray (zarr_format 2 only), as zarr-python 2 writes it (sorted keys, 4-space indent).
+  Json to_v2_json() const;
 
  private:
   static ArrayMetadata from_json_checked(const Json& j);
 
  public:
   Json to_json() const;
-  // Stable serialisation: same metadata, same bytes (2-space indent, fixed field order).
+  // Stable serialisation: same metadata, same bytes (2-space indent, fixed field order). For a
+  // v2 array, its .zarray.
   std::string dump() const;
   // Checks the invariants a writer must keep (e.g. the JavaScript-safe integer range).
   void validate_for_write() const;
@@ -115,11 +138,22 @@ struct ArrayMetadata {
 struct GroupMetadata {
   Json attributes = Json::object();
   Json extra_fields = Json::object();
+  int zarr_format = 3;  // 2: .zgroup (+ .zattrs)
+  // zarr-python 3's "consolidated_metadata" (null, or {"kind": "inline", "metadata": {...}}), kept
+  // and written back; the metadata of nodes it lists, by path relative to the group.
+  Json consolidated = nullptr;
+  bool has_consolidated = false;
   static GroupMetadata from_json(const Json& j);
   static GroupMetadata parse(std::string_view text);
   Json to_json() const;
+  // zarr.json, or for a v2 group its .zgroup.
   std::string dump() const;
 };
+
+// Zarr v2 documents as zarr-python 2 writes them: sorted keys, 4-space indent, ASCII.
+std::string dump_v2_json(const Json& j);
+// .zattrs text for attributes.
+std::string dump_v2_attributes(const Json& attributes);
 
 // JSON documents: at most this deep (a deeper zarr.json or attribute value is refused, before
 // anything recursive could overflow the stack on it).

@@ -1,0 +1,358 @@
+"""Zarr v2 against the live peer, zarr-python 2.13 (Debian's python3-zarr), both ways.
+
+zarr-python 2 writes a matrix of arrays covering every dtype, compressor, filter, order and
+separator (pairwise: each dtype meets a compressor, a filter, an order and a separator in turn,
+and each compressor and filter is used on several dtypes); zarrpp reads every one exactly, through
+the library and through the CLI. Then zarrpp writes the same matrix as v2 and zarr-python 2 reads
+every one exactly. Combinations numcodecs itself refuses are skipped (delta on bool or complex,
+quantize/fixedscaleoffset on non-floats) and so are filters on float16, which zarrpp's
+filters do not implement (zarrpp refuses them by name, tested below).
+"""
+import json
+import os
+import shutil
+import subprocess
+import warnings
+import zlib
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr  # python3-zarr: zarr-python 2.13, the v2 peer (installed by scripts/setup.sh)
+
+import zarrpp
+
+assert zarr.__version__.startswith("2."), f"the v2 peer must be zarr-python 2, found {zarr.__version__}"
+
+CLI = os.path.join(os.environ.get("ZARRPP_INSTALL_TEST_BUILD_DIR", ""), "zarrpp")
+
+DTYPES = ["|b1", "|i1", "<i2", ">i2", "<i4", ">i4", "<i8", ">i8", "|u1", "<u2", ">u2", "<u4", "<u8", ">u8",
+          "<f2", ">f2", "<f4", ">f4", "<f8", ">f8", "<c8", ">c16", "<M8[ns]", ">m8[s]"]
+COMPRESSORS = [None, numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE), numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE),
+               numcodecs.Blosc("blosclz", 1, numcodecs.Blosc.NOSHUFFLE), numcodecs.Blosc("zlib", 4, numcodecs.Blosc.AUTOSHUFFLE),
+               numcodecs.Zstd(3), numcodecs.GZip(6), numcodecs.Zlib(2), numcodecs.LZ4(), numcodecs.BZ2(5), numcodecs.LZMA()]
+
+
+def filters_for(dt, k):
+    """The k-th filter choice valid for dtype dt (None when it has none)."""
+    d = np.dtype(dt)
+    native = d.newbyteorder("=").str if d.itemsize > 1 else d.str
+    plain = d.str
+    choices = [None, [numcodecs.Shuffle(d.itemsize)]]
+    if d.kind in "iu" or (d.kind == "f" and d.itemsize > 2):
+        choices.append([numcodecs.Delta(dtype=plain)])
+    if d.kind == "f" and d.itemsize > 2:
+        choices.append([numcodecs.FixedScaleOffset(offset=1.5, scale=100, dtype=plain, astype="<i4")])
+        choices.append([numcodecs.Quantize(digits=3, dtype=plain)])
+        choices.append([numcodecs.AsType(encode_dtype=native.replace("8", "4") if d.itemsize == 8 else native,
+                                          decode_dtype=plain)])
+        choices.append([numcodecs.Quantize(digits=2, dtype=plain), numcodecs.Shuffle(d.itemsize)])
+    if d.kind in "iu" and d.itemsize >= 2:
+        choices.append([numcodecs.Delta(dtype=plain), numcodecs.Shuffle(d.itemsize)])
+    if d.kind == "u" and d.itemsize == 2:
+        choices.append([numcodecs.AsType(encode_dtype="<u4", decode_dtype=plain)])
+    return choices[k % len(choices)]
+
+
+def values(dt, shape, seed):
+    rng = np.random.default_rng(seed)
+    d = np.dtype(dt)
+    n = int(np.prod(shape))
+    if d.kind == "b":
+        v = rng.integers(0, 2, n).astype(bool)
+    elif d.kind in "iu":
+        info = np.iinfo(d)
+        v = rng.integers(info.min, info.max, n, dtype=np.int64 if d.kind == "i" or d.itemsize < 8 else np.uint64,
+                         endpoint=True)
+    elif d.kind == "f":
+        v = rng.normal(0, 10, n)
+    elif d.kind == "c":
+        v = rng.normal(0, 10, n) + 1j * rng.normal(0, 10, n)
+    else:  # datetime64 / timedelta64
+        v = rng.integers(-10**15, 10**15, n)
+    return np.asarray(v).astype(d).reshape(shape) if d.kind not in "mM" else np.asarray(v).view(d.newbyteorder("=").str
+                                                                                                   ).astype(d).reshape(shape)
+
+
+def fill_for(dt, i):
+    d = np.dtype(dt)
+    if i % 5 == 4:
+        return None
+    return {"b": True, "i": -7 if True else 0, "u": 42, "f": np.nan if i % 2 else 2.5, "c": 1 + 2j,
+            "M": 0, "m": 0}[d.kind]
+
+
+def matrix():
+    cases = []
+    for i, dt in enumerate(DTYPES):
+        cases.append((f"d{i}", dt, COMPRESSORS[i % len(COMPRESSORS)], filters_for(dt, i), "CF"[i % 2], "./"[(i // 2) % 2],
+                      fill_for(dt, i)))
+    # Every compressor and every filter on a few more types.
+    for j, comp in enumerate(COMPRESSORS):
+        for dt in ["<u2", ">f8"]:
+            cases.append((f"c{j}{dt[1:]}", dt, comp, filters_for(dt, j + 1), "FC"[j % 2], "/."[j % 2], fill_for(dt, j)))
+    for k in range(8):
+        for dt in ["<f4", ">i8"]:
+            cases.append((f"f{k}{dt[1:]}", dt, COMPRESSORS[(k * 3) % len(COMPRESSORS)], filters_for(dt, k), "CF"[k % 2], ".", 0))
+    return cases
+
+
+SHAPE, CHUNKS = (13, 7), (4, 3)
+
+
+def expected_from_zarr(z):
+    a = z[:]
+    return a.astype(a.dtype.newbyteorder("=")).view("i8") if a.dtype.kind in "mM" else a
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape
+    if a.dtype.kind in "fc":
+        a = a.astype(a.dtype.newbyteorder("="))
+        b = b.astype(b.dtype.newbyteorder("="))
+        return np.array_equal(a, b, equal_nan=True)
+    return np.array_equal(a, b)
+
+
+def cli(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def written_by_zarr(tmp_path_factory):
+    root = tmp_path_factory.mktemp("v2_by_zarr")
+    out = []
+    for name, dt, comp, filt, order, sep, fill in matrix():
+        path = str(root / name)
+        z = zarr.open(path, mode="w", shape=SHAPE, chunks=CHUNKS, dtype=dt, compressor=comp, filters=filt, order=order,
+                      dimension_separator=sep, fill_value=fill)
+        data = values(dt, SHAPE, seed=hash(name) % 1000)
+        z[:9] = data[:9]  # the last chunk row stays missing: it reads as the fill value
+        out.append((path, name, dt))
+    return out
+
+
+def expected_with_null_fill(path, z_v2):
+    """zarr-python 2 reads a missing chunk of an array without fill value (null) as whatever
+    np.empty returned (uninitialised memory); zarrpp reads it as zeros, which is also what
+    zarr-python 2 writes into the unwritten part of a chunk it creates. So where the chunk row 12
+    is missing, the expectation is zeros."""
+    want = expected_from_zarr(z_v2)
+    if z_v2.fill_value is None:
+        want = want.copy()
+        want[12:] = 0
+    return want
+
+
+def test_zarrpp_reads_what_zarr_python_2_writes(written_by_zarr):
+    for path, name, dt in written_by_zarr:
+        want = expected_with_null_fill(path, zarr.open(path, mode="r"))
+        z = zarrpp.open_array(path, mode="r")
+        assert z.zarr_format == 2
+        got = z[:]
+        assert same(got, want), (name, dt, json.load(open(os.path.join(path, ".zarray"))))
+        # A selection that is not chunk aligned, and single elements.
+        assert same(z[3:11, 1:6], want[3:11, 1:6]), name
+        assert same(z[12, ::2], want[12, ::2]), name
+
+
+@pytest.mark.skipif(not os.path.exists(CLI), reason="the CLI is not built")
+def test_cli_reads_what_zarr_python_2_writes(written_by_zarr, tmp_path):
+    for path, name, dt in written_by_zarr:
+        want = expected_with_null_fill(path, zarr.open(path, mode="r"))
+        out = str(tmp_path / (name + ".npy"))
+        r = cli("get", path, "--out", out)
+        assert r.returncode == 0, (name, r.stderr)
+        got = np.load(out)
+        assert same(got, want), name
+        info = json.loads(cli("info", "--json", path).stdout)
+        assert info["zarr_format"] == 2 and info["v2_dtype"] == dt
+        if "M8" in dt or "m8" in dt:
+            assert info["time_unit"] == dt.split("[")[1][:-1]
+
+
+def zarrpp_kwargs(dt, comp, filt, order, sep, fill):
+    return dict(shape=SHAPE, chunks=CHUNKS, dtype=np.dtype(dt).newbyteorder("=") if np.dtype(dt).kind != "b" else dt,
+                zarr_format=2, compressors=comp, filters=filt, order=order, dimension_separator=sep)
+
+
+def test_zarr_python_2_reads_what_zarrpp_writes(tmp_path):
+    n = 0
+    for name, dt, comp, filt, order, sep, fill in matrix():
+        d = np.dtype(dt)
+        if d.kind in "mM":
+            continue  # zarrpp writes int64; datetime units are zarr-python's to state
+        if d.byteorder == ">":
+            continue  # zarrpp writes its arrays little-endian (big-endian ones are read above)
+        path = str(tmp_path / name)
+        fv = None if fill is None else (float("nan") if isinstance(fill, float) and np.isnan(fill) else fill)
+        z = zarrpp.create_array(path, shape=SHAPE, chunks=CHUNKS, dtype=dt, zarr_format=2, compressors=comp,
+                                filters=filt, order=order, dimension_separator=sep,
+                                fill_value=0 if fv is None else fv)
+        data = values(dt, SHAPE, seed=n)
+        z[:9] = data[:9]
+        meta = json.load(open(os.path.join(path, ".zarray")))
+        assert meta["zarr_format"] == 2 and meta["order"] == order and meta["dimension_separator"] == sep
+        r = zarr.open(path, mode="r")
+        assert r.dtype == d
+        assert same(r[:], z[:]), (name, meta)
+        assert same(r[:9], z[:9])
+        n += 1
+    assert n > 30
+
+
+def test_groups_attributes_and_consolidated_metadata(tmp_path):
+    path = str(tmp_path / "g")
+    g = zarr.open_group(path, mode="w")
+    g.attrs["title"] = "from zarr 2"
+    sub = g.create_group("sub")
+    sub.attrs["level"] = 1
+    a = sub.create_dataset("arr", data=np.arange(20, dtype="<i4").reshape(4, 5), chunks=(2, 2))
+    a.attrs["units"] = "m"
+    zarr.consolidate_metadata(path)
+    root = zarrpp.open_group(path, mode="r+")
+    assert root.zarr_format == 2 and root.attrs["title"] == "from zarr 2"
+    assert [n for n, _ in root.members()] == ["sub"]
+    arr = root["sub"]["arr"]
+    assert arr.attrs["units"] == "m" and np.array_equal(arr[:], np.arange(20).reshape(4, 5))
+    # zarrpp changes nodes: .zmetadata follows, so zarr.open_consolidated sees the changes.
+    arr.attrs["units"] = "km"
+    arr.resize(6, 5)
+    arr[4:] = 7
+    root["sub"].create_group("new")
+    c = zarr.open_consolidated(path, mode="r")
+    assert c["sub/arr"].attrs["units"] == "km" and c["sub/arr"].shape == (6, 5)
+    assert np.array_equal(c["sub/arr"][4:], np.full((2, 5), 7))
+    assert "new" in c["sub"]
+    # The node's own metadata wins over .zmetadata (as in zarr-python).
+    meta = json.load(open(os.path.join(path, ".zmetadata")))
+    meta["metadata"]["sub/arr/.zarray"]["shape"] = [99, 5]
+    json.dump(meta, open(os.path.join(path, ".zmetadata"), "w"))
+    assert zarrpp.open_array(path + "/sub/arr").shape == (6, 5)
+    # zarrpp creates v2 groups and arrays zarr-python 2 reads.
+    g2 = zarrpp.create_group(str(tmp_path / "made"), zarr_format=2, attributes={"a": [1, 2]})
+    x = g2.create_array("x", shape=(5,), chunks=(2,), dtype="f4", fill_value=float("nan"))
+    x[:3] = [1, 2, 3]
+    r = zarr.open_group(str(tmp_path / "made"), mode="r")
+    assert r.attrs["a"] == [1, 2] and np.array_equal(r["x"][:], [1, 2, 3, np.nan, np.nan], equal_nan=True)
+
+
+def test_growth_on_v2_and_conversion(tmp_path):
+    path = str(tmp_path / "grow")
+    z = zarr.open(path, mode="w", shape=(5, 3), chunks=(2, 2), dtype="<i4", compressor=numcodecs.Zstd(1),
+                  fill_value=None)
+    z[:] = np.arange(15).reshape(5, 3)
+    z.attrs["_ARRAY_DIMENSIONS"] = ["t", "x"]
+    a = zarrpp.open_array(path)
+    a.append(np.full((2, 3), 9, dtype="i4"))
+    assert zarr.open(path, mode="r").shape == (7, 3)
+    with pytest.raises(ValueError, match="convert"):
+        a.prepend(np.zeros((1, 3), dtype="i4"))
+    assert zarr.open(path, mode="r").shape == (7, 3)  # nothing changed
+    before = {f: zlib.crc32(open(os.path.join(path, f), "rb").read()) for f in os.listdir(path) if not f.startswith(".")}
+    stamps = {f: os.stat(os.path.join(path, f)).st_mtime_ns for f in before}
+    rep = zarrpp.convert_to_v3(path)
+    assert rep["nodes"] == 1 and any("fill_value null" in n for n in rep["notes"])
+    assert sorted(os.listdir(path)) == sorted(list(before) + ["zarr.json"])
+    after = {f: zlib.crc32(open(os.path.join(path, f), "rb").read()) for f in before}
+    assert after == before and {f: os.stat(os.path.join(path, f)).st_mtime_ns for f in before} == stamps
+    v3 = zarrpp.open_array(path)
+    assert v3.zarr_format == 3 and v3.metadata["dimension_names"] == ["t", "x"]
+    assert np.array_equal(v3[:5], np.arange(15).reshape(5, 3))
+    v3.prepend(np.full((1, 3), -1, dtype="i4"))
+    assert v3.domain == ((-1, 7), (0, 3)) and np.array_equal(v3[0], [-1, -1, -1])
+
+
+def test_interrupted_conversion_opens_as_v3_and_convert_finishes(tmp_path):
+    path = str(tmp_path / "half")
+    z = zarr.open(path, mode="w", shape=(4,), chunks=(2,), dtype="<u2")
+    z[:] = [1, 2, 3, 4]
+    shutil.copy(os.path.join(path, ".zarray"), str(tmp_path / "zarray.bak"))
+    zarrpp.convert_to_v3(path)
+    shutil.copy(str(tmp_path / "zarray.bak"), os.path.join(path, ".zarray"))  # as if stopped before the removal
+    a = zarrpp.open_array(path)
+    assert a.zarr_format == 3 and list(a[:]) == [1, 2, 3, 4]
+    if os.path.exists(CLI):
+        info = cli("info", path).stdout
+        assert "interrupted conversion" in info
+    rep = zarrpp.convert_to_v3(path)
+    assert any("interrupted" in n for n in rep["notes"])
+    assert not os.path.exists(os.path.join(path, ".zarray"))
+
+
+def test_xarray_to_zarr_datasets_read(tmp_path):
+    xr = pytest.importorskip("xarray")
+    path = str(tmp_path / "ds.zarr")
+    t = np.arange(6)
+    ds = xr.Dataset({"temp": (("time", "x"), np.arange(24, dtype="f8").reshape(6, 4) / 3),
+                     "flag": (("time",), np.array([1, 0, 1, 1, 0, 0], dtype="i1"))},
+                    coords={"time": t, "x": [10, 20, 30, 40]}, attrs={"title": "test"})
+    ds.to_zarr(path, mode="w")
+    g = zarrpp.open_group(path, mode="r")
+    assert g.zarr_format == 2 and g.attrs["title"] == "test"
+    names = sorted(n for n, _ in g.members())
+    assert names == ["flag", "temp", "time", "x"]
+    assert np.array_equal(g["temp"][:], ds["temp"].values)
+    assert g["temp"].attrs["_ARRAY_DIMENSIONS"] == ["time", "x"]
+    assert np.array_equal(g["flag"][:], ds["flag"].values)
+    # And a dataset zarrpp converts reads back in xarray's v2-free way: dimension names.
+    zarrpp.convert_to_v3(path)
+    assert zarrpp.open_array(path + "/temp").metadata["dimension_names"] == ["time", "x"]
+
+
+def test_bad_v2_input_gets_clear_errors_and_changes_nothing(tmp_path):
+    base = {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "compressor": None, "fill_value": 0,
+            "order": "C", "filters": None}
+    cases = [
+        ({"compressor": {"id": "zfpy", "mode": 4}}, "compressor 'zfpy' is not supported"),
+        ({"filters": [{"id": "packbits"}]}, "filter 'packbits' is not supported"),
+        ({"filters": [{"id": "vlen-utf8"}], "dtype": "|O"}, "object arrays"),
+        ({"dtype": "<U4"}, "fixed-length unicode strings"),
+        ({"dtype": [["a", "<i4"]]}, "structured data types"),
+        ({"chunks": [2, 2]}, "chunks"),
+        ({"order": "K"}, "order"),
+        ({"dimension_separator": ":"}, "dimension_separator"),
+        ({"shape": [-1]}, "shape"),
+        ({"zarr_format": 3}, "zarr_format"),
+        ({"fill_value": "abc"}, "fill_value"),
+        ({"filters": [{"id": "delta", "dtype": "<f8"}]}, "differs from the data type"),
+        ({"compressor": {"id": "lzma", "format": 2}}, "format"),
+    ]
+    for i, (patch, msg) in enumerate(cases):
+        d = tmp_path / f"bad{i}"
+        d.mkdir()
+        meta = dict(base, **patch)
+        (d / ".zarray").write_text(json.dumps(meta))
+        (d / "0").write_bytes(b"\0" * 8)
+        snapshot = {p.name: p.read_bytes() for p in d.iterdir()}
+        with pytest.raises((ValueError, NotImplementedError)) as e:
+            zarrpp.open_array(str(d))
+        assert msg in str(e.value), (patch, str(e.value))
+        if os.path.exists(CLI):
+            r = cli("info", str(d))
+            assert r.returncode != 0 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert {p.name: p.read_bytes() for p in d.iterdir()} == snapshot
+    # A group with one unreadable member still lists the others.
+    g = zarr.open_group(str(tmp_path / "mixed"), mode="w")
+    g.create_dataset("good", data=np.arange(3))
+    g.create_dataset("bad", data=np.arange(3))
+    meta = json.load(open(tmp_path / "mixed" / "bad" / ".zarray"))
+    meta["compressor"] = {"id": "zfpy"}
+    json.dump(meta, open(tmp_path / "mixed" / "bad" / ".zarray", "w"))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        members = zarrpp.open_group(str(tmp_path / "mixed")).members()
+    assert [n for n, _ in members] == ["good"]
+    assert any("bad" in str(x.message) and "zfpy" in str(x.message) for x in w)
+
+
+def test_v2_writes_refuse_what_v2_cannot_state(tmp_path):
+    with pytest.raises(ValueError, match="sharding needs Zarr v3"):
+        zarrpp.create_array(str(tmp_path / "a"), shape=(4,), chunks=(2,), shards=(4,), dtype="i4", zarr_format=2)
+    with pytest.raises(ValueError, match="crc32c"):
+        zarrpp.create_array(str(tmp_path / "b"), shape=(4,), chunks=(2,), dtype="i4", zarr_format=2,
+                            compressors=[zarrpp.codecs.Crc32c()])
+    with pytest.raises(ValueError, match="lower bound"):
+        zarrpp.create_array(str(tmp_path / "c"), shape=(4,), chunks=(2,), dtype="i4", zarr_format=2, lower_bound=(-2,))
+    assert not any((tmp_path / n).exists() and any((tmp_path / n).iterdir()) for n in "abc")

@@ -1,0 +1,171 @@
+// Zarr v2 -> v3 conversion. Every v2 chain zarrpp reads has a v3 equivalent (numcodecs filters
+// and compressors under their zarr-python 3 names), and the "v2" chunk key encoding keeps the
+// keys, so no chunk is rewritten: in place, zarr.json is written beside the v2 documents, which
+// are removed only after it (an interrupted conversion opens as v3, and converting again
+// finishes it); to another place, the chunks are copied byte for byte before zarr.json.
+#include "zarrpp/array/convert.hpp"
+
+#include "engine.hpp"
+#include "node.hpp"
+#include "zarrpp/array/group.hpp"
+
+namespace zarrpp {
+
+ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* notes, const std::string& shown) {
+  ArrayMetadata m = v2;
+  if (m.zarr_format != 2) return m;
+  m.zarr_format = 3;
+  const std::string unit = v2.v2_time_unit();
+  if (!unit.empty()) {
+    // The int64 values keep their meaning only with their unit: recorded as an attribute.
+    m.attributes["_zarrpp_v2_dtype"] = v2.v2.dtype;
+    if (notes) notes->push_back(shown + ": " + v2.v2.dtype + " stored as int64; its dtype is kept in the attribute _zarrpp_v2_dtype");
+  }
+  if (v2.v2.fill_null && notes)
+    notes->push_back(shown + ": fill_value null (no fill value) became " + fill_value_to_json(m.fill_value, m.data_type).dump() +
+                     ", which missing chunks read as (zarrpp read them so already)");
+  m.v2 = ArrayMetadata::V2{};
+  if (m.attributes.contains("_ARRAY_DIMENSIONS")) {
+    const auto& d = m.attributes["_ARRAY_DIMENSIONS"];
+    bool ok = d.is_array() && d.size() == m.rank();
+    if (ok)
+      for (const auto& n : d) ok = ok && n.is_string();
+    if (ok) {
+      std::vector<std::optional<std::string>> names;
+      for (const auto& n : d) names.emplace_back(n.get<std::string>());
+      m.dimension_names = names;
+      m.attributes.erase("_ARRAY_DIMENSIONS");
+    } else if (notes) {
+      notes->push_back(shown + ": _ARRAY_DIMENSIONS " + d.dump() + " is not one name per dimension; kept as an attribute");
+    }
+  }
+  m.validate_for_write();
+  return m;
+}
+
+namespace {
+
+std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + "/" + b; }
+
+// The children of a group in either state (a listing store, or the consolidated metadata).
+std::vector<Group::Child> members(const StorePtr& store, const std::string& path) {
+  return Group::open(store, path).children();
+}
+
+void convert_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
+  auto d = node::read_doc(*store, path);
+  if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe());
+  const bool leftovers = d->format == 3 && node::has_v2_documents(*store, path);
+  if (d->type == NodeType::Group) {
+    for (const auto& c : members(store, path)) {
+      if (!c.error.empty()) throw MetadataError("cannot convert member '" + join(path, c.name) + "': " + c.error);
+      convert_in_place(store, join(path, c.name), rep);
+    }
+  }
+  if (d->format == 3 && !leftovers) {
+    rep.notes.push_back(node::shown(path) + ": already Zarr v3");
+    return;
+  }
+  if (d->format == 2) {
+    if (d->type == NodeType::Array) {
+      const auto v2 = ArrayMetadata::from_v2_json(d->json, node::read_v2_attributes(*store, path));
+      const auto m = v3_metadata_of(v2, &rep.notes, node::shown(path));
+      make_snapshot(m, std::nullopt);  // validated before anything is written
+      store->set(node::meta_key(path), node::to_bytes(m.dump()));
+    } else {
+      GroupMetadata g;
+      const Json a = node::read_v2_attributes(*store, path);
+      if (!a.is_null()) g.attributes = a;
+      store->set(node::meta_key(path), node::to_bytes(g.dump()));
+    }
+  } else {
+    rep.notes.push_back(node::shown(path) + ": finished an interrupted conversion (zarr.json was already written)");
+  }
+  // zarr.json is in place: the v2 documents go (.zmetadata too: it would describe v2 nodes that
+  // are no longer there).
+  for (const char* name : {node::kZattrs, node::kZmetadata, node::kZarray, node::kZgroup}) store->erase(node::key_in(path, name));
+  ++rep.nodes;
+}
+
+void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp, ConvertReport& rep,
+                  std::vector<std::string>& written) {
+  auto d = node::read_doc(*src, sp);
+  if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe());
+  if (d->type == NodeType::Group) {
+    GroupMetadata g;
+    if (d->format == 2) {
+      const Json a = node::read_v2_attributes(*src, sp);
+      if (!a.is_null()) g.attributes = a;
+    } else {
+      g = GroupMetadata::from_json(d->json);
+    }
+    for (const auto& c : members(src, sp)) {
+      if (!c.error.empty()) throw MetadataError("cannot convert member '" + join(sp, c.name) + "': " + c.error);
+      convert_copy(src, join(sp, c.name), dst, join(dp, c.name), rep, written);
+    }
+    dst->set(node::meta_key(dp), node::to_bytes(g.dump()));
+    written.push_back(node::meta_key(dp));
+    ++rep.nodes;
+    return;
+  }
+  const auto a = Array::open(src, sp);
+  const auto m = v3_metadata_of(a.metadata(), &rep.notes, node::shown(sp));
+  make_snapshot(m, std::nullopt);
+  // Chunks byte for byte (the keys relative to the node are the same), then zarr.json.
+  const std::string sprefix = node::prefix_of(sp), dprefix = node::prefix_of(dp);
+  for (const auto& key : a.stored_chunk_keys()) {
+    auto b = src->get(key);
+    if (!b) continue;  // removed meanwhile: it reads as fill either way
+    written.push_back(dprefix + key.substr(sprefix.size()));
+    dst->set(written.back(), *b);
+    ++rep.chunks_copied;
+  }
+  written.push_back(node::meta_key(dp));
+  dst->set(node::meta_key(dp), node::to_bytes(m.dump()));
+  ++rep.nodes;
+}
+
+}  // namespace
+
+ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
+  if (!store) throw ArgumentError("convert_to_v3: no store given");
+  const std::string path = normalize_node_path(path_in);
+  ConvertReport rep;
+  convert_in_place(store, path, rep);
+  // Consolidated metadata above the node no longer describes it.
+  if (!path.empty()) node::refresh_consolidated(*store, path);
+  return rep;
+}
+
+ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst, const std::string& dst_path_in,
+                            bool overwrite) {
+  if (!src || !dst) throw ArgumentError("convert_to_v3: no store given");
+  const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
+  const std::string a = sp.empty() ? src->location() : src->location() + "/" + sp;
+  const std::string b = dp.empty() ? dst->location() : dst->location() + "/" + dp;
+  auto inside = [](const std::string& x, const std::string& y) {
+    return x == y || (x.size() > y.size() && x.compare(0, y.size(), y) == 0 && x[y.size()] == '/');
+  };
+  if (!a.empty() && !b.empty() && (inside(a, b) || inside(b, a)))
+    throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a + "'; convert in place instead (no DST)");
+  if (!node::read_doc(*src, sp)) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe());
+  node::prepare_create(*dst, dp, overwrite, nullptr, 3);
+  ConvertReport rep;
+  std::vector<std::string> written;
+  try {
+    convert_copy(src, sp, dst, dp, rep, written);
+  } catch (...) {
+    // What this conversion wrote goes again (newest first, so no chunk is left without its node).
+    for (auto it = written.rbegin(); it != written.rend(); ++it) {
+      try {
+        dst->erase(*it);
+      } catch (...) {
+      }
+    }
+    node::prune_dirs_of(*dst, written, node::prefix_of(dp));
+    throw;
+  }
+  return rep;
+}
+
+}  // namespace zarrpp

@@ -1,0 +1,184 @@
+// Zarr v2's filters and compressor <-> the equivalent codec chain. A v2 chunk is the chunk's
+// elements in `order` (C or F) and the dtype's byte order, passed through the filters in turn
+// and then the compressor; the chain below produces the same bytes.
+#include <algorithm>
+
+#include "roles.hpp"
+
+namespace zarrpp::codec {
+namespace {
+
+const char* const kCompressors = "blosc, zstd, gzip, zlib, lz4, bz2, lzma";
+const char* const kFilters = "delta, fixedscaleoffset, quantize, astype, shuffle";
+
+std::string id_of(const Json& c, const char* what) {
+  if (!c.is_object() || !c.contains("id") || !c["id"].is_string())
+    throw MetadataError(std::string(".zarray: ") + what + " must be an object with a string \"id\" (got " + c.dump() + ")");
+  return c["id"].get<std::string>();
+}
+
+Json without_id(const Json& c) {
+  Json cfg = Json::object();
+  for (auto it = c.begin(); it != c.end(); ++it)
+    if (it.key() != "id") cfg[it.key()] = it.value();
+  return cfg;
+}
+
+// The element type a numcodecs filter outputs ("astype" / "encode_dtype"), as a data type.
+DataType filter_output(const CodecMetadata& c, const DataType& in) {
+  const auto* e = find_codec(c.name);
+  ChunkSpec spec{{1}, in, Bytes(in.size(), 0)};
+  auto codec = e->make_a2a(*c.configuration, spec);
+  return codec->encoded_spec(spec).dtype;
+}
+
+}  // namespace
+
+std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, const DataType& dtype, bool big_endian,
+                                   char order, std::size_t rank) {
+  std::vector<CodecMetadata> out;
+  if (order == 'F' && rank > 1) {
+    std::vector<std::int64_t> rev;
+    for (std::size_t d = rank; d-- > 0;) rev.push_back(static_cast<std::int64_t>(d));
+    out.push_back({"transpose", Json::object({{"order", rev}})});
+  }
+  DataType cur = dtype;
+  bool bytes_level = false;  // after a filter that works on bytes (shuffle)
+  std::size_t itemsize = dtype.size();
+  auto add_bytes = [&] {
+    if (bytes_level) return;
+    Json cfg = Json::object();
+    if (cur.component_size() > 1) cfg["endian"] = big_endian ? "big" : "little";
+    out.push_back({"bytes", cfg});
+    bytes_level = true;
+  };
+  if (!filters.is_null()) {
+    if (!filters.is_array()) throw MetadataError(".zarray: \"filters\" must be null or an array (got " + filters.dump() + ")");
+    for (const auto& f : filters) {
+      const std::string id = id_of(f, "a filter");
+      const std::string name = "numcodecs." + id;
+      const auto* e = find_codec(name);
+      if (id == "vlen-utf8" || id == "vlen-bytes" || id == "vlen-array" || id == "json2" || id == "msgpack2" || id == "pickle")
+        throw UnsupportedError("filter '" + id + "' encodes an object (variable-length) array, which zarrpp does not read yet");
+      if (!e || id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma" || id == "gzip" || id == "zstd" || id == "blosc") {
+        if (!e) throw UnsupportedError("filter '" + id + "' is not supported (zarrpp reads the filters " + kFilters + ")");
+      }
+      if (e->role == CodecRole::array_to_array) {
+        if (bytes_level)
+          throw UnsupportedError("filter '" + id + "' after a byte-level filter (shuffle) is not supported");
+        CodecMetadata c{name, without_id(f)};
+        cur = filter_output(c, cur);
+        // numcodecs writes the filter's output in the byte order its type string states.
+        for (const char* key : {"astype", "encode_dtype", "dtype"}) {
+          if (!f.contains(key) || !f[key].is_string()) continue;
+          const std::string ts = f[key].get<std::string>();
+          if (!ts.empty() && (ts[0] == '<' || ts[0] == '>')) big_endian = ts[0] == '>';
+          break;
+        }
+        itemsize = cur.size();
+        out.push_back(std::move(c));
+      } else {
+        add_bytes();
+        out.push_back({name, without_id(f)});
+        itemsize = 1;  // numcodecs hands the next codec a byte buffer
+      }
+    }
+  }
+  add_bytes();
+  if (!compressor.is_null()) {
+    const std::string id = id_of(compressor, "\"compressor\"");
+    const Json cfg = without_id(compressor);
+    if (id == "blosc") {
+      out.push_back({"blosc", blosc_from_numcodecs(cfg, itemsize)});
+    } else if (id == "zstd") {
+      allowed_keys("numcodecs.zstd", cfg, {"level", "checksum"});
+      Json c = Json::object({{"level", cfg.value("level", Json(1))}, {"checksum", cfg.value("checksum", Json(false))}});
+      out.push_back({"zstd", c});
+    } else if (id == "gzip") {
+      allowed_keys("numcodecs.gzip", cfg, {"level"});
+      out.push_back({"gzip", Json::object({{"level", cfg.value("level", Json(1))}})});
+    } else if (id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma") {
+      out.push_back({"numcodecs." + id, cfg});
+    } else {
+      throw UnsupportedError("compressor '" + id + "' is not supported (zarrpp reads the compressors " + kCompressors + ")");
+    }
+  }
+  return out;
+}
+
+V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, std::size_t rank) {
+  V2Chain v;
+  Json filters = Json::array();
+  std::size_t i = 0;
+  auto cfg_of = [](const CodecMetadata& c) { return c.configuration ? *c.configuration : Json::object(); };
+  if (i < codecs.size() && codecs[i].name == "transpose") {
+    const Json order = cfg_of(codecs[i]).value("order", Json::array());
+    std::vector<std::int64_t> rev, id;
+    for (std::size_t d = rank; d-- > 0;) rev.push_back(static_cast<std::int64_t>(d));
+    for (std::size_t d = 0; d < rank; ++d) id.push_back(static_cast<std::int64_t>(d));
+    if (order == Json(rev)) v.order = rank > 1 ? 'F' : 'C';
+    else if (order != Json(id))
+      throw UnsupportedError("codec transpose with order " + order.dump() + " has no Zarr v2 form (v2 stores C or F order only)");
+    ++i;
+  }
+  for (; i < codecs.size() && codecs[i].name.rfind("numcodecs.", 0) == 0; ++i) {
+    const auto* e = find_codec(codecs[i].name);
+    if (!e || e->role != CodecRole::array_to_array) break;
+    Json f = Json::object({{"id", codecs[i].name.substr(10)}});
+    const Json cfg = cfg_of(codecs[i]);  // kept alive: items() refers into it
+    for (auto& [k, val] : cfg.items()) f[k] = val;
+    filters.push_back(f);
+  }
+  if (i >= codecs.size() || codecs[i].name != "bytes") {
+    const std::string what = i < codecs.size() ? codecs[i].name : "(none)";
+    throw UnsupportedError("codec " + what + " has no Zarr v2 form (" +
+                           (what == "sharding_indexed" ? std::string("sharding needs Zarr v3") : std::string("v2 takes numcodecs filters, then bytes, then one compressor")) + ")");
+  }
+  v.big_endian = cfg_of(codecs[i]).value("endian", Json("little")) == "big" && dtype.component_size() > 1;
+  ++i;
+  for (; i < codecs.size(); ++i) {
+    const auto& c = codecs[i];
+    const Json cfg = cfg_of(c);
+    const bool last = i + 1 == codecs.size();
+    if (c.name == "numcodecs.shuffle" && !last) {
+      Json f = Json::object({{"id", "shuffle"}});
+      for (auto& [k, val] : cfg.items()) f[k] = val;
+      filters.push_back(f);
+      continue;
+    }
+    if (!last) throw UnsupportedError("codec " + c.name + " followed by " + codecs[i + 1].name + ": Zarr v2 has one compressor");
+    Json comp;
+    if (c.name == "blosc" || c.name == "numcodecs.blosc") {
+      const std::string s = cfg.value("shuffle", Json("shuffle")).is_string() ? cfg.value("shuffle", Json("shuffle")).get<std::string>() : "";
+      int sh = 1;
+      if (c.name == "numcodecs.blosc") sh = cfg.value("shuffle", Json(1)).get<int>();
+      else sh = s == "noshuffle" ? 0 : s == "bitshuffle" ? 2 : 1;
+      comp = Json::object({{"id", "blosc"}, {"cname", cfg.value("cname", Json("lz4"))}, {"clevel", cfg.value("clevel", Json(5))},
+                           {"shuffle", sh}, {"blocksize", cfg.value("blocksize", Json(0))}});
+    } else if (c.name == "zstd" || c.name == "numcodecs.zstd") {
+      if (cfg.value("checksum", Json(false)) == Json(true))
+        throw UnsupportedError("codec zstd with \"checksum\": true has no Zarr v2 form in numcodecs 0.11 (use checksum false)");
+      comp = Json::object({{"id", "zstd"}, {"level", cfg.value("level", Json(0))}});
+    } else if (c.name == "gzip" || c.name == "numcodecs.gzip") {
+      comp = Json::object({{"id", "gzip"}, {"level", cfg.value("level", Json(5))}});
+    } else if (c.name == "numcodecs.zlib" || c.name == "numcodecs.lz4" || c.name == "numcodecs.bz2" || c.name == "numcodecs.lzma" ||
+               c.name == "numcodecs.shuffle") {
+      if (c.name == "numcodecs.shuffle") {
+        Json f = Json::object({{"id", "shuffle"}});
+        for (auto& [k, val] : cfg.items()) f[k] = val;
+        filters.push_back(f);
+        continue;
+      }
+      comp = Json::object({{"id", c.name.substr(10)}});
+      for (auto& [k, val] : cfg.items()) comp[k] = val;
+    } else {
+      throw UnsupportedError("codec " + c.name + " has no Zarr v2 form" +
+                             (c.name == "crc32c" ? std::string(" (v2 has no checksum codec)") : std::string()));
+    }
+    v.compressor = comp;
+  }
+  if (!filters.empty()) v.filters = filters;
+  return v;
+}
+
+}  // namespace zarrpp::codec

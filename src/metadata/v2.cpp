@@ -1,0 +1,341 @@
+// Zarr v2 metadata (.zarray, .zgroup, .zattrs) <-> the metadata structs, which hold a v2 array
+// in the v3 form the rest of zarrpp works with plus what only .zarray states.
+#include <cmath>
+#include <cstring>
+
+#include "zarrpp/codec/codec.hpp"
+#include "zarrpp/core/checked.hpp"
+#include "zarrpp/core/error.hpp"
+#include "zarrpp/metadata/metadata.hpp"
+
+namespace zarrpp {
+namespace {
+
+[[noreturn]] void fail(const std::string& field, const Json& value, const std::string& why) {
+  std::string v = value.dump();
+  if (v.size() > 200) v = v.substr(0, 200) + "...";
+  throw MetadataError(".zarray: " + field + ": " + why + " (got " + v + ")");
+}
+
+struct V2Type {
+  DataType dtype;
+  bool big = false;
+};
+
+// A v2 dtype string: every core numeric type in either byte order, bool, complex, raw bytes
+// (|V<n>), and datetime64/timedelta64 read as int64. Strings, objects and structured types are
+// refused by name.
+V2Type parse_v2_dtype(const Json& j) {
+  if (j.is_array()) throw UnsupportedError(".zarray: dtype: structured data types (" + j.dump() + ") are not supported by zarrpp");
+  if (!j.is_string()) fail("dtype", j, "expected a NumPy dtype string such as \"<f8\"");
+  const std::string s = j.get<std::string>();
+  std::size_t i = 0;
+  char bo = '|';
+  if (!s.empty() && (s[0] == '<' || s[0] == '>' || s[0] == '|' || s[0] == '=')) bo = s[i++];
+  if (i >= s.size()) fail("dtype", j, "not a NumPy dtype string");
+  const char kind = s[i];
+  const std::string rest = s.substr(i + 1);
+  auto size = [&]() -> std::size_t {
+    if (rest.empty() || rest.size() > 7 || rest.find_first_not_of("0123456789") != std::string::npos || rest[0] == '0')
+      fail("dtype", j, "not a NumPy dtype string");
+    return std::stoul(rest);
+  };
+  V2Type t;
+  switch (kind) {
+    case 'b':
+      if (rest != "1") fail("dtype", j, "bool must be b1");
+      t.dtype = DataType::bool_t;
+      break;
+    case 'i':
+    case 'u': {
+      const auto n = size();
+      using Id = DataType::Id;
+      const Id si[] = {Id::int8, Id::int16, Id::int32, Id::int64}, ui[] = {Id::uint8, Id::uint16, Id::uint32, Id::uint64};
+      const int k = n == 1 ? 0 : n == 2 ? 1 : n == 4 ? 2 : n == 8 ? 3 : -1;
+      if (k < 0) fail("dtype", j, "integers have 1, 2, 4 or 8 bytes");
+      t.dtype = kind == 'i' ? DataType(si[k]) : DataType(ui[k]);
+      break;
+    }
+    case 'f': {
+      const auto n = size();
+      if (n == 2) t.dtype = DataType::float16_t;
+      else if (n == 4) t.dtype = DataType::float32;
+      else if (n == 8) t.dtype = DataType::float64;
+      else throw UnsupportedError(".zarray: dtype " + s + ": floats of " + std::to_string(n) + " bytes are not supported");
+      break;
+    }
+    case 'c': {
+      const auto n = size();
+      if (n == 8) t.dtype = DataType::complex64;
+      else if (n == 16) t.dtype = DataType::complex128;
+      else throw UnsupportedError(".zarray: dtype " + s + ": complex numbers of " + std::to_string(n) + " bytes are not supported");
+      break;
+    }
+    case 'V':
+      t.dtype = DataType::raw(size() * 8);
+      break;
+    case 'M':
+    case 'm':
+      if (rest.rfind("8[", 0) != 0 || rest.back() != ']' || rest.size() < 4)
+        throw UnsupportedError(".zarray: dtype " + s + ": datetime64/timedelta64 need a unit, such as <M8[ns]");
+      t.dtype = DataType::int64;
+      break;
+    case 'S':
+    case 'U':
+      throw UnsupportedError(".zarray: dtype " + s + ": fixed-length " + (kind == 'S' ? "byte strings" : "unicode strings") +
+                             " are not supported by zarrpp");
+    case 'O':
+      throw UnsupportedError(".zarray: dtype " + s + ": object arrays (variable-length strings) are not supported by zarrpp yet");
+    default:
+      throw UnsupportedError(".zarray: dtype " + s + " is not supported by zarrpp");
+  }
+  t.big = bo == '>' && t.dtype.component_size() > 1;
+  return t;
+}
+
+std::string base64_encode(std::span<const std::uint8_t> b) {
+  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < b.size(); i += 3) {
+    const std::uint32_t v = (b[i] << 16) | (b[i + 1] << 8) | b[i + 2];
+    for (int k = 3; k >= 0; --k) out += tbl[(v >> (6 * k)) & 63];
+  }
+  if (i + 1 == b.size()) {
+    const std::uint32_t v = b[i] << 16;
+    out += tbl[(v >> 18) & 63];
+    out += tbl[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == b.size()) {
+    const std::uint32_t v = (b[i] << 16) | (b[i + 1] << 8);
+    out += tbl[(v >> 18) & 63];
+    out += tbl[(v >> 12) & 63];
+    out += tbl[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<Bytes> base64_decode(const std::string& s) {
+  auto val = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  if (s.size() % 4 != 0) return std::nullopt;
+  Bytes out;
+  for (std::size_t i = 0; i < s.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = s[i + static_cast<std::size_t>(k)];
+      if (c == '=' && i + 4 == s.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+      } else if (pad || (v[k] = val(c)) < 0) {
+        return std::nullopt;
+      }
+    }
+    const std::uint32_t x = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
+                            (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
+    out.push_back(static_cast<std::uint8_t>(x >> 16));
+    if (pad < 2) out.push_back(static_cast<std::uint8_t>(x >> 8));
+    if (pad < 1) out.push_back(static_cast<std::uint8_t>(x));
+  }
+  return out;
+}
+
+Bytes parse_v2_fill(const Json& j, const DataType& t, bool& null_fill) {
+  null_fill = j.is_null();
+  if (j.is_null()) return default_fill_value(t);
+  if (t.kind() == DataKind::Raw) {
+    if (!j.is_string()) fail("fill_value", j, "raw (V) types take a base64 string");
+    auto b = base64_decode(j.get<std::string>());
+    if (!b || b->size() != t.size()) fail("fill_value", j, "expected base64 of " + std::to_string(t.size()) + " bytes");
+    return *b;
+  }
+  try {
+    return parse_fill_value(j, t);
+  } catch (const MetadataError& e) {
+    throw MetadataError(std::string(".zarray: ") + e.what());
+  }
+}
+
+Json v2_fill_json(const ArrayMetadata& m) {
+  if (m.v2.fill_null) return nullptr;
+  const auto& t = m.data_type;
+  if (t.kind() == DataKind::Raw) return base64_encode(m.fill_value);
+  auto one = [](double v) -> Json {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+    return v;
+  };
+  if (t.kind() == DataKind::Float) {
+    double v;
+    if (t == DataType::float32) {
+      float f;
+      std::memcpy(&f, m.fill_value.data(), 4);
+      v = f;
+    } else if (t == DataType::float64) {
+      std::memcpy(&v, m.fill_value.data(), 8);
+    } else {
+      std::uint16_t b;
+      std::memcpy(&b, m.fill_value.data(), 2);
+      v = static_cast<float>(float16::from_bits(b));
+    }
+    return one(v);
+  }
+  if (t.kind() == DataKind::Complex) {
+    double re, im;
+    if (t == DataType::complex64) {
+      float f[2];
+      std::memcpy(f, m.fill_value.data(), 8);
+      re = f[0];
+      im = f[1];
+    } else {
+      double d[2];
+      std::memcpy(d, m.fill_value.data(), 16);
+      re = d[0];
+      im = d[1];
+    }
+    return Json::array({one(re), one(im)});
+  }
+  return fill_value_to_json(m.fill_value, t);
+}
+
+std::string v2_dtype_of(const DataType& t, bool big) {
+  const char bo = t.component_size() > 1 ? (big ? '>' : '<') : '|';
+  switch (t.kind()) {
+    case DataKind::Bool: return "|b1";
+    case DataKind::Int: return std::string(1, bo) + "i" + std::to_string(t.size());
+    case DataKind::UInt: return std::string(1, bo) + "u" + std::to_string(t.size());
+    case DataKind::Float: return std::string(1, bo) + "f" + std::to_string(t.size());
+    case DataKind::Complex: return std::string(1, bo) + "c" + std::to_string(t.size());
+    case DataKind::Raw: return "|V" + std::to_string(t.size());
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string ArrayMetadata::v2_time_unit() const {
+  if (zarr_format != 2) return "";
+  const auto& s = v2.dtype;
+  const auto b = s.find("8[");
+  if (b == std::string::npos || s.empty() || s.back() != ']') return "";
+  const char k = s[b - 1];
+  if (k != 'M' && k != 'm') return "";
+  return s.substr(b + 2, s.size() - b - 3);
+}
+
+ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
+  if (!j.is_object()) throw MetadataError(".zarray: expected a JSON object");
+  for (const char* req : {"zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters"})
+    if (!j.contains(req)) fail(req, j, "missing required field");
+  if (!j["zarr_format"].is_number_integer() || j["zarr_format"].get<std::int64_t>() != 2)
+    fail("zarr_format", j["zarr_format"], "expected 2");
+  ArrayMetadata m;
+  m.zarr_format = 2;
+  auto ints = [&](const char* key) {
+    const auto& a = j[key];
+    if (!a.is_array()) fail(key, a, "expected an array of integers");
+    std::vector<std::int64_t> out;
+    for (const auto& e : a) {
+      if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)))
+        fail(key, a, "expected an array of integers");
+      out.push_back(e.get<std::int64_t>());
+    }
+    return out;
+  };
+  m.shape = ints("shape");
+  const auto chunks = ints("chunks");
+  if (chunks.size() != m.shape.size())
+    fail("chunks", j["chunks"], "has " + std::to_string(chunks.size()) + " entries, shape has " + std::to_string(m.shape.size()));
+  for (std::size_t d = 0; d < m.shape.size(); ++d) {
+    if (m.shape[d] < 0) fail("shape", j["shape"], "entries must be >= 0");
+    if (chunks[d] < 1) fail("chunks", j["chunks"], "entries must be >= 1");
+  }
+  try {
+    checked::product(m.shape, "shape");
+  } catch (const Error&) {
+    fail("shape", j["shape"], "the number of elements overflows int64");
+  }
+  m.chunk_grid = ChunkGridMetadata::regular(chunks);
+  const auto t = parse_v2_dtype(j["dtype"]);
+  m.data_type = t.dtype;
+  m.v2.dtype = j["dtype"].get<std::string>();
+  const auto& order = j["order"];
+  if (order != "C" && order != "F") fail("order", order, "expected \"C\" or \"F\"");
+  m.v2.order = order.get<std::string>()[0];
+  char sep = '.';
+  if (j.contains("dimension_separator") && !j["dimension_separator"].is_null()) {
+    const auto& s = j["dimension_separator"];
+    if (s != "." && s != "/") fail("dimension_separator", s, "expected \".\" or \"/\"");
+    sep = s.get<std::string>()[0];
+  }
+  m.chunk_key_encoding = ChunkKeyEncoding::v2(sep);
+  m.fill_value = parse_v2_fill(j["fill_value"], m.data_type, m.v2.fill_null);
+  m.v2.compressor = j["compressor"];
+  m.v2.filters = j["filters"];
+  if (m.v2.filters.is_array() && m.v2.filters.empty()) m.v2.filters = nullptr;
+  m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, t.big, m.v2.order, m.rank());
+  if (!zattrs.is_null()) {
+    if (!zattrs.is_object()) throw MetadataError(".zattrs: expected a JSON object (got " + zattrs.dump().substr(0, 200) + ")");
+    m.attributes = zattrs;
+  }
+  return m;
+}
+
+ArrayMetadata ArrayMetadata::as_v2() const {
+  ArrayMetadata m = *this;
+  if (zarr_format == 2) return m;
+  if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
+    throw UnsupportedError("a Zarr v2 array has no lower bound or origin (regular_bounded grid); create it as Zarr v3");
+  if (!extra_fields.empty()) throw UnsupportedError("Zarr v2 cannot store the extra zarr.json fields " + extra_fields.dump());
+  m.zarr_format = 2;
+  const auto chain = codec::to_v2(codecs, data_type, rank());
+  m.v2.dtype = v2_dtype_of(data_type, chain.big_endian);
+  m.v2.order = chain.order;
+  m.v2.compressor = chain.compressor;
+  m.v2.filters = chain.filters;
+  m.v2.fill_null = false;
+  m.chunk_key_encoding = ChunkKeyEncoding::v2(chunk_key_encoding.kind == ChunkKeyEncoding::Kind::V2 ? chunk_key_encoding.separator : '.');
+  if (dimension_names) {
+    Json names = Json::array();
+    for (const auto& n : *dimension_names) {
+      if (!n) throw UnsupportedError("dimension_names: Zarr v2 (\"_ARRAY_DIMENSIONS\") needs a name for every dimension");
+      names.push_back(*n);
+    }
+    m.attributes["_ARRAY_DIMENSIONS"] = names;
+    m.dimension_names.reset();
+  }
+  // The codecs as a v2 reader decodes them (e.g. blosc's typesize as numcodecs infers it).
+  m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, chain.big_endian, m.v2.order, m.rank());
+  return m;
+}
+
+Json ArrayMetadata::to_v2_json() const {
+  nlohmann::json j = nlohmann::json::object();  // sorted keys, as zarr-python 2 writes them
+  j["zarr_format"] = 2;
+  j["shape"] = shape;
+  j["chunks"] = chunk_grid.chunk_shape;
+  j["dtype"] = v2.dtype;
+  j["compressor"] = v2.compressor;
+  j["fill_value"] = v2_fill_json(*this);
+  j["order"] = std::string(1, v2.order);
+  j["filters"] = v2.filters;
+  j["dimension_separator"] = std::string(1, chunk_key_encoding.separator);
+  return Json::parse(j.dump());
+}
+
+std::string dump_v2_json(const Json& j) {
+  const nlohmann::json sorted = nlohmann::json::parse(j.dump());
+  return sorted.dump(4, ' ', true);
+}
+
+std::string dump_v2_attributes(const Json& attributes) { return dump_v2_json(attributes); }
+
+}  // namespace zarrpp
