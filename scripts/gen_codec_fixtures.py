@@ -252,6 +252,27 @@ def blosc_cases():
     assert flags & 0x2, "expected a memcpyed frame"
 
 
+# ---- numcodecs' own compressors and shuffle (Zarr v2, and zarr-python 3's "numcodecs.*") ----------
+def numcodecs_cases():
+    from numcodecs import BZ2, LZ4, LZMA, Shuffle, Zlib
+    arrays = [("u16", smooth_u16()), ("f64", blosc_data("float64", 400, (16, 32)))]
+    producer = f"numcodecs {numcodecs.__version__}"
+    for dname, arr in arrays:
+        for name, obj, cfg in [
+            ("zlib1", Zlib(1), {"level": 1}), ("zlib9", Zlib(9), {"level": 9}),
+            ("lz4", LZ4(), {"acceleration": 1}), ("lz4acc8", LZ4(8), {"acceleration": 8}),
+            ("bz2", BZ2(1), {"level": 1}), ("bz2l9", BZ2(9), {"level": 9}),
+            ("lzma", LZMA(), {"format": 1, "check": -1, "preset": None, "filters": None}),
+        ]:
+            enc = obj.encode(arr)
+            assert bytes(obj.decode(enc)) == arr.tobytes()
+            add(f"numcodecs_{name}_{dname}", {"name": "numcodecs." + obj.codec_id, "configuration": cfg}, arr, enc, False,
+                producer + f" {type(obj).__name__}")
+        sh = Shuffle(arr.dtype.itemsize)
+        add(f"numcodecs_shuffle_{dname}", {"name": "numcodecs.shuffle", "configuration": {"elementsize": arr.dtype.itemsize}},
+            arr, bytes(sh.encode(arr)), True, producer + " Shuffle")
+
+
 # ---- crc32c -------------------------------------------------------------------------------------
 def crc32c_cases():
     payloads = [
@@ -297,6 +318,7 @@ def main():
     blosc_cases()
     crc32c_cases()
     bytes_big_cases()
+    numcodecs_cases()
     manifest = {
         "generator": "scripts/gen_codec_fixtures.py",
         "numpy": np.__version__,

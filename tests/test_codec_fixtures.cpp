@@ -74,7 +74,10 @@ const std::vector<FixtureCase>& all_cases() {
 }
 
 std::string codec_name(const FixtureCase& c) { return c.codec.at("name").get<std::string>(); }
-bool is_compressor(const std::string& n) { return n == "gzip" || n == "zstd" || n == "blosc"; }
+bool is_compressor(const std::string& n) {
+  return n == "gzip" || n == "zstd" || n == "blosc" || n == "numcodecs.zlib" || n == "numcodecs.lz4" || n == "numcodecs.bz2" ||
+         n == "numcodecs.lzma";
+}
 
 ChunkSpec spec_of(const FixtureCase& c) {
   const DataType dt = DataType::parse(c.dtype);

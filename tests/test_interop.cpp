@@ -347,7 +347,8 @@ struct Written {
 
 // Writes every case with zarrpp under `root`, then reads them all with one zarrita process and
 // compares element by element. Returns the number of cases checked.
-std::size_t check_zarrita_reads(const fs::path& root, std::vector<Case> cases) {
+std::size_t check_zarrita_reads(const fs::path& root, std::vector<Case> cases,
+                                const std::function<void(const StorePtr&)>& before_read = nullptr) {
   auto store = FileStore::open(root);
   std::vector<Written> written;
   std::vector<std::string> paths;
@@ -384,6 +385,7 @@ std::size_t check_zarrita_reads(const fs::path& root, std::vector<Case> cases) {
       ADD_FAILURE() << "zarrpp could not write " << c.path << ": " << e.what();
     }
   }
+  if (before_read) before_read(store);
   const auto results = zarrita_read(root, paths);
   std::map<std::string, std::pair<int, std::vector<std::string>>> known_bugs;  // bug -> (cases, misread ones)
   for (const auto& w : written) {
@@ -626,6 +628,47 @@ TEST(InteropZarritaReads, ChunkKeyEncodingsAndShapes) {
     }
   }
   EXPECT_EQ(check_zarrita_reads(dir.path(), std::move(cases)), 4u * 8);
+}
+
+// Zarr v2 arrays converted to v3 in place (no chunk rewritten): zarrita reads the result.
+TEST(InteropZarritaReads, ZarrV2ArraysConvertedInPlace) {
+  REQUIRE_INTEROP_ENV();
+  TempDir dir("a-converted");
+  std::vector<Case> cases;
+  int salt = 0;
+  const std::vector<std::pair<std::string, std::optional<codec::Any>>> compressors = {
+      {"none", std::nullopt}, {"zstd", codec::Zstd{.level = 2}}, {"gzip", codec::Gzip{.level = 4}},
+      {"blosc", codec::Blosc{.cname = "lz4", .clevel = 5, .shuffle = codec::Blosc::Shuffle::Shuffle}}};
+  for (const auto& [cname, comp] : compressors) {
+    for (const char sep : {'.', '/'}) {
+      for (const bool f_order : {false, true}) {
+        ++salt;
+        const DataType dt = kZarritaTypes[static_cast<std::size_t>(salt * 3) % kZarritaTypes.size()];
+        ArraySpec spec{.shape = {9, 7}, .chunks = {4, 3}, .dtype = dt, .fill_value = fill_for(dt, salt),
+                       .chunk_key_encoding = ChunkKeyEncoding::v2(sep), .zarr_format = 2};
+        std::vector<codec::Any> codecs;
+        if (f_order) codecs.push_back(codec::Transpose{{1, 0}});
+        codecs.push_back(codec::BytesCodec{});
+        if (comp) codecs.push_back(*comp);
+        spec.codecs = codecs;
+        cases.push_back({.path = std::string("v2/") + cname + (sep == '.' ? "_dot" : "_slash") + (f_order ? "_F_" : "_C_") + dt.name(),
+                         .spec = spec, .salt = salt,
+                         .regions = salt % 3 ? std::vector<Box>{} : std::vector<Box>{{{0, 5}, {0, 7}}}});
+      }
+    }
+  }
+  EXPECT_EQ(check_zarrita_reads(dir.path(), std::move(cases), [](const StorePtr& store) {
+              std::map<std::string, Bytes> chunks;
+              for (const auto& k : store->list_prefix("v2/"))
+                if (k.find("/.z") == std::string::npos) chunks[k] = *store->get(k);
+              ASSERT_FALSE(chunks.empty());
+              const auto rep = convert_to_v3(store, "v2");
+              EXPECT_EQ(rep.nodes, 4 * 2 * 2 + 1);
+              for (const auto& [k, b] : chunks) EXPECT_EQ(store->get(k), b) << k << " was rewritten";
+              EXPECT_TRUE(store->exists("v2/zarr.json"));
+              EXPECT_FALSE(store->exists("v2/.zgroup"));
+            }),
+            4u * 2 * 2);
 }
 
 TEST(InteropZarritaReads, FillValuesAndMissingChunks) {

@@ -25,6 +25,9 @@ std::optional<Doc> read_doc(Store& store, const std::string& path) {
     d.stored = std::move(v);
     if (format == 3) {
       d.json = parse(d.stored.bytes, path);
+      if (d.json.is_object() && d.json.contains("zarr_format") && d.json["zarr_format"] != 3)
+        throw MetadataError("zarr.json of '" + shown(path) + "': zarr_format is " + d.json["zarr_format"].dump() +
+                            ", expected 3 (Zarr v2 nodes keep their metadata in .zarray/.zgroup)");
       d.type = type_of(d.json, path);
     } else {
       d.json = parse_json_document(std::string_view(reinterpret_cast<const char*>(d.stored.bytes.data()), d.stored.bytes.size()),
@@ -284,7 +287,7 @@ void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
   }
   if (!keep_metadata || d->format == 2) {
     if (d->format == 2) {
-      // v2: its documents (a zarr.json beside them is an interrupted conversion's, and goes too).
+      // v2: its documents.
       for (const char* name : {kZattrs, kZmetadata}) store.erase(key_in(path, name));
       if (t == NodeType::Group) store.erase(key_in(path, kZarray));
       store.erase(d->key);
@@ -318,8 +321,13 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
                           "a node already exists at '" + shown(path) + "' (use overwrite to replace it)");
     // Only what belongs to the old node goes; a zarr.json is replaced by the new one (v2
     // documents are removed, they are not overwritten in place).
-    const auto old = read_doc(store, path);
-    remove_owned(store, path, !old || old->format == zarr_format);
+    int old_format = zarr_format;
+    try {
+      if (const auto old = read_doc(store, path)) old_format = old->format;
+    } catch (const MetadataError&) {
+      // remove_owned reports what it cannot tell
+    }
+    remove_owned(store, path, old_format == zarr_format);
   }
   if (array && store.capabilities().listing) {
     // Chunks without a zarr.json (an interrupted removal or copy) would show as the new array's data.

@@ -22,7 +22,9 @@ namespace {
 
 // ---- numcodecs dtype strings ("<f8", "|u1", "int16") ----------------------------------------
 
-DataType numcodecs_dtype(const std::string& codec, const Json& cfg, const char* key) {
+DataType numcodecs_dtype(const std::string& codec, const Json& cfg, const char* key, std::optional<DataType> fallback = std::nullopt) {
+  // zarr-python 3 leaves out a filter's "dtype" when it is the array's own.
+  if (fallback && (!cfg.is_object() || !cfg.contains(key) || cfg[key].is_null())) return *fallback;
   if (!cfg.contains(key) || !cfg[key].is_string()) config_fail(codec, std::string("\"") + key + "\" must be a dtype string such as \"<f8\"", cfg);
   std::string s = cfg[key].get<std::string>();
   // Filters compute on the elements' values; the byte order of the bytes is the bytes codec's
@@ -175,9 +177,8 @@ void check_input(const std::string& codec, const DataType& filter, const ChunkSp
 class Delta final : public ElementFilter {
  public:
   Delta(const Json& cfg, const ChunkSpec& in)
-      : ElementFilter("numcodecs.delta", numcodecs_dtype("numcodecs.delta", cfg, "dtype"),
-                      cfg.contains("astype") ? numcodecs_dtype("numcodecs.delta", cfg, "astype")
-                                             : numcodecs_dtype("numcodecs.delta", cfg, "dtype")) {
+      : ElementFilter("numcodecs.delta", numcodecs_dtype("numcodecs.delta", cfg, "dtype", in.dtype),
+                      numcodecs_dtype("numcodecs.delta", cfg, "astype", numcodecs_dtype("numcodecs.delta", cfg, "dtype", in.dtype))) {
     allowed_keys(name_, cfg, {"dtype", "astype"});
     check_input(name_, dec_, in, cfg);
     if (dec_ == DataType::bool_t) config_fail(name_, "delta is not defined for bool", cfg);
@@ -225,9 +226,8 @@ double config_number(const std::string& codec, const Json& cfg, const char* key)
 class FixedScaleOffset final : public ElementFilter {
  public:
   FixedScaleOffset(const Json& cfg, const ChunkSpec& in)
-      : ElementFilter("numcodecs.fixedscaleoffset", numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype"),
-                      cfg.contains("astype") ? numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "astype")
-                                             : numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype")) {
+      : ElementFilter("numcodecs.fixedscaleoffset", numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype", in.dtype),
+                      numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "astype", numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype", in.dtype))) {
     allowed_keys(name_, cfg, {"dtype", "astype", "offset", "scale"});
     check_input(name_, dec_, in, cfg);
     offset_ = config_number(name_, cfg, "offset");
@@ -276,9 +276,8 @@ class FixedScaleOffset final : public ElementFilter {
 class Quantize final : public ElementFilter {
  public:
   Quantize(const Json& cfg, const ChunkSpec& in)
-      : ElementFilter("numcodecs.quantize", numcodecs_dtype("numcodecs.quantize", cfg, "dtype"),
-                      cfg.contains("astype") ? numcodecs_dtype("numcodecs.quantize", cfg, "astype")
-                                             : numcodecs_dtype("numcodecs.quantize", cfg, "dtype")) {
+      : ElementFilter("numcodecs.quantize", numcodecs_dtype("numcodecs.quantize", cfg, "dtype", in.dtype),
+                      numcodecs_dtype("numcodecs.quantize", cfg, "astype", numcodecs_dtype("numcodecs.quantize", cfg, "dtype", in.dtype))) {
     allowed_keys(name_, cfg, {"digits", "dtype", "astype"});
     check_input(name_, dec_, in, cfg);
     if (dec_.kind() != DataKind::Float || enc_.kind() != DataKind::Float)
@@ -328,7 +327,7 @@ class Quantize final : public ElementFilter {
 class AsType final : public ElementFilter {
  public:
   AsType(const Json& cfg, const ChunkSpec& in)
-      : ElementFilter("numcodecs.astype", numcodecs_dtype("numcodecs.astype", cfg, "decode_dtype"),
+      : ElementFilter("numcodecs.astype", numcodecs_dtype("numcodecs.astype", cfg, "decode_dtype", in.dtype),
                       numcodecs_dtype("numcodecs.astype", cfg, "encode_dtype")) {
     allowed_keys(name_, cfg, {"encode_dtype", "decode_dtype"});
     check_input(name_, dec_, in, cfg);
