@@ -51,8 +51,14 @@ def main():
                 {"name": "bytes", "configuration": {"endian": "little"}},
                 {"name": "numcodecs.lz4", "configuration": {"acceleration": 1}}]
     f_doc = array_doc([8], [8], "float64", f_codecs, fill=0.0)
-    # A string array as zarr-python 3 writes it: zarrpp does not read these yet and must say so.
-    s_doc = array_doc([3], [3], "string", [{"name": "vlen-utf8", "configuration": {}}], fill="")
+    # A string array as zarr-python 3 writes it ("string", vlen-utf8, then zstd), two chunks,
+    # the second missing (it reads as the fill value).
+    s_values = np.array(["", "ß€😀", "plain", "x"], dtype=object)
+    s_doc = array_doc([6], [4], "string", [{"name": "vlen-utf8", "configuration": {}},
+                                           {"name": "zstd", "configuration": {"level": 0, "checksum": False}}], fill="n/a")
+    # And bytes ("variable_length_bytes", vlen-bytes; the fill value is base64 as zarr-python 3 writes it).
+    b_values = np.array([b"\x00\xff", b"", b"abc"], dtype=object)
+    b_doc = array_doc([3], [3], "variable_length_bytes", [{"name": "vlen-bytes", "configuration": {}}], fill="AQI=")
     sub_doc = {"attributes": {"level": 1}, "zarr_format": 3, "consolidated_metadata": None, "node_type": "group"}
 
     for name, consolidated in [("consolidated_null", None), ("consolidated", True)]:
@@ -71,10 +77,17 @@ def main():
             f.write(numcodecs.LZ4().encode(fso.encode(f_values).tobytes()))
         write(os.path.join(base, "sub", "zarr.json"), sub_doc)
         write(os.path.join(base, "strings", "zarr.json"), s_doc)
+        os.makedirs(os.path.join(base, "strings", "c"), exist_ok=True)
+        with open(os.path.join(base, "strings", "c", "0"), "wb") as f:
+            f.write(numcodecs.Zstd(0).encode(numcodecs.VLenUTF8().encode(s_values)))
+        write(os.path.join(base, "blobs", "zarr.json"), b_doc)
+        os.makedirs(os.path.join(base, "blobs", "c"), exist_ok=True)
+        with open(os.path.join(base, "blobs", "c", "0"), "wb") as f:
+            f.write(numcodecs.VLenBytes().encode(b_values))
         cm = None
         if consolidated:
             cm = {"kind": "inline", "must_understand": False,
-                  "metadata": {"a": a_doc, "f": f_doc, "strings": s_doc, "sub": sub_doc}}
+                  "metadata": {"a": a_doc, "blobs": b_doc, "f": f_doc, "strings": s_doc, "sub": sub_doc}}
         write(os.path.join(base, "zarr.json"), {"attributes": {"title": name}, "zarr_format": 3,
                                                  "consolidated_metadata": cm, "node_type": "group"})
     np.save(os.path.join(OUT, "a_values.npy"), values)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 
 #include "zarrpp/zarrpp.hpp"
 
@@ -242,7 +243,7 @@ TEST(ZarrPython3, GroupsWithConsolidatedMetadataAndNumcodecsCodecsOpen) {
     auto g = Group::open(store);
     EXPECT_EQ(g.attributes()["title"], name);
     auto kids = g.children();
-    ASSERT_EQ(kids.size(), 4u);
+    ASSERT_EQ(kids.size(), 5u);
     EXPECT_EQ(kids[0].name, "a");
     auto a = g.open_array("a");
     ASSERT_EQ(a.metadata().codecs[0].name, "numcodecs.delta");
@@ -251,21 +252,24 @@ TEST(ZarrPython3, GroupsWithConsolidatedMetadataAndNumcodecsCodecsOpen) {
     EXPECT_EQ(std::memcmp(got.raw_data(), a_want.raw_data(), 40), 0);
     auto f = g.open_array("f").read();
     EXPECT_EQ(std::memcmp(f.raw_data(), f_want.raw_data(), 64), 0);
-    // A string array (not read by zarrpp yet) is refused by name, and the others still open.
-    try {
-      g.open_array("strings");
-      FAIL();
-    } catch (const MetadataError& e) {
-      EXPECT_NE(std::string(e.what()).find("string"), std::string::npos) << e.what();
-    }
+    // Variable-length strings and bytes, a missing chunk reading as the fill value.
+    auto strings = g.open_array("strings");
+    EXPECT_EQ(strings.dtype(), DataType::string_t);
+    EXPECT_EQ(strings.read_vlen().values, (std::vector<std::string>{"", "ß€😀", "plain", "x", "n/a", "n/a"}));
+    EXPECT_EQ(strings.fill_value_json(), "n/a");
+    EXPECT_THROW(strings.read(), SelectionError);  // the numeric calls point to read_vlen
+    auto blobs = g.open_array("blobs");
+    EXPECT_EQ(blobs.dtype(), DataType::bytes_t);
+    EXPECT_EQ(blobs.read_vlen().values, (std::vector<std::string>{std::string("\0\xff", 2), "", "abc"}));
+    EXPECT_EQ(blobs.metadata().fill_vlen, "\x01\x02");
     EXPECT_EQ(g.open_group("sub").attributes()["level"], 1);
     // Without listing: the members consolidated_metadata names (none when it is null).
     auto nolist = std::make_shared<NoListing>(store);
     const auto via = Group::open(nolist).children();
     if (std::string(name) == "consolidated") {
-      ASSERT_EQ(via.size(), 4u);
-      EXPECT_EQ(via[3].name, "sub");
-      EXPECT_EQ(via[3].type, NodeType::Group);
+      ASSERT_EQ(via.size(), 5u);
+      EXPECT_EQ(via[4].name, "sub");
+      EXPECT_EQ(via[4].type, NodeType::Group);
     } else {
       EXPECT_TRUE(via.empty());
     }
@@ -291,4 +295,103 @@ TEST(ZarrPython3, ConsolidatedMetadataIsKeptWhenAttributesChange) {
   } catch (const MetadataError& e) {
     EXPECT_NE(std::string(e.what()).find("consolidated_metadata"), std::string::npos);
   }
+}
+
+// ---- variable-length elements against a plain reference ------------------------------------------
+
+TEST(Vlen, RandomWritesMatchAReferenceAcrossLayouts) {
+  std::mt19937 rng(7);
+  auto random_text = [&] {
+    static const std::vector<std::string> pieces = {"", "a", "ß", "€", "😀", "text", "x y", std::string(300, 'z')};
+    std::string s;
+    for (int k = static_cast<int>(rng() % 4); k > 0; --k) s += pieces[rng() % pieces.size()];
+    return s;
+  };
+  struct Layout {
+    const char* name;
+    ArraySpec spec;
+  };
+  std::vector<Layout> layouts = {
+      {"plain", ArraySpec{.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::string_t, .fill_value = Json("-")}},
+      {"zstd", ArraySpec{.shape = {7, 5}, .chunks = {2, 5}, .dtype = DataType::string_t, .compressor = codec::Zstd{}}},
+      {"sharded", ArraySpec{.shape = {7, 5}, .chunks = {2, 2}, .dtype = DataType::string_t, .shards = Shape{4, 4}}},
+      {"v2", ArraySpec{.shape = {7, 5}, .chunks = {3, 3}, .dtype = DataType::string_t, .fill_value = Json(""), .zarr_format = 2}},
+  };
+  for (auto& l : layouts) {
+    SCOPED_TRACE(l.name);
+    auto store = MemoryStore::create();
+    auto z = Array::create(store, "s", l.spec);
+    const std::string fill = z.metadata().fill_vlen;
+    std::vector<std::string> ref(35, fill);
+    for (int round = 0; round < 40; ++round) {
+      const std::int64_t r0 = rng() % 7, r1 = r0 + 1 + rng() % (7 - r0), c0 = rng() % 5, c1 = c0 + 1 + rng() % (5 - c0);
+      VlenValues v{{r1 - r0, c1 - c0}, {}};
+      for (std::int64_t i = r0; i < r1; ++i)
+        for (std::int64_t j = c0; j < c1; ++j) {
+          v.values.push_back(rng() % 5 == 0 ? fill : random_text());
+          ref[static_cast<std::size_t>(i * 5 + j)] = v.values.back();
+        }
+      z.write_vlen({slice(r0, r1), slice(c0, c1)}, v);
+      if (round % 8 == 7) {
+        // A point write and a broadcast of one value.
+        z.write_vlen_points({{r0}, {c0}}, VlenValues{{1}, {"pt"}});
+        ref[static_cast<std::size_t>(r0 * 5 + c0)] = "pt";
+        z.write_vlen({slice(r1 - 1, r1), all}, VlenValues{{}, {"row"}});
+        for (int j = 0; j < 5; ++j) ref[static_cast<std::size_t>((r1 - 1) * 5 + j)] = "row";
+      }
+      ASSERT_EQ(Array::open(store, "s").read_vlen().values, ref) << "round " << round;
+    }
+    // Orthogonal and point reads agree with the reference.
+    const auto part = z.read_vlen({slice(1, 6, 2), std::vector<std::int64_t>{4, 0}});
+    EXPECT_EQ(part.shape, (Shape{3, 2}));
+    EXPECT_EQ(part.values[1], ref[1 * 5 + 0]);
+    EXPECT_EQ(z.read_vlen_points({{6, 0}, {4, 1}}).values, (std::vector<std::string>{ref[34], ref[1]}));
+    // Growth keeps every value.
+    z.append_vlen(VlenValues{{1, 5}, {"e0", "e1", "e2", "e3", "e4"}}, 0);
+    EXPECT_EQ(z.read_vlen({slice(7, 8)}).values, (std::vector<std::string>{"e0", "e1", "e2", "e3", "e4"}));
+    if (l.spec.zarr_format == 3) {
+      z.prepend_vlen(VlenValues{{8, 1}, {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"}}, 1);
+      EXPECT_EQ(z.domain()[1], (DimDomain{-1, 5}));
+      EXPECT_EQ(z.read_vlen({slice(0, 1), slice(0, 2)}).values, (std::vector<std::string>{"p0", ref[0]}));
+    }
+  }
+}
+
+TEST(Vlen, BadInputIsRefusedWithNothingWritten) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, "s", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::string_t});
+  z.write_vlen({}, VlenValues{{4}, {"a", "b", "c", "d"}});
+  const auto before = snapshot(*store);
+  EXPECT_THROW(z.write_vlen({slice(0, 1)}, VlenValues{{1}, {std::string("\xff\xfe", 2)}}), SelectionError);  // not UTF-8
+  EXPECT_THROW(z.write_vlen({slice(0, 2)}, VlenValues{{3}, {"a", "b", "c"}}), SelectionError);                // wrong shape
+  EXPECT_THROW(z.write({}, NDArray(DataType::string_t, {4}).view()), SelectionError);                         // numeric call
+  EXPECT_EQ(snapshot(*store), before);
+  // Corrupt chunks: a count that disagrees, a length past the end, invalid UTF-8 stored.
+  auto put = [&](std::vector<std::uint8_t> b) { store->set("s/c/0", Bytes(b.begin(), b.end())); };
+  put({3, 0, 0, 0, 1, 0, 0, 0, 'a', 1, 0, 0, 0, 'b', 1, 0, 0, 0, 'c'});
+  EXPECT_THROW(z.read_vlen(), CodecError);
+  put({2, 0, 0, 0, 1, 0, 0, 0, 'a', 9, 0, 0, 0, 'b'});
+  EXPECT_THROW(z.read_vlen(), CodecError);
+  put({2, 0, 0, 0, 1, 0, 0, 0, 'a', 1, 0, 0, 0, 0xc0});
+  EXPECT_THROW(z.read_vlen(), CodecError);
+  put({2, 0, 0, 0, 1, 0, 0, 0, 'a', 1, 0, 0, 0, 'b', 7});
+  EXPECT_THROW(z.read_vlen(), CodecError);
+  // The bytes serialiser is refused for a string array, and vlen-utf8 for numbers.
+  ArraySpec bad{.shape = {4}, .chunks = {2}, .dtype = DataType::string_t};
+  bad.codecs = std::vector<codec::Any>{codec::BytesCodec{}};
+  EXPECT_THROW(Array::create(store, "t", bad), MetadataError);
+  ArraySpec bad2{.shape = {4}, .chunks = {2}, .dtype = DataType::int32};
+  bad2.codecs = std::vector<codec::Any>{CodecMetadata{"vlen-utf8", Json::object()}};
+  EXPECT_THROW(Array::create(store, "u", bad2), MetadataError);
+}
+
+TEST(Vlen, CopyKeepsEveryValue) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, "s", ArraySpec{.shape = {5}, .chunks = {2}, .dtype = DataType::string_t, .fill_value = Json("?")});
+  z.write_vlen({slice(0, 3)}, VlenValues{{3}, {"α", "", "γ"}});
+  auto m = z.metadata();
+  m.chunk_grid.chunk_shape = {3};
+  m.codecs = {CodecMetadata{"vlen-utf8", Json::object()}, CodecMetadata{"gzip", Json::object({{"level", 1}})}};
+  auto c = copy_array(z, store, "copy", m);
+  EXPECT_EQ(c.read_vlen().values, (std::vector<std::string>{"α", "", "γ", "?", "?"}));
 }

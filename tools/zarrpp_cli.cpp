@@ -260,8 +260,34 @@ std::string element_str(const std::byte* p, const DataType& t) {
       }
       return s;
     }
+    case Id::string:
+    case Id::bytes:
+      return "?";  // printed by print_vlen
   }
   return "?";
+}
+
+// Variable-length elements: nested JSON lists of strings (bytes as Python's b'...' repr).
+void print_vlen(std::ostream& os, const VlenValues& v, bool bytes) {
+  auto cell = [&](const std::string& x) -> Json {
+    if (!bytes) return x;
+    static const char* hex = "0123456789abcdef";
+    std::string r = "b'";
+    for (const unsigned char c : x) {
+      if (c == '\\' || c == '\'') r += std::string("\\") + static_cast<char>(c);
+      else if (c >= 0x20 && c < 0x7f) r += static_cast<char>(c);
+      else r += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
+    return r + "'";
+  };
+  std::size_t at = 0;
+  std::function<Json(std::size_t)> rec = [&](std::size_t d) -> Json {
+    if (d == v.shape.size()) return cell(v.values[at++]);
+    Json a = Json::array();
+    for (std::int64_t i = 0; i < v.shape[d]; ++i) a.push_back(rec(d + 1));
+    return a;
+  };
+  os << rec(0).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
 void print_array(std::ostream& os, const NDArray& a) {
@@ -543,7 +569,7 @@ int main(int argc, char** argv) {
     if (create->parsed()) {
       ArraySpec spec{.shape = parse_shape(c_shape, "--shape"), .chunks = parse_shape(c_chunks, "--chunks"),
                      .dtype = DataType::parse(c_dtype)};
-      if (!c_fill.empty()) spec.fill_value = scalar_json(c_fill);
+      if (!c_fill.empty()) spec.fill_value = spec.dtype == DataType::string_t ? Json(c_fill) : scalar_json(c_fill);
       spec.compressor = parse_compressor(c_comp);
       spec.crc32c = c_crc;
       if (!c_shards.empty()) spec.shards = parse_shape(c_shards, "--shards");
@@ -577,18 +603,32 @@ int main(int argc, char** argv) {
       for (const auto& k : z.stored_chunk_keys()) std::cout << k << "\n";
     } else if (get->parsed()) {
       auto z = Array::open(open_dir(g_array, false));
-      const auto a = z.read(parse_selection(g_sel));
-      if (!g_out.empty()) npy::save(g_out, a);
-      else print_array(std::cout, a);
+      if (z.dtype().is_vlen()) {
+        if (!g_out.empty())
+          throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +
+                              " elements of this array; print them instead (no --out)");
+        print_vlen(std::cout, z.read_vlen(parse_selection(g_sel)), z.dtype() == DataType::bytes_t);
+      } else {
+        const auto a = z.read(parse_selection(g_sel));
+        if (!g_out.empty()) npy::save(g_out, a);
+        else print_array(std::cout, a);
+      }
     } else if (set->parsed()) {
       auto z = Array::open(open_dir(s_array, false));
       const auto sel = parse_selection(s_sel);
-      if (!s_value.empty()) z.write(sel, scalar_array(s_value, z.dtype()));
+      if (z.dtype().is_vlen()) {
+        if (!s_from.empty())
+          throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() + " elements; use --value TEXT");
+        z.write_vlen(sel, VlenValues{{}, {s_value}});
+      } else if (!s_value.empty()) z.write(sel, scalar_array(s_value, z.dtype()));
       else if (!s_from.empty()) z.write(sel, npy::load(s_from));
       else throw ArgumentError("set: give --value V or --from FILE.npy");
     } else if (prepend->parsed() || append->parsed()) {
       auto z = Array::open(open_dir(p_array, false));
       const std::size_t axis = parse_axis(p_axis, z.ndim());
+      if (z.dtype().is_vlen())
+        throw ArgumentError(std::string(prepend->parsed() ? "prepend" : "append") + ": a .npy file cannot hold the variable-length " +
+                            z.dtype().name() + " elements of this array (grow it from C++ or Python)");
       const auto data = npy::load(p_from);
       if (prepend->parsed()) z.prepend(data, axis);
       else z.append(data, axis);

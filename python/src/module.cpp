@@ -72,6 +72,7 @@ void translate(std::exception_ptr p) {
 
 // The NumPy dtype (native byte order) of a zarrpp data type.
 py::dtype numpy_dtype(const DataType& t) {
+  if (t.is_vlen()) return py::dtype("O");
   if (t.kind() == zarrpp::DataKind::Raw) return py::dtype("V" + std::to_string(t.size()));
   return py::dtype(t.name());
 }
@@ -269,7 +270,10 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   // The whole pipeline: filters, the bytes serializer, compressors; wrapped in a shard when sharded.
   std::vector<codec::Any> pipeline;
   for (const auto& f : a.filters) pipeline.push_back(to_codec(f));
-  pipeline.push_back(codec::BytesCodec{a.endian == "big" ? codec::Endian::big : codec::Endian::little});
+  if (spec.dtype.is_vlen())  // serialised by vlen-utf8 / vlen-bytes, as zarr-python 3 does
+    pipeline.push_back(zarrpp::CodecMetadata{spec.dtype == DataType::string_t ? "vlen-utf8" : "vlen-bytes", Json::object()});
+  else
+    pipeline.push_back(codec::BytesCodec{a.endian == "big" ? codec::Endian::big : codec::Endian::little});
   for (const auto& c : a.compressors) pipeline.push_back(to_codec(c));
   if (a.shards) {
     auto sh = std::make_shared<codec::Sharding>();
@@ -298,8 +302,47 @@ std::string memory_repr(const zarrpp::Store& s) {
 // released). A copy of the Array pins its own snapshot, so read them from a copy.
 Array pinned(const Array& a) { return Array(a); }
 
+template <class F>
+auto without_gil(F&& f) -> decltype(f());
+
+// ---- variable-length elements: NumPy object arrays of str (string) or bytes (bytes) ----
+py::array vlen_to_numpy(const zarrpp::VlenValues& v, bool bytes) {
+  py::list items;
+  for (const auto& x : v.values) {
+    if (bytes) items.append(py::bytes(x));
+    else items.append(py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(x.data(), static_cast<Py_ssize_t>(x.size()), "strict")));
+  }
+  py::array flat = py::module_::import("numpy").attr("empty")(items.size(), "dtype"_a = "O");
+  for (std::size_t i = 0; i < v.values.size(); ++i) flat[py::int_(i)] = items[i];
+  return flat.attr("reshape")(to_tuple(v.shape));
+}
+
+zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
+  auto np = py::module_::import("numpy");
+  py::array arr = np.attr("asarray")(data, "dtype"_a = "O");
+  zarrpp::VlenValues v;
+  for (py::ssize_t d = 0; d < arr.ndim(); ++d) v.shape.push_back(arr.shape(d));
+  py::list flat = arr.attr("ravel")().attr("tolist")();
+  v.values.reserve(flat.size());
+  for (const auto& o : flat) {
+    if (bytes) {
+      if (!py::isinstance<py::bytes>(o) && !PyByteArray_Check(o.ptr()))
+        throw py::type_error("a bytes array takes bytes objects, got " + py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+      v.values.push_back(py::bytes(py::reinterpret_borrow<py::object>(o)).cast<std::string>());
+    } else {
+      if (!py::isinstance<py::str>(o))
+        throw py::type_error("a string array takes str objects, got " + py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+      v.values.push_back(o.cast<std::string>());
+    }
+  }
+  return v;
+}
+
+bool is_bytes(const Array& a) { return a.dtype() == DataType::bytes_t; }
+
 py::array read_selection(const Array& a, const py::tuple& sel_py) {
   const auto sel = to_selection(sel_py);
+  if (a.dtype().is_vlen()) return vlen_to_numpy(without_gil([&] { return a.read_vlen(sel); }), is_bytes(a));
   const Array snap = pinned(a);
   const Shape shape = snap.selection_shape(sel);
   py::array out(numpy_dtype(snap.dtype()), std::vector<py::ssize_t>(shape.begin(), shape.end()));
@@ -320,6 +363,12 @@ void read_into(const Array& a, const py::tuple& sel_py, py::array& out) {
 
 void write_selection(Array& a, const py::tuple& sel_py, const py::array& data) {
   const auto sel = to_selection(sel_py);
+  if (a.dtype().is_vlen()) {
+    const auto v = numpy_to_vlen(data, is_bytes(a));
+    py::gil_scoped_release nogil;
+    a.write_vlen(sel, v);
+    return;
+  }
   const NDView view = view_of(data);
   py::gil_scoped_release nogil;
   a.write(sel, view);
@@ -435,46 +484,73 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def("read_into", &read_into, "selection"_a, "out"_a)
       .def("write", &write_selection, "selection"_a, "data"_a)
       .def("read_points",
-           [](const Array& a, const py::sequence& coords) {
+           [](const Array& a, const py::sequence& coords) -> py::array {
              const auto c = to_coordinates(coords);
+             if (a.dtype().is_vlen()) return vlen_to_numpy(without_gil([&] { return a.read_vlen_points(c); }), is_bytes(a));
              return to_numpy(without_gil([&] { return a.read_points(c); }));
            })
       .def("write_points",
            [](Array& a, const py::sequence& coords, const py::array& data) {
              const auto c = to_coordinates(coords);
+             if (a.dtype().is_vlen()) {
+               const auto vv = numpy_to_vlen(data, is_bytes(a));
+               return without_gil([&] { a.write_vlen_points(c, vv); });
+             }
              const NDView v = view_of(data);
              without_gil([&] { a.write_points(c, v); });
            })
       .def("read_mask",
-           [](const Array& a, const py::array& mask) {
+           [](const Array& a, const py::array& mask) -> py::array {
+             if (a.dtype().is_vlen()) {
+               const auto c = to_coordinates(py::module_::import("numpy").attr("nonzero")(mask));
+               return vlen_to_numpy(without_gil([&] { return a.read_vlen_points(c); }), is_bytes(a));
+             }
              const NDView mv = view_of(mask);
              return to_numpy(without_gil([&] { return a.read_mask(mv); }));
            })
       .def("write_mask",
            [](Array& a, const py::array& mask, const py::array& data) {
+             if (a.dtype().is_vlen()) {
+               const auto c = to_coordinates(py::module_::import("numpy").attr("nonzero")(mask));
+               const auto vv = numpy_to_vlen(data, is_bytes(a));
+               return without_gil([&] { a.write_vlen_points(c, vv); });
+             }
              const NDView mv = view_of(mask);
              const NDView v = view_of(data);
              without_gil([&] { a.write_mask(mv, v); });
            })
       .def("read_blocks",
-           [](const Array& a, const py::tuple& sel_py) {
+           [](const Array& a, const py::tuple& sel_py) -> py::array {
              const auto sel = to_selection(sel_py);
+             if (a.dtype().is_vlen()) return vlen_to_numpy(without_gil([&] { return a.read_vlen_blocks(sel); }), is_bytes(a));
              return to_numpy(without_gil([&] { return a.read_blocks(sel); }));
            })
       .def("write_blocks",
            [](Array& a, const py::tuple& sel_py, const py::array& data) {
              const auto sel = to_selection(sel_py);
+             if (a.dtype().is_vlen()) {
+               const auto vv = numpy_to_vlen(data, is_bytes(a));
+               return without_gil([&] { a.write_vlen_blocks(sel, vv); });
+             }
              const NDView v = view_of(data);
              without_gil([&] { a.write_blocks(sel, v); });
            })
       // growth
       .def("prepend",
            [](Array& a, const py::array& data, std::size_t axis) {
+             if (a.dtype().is_vlen()) {
+               const auto vv = numpy_to_vlen(data, is_bytes(a));
+               return without_gil([&] { a.prepend_vlen(vv, axis); });
+             }
              const NDView v = view_of(data);
              without_gil([&] { a.prepend(v, axis); });
            }, "data"_a, "axis"_a = 0)
       .def("append",
            [](Array& a, const py::array& data, std::size_t axis) {
+             if (a.dtype().is_vlen()) {
+               const auto vv = numpy_to_vlen(data, is_bytes(a));
+               return without_gil([&] { a.append_vlen(vv, axis); });
+             }
              const NDView v = view_of(data);
              without_gil([&] { a.append(v, axis); });
            }, "data"_a, "axis"_a = 0)

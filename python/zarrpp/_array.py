@@ -1,6 +1,7 @@
 """Arrays and groups: the Python face of zarrpp's C++ Array and Group (zarr-python's API shape)."""
 from __future__ import annotations
 
+import base64
 import json
 import math
 import operator
@@ -29,8 +30,20 @@ _ZARR_NAMES = {
 }
 
 
+_STRING_DTYPES = (str, "str", "string", "T", "variable_length_utf8")
+_BYTES_DTYPES = (bytes, "bytes", "variable_length_bytes")
+
+
 def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
-    """(native NumPy dtype, Zarr v3 data type name, endian of the bytes codec) for ``dtype=``."""
+    """(native NumPy dtype, Zarr v3 data type name, endian of the bytes codec) for ``dtype=``.
+    ``str`` / "string" and ``bytes`` / "bytes" are the variable-length types, held in NumPy as
+    object arrays of str / bytes (as in zarr-python 3)."""
+    if any(dtype is t or (isinstance(t, str) and isinstance(dtype, str) and dtype == t) for t in _STRING_DTYPES):
+        return np.dtype("O"), "string", "little"
+    if any(dtype is t or (isinstance(t, str) and isinstance(dtype, str) and dtype == t) for t in _BYTES_DTYPES):
+        return np.dtype("O"), "variable_length_bytes", "little"
+    if isinstance(dtype, np.dtype) and dtype.kind == "T":  # NumPy 2's StringDType
+        return np.dtype("O"), "string", "little"
     if isinstance(dtype, str):
         m = re.fullmatch(r"r(\d+)", dtype)
         if m:
@@ -39,6 +52,10 @@ def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
                 raise ValueError(f"raw data type {dtype!r}: the number of bits must be a positive multiple of 8")
             return np.dtype(f"V{bits // 8}"), dtype, "little"
     dt = np.dtype(dtype)
+    if dt.kind == "O":
+        raise TypeError("dtype=object is ambiguous: give dtype=str (variable-length text) or dtype=bytes")
+    if dt.kind in "SU" and dt.itemsize == 0:
+        return np.dtype("O"), "string" if dt.kind == "U" else "variable_length_bytes", "little"
     if dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
         return dt, f"r{8 * dt.itemsize}", "little"
     name = _ZARR_NAMES.get((dt.kind, dt.itemsize))
@@ -57,10 +74,18 @@ def _float_json(x: float) -> Any:
     return x
 
 
-def _fill_value_json(value: Any, dt: np.dtype) -> Optional[str]:
+def _fill_value_json(value: Any, dt: np.dtype, zarr_name: str = "") -> Optional[str]:
     """The JSON encoding of ``fill_value=`` for data type ``dt`` (None: the default, 0 / false)."""
     if value is None:
         return None
+    if zarr_name == "string":
+        if not isinstance(value, str):
+            raise ValueError(f"fill_value {value!r} is not valid for a string array: give a str")
+        return json.dumps(value)
+    if zarr_name == "variable_length_bytes":
+        if not isinstance(value, (bytes, bytearray)):
+            raise ValueError(f"fill_value {value!r} is not valid for a bytes array: give bytes")
+        return json.dumps(base64.standard_b64encode(bytes(value)).decode("ascii"))
     if isinstance(value, str):  # already encoded: "NaN", "Infinity", "0x7fc00000", ...
         return json.dumps(value)
     k = dt.kind
@@ -471,8 +496,12 @@ class Array(_Node):
         """``value`` as a NumPy array of this array's dtype (native byte order), NumPy's assignment casting."""
         if isinstance(value, Array):
             value = value[...]
-        a = np.asarray(value)
         dt = self._dtype
+        if dt.kind == "O":  # str / bytes elements: the core checks each one
+            if isinstance(value, np.ndarray):
+                return value if value.dtype.kind == "O" else value.astype(object)
+            return np.asarray(value, dtype=object)  # keeps bytes exactly (b"\x00" is not b"")
+        a = np.asarray(value)
         if a.dtype.kind in "OSUMm" or (a.dtype.kind == "V") != (dt.kind == "V"):
             raise TypeError(f"cannot store data of dtype {a.dtype} in a zarrpp array of dtype {dt}")
         if dt.kind == "V" and a.dtype.itemsize != dt.itemsize:
@@ -991,7 +1020,7 @@ def create_array(
     lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
     core = _zarrpp.create_array(
         st, node_path, list(shape_t), list(chunks_t), zarr_name,
-        _fill_value_json(fill_value, np_dtype),
+        _fill_value_json(fill_value, np_dtype, zarr_name),
         [f._spec() for f in filt], [c._spec() for c in comp],
         None if shards_t is None else list(shards_t), dims,
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),

@@ -87,7 +87,10 @@ std::vector<codec::Any> build_codecs(const ArraySpec& spec) {
     }
     return *spec.codecs;
   }
-  std::vector<codec::Any> inner = {codec::BytesCodec{spec.endian.value_or(codec::Endian::little)}};
+  // Variable-length elements are serialised by vlen-utf8 / vlen-bytes (as zarr-python 3 does).
+  std::vector<codec::Any> inner = {spec.dtype == DataType::string_t  ? codec::Any(CodecMetadata{"vlen-utf8", Json::object()})
+                                   : spec.dtype == DataType::bytes_t ? codec::Any(CodecMetadata{"vlen-bytes", Json::object()})
+                                                                     : codec::Any(codec::BytesCodec{spec.endian.value_or(codec::Endian::little)})};
   if (spec.compressor) inner.push_back(*spec.compressor);
   if (spec.crc32c) inner.push_back(codec::Crc32c{});
   if (!spec.shards) return inner;
@@ -134,6 +137,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   }
   m.chunk_key_encoding = spec.chunk_key_encoding;
   m.fill_value = spec.fill_value ? parse_fill_value(*spec.fill_value, spec.dtype) : default_fill_value(spec.dtype);
+  if (spec.dtype.is_vlen() && spec.fill_value) m.fill_vlen = parse_vlen_fill_value(*spec.fill_value, spec.dtype);
   m.codecs = codec::to_metadata(build_codecs(spec), spec.dtype);
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;
@@ -214,6 +218,7 @@ std::optional<Shape> Array::shards() const {
 Bytes Array::fill_value() const { return st_->current()->meta.fill_value; }
 Json Array::fill_value_json() const {
   auto s = st_->current();
+  if (s->meta.data_type.is_vlen()) return vlen_fill_value_to_json(s->meta.fill_vlen, s->meta.data_type);
   return fill_value_to_json(s->meta.fill_value, s->meta.data_type);
 }
 ArrayMetadata Array::metadata() const { return st_->current()->meta; }
@@ -332,15 +337,126 @@ Shape Array::selection_shape(const Selection& sel) const {
 // Every read runs a plan into a new output (every element written by the plan, so it is not
 // zeroed first) or into the caller's view; every write runs a plan from broadcast data.
 namespace {
+// Variable-length arrays go through read_vlen/write_vlen, whose snapshots carry a heap.
+void require_fixed(const Snapshot& s) {
+  if (s.meta.data_type.is_vlen() && !s.unit_spec.heap)
+    throw SelectionError(ErrorCode::dtype_mismatch, "the array holds variable-length " + s.meta.data_type.name() +
+                                                        " elements: read and write them with read_vlen/write_vlen "
+                                                        "(Python: arrays of str/bytes objects)");
+}
 NDArray read_new(const Engine& e, const Plan& plan) {
+  require_fixed(e.s);
   NDArray out = NDArray::uninitialized(e.s.meta.data_type, plan.out_shape);
   e.read(plan, out.view());
   return out;
 }
 void write_plan(const Engine& e, const Plan& plan, const NDView& data) {
+  require_fixed(e.s);
   e.write(plan, broadcast_to(data, plan.out_shape, e.s.meta.data_type));
 }
+
+// ---- variable-length elements ----
+std::shared_ptr<VlenHeap> new_heap(const Snapshot& s) { return std::make_shared<VlenHeap>(s.meta.fill_vlen); }
+
+VlenValues from_indices(const NDArray& idx, const VlenHeap& heap) {
+  VlenValues out;
+  out.shape = idx.shape();
+  const auto n = static_cast<std::size_t>(idx.size());
+  const auto items = heap.get(std::span<const std::uint64_t>(reinterpret_cast<const std::uint64_t*>(idx.raw_data()), n));
+  out.values.reserve(n);
+  for (const auto* p : items) out.values.push_back(*p);
+  return out;
+}
+
+// The values as indices into `heap` (those equal to the fill value as 0, so chunks holding only
+// the fill value are recognised as such), in an array of the vlen data type.
+NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
+  const auto n = shape_size(data.shape);
+  if (static_cast<std::size_t>(n) != data.values.size())
+    throw SelectionError(ErrorCode::shape_mismatch, "variable-length data: shape " + shape_str(data.shape) + " holds " +
+                                                        std::to_string(n) + " values, " + std::to_string(data.values.size()) + " given");
+  if (!s.meta.data_type.is_vlen())
+    throw SelectionError(ErrorCode::dtype_mismatch, "the array holds " + s.meta.data_type.name() + ", not variable-length elements");
+  if (s.meta.data_type == DataType::string_t)
+    for (std::size_t i = 0; i < data.values.size(); ++i)
+      if (!is_valid_utf8(data.values[i]))
+        throw SelectionError(ErrorCode::dtype_mismatch, "value " + std::to_string(i) + " is not valid UTF-8 text, which a string array holds");
+  std::vector<std::string> fresh;
+  std::vector<std::uint64_t> idx(data.values.size(), 0);
+  for (std::size_t i = 0; i < data.values.size(); ++i)
+    if (data.values[i] != s.meta.fill_vlen) {
+      idx[i] = fresh.size() + 1;  // rebased below
+      fresh.push_back(data.values[i]);
+    }
+  const std::uint64_t first = heap.add(std::move(fresh));
+  NDArray out(s.meta.data_type, data.shape);
+  auto* p = reinterpret_cast<std::uint64_t*>(out.raw_data());
+  for (std::size_t i = 0; i < idx.size(); ++i) p[i] = idx[i] ? first + idx[i] - 1 : 0;
+  return out;
+}
 }  // namespace
+
+VlenValues Array::read_vlen(const Selection& sel) const {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const auto idx = read_new(st_->engine(*hs), plan_orthogonal(normalize_selection(sel, hs->meta.shape), hs->unit_grid));
+  return from_indices(idx, *heap);
+}
+
+void Array::write_vlen(const Selection& sel, const VlenValues& data) {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const NDArray idx = to_indices(data, *hs, *heap);
+  write_plan(st_->engine(*hs), plan_orthogonal(normalize_selection(sel, hs->meta.shape), hs->unit_grid), idx.view());
+}
+
+VlenValues Array::read_vlen_points(const Coordinates& coords) const {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const auto idx = read_new(st_->engine(*hs), plan_points(normalize_coordinates(coords, hs->meta.shape), hs->unit_grid));
+  return from_indices(idx, *heap);
+}
+
+void Array::write_vlen_points(const Coordinates& coords, const VlenValues& data) {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const NDArray idx = to_indices(data, *hs, *heap);
+  write_plan(st_->engine(*hs), plan_points(normalize_coordinates(coords, hs->meta.shape), hs->unit_grid), idx.view());
+}
+
+VlenValues Array::read_vlen_blocks(const Selection& sel) const {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const auto idx = read_new(st_->engine(*hs), plan_orthogonal(normalize_block_selection(sel, hs->unit_grid), hs->unit_grid));
+  return from_indices(idx, *heap);
+}
+
+void Array::write_vlen_blocks(const Selection& sel, const VlenValues& data) {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const NDArray idx = to_indices(data, *hs, *heap);
+  write_plan(st_->engine(*hs), plan_orthogonal(normalize_block_selection(sel, hs->unit_grid), hs->unit_grid), idx.view());
+}
+
+void Array::prepend_vlen(const VlenValues& data, std::size_t axis) {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  const NDArray idx = to_indices(data, *s, *heap);
+  grow(idx.view(), axis, true, heap);
+}
+
+void Array::append_vlen(const VlenValues& data, std::size_t axis) {
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  const NDArray idx = to_indices(data, *s, *heap);
+  grow(idx.view(), axis, false, heap);
+}
 
 NDArray Array::read(const Selection& sel) const {
   auto s = st_->current();
@@ -349,6 +465,7 @@ NDArray Array::read(const Selection& sel) const {
 
 void Array::read_into(const Selection& sel, const NDView& out) const {
   auto s = st_->current();
+  require_fixed(*s);
   const auto plan = plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid);
   check_out_view(out, plan.out_shape, s->meta.data_type);
   st_->engine(*s).read(plan, out);

@@ -108,7 +108,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
                         "; copy to another place");
 
   // With another fill value, what the source does not store must be written out too.
-  const auto units = units_to_copy(src, snap->grid, m.fill_value != sm.fill_value);
+  const bool vlen = m.data_type.is_vlen();
+  const auto units = units_to_copy(src, snap->grid, m.fill_value != sm.fill_value || m.fill_vlen != sm.fill_vlen);
   const std::size_t conc = options.concurrency ? options.concurrency : default_concurrency();
   Array s = src;
   s.set_concurrency(1);
@@ -118,7 +119,10 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       throw ConflictError(ErrorCode::already_exists, "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");
     // Read the whole source first: a corrupt or unreadable source fails here, with the
     // destination exactly as it was.
-    ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) { (void)s.read(unit_selection(snap->grid, units[i])); });
+    ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {
+      if (vlen) (void)s.read_vlen(unit_selection(snap->grid, units[i]));
+      else (void)s.read(unit_selection(snap->grid, units[i]));
+    });
     node::remove_owned(*store, path, false);
   }
 
@@ -130,9 +134,31 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
     node::prepare_create(*store, path, options.overwrite, &snap->meta);
     ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {
       const Selection sel = unit_selection(snap->grid, units[i]);
-      const auto data = s.read(sel);
       const auto plan = plan_orthogonal(normalize_selection(sel, snap->meta.shape), snap->unit_grid);
-      e.write(plan, broadcast_to(data.view(), plan.out_shape, snap->meta.data_type));
+      if (vlen) {
+        // The unit's strings go into a heap of its own; the elements are indices into it.
+        const auto values = s.read_vlen(sel);
+        auto heap = std::make_shared<VlenHeap>(m.fill_vlen);
+        std::vector<std::string> fresh;
+        NDArray idx(m.data_type, values.shape);
+        auto* p = reinterpret_cast<std::uint64_t*>(idx.raw_data());
+        std::vector<std::size_t> at;
+        for (std::size_t k = 0; k < values.values.size(); ++k) {
+          p[k] = 0;
+          if (values.values[k] != m.fill_vlen) {
+            at.push_back(k);
+            fresh.push_back(values.values[k]);
+          }
+        }
+        const std::uint64_t first = heap->add(std::move(fresh));
+        for (std::size_t k = 0; k < at.size(); ++k) p[at[k]] = first + k;
+        const auto hs = with_heap(*snap, heap);
+        const Engine he{*store, *hs, node::prefix_of(path), 1, false};
+        he.write(plan, broadcast_to(idx.view(), plan.out_shape, snap->meta.data_type));
+      } else {
+        const auto data = s.read(sel);
+        e.write(plan, broadcast_to(data.view(), plan.out_shape, snap->meta.data_type));
+      }
       const auto n = ++done;
       if (options.progress) options.progress(n, total);
     });

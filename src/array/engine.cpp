@@ -21,17 +21,17 @@ constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
 // How long a read-modify-write keeps retrying while other writers change its object.
 constexpr auto kConflictPatience = std::chrono::seconds(60);
 
-std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored) {
+std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored, std::shared_ptr<VlenHeap> heap) {
   auto s = std::make_shared<Snapshot>();
   s->meta = std::move(meta);
   s->grid = ChunkGrid::from_metadata(s->meta);
-  const ChunkSpec storage_spec{s->meta.chunk_grid.chunk_shape, s->meta.data_type, s->meta.fill_value};
+  const ChunkSpec storage_spec{s->meta.chunk_grid.chunk_shape, s->meta.data_type, s->meta.fill_value, heap};
   s->pipeline = CodecPipeline::from_metadata(s->meta.codecs, storage_spec);
   s->layout = unit_layout(s->pipeline);
   s->max_stored = max_stored_size(s->pipeline);
   if (s->layout) {
     s->unit_grid = ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
-    s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, s->meta.fill_value};
+    s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, s->meta.fill_value, heap};
     s->units_per_storage = s->layout->units_per_chunk;
   } else {
     s->unit_grid = s->grid;
@@ -40,6 +40,10 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
   }
   s->meta_bytes = stored ? std::move(*stored) : node::to_bytes(s->meta.dump());
   return s;
+}
+
+std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, std::shared_ptr<VlenHeap> heap) {
+  return make_snapshot(s.meta, s.meta_bytes, std::move(heap));
 }
 
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path) {

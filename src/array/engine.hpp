@@ -28,7 +28,11 @@ struct Snapshot {
 
 // Validates metadata into a snapshot (every codec built). `stored` is the document's bytes as
 // they are in the store, when the snapshot was read from it.
-std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored);
+// `heap`: for a variable-length array, the strings of the read or write the snapshot serves.
+std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored,
+                                              std::shared_ptr<VlenHeap> heap = nullptr);
+// The same snapshot bound to a fresh heap (seeded with the fill value), for one vlen operation.
+std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, std::shared_ptr<VlenHeap> heap);
 // Reads and validates the array at `path`.
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path);
 

@@ -86,41 +86,33 @@ static bool grows_by_nothing(const Snapshot& cur, const NDView& data, std::size_
   return data.shape()[axis] == 0;
 }
 
-void Array::prepend(const NDView& data, std::size_t axis) {
-  if (grows_by_nothing(*st_->current(), data, axis, "prepend")) return;
-  st_->modify(
-      [&](const Snapshot& cur) {
-        check_growth_data(cur, data, axis, "prepend");
-        ArrayMetadata m = as_bounded(cur.meta);
-        const std::int64_t p = data.shape()[axis];
-        m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
-        m.shape[axis] = checked::add(m.shape[axis], p, "the new shape");
-        return m;
-      },
-      [&](const Snapshot&, const Snapshot& next) {
-        // Data first, into chunks outside the old domain: no reader sees it before the metadata.
-        Selection sel(next.meta.rank(), all);
-        sel[axis] = slice(0, data.shape()[axis]);
-        const auto plan = plan_orthogonal(normalize_selection(sel, next.meta.shape), next.unit_grid);
-        st_->engine(next).write(plan, broadcast_to(data, plan.out_shape, next.meta.data_type));
-      },
-      nullptr);
-}
+void Array::prepend(const NDView& data, std::size_t axis) { grow(data, axis, true, nullptr); }
+void Array::append(const NDView& data, std::size_t axis) { grow(data, axis, false, nullptr); }
 
-void Array::append(const NDView& data, std::size_t axis) {
-  if (grows_by_nothing(*st_->current(), data, axis, "append")) return;
+// Growth writes the new elements into chunks outside the old domain first (no reader sees them
+// before the metadata names them), then switches the metadata. `heap`: the strings of a
+// variable-length array's data (its elements are indices into it).
+void Array::grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap) {
+  const char* what = front ? "prepend" : "append";
+  if (st_->current()->meta.data_type.is_vlen() && !heap)
+    throw SelectionError(ErrorCode::dtype_mismatch, std::string(what) + ": the array holds variable-length elements; use " + what + "_vlen");
+  if (grows_by_nothing(*st_->current(), data, axis, what)) return;
   std::int64_t old_n = 0;
   st_->modify(
       [&](const Snapshot& cur) {
-        check_growth_data(cur, data, axis, "append");
-        ArrayMetadata m = cur.meta;
+        check_growth_data(cur, data, axis, what);
+        ArrayMetadata m = front ? as_bounded(cur.meta) : cur.meta;
+        const std::int64_t p = data.shape()[axis];
         old_n = m.shape[axis];
-        m.shape[axis] = checked::add(m.shape[axis], data.shape()[axis], "the new shape");
+        if (front) m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
+        m.shape[axis] = checked::add(m.shape[axis], p, "the new shape");
         return m;
       },
-      [&](const Snapshot&, const Snapshot& next) {
+      [&](const Snapshot&, const Snapshot& next_in) {
+        const auto bound = heap ? with_heap(next_in, heap) : nullptr;
+        const Snapshot& next = bound ? *bound : next_in;
         Selection sel(next.meta.rank(), all);
-        sel[axis] = slice(old_n, next.meta.shape[axis]);
+        sel[axis] = front ? slice(0, data.shape()[axis]) : slice(old_n, next.meta.shape[axis]);
         const auto plan = plan_orthogonal(normalize_selection(sel, next.meta.shape), next.unit_grid);
         st_->engine(next).write(plan, broadcast_to(data, plan.out_shape, next.meta.data_type));
       },
@@ -192,7 +184,10 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
         }
         return m;
       },
-      [&](const Snapshot& cur, const Snapshot& next) {
+      [&](const Snapshot& cur, const Snapshot& next_in) {
+        // Variable-length elements: the fill value written into entering elements is index 0.
+        const auto bound = next_in.meta.data_type.is_vlen() ? with_heap(next_in, std::make_shared<VlenHeap>(next_in.meta.fill_vlen)) : nullptr;
+        const Snapshot& next = bound ? *bound : next_in;
         Engine e = st_->engine(next);
         e.keep = &cur.unit_grid;  // a failure before the switch must leave the old domain intact
         for (const auto& box : entering_boxes(domain_of(cur.meta), domain_of(next.meta)))

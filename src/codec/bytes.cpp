@@ -13,6 +13,9 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
  public:
   BytesCodecImpl(const Json& cfg, const ChunkSpec& spec) {
     allowed_keys(kName, cfg, {"endian"});
+    if (spec.dtype.is_vlen())
+      config_fail(kName, "cannot store the variable-length data type " + spec.dtype.name() + " (use " +
+                             (spec.dtype == DataType::string_t ? "vlen-utf8" : "vlen-bytes") + ")", cfg);
     if (cfg.contains("endian")) {
       const auto& e = cfg["endian"];
       if (e == "little") big_ = false;

@@ -10,7 +10,8 @@ namespace zarrpp {
 const std::vector<CodecEntry>& codec_registry() {
   static const std::vector<CodecEntry> all = [] {
     std::vector<CodecEntry> v = {bytes_codec_entry(), transpose_codec_entry(), gzip_codec_entry(), zstd_codec_entry(),
-                                 blosc_codec_entry(), crc32c_codec_entry(),    sharding_codec_entry()};
+                                 blosc_codec_entry(), crc32c_codec_entry(),    sharding_codec_entry(),
+                                 vlen_utf8_codec_entry(), vlen_bytes_codec_entry()};
     for (auto& e : numcodecs_entries()) v.push_back(std::move(e));
     return v;
   }();

@@ -117,6 +117,8 @@ CodecEntry zstd_codec_entry();
 CodecEntry blosc_codec_entry();
 CodecEntry crc32c_codec_entry();
 CodecEntry sharding_codec_entry();
+CodecEntry vlen_utf8_codec_entry();
+CodecEntry vlen_bytes_codec_entry();
 // The numcodecs codecs ("numcodecs.<id>"), defined in numcodecs.cpp.
 std::vector<CodecEntry> numcodecs_entries();
 // numcodecs' Blosc configuration as the blosc codec's, for elements of `itemsize` bytes.

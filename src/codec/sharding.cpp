@@ -63,7 +63,7 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
       else if (l == "start") index_at_end_ = false;
       else config_fail(kName, "\"index_location\" must be \"start\" or \"end\"", cfg);
     }
-    const ChunkSpec inner_spec{layout_.unit_shape, shard_spec.dtype, shard_spec.fill_value};
+    const ChunkSpec inner_spec{layout_.unit_shape, shard_spec.dtype, shard_spec.fill_value, shard_spec.heap};
     Shape ishape = layout_.units_per_chunk;
     ishape.push_back(2);
     const ChunkSpec index_spec{ishape, DataType::uint64, Bytes(8, 0xff)};

@@ -54,8 +54,18 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
   };
   if (!filters.is_null()) {
     if (!filters.is_array()) throw MetadataError(".zarray: \"filters\" must be null or an array (got " + filters.dump() + ")");
+    bool first = true;
     for (const auto& f : filters) {
       const std::string id = id_of(f, "a filter");
+      if (first && dtype.is_vlen()) {
+        // An object array's object codec: it turns the elements into bytes.
+        out.push_back({id, Json::object()});
+        bytes_level = true;
+        itemsize = 1;
+        first = false;
+        continue;
+      }
+      first = false;
       const std::string name = "numcodecs." + id;
       const auto* e = find_codec(name);
       if (id == "vlen-utf8" || id == "vlen-bytes" || id == "vlen-array" || id == "json2" || id == "msgpack2" || id == "pickle")
@@ -129,7 +139,9 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
     for (auto& [k, val] : cfg.items()) f[k] = val;
     filters.push_back(f);
   }
-  if (i >= codecs.size() || codecs[i].name != "bytes") {
+  if (i < codecs.size() && dtype.is_vlen() && (codecs[i].name == "vlen-utf8" || codecs[i].name == "vlen-bytes")) {
+    filters.push_back(Json::object({{"id", codecs[i].name}}));
+  } else if (i >= codecs.size() || codecs[i].name != "bytes") {
     const std::string what = i < codecs.size() ? codecs[i].name : "(none)";
     throw UnsupportedError("codec " + what + " has no Zarr v2 form (" +
                            (what == "sharding_indexed" ? std::string("sharding needs Zarr v3") : std::string("v2 takes numcodecs filters, then bytes, then one compressor")) + ")");

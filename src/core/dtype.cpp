@@ -13,6 +13,7 @@ const DataType DataType::bool_t{Id::bool_}, DataType::int8{Id::int8}, DataType::
 const DataType DataType::float16_t{Id::float16}, DataType::float32{Id::float32},
     DataType::float64{Id::float64}, DataType::complex64{Id::complex64},
     DataType::complex128{Id::complex128};
+const DataType DataType::string_t{Id::string}, DataType::bytes_t{Id::bytes};
 
 // binary16 <-> binary32, round to nearest even; NaN payloads keep their top bits.
 float16::float16(float f) {
@@ -86,7 +87,8 @@ DataType DataType::parse(std::string_view n) {
       {"int32", Id::int32},      {"int64", Id::int64},     {"uint8", Id::uint8},
       {"uint16", Id::uint16},    {"uint32", Id::uint32},   {"uint64", Id::uint64},
       {"float16", Id::float16},  {"float32", Id::float32}, {"float64", Id::float64},
-      {"complex64", Id::complex64}, {"complex128", Id::complex128}};
+      {"complex64", Id::complex64}, {"complex128", Id::complex128},
+      {"string", Id::string},    {"variable_length_bytes", Id::bytes}, {"bytes", Id::bytes}};
   for (const auto& e : table)
     if (e.name == n) return DataType(e.id);
   if (n.size() >= 2 && n[0] == 'r' && n[1] >= '1' && n[1] <= '9') {
@@ -105,13 +107,14 @@ DataKind DataType::kind() const {
     case Id::float16: case Id::float32: case Id::float64: return DataKind::Float;
     case Id::complex64: case Id::complex128: return DataKind::Complex;
     case Id::raw: return DataKind::Raw;
+    case Id::string: case Id::bytes: return DataKind::Vlen;
   }
   return DataKind::Raw;
 }
 
 std::size_t DataType::component_size() const {
   if (kind() == DataKind::Complex) return size_ / 2;
-  if (kind() == DataKind::Raw) return 1;
+  if (kind() == DataKind::Raw || kind() == DataKind::Vlen) return 1;
   return size_;
 }
 
@@ -132,6 +135,8 @@ std::string DataType::name() const {
     case Id::complex64: return "complex64";
     case Id::complex128: return "complex128";
     case Id::raw: return "r" + std::to_string(size_ * 8);
+    case Id::string: return "string";
+    case Id::bytes: return "variable_length_bytes";  // zarr-python 3.1's name
   }
   return "?";
 }

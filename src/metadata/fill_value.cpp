@@ -158,6 +158,11 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
       for (const auto& e : j) b.push_back(static_cast<std::uint8_t>(json_uint(e, t, 255)));
       return b;
     }
+    case Id::string: case Id::bytes:
+      // Checked here; the value itself is parse_vlen_fill_value's. In memory a variable-length
+      // fill value is the index 0 of every read's strings.
+      parse_vlen_fill_value(j, t);
+      return Bytes(t.size(), 0);
   }
   bad(j, t, "unsupported data type");
 }
@@ -193,8 +198,26 @@ Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
       for (auto x : v) a.push_back(x);
       return a;
     }
+    case Id::string: case Id::bytes:
+      throw MetadataError("fill_value: a variable-length fill value is held as text (ArrayMetadata::fill_vlen)");
   }
   return nullptr;
+}
+
+std::string parse_vlen_fill_value(const Json& j, const DataType& t) {
+  if (t == DataType::string_t) {
+    if (!j.is_string()) bad(j, t, "expected a JSON string");
+    return j.get<std::string>();
+  }
+  if (!j.is_string()) bad(j, t, "expected a base64 string");
+  auto b = base64_decode(j.get<std::string>());
+  if (!b) bad(j, t, "expected a base64 string");
+  return std::string(b->begin(), b->end());
+}
+
+Json vlen_fill_value_to_json(const std::string& v, const DataType& t) {
+  if (t == DataType::string_t) return v;
+  return base64_encode(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
 }
 
 }  // namespace zarrpp

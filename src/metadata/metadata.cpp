@@ -357,6 +357,7 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
   m.chunk_grid = ChunkGridMetadata::from_json(j["chunk_grid"], m.shape.size());
   m.chunk_key_encoding = ChunkKeyEncoding::from_json(j["chunk_key_encoding"]);
   m.fill_value = parse_fill_value(j["fill_value"], m.data_type);
+  if (m.data_type.is_vlen()) m.fill_vlen = parse_vlen_fill_value(j["fill_value"], m.data_type);
 
   const auto& codecs = j["codecs"];
   if (!codecs.is_array() || codecs.empty()) fail("codecs", codecs, "expected a non-empty array");
@@ -414,7 +415,7 @@ Json ArrayMetadata::to_json() const {
   j["data_type"] = data_type.name();
   j["chunk_grid"] = chunk_grid.to_json();
   j["chunk_key_encoding"] = chunk_key_encoding.to_json();
-  j["fill_value"] = fill_value_to_json(fill_value, data_type);
+  j["fill_value"] = data_type.is_vlen() ? vlen_fill_value_to_json(fill_vlen, data_type) : fill_value_to_json(fill_value, data_type);
   Json cs = Json::array();
   for (const auto& c : codecs) cs.push_back(c.to_json());
   j["codecs"] = std::move(cs);

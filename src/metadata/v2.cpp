@@ -85,13 +85,17 @@ V2Type parse_v2_dtype(const Json& j) {
       throw UnsupportedError(".zarray: dtype " + s + ": fixed-length " + (kind == 'S' ? "byte strings" : "unicode strings") +
                              " are not supported by zarrpp");
     case 'O':
-      throw UnsupportedError(".zarray: dtype " + s + ": object arrays (variable-length strings) are not supported by zarrpp yet");
+      if (!rest.empty()) fail("dtype", j, "not a NumPy dtype string");
+      t.dtype = DataType::string_t;  // or bytes: the object codec (the first filter) says which
+      break;
     default:
       throw UnsupportedError(".zarray: dtype " + s + " is not supported by zarrpp");
   }
   t.big = bo == '>' && t.dtype.component_size() > 1;
   return t;
 }
+
+}  // namespace
 
 std::string base64_encode(std::span<const std::uint8_t> b) {
   static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -116,7 +120,7 @@ std::string base64_encode(std::span<const std::uint8_t> b) {
   return out;
 }
 
-std::optional<Bytes> base64_decode(const std::string& s) {
+std::optional<Bytes> base64_decode(std::string_view s) {
   auto val = [](char c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -148,6 +152,8 @@ std::optional<Bytes> base64_decode(const std::string& s) {
   return out;
 }
 
+namespace {
+
 Bytes parse_v2_fill(const Json& j, const DataType& t, bool& null_fill) {
   null_fill = j.is_null();
   if (j.is_null()) return default_fill_value(t);
@@ -165,6 +171,10 @@ Bytes parse_v2_fill(const Json& j, const DataType& t, bool& null_fill) {
 }
 
 Json v2_fill_json(const ArrayMetadata& m) {
+  if (m.data_type.is_vlen()) {
+    if (!m.v2.fill_json.is_null() || m.v2.fill_null) return m.v2.fill_json;
+    return m.data_type == DataType::string_t ? Json(m.fill_vlen) : Json(nullptr);
+  }
   if (m.v2.fill_null) return nullptr;
   const auto& t = m.data_type;
   if (t.kind() == DataKind::Raw) return base64_encode(m.fill_value);
@@ -215,6 +225,7 @@ std::string v2_dtype_of(const DataType& t, bool big) {
     case DataKind::Float: return std::string(1, bo) + "f" + std::to_string(t.size());
     case DataKind::Complex: return std::string(1, bo) + "c" + std::to_string(t.size());
     case DataKind::Raw: return "|V" + std::to_string(t.size());
+    case DataKind::Vlen: return "|O";
   }
   return "?";
 }
@@ -264,7 +275,20 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
     fail("shape", j["shape"], "the number of elements overflows int64");
   }
   m.chunk_grid = ChunkGridMetadata::regular(chunks);
-  const auto t = parse_v2_dtype(j["dtype"]);
+  auto t = parse_v2_dtype(j["dtype"]);
+  if (t.dtype.is_vlen()) {
+    // An object array: its first filter is the object codec, which says what the objects are.
+    const auto& f = j["filters"];
+    const std::string id = f.is_array() && !f.empty() && f[0].is_object() && f[0].contains("id") && f[0]["id"].is_string()
+                               ? f[0]["id"].get<std::string>()
+                               : "";
+    if (id == "vlen-utf8") t.dtype = DataType::string_t;
+    else if (id == "vlen-bytes") t.dtype = DataType::bytes_t;
+    else
+      throw UnsupportedError(".zarray: an object array (dtype |O) " +
+                             (id.empty() ? std::string("without an object codec") : "with the object codec '" + id + "'") +
+                             " is not supported (zarrpp reads vlen-utf8 and vlen-bytes)");
+  }
   m.data_type = t.dtype;
   m.v2.dtype = j["dtype"].get<std::string>();
   const auto& order = j["order"];
@@ -277,7 +301,18 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
     sep = s.get<std::string>()[0];
   }
   m.chunk_key_encoding = ChunkKeyEncoding::v2(sep);
-  m.fill_value = parse_v2_fill(j["fill_value"], m.data_type, m.v2.fill_null);
+  if (m.data_type.is_vlen()) {
+    // zarr-python 2 keeps an object array's fill value as it is (by default the number 0, which
+    // it returns for missing elements); zarrpp reads missing elements as a string fill value, or
+    // as "" / b"" for anything else.
+    const auto& f = j["fill_value"];
+    m.fill_value = default_fill_value(m.data_type);
+    if (f.is_string() && m.data_type == DataType::string_t) m.fill_vlen = f.get<std::string>();
+    m.v2.fill_null = !(f.is_string() && m.data_type == DataType::string_t);
+    m.v2.fill_json = f;
+  } else {
+    m.fill_value = parse_v2_fill(j["fill_value"], m.data_type, m.v2.fill_null);
+  }
   m.v2.compressor = j["compressor"];
   m.v2.filters = j["filters"];
   if (m.v2.filters.is_array() && m.v2.filters.empty()) m.v2.filters = nullptr;
@@ -302,6 +337,10 @@ ArrayMetadata ArrayMetadata::as_v2() const {
   m.v2.compressor = chain.compressor;
   m.v2.filters = chain.filters;
   m.v2.fill_null = false;
+  if (data_type == DataType::bytes_t) {
+    if (!fill_vlen.empty()) throw UnsupportedError("fill_value: Zarr v2 cannot state a bytes fill value (zarr-python 2 writes none)");
+    m.v2.fill_null = true;
+  }
   m.chunk_key_encoding = ChunkKeyEncoding::v2(chunk_key_encoding.kind == ChunkKeyEncoding::Kind::V2 ? chunk_key_encoding.separator : '.');
   if (dimension_names) {
     Json names = Json::array();

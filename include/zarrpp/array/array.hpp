@@ -50,6 +50,13 @@ struct DimDomain {
 };
 using Domain = std::vector<DimDomain>;
 
+// The elements of a variable-length ("string" / "bytes") selection: its shape and the values in
+// C order (UTF-8 text for "string", any bytes for "bytes").
+struct VlenValues {
+  Shape shape;
+  std::vector<std::string> values;
+};
+
 class Array {
  public:
   static Array create(StorePtr store, const std::string& path, const ArraySpec& spec);
@@ -138,6 +145,19 @@ class Array {
   NDArray read_blocks(const Selection& sel) const;
   void write_blocks(const Selection& sel, const NDView& data);
 
+  // ---- variable-length elements (data types "string" and "bytes") ----
+  // The numeric read/write calls refuse these arrays (SelectionError dtype_mismatch); these take
+  // and give the values themselves. Writing a "string" array checks every value is UTF-8. A
+  // `data` of shape {} (one value) is broadcast over the selection.
+  VlenValues read_vlen(const Selection& sel = {}) const;
+  void write_vlen(const Selection& sel, const VlenValues& data);
+  VlenValues read_vlen_points(const Coordinates& coords) const;
+  void write_vlen_points(const Coordinates& coords, const VlenValues& data);
+  VlenValues read_vlen_blocks(const Selection& sel) const;
+  void write_vlen_blocks(const Selection& sel, const VlenValues& data);
+  void prepend_vlen(const VlenValues& data, std::size_t axis = 0);
+  void append_vlen(const VlenValues& data, std::size_t axis = 0);
+
   // ---- growth at both ends (the regular_bounded grid) ----
   // Adds data before index 0 along `axis`; existing chunks never move or change.
   void prepend(const NDView& data, std::size_t axis = 0);
@@ -157,6 +177,7 @@ class Array {
   explicit Array(std::shared_ptr<State> st);
   void check_dtype(const DataType& t) const;
   void change_domain(const std::function<Domain(const ArrayMetadata&)>& target);
+  void grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap);
   std::shared_ptr<State> st_;
 };
 

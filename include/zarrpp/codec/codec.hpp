@@ -2,7 +2,9 @@
 // Codecs: typed configurations for the public API, codecs by name (the registry), and the
 // pipeline that encodes and decodes whole chunks.
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -110,6 +112,9 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
 
 }  // namespace codec
 
+// Whether `s` is well-formed UTF-8 (what a "string" element must be).
+bool is_valid_utf8(std::string_view s);
+
 // CRC32C (Castagnoli), as the crc32c codec computes it.
 std::uint32_t crc32c(std::span<const std::uint8_t> data);
 // Incremental form: crc32c(a + b) == crc32c_finish(crc32c_update(crc32c_update(kCrc32cStart, a), b)).
@@ -117,11 +122,32 @@ inline constexpr std::uint32_t kCrc32cStart = 0xffffffffu;
 std::uint32_t crc32c_update(std::uint32_t state, std::span<const std::uint8_t> data);
 inline std::uint32_t crc32c_finish(std::uint32_t state) { return ~state; }
 
+// The strings of one read or write of a variable-length ("string" / "bytes") array. Its elements
+// are held in memory as 8-byte indices into this heap (index 0: the fill value), so chunks move
+// through the engine like fixed-size elements; the vlen-utf8/vlen-bytes codecs turn indices into
+// stored bytes and back. Thread-safe.
+class VlenHeap {
+ public:
+  explicit VlenHeap(std::string fill);
+  // Appends the strings; returns the index of the first.
+  std::uint64_t add(std::vector<std::string>&& values);
+  // The string at each index (CodecError for an index the heap does not hold).
+  std::vector<const std::string*> get(std::span<const std::uint64_t> indices) const;
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<std::string> items_;  // references stay valid as it grows
+};
+
 // The decoded form of a chunk: its full shape, data type and fill value.
 struct ChunkSpec {
   Shape shape;
   DataType dtype;
   Bytes fill_value;
+  // Variable-length data types: the heap of the read or write under way (nullptr otherwise, and
+  // for pipelines that only describe the array).
+  std::shared_ptr<VlenHeap> heap = nullptr;
   std::int64_t num_elements() const { return shape_size(shape); }
   std::size_t nbytes() const { return static_cast<std::size_t>(num_elements()) * dtype.size(); }
 };

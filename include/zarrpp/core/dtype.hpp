@@ -23,13 +23,16 @@ struct float16 {
   friend bool operator==(float16 a, float16 b) { return a.bits == b.bits; }
 };
 
-enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw };
+// Vlen: variable-length elements (the data types "string" and "bytes"); see Array::read_vlen.
+enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen };
 
 class DataType {
  public:
   enum class Id : std::uint8_t {
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float16, float32, float64, complex64, complex128, raw
+    float16, float32, float64, complex64, complex128, raw,
+    string,  // UTF-8 text of any length (zarr-python 3's "string"), codec vlen-utf8
+    bytes    // bytes of any length ("variable_length_bytes", also read as "bytes"), codec vlen-bytes
   };
 
   constexpr DataType() : id_(Id::uint8), size_(1) {}
@@ -40,7 +43,10 @@ class DataType {
   static DataType parse(std::string_view name);
 
   Id id() const { return id_; }
-  std::size_t size() const { return size_; }  // bytes per element
+  // Bytes per element. A variable-length element is held in memory as an 8-byte index into the
+  // strings of one read or write (see Array::read_vlen); its stored size varies.
+  std::size_t size() const { return size_; }
+  bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }
   DataKind kind() const;
   // Size of one scalar component for byte swapping (complex64 -> 4, r<N> -> 1).
   std::size_t component_size() const;
@@ -53,6 +59,7 @@ class DataType {
   // Shorthand constants: zarrpp::DataType::int32 etc.
   static const DataType bool_t, int8, int16, int32, int64, uint8, uint16, uint32, uint64;
   static const DataType float16_t, float32, float64, complex64, complex128;
+  static const DataType string_t, bytes_t;
 
  private:
   constexpr DataType(Id id, std::size_t size) : id_(id), size_(size) {}
@@ -64,6 +71,7 @@ class DataType {
       case Id::int64: case Id::uint64: case Id::float64: case Id::complex64: return 8;
       case Id::complex128: return 16;
       case Id::raw: return 1;
+      case Id::string: case Id::bytes: return 8;
     }
     return 1;
   }

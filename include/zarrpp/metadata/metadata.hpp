@@ -25,6 +25,12 @@ Bytes parse_fill_value(const Json& j, const DataType& dtype);
 Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);
 // The default fill value: zero bits (0, false, +0.0, zero bytes), as zarr-python 3 uses.
 Bytes default_fill_value(const DataType& dtype);
+// Variable-length data types: "string" takes a JSON string, "bytes" base64 (as zarr-python 3).
+std::string parse_vlen_fill_value(const Json& j, const DataType& dtype);
+Json vlen_fill_value_to_json(const std::string& value, const DataType& dtype);
+// Standard base64 (RFC 4648, with padding); nullopt for malformed input.
+std::string base64_encode(std::span<const std::uint8_t> bytes);
+std::optional<Bytes> base64_decode(std::string_view text);
 
 // ---- chunk key encodings ---------------------------------------------------------------------
 struct ChunkKeyEncoding {
@@ -88,7 +94,8 @@ struct ArrayMetadata {
   DataType data_type;
   ChunkGridMetadata chunk_grid;
   ChunkKeyEncoding chunk_key_encoding;
-  Bytes fill_value;  // element bytes, native order
+  Bytes fill_value;  // element bytes, native order (index 0 for variable-length types)
+  std::string fill_vlen;  // the fill value of a variable-length data type (text or bytes)
   std::vector<CodecMetadata> codecs;
   Json attributes = Json::object();
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
@@ -105,6 +112,7 @@ struct ArrayMetadata {
     Json compressor = nullptr;    // numcodecs configuration or null
     Json filters = nullptr;       // array of numcodecs configurations or null
     bool fill_null = false;       // "fill_value": null (missing chunks read as zeros, see the README)
+    Json fill_json = nullptr;     // an object array's fill value as .zarray gives it
     friend bool operator==(const V2&, const V2&) = default;
   } v2;
 
