@@ -449,7 +449,7 @@ void print_tree(const StorePtr& store, const std::string& path, const std::strin
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"zarrpp: Zarr v3 arrays that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
+  CLI::App app{"zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);
   auto seconds = [](bool zero_ok) {
@@ -475,7 +475,7 @@ int main(int argc, char** argv) {
   create->add_option("ARRAY", c_array, "Directory for the array")->required();
   create->add_option("--shape", c_shape, "Shape, e.g. 6,4")->required();
   create->add_option("--chunks", c_chunks, "Chunk shape, e.g. 4,4")->required();
-  create->add_option("--dtype", c_dtype, "Data type (bool, int8..uint64, float16/32/64, complex64/128, r<N>)")->required();
+  create->add_option("--dtype", c_dtype, "Data type (bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes)")->required();
   create->add_option("--fill-value", c_fill, "Fill value (default 0 / false)");
   create->add_option("--compressor", c_comp, compressor_forms());
   create->add_flag("--crc32c", c_crc, "Append a CRC32C checksum to every chunk");

@@ -274,5 +274,50 @@ for round in 1 2 3 4 5; do
   expect_eq "$("$Z" get "$C" ":4")" "$(printf '[[-1 -1 -1 -1 -1 -1 -1 -1]\n [-1 -1 -1 -1 -1 -1 -1 -1]\n [ 1  2  3  4  5  6  0  0]\n [ 1  2  3  4  5  6  0  0]]')" "racing set and prepend lose nothing (round $round)"
 done
 
+# ---- Zarr v2: create, grow, refuse prepend, convert (in place and to another folder), strings ----
+V=$T/v2
+mkdir -p "$V"
+expect_ok "$Z" create "$V/a.zarr" --shape 5,3 --chunks 2,2 --dtype int16 --zarr-format 2 --compressor zstd:2 --attrs '{"u": 1}'
+[ -f "$V/a.zarr/.zarray" ] && [ ! -e "$V/a.zarr/zarr.json" ] && ok || bad "create --zarr-format 2 writes .zarray"
+expect_eq "$("$Z" info --json "$V/a.zarr" | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["zarr_format"], d["v2_dtype"])')" "2 <i2" "info --json reports zarr_format 2"
+expect_ok "$Z" set "$V/a.zarr" --value 4
+$PY -c "import numpy as np; np.save('$V/row.npy', np.full((1, 3), 9, dtype='int16'))"
+expect_ok "$Z" append "$V/a.zarr" --axis 0 --from "$V/row.npy"
+[ -f "$V/a.zarr/2.0" ] && ok || bad "v2 chunk keys use '.'"
+before=$(sum_d "$V/a.zarr")
+expect_err "zarrpp convert" "$Z" prepend "$V/a.zarr" --axis 0 --from "$V/row.npy"
+expect_eq "$(sum_d "$V/a.zarr")" "$before" "a refused prepend on v2 changes nothing"
+expect_eq "$($PY -c "import zarr; z = zarr.open('$V/a.zarr', mode='r'); print(z.shape, int(z[:].sum()), z.attrs['u'])")" "(6, 3) 87 1" "zarr-python 2 reads what the CLI wrote"
+cp -r "$V/a.zarr" "$V/b.zarr"
+chunks_before=$(cd "$V/a.zarr" && find . -type f ! -name '.z*' -print0 | sort -z | xargs -0 md5sum)
+expect_ok "$Z" convert "$V/a.zarr" --zarr-format 3
+chunks_after=$(cd "$V/a.zarr" && find . -type f ! -name '.z*' ! -name zarr.json -print0 | sort -z | xargs -0 md5sum)
+expect_eq "$chunks_after" "$chunks_before" "convert in place rewrites no chunk"
+[ ! -e "$V/a.zarr/.zarray" ] && [ ! -e "$V/a.zarr/.zattrs" ] && ok || bad "convert removes .zarray/.zattrs"
+expect_ok "$Z" prepend "$V/a.zarr" --axis 0 --from "$V/row.npy"
+expect_eq "$("$Z" get "$V/a.zarr" "0")" "[9 9 9]" "a converted array prepends"
+expect_ok "$Z" convert "$V/b.zarr" "$V/c.zarr"
+expect_eq "$("$Z" get "$V/c.zarr" "5")" "[9 9 9]" "convert to another folder"
+[ -f "$V/b.zarr/.zarray" ] && ok || bad "convert to another folder leaves the source as it was"
+expect_err "overlaps" "$Z" convert "$V/b.zarr" "$V/b.zarr/inner"
+# An interrupted conversion (zarr.json beside .zarray) opens as v3; info says so; convert finishes it.
+cp -r "$V/b.zarr" "$V/d.zarr" && cp "$V/c.zarr/zarr.json" "$V/d.zarr/zarr.json"
+"$Z" info "$V/d.zarr" | grep -q "interrupted conversion" && ok || bad "info names an interrupted conversion"
+"$Z" convert "$V/d.zarr" | grep -q "finished an interrupted conversion" && ok || bad "convert finishes an interrupted conversion"
+[ ! -e "$V/d.zarr/.zarray" ] && ok || bad "finishing removes .zarray"
+# A v2 group with an unreadable member still lists.
+$PY -c "
+import zarr, numpy as np, json
+g = zarr.open_group('$V/g.zarr', mode='w'); g.create_dataset('ok', data=np.arange(3)); g.create_dataset('odd', data=np.arange(3))
+m = json.load(open('$V/g.zarr/odd/.zarray')); m['compressor'] = {'id': 'zfpy'}; json.dump(m, open('$V/g.zarr/odd/.zarray', 'w'))"
+"$Z" tree "$V/g.zarr" >"$T/tree" 2>&1 && grep -q "ok (3,) int64" "$T/tree" && grep -q "odd (unreadable: .*zfpy" "$T/tree" && ok || bad "tree lists past an unreadable member: $(cat "$T/tree")"
+expect_err "compressor 'zfpy' is not supported" "$Z" info "$V/g.zarr/odd"
+# Strings.
+expect_ok "$Z" create "$V/s.zarr" --shape 4 --chunks 3 --dtype string --fill-value "n/a"
+expect_ok "$Z" set "$V/s.zarr" "1:3" --value "héllo"
+expect_eq "$("$Z" get "$V/s.zarr")" '["n/a","héllo","héllo","n/a"]' "string arrays print as JSON"
+expect_err "cannot hold" "$Z" get "$V/s.zarr" --out "$V/s.npy"
+expect_err "cannot hold" "$Z" append "$V/s.zarr" --axis 0 --from "$V/row.npy"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
