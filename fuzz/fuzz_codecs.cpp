@@ -39,6 +39,13 @@ const std::vector<std::string>& codecs() {
       R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes","configuration":{"endian":"big"}}])",
       R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4,4],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd","configuration":{"level":1}}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],"index_location":"end"}}])",
       R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4,4],"codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_location":"start"}}])",
+      // Zarr v2 / numcodecs
+      R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"numcodecs.zlib","configuration":{"level":1}}])",
+      R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"numcodecs.lz4","configuration":{"acceleration":1}}])",
+      R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"numcodecs.bz2","configuration":{"level":1}}])",
+      R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"numcodecs.lzma","configuration":{}}])",
+      R"([{"name":"numcodecs.delta","configuration":{"dtype":"<u2"}},{"name":"bytes","configuration":{"endian":"big"}},{"name":"numcodecs.shuffle","configuration":{"elementsize":2}}])",
+      R"([{"name":"numcodecs.astype","configuration":{"encode_dtype":"<u1","decode_dtype":"<u2"}},{"name":"bytes","configuration":{}},{"name":"numcodecs.zlib","configuration":{"level":1}}])",
   };
   return c;
 }
@@ -55,9 +62,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return p;
   }();
+  const std::span<const std::uint8_t> encoded(data + 2, size - 2);
+  if (data[0] % (pipes.size() + 1) == pipes.size()) {
+    // Variable-length strings (vlen-utf8 behind zstd), with a heap of their own.
+    static const auto vlen_codecs = [] {
+      std::vector<zarrpp::CodecMetadata> cs;
+      for (const auto& j : zarrpp::Json::parse(R"([{"name":"vlen-utf8"},{"name":"zstd","configuration":{"level":1}}])"))
+        cs.push_back(zarrpp::CodecMetadata::from_json(j, "fuzz"));
+      return cs;
+    }();
+    auto heap = std::make_shared<zarrpp::VlenHeap>("");
+    const auto vp = zarrpp::CodecPipeline::from_metadata(
+        vlen_codecs, zarrpp::ChunkSpec{{4, 2}, zarrpp::DataType::string_t, zarrpp::Bytes(8, 0), heap});
+    zarrpp::Bytes idx(64);
+    try {
+      vp.decode(encoded, idx);
+      // Every index names a string of the heap, and the strings re-encode.
+      (void)vp.encode(idx);
+    } catch (const zarrpp::CodecError&) {
+    }
+    return 0;
+  }
   const auto& p = pipes[data[0] % pipes.size()];
   const std::uint8_t pick = data[1];
-  const std::span<const std::uint8_t> encoded(data + 2, size - 2);
   zarrpp::Bytes out(128);
   try {
     p.decode(encoded, out);

@@ -4,6 +4,22 @@
 
 #include "zarrpp/zarrpp.hpp"
 
+namespace {
+// Opening builds the grid and codec pipeline; a small read exercises them (missing chunks).
+void open_and_read(const std::string& key, const std::uint8_t* data, std::size_t size) {
+  auto store = zarrpp::MemoryStore::create();
+  store->set(key, zarrpp::Bytes(data, data + size));
+  auto z = zarrpp::Array::open(store);
+  zarrpp::Selection sel;
+  for (std::size_t d = 0; d < z.ndim(); ++d) sel.push_back(zarrpp::slice(0, 2));
+  std::int64_t n = 1;
+  for (auto s : z.chunks()) n *= std::max<std::int64_t>(s, 1);
+  if (n > (1 << 16) || z.dtype().size() > 64) return;
+  if (z.dtype().is_vlen()) (void)z.read_vlen(sel);
+  else (void)z.read(sel);
+}
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
@@ -11,19 +27,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Round trip: what we write parses back to the same bytes.
     const auto again = zarrpp::ArrayMetadata::parse(m.dump());
     if (again.dump() != m.dump()) __builtin_trap();
-    // Opening builds the grid and codec pipeline; a small read exercises them (missing chunks).
-    auto store = zarrpp::MemoryStore::create();
-    store->set("zarr.json", zarrpp::Bytes(data, data + size));
-    auto z = zarrpp::Array::open(store);
-    zarrpp::Selection sel;
-    for (std::size_t d = 0; d < z.ndim(); ++d) sel.push_back(zarrpp::slice(0, 2));
-    std::int64_t n = 1;
-    for (auto s : z.chunks()) n *= std::max<std::int64_t>(s, 1);
-    if (n <= (1 << 16) && z.dtype().size() <= 64) (void)z.read(sel);
+    open_and_read("zarr.json", data, size);
   } catch (const zarrpp::Error&) {
   }
   try {
     (void)zarrpp::GroupMetadata::parse(text);
+  } catch (const zarrpp::Error&) {
+  }
+  // The same text as a Zarr v2 .zarray: parsing, round trip, opening and a small read.
+  try {
+    const auto j = zarrpp::parse_json_document(text, ".zarray");
+    const auto m = zarrpp::ArrayMetadata::from_v2_json(j, nullptr);
+    const auto again = zarrpp::ArrayMetadata::from_v2_json(zarrpp::parse_json_document(m.dump(), ".zarray"), nullptr);
+    if (again.dump() != m.dump()) __builtin_trap();
+    open_and_read(".zarray", data, size);
   } catch (const zarrpp::Error&) {
   }
   return 0;

@@ -39,6 +39,16 @@ put("fuzz_metadata", "group", json.dumps({"zarr_format": 3, "node_type": "group"
 m = dict(base); m["data_type"] = "complex128"; m["fill_value"] = ["NaN", "0x7ff0000000000001"]
 m["chunk_key_encoding"] = "v2"
 put("fuzz_metadata", "complex_v2", json.dumps(m))
+put("fuzz_metadata", "zarray", json.dumps({"zarr_format": 2, "shape": [6, 5], "chunks": [4, 2], "dtype": ">f8",
+                                          "compressor": {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0},
+                                          "fill_value": "NaN", "order": "F",
+                                          "filters": [{"id": "delta", "dtype": ">f8"}, {"id": "shuffle", "elementsize": 8}],
+                                          "dimension_separator": "/"}, indent=4, sort_keys=True))
+put("fuzz_metadata", "zarray_object", json.dumps({"zarr_format": 2, "shape": [3], "chunks": [2], "dtype": "|O",
+                                                 "compressor": None, "fill_value": "", "order": "C",
+                                                 "filters": [{"id": "vlen-utf8"}]}, indent=4, sort_keys=True))
+m = dict(base); m["data_type"] = "string"; m["fill_value"] = "-"; m["codecs"] = [{"name": "vlen-utf8", "configuration": {}}]
+put("fuzz_metadata", "string", json.dumps(m))
 
 for i, k in enumerate(["c/0/0", "c/-1/0", "c.-12.3", "c", "0", "-1.0", "c/9223372036854775807", "c/-0/0", "c/01/2", "../x", "a//b"]):
     put("fuzz_chunk_key", f"k{i}", k)
@@ -67,6 +77,15 @@ for i in range(2):
 ib = struct.pack("<8Q", *index)
 put("fuzz_codecs", "shard_end", b"\x06" + PICK + b"".join(parts) + ib + struct.pack("<I", crc32c(ib)))
 put("fuzz_codecs", "shard_start_empty", b"\x07" + PICK + struct.pack("<8Q", *([2**64 - 1] * 8)))
+# Zarr v2 / numcodecs pipelines (indices 8..13), then vlen-utf8 + zstd (index 14).
+put("fuzz_codecs", "nc_zlib", b"\x08" + PICK + numcodecs.Zlib(1).encode(raw))
+put("fuzz_codecs", "nc_lz4", b"\x09" + PICK + numcodecs.LZ4().encode(raw))
+put("fuzz_codecs", "nc_bz2", b"\x0a" + PICK + numcodecs.BZ2(1).encode(raw))
+put("fuzz_codecs", "nc_lzma", b"\x0b" + PICK + numcodecs.LZMA().encode(raw))
+d = numcodecs.Delta("<u2").encode(np.frombuffer(raw, "<u2")).astype(">u2").tobytes()
+put("fuzz_codecs", "nc_delta_shuffle", b"\x0c" + PICK + numcodecs.Shuffle(2).encode(d).tobytes())
+put("fuzz_codecs", "nc_astype", b"\x0d" + PICK + numcodecs.Zlib(1).encode((np.frombuffer(raw, "<u2") % 256).astype("u1").tobytes()))
+put("fuzz_codecs", "vlen", b"\x0e" + PICK + numcodecs.Zstd(1).encode(numcodecs.VLenUTF8().encode(np.array(["a", "", "ß€", "x" * 9, "y", "z", "0", "1"], dtype=object))))
 put("fuzz_codecs", "shard_end_direct", b"\x06\x8d" + b"".join(parts) + ib + struct.pack("<I", crc32c(ib)))
 
 for i, s in enumerate(["", "...", "0:3, ::2", "-1", ":, 5", "[0,2,5], :", "::-1, 1:4:2, ...", "[True,False,True,True,False], 0",

@@ -276,6 +276,27 @@ TEST(ZarrPython3, GroupsWithConsolidatedMetadataAndNumcodecsCodecsOpen) {
   }
 }
 
+TEST(ZarrPython3, ConsolidatedMetadataFollowsChangesToMembers) {
+  auto mem = MemoryStore::create();
+  auto src = FileStore::open(kPy3 + "consolidated", FileStore::Options{.create = false});
+  for (const auto& k : src->list_prefix("")) mem->set(k, *src->get(k));
+  auto cm = [&] { return Json::parse(text(*mem, "zarr.json"))["consolidated_metadata"]["metadata"]; };
+  // Growing a member: zarr-python 3 opening the group consolidated sees the new shape.
+  auto a = Array::open(mem, "a");
+  std::vector<std::int32_t> two = {1, 2};
+  a.prepend(NDView::c_order(two.data(), DataType::int32, {2}));
+  EXPECT_EQ(cm()["a"]["shape"], Json::array({12}));
+  EXPECT_EQ(cm()["a"]["chunk_grid"]["name"], "regular_bounded");
+  a.update_attributes({{"k", 2}});
+  EXPECT_EQ(cm()["a"]["attributes"]["k"], 2);
+  // New members are added, removed ones dropped.
+  Array::create(mem, "sub/new", ArraySpec{.shape = {2}, .chunks = {2}, .dtype = DataType::uint8});
+  EXPECT_EQ(cm()["sub/new"]["node_type"], "array");
+  remove_node(mem, "f");
+  EXPECT_FALSE(cm().contains("f"));
+  EXPECT_EQ(cm()["strings"]["data_type"], "string");  // the others are as they were
+}
+
 TEST(ZarrPython3, ConsolidatedMetadataIsKeptWhenAttributesChange) {
   auto mem = MemoryStore::create();
   auto src = FileStore::open(kPy3 + "consolidated", FileStore::Options{.create = false});

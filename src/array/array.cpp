@@ -46,7 +46,7 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     return next->meta_bytes;
   }, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
   publish(next);
-  if (format == 2) node::refresh_consolidated(*store, path);
+  if (format == 2 || !path.empty()) node::refresh_consolidated(*store, path);
   if (after) after(*cur, *next);
 }
 
@@ -178,6 +178,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
     node::refresh_consolidated(*store, path);
   } else {
     store->set(node::meta_key(path), snap->meta_bytes);
+    if (!path.empty()) node::refresh_consolidated(*store, path);
   }
   auto st = std::make_shared<State>();
   st->store = std::move(store);
@@ -513,6 +514,7 @@ void Array::write_blocks(const Selection& sel, const NDView& data) {
 void remove_node(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
   node::remove_owned(*store, path, false);
+  if (!path.empty()) node::refresh_consolidated(*store, path);
 }
 
 }  // namespace zarrpp

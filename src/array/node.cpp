@@ -107,24 +107,54 @@ void refresh_consolidated(Store& store, const std::string& path) {
   for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) levels.push_back(path.substr(0, pos++));
   if (!path.empty()) levels.push_back(path);
   const bool cas = store.capabilities().conditional_writes;
+  std::optional<Doc> now;
+  try {
+    now = read_doc(store, path);
+  } catch (const MetadataError&) {
+    return;  // a node that cannot be read is not put into anyone's consolidated metadata
+  }
+  // A removed node leaves both kinds of consolidated metadata.
+  const bool v2 = !now || now->format == 2, v3 = !now || now->format == 3;
+  // Writes `next` over `cur` (compare-and-swap where the store can); false when another writer won.
+  auto swap = [&](const std::string& key, const VersionedBytes& cur, const Bytes& next) {
+    if (next == cur.bytes) return true;
+    if (!cas) {
+      store.set(key, next);
+      return true;
+    }
+    return store.set_if(key, next, cur.version);
+  };
   for (const auto& level : levels) {
-    const std::string key = key_in(level, kZmetadata);
     const std::string rel = level.empty() ? path : path.substr(level.size() + (path.size() > level.size() ? 1 : 0));
-    for (int attempt = 0;; ++attempt) {
-      auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-      if (!cur) break;
-      Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
-      if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
-        throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
-      put_entries(z["metadata"], store, path, rel);
-      const Bytes bytes = to_bytes(dump_v2_json(z));
-      if (bytes == cur->bytes) break;
-      if (!cas) {
-        store.set(key, bytes);
-        break;
+    if (v2) {
+      // zarr-python 2: .zmetadata at this level, with the node's .zarray/.zgroup/.zattrs entries.
+      const std::string key = key_in(level, kZmetadata);
+      for (int attempt = 0;; ++attempt) {
+        auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
+        if (!cur) break;
+        Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
+        if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
+          throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
+        put_entries(z["metadata"], store, path, rel);
+        if (swap(key, *cur, to_bytes(dump_v2_json(z)))) break;
+        if (attempt > 10000) throw ConflictError(key + " kept changing underneath");
       }
-      if (store.set_if(key, bytes, cur->version)) break;
-      if (attempt > 10000) throw ConflictError(key + " kept changing underneath");
+    }
+    if (v3 && level != path) {
+      // zarr-python 3: "consolidated_metadata" in an ancestor group's zarr.json, keyed by the
+      // node's path relative to that group; updated only where the group has one.
+      for (int attempt = 0;; ++attempt) {
+        auto cur = read(store, level);
+        if (!cur) break;
+        Json g = parse(cur->bytes, level);
+        if (!g.is_object() || !g.contains("consolidated_metadata") || !g["consolidated_metadata"].is_object()) break;
+        Json& cm = g["consolidated_metadata"];
+        if (!cm.contains("metadata") || !cm["metadata"].is_object()) cm["metadata"] = Json::object();
+        if (now && now->format == 3) cm["metadata"][rel] = now->json;
+        else cm["metadata"].erase(rel);
+        if (swap(meta_key(level), *cur, to_bytes(dump_json(g)))) break;
+        if (attempt > 10000) throw ConflictError(meta_key(level) + " kept changing underneath");
+      }
     }
   }
 }

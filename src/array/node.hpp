@@ -53,9 +53,10 @@ bool has_v2_documents(Store& store, const std::string& path);
 std::string doc_key(const std::string& path, int format, NodeType type);
 // Writes a v2 node's attributes by compare-and-swap on .zattrs (`change` gets the current ones).
 Json update_v2_attributes(Store& store, const std::string& path, const std::function<Json(const Json&)>& change);
-// After the node at `path` changed (created, resized, attributes, removed): brings every
-// .zmetadata at it or above it up to date for that node (zarr-python 2's consolidated metadata).
-// Cheap when there is none: one read per level.
+// After the node at `path` changed (created, resized, attributes, removed): brings consolidated
+// metadata that lists it up to date — for a v2 node every .zmetadata at it or above it (one read
+// per level), for a v3 node the "consolidated_metadata" of its ancestor groups' zarr.json (one
+// read per ancestor; none for the root).
 void refresh_consolidated(Store& store, const std::string& path);
 // The paths (relative to the group) and documents that consolidated metadata at or above the
 // group lists for its direct children: for stores that cannot list. Empty when there is none.
