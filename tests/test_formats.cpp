@@ -416,3 +416,17 @@ TEST(Vlen, CopyKeepsEveryValue) {
   auto c = copy_array(z, store, "copy", m);
   EXPECT_EQ(c.read_vlen().values, (std::vector<std::string>{"α", "", "γ", "?", "?"}));
 }
+
+TEST(Numcodecs, NarrowingFiltersSignExtendOnDecode) {
+  // Delta into int8 differences: [10, 9] -> [10, -1] -> [10, 9] (not 265).
+  std::vector<CodecMetadata> cs = {{"numcodecs.delta", Json::object({{"dtype", "<i4"}, {"astype", "<i1"}})},
+                                   {"bytes", Json::object()}};
+  const auto p = CodecPipeline::from_metadata(cs, ChunkSpec{{2}, DataType::int32, Bytes(4, 0)});
+  std::vector<std::int32_t> v = {10, 9};
+  const Bytes enc = p.encode(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(v.data()), 8));
+  ASSERT_EQ(enc.size(), 2u);
+  EXPECT_EQ(static_cast<std::int8_t>(enc[1]), -1);
+  std::vector<std::int32_t> out(2);
+  p.decode(enc, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(out.data()), 8));
+  EXPECT_EQ(out, v);
+}

@@ -113,7 +113,9 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   const std::size_t conc = options.concurrency ? options.concurrency : default_concurrency();
   Array s = src;
   s.set_concurrency(1);
-  const bool exists = store->exists(node::meta_key(path));
+  // Either format: a v2 node there must be refused before anything is written (its chunk keys
+  // may be the ones this copy would write and, on failure, take back).
+  const bool exists = store->exists(node::meta_key(path)) || node::has_v2_documents(*store, path);
   if (exists) {
     if (!options.overwrite)
       throw ConflictError(ErrorCode::already_exists, "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");

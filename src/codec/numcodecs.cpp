@@ -96,7 +96,8 @@ To cast(From v) {
       return std::is_signed_v<To> ? std::numeric_limits<To>::min() : To{0};
     return static_cast<To>(static_cast<std::int64_t>(d));
   } else {
-    return static_cast<To>(static_cast<std::make_unsigned_t<std::conditional_t<std::is_same_v<From, bool>, std::uint8_t, From>>>(v));
+    // Sign-extend to 64 bits first, then wrap to the target (NumPy's integer astype).
+    return static_cast<To>(static_cast<std::make_unsigned_t<To>>(static_cast<std::int64_t>(v)));
   }
 }
 
