@@ -328,7 +328,7 @@ zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
     if (bytes) {
       if (!py::isinstance<py::bytes>(o) && !PyByteArray_Check(o.ptr()))
         throw py::type_error("a bytes array takes bytes objects, got " + py::str(py::type::of(o).attr("__name__")).cast<std::string>());
-      v.values.push_back(py::bytes(py::reinterpret_borrow<py::object>(o)).cast<std::string>());
+      v.values.push_back(py::reinterpret_steal<py::bytes>(PyBytes_FromObject(o.ptr())).cast<std::string>());
     } else {
       if (!py::isinstance<py::str>(o))
         throw py::type_error("a string array takes str objects, got " + py::str(py::type::of(o).attr("__name__")).cast<std::string>());

@@ -548,7 +548,7 @@ class Lzma final : public SimpleB2B {
   }
   Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const override {
     lzma_stream s = LZMA_STREAM_INIT;
-    if (lzma_stream_decoder(&s, std::uint64_t{1} << 31, LZMA_CONCATENATED) != LZMA_OK) throw CodecError(name_ + ": cannot start decompression");
+    if (lzma_stream_decoder(&s, std::uint64_t{256} << 20, LZMA_CONCATENATED)  /* preset 9e needs ~65 MiB; a hostile header cannot claim more */ != LZMA_OK) throw CodecError(name_ + ": cannot start decompression");
     Bytes out(max_out + 1);  // one byte more than allowed, to notice too much output
     s.next_in = in.data();
     s.avail_in = in.size();
