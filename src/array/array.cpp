@@ -397,52 +397,40 @@ NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
 }
 }  // namespace
 
+namespace {
+// A vlen read or write: a snapshot bound to a fresh heap, the plan made on it, the engine run.
+VlenValues read_vlen_with(const Array::State& st, const std::function<Plan(const Snapshot&)>& make_plan) {
+  auto s = st.current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  return from_indices(read_new(st.engine(*hs), make_plan(*hs)), *heap);
+}
+void write_vlen_with(const Array::State& st, const VlenValues& data, const std::function<Plan(const Snapshot&)>& make_plan) {
+  auto s = st.current();
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const NDArray idx = to_indices(data, *hs, *heap);
+  write_plan(st.engine(*hs), make_plan(*hs), idx.view());
+}
+}  // namespace
+
 VlenValues Array::read_vlen(const Selection& sel) const {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  const auto idx = read_new(st_->engine(*hs), plan_orthogonal(normalize_selection(sel, hs->meta.shape), hs->unit_grid));
-  return from_indices(idx, *heap);
+  return read_vlen_with(*st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid); });
 }
-
 void Array::write_vlen(const Selection& sel, const VlenValues& data) {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  const NDArray idx = to_indices(data, *hs, *heap);
-  write_plan(st_->engine(*hs), plan_orthogonal(normalize_selection(sel, hs->meta.shape), hs->unit_grid), idx.view());
+  write_vlen_with(*st_, data, [&](const Snapshot& s) { return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid); });
 }
-
 VlenValues Array::read_vlen_points(const Coordinates& coords) const {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  const auto idx = read_new(st_->engine(*hs), plan_points(normalize_coordinates(coords, hs->meta.shape), hs->unit_grid));
-  return from_indices(idx, *heap);
+  return read_vlen_with(*st_, [&](const Snapshot& s) { return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid); });
 }
-
 void Array::write_vlen_points(const Coordinates& coords, const VlenValues& data) {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  const NDArray idx = to_indices(data, *hs, *heap);
-  write_plan(st_->engine(*hs), plan_points(normalize_coordinates(coords, hs->meta.shape), hs->unit_grid), idx.view());
+  write_vlen_with(*st_, data, [&](const Snapshot& s) { return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid); });
 }
-
 VlenValues Array::read_vlen_blocks(const Selection& sel) const {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  const auto idx = read_new(st_->engine(*hs), plan_orthogonal(normalize_block_selection(sel, hs->unit_grid), hs->unit_grid));
-  return from_indices(idx, *heap);
+  return read_vlen_with(*st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid); });
 }
-
 void Array::write_vlen_blocks(const Selection& sel, const VlenValues& data) {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  const NDArray idx = to_indices(data, *hs, *heap);
-  write_plan(st_->engine(*hs), plan_orthogonal(normalize_block_selection(sel, hs->unit_grid), hs->unit_grid), idx.view());
+  write_vlen_with(*st_, data, [&](const Snapshot& s) { return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid); });
 }
 
 void Array::prepend_vlen(const VlenValues& data, std::size_t axis) {

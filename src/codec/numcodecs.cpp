@@ -81,6 +81,12 @@ void visit_numeric(const DataType& t, F&& f) {
   }
 }
 
+// Calls f(T{}, A{}) with the C++ types of a filter's decoded and encoded data types.
+template <class F>
+void visit_pair(const DataType& dec, const DataType& enc, F&& f) {
+  visit_numeric(dec, [&](auto t) { visit_numeric(enc, [&](auto a) { f(t, a); }); });
+}
+
 // NumPy's astype for one value, without C++'s undefined behaviour: a float out of an integer
 // type's range (or NaN) gives the type's minimum for signed and 0 for unsigned targets (what
 // NumPy gives on x86-64 for the common cases); integers wrap.
@@ -190,27 +196,23 @@ class Delta final : public ElementFilter {
 
  private:
   void run_encode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        const T* x = as<T>(in);
-        A* y = as<A>(out);
-        y[0] = cast<A>(x[0]);
-        for (std::size_t i = 1; i < n; ++i) y[i] = cast<A>(sub<T>(x[i], x[i - 1]));
-      });
+      using A = decltype(a);
+      const T* x = as<T>(in);
+      A* y = as<A>(out);
+      y[0] = cast<A>(x[0]);
+      for (std::size_t i = 1; i < n; ++i) y[i] = cast<A>(sub<T>(x[i], x[i - 1]));
     });
   }
   void run_decode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        const A* y = as<A>(in);
-        T* x = as<T>(out);
-        T acc{};
-        for (std::size_t i = 0; i < n; ++i) x[i] = acc = add<T>(acc, cast<T>(y[i]));
-      });
+      using A = decltype(a);
+      const A* y = as<A>(in);
+      T* x = as<T>(out);
+      T acc{};
+      for (std::size_t i = 0; i < n; ++i) x[i] = acc = add<T>(acc, cast<T>(y[i]));
     });
   }
 };
@@ -244,28 +246,24 @@ class FixedScaleOffset final : public ElementFilter {
  private:
   // NumPy computes (x - offset) * scale in float32 for float32 arrays and in float64 otherwise.
   void run_encode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
+      using A = decltype(a);
       using C = std::conditional_t<std::is_same_v<T, float>, float, double>;
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        const T* x = as<T>(in);
-        A* y = as<A>(out);
-        for (std::size_t i = 0; i < n; ++i)
-          y[i] = cast<A>(std::nearbyint((static_cast<C>(x[i]) - static_cast<C>(offset_)) * static_cast<C>(scale_)));
-      });
+      const T* x = as<T>(in);
+      A* y = as<A>(out);
+      for (std::size_t i = 0; i < n; ++i)
+        y[i] = cast<A>(std::nearbyint((static_cast<C>(x[i]) - static_cast<C>(offset_)) * static_cast<C>(scale_)));
     });
   }
   void run_decode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        using C = std::conditional_t<std::is_same_v<A, float>, float, double>;
-        const A* y = as<A>(in);
-        T* x = as<T>(out);
-        for (std::size_t i = 0; i < n; ++i) x[i] = cast<T>(static_cast<C>(y[i]) / static_cast<C>(scale_) + static_cast<C>(offset_));
-      });
+      using A = decltype(a);
+      using C = std::conditional_t<std::is_same_v<A, float>, float, double>;
+      const A* y = as<A>(in);
+      T* x = as<T>(out);
+      for (std::size_t i = 0; i < n; ++i) x[i] = cast<T>(static_cast<C>(y[i]) / static_cast<C>(scale_) + static_cast<C>(offset_));
     });
   }
   double offset_ = 0, scale_ = 1;
@@ -297,26 +295,22 @@ class Quantize final : public ElementFilter {
 
  private:
   void run_encode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        const T* x = as<T>(in);
-        A* y = as<A>(out);
-        const T s = static_cast<T>(scale_);
-        for (std::size_t i = 0; i < n; ++i) y[i] = cast<A>(static_cast<T>(std::nearbyint(s * x[i]) / s));
-      });
+      using A = decltype(a);
+      const T* x = as<T>(in);
+      A* y = as<A>(out);
+      const T s = static_cast<T>(scale_);
+      for (std::size_t i = 0; i < n; ++i) y[i] = cast<A>(static_cast<T>(std::nearbyint(s * x[i]) / s));
     });
   }
   void run_decode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        const A* y = as<A>(in);
-        T* x = as<T>(out);
-        for (std::size_t i = 0; i < n; ++i) x[i] = cast<T>(y[i]);
-      });
+      using A = decltype(a);
+      const A* y = as<A>(in);
+      T* x = as<T>(out);
+      for (std::size_t i = 0; i < n; ++i) x[i] = cast<T>(y[i]);
     });
   }
   std::int64_t digits_ = 0;
@@ -339,21 +333,17 @@ class AsType final : public ElementFilter {
 
  private:
   void run_encode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        for (std::size_t i = 0; i < n; ++i) as<A>(out)[i] = cast<A>(as<T>(in)[i]);
-      });
+      using A = decltype(a);
+      for (std::size_t i = 0; i < n; ++i) as<A>(out)[i] = cast<A>(as<T>(in)[i]);
     });
   }
   void run_decode(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, std::size_t n) const override {
-    visit_numeric(dec_, [&](auto t) {
+    visit_pair(dec_, enc_, [&](auto t, auto a) {
       using T = decltype(t);
-      visit_numeric(enc_, [&](auto a) {
-        using A = decltype(a);
-        for (std::size_t i = 0; i < n; ++i) as<T>(out)[i] = cast<T>(as<A>(in)[i]);
-      });
+      using A = decltype(a);
+      for (std::size_t i = 0; i < n; ++i) as<T>(out)[i] = cast<T>(as<A>(in)[i]);
     });
   }
 };
