@@ -295,6 +295,55 @@ TEST(ZarrPython3, ConsolidatedMetadataFollowsChangesToMembers) {
   remove_node(mem, "f");
   EXPECT_FALSE(cm().contains("f"));
   EXPECT_EQ(cm()["strings"]["data_type"], "string");  // the others are as they were
+  // Removing a group drops its whole subtree.
+  Array::create(mem, "sub/deeper/x", ArraySpec{.shape = {2}, .chunks = {2}, .dtype = DataType::uint8});
+  EXPECT_TRUE(cm().contains("sub/deeper/x"));
+  remove_node(mem, "sub");
+  const Json left = cm();  // kept alive: items() refers into it
+  for (const auto& [k, v] : left.items()) EXPECT_NE(k.rfind("sub", 0), 0u) << k;
+}
+
+TEST(ZarrV2, ArraysInAV2GroupAreV2UnlessToldOtherwise) {
+  auto store = MemoryStore::create();
+  auto g = Group::create(store, "", Json::object(), false, 2);
+  g.create_array("a", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32});
+  EXPECT_TRUE(store->exists("a/.zarray"));
+  EXPECT_EQ(Array::open(store, "a").metadata().zarr_format, 2);
+  g.create_array("b", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32, .zarr_format = 3});
+  EXPECT_TRUE(store->exists("b/zarr.json"));
+  auto g3 = Group::create(store, "v3", Json::object());
+  g3.create_array("c", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32});
+  EXPECT_TRUE(store->exists("v3/c/zarr.json"));
+  EXPECT_THROW(Array::create(store, "d", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32, .zarr_format = 4}),
+               ArgumentError);
+}
+
+TEST(ZarrV2, CopyStatesTheDestinationsCodecsInItsZarray) {
+  auto store = MemoryStore::create();
+  auto spec = v2_spec();
+  spec.endian = codec::Endian::big;
+  auto src = Array::create(store, "src", spec);
+  std::vector<std::int16_t> v(20);
+  for (int i = 0; i < 20; ++i) v[static_cast<std::size_t>(i)] = static_cast<std::int16_t>(i * 300 - 3000);
+  src.write({}, NDView::c_order(v.data(), DataType::int16, {5, 4}));
+  EXPECT_EQ(Json::parse(text(*store, "src/.zarray"))["dtype"], ">i2");
+  // Another compressor and little-endian bytes: .zarray must say so.
+  ArrayMetadata m = src.metadata();
+  m.codecs = {CodecMetadata{"bytes", Json{{"endian", "little"}}}, CodecMetadata{"gzip", Json{{"level", 2}}}};
+  auto dst = copy_array(src, store, "dst", m);
+  EXPECT_FALSE(store->exists("dst/zarr.json"));
+  const Json z = Json::parse(text(*store, "dst/.zarray"));
+  EXPECT_EQ(z["dtype"], "<i2");
+  EXPECT_EQ(z["compressor"], (Json{{"id", "gzip"}, {"level", 2}}));
+  EXPECT_EQ(Json::parse(text(*store, "dst/.zattrs"))["units"], "m");
+  auto r = Array::open(store, "dst").read();
+  EXPECT_EQ(std::memcmp(r.raw_data(), v.data(), 40), 0);
+  // A v2 array's metadata re-derived from its own codecs is itself.
+  const auto again = Array::open(store, "src").metadata();
+  for (const auto& md : {again, Array::open(store, "dst").metadata()}) {
+    EXPECT_EQ(md.as_v2().to_v2_json(), md.to_v2_json());
+    EXPECT_EQ(md.as_v2().codecs, md.codecs);
+  }
 }
 
 TEST(ZarrPython3, ConsolidatedMetadataIsKeptWhenAttributesChange) {

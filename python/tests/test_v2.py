@@ -427,3 +427,103 @@ def test_string_arrays_select_and_grow_like_numbers(tmp_path):
     assert b[:].tolist() == [b"\x01", b"\x00", b"\x01"]
     with pytest.raises(TypeError, match="bytes"):
         b[0] = "text"
+
+
+def test_big_endian_filters_written_for_zarr_python_2(tmp_path):
+    # numcodecs filters view their input in their dtype's byte order: zarrpp states the chunk's.
+    data = np.arange(-20, 20, dtype=">i4") * 7
+    cases = [(">i4", [numcodecs.Delta(dtype="<i4")], None), (">f8", [numcodecs.Quantize(digits=3, dtype="<f8")], numcodecs.Zstd(1)),
+             (">f8", [numcodecs.FixedScaleOffset(offset=1, scale=10, dtype="<f8", astype="<i4")], None),
+             (">u2", [numcodecs.AsType(encode_dtype="<u4", decode_dtype="<u2")], numcodecs.GZip(1))]
+    for k, (dt, filt, comp) in enumerate(cases):
+        path = str(tmp_path / f"be{k}")
+        z = zarrpp.create_array(path, shape=(40,), chunks=(16,), dtype=dt, zarr_format=2, filters=filt, compressors=comp)
+        ref = (np.abs(data) if dt.startswith(">u") else data).astype(dt) / (1 if dt[1] != "f" else 3)
+        z[:] = ref.astype(dt)
+        meta = json.load(open(os.path.join(path, ".zarray")))
+        assert meta["dtype"] == dt
+        for f in meta["filters"]:
+            for key in ("dtype", "astype", "encode_dtype", "decode_dtype"):
+                if key in f:
+                    assert f[key][0] == ">", (meta, key)
+        got = zarr.open(path, mode="r")[:]
+        assert np.allclose(got, z[:]) and np.allclose(z[:], ref.astype(dt), atol=0.1), (dt, got, z[:])
+    # zarr-python 2 filtering byte-swapped values (a filter dtype in the other byte order) is refused by name.
+    path = str(tmp_path / "swapped")
+    zarr.open(path, mode="w", shape=(8,), chunks=(4,), dtype=">i4", filters=[numcodecs.Delta(dtype="<i4")])[:] = np.arange(8)
+    with pytest.raises(Exception, match="delta.*other byte order"):
+        zarrpp.open_array(path)[:]
+
+
+def test_object_arrays_with_a_non_string_fill_store_every_chunk(tmp_path):
+    # zarr-python 2's default object fill value is the number 0, which it returns for missing
+    # chunks: zarrpp must store a chunk of only "" rather than leave it missing.
+    path = str(tmp_path / "o")
+    zarr.open(path, mode="w", shape=(6,), chunks=(2,), dtype=object, object_codec=numcodecs.VLenUTF8())
+    z = zarrpp.open_array(path, mode="r+")
+    z[:] = ["", "", "a", "", "", "b"]
+    assert zarr.open(path, mode="r")[:].tolist() == ["", "", "a", "", "", "b"]
+    # The same for a numeric array whose fill value is null.
+    path = str(tmp_path / "n")
+    zarr.open(path, mode="w", shape=(6,), chunks=(2,), dtype="<i4", fill_value=None)
+    z = zarrpp.open_array(path, mode="r+")
+    z[:] = 0
+    assert sorted(os.listdir(path)) == [".zarray", "0", "1", "2"]
+    assert zarr.open(path, mode="r")[:].tolist() == [0] * 6
+
+
+def test_lone_bytes_like_values_go_into_one_element(tmp_path):
+    z = zarrpp.create_array(str(tmp_path / "b"), shape=(3,), chunks=(2,), dtype=bytes)
+    z[0] = bytearray(b"xy")
+    z[1] = memoryview(b"\x00\x01")
+    z[2] = b"z"
+    assert z[:].tolist() == [b"xy", b"\x00\x01", b"z"]
+    s = zarrpp.create_array(str(tmp_path / "s"), shape=(2,), chunks=(2,), dtype=str)
+    s[0] = "abc"
+    assert s[:].tolist() == ["abc", ""]
+
+
+def test_copy_of_a_v2_array_states_its_new_codecs(tmp_path):
+    src = str(tmp_path / "src")
+    zarr.open(src, mode="w", shape=(10, 4), chunks=(4, 4), dtype="<f4", compressor=numcodecs.Zlib(3),
+              filters=[numcodecs.Quantize(digits=2, dtype="<f4")])[:] = np.arange(40, dtype="<f4").reshape(10, 4) / 3
+    for args, comp in [((), "zlib"), (("--compressor", "zstd:3"), "zstd"), (("--compressor", "none"), None),
+                       (("--chunks", "5,2"), "zlib")]:
+        dst = str(tmp_path / f"dst_{len(args)}_{comp}_{args[-1] if args else ''}".replace(",", "_"))
+        cli("copy", src, dst, *args)
+        assert sorted(f for f in os.listdir(dst) if f.startswith(".")) == [".zarray"], os.listdir(dst)
+        meta = json.load(open(os.path.join(dst, ".zarray")))
+        assert (meta["compressor"] or {}).get("id") == comp, meta
+        assert meta["filters"] == json.load(open(os.path.join(src, ".zarray")))["filters"]
+        assert np.array_equal(zarr.open(dst, mode="r")[:], zarr.open(src, mode="r")[:]), dst
+        assert np.array_equal(zarrpp.open_array(dst)[:], zarr.open(src, mode="r")[:])
+
+
+def test_consolidated_metadata_forgets_removed_and_converted_subtrees(tmp_path):
+    path = str(tmp_path / "g")
+    g = zarr.open_group(path, mode="w")
+    for name in ("keep", "gone", "conv"):
+        sub = g.create_group(name)
+        sub.create_group("inner").create_dataset("a", data=np.arange(4), chunks=(2,))
+    zarr.consolidate_metadata(path)
+    root = zarrpp.open_group(path, mode="r+")
+    del root["gone"]
+    zarrpp.convert_to_v3(path, path="conv")
+    keys = json.load(open(os.path.join(path, ".zmetadata")))["metadata"].keys()
+    assert not [k for k in keys if k.startswith(("gone/", "conv/"))], sorted(keys)
+    assert "keep/inner/a/.zarray" in keys
+    c = zarr.open_consolidated(path, mode="r")
+    assert sorted(c.group_keys()) == ["keep"]  # zarr-python 2 lists v2 nodes only
+    assert np.array_equal(zarrpp.open_array(path + "/conv/inner/a")[:], np.arange(4))
+
+
+def test_stale_v2_handle_does_not_write_attributes_beside_a_converted_node(tmp_path):
+    path = str(tmp_path / "a")
+    zarr.open(path, mode="w", shape=(4,), chunks=(2,), dtype="<i4")
+    old = zarrpp.open_array(path, mode="r+")
+    zarrpp.convert_to_v3(path)
+    with pytest.raises(Exception, match="Zarr v3 now"):
+        old.attrs["x"] = 1
+    assert sorted(os.listdir(path)) == ["zarr.json"]
+    zarrpp.open_array(path, mode="r+").attrs["x"] = 1
+    assert json.load(open(os.path.join(path, "zarr.json")))["attributes"] == {"x": 1}

@@ -500,6 +500,11 @@ class Array(_Node):
         if dt.kind == "O":  # str / bytes elements: the core checks each one
             if isinstance(value, np.ndarray):
                 return value if value.dtype.kind == "O" else value.astype(object)
+            if isinstance(value, (bytes, bytearray, memoryview, str)):
+                # one element (np.asarray would iterate a bytearray or memoryview)
+                out = np.empty((), dtype=object)
+                out[()] = bytes(value) if isinstance(value, (bytearray, memoryview)) else value
+                return out
             return np.asarray(value, dtype=object)  # keeps bytes exactly (b"\x00" is not b"")
         a = np.asarray(value)
         if a.dtype.kind in "OSUMm" or (a.dtype.kind == "V") != (dt.kind == "V"):

@@ -142,7 +142,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;
   m.dimension_names = spec.dimension_names;
-  if (spec.zarr_format != 2 && spec.zarr_format != 3)
+  if (spec.zarr_format != 0 && spec.zarr_format != 2 && spec.zarr_format != 3)
     throw ArgumentError("zarr_format: " + std::to_string(spec.zarr_format) + " is not 2 or 3");
   if (spec.zarr_format == 2) {
     if (spec.lower_bound || spec.origin)
@@ -162,8 +162,9 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   m.validate_for_write();
   // Validate everything (every codec included) before anything is written, with the codecs'
   // automatic parameters resolved so zarr.json states them.
-  if (m.zarr_format != 2)
-    m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+  m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+  // A v2 array's .zarray states its codecs again: brought in line with the codecs given.
+  if (m.zarr_format == 2) m = m.as_v2();
   auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
   // What we write must parse back to the same metadata.
@@ -172,14 +173,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   else ArrayMetadata::parse(text);
 
   node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
-  if (m.zarr_format == 2) {
-    if (!m.attributes.empty()) store->set(node::key_in(path, node::kZattrs), node::to_bytes(dump_v2_attributes(m.attributes)));
-    store->set(node::key_in(path, node::kZarray), snap->meta_bytes);
-    node::refresh_consolidated(*store, path);
-  } else {
-    store->set(node::meta_key(path), snap->meta_bytes);
-    if (!path.empty()) node::refresh_consolidated(*store, path);
-  }
+  node::write_array_documents(*store, path, snap->meta, snap->meta_bytes);
   auto st = std::make_shared<State>();
   st->store = std::move(store);
   st->path = path;

@@ -133,7 +133,7 @@ ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
   ConvertReport rep;
   convert_in_place(store, path, rep);
   // Consolidated metadata above the node no longer describes it.
-  if (!path.empty()) node::refresh_consolidated(*store, path);
+  if (!path.empty()) node::refresh_consolidated(*store, path, /*was_v2=*/true);
   return rep;
 }
 

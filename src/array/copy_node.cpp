@@ -96,6 +96,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
                         shape_str(sm.shape) + " " + sm.data_type.name() + ")");
   m.validate_for_write();
   m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+  // A v2 destination's .zarray states the codecs given, not the source's.
+  if (m.zarr_format == 2) m = m.as_v2();
   const auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
 
@@ -133,7 +135,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   std::atomic<std::int64_t> done{0};
   const auto total = static_cast<std::int64_t>(units.size());
   try {
-    node::prepare_create(*store, path, options.overwrite, &snap->meta);
+    node::prepare_create(*store, path, options.overwrite, &snap->meta, m.zarr_format);
     ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {
       const Selection sel = unit_selection(snap->grid, units[i]);
       const auto plan = plan_orthogonal(normalize_selection(sel, snap->meta.shape), snap->unit_grid);
@@ -164,7 +166,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       const auto n = ++done;
       if (options.progress) options.progress(n, total);
     });
-    store->set(node::meta_key(path), snap->meta_bytes);
+    node::write_array_documents(*store, path, snap->meta, snap->meta_bytes);
   } catch (const Error& err) {
     // Take back what this copy wrote (no zarr.json names it), then report.
     std::string undo = "what it had written was removed again";

@@ -246,7 +246,10 @@ void Engine::write(const Plan& plan, const NDView& data) const {
       if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
     }
     j.builder = std::make_unique<WriteBuilder>(*this, plan, g, data);
-    j.enc = partial_encoder(s.pipeline, *j.target, EncodeOptions{.write_empty = write_empty, .concurrency = inner_concurrency});
+    // A v2 array whose .zarray fill value is null (or, for objects, not a string) reads missing
+    // chunks in zarr-python 2 as something else than zarrpp's fill: every chunk is stored.
+    const bool store_all = write_empty || (s.meta.zarr_format == 2 && s.meta.v2.fill_null);
+    j.enc = partial_encoder(s.pipeline, *j.target, EncodeOptions{.write_empty = store_all, .concurrency = inner_concurrency});
     j.reads = j.enc->needs_old(j.writes, *j.builder);
     (j.reads ? reading : covered).push_back(gi);
   }

@@ -153,7 +153,10 @@ Group Group::create_group(const std::string& name, const Json& attributes) const
   return Group::create(store_, child_path(name), attributes, false, zarr_format());
 }
 Array Group::create_array(const std::string& name, const ArraySpec& spec) const {
-  return Array::create(store_, child_path(name), spec);
+  if (spec.zarr_format != 0) return Array::create(store_, child_path(name), spec);
+  ArraySpec s = spec;
+  s.zarr_format = zarr_format();
+  return Array::create(store_, child_path(name), s);
 }
 Group Group::open_group(const std::string& name) const { return Group::open(store_, child_path(name)); }
 Array Group::open_array(const std::string& name) const { return Array::open(store_, child_path(name)); }

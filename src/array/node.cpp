@@ -76,6 +76,12 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
       now = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
       if (!now.is_object()) throw MetadataError(key + ": expected a JSON object");
     }
+    // The handle may be older than a removal or a conversion to v3: .zattrs must not be
+    // written beside a node that is no longer a v2 node.
+    const auto d = read_doc(store, path);
+    if (!d) throw NotFoundError("no node at '" + shown(path) + "' any more (it was removed)");
+    if (d->format != 2)
+      throw ConflictError("the node at '" + shown(path) + "' is Zarr v3 now (converted after it was opened): open it again");
     Json next = change(now);
     check_json_depth(next, "attributes");
     const Bytes bytes = to_bytes(dump_v2_attributes(next));
@@ -90,11 +96,22 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
 }
 
 namespace {
+// Erases the entries whose keys start with `pre` ("a/b/").
+void erase_under(Json& md, const std::string& pre) {
+  std::vector<std::string> gone;
+  for (auto it = md.begin(); it != md.end(); ++it)
+    if (it.key().compare(0, pre.size(), pre) == 0) gone.push_back(it.key());
+  for (const auto& k : gone) md.erase(k);
+}
+
 // The consolidated entries of the node at `rel` (relative to the .zmetadata's folder; "" itself).
 void put_entries(Json& md, Store& store, const std::string& path, const std::string& rel) {
   const std::string pre = rel.empty() ? "" : rel + "/";
   for (const char* name : {kZarray, kZgroup, kZattrs}) md.erase(pre + name);
   auto d = read_doc(store, path);
+  if (!rel.empty() && (!d || d->format != 2 || d->type == NodeType::Array))
+    // Nothing v2 can lie below a removed or converted node, or an array: its descendants' entries go too.
+    erase_under(md, pre);
   if (!d || d->format != 2) return;
   md[pre + (d->type == NodeType::Array ? kZarray : kZgroup)] = d->json;
   const Json attrs = read_v2_attributes(store, path);
@@ -102,7 +119,8 @@ void put_entries(Json& md, Store& store, const std::string& path, const std::str
 }
 }  // namespace
 
-void refresh_consolidated(Store& store, const std::string& path) {
+namespace {
+void refresh_consolidated_or_throw(Store& store, const std::string& path, bool was_v2) {
   std::vector<std::string> levels = {""};
   for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) levels.push_back(path.substr(0, pos++));
   if (!path.empty()) levels.push_back(path);
@@ -114,7 +132,7 @@ void refresh_consolidated(Store& store, const std::string& path) {
     return;  // a node that cannot be read is not put into anyone's consolidated metadata
   }
   // A removed node leaves both kinds of consolidated metadata.
-  const bool v2 = !now || now->format == 2, v3 = !now || now->format == 3;
+  const bool v2 = was_v2 || !now || now->format == 2, v3 = !now || now->format == 3;
   // Writes `next` over `cur` (compare-and-swap where the store can); false when another writer won.
   auto swap = [&](const std::string& key, const VersionedBytes& cur, const Bytes& next) {
     if (next == cur.bytes) return true;
@@ -150,12 +168,39 @@ void refresh_consolidated(Store& store, const std::string& path) {
         if (!g.is_object() || !g.contains("consolidated_metadata") || !g["consolidated_metadata"].is_object()) break;
         Json& cm = g["consolidated_metadata"];
         if (!cm.contains("metadata") || !cm["metadata"].is_object()) cm["metadata"] = Json::object();
-        if (now && now->format == 3) cm["metadata"][rel] = now->json;
-        else cm["metadata"].erase(rel);
+        if (now && now->format == 3) {
+          cm["metadata"][rel] = now->json;
+          if (now->type == NodeType::Array) erase_under(cm["metadata"], rel + "/");
+        } else {
+          cm["metadata"].erase(rel);
+          erase_under(cm["metadata"], rel + "/");
+        }
         if (swap(meta_key(level), *cur, to_bytes(dump_json(g)))) break;
         if (attempt > 10000) throw ConflictError(meta_key(level) + " kept changing underneath");
       }
     }
+  }
+}
+}  // namespace
+
+void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes) {
+  if (m.zarr_format == 2) {
+    if (!m.attributes.empty()) store.set(key_in(path, kZattrs), to_bytes(dump_v2_attributes(m.attributes)));
+    store.set(key_in(path, kZarray), meta_bytes);
+    refresh_consolidated(store, path);
+  } else {
+    store.set(meta_key(path), meta_bytes);
+    if (!path.empty()) refresh_consolidated(store, path);
+  }
+}
+
+void refresh_consolidated(Store& store, const std::string& path, bool was_v2) {
+  // The change itself has been made: consolidated metadata is a copy the node's own documents
+  // override (in zarrpp and zarr-python alike), so failing to refresh it must not report the
+  // change as failed.
+  try {
+    refresh_consolidated_or_throw(store, path, was_v2);
+  } catch (const Error&) {
   }
 }
 

@@ -56,8 +56,10 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
 // After the node at `path` changed (created, resized, attributes, removed): brings consolidated
 // metadata that lists it up to date — for a v2 node every .zmetadata at it or above it (one read
 // per level), for a v3 node the "consolidated_metadata" of its ancestor groups' zarr.json (one
-// read per ancestor; none for the root).
-void refresh_consolidated(Store& store, const std::string& path);
+// read per ancestor; none for the root). `was_v2`: the node was v2 before (a conversion), so
+// .zmetadata files are refreshed although it is v3 now. Best effort: a failure is swallowed (the
+// change has been made, and a node's own documents override consolidated metadata).
+void refresh_consolidated(Store& store, const std::string& path, bool was_v2 = false);
 // The paths (relative to the group) and documents that consolidated metadata at or above the
 // group lists for its direct children: for stores that cannot list. Empty when there is none.
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path);
@@ -75,6 +77,10 @@ void expect_type(const Json& doc, const std::string& path, NodeType want);
 // its encoding already at `path` without a node are refused, or deleted with `overwrite`.
 void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array = nullptr,
                     int zarr_format = 3);
+
+// Writes a new array's metadata documents (zarr.json; or .zattrs then .zarray for v2, .zarray
+// last as it makes the node), then refreshes consolidated metadata.
+void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes);
 
 // Deletes what belongs to the node at `path` and nothing else: an array's chunk keys, a group's
 // child nodes (recursively), then its zarr.json (unless `keep_metadata`: it is about to be

@@ -69,14 +69,28 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
       const std::string name = "numcodecs." + id;
       const auto* e = find_codec(name);
       if (id == "vlen-utf8" || id == "vlen-bytes" || id == "vlen-array" || id == "json2" || id == "msgpack2" || id == "pickle")
-        throw UnsupportedError("filter '" + id + "' encodes an object (variable-length) array, which zarrpp does not read yet");
+        throw UnsupportedError("filter '" + id + "' is an object codec: it must be the first filter of an object (\"|O\") array" +
+                               (dtype.is_vlen() ? std::string(" and there can be only one") : std::string(", and this array's dtype is not one")));
       if (!e || id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma" || id == "gzip" || id == "zstd" || id == "blosc") {
         if (!e) throw UnsupportedError("filter '" + id + "' is not supported (zarrpp reads the filters " + kFilters + ")");
       }
       if (e->role == CodecRole::array_to_array) {
         if (bytes_level)
-          throw UnsupportedError("filter '" + id + "' after a byte-level filter (shuffle) is not supported");
+          throw UnsupportedError("filter '" + id + "' after " +
+                                 (dtype.is_vlen() ? std::string("the object codec (which turns the elements into bytes)") : std::string("a byte-level filter (shuffle)")) +
+                                 " is not supported");
         CodecMetadata c{name, without_id(f)};
+        // numcodecs views the filter's input in the byte order its type string states; one
+        // that differs from the data's would filter byte-swapped values.
+        for (const char* key : {"dtype", "decode_dtype"}) {
+          if (!f.contains(key) || !f[key].is_string()) continue;
+          const std::string ts = f[key].get<std::string>();
+          if (cur.component_size() > 1 && !ts.empty() && (ts[0] == '<' || ts[0] == '>') && (ts[0] == '>') != big_endian)
+            throw UnsupportedError("filter '" + id + "': its " + key + " \"" + ts + "\" is in the other byte order than the " +
+                                   (big_endian ? "big" : "little") + "-endian data it filters (zarr-python 2 then filters " +
+                                   "byte-swapped values, which zarrpp does not reproduce)");
+          break;
+        }
         cur = filter_output(c, cur);
         // numcodecs writes the filter's output in the byte order its type string states.
         for (const char* key : {"astype", "encode_dtype", "dtype"}) {
@@ -131,14 +145,21 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
       throw UnsupportedError("codec transpose with order " + order.dump() + " has no Zarr v2 form (v2 stores C or F order only)");
     ++i;
   }
+  DataType cur = dtype;
   for (; i < codecs.size() && codecs[i].name.rfind("numcodecs.", 0) == 0; ++i) {
     const auto* e = find_codec(codecs[i].name);
     if (!e || e->role != CodecRole::array_to_array) break;
+    // The filter's full configuration (numcodecs 0.11 needs "dtype", which zarr-python 3 may
+    // leave out), as the codec states it for its input type.
+    ChunkSpec spec{{1}, cur, Bytes(cur.size(), 0)};
+    const auto codec = e->make_a2a(cfg_of(codecs[i]), spec);
+    cur = codec->encoded_spec(spec).dtype;
     Json f = Json::object({{"id", codecs[i].name.substr(10)}});
-    const Json cfg = cfg_of(codecs[i]);  // kept alive: items() refers into it
+    const Json cfg = cfg_of(codec->to_metadata());  // kept alive: items() refers into it
     for (auto& [k, val] : cfg.items()) f[k] = val;
     filters.push_back(f);
   }
+  const std::size_t n_value_filters = filters.size();
   if (i < codecs.size() && dtype.is_vlen() && (codecs[i].name == "vlen-utf8" || codecs[i].name == "vlen-bytes")) {
     filters.push_back(Json::object({{"id", codecs[i].name}}));
   } else if (i >= codecs.size() || codecs[i].name != "bytes") {
@@ -146,7 +167,17 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
     throw UnsupportedError("codec " + what + " has no Zarr v2 form (" +
                            (what == "sharding_indexed" ? std::string("sharding needs Zarr v3") : std::string("v2 takes numcodecs filters, then bytes, then one compressor")) + ")");
   }
-  v.big_endian = cfg_of(codecs[i]).value("endian", Json("little")) == "big" && dtype.component_size() > 1;
+  v.big_endian = cfg_of(codecs[i]).value("endian", Json("little")) == "big" && cur.component_size() > 1;
+  // numcodecs filters view their input and write their output in the byte order their type
+  // strings state: every one must be the chunk's byte order, or zarr-python 2 would filter
+  // byte-swapped values.
+  for (std::size_t k = 0; k < n_value_filters; ++k)
+    for (const char* key : {"dtype", "astype", "encode_dtype", "decode_dtype"}) {
+      if (!filters[k].contains(key) || !filters[k][key].is_string()) continue;
+      std::string ts = filters[k][key].get<std::string>();
+      if (!ts.empty() && (ts[0] == '<' || ts[0] == '>')) ts[0] = v.big_endian ? '>' : '<';
+      filters[k][key] = ts;
+    }
   ++i;
   for (; i < codecs.size(); ++i) {
     const auto& c = codecs[i];

@@ -326,7 +326,18 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
 
 ArrayMetadata ArrayMetadata::as_v2() const {
   ArrayMetadata m = *this;
-  if (zarr_format == 2) return m;
+  if (zarr_format == 2) {
+    // Already v2: its compressor, filters, order and byte order are brought in line with its
+    // codecs (a copy may have been given other codecs than the source's .zarray states).
+    const auto chain = codec::to_v2(codecs, data_type, rank());
+    if (!m.v2.dtype.empty() && (m.v2.dtype[0] == '<' || m.v2.dtype[0] == '>'))
+      m.v2.dtype[0] = chain.big_endian ? '>' : '<';
+    m.v2.order = chain.order;
+    m.v2.compressor = chain.compressor;
+    m.v2.filters = chain.filters;
+    m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, chain.big_endian, m.v2.order, m.rank());
+    return m;
+  }
   if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
     throw UnsupportedError("a Zarr v2 array has no lower bound or origin (regular_bounded grid); create it as Zarr v3");
   if (!extra_fields.empty()) throw UnsupportedError("Zarr v2 cannot store the extra zarr.json fields " + extra_fields.dump());

@@ -38,8 +38,9 @@ struct ArraySpec {
   bool overwrite = false;
   // 3 (zarr.json) or 2 (.zarray/.zattrs, as zarr-python 2 writes): a v2 array takes codecs that
   // v2 can state (a numcodecs filter chain, bytes, one compressor; no sharding or crc32c), no
-  // lower bound, and keeps dimension_names as the "_ARRAY_DIMENSIONS" attribute.
-  int zarr_format = 3;
+  // lower bound, and keeps dimension_names as the "_ARRAY_DIMENSIONS" attribute. 0 (the
+  // default): the format of the group it is created in by Group::create_array, else 3.
+  int zarr_format = 0;
 };
 
 // Per-dimension coordinate range [inclusive_min, exclusive_max).

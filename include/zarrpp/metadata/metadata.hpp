@@ -127,6 +127,7 @@ struct ArrayMetadata {
   static ArrayMetadata from_v2_json(const Json& zarray, const Json& zattrs);
   // Makes this (v3-form) metadata a Zarr v2 array: its codecs must have v2 equivalents (refused,
   // UnsupportedError naming the codec, otherwise); dimension_names go to "_ARRAY_DIMENSIONS".
+  // On v2 metadata it re-derives compressor, filters, order and byte order from the codecs.
   ArrayMetadata as_v2() const;
   // .zarray (zarr_format 2 only), as zarr-python 2 writes it (sorted keys, 4-space indent).
   Json to_v2_json() const;
