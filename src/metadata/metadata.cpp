@@ -229,6 +229,18 @@ ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) 
     g.kind = Kind::Regular;
   } else if (nc.name == "regular_bounded") {
     g.kind = Kind::RegularBounded;
+    // zarrs' experimental grid of the same name family: a regular grid with clipped edge chunks,
+    // configured by chunk_shape alone. Its chunks are stored at their clipped shapes, so reading
+    // it as this grid would misread every edge chunk.
+    if (nc.configuration && nc.configuration->is_object() && nc.configuration->contains("chunk_shape") &&
+        !nc.configuration->contains("origin") && !nc.configuration->contains("lower_bound"))
+      throw UnsupportedError(field + ": this is zarrs' clipped-edge regular grid (chunk_shape only, edge chunks stored at "
+                             "their clipped shapes), not zarrpp's regular_bounded, which needs \"origin\" and "
+                             "\"lower_bound\"; zarrpp does not read the clipped form");
+  } else if (nc.name == "zarrs.regular_bounded") {
+    throw UnsupportedError(field + ": \"zarrs.regular_bounded\" is zarrs' experimental clipped-edge regular grid (edge "
+                           "chunks stored at their clipped shapes), which zarrpp does not read; zarrpp's own grid is "
+                           "\"regular_bounded\" with \"origin\" and \"lower_bound\"");
   } else {
     fail(field + ".name", j, "unknown chunk grid \"" + nc.name + "\"");
   }
