@@ -217,10 +217,16 @@ class Writer:
             f.write(text + "\n")
         if chunk:
             # Chunks as the grid's declared chunk_shape would have them (c/0/0 a full 4x4), and
-            # for the clipped form as zarrs stores them (c/1/0 clipped to 2x4).
-            self._put(path, "c/0/0", np.arange(1, 17, dtype="<i4").tobytes())
-            if (grid or {}).get("name") in ("regular_bounded", "zarrs.regular_bounded") and set((grid.get("configuration") or {})) == {"chunk_shape"}:
-                self._put(path, "c/1/0", np.arange(17, 25, dtype="<i4").tobytes())
+            # for the clipped form as zarrs stores them: the edge chunk clipped to the shape
+            # (c/1/0 2x4 for shape [6, 4]; c/0/1 4x2 for shape [4, 6]), values 1.. in C order.
+            clipped = (grid or {}).get("name") in ("regular_bounded", "zarrs.regular_bounded") and \
+                set((grid.get("configuration") or {})) == {"chunk_shape"}
+            if clipped:
+                full = np.arange(1, 25, dtype="<i4").reshape(shape)
+                self._put(path, "c/0/0", np.ascontiguousarray(full[:4, :4]).tobytes())
+                self._put(path, "c/1/0" if shape[0] > 4 else "c/0/1", np.ascontiguousarray(full[4:, :] if shape[0] > 4 else full[:, 4:]).tobytes())
+            else:
+                self._put(path, "c/0/0", np.arange(1, 17, dtype="<i4").tobytes())
         self.manifest.append({"path": f"refuse/{name}", "expect": "refuse", "reason": reason, "rules": rules})
 
     def refuse_text(self, name, *, reason, rules, text):
@@ -395,6 +401,9 @@ def main():
     w.refuse("clipped_grid_form", grid=g(chunk_shape=cs), shape=(6, 4),
              reason="zarrs' clipped-edge grid (chunk_shape only): edge chunks stored at their clipped shapes, not this grid",
              rules=["the clipped-grid form is another grid"])
+    w.refuse("clipped_grid_form_last_axis", grid=g(chunk_shape=cs), shape=(4, 6),
+             reason="zarrs' clipped-edge grid (chunk_shape only), clipped along the last axis: edge chunk c/0/1 stored as 4x2",
+             rules=["the clipped-grid form is another grid"])
     w.refuse("zarrs_prefixed_name", grid={"name": "zarrs.regular_bounded", "configuration": {"chunk_shape": cs}},
              reason="zarrs.regular_bounded is zarrs' clipped-edge grid, another grid", rules=["the clipped-grid form is another grid"])
 
@@ -412,6 +421,21 @@ def main():
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
+    write_readme_tables(out, manifest["arrays"])
+
+
+def write_readme_tables(out, entries):
+    """Replaces the README's "## The arrays" section with tables made from the manifest."""
+    readme = os.path.join(out, "README.md")
+    if not os.path.exists(readme):
+        return
+    head = open(readme).read().split("## The arrays")[0]
+    rows_r = "\n".join(f"| `{e['path']}` | {e['domain']} | {e['description']} |" for e in entries if e["expect"] == "read")
+    rows_f = "\n".join(f"| `{e['path']}` | {e['reason']} |" for e in entries if e["expect"] == "refuse")
+    with open(readme, "w") as f:
+        f.write(head + "## The arrays\n\n(Generated from manifest.json by generate.py.)\n\n### Must read\n\n"
+                "| array | domain | what it exercises |\n|---|---|---|\n" + rows_r +
+                "\n\n### Must refuse\n\n| array | why |\n|---|---|\n" + rows_f + "\n")
 
 
 def independent_entries(read_dir):
