@@ -335,9 +335,9 @@ def main():
             description="The chunk range is -1..1; c/-2, c/2 and c/-1000 hold 99 everywhere and must not be read.")
     w.array("ignore_malformed_keys", dtype="int32", shape=(2, 6), chunk_shape=(2, 3), origin=(0, 0), lower_bound=(0, -3), fill=0,
             values=ramp((2, 6), "int32", 1), skip={(0, 0)},
-            stray={"c/0/-0": 99, "c/-0/0": 99, "c/0/+0": 99, "c/0/00": 99, "c/+0/0": 99, "c/00/-1": 99, "c/0/-01": 99},
-            rules=["-0, +0, leading zeros are not chunk keys", "missing chunks read as the fill value"],
-            description="Chunk c/0/0 is missing; -0, +0, 00 and -01 spellings of its and c/0/-1's indices hold 99 and are "
+            stray={"c/0/-0": 99, "c/-0/0": 99, "c/0/+0": 99, "c/0/00": 99, "c/+0/0": 99, "c/00/-1": 99, "c/0/-01": 99, "c/0/ 0": 99, "c/0/0 ": 99},
+            rules=["-0, +0, leading zeros, spaces are not chunk keys", "missing chunks read as the fill value"],
+            description="Chunk c/0/0 is missing; -0, +0, 00, -01 and space-padded spellings of its and c/0/-1's indices hold 99 and are "
                         "not chunk keys: c/0/0's elements read as fill, c/0/-1 as stored.")
     w.array("ignore_malformed_keys_v2", dtype="int32", shape=(2, 6), chunk_shape=(2, 3), origin=(0, 0), lower_bound=(0, -3), fill=0,
             values=ramp((2, 6), "int32", 1), encoding=("v2", "."), skip={(0, 0)},
@@ -403,6 +403,9 @@ def main():
              rules=["the clipped-grid form is another grid"])
     w.refuse("clipped_grid_form_last_axis", grid=g(chunk_shape=cs), shape=(4, 6),
              reason="zarrs' clipped-edge grid (chunk_shape only), clipped along the last axis: edge chunk c/0/1 stored as 4x2",
+             rules=["the clipped-grid form is another grid"])
+    w.refuse("zarrs_prefixed_name_last_axis", grid={"name": "zarrs.regular_bounded", "configuration": {"chunk_shape": cs}},
+             shape=(4, 6), reason="zarrs.regular_bounded, clipped along the last axis: edge chunk c/0/1 stored as 4x2",
              rules=["the clipped-grid form is another grid"])
     w.refuse("zarrs_prefixed_name", grid={"name": "zarrs.regular_bounded", "configuration": {"chunk_shape": cs}},
              reason="zarrs.regular_bounded is zarrs' clipped-edge grid, another grid", rules=["the clipped-grid form is another grid"])
