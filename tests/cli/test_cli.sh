@@ -318,6 +318,26 @@ expect_ok "$Z" set "$V/s.zarr" "1:3" --value "héllo"
 expect_eq "$("$Z" get "$V/s.zarr")" '["n/a","héllo","héllo","n/a"]' "string arrays print as JSON"
 expect_err "cannot hold" "$Z" get "$V/s.zarr" --out "$V/s.npy"
 expect_err "cannot hold" "$Z" append "$V/s.zarr" --axis 0 --from "$V/row.npy"
+# The regular_bounded conformance corpus: every array to refuse gets one error line from info and
+# get; every array to read prints its domain and exact values (checked against the .npy).
+CORPUS=$(cd "$(dirname "$0")/../../conformance/regular_bounded" && pwd)
+for d in "$CORPUS"/refuse/*/; do
+  expect_err "chunk_grid" "$Z" info "$d"
+  expect_err "chunk_grid" "$Z" get "$d"
+done
+for d in "$CORPUS"/read/*/; do
+  n=$(basename "$d")
+  if "$Z" get "$d" --out "$T/corpus.npy" 2>"$T/err" && "$Z" info --json "$d" >"$T/info.json" 2>>"$T/err" &&
+    $PY - "$CORPUS" "$n" "$T/corpus.npy" "$T/info.json" <<'PYEOF'
+import json, sys, numpy as np
+corpus, name, got, info = sys.argv[1:]
+e = next(a for a in json.load(open(corpus + "/manifest.json"))["arrays"] if a["path"] == "read/" + name)
+exp, out = np.load(corpus + "/" + e["values"]), np.load(got)
+assert np.array_equal(out, exp, equal_nan=exp.dtype.kind == "f"), name
+assert json.load(open(info))["domain"] == e["domain"], name
+PYEOF
+  then ok; else bad "corpus $n: $(cat "$T/err")"; fi
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
