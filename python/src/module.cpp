@@ -51,10 +51,10 @@ PyObject* exception_for(zarrpp::ErrorCode code) {
     case C::corrupt_data:
     case C::already_exists:
     case C::limit_exceeded:
+    case C::read_only:  // as zarr-python: ValueError for a write to a read-only store
     case C::invalid_argument: return PyExc_ValueError;
     case C::store_failure:
     case C::invalid_key:
-    case C::read_only:
     case C::conflict: return PyExc_RuntimeError;
   }
   return PyExc_RuntimeError;
@@ -419,7 +419,9 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def(py::init([] { return zarrpp::MemoryStore::create(); }))
       .def("__repr__", [](const zarrpp::MemoryStore& s) { return memory_repr(s); });
   py::class_<zarrpp::FileStore, zarrpp::Store, std::shared_ptr<zarrpp::FileStore>>(m, "LocalStore")
-      .def(py::init([](const std::filesystem::path& root) { return zarrpp::FileStore::open(root); }), "root"_a)
+      .def(py::init([](const std::filesystem::path& root, bool read_only) {
+             return zarrpp::FileStore::open(root, zarrpp::FileStore::Options{.create = !read_only, .read_only = read_only});
+           }), "root"_a, "read_only"_a = false)
       .def_property_readonly("root", [](const zarrpp::FileStore& s) { return s.root(); })
       .def("__repr__", [](const zarrpp::FileStore& s) { return "LocalStore('" + s.root().string() + "')"; });
 
@@ -471,6 +473,8 @@ PYBIND11_MODULE(_zarrpp, m) {
              const Json patch = parse_json(j, "attributes");
              without_gil([&] { a.update_attributes(patch); });
            })
+      .def("remove_attributes",
+           [](Array& a, const std::vector<std::string>& keys) { return without_gil([&] { return a.remove_attributes(keys); }); })
       .def("nchunks", [](const Array& a) { return a.nchunks(); })
       .def("nchunks_stored", [](const Array& a) { return without_gil([&] { return a.nchunks_stored(); }); })
       .def("nbytes_stored", [](const Array& a) { return without_gil([&] { return a.nbytes_stored(); }); })
@@ -590,6 +594,8 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def("set_attributes_json", [](zarrpp::Group& g, const std::string& j) { g.set_attributes(parse_json(j, "attributes")); })
       .def("update_attributes_json",
            [](zarrpp::Group& g, const std::string& j) { g.update_attributes(parse_json(j, "attributes")); })
+      .def("remove_attributes",
+           [](zarrpp::Group& g, const std::vector<std::string>& keys) { return without_gil([&] { return g.remove_attributes(keys); }); })
       .def_property_readonly("zarr_format", &zarrpp::Group::zarr_format)
       .def("children", [](const zarrpp::Group& g) {
         py::list out;

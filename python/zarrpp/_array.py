@@ -151,22 +151,33 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
+_I64_MAX = 2**63 - 1
+
+
 def _norm_item(x: Any) -> Any:
-    """One element of a selection: int, slice of ints, Ellipsis, or a NumPy int64/bool array."""
+    """One element of a selection: int, slice of ints, Ellipsis, or a NumPy int64/bool array.
+    Integers beyond int64 are out of bounds of any array (IndexError); slice bounds beyond it are
+    clamped, as NumPy clamps them."""
     if x is Ellipsis:
         return x
     if _is_int(x):
-        return operator.index(x)
+        i = operator.index(x)
+        if not -_I64_MAX <= i <= _I64_MAX:
+            raise IndexError(f"index {i} is out of bounds for any array")
+        return i
     if isinstance(x, slice):
         try:
-            return slice(*(None if v is None else operator.index(v) for v in (x.start, x.stop, x.step)))
+            parts = [None if v is None else operator.index(v) for v in (x.start, x.stop, x.step)]
         except TypeError:
             raise IndexError(f"slice indices must be integers or None, got {x!r}") from None
+        return slice(*(None if v is None else max(-_I64_MAX, min(_I64_MAX, v)) for v in parts))
     if isinstance(x, (np.ndarray, list, range)) or (hasattr(x, "__array__") and not isinstance(x, (str, bytes))):
         a = np.asarray(x)
         if a.dtype == np.bool_:
             return a
         if a.dtype.kind in "iu":
+            if a.dtype == np.uint64 and a.size and int(a.max()) > _I64_MAX:
+                raise IndexError(f"index {int(a.max())} is out of bounds for any array")
             return a.astype(np.int64, copy=False)
         if a.size == 0:  # [] is float64 to NumPy
             return a.astype(np.int64)
@@ -200,6 +211,43 @@ def _is_pure_fancy(items: Sequence[Any], ndim: int) -> bool:
             and any(_is_array(x) for x in items))
 
 
+def _needs_numpy_rules(items: Sequence[Any], ndim: int) -> bool:
+    """Whether NumPy's advanced indexing gives another result than an orthogonal selection here:
+    several index arrays (NumPy pairs them up), a multi-dimensional one, or one with integers that
+    are not next to it (NumPy counts integers as advanced indices too, and moves the result's
+    dimensions to the front when the advanced indices are not adjacent)."""
+    arrays = [x for x in items if _is_array(x)]
+    if not arrays:
+        return False
+    if len(arrays) > 1 or any(x.ndim != 1 for x in arrays):
+        return True
+    expanded: List[Any] = []
+    for x in items:
+        if x is Ellipsis:
+            expanded += [slice(None)] * max(ndim - (len(items) - 1), 0)
+        else:
+            expanded.append(x)
+    adv = [i for i, x in enumerate(expanded) if _is_array(x) or _is_int(x)]
+    return adv != list(range(adv[0], adv[0] + len(adv)))
+
+
+def _python_numbers(a: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Python numbers (scalars, lists) as NumPy 2 converts them: an integer that does not fit an
+    integer dtype is an OverflowError, not wrapped around (NumPy 1.24 only warns)."""
+    if a.dtype.kind == "O" and a.size and all(isinstance(v, int) and not isinstance(v, bool) for v in a.ravel()):
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            bad = next(v for v in a.ravel() if not info.min <= v <= info.max)
+            raise OverflowError(f"Python integer {bad} out of bounds for {dt}")
+        return a.astype(dt)
+    if a.dtype.kind in "iu" and dt.kind in "iu" and a.size:
+        info = np.iinfo(dt)
+        lo, hi = int(a.min()), int(a.max())
+        if lo < info.min or hi > info.max:
+            raise OverflowError(f"Python integer {lo if lo < info.min else hi} out of bounds for {dt}")
+    return a
+
+
 def _check_orthogonal(items: Sequence[Any]) -> None:
     for x in items:
         if _is_array(x) and x.ndim != 1:
@@ -231,9 +279,9 @@ class Attributes(MutableMapping):
         self._node._attrs_update({key: value})
 
     def __delitem__(self, key: str) -> None:
-        d = self.asdict()
-        del d[key]
-        self._node._attrs_put(d)
+        # Removed from the attributes as stored now, so keys other handles added meanwhile stay.
+        if not self._node._attrs_remove([key]):
+            raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.asdict())
@@ -480,6 +528,10 @@ class Array(_Node):
         self._check_writable()
         self._core.set_attributes_json(_to_json_text(d))
 
+    def _attrs_remove(self, keys: List[str]) -> List[str]:
+        self._check_writable()
+        return list(self._core.remove_attributes(list(keys)))
+
     def _refresh(self) -> None:
         self._core.refresh()
 
@@ -507,6 +559,8 @@ class Array(_Node):
                 return out
             return np.asarray(value, dtype=object)  # keeps bytes exactly (b"\x00" is not b"")
         a = np.asarray(value)
+        if not isinstance(value, (np.ndarray, np.generic)) and dt.kind in "iufcb":
+            a = _python_numbers(a, dt)
         if a.dtype.kind in "OSUMm" or (a.dtype.kind == "V") != (dt.kind == "V"):
             raise TypeError(f"cannot store data of dtype {a.dtype} in a zarrpp array of dtype {dt}")
         if dt.kind == "V" and a.dtype.itemsize != dt.itemsize:
@@ -539,6 +593,8 @@ class Array(_Node):
             return self._core.read_mask(mask)
         if _is_pure_fancy(items, self.ndim):
             return self._get_coordinates(items)
+        if _needs_numpy_rules(items, self.ndim):
+            return self._get_numpy_fancy(items)
         return self._get_orthogonal(items)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -548,7 +604,54 @@ class Array(_Node):
             return self._set_mask(mask, value)
         if _is_pure_fancy(items, self.ndim):
             return self._set_coordinates(items, value)
+        if _needs_numpy_rules(items, self.ndim):
+            raise IndexError("assigning through integer arrays mixed with slices or other arrays is not supported "
+                             "(NumPy's rules for it differ from an orthogonal selection): use z.oindex[...] = v "
+                             "(orthogonal) or z.vindex[...] = v (coordinates)")
         self._set_orthogonal(items, value)
+
+    def _get_numpy_fancy(self, items: List[Any]) -> np.ndarray:
+        """NumPy's advanced indexing (several index arrays, or one with integers or more than one
+        dimension): reads the orthogonal box the indices span, then indexes it as NumPy would."""
+        items = list(items)
+        where = [k for k, x in enumerate(items) if x is Ellipsis]
+        if len(where) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if where:
+            i = where[0]
+            items[i:i + 1] = [slice(None)] * max(self.ndim - (len(items) - 1), 0)
+        if len(items) > self.ndim:
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {len(items)} were indexed")
+        items += [slice(None)] * (self.ndim - len(items))
+        box: List[Any] = []
+        local: List[Any] = []
+        for d, x in enumerate(items):
+            n = self.shape[d]
+            if _is_int(x):
+                i = x + n if x < 0 else x
+                if not 0 <= i < n:
+                    raise IndexError(f"index {x} is out of bounds for axis {d} with size {n}")
+                box.append(slice(i, i + 1))
+                local.append(0)
+            elif isinstance(x, slice):
+                box.append(x)
+                local.append(slice(None))
+            else:
+                a = x
+                if a.dtype == np.bool_:
+                    if a.ndim != 1 or a.shape[0] != n:
+                        raise IndexError(f"boolean index did not match indexed array along axis {d}; size of axis is "
+                                         f"{n} but size of corresponding boolean axis is {a.shape[0] if a.ndim else 0}")
+                    a = np.nonzero(a)[0]
+                a = np.where(a < 0, a + n, a)
+                if a.size and (a.min() < 0 or a.max() >= n):
+                    bad = int(a.min() if a.min() < 0 else a.max())
+                    raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
+                u, inv = np.unique(a, return_inverse=True)
+                box.append(u.astype(np.int64))
+                local.append(inv.reshape(a.shape))
+        block = self._core.read(tuple(box))
+        return block[tuple(local)]
 
     def _get_orthogonal(self, items: List[Any]) -> Any:
         _check_orthogonal(items)
@@ -781,6 +884,10 @@ class Group(_Node):
     def _attrs_put(self, d: Dict[str, Any]) -> None:
         self._check_writable()
         self._core.set_attributes_json(_to_json_text(d))
+
+    def _attrs_remove(self, keys: List[str]) -> List[str]:
+        self._check_writable()
+        return list(self._core.remove_attributes(list(keys)))
 
     def __repr__(self) -> str:
         where = _store_url(self.store) + ("/" + self.path if self.path else "")

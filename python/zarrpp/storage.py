@@ -25,6 +25,16 @@ class MemoryStore(_zarrpp.MemoryStore):
         super().__init__()
         self.read_only = bool(read_only)
 
+    def set(self, key: str, value: bytes) -> None:
+        if self.read_only:
+            raise ValueError(f"this MemoryStore is read-only: cannot set '{key}'")
+        super().set(key, value)
+
+    def delete(self, key: str) -> None:
+        if self.read_only:
+            raise ValueError(f"this MemoryStore is read-only: cannot delete '{key}'")
+        super().delete(key)
+
     def __eq__(self, other: Any) -> bool:
         return self is other
 
@@ -38,7 +48,7 @@ class LocalStore(_zarrpp.LocalStore):
         root = pathlib.Path(os.fspath(root)).expanduser()
         if read_only and not root.is_dir():
             raise FileNotFoundError(f"LocalStore: no directory at '{root}'")
-        super().__init__(root)
+        super().__init__(root, bool(read_only))  # the C++ store itself refuses writes when read-only
         self.read_only = bool(read_only)
 
     def __eq__(self, other: Any) -> bool:

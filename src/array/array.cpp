@@ -297,6 +297,29 @@ void Array::update_attributes(const Json& patch) {
       nullptr, nullptr);
 }
 
+std::vector<std::string> Array::remove_attributes(const std::vector<std::string>& keys) {
+  std::vector<std::string> removed;
+  auto erase = [&](const Json& current) {
+    removed.clear();
+    Json next = current;
+    for (const auto& k : keys)
+      if (next.erase(k) > 0) removed.push_back(k);
+    return next;
+  };
+  if (st_->current()->meta.zarr_format == 2) {
+    change_v2_attributes(*st_, erase);
+    return removed;
+  }
+  st_->modify(
+      [&](const Snapshot& cur) {
+        ArrayMetadata m = cur.meta;
+        m.attributes = erase(m.attributes);
+        return m;
+      },
+      nullptr, nullptr);
+  return removed;
+}
+
 namespace {
 void change_v2_attributes(Array::State& st, const std::function<Json(const Json&)>& change) {
   const Json attrs = node::update_v2_attributes(*st.store, st.path, change);

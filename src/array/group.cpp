@@ -113,6 +113,18 @@ void Group::set_attributes(const Json& attributes) {
   write_attributes([&](const Json&) { return attributes; });
 }
 
+std::vector<std::string> Group::remove_attributes(const std::vector<std::string>& keys) {
+  std::vector<std::string> removed;
+  write_attributes([&](const Json& current) {
+    removed.clear();
+    Json next = current;
+    for (const auto& k : keys)
+      if (next.erase(k) > 0) removed.push_back(k);
+    return next;
+  });
+  return removed;
+}
+
 void Group::update_attributes(const Json& patch) {
   if (!patch.is_object()) throw MetadataError("attributes: the update must be a JSON object");
   write_attributes([&](const Json& current) { return node::merge_attributes(current, patch); });

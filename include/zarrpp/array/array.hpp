@@ -105,6 +105,9 @@ class Array {
   void set_attributes(const Json& attributes);
   // Merges keys into the attributes.
   void update_attributes(const Json& patch);
+  // Removes keys from the attributes as they are stored now (a concurrent writer's other keys stay);
+  // keys that are not there are ignored. Returns the keys it removed.
+  std::vector<std::string> remove_attributes(const std::vector<std::string>& keys);
 
   // ---- settings ----
   void set_concurrency(std::size_t n);

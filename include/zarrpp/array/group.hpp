@@ -32,6 +32,8 @@ class Group {
   Json attributes() const;
   void set_attributes(const Json& attributes);
   void update_attributes(const Json& patch);
+  // Removes keys from the attributes as they are stored now; returns the keys it removed.
+  std::vector<std::string> remove_attributes(const std::vector<std::string>& keys);
   // Re-reads zarr.json (after another handle or process changed the group).
   void refresh();
 
