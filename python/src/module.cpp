@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "zarrpp/store/url.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 namespace py = pybind11;
@@ -424,6 +425,42 @@ PYBIND11_MODULE(_zarrpp, m) {
            }), "root"_a, "read_only"_a = false)
       .def_property_readonly("root", [](const zarrpp::FileStore& s) { return s.root(); })
       .def("__repr__", [](const zarrpp::FileStore& s) { return "LocalStore('" + s.root().string() + "')"; });
+
+  // Remote stores: opened from a URL (s3://bucket/prefix, http(s)://host/path) with zarr-python's
+  // fsspec-style storage_options, or the AWS_* environment variables as the C++ stores read them.
+  py::class_<zarrpp::HttpStore, zarrpp::Store, std::shared_ptr<zarrpp::HttpStore>>(m, "HttpStore", py::dynamic_attr())
+      .def("__repr__", [](const zarrpp::HttpStore& s) { return "HttpStore('" + s.location() + "')"; });
+  py::class_<zarrpp::S3Store, zarrpp::Store, std::shared_ptr<zarrpp::S3Store>>(m, "S3Store", py::dynamic_attr())
+      .def_property_readonly("bucket", &zarrpp::S3Store::bucket)
+      .def_property_readonly("prefix", &zarrpp::S3Store::prefix)
+      .def_property_readonly("endpoint", &zarrpp::S3Store::endpoint)
+      .def("__repr__", [](const zarrpp::S3Store& s) { return "S3Store('" + s.location() + "')"; });
+  m.def(
+      "open_url",
+      [](const std::string& url, const py::dict& options) -> zarrpp::StorePtr {
+        zarrpp::OpenStoreOptions o;
+        auto text = [](const py::handle& v, const std::string& k) {
+          if (!py::isinstance<py::str>(v)) throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a string");
+          return v.cast<std::string>();
+        };
+        for (const auto& [kh, v] : options) {
+          const std::string k = py::str(kh);
+          if (k == "endpoint_url" || k == "endpoint") o.s3.endpoint = text(v, k);
+          else if (k == "region" || k == "region_name") o.s3.region = text(v, k);
+          else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id") o.s3.access_key_id = text(v, k);
+          else if (k == "secret" || k == "secret_access_key" || k == "aws_secret_access_key") o.s3.secret_access_key = text(v, k);
+          else if (k == "token" || k == "session_token" || k == "aws_session_token") o.s3.session_token = text(v, k);
+          else if (k == "anon") o.s3.anonymous = v.cast<bool>();
+          else if (k == "headers") {
+            for (const auto& [hk, hv] : v.cast<py::dict>()) o.http.headers.emplace_back(py::str(hk), py::str(hv));
+          } else
+            throw zarrpp::ArgumentError("storage_options: unknown option '" + k +
+                                        "' (zarrpp takes endpoint_url, region, key, secret, token, anon, headers)");
+        }
+        py::gil_scoped_release nogil;
+        return zarrpp::open_store(url, o);
+      },
+      "url"_a, "options"_a);
 
   // ---- arrays ----
   py::class_<Array>(m, "Array")

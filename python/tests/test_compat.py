@@ -151,3 +151,246 @@ def test_groups_with_null_consolidated_metadata_open(tmp_path):
                                                     "consolidated_metadata": None}))
     g = zarr.open_group(str(tmp_path))
     assert g.attrs["x"] == 1 and list(g.members()) == []
+
+
+# ---- creation functions and modes -----------------------------------------------------------------
+def test_create_zeros_ones_full_empty_and_like(tmp_path):
+    z = zarr.create((10, 6), chunks=(4, 3), dtype="i4", store=str(tmp_path / "c"))
+    assert z.shape == (10, 6) and z.chunks == (4, 3) and z[:].sum() == 0
+    assert zarr.zeros((3,), dtype="f4")[:].tolist() == [0, 0, 0]
+    assert zarr.ones((2, 2), dtype="u2")[:].tolist() == [[1, 1], [1, 1]]
+    assert zarr.full((2,), 7.5)[:].tolist() == [7.5, 7.5]
+    assert zarr.empty((2,), dtype="i8").shape == (2,)
+    assert zarr.create((2,)).dtype == np.dtype("float64")  # zarr-python's default dtype
+    src = zarr.full((6, 4), 3, chunks=(2, 2), shards=(4, 4), dtype="i2", store=str(tmp_path / "s"))
+    for f, want in [(zarr.zeros_like, 0), (zarr.ones_like, 1), (zarr.full_like, 3)]:
+        like = f(src)
+        assert (like.shape, like.dtype, like.chunks, like.shards) == ((6, 4), np.dtype("i2"), (2, 2), (4, 4))
+        assert (like[:] == want).all()
+    assert zarr.zeros_like(np.ones((3, 2), dtype="u1"), dtype="f8").dtype == np.dtype("f8")  # caller's kwargs win
+    with pytest.raises(zarr.errors.ContainsArrayError):
+        zarr.create((2,), store=str(tmp_path / "c"))
+    zarr.create((2,), store=str(tmp_path / "c"), overwrite=True)
+
+
+def test_modes_of_open_and_open_array(tmp_path):
+    p = str(tmp_path / "a")
+    with pytest.raises(zarr.errors.ArrayNotFoundError):
+        zarr.open_array(p, mode="r")
+    with pytest.raises(FileNotFoundError):  # the zarr errors are the built-in ones too
+        zarr.open_array(str(tmp_path), path="nothing", mode="r+")
+    a = zarr.open_array(p, mode="a", shape=(4,), dtype="i4", chunks=(2,))  # created
+    a[:] = [1, 2, 3, 4]
+    assert zarr.open_array(p, mode="a")[:].tolist() == [1, 2, 3, 4]  # opened, not replaced
+    with pytest.raises(zarr.errors.ContainsArrayError):
+        zarr.open_array(p, mode="w-", shape=(4,), dtype="i4")
+    w = zarr.open_array(p, mode="w", shape=(3,), dtype="f4")  # replaced
+    assert w.shape == (3,) and w[:].tolist() == [0, 0, 0]
+    r = zarr.open(p, mode="r")
+    assert isinstance(r, zarr.Array) and r.read_only
+    with pytest.raises(ValueError):
+        r[0] = 1
+    z = zarr.open(str(tmp_path / "b"), mode="w", shape=(5,), dtype="u1")  # zarr.open with shape: an array
+    assert isinstance(z, zarr.Array) and z.shape == (5,)
+    g = zarr.open(str(tmp_path / "g"))  # nothing there, no shape: a new group
+    assert isinstance(g, zarr.Group)
+    with pytest.raises(zarr.errors.NodeNotFoundError):
+        zarr.open(str(tmp_path / "missing"), mode="r")
+    with pytest.raises(ValueError, match="mode"):
+        zarr.open(p, mode="q")
+    with pytest.raises(zarr.errors.GroupNotFoundError):
+        zarr.open_group(str(tmp_path), path="nothing", mode="r+")
+    with pytest.raises(zarr.errors.ContainsGroupError):
+        zarr.create_group(str(tmp_path / "g"))
+
+
+def test_save_and_load(tmp_path):
+    a = np.arange(12, dtype="i2").reshape(3, 4)
+    zarr.save(str(tmp_path / "one"), a)
+    assert np.array_equal(zarr.load(str(tmp_path / "one")), a)
+    zarr.save(str(tmp_path / "many"), a, a * 2, named=a + 1)
+    g = zarr.open_group(str(tmp_path / "many"), mode="r")
+    assert sorted(g.keys()) == ["arr_0", "arr_1", "named"]
+    assert np.array_equal(zarr.load(str(tmp_path / "many"), path="named"), a + 1)
+    with pytest.raises(NotImplementedError):
+        zarr.load(str(tmp_path / "many"))
+    with pytest.raises(zarr.errors.ContainsArrayError):
+        zarr.save_array(str(tmp_path / "one"), a)
+    zarr.save_array(str(tmp_path / "one"), a * 3, mode="w")
+    assert np.array_equal(zarr.load(str(tmp_path / "one")), a * 3)
+    with pytest.raises(ValueError, match="at least one"):
+        zarr.save_group(str(tmp_path / "none"))
+
+
+# ---- arrays ---------------------------------------------------------------------------------------
+def test_array_extras(tmp_path):
+    z = zarr.create_array(str(tmp_path / "a"), shape=(10, 7), chunks=(2, 3), shards=(4, 6), dtype="i4",
+                          dimension_names=["t", "x"])
+    assert z.cdata_shape == (5, 3) and z.nchunks == 15  # inner chunks, as zarr-python
+    assert z.nchunks_initialized == 0
+    z[0:4, 0:6] = 1  # one whole shard
+    assert z.nchunks_initialized == 4  # stored shards x chunks per shard
+    assert z.dimension_names == ("t", "x")
+    assert z.update_attributes({"u": 1}) is z and zarr.open_array(str(tmp_path / "a")).attrs["u"] == 1
+    assert z == zarr.open_array(str(tmp_path / "a")) and z != zarr.create_array(None, shape=(1,), dtype="i4")
+    info = z.info
+    assert "Shard shape : (4, 6)" in str(info) and repr(info) == str(info)
+    assert z.metadata["dimension_names"] == ["t", "x"]
+    out = np.empty((2, 3), dtype="i4")
+    assert z.get_basic_selection((slice(0, 2), slice(0, 3)), out=out) is out and (out == 1).all()
+    out2 = np.zeros((2,), dtype="i4")
+    z.get_coordinate_selection(([0, 5], [0, 0]), out=out2)
+    assert out2.tolist() == [1, 0]
+    with pytest.raises(ValueError, match="out"):
+        z.get_basic_selection((slice(0, 2), slice(0, 3)), out=np.empty((3, 3), dtype="i4"))
+    with pytest.raises(ValueError, match="copy=False"):
+        z.__array__(copy=False)
+    assert np.asarray(z).shape == (10, 7)
+
+
+def test_groups_extras(tmp_path):
+    g = zarr.open_group(str(tmp_path / "g"), mode="w")
+    g["data"] = np.arange(6)
+    assert g["data"][:].tolist() == list(range(6))
+    g["data"] = np.ones(3)  # replaces
+    assert g["data"].shape == (3,)
+    sub = g.create_group("sub")
+    sub.zeros(name="z", shape=(2, 2))
+    sub.full(name="f", shape=(2,), fill_value=4, dtype="i2")
+    assert sub["f"][:].tolist() == [4, 4]
+    sub.ones_like(name="o", data=g["data"])
+    assert sub["o"][:].tolist() == [1, 1, 1]
+    assert [k for k, _ in g.members()] == ["data", "sub"]
+    assert sorted(k for k, _ in g.members(max_depth=None)) == ["data", "sub", "sub/f", "sub/o", "sub/z"]
+    assert g.nmembers() == 2 and g.nmembers(max_depth=1) == 5
+    with pytest.raises(ValueError):
+        g.members(max_depth=-1)
+    t = str(g.tree())
+    assert "sub" in t and "z (2, 2) float64" in t
+    a = g.require_array("req", shape=(3,), dtype="i4")
+    assert g.require_array("req", shape=(3,), dtype="i8") == a  # i4 can be cast to i8
+    with pytest.raises(TypeError):
+        g.require_array("req", shape=(4,), dtype="i4")
+    with pytest.raises(TypeError):
+        g.require_array("req", shape=(3,), dtype="i8", exact=True)
+    assert g.update_attributes({"k": "v"}) is g and zarr.open_group(str(tmp_path / "g")).attrs["k"] == "v"
+
+
+# ---- pickling -------------------------------------------------------------------------------------
+def _sum_in_child(a):
+    return int(a[:].sum())
+
+
+def test_arrays_groups_and_stores_pickle_by_location(tmp_path):
+    import pickle
+    z = zarr.create_array(str(tmp_path / "a"), shape=(100,), chunks=(10,), dtype="i8")
+    z[:] = np.arange(100)
+    blob = pickle.dumps(z)
+    assert len(blob) < 1000  # by location, never by data
+    assert pickle.loads(blob) == z and pickle.loads(blob)[:].sum() == 4950
+    g = zarr.open_group(str(tmp_path))
+    assert pickle.loads(pickle.dumps(g)) == g
+    st = zarr.storage.LocalStore(str(tmp_path), read_only=True)
+    st2 = pickle.loads(pickle.dumps(st))
+    assert st2 == st and st2.read_only
+    ro = zarr.open_array(str(tmp_path / "a"), mode="r")
+    assert pickle.loads(pickle.dumps(ro)).read_only
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        assert pool.map(_sum_in_child, [z, z]) == [4950, 4950]
+    with pytest.raises(TypeError, match="MemoryStore"):
+        pickle.dumps(zarr.zeros((2,)))
+    with pytest.raises(TypeError, match="MemoryStore"):
+        pickle.dumps(zarr.storage.MemoryStore())
+
+
+# ---- remote stores --------------------------------------------------------------------------------
+def test_unknown_url_schemes_are_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for url in ["gs://bucket/x", "abfs://c/x", "memory://x"]:
+        with pytest.raises(ValueError):
+            zarr.create_array(url, shape=(2,), dtype="i4")
+    assert os.listdir(tmp_path) == []  # no local folder named "gs:" made
+    with pytest.raises(TypeError, match="storage_options"):
+        zarr.create_array(str(tmp_path / "x"), shape=(2,), dtype="i4", storage_options={"anon": True})
+
+
+@pytest.fixture
+def moto_s3():
+    import shutil
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+    exe = shutil.which("moto_server")
+    assert exe, "moto_server not found: the S3 tests use moto (pip's moto[server]), as the C++ remote tests do"
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(url, timeout=1)
+                break
+            except Exception:
+                time.sleep(0.05)
+        urllib.request.urlopen(urllib.request.Request(url + "/bucket", method="PUT"), timeout=5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_s3_urls_and_storage_options(moto_s3, monkeypatch):
+    import pickle
+    opts = {"endpoint_url": moto_s3, "region": "us-east-1", "key": "test", "secret": "test-secret"}
+    z = zarr.create_array("s3://bucket/arr", shape=(6, 4), chunks=(4, 4), dtype="i4", storage_options=opts)
+    z[:] = 1
+    z.prepend(np.full((3, 4), 2, dtype="i4"))
+    r = zarr.open_array("s3://bucket/arr", mode="r", storage_options=opts)
+    assert r.domain == ((-3, 6), (0, 4)) and r[:3].tolist() == [[2] * 4] * 3
+    assert isinstance(r.store, zarr.storage.S3Store) and r.store.bucket == "bucket"
+    # Explicit credentials travel in the pickle (the user gave them); environment ones do not.
+    assert b"test-secret" in pickle.dumps(r) and pickle.loads(pickle.dumps(r))[:].sum() == 24 + 24
+    for k, v in {"AWS_ENDPOINT_URL": moto_s3, "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "test",
+                 "AWS_SECRET_ACCESS_KEY": "env-secret"}.items():
+        monkeypatch.setenv(k, v)
+    e = zarr.open_array("s3://bucket/arr", mode="r")
+    blob = pickle.dumps(e)
+    assert b"env-secret" not in blob and pickle.loads(blob)[:].shape == (9, 4)
+    with pytest.raises(ValueError, match="storage_options"):
+        zarr.open_array("s3://bucket/arr", storage_options={"bogus": 1})
+
+
+def test_memory_store_takes_a_dict_first():
+    src = zarr.storage.MemoryStore()
+    zarr.create_array(src, shape=(3,), chunks=(3,), dtype="i4")[:] = [4, 5, 6]
+    d = {k: src.get(k) for k in src.list_prefix("")}
+    m = zarr.storage.MemoryStore(d)
+    assert not m.read_only and zarr.open_array(m)[:].tolist() == [4, 5, 6]
+    ro = zarr.storage.MemoryStore(d, read_only=True)
+    with pytest.raises(ValueError):
+        zarr.open_array(ro)[0] = 1
+    with pytest.raises(TypeError):
+        zarr.storage.MemoryStore(True)  # once taken as read_only
+
+
+def test_blocks_of_a_sharded_array_are_shards_as_in_zarr_python():
+    ref = np.arange(70, dtype="i4").reshape(10, 7)
+    z = zarr.create_array(None, shape=(10, 7), chunks=(2, 3), shards=(4, 6), dtype="i4")
+    z[:] = ref
+    assert np.array_equal(z.blocks[0, 0], ref[0:4, 0:6]) and np.array_equal(z.blocks[-1, -1], ref[8:10, 6:7])
+    assert np.array_equal(z.blocks[1:, 0], ref[4:10, 0:6])
+    z.prepend(ref[:3])  # the first shard is now partly filled: block 0 holds 3 rows
+    full = np.concatenate([ref[:3], ref])
+    assert np.array_equal(z.blocks[0], full[0:3]) and np.array_equal(z.blocks[1], full[3:7])
+    z.blocks[1, 1] = -1
+    full[3:7, 6:7] = -1
+    assert np.array_equal(z[:], full)
+    with pytest.raises(IndexError):
+        z.blocks[4]
+    plain = zarr.create_array(None, shape=(10, 7), chunks=(2, 3), dtype="i4")
+    plain[:] = ref
+    assert np.array_equal(plain.blocks[1, 1], ref[2:4, 3:6])  # unsharded: blocks are chunks

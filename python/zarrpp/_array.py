@@ -14,6 +14,8 @@ import numpy as np
 
 from . import _zarrpp
 from .codecs import Codec, Transpose, Zstd, _as_list, from_metadata
+from .errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError, NodeNotFoundError,
+                     NodeTypeValidationError)
 from .storage import is_read_only, make_store
 
 __all__ = ["Array", "Group", "Attributes", "create_array", "open_array", "open_group", "create_group", "group",
@@ -425,13 +427,21 @@ class Array(_Node):
 
     @property
     def nchunks(self) -> int:
-        """Stored objects in the chunk grid (shards when sharded)."""
-        return self._core.nchunks()
+        """Chunks in the chunk grid (inner chunks when sharded, which may exceed the stored objects),
+        as zarr-python counts them: the product of ``cdata_shape``."""
+        return math.prod(self.cdata_shape)
 
     @property
     def nchunks_initialized(self) -> int:
-        """How many of them exist in the store."""
-        return self._core.nchunks_stored()
+        """Chunks stored, as zarr-python counts them: when sharded, stored shards times the chunks
+        per shard."""
+        per_shard = 1 if self.shards is None else math.prod(s // c for s, c in zip(self.shards, self.chunks))
+        return self._core.nchunks_stored() * per_shard
+
+    @property
+    def nshards(self) -> int:
+        """Stored objects in the grid (shards when sharded, else chunks)."""
+        return self._core.nchunks()
 
     def nbytes_stored(self) -> int:
         return self._core.nbytes_stored()
@@ -470,7 +480,8 @@ class Array(_Node):
         return self._codec_lists()[1]
 
     @property
-    def info(self) -> str:
+    def info(self) -> "Info":
+        """A description that prints as a table (``print(z.info)``, or ``z.info`` at a prompt)."""
         filters, serializer, compressors = self._codec_lists()
         rows = [
             ("Type", "Array"),
@@ -494,12 +505,47 @@ class Array(_Node):
         ]
         if self.attrs:
             rows.append(("Attributes", json.dumps(self.attrs.asdict())))
-        width = max(len(k) for k, _ in rows)
-        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in rows)
+        return Info(rows)
 
     def __repr__(self) -> str:
         where = _store_url(self.store) + ("/" + self.path if self.path else "")
         return f"<Array {where} shape={self.shape} dtype={self._dtype}>"
+
+    def __eq__(self, other: object) -> bool:
+        """Two handles on the same array (same store, same path) are equal, as in zarr-python."""
+        if not isinstance(other, Array):
+            return NotImplemented
+        return self.store == other.store and self.path == other.path
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as zarr-python's
+
+    def __reduce__(self) -> Any:
+        return (_reopen, (_store_for_pickle(self.store), self.path, "array", self._read_only))
+
+    @property
+    def cdata_shape(self) -> Tuple[int, ...]:
+        """The shape of the chunk grid: chunks per dimension (inner chunks when sharded), as
+        zarr-python; with a lower bound, the chunks the domain touches (a partly filled first chunk
+        counts)."""
+        grid = self.metadata.get("chunk_grid", {}).get("configuration", {})
+        out = []
+        for d, (n, c) in enumerate(zip(self.shape, self.chunks)):
+            lo = grid.get("lower_bound", [0] * self.ndim)[d] if "lower_bound" in grid else 0
+            o = grid.get("origin", [0] * self.ndim)[d] if "origin" in grid else 0
+            out.append(0 if n == 0 else (lo + n - 1 - o) // c - (lo - o) // c + 1)
+        return tuple(out)
+
+    @property
+    def dimension_names(self) -> Optional[Tuple[Optional[str], ...]]:
+        names = self.metadata.get("dimension_names")
+        if names is None and self.zarr_format == 2:
+            names = self.attrs.get("_ARRAY_DIMENSIONS")
+        return None if names is None else tuple(names)
+
+    def update_attributes(self, new_attributes: Dict[str, Any]) -> "Array":
+        """Merges ``new_attributes`` into the stored attributes; returns this array (as zarr-python)."""
+        self._attrs_update(dict(new_attributes))
+        return self
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -513,6 +559,8 @@ class Array(_Node):
             yield self[i]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("`copy=False` is not supported: reading a zarrpp array always makes a new NumPy array")
         a = self.get_basic_selection(Ellipsis)
         return a if dtype is None else a.astype(dtype, copy=False)
 
@@ -718,11 +766,39 @@ class Array(_Node):
         self._core.write_mask(mask, data)
 
     # ---- zarr-python's selection methods ----
-    def get_basic_selection(self, selection: Any = Ellipsis) -> Any:
+    def _read_into(self, items: List[Any], out: np.ndarray) -> np.ndarray:
+        """An orthogonal read straight into ``out`` (NumPy array of the selection's shape)."""
+        _check_orthogonal(items)
+        sel = tuple(items)
+        want = tuple(self._core.selection_shape(sel))
+        if not isinstance(out, np.ndarray) or tuple(out.shape) != want:
+            raise ValueError(f"out: expected a NumPy array of shape {want}, got "
+                             f"{getattr(out, 'shape', type(out).__name__)}")
+        if out.dtype == self._dtype and out.flags.c_contiguous and out.flags.writeable and self._dtype.kind != "O":
+            self._core.read_into(sel, out)
+        else:
+            np.copyto(out, self._core.read(sel), casting="same_kind")
+        return out
+
+    @staticmethod
+    def _to_out(result: Any, out: Optional[np.ndarray]) -> Any:
+        if out is None:
+            return result
+        if not isinstance(out, np.ndarray) or out.shape != np.shape(result):
+            raise ValueError(f"out: expected a NumPy array of shape {np.shape(result)}, got "
+                             f"{getattr(out, 'shape', type(out).__name__)}")
+        np.copyto(out, result, casting="same_kind")
+        return out
+
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
+        if fields is not None:
+            raise IndexError("fields: zarrpp has no structured data types")
         items = self._fix_0d(_norm_selection(selection))
         for x in items:
             if _is_array(x):
                 raise IndexError("basic selection takes integers, slices and Ellipsis only")
+        if out is not None:
+            return self._read_into(items, out)
         return self._get_orthogonal(items)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
@@ -732,17 +808,22 @@ class Array(_Node):
                 raise IndexError("basic selection takes integers, slices and Ellipsis only")
         self._set_orthogonal(items, value)
 
-    def get_orthogonal_selection(self, selection: Any) -> Any:
-        return self._get_orthogonal(self._fix_0d(_norm_selection(selection)))
+    def get_orthogonal_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
+        if fields is not None:
+            raise IndexError("fields: zarrpp has no structured data types")
+        items = self._fix_0d(_norm_selection(selection))
+        if out is not None:
+            return self._read_into(items, out)
+        return self._get_orthogonal(items)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         self._set_orthogonal(self._fix_0d(_norm_selection(selection)), value)
 
-    def get_coordinate_selection(self, selection: Any) -> np.ndarray:
+    def get_coordinate_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
         items = _norm_selection(selection)
         if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and self.ndim > 0:
-            return self.get_mask_selection(items[0])
-        return self._get_coordinates(items)
+            return self.get_mask_selection(items[0], out=out)
+        return self._to_out(self._get_coordinates(items), out)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
         items = _norm_selection(selection)
@@ -750,8 +831,8 @@ class Array(_Node):
             return self.set_mask_selection(items[0], value)
         self._set_coordinates(items, value)
 
-    def get_mask_selection(self, mask: Any) -> np.ndarray:
-        return self._core.read_mask(self._as_mask(mask))
+    def get_mask_selection(self, mask: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
+        return self._to_out(self._core.read_mask(self._as_mask(mask)), out)
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
         self._set_mask(self._as_mask(mask), value)
@@ -776,13 +857,48 @@ class Array(_Node):
             raise IndexError(f"too many block indices: the array is {self.ndim}-dimensional, got {len(out)}")
         return tuple(out)
 
-    def get_block_selection(self, selection: Any) -> np.ndarray:
-        return self._core.read_blocks(self._block_items(selection))
+    def _shard_block_slices(self, items: tuple) -> tuple:
+        """A block selection on a sharded array in shard units (zarr-python's blocks are shards),
+        as slices of array indices; block 0 is the first shard the domain touches."""
+        grid = self.metadata.get("chunk_grid", {}).get("configuration", {})
+        out = []
+        for d in range(self.ndim):
+            x = items[d] if d < len(items) else slice(None)
+            n, s = self.shape[d], self.shards[d]
+            lo = grid.get("lower_bound", [0] * self.ndim)[d] if "lower_bound" in grid else 0
+            o = grid.get("origin", [0] * self.ndim)[d] if "origin" in grid else 0
+            first = (lo - o) // s
+            nb = 0 if n == 0 else (lo + n - 1 - o) // s - first + 1
+            if isinstance(x, slice):
+                start, stop, step = x.indices(nb)
+                if step != 1:
+                    raise IndexError("block selections only support step 1")
+                ks = (start, max(start, stop))
+            else:
+                k = x + nb if x < 0 else x
+                if not 0 <= k < nb:
+                    raise IndexError(f"block index {x} is out of bounds for axis {d} with {nb} blocks")
+                ks = (k, k + 1)
+            a = max(lo, o + (first + ks[0]) * s) - lo
+            b = min(lo + n, o + (first + ks[1]) * s) - lo
+            out.append(slice(a, max(a, b)))
+        return tuple(out)
+
+    def get_block_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
+        """Blocks are chunks, or shards when sharded (as zarr-python 3 counts them)."""
+        items = self._block_items(selection)
+        if self.shards is not None:
+            return self._to_out(self._core.read(self._shard_block_slices(items)), out)
+        return self._to_out(self._core.read_blocks(items), out)
 
     def set_block_selection(self, selection: Any, value: Any) -> None:
         self._check_writable()
         sel = self._block_items(selection)
         data = self._cast(value)
+        if self.shards is not None:
+            ssel = self._shard_block_slices(sel)
+            self._core.write(ssel, _strip_leading_ones(data, self.ndim))
+            return
         self._core.write_blocks(sel, _strip_leading_ones(data, self.ndim))  # blocks keep every dimension
 
     @property
@@ -936,10 +1052,17 @@ class Group(_Node):
     def __len__(self) -> int:
         return len(self._core.children())
 
-    def members(self) -> Tuple[Tuple[str, "Union[Array, Group]"], ...]:
-        """(name, node) for every direct child, sorted by name. A child zarrpp cannot open (an
-        unknown data type or codec, broken metadata) is left out with a warning naming it and why;
-        the others still list."""
+    def members(self, max_depth: Optional[int] = 0) -> Tuple[Tuple[str, "Union[Array, Group]"], ...]:
+        """(name, node) for every direct child, sorted by name; with ``max_depth`` > 0 (or None:
+        all levels) also the members of child groups that deep, keyed by their path relative to
+        this group ("sub/a"), as zarr-python. A child zarrpp cannot open (an unknown data type or
+        codec, broken metadata) is left out with a warning naming it and why; the others still list."""
+        if max_depth is not None and max_depth < 0:
+            raise ValueError(f"max_depth must be None or >= 0, got {max_depth}")
+        if max_depth != 0:
+            nested: list = []
+            self._walk(max_depth, "", 0, nested)
+            return tuple(nested)
         out = []
         for n, t, err in self._core.children():
             if err is None:
@@ -988,13 +1111,167 @@ class Group(_Node):
             raise TypeError(f"'{path}' is an array, not a group")
         return self.create_group(name)
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Group):
+            return NotImplemented
+        return self.store == other.store and self.path == other.path
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:
+        return (_reopen, (_store_for_pickle(self.store), self.path, "group", self._read_only))
+
+    def update_attributes(self, new_attributes: Dict[str, Any]) -> "Group":
+        """Merges ``new_attributes`` into the stored attributes; returns this group."""
+        self._attrs_update(dict(new_attributes))
+        return self
+
+    def _walk(self, max_depth: Optional[int], prefix: str, depth: int, out: list) -> None:
+        for n, node in self.members():
+            key = f"{prefix}/{n}".lstrip("/")
+            out.append((key, node))
+            if isinstance(node, Group) and (max_depth is None or depth < max_depth):
+                node._walk(max_depth, key, depth + 1, out)
+
+    def nmembers(self, max_depth: Optional[int] = 0) -> int:
+        """How many members ``members(max_depth)`` lists."""
+        return len(self.members(max_depth=max_depth))
+
+    def tree(self, expand: Any = None, level: Optional[int] = None) -> "Info":
+        """The hierarchy below this group as text (arrays with shape and dtype), ``level`` levels deep."""
+        if expand is not None:
+            raise NotImplementedError("'expand' is not implemented (as in zarr-python)")
+        lines = [self.name]
+
+        def walk(g: "Group", indent: str, depth: int) -> None:
+            kids = sorted(g.members(), key=lambda kv: kv[0])
+            for k, (n, node) in enumerate(kids):
+                last = k == len(kids) - 1
+                label = n if isinstance(node, Group) else f"{n} {node.shape} {node.dtype}"
+                lines.append(indent + ("└── " if last else "├── ") + label)
+                if isinstance(node, Group) and (level is None or depth < level):
+                    walk(node, indent + ("    " if last else "│   "), depth + 1)
+        walk(self, "", 1)
+        return Info(lines, table=False)
+
+    def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False, **kwargs: Any) -> Array:
+        """The array ``name``, created with these arguments when missing; an existing one must have
+        this shape and a dtype it can be cast to (equal with ``exact``), else TypeError."""
+        path = _join(self.path, name)
+        kind = _zarrpp.node_type(self.store, path)
+        if kind is None:
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+        if kind != "array":
+            raise TypeError(f"Incompatible object ({kind}) already exists at '{path}'")
+        a = self._wrap(path, kind)
+        want_shape = _as_shape(shape, "shape")
+        if a.shape != want_shape:
+            raise TypeError(f"Incompatible shape ({a.shape} vs {want_shape})")
+        want = np.dtype("float64" if dtype is None else dtype)
+        if (exact and a.dtype != want) or (not exact and not np.can_cast(a.dtype, want)):
+            raise TypeError(f"Incompatible dtype ({a.dtype} vs {want})")
+        return a
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        """Stores a NumPy array (or anything array-like) as the array ``name``, replacing what is there."""
+        self._check_writable()
+        if not hasattr(value, "__array__") and not isinstance(value, (list, tuple)):
+            raise TypeError(f"a group member must be set to an array, got {type(value).__name__}")
+        data = np.asarray(value)
+        self.create_array(name, data=data, overwrite=True)
+
+    def _create_filled(self, name: str, shape: Any, fill_value: Any, kwargs: Dict[str, Any]) -> Array:
+        kwargs.setdefault("dtype", "float64")
+        return self.create_array(name, shape=shape, fill_value=fill_value, **kwargs)
+
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self._create_filled(name, shape, 0, kwargs)
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self._create_filled(name, shape, 1, kwargs)
+
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self._create_filled(name, shape, None, kwargs)
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        return self._create_filled(name, shape, fill_value, kwargs)
+
+    def _like(self, name: str, data: Any, fill: Any, kwargs: Dict[str, Any]) -> Array:
+        for k, v in _like_args(data).items():
+            kwargs.setdefault(k, v)
+        kwargs.setdefault("fill_value", fill)
+        return self.create_array(name, **kwargs)
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._like(name, data, 0, kwargs)
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._like(name, data, 1, kwargs)
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._like(name, data, None, kwargs)
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self._like(name, data, getattr(data, "fill_value", None), kwargs)
+
     @property
-    def info(self) -> str:
+    def info(self) -> "Info":
         rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", str(self.zarr_format)), ("Read-only", str(self.read_only)),
                 ("Store type", type(self.store).__name__), ("No. members", str(len(self))),
                 ("No. arrays", str(len(self.array_keys()))), ("No. groups", str(len(self.group_keys())))]
-        width = max(len(k) for k, _ in rows)
-        return "\n".join(f"{k.ljust(width)} : {v}" for k, v in rows)
+        return Info(rows)
+
+
+class Info(str):
+    """Text that prints as itself at a prompt too (``z.info``, ``g.tree()``): a table of
+    "label : value" rows, or lines."""
+
+    def __new__(cls, rows: Sequence[Any], table: bool = True) -> "Info":
+        if table:
+            width = max(len(k) for k, _ in rows)
+            text = "\n".join(f"{k.ljust(width)} : {v}" for k, v in rows)
+        else:
+            text = "\n".join(rows)
+        obj = super().__new__(cls, text)
+        obj.rows = list(rows)
+        return obj
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _like_args(a: Any) -> Dict[str, Any]:
+    """What the ``*_like`` functions take from ``a``: shape, dtype and chunks (an array's inner
+    chunks), and from a zarrpp array also its shards, codecs and format."""
+    out: Dict[str, Any] = {}
+    if hasattr(a, "shape"):
+        out["shape"] = tuple(a.shape)
+    if hasattr(a, "dtype"):
+        out["dtype"] = a.dtype
+    if isinstance(a, Array):
+        out["chunks"] = a.chunks
+        if a.shards is not None:
+            out["shards"] = a.shards
+        out["compressors"] = a.compressors or None
+        out["zarr_format"] = a.zarr_format
+        if a.zarr_format == 2:
+            out["order"] = a.order
+    elif getattr(a, "chunks", None) is not None and isinstance(a.chunks, tuple) and all(isinstance(c, int) for c in a.chunks):
+        out["chunks"] = a.chunks
+    return out
+
+
+def _store_for_pickle(store: Any) -> Any:
+    if isinstance(store, _zarrpp.MemoryStore):
+        raise TypeError("an array or group in a MemoryStore cannot be pickled: the store lives in this process only "
+                        "and cannot be reopened elsewhere (use a LocalStore, or an s3:// store, to share it)")
+    return store
+
+
+def _reopen(store: Any, path: str, kind: str, read_only: bool) -> "Union[Array, Group]":
+    if kind == "array":
+        return Array(_zarrpp.open_array(store, path), read_only=read_only, store=store)
+    return Group(_zarrpp.open_group(store, path), read_only=read_only, store=store)
 
 
 # ---- module-level API ----------------------------------------------------------------------------
@@ -1061,6 +1338,7 @@ def create_array(
     config: Optional[Dict[str, Any]] = None,
     chunk_key_encoding: Any = None,
     dimension_separator: Optional[str] = None,
+    storage_options: Optional[Dict[str, Any]] = None,
 ) -> Array:
     """Creates a Zarr v3 array, as zarr-python's ``zarr.create_array``.
 
@@ -1085,7 +1363,7 @@ def create_array(
     if name is not None and path is not None and name.strip("/") != path.strip("/"):
         raise ValueError(f"name={name!r} and path={path!r} disagree; give one of them")
     node_path = (name if name is not None else path) or ""
-    st = make_store(store)
+    st = make_store(store, storage_options=storage_options)
     _check_store_writable(st)
     if data is not None:
         data = np.asarray(data)
@@ -1128,6 +1406,8 @@ def create_array(
         separator = cke.get("separator", cke.get("configuration", {}).get("separator", separator)) or separator
     if order == "F" and len(shape_t) > 1:
         filt = [Transpose(order=tuple(range(len(shape_t) - 1, -1, -1)))] + filt
+    if not overwrite:
+        _refuse_existing(st, _zarrpp.normalize_path(node_path))
     dims = None if dimension_names is None else [None if d is None else str(d) for d in dimension_names]
     lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
     core = _zarrpp.create_array(
@@ -1150,19 +1430,34 @@ def create_array(
     return arr
 
 
+def _refuse_existing(st: Any, p: str) -> None:
+    """zarr-python's errors for a node already at ``p`` (creating without overwrite)."""
+    kind = _zarrpp.node_type(st, p)
+    if kind == "array":
+        raise ContainsArrayError(f"An array exists in store {_store_url(st)} at path {p!r}.")
+    if kind == "group":
+        raise ContainsGroupError(f"A group exists in store {_store_url(st)} at path {p!r}.")
+
+
 def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
     """Creates an array holding ``data`` (shape and dtype from it unless given)."""
     return create_array(store, data=data, **kwargs)
 
 
 def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
-               zarr_format: Optional[int] = None) -> Array:
+               zarr_format: Optional[int] = None, storage_options: Optional[Dict[str, Any]] = None) -> Array:
     """Opens an existing array. ``mode``: "r" (read-only), "r+" or "a" (read/write)."""
     _check_mode(mode, ("r", "r+", "a"), "open_array")
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    st = make_store(store, read_only=mode == "r", must_exist=True)
-    arr = Array(_zarrpp.open_array(st, name if name is not None else path), read_only=mode == "r", store=st)
+    st = make_store(store, read_only=mode == "r", must_exist=True, missing=ArrayNotFoundError, storage_options=storage_options)
+    p = _zarrpp.normalize_path(name if name is not None else path)
+    kind = _zarrpp.node_type(st, p)
+    if kind is None:
+        raise ArrayNotFoundError(f"No array found in store {_store_url(st)} at path {p!r}")
+    if kind == "group":
+        raise NodeTypeValidationError(f"'{p or '/'}' in {_store_url(st)} is a group, not an array")
+    arr = Array(_zarrpp.open_array(st, p), read_only=mode == "r", store=st)
     if zarr_format is not None and arr.zarr_format != zarr_format:
         raise ValueError(f"the array is Zarr format {arr.zarr_format}, not {zarr_format}")
     return arr
@@ -1170,34 +1465,45 @@ def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None,
 
 def create_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
                  attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False,
-                 zarr_format: Optional[int] = 3) -> Group:
+                 zarr_format: Optional[int] = 3, storage_options: Optional[Dict[str, Any]] = None) -> Group:
     """Creates a group (and any missing parent groups); ``zarr_format=2`` writes .zgroup."""
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    st = make_store(store)
+    st = make_store(store, storage_options=storage_options)
     _check_store_writable(st)
     p = name if name is not None else path
+    if not overwrite:
+        _refuse_existing(st, _zarrpp.normalize_path(p))
     return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), bool(overwrite),
                                       3 if zarr_format is None else int(zarr_format)), store=st)
 
 
 def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
-               attributes: Optional[Dict[str, Any]] = None, zarr_format: Optional[int] = None) -> Group:
+               attributes: Optional[Dict[str, Any]] = None, zarr_format: Optional[int] = None,
+               storage_options: Optional[Dict[str, Any]] = None) -> Group:
     """Opens a group. ``mode``: "r" (read-only, must exist), "r+" (must exist), "a" (create if
     missing), "w" (create, replacing what is there), "w-"/"x" (create, fail if something is there)."""
     _check_mode(mode, ("r", "r+", "a", "w", "w-", "x"), "open_group")
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"))
+    st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"), missing=GroupNotFoundError,
+                    storage_options=storage_options)
     p = _zarrpp.normalize_path(name if name is not None else path)
     if mode in ("r", "r+"):
+        kind = _zarrpp.node_type(st, p)
+        if kind is None:
+            raise GroupNotFoundError(f"No group found in store {_store_url(st)} at path {p!r}")
+        if kind == "array":
+            raise NodeTypeValidationError(f"'{p or '/'}' in {_store_url(st)} is an array, not a group")
         return Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st)
     if mode == "a":
         kind = _zarrpp.node_type(st, p)
         if kind == "group":
             return Group(_zarrpp.open_group(st, p), store=st)
         if kind == "array":
-            raise ValueError(f"'{p or '/'}' is an array, not a group")
+            raise ContainsArrayError(f"An array exists in store {_store_url(st)} at path {p!r}.")
+    if mode in ("w-", "x"):
+        _refuse_existing(st, p)
     _check_store_writable(st)
     return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), mode == "w",
                                       3 if zarr_format is None else int(zarr_format)), store=st)
@@ -1219,7 +1525,7 @@ def open(store: Any = None, *, path: str = "", mode: str = "a") -> Union[Array, 
         return Array(_zarrpp.open_array(st, p), read_only=mode == "r", store=st)
     if kind == "group":
         return Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st)
-    raise FileNotFoundError(f"no array or group at '{p or '/'}' in {_store_url(st)}")
+    raise NodeNotFoundError(f"No array or group found in store {_store_url(st)} at path {p!r}")
 
 
 class UnreadableMemberWarning(UserWarning):

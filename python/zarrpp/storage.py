@@ -9,20 +9,34 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Any, Optional
+import re
+from typing import Any, Dict, Optional
 
 from . import _zarrpp
 
-__all__ = ["Store", "LocalStore", "FileStore", "MemoryStore", "StoreLike"]
+__all__ = ["Store", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore", "StoreLike", "open_url"]
 
 Store = _zarrpp.Store
 
 
 class MemoryStore(_zarrpp.MemoryStore):
-    """A thread-safe in-memory store."""
+    """A thread-safe in-memory store. ``store_dict``: keys and their bytes to start from (as
+    zarr-python's first argument; zarrpp copies them in, so later changes to the dict are not seen,
+    and the store's changes do not reach the dict)."""
 
-    def __init__(self, read_only: bool = False):
+    def __init__(self, store_dict: Optional[Dict[str, Any]] = None, *, read_only: bool = False):
         super().__init__()
+        if store_dict is not None:
+            if not isinstance(store_dict, dict):
+                raise TypeError(f"MemoryStore(store_dict): expected a dict of key -> bytes, got {type(store_dict).__name__}")
+            for k, v in store_dict.items():
+                if not isinstance(k, str):
+                    raise TypeError(f"MemoryStore(store_dict): keys must be str, got {k!r}")
+                try:
+                    data = bytes(v.to_bytes() if hasattr(v, "to_bytes") and not isinstance(v, int) else memoryview(v))
+                except TypeError:
+                    raise TypeError(f"MemoryStore(store_dict): the value of {k!r} is not bytes-like") from None
+                super().set(k, data)
         self.read_only = bool(read_only)
 
     def set(self, key: str, value: bytes) -> None:
@@ -34,6 +48,10 @@ class MemoryStore(_zarrpp.MemoryStore):
         if self.read_only:
             raise ValueError(f"this MemoryStore is read-only: cannot delete '{key}'")
         super().delete(key)
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a MemoryStore cannot be pickled: it lives in this process only and cannot be reopened "
+                        "elsewhere (use a LocalStore, or an s3:// store, to share data between processes)")
 
     def __eq__(self, other: Any) -> bool:
         return self is other
@@ -60,16 +78,54 @@ class LocalStore(_zarrpp.LocalStore):
     def __str__(self) -> str:
         return f"file://{self.root}"
 
+    def __reduce__(self) -> Any:
+        # Pickled by where it is, never by its data.
+        return (LocalStore, (os.fspath(self.root), self.read_only))
+
 
 FileStore = LocalStore
 
 StoreLike = Any  # a Store, str, os.PathLike or None
 
 
-def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: bool = False) -> _zarrpp.Store:
-    """The store for a ``store=`` argument: a Store as is, a path -> LocalStore, None -> MemoryStore.
-    With ``must_exist``, a path that is not a directory is a FileNotFoundError (opening never
-    creates directories)."""
+S3Store = _zarrpp.S3Store
+HttpStore = _zarrpp.HttpStore
+_REMOTE_SCHEMES = ("s3://", "http://", "https://")
+
+
+def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None) -> _zarrpp.Store:
+    """The store at ``url``: ``s3://bucket/prefix`` (endpoint, region and credentials from
+    ``storage_options`` — ``endpoint_url``, ``region``, ``key``, ``secret``, ``token``, ``anon`` — else
+    from the ``AWS_*`` environment variables, as the C++ S3Store) or ``http(s)://host/path``
+    (read-only; ``storage_options={"headers": {...}}``). The URL is the node itself."""
+    opts = dict(storage_options or {})
+    st = _zarrpp.open_url(url, opts)
+    # Kept to pickle the store by where it is: only options the caller gave explicitly travel in
+    # the pickle (credentials from the environment are read again where it is unpickled).
+    st._zarrpp_url = url
+    st._zarrpp_options = opts
+    st.read_only = isinstance(st, _zarrpp.HttpStore)
+    return st
+
+
+def _reduce_remote(store: Any) -> Any:
+    return (open_url, (store._zarrpp_url, store._zarrpp_options))
+
+
+_zarrpp.S3Store.__reduce__ = _reduce_remote
+_zarrpp.HttpStore.__reduce__ = _reduce_remote
+
+
+def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: bool = False,
+               storage_options: Optional[Dict[str, Any]] = None, missing: Any = None) -> _zarrpp.Store:
+    """The store for a ``store=`` argument: a Store as is, a path -> LocalStore, an s3:// or
+    http(s):// URL -> a remote store, None -> MemoryStore. With ``must_exist``, a path that is
+    not a directory is a FileNotFoundError (opening never creates directories). Other URL schemes
+    are refused (never taken as a local folder named "gs:")."""
+    from .errors import NodeNotFoundError
+    missing = missing or NodeNotFoundError
+    if storage_options and not (isinstance(store, str) and store.startswith(_REMOTE_SCHEMES)):
+        raise TypeError("storage_options is only taken with an s3:// or http(s):// URL")
     if store is None:
         return MemoryStore()
     if isinstance(store, _zarrpp.Store):
@@ -78,12 +134,18 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
         s = os.fspath(store)
         if isinstance(s, bytes):
             s = os.fsdecode(s)
+        if s.startswith(_REMOTE_SCHEMES):
+            return open_url(s, storage_options)
         if s.startswith("file://"):
             s = s[len("file://"):]
         if s.startswith("memory://"):
             raise ValueError("a memory:// URL cannot name an existing MemoryStore; pass the store object")
+        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", s)
+        if scheme:
+            raise ValueError(f"'{s}': zarrpp does not open {scheme.group(1)}:// URLs (it takes s3://, http://, "
+                             "https://, file:// and local paths)")
         if must_exist and not os.path.isdir(s):
-            raise FileNotFoundError(f"no Zarr store at '{s}' (not a directory)")
+            raise missing(f"no Zarr store at '{s}' (not a directory)")
         return LocalStore(s, read_only=bool(read_only))
     raise TypeError(f"expected a zarrpp store (zarrpp.storage.LocalStore / MemoryStore), a path or None, "
                     f"got {type(store).__name__}")

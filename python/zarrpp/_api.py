@@ -1,0 +1,224 @@
+"""zarr-python 3's module-level functions (``zarr.create``, ``zarr.zeros``, ``zarr.open``, ``zarr.save``,
+...), on top of :func:`zarrpp.create_array` and friends, with zarr-python's modes:
+
+- ``"r"``: read only, must exist; ``"r+"``: read/write, must exist;
+- ``"a"``: read/write, created when missing (arrays: when ``shape`` is given);
+- ``"w"``: created, replacing whatever node is there; ``"w-"`` (or ``"x"``): created, failing when
+  a node is there.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Union
+
+import numpy as np
+
+from . import _zarrpp
+from ._array import (Array, Group, _check_mode, _join, _like_args, _refuse_existing, _store_url, create_array, open_group)
+from ._array import open_array as _open_existing_array
+from .errors import ArrayNotFoundError, NodeNotFoundError
+from .storage import make_store
+
+__all__ = ["create", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "open",
+           "open_array", "open_like", "save", "save_array", "save_group", "load"]
+
+_MODES = ("r", "r+", "a", "w", "w-", "x")
+
+
+def _path_of(path: Optional[str], name: Optional[str] = None) -> str:
+    return _zarrpp.normalize_path((name if name is not None else path) or "")
+
+
+def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any = "auto", fill_value: Any = 0,
+           order: Optional[str] = None, store: Any = None, overwrite: bool = False, path: Optional[str] = None,
+           filters: Any = None, read_only: Optional[bool] = None, dimension_separator: Optional[str] = None,
+           write_empty_chunks: Optional[bool] = None, zarr_format: Optional[int] = None, attributes: Optional[Dict[str, Any]] = None,
+           chunk_shape: Any = None, chunk_key_encoding: Any = None, codecs: Any = None, dimension_names: Any = None,
+           storage_options: Optional[Dict[str, Any]] = None, config: Optional[Dict[str, Any]] = None,
+           compressors: Any = None, shards: Any = None, lower_bound: Any = None, mode: Optional[str] = None,
+           **kwargs: Any) -> Array:
+    """zarr-python's ``zarr.create``: a new array (an existing node is ContainsArrayError /
+    ContainsGroupError unless ``overwrite``). ``compressor`` (one, v2 style) or ``compressors``;
+    ``codecs``: the whole v3 codec list (filters, one bytes codec, compressors)."""
+    if kwargs:
+        raise TypeError(f"create: unexpected or unsupported arguments {sorted(kwargs)}")
+    if mode is not None:
+        _check_mode(mode, ("a", "w", "w-", "x"), "create")
+        overwrite = overwrite or mode == "w"
+    serializer: Any = "auto"
+    if codecs is not None:
+        from .codecs import _as_list
+        filt, comp = [], []
+        for c in _as_list(codecs, "codecs"):
+            role = _zarrpp.codec_role(c.name)
+            if role == "array_to_array":
+                filt.append(c)
+            elif role == "array_to_bytes":
+                serializer = c
+            else:
+                comp.append(c)
+        filters, compressors = filt or filters, comp
+    elif compressors is None and compressor != "auto":
+        compressors = compressor
+    elif compressors is None:
+        compressors = "auto"
+    cfg = dict(config or {})
+    if write_empty_chunks is not None:
+        cfg["write_empty_chunks"] = bool(write_empty_chunks)
+    st = make_store(store, storage_options=storage_options)
+    return create_array(st, name=_path_of(path), shape=shape, dtype="float64" if dtype is None else dtype,
+                        chunks=chunks if chunks is not None else (chunk_shape if chunk_shape is not None else "auto"),
+                        shards=shards, filters=filters, compressors=compressors, serializer=serializer,
+                        fill_value=fill_value, order=order, zarr_format=zarr_format, attributes=attributes,
+                        dimension_names=dimension_names, overwrite=overwrite, lower_bound=lower_bound, config=cfg or None,
+                        chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator)
+
+
+def empty(shape: Any, **kwargs: Any) -> Array:
+    """A new array whose unwritten elements read as the fill value (0 unless given)."""
+    kwargs.setdefault("fill_value", None)
+    return create(shape, **kwargs)
+
+
+def zeros(shape: Any, **kwargs: Any) -> Array:
+    kwargs["fill_value"] = 0
+    return create(shape, **kwargs)
+
+
+def ones(shape: Any, **kwargs: Any) -> Array:
+    kwargs["fill_value"] = 1
+    return create(shape, **kwargs)
+
+
+def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+    return create(shape, fill_value=fill_value, **kwargs)
+
+
+def _like(a: Any, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    args = _like_args(a)
+    args.update(kwargs)  # what the caller gives wins (zarr-python 3.1.3+)
+    if "shape" not in args:
+        raise TypeError(f"cannot take a shape from {type(a).__name__}")
+    return args
+
+
+def empty_like(a: Any, **kwargs: Any) -> Array:
+    args = _like(a, kwargs)
+    return empty(args.pop("shape"), **args)
+
+
+def zeros_like(a: Any, **kwargs: Any) -> Array:
+    args = _like(a, kwargs)
+    return zeros(args.pop("shape"), **args)
+
+
+def ones_like(a: Any, **kwargs: Any) -> Array:
+    args = _like(a, kwargs)
+    return ones(args.pop("shape"), **args)
+
+
+def full_like(a: Any, **kwargs: Any) -> Array:
+    args = _like(a, kwargs)
+    args.setdefault("fill_value", getattr(a, "fill_value", None))
+    return full(args.pop("shape"), **args)
+
+
+def open_like(a: Any, path: str, **kwargs: Any) -> Array:
+    """Opens (creating when missing) the array at ``path`` with ``a``'s shape, dtype and chunks."""
+    args = _like(a, kwargs)
+    return open_array(path, **args)
+
+
+def open_array(store: Any = None, *, path: Optional[str] = None, name: Optional[str] = None, mode: Optional[str] = None,
+               zarr_format: Optional[int] = None, storage_options: Optional[Dict[str, Any]] = None,
+               **kwargs: Any) -> Array:
+    """Opens an array; with mode "a"/"w"/"w-" and creation arguments (``shape``, ...) creates it
+    when missing ("w": replacing what is there; "w-": failing when something is there). Without a
+    mode a missing array is ArrayNotFoundError, as in zarr-python."""
+    mode = mode or "a"
+    _check_mode(mode, _MODES, "open_array")
+    p = _path_of(path, name)
+    if mode in ("r", "r+") and kwargs:
+        raise TypeError(f"open_array: mode {mode!r} opens an existing array; creation arguments {sorted(kwargs)} "
+                        "are not taken")
+    if mode in ("r", "r+", "a"):
+        # Opening without what creating needs never creates a directory.
+        st = make_store(store, read_only=mode == "r", must_exist=mode != "a" or "shape" not in kwargs,
+                        storage_options=storage_options, missing=ArrayNotFoundError)
+        kind = _zarrpp.node_type(st, p)
+        if kind is not None or mode != "a" or "shape" not in kwargs:
+            if kind is None and mode == "a" and not kwargs:
+                raise ArrayNotFoundError(f"No array found in store {_store_url(st)} at path {p!r}")
+            if kind is None and mode == "a":
+                raise TypeError("open_array: creating an array needs shape=")
+            return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
+        return create(store=st, path=p, zarr_format=zarr_format, **kwargs)
+    st = make_store(store, storage_options=storage_options)
+    if "shape" not in kwargs:
+        raise TypeError(f"open_array: mode {mode!r} creates an array, which needs shape=")
+    if mode in ("w-", "x"):
+        _refuse_existing(st, p)
+    return create(store=st, path=p, zarr_format=zarr_format, overwrite=mode == "w", **kwargs)
+
+
+def open(store: Any = None, *, mode: Optional[str] = None, zarr_format: Optional[int] = None,  # noqa: A001
+         path: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None,
+         **kwargs: Any) -> Union[Array, Group]:
+    """zarr-python's ``zarr.open``: the array at the path if there is one (or, given ``shape``, an
+    array opened or created per ``mode``), else the group, created when the mode allows ("w"
+    replaces what is there with a new group)."""
+    mode = mode or "a"
+    _check_mode(mode, _MODES, "open")
+    p = _path_of(path)
+    if "shape" in kwargs or mode in ("w-", "x"):
+        return open_array(store, path=p, mode=mode, zarr_format=zarr_format, storage_options=storage_options, **kwargs)
+    st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"), storage_options=storage_options,
+                    missing=NodeNotFoundError)
+    kind = _zarrpp.node_type(st, p)
+    if kind == "array" and mode != "w":
+        return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
+    if kind is None and mode in ("r", "r+"):
+        raise NodeNotFoundError(f"No array or group found in store {_store_url(st)} at path {p!r}")
+    return open_group(st, path=p, mode=mode, zarr_format=zarr_format, attributes=kwargs.pop("attributes", None))
+
+
+def save_array(store: Any, arr: Any, *, zarr_format: Optional[int] = None, path: Optional[str] = None,
+               storage_options: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
+    """Writes ``arr`` (a NumPy array or anything array-like) as a new array; ``mode`` "a" (the
+    default) refuses an existing node, "w" replaces it."""
+    mode = kwargs.pop("mode", "a")
+    _check_mode(mode, ("a", "w", "w-", "x"), "save_array")
+    overwrite = kwargs.pop("overwrite", None) or mode == "w"
+    data = np.asarray(arr)
+    st = make_store(store, storage_options=storage_options)
+    create_array(st, name=_path_of(path), data=data, zarr_format=zarr_format, overwrite=overwrite, **kwargs)
+
+
+def save_group(store: Any, *args: Any, zarr_format: Optional[int] = None, path: Optional[str] = None,
+               storage_options: Optional[Dict[str, Any]] = None, **kwargs: Any) -> None:
+    """Writes a group (replacing what is at ``path``) holding the arrays given: positional ones as
+    ``arr_0``, ``arr_1``, ..., keyword ones under their names."""
+    if not args and not kwargs:
+        raise ValueError("at least one array must be provided")
+    st = make_store(store, storage_options=storage_options)
+    p = _path_of(path)
+    open_group(st, path=p, mode="w", zarr_format=zarr_format)
+    for i, a in enumerate(args):
+        save_array(st, a, zarr_format=zarr_format, path=_join(p, f"arr_{i}"))
+    for k, a in kwargs.items():
+        save_array(st, a, zarr_format=zarr_format, path=_join(p, k))
+
+
+def save(store: Any, *args: Any, zarr_format: Optional[int] = None, path: Optional[str] = None, **kwargs: Any) -> None:
+    """One positional array: :func:`save_array`; otherwise :func:`save_group`."""
+    if len(args) == 1 and not kwargs:
+        return save_array(store, args[0], zarr_format=zarr_format, path=path)
+    return save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+
+
+def load(store: Any, path: Optional[str] = None, zarr_format: Optional[int] = None) -> np.ndarray:
+    """The whole array at ``path`` as a NumPy array (loading a group is NotImplementedError, as in
+    zarr-python 3.1)."""
+    obj = open(store, path=path, mode="r", zarr_format=zarr_format)
+    if isinstance(obj, Array):
+        return obj[...]
+    raise NotImplementedError("loading groups not yet supported (as in zarr-python); open the group and read its arrays")

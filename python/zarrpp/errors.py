@@ -1,0 +1,51 @@
+"""zarr-python's exception classes (``zarr.errors``), raised where zarr-python raises them.
+
+Each is a subclass of the built-in exception users already catch: every one is a ``ValueError``
+(as zarr-python's ``BaseZarrError``), and the "not found" ones are also ``FileNotFoundError`` (what
+zarrpp raised for a missing node before these existed), so existing ``except`` clauses keep working.
+"""
+from __future__ import annotations
+
+__all__ = ["BaseZarrError", "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "ContainsArrayError",
+           "ContainsGroupError", "ContainsArrayAndGroupError", "MetadataValidationError", "NodeTypeValidationError",
+           "UnknownCodecError"]
+
+
+class BaseZarrError(ValueError):
+    """The base of zarrpp's (and zarr-python's) Zarr errors."""
+
+
+class NodeNotFoundError(BaseZarrError, FileNotFoundError):
+    """No array or group at the path."""
+
+
+class ArrayNotFoundError(NodeNotFoundError):
+    """No array at the path."""
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """No group at the path."""
+
+
+class ContainsArrayError(BaseZarrError):
+    """An array is already at the path."""
+
+
+class ContainsGroupError(BaseZarrError):
+    """A group is already at the path."""
+
+
+class ContainsArrayAndGroupError(BaseZarrError):
+    """Both array and group metadata are at the path."""
+
+
+class MetadataValidationError(BaseZarrError):
+    """Metadata that is not valid."""
+
+
+class NodeTypeValidationError(MetadataValidationError):
+    """A node of the other type (an array where a group was expected, or the reverse)."""
+
+
+class UnknownCodecError(BaseZarrError):
+    """A codec zarrpp does not know."""
