@@ -236,6 +236,7 @@ def test_array_extras(tmp_path):
     info = z.info
     assert "Shard shape : (4, 6)" in str(info) and repr(info) == str(info)
     assert z.metadata["dimension_names"] == ["t", "x"]
+    assert z.metadata.dimension_names == ("t", "x") and z.metadata.shape == (10, 7) and isinstance(z.metadata.to_dict(), dict)
     out = np.empty((2, 3), dtype="i4")
     assert z.get_basic_selection((slice(0, 2), slice(0, 3)), out=out) is out and (out == 1).all()
     out2 = np.zeros((2,), dtype="i4")
@@ -394,3 +395,60 @@ def test_blocks_of_a_sharded_array_are_shards_as_in_zarr_python():
     plain = zarr.create_array(None, shape=(10, 7), chunks=(2, 3), dtype="i4")
     plain[:] = ref
     assert np.array_equal(plain.blocks[1, 1], ref[2:4, 3:6])  # unsharded: blocks are chunks
+
+
+def test_zarr_python_codec_classes():
+    from zarrpp.codecs import BloscCname, BloscCodec, BloscShuffle, BytesCodec, ShardingCodec, VLenUTF8Codec, ZstdCodec
+    z = zarr.create((16, 8), chunks=(8, 8), dtype="u2",
+                    codecs=[ShardingCodec(chunk_shape=(4, 4), codecs=[BytesCodec(), BloscCodec(shuffle=BloscShuffle.bitshuffle)])])
+    assert (z.chunks, z.shards) == ((4, 4), (8, 8))
+    blosc = z.metadata["codecs"][0]["configuration"]["codecs"][1]
+    assert blosc["name"] == "blosc" and blosc["configuration"]["cname"] == "zstd" and blosc["configuration"]["shuffle"] == "bitshuffle"
+    assert BloscCodec().to_dict()["configuration"]["cname"] == "zstd"  # zarr-python's default compressor
+    assert BloscCodec(cname=BloscCname.lz4).to_dict()["configuration"]["cname"] == "lz4"
+    assert BloscShuffle.from_int(1) is BloscShuffle.shuffle
+    assert zarr.create_array(None, shape=(100, 10), chunks=(5, 5), shards="auto", dtype="i4").shards == (10, 5)
+    assert zarr.create_array(None, shape=(8,), chunks=(2,), shards={"shape": (4,)}, dtype="i4").shards == (4,)
+    s = zarr.create_array(None, shape=(2,), dtype=str, serializer=VLenUTF8Codec(), compressors=ZstdCodec(level=1))
+    s[:] = ["a", "é"]
+    assert s[:].tolist() == ["a", "é"]
+    with pytest.raises(ValueError, match="index"):
+        ShardingCodec(chunk_shape=(2,), index_location="start")
+    with pytest.raises(ValueError, match="vlen-utf8"):
+        zarr.create_array(None, shape=(2,), dtype="i4", serializer=VLenUTF8Codec())
+    numcodecs = pytest.importorskip("numcodecs")
+    n = zarr.create_array(None, shape=(10,), dtype="i4", compressors=numcodecs.Zlib(level=2))
+    n[:] = np.arange(10)
+    assert n[:].tolist() == list(range(10)) and n.metadata["codecs"][-1]["name"] == "numcodecs.zlib"
+
+
+def test_http_urls_read_only(tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    z = zarr.create_array(str(tmp_path / "arr"), shape=(6, 4), chunks=(4, 4), dtype="i4")
+    z[:] = np.arange(24).reshape(6, 4)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    srv = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=tmp_path,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}/arr"
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(url + "/zarr.json", timeout=1)
+                break
+            except Exception:
+                time.sleep(0.05)
+        r = zarr.open_array(url, mode="r")
+        assert isinstance(r.store, zarr.storage.HttpStore) and r.read_only
+        assert r[:].tolist() == np.arange(24).reshape(6, 4).tolist()
+        with pytest.raises(ValueError):
+            r[0, 0] = 1
+    finally:
+        srv.terminate()
+        srv.wait(10)

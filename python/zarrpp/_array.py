@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _zarrpp
-from .codecs import Codec, Transpose, Zstd, _as_list, from_metadata
+from .codecs import (Codec, ShardingCodec, Transpose, VLenBytesCodec, VLenUTF8Codec, Zstd, _as_list, from_metadata)
 from .errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError, NodeNotFoundError,
                      NodeTypeValidationError)
 from .storage import is_read_only, make_store
@@ -447,9 +447,11 @@ class Array(_Node):
         return self._core.nbytes_stored()
 
     @property
-    def metadata(self) -> Dict[str, Any]:
-        """The array's zarr.json document (a v2 array's .zarray), as a dict."""
-        return json.loads(self._core.metadata_json)
+    def metadata(self) -> "Metadata":
+        """The array's zarr.json document (a v2 array's .zarray): a dict whose fields are also
+        attributes (``z.metadata.shape``, ``.dimension_names``, ``.to_dict()``), as zarr-python's
+        metadata objects."""
+        return Metadata(json.loads(self._core.metadata_json))
 
     def _codec_lists(self) -> Tuple[tuple, Optional[Codec], tuple]:
         codecs = json.loads(self._core.codecs_json)
@@ -978,9 +980,11 @@ class Group(_Node):
 
 
     @property
-    def metadata(self) -> Dict[str, Any]:
+    def metadata(self) -> "Metadata":
         raw = self.store.get(_join(self.path, "zarr.json"))
-        return json.loads(raw) if raw is not None else {}
+        if raw is None and self.zarr_format == 2:
+            return Metadata({"zarr_format": 2, "node_type": "group", "attributes": self.attrs.asdict()})
+        return Metadata(json.loads(raw) if raw is not None else {})
 
     def _check_writable(self) -> None:
         if self._read_only:
@@ -1222,6 +1226,26 @@ class Group(_Node):
         return Info(rows)
 
 
+class Metadata(dict):
+    """A node's metadata document: a dict, whose fields are also attributes (lists that are
+    shapes come back as tuples), with ``to_dict()``, as zarr-python's metadata objects."""
+
+    _TUPLES = ("shape", "chunks", "dimension_names")
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        if key not in self:
+            if key == "dimension_names":
+                return None
+            raise AttributeError(f"the metadata has no field {key!r}")
+        v = self[key]
+        return tuple(v) if key in self._TUPLES and isinstance(v, list) else v
+
+    def to_dict(self) -> Dict[str, Any]:
+        return json.loads(json.dumps(self))
+
+
 class Info(str):
     """Text that prints as itself at a prompt too (``z.info``, ``g.tree()``): a table of
     "label : value" rows, or lines."""
@@ -1375,11 +1399,45 @@ def create_array(
         raise TypeError("create_array: shape= (or data=) is required")
     shape_t = _as_shape(shape, "shape")
     np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
+    if isinstance(serializer, ShardingCodec):
+        # zarr-python's v3 form: the grid's chunks are the shards, the codec's chunk_shape the chunks.
+        if shards is not None:
+            raise ValueError("give shards= or a ShardingCodec, not both")
+        if isinstance(chunks, str):
+            raise ValueError("with a ShardingCodec, chunks= gives the shard shape")
+        shards, chunks = chunks, serializer.chunk_shape
+        inner_f, inner_s, inner_c = [], "auto", []
+        for c in _as_list(serializer.codecs, "ShardingCodec.codecs") if serializer.codecs is not None else []:
+            role = _zarrpp.codec_role(c.name)
+            if role == "array_to_array":
+                inner_f.append(c)
+            elif role == "array_to_bytes":
+                inner_s = c
+            else:
+                inner_c.append(c)
+        if serializer.codecs is not None:
+            filters, compressors = (inner_f or filters), inner_c
+        serializer = inner_s
     if isinstance(serializer, Codec) and serializer.name == "bytes":
         endian = serializer._spec()[1]["endian"]
+    elif isinstance(serializer, (VLenUTF8Codec, VLenBytesCodec)):
+        want = "string" if isinstance(serializer, VLenUTF8Codec) else "variable_length_bytes"
+        if zarr_name not in (want, "bytes") or (zarr_name == "bytes" and want == "string"):
+            raise ValueError(f"serializer {serializer.name} is for dtype={'str' if want == 'string' else 'bytes'} arrays")
     elif serializer not in ("auto", None):
-        raise ValueError(f"serializer: zarrpp supports zarrpp.codecs.Bytes(endian=...) or 'auto', got {serializer!r}")
+        raise ValueError(f"serializer: zarrpp supports zarrpp.codecs.Bytes(endian=...), the vlen serializers of string "
+                         f"and bytes arrays, a ShardingCodec, or 'auto'; got {serializer!r}")
     chunks_t = _resolve_chunks(chunks, shape_t, np_dtype.itemsize)
+    if isinstance(shards, dict):
+        loc = shards.get("index_location", "end")
+        if getattr(loc, "value", loc) != "end":
+            raise ValueError(f"shards: zarrpp writes the shard index at the end, got index_location={loc!r}")
+        shards = shards.get("shape")
+    if isinstance(shards, str):
+        if shards != "auto":
+            raise ValueError(f"shards: a shape, a dict {{'shape': ...}}, 'auto' or None, got {shards!r}")
+        # zarr-python's rule: two chunks per shard along axes with more than 8 chunks, else one.
+        shards = tuple(2 * c if n // c > 8 else c for n, c in zip(shape_t, chunks_t))
     shards_t = None if shards is None else _as_shape(shards, "shards")
     if isinstance(compressors, str) and compressors == "auto":
         comp = [Zstd(level=0)]

@@ -8,10 +8,12 @@ Each class mirrors a Zarr v3 codec; zarrpp's C++ core does the work::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Optional, Sequence, Tuple
 
 __all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "Numcodec", "from_metadata",
-           "ZstdCodec", "GzipCodec", "BloscCodec", "Crc32cCodec", "BytesCodec", "TransposeCodec"]
+           "ZstdCodec", "GzipCodec", "BloscCodec", "Crc32cCodec", "BytesCodec", "TransposeCodec", "BloscCname",
+           "BloscShuffle", "ShardingCodec", "VLenUTF8Codec", "VLenBytesCodec"]
 
 
 class Codec:
@@ -84,7 +86,8 @@ class Blosc(Codec):
         key = self.shuffle.name if hasattr(self.shuffle, "name") else self.shuffle
         if isinstance(key, str):
             key = key.lower()
-        return "blosc", {"cname": str(self.cname), "clevel": int(self.clevel), "shuffle": _SHUFFLE_NAMES[key],
+        cname = self.cname.value if isinstance(self.cname, Enum) else str(self.cname)
+        return "blosc", {"cname": cname, "clevel": int(self.clevel), "shuffle": _SHUFFLE_NAMES[key],
                          "typesize": int(self.typesize), "blocksize": int(self.blocksize)}
 
 
@@ -148,8 +151,87 @@ class Numcodec(Codec):
         return isinstance(other, Numcodec) and (self.name, self.config) == (other.name, other.config)
 
 
+class BloscCname(str, Enum):
+    """zarr-python's Blosc compressor names."""
+    lz4 = "lz4"
+    lz4hc = "lz4hc"
+    blosclz = "blosclz"
+    zstd = "zstd"
+    snappy = "snappy"
+    zlib = "zlib"
+
+
+class BloscShuffle(str, Enum):
+    """zarr-python's Blosc shuffle modes."""
+    noshuffle = "noshuffle"
+    shuffle = "shuffle"
+    bitshuffle = "bitshuffle"
+
+    @classmethod
+    def from_int(cls, num: int) -> "BloscShuffle":
+        return [cls.noshuffle, cls.shuffle, cls.bitshuffle][num]
+
+
+@dataclass(frozen=True)
+class BloscCodec(Blosc):
+    """zarr-python's ``BloscCodec``: as :class:`Blosc`, with zarr-python's default compressor zstd
+    (level 5; shuffle automatic: bit-shuffle for 1-byte types, byte-shuffle otherwise)."""
+
+    cname: Any = "zstd"
+
+    def _spec(self):
+        name, cfg = super()._spec()
+        cfg["cname"] = self.cname.value if isinstance(self.cname, Enum) else str(self.cname)
+        return name, cfg
+
+
+@dataclass(frozen=True)
+class ShardingCodec(Codec):
+    """zarr-python's ``ShardingCodec``: chunks of ``chunk_shape`` (the inner chunks) stored together
+    in shards (the array's chunk grid), encoded with ``codecs``. zarrpp writes the index at the end
+    with ``bytes`` + ``crc32c`` (zarr-python's default); other index settings are refused."""
+
+    chunk_shape: Tuple[int, ...] = field(default_factory=tuple)
+    codecs: Any = None
+    index_codecs: Any = None
+    index_location: Any = "end"
+    name = "sharding_indexed"
+
+    def __post_init__(self):
+        loc = self.index_location.value if isinstance(self.index_location, Enum) else self.index_location
+        if loc != "end":
+            raise ValueError(f"ShardingCodec: zarrpp writes the shard index at the end, got index_location={loc!r}")
+        if self.index_codecs is not None:
+            names = [c.name for c in _as_list(self.index_codecs, "index_codecs")]
+            if names not in (["bytes", "crc32c"], ["bytes"]) or any(
+                    getattr(c, "endian", "little") != "little" for c in _as_list(self.index_codecs, "index_codecs")):
+                raise ValueError(f"ShardingCodec: zarrpp writes the index with bytes (little endian) + crc32c, got {names}")
+
+    def _spec(self):
+        raise ValueError("ShardingCodec is given as create(codecs=[ShardingCodec(...)]) or "
+                         "create_array(serializer=ShardingCodec(...)), or use shards=")
+
+
+@dataclass(frozen=True)
+class VLenUTF8Codec(Codec):
+    """zarr-python's serializer for string arrays (zarrpp picks it for dtype=str)."""
+    name = "vlen-utf8"
+
+    def _spec(self):
+        return "vlen-utf8", {}
+
+
+@dataclass(frozen=True)
+class VLenBytesCodec(Codec):
+    """zarr-python's serializer for bytes arrays (zarrpp picks it for dtype=bytes)."""
+    name = "vlen-bytes"
+
+    def _spec(self):
+        return "vlen-bytes", {}
+
+
 # zarr-python's class names.
-ZstdCodec, GzipCodec, BloscCodec, Crc32cCodec, BytesCodec, TransposeCodec = Zstd, Gzip, Blosc, Crc32c, Bytes, Transpose
+ZstdCodec, GzipCodec, Crc32cCodec, BytesCodec, TransposeCodec = Zstd, Gzip, Crc32c, Bytes, Transpose
 
 
 def from_metadata(doc: dict) -> Optional[Codec]:
