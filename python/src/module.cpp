@@ -450,15 +450,23 @@ PYBIND11_MODULE(_zarrpp, m) {
           else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id") o.s3.access_key_id = text(v, k);
           else if (k == "secret" || k == "secret_access_key" || k == "aws_secret_access_key") o.s3.secret_access_key = text(v, k);
           else if (k == "token" || k == "session_token" || k == "aws_session_token") o.s3.session_token = text(v, k);
-          else if (k == "anon") o.s3.anonymous = v.cast<bool>();
-          else if (k == "headers") {
-            for (const auto& [hk, hv] : v.cast<py::dict>()) o.http.headers.emplace_back(py::str(hk), py::str(hv));
+          else if (k == "anon") {
+            if (!py::isinstance<py::bool_>(v)) throw zarrpp::ArgumentError("storage_options: 'anon' must be True or False");
+            o.s3.anonymous = v.cast<bool>();
+          } else if (k == "headers") {
+            if (!py::isinstance<py::dict>(v)) throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
+            for (const auto& [hk, hv] : v.cast<py::dict>()) o.http.headers.emplace_back(text(hk, "headers"), text(hv, "headers"));
           } else
             throw zarrpp::ArgumentError("storage_options: unknown option '" + k +
                                         "' (zarrpp takes endpoint_url, region, key, secret, token, anon, headers)");
         }
         py::gil_scoped_release nogil;
-        return zarrpp::open_store(url, o);
+        try {
+          return zarrpp::open_store(url, o);
+        } catch (const zarrpp::StoreError& e) {
+          // Opening makes no request: what fails here is the URL or an option (a ValueError).
+          throw zarrpp::ArgumentError(e.what());
+        }
       },
       "url"_a, "options"_a);
 

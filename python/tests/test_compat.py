@@ -452,3 +452,11 @@ def test_http_urls_read_only(tmp_path):
     finally:
         srv.terminate()
         srv.wait(10)
+
+
+@pytest.mark.parametrize("url,opts", [("s3://", None), ("s3:///x", None), ("http://", None),
+                                      ("s3://b/x", {"anon": "yes"}), ("s3://b/x", {"headers": 5}),
+                                      ("s3://b/x", {"endpoint_url": 3}), ("s3://b/x", {"bogus": 1})])
+def test_bad_urls_and_options_are_value_errors(url, opts):
+    with pytest.raises(ValueError):
+        zarr.open_array(url, storage_options=opts)
