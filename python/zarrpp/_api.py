@@ -137,9 +137,8 @@ def open_array(store: Any = None, *, path: Optional[str] = None, name: Optional[
     mode = mode or "a"
     _check_mode(mode, _MODES, "open_array")
     p = _path_of(path, name)
-    if mode in ("r", "r+") and kwargs:
-        raise TypeError(f"open_array: mode {mode!r} opens an existing array; creation arguments {sorted(kwargs)} "
-                        "are not taken")
+    # As zarr-python: creation arguments only matter when the array is created; an existing array
+    # is opened as it is.
     if mode in ("r", "r+", "a"):
         # Opening without what creating needs never creates a directory.
         st = make_store(store, read_only=mode == "r", must_exist=mode != "a" or "shape" not in kwargs,
