@@ -3,7 +3,8 @@
 # per stage is in docs/ci.md):
 #   setup      Debian packages and npm (scripts/setup.sh --fuzz --cross)
 #   fuzz       the fuzz preset (clang-19) builds, and each target runs 5 s on its committed corpus
-#   release    build, then the README's main command (scripts/demo.sh) runs as documented
+#   release    build, then the README's main command (scripts/demo.sh) and python/README.md's install
+#              command (pip into a fresh venv, building from scratch) run as documented
 #   aarch64    every library source compiles for aarch64 (no SSE2: the portable paths)
 #   tests      ctest on the release build: unit, property, interop, CLI, Python, benchmark smoke runs
 #   asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with the
@@ -34,6 +35,7 @@ stage release
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
 bash tests/smoke/demo_smoke.sh
+bash tests/smoke/pip_install_smoke.sh  # python/README.md's install command, from scratch
 
 stage aarch64
 bash scripts/compile_check_aarch64.sh build/release
