@@ -399,7 +399,7 @@ def test_string_arrays_select_and_grow_like_numbers(tmp_path):
     assert z.vindex[[0, 5, 3], [4, 1, 2]].tolist() == ref[[0, 5, 3], [4, 1, 2]].tolist()
     mask = (np.arange(30).reshape(6, 5) % 7) == 0
     assert z[mask].tolist() == ref[mask].tolist()
-    assert z.get_block_selection((1, 0)).tolist() == ref[4:6, 0:2].tolist()
+    assert z.get_block_selection((1, 0)).tolist() == ref[4:6, 0:4].tolist()  # blocks are shards, as zarr-python
     z[2, 3] = "one"
     ref[2, 3] = "one"
     z.vindex[[0, 1], [0, 0]] = ["p", "q"]
