@@ -460,3 +460,70 @@ def test_http_urls_read_only(tmp_path):
 def test_bad_urls_and_options_are_value_errors(url, opts):
     with pytest.raises(ValueError):
         zarr.open_array(url, storage_options=opts)
+
+
+# ---- found by red-teaming the above ---------------------------------------------------------------
+def test_lists_mixing_small_and_huge_ints_are_exact_or_overflow():
+    u = zarr.zeros((2,), dtype="uint64", chunks=(2,))
+    u[:] = [2**64 - 1, 1]  # NumPy would make this list float64; the values must stay exact
+    assert u[:].tolist() == [2**64 - 1, 1]
+    u[:] = [2**63 + 1, 1]
+    assert u[:].tolist() == [2**63 + 1, 1]
+    assert zarr.array([2**64 - 1, 1], dtype="u8")[:].tolist() == [2**64 - 1, 1]
+    i = zarr.zeros((2,), dtype="int64", chunks=(2,))
+    with pytest.raises(OverflowError):
+        i[:] = [1, 2**63]
+    assert i[:].tolist() == [0, 0]
+    store = zarr.storage.MemoryStore()
+    with pytest.raises(OverflowError):
+        zarr.array([1, 300], dtype="u1", store=store)
+    assert store.list_prefix("") == []  # nothing created
+
+
+def test_a_bad_config_changes_nothing():
+    m = zarr.storage.MemoryStore()
+    a = zarr.create((4,), store=m, chunks=(2,), dtype="i4")
+    a[:] = 7
+    for cfg in [{"write_empty_chunk": False}, {"concurrency": "x"}, {"concurrency": -1}]:
+        with pytest.raises(ValueError, match="config"):
+            zarr.create((4,), store=m, overwrite=True, config=cfg)
+    assert zarr.open_array(m)[:].tolist() == [7, 7, 7, 7]
+    with pytest.raises(ValueError, match="config"):
+        zarr.create((4,), store=m, path="new", config={"bogus": 1})
+    assert m.list_prefix("new") == []
+
+
+def test_read_only_memory_store_refuses_conversion():
+    src = zarr.storage.MemoryStore()
+    zarr.create_array(src, shape=(2,), dtype="i4", zarr_format=2)
+    ro = zarr.storage.MemoryStore({k: src.get(k) for k in src.list_prefix("")}, read_only=True)
+    with pytest.raises(ValueError, match="read-only"):
+        zarr.convert_to_v3(ro)
+    assert ro.get(".zarray") is not None and ro.get("zarr.json") is None
+
+
+def test_require_array_and_like_functions_on_text_arrays():
+    g = zarr.group()
+    g.require_array("s", shape=(3,), dtype=str)
+    assert g.require_array("s", shape=(3,), dtype=str).dtype == np.dtype("O")
+    s = zarr.create_array(None, shape=(2,), dtype=str, fill_value="x")
+    assert s.fill_value == "x" and "string" in str(s.info) and "'x'" in str(s.info)
+    assert zarr.zeros_like(s)[:].tolist() == ["", ""] and zarr.full_like(s)[:].tolist() == ["x", "x"]
+    assert zarr.empty_like(s).dtype == np.dtype("O")
+    assert isinstance(s.serializer, zarr.codecs.VLenUTF8Codec) and s.filters == ()
+
+
+@pytest.mark.parametrize("k", range(7))
+def test_advanced_indexing_with_ellipsis_and_boolean_arrays(k):
+    n = np.arange(24).reshape(2, 3, 4)
+    z = zarr.array(n, chunks=(1, 2, 2))
+    sel = [(slice(None), [0, 2, 1], Ellipsis, [1, 3, 0]), ([0, 1], Ellipsis, [1, 2]), (Ellipsis, [0, 1], [1, 2]),
+           (n[:, :, 0] > 5, 1), (n[:, :, 0] > 5, [1]), (0, n[0] > 3), ([0, 1], n[0, :, 0] > 3, 2)][k]
+    assert z[sel].shape == n[sel].shape and np.array_equal(z[sel], n[sel])
+
+
+def test_chunks_true_false_and_0d_index_arrays():
+    assert zarr.create((10,), chunks=True).chunks == (10,) and zarr.create((10,), chunks=False).chunks == (10,)
+    z0 = zarr.array(np.float64(3.0))
+    with pytest.raises(IndexError):
+        z0[np.array([0, 0])]

@@ -79,8 +79,14 @@ def empty(shape: Any, **kwargs: Any) -> Array:
     return create(shape, **kwargs)
 
 
+def _is_text(dtype: Any) -> bool:
+    return dtype in (str, bytes) or (isinstance(dtype, str) and dtype in ("str", "bytes", "string")) or \
+        (isinstance(dtype, np.dtype) and dtype.kind in "OUS")
+
+
 def zeros(shape: Any, **kwargs: Any) -> Array:
-    kwargs["fill_value"] = 0
+    """Zeros; for str / bytes arrays, empty strings."""
+    kwargs["fill_value"] = None if _is_text(kwargs.get("dtype")) else 0
     return create(shape, **kwargs)
 
 
@@ -96,6 +102,8 @@ def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
 def _like(a: Any, kwargs: Dict[str, Any]) -> Dict[str, Any]:
     args = _like_args(a)
     args.update(kwargs)  # what the caller gives wins (zarr-python 3.1.3+)
+    if args.get("zarr_format") != 2:
+        args.pop("order", None)  # a v2 layout setting
     if "shape" not in args:
         raise TypeError(f"cannot take a shape from {type(a).__name__}")
     return args

@@ -233,20 +233,27 @@ def _needs_numpy_rules(items: Sequence[Any], ndim: int) -> bool:
     return adv != list(range(adv[0], adv[0] + len(adv)))
 
 
-def _python_numbers(a: np.ndarray, dt: np.dtype) -> np.ndarray:
-    """Python numbers (scalars, lists) as NumPy 2 converts them: an integer that does not fit an
-    integer dtype is an OverflowError, not wrapped around (NumPy 1.24 only warns)."""
-    if a.dtype.kind == "O" and a.size and all(isinstance(v, int) and not isinstance(v, bool) for v in a.ravel()):
-        if dt.kind in "iu":
+def _python_numbers(value: Any, a: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Python numbers (scalars, lists) converted as ``np.asarray(value, dtype=dt)`` converts them
+    in NumPy 2: an integer that does not fit an integer dtype is an OverflowError (never wrapped
+    around or rounded through float64, as a list mixing small and huge integers would be)."""
+    if dt.kind in "iu":
+        objs = np.asarray(value, dtype=object).ravel() if a.dtype.kind in "fO" or a.dtype.kind in "iu" else None
+        if objs is not None:
             info = np.iinfo(dt)
-            bad = next(v for v in a.ravel() if not info.min <= v <= info.max)
-            raise OverflowError(f"Python integer {bad} out of bounds for {dt}")
-        return a.astype(dt)
-    if a.dtype.kind in "iu" and dt.kind in "iu" and a.size:
-        info = np.iinfo(dt)
-        lo, hi = int(a.min()), int(a.max())
-        if lo < info.min or hi > info.max:
-            raise OverflowError(f"Python integer {lo if lo < info.min else hi} out of bounds for {dt}")
+            for v in objs:
+                if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and not info.min <= int(v) <= info.max:
+                    raise OverflowError(f"Python integer {int(v)} out of bounds for {dt}")
+        if a.dtype.kind in "Ofiu":
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return np.array(value, dtype=dt)
+            except (TypeError, ValueError):
+                return a
+        return a
+    if a.dtype.kind == "O" and a.size and all(isinstance(v, int) and not isinstance(v, bool) for v in a.ravel()):
+        return np.array(value, dtype=dt)
     return a
 
 
@@ -402,6 +409,11 @@ class Array(_Node):
 
     @property
     def fill_value(self) -> Any:
+        if self._dtype.kind == "O":  # str / bytes elements
+            v = json.loads(self._core.fill_value_json)
+            if self._core.dtype_name == "string":
+                return v if isinstance(v, str) else ""
+            return base64.standard_b64decode(v) if isinstance(v, str) else b""
         return np.frombuffer(self._core.fill_value_bytes, dtype=self._dtype)[0]
 
 
@@ -461,7 +473,7 @@ class Array(_Node):
         filters, serializer, compressors = [], None, []
         for c in codecs:
             obj = from_metadata(c) or c
-            if c.get("name") == "bytes":
+            if _zarrpp.codec_role(str(c.get("name"))) == "array_to_bytes":
                 serializer = obj
             elif serializer is None:
                 filters.append(obj)
@@ -488,8 +500,9 @@ class Array(_Node):
         rows = [
             ("Type", "Array"),
             ("Zarr format", str(self.zarr_format)),
-            ("Data type", str(self._dtype) if self._dtype.kind != "V" else self._core.dtype_name),
-            ("Fill value", repr(self.fill_value.item() if self._dtype.kind != "V" else self.fill_value.tobytes())),
+            ("Data type", str(self._dtype) if self._dtype.kind not in "VO" else self._core.dtype_name),
+            ("Fill value", repr(self.fill_value if self._dtype.kind == "O" else
+                                self.fill_value.item() if self._dtype.kind != "V" else self.fill_value.tobytes())),
             ("Shape", str(self.shape)),
             ("Domain", str(self.domain)),
             ("Chunk shape", str(self.chunks)),
@@ -610,7 +623,7 @@ class Array(_Node):
             return np.asarray(value, dtype=object)  # keeps bytes exactly (b"\x00" is not b"")
         a = np.asarray(value)
         if not isinstance(value, (np.ndarray, np.generic)) and dt.kind in "iufcb":
-            a = _python_numbers(a, dt)
+            a = _python_numbers(value, a, dt)
         if a.dtype.kind in "OSUMm" or (a.dtype.kind == "V") != (dt.kind == "V"):
             raise TypeError(f"cannot store data of dtype {a.dtype} in a zarrpp array of dtype {dt}")
         if dt.kind == "V" and a.dtype.itemsize != dt.itemsize:
@@ -621,7 +634,7 @@ class Array(_Node):
 
     def _fix_0d(self, items: List[Any]) -> List[Any]:
         # z[:] and z[...] on a 0-d array select the whole (0-d) array.
-        if self.ndim == 0 and len(items) == 1 and (items[0] is Ellipsis or items[0] == slice(None)):
+        if self.ndim == 0 and len(items) == 1 and (items[0] is Ellipsis or (isinstance(items[0], slice) and items[0] == slice(None))):
             return [Ellipsis]
         return items
 
@@ -662,44 +675,60 @@ class Array(_Node):
 
     def _get_numpy_fancy(self, items: List[Any]) -> np.ndarray:
         """NumPy's advanced indexing (several index arrays, or one with integers or more than one
-        dimension): reads the orthogonal box the indices span, then indexes it as NumPy would."""
-        items = list(items)
+        dimension): reads the orthogonal box the indices span, then indexes it as NumPy would (the
+        same selection with each array replaced by its positions in the box, an Ellipsis kept
+        where it was, since NumPy treats it as separating the advanced indices around it)."""
         where = [k for k, x in enumerate(items) if x is Ellipsis]
         if len(where) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
-        if where:
-            i = where[0]
-            items[i:i + 1] = [slice(None)] * max(self.ndim - (len(items) - 1), 0)
-        if len(items) > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {len(items)} were indexed")
-        items += [slice(None)] * (self.ndim - len(items))
+        consumed = sum(x.ndim if _is_array(x) and x.dtype == np.bool_ else 1 for x in items if x is not Ellipsis)
+        if consumed > self.ndim:
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {consumed} were indexed")
         box: List[Any] = []
         local: List[Any] = []
-        for d, x in enumerate(items):
+        d = 0
+
+        def add_array(a: np.ndarray, d: int) -> None:
             n = self.shape[d]
-            if _is_int(x):
+            a = np.where(a < 0, a + n, a)
+            if a.size and (a.min() < 0 or a.max() >= n):
+                bad = int(a.min() if a.min() < 0 else a.max())
+                raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
+            u, inv = np.unique(a, return_inverse=True)
+            box.append(u.astype(np.int64))
+            local.append(inv.reshape(a.shape))
+
+        for x in items:
+            if x is Ellipsis:
+                k = self.ndim - consumed
+                box.extend([slice(None)] * k)
+                local.append(Ellipsis)
+                d += k
+            elif _is_int(x):
+                n = self.shape[d]
                 i = x + n if x < 0 else x
                 if not 0 <= i < n:
                     raise IndexError(f"index {x} is out of bounds for axis {d} with size {n}")
                 box.append(slice(i, i + 1))
                 local.append(0)
+                d += 1
             elif isinstance(x, slice):
                 box.append(x)
                 local.append(slice(None))
+                d += 1
+            elif x.dtype == np.bool_:
+                # A k-d boolean array stands for its k nonzero() index arrays (NumPy's rule).
+                want = self.shape[d:d + x.ndim]
+                if x.ndim == 0 or tuple(x.shape) != tuple(want):
+                    raise IndexError(f"boolean index of shape {x.shape} does not match the indexed array's "
+                                     f"dimensions {tuple(want)} (starting at axis {d})")
+                for k, nz in enumerate(np.nonzero(x)):
+                    add_array(nz, d + k)
+                d += x.ndim
             else:
-                a = x
-                if a.dtype == np.bool_:
-                    if a.ndim != 1 or a.shape[0] != n:
-                        raise IndexError(f"boolean index did not match indexed array along axis {d}; size of axis is "
-                                         f"{n} but size of corresponding boolean axis is {a.shape[0] if a.ndim else 0}")
-                    a = np.nonzero(a)[0]
-                a = np.where(a < 0, a + n, a)
-                if a.size and (a.min() < 0 or a.max() >= n):
-                    bad = int(a.min() if a.min() < 0 else a.max())
-                    raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
-                u, inv = np.unique(a, return_inverse=True)
-                box.append(u.astype(np.int64))
-                local.append(inv.reshape(a.shape))
+                add_array(x, d)
+                d += 1
+        box += [slice(None)] * (self.ndim - d)
         block = self._core.read(tuple(box))
         return block[tuple(local)]
 
@@ -1171,7 +1200,7 @@ class Group(_Node):
         want_shape = _as_shape(shape, "shape")
         if a.shape != want_shape:
             raise TypeError(f"Incompatible shape ({a.shape} vs {want_shape})")
-        want = np.dtype("float64" if dtype is None else dtype)
+        want = _parse_dtype("float64" if dtype is None else dtype)[0]
         if (exact and a.dtype != want) or (not exact and not np.can_cast(a.dtype, want)):
             raise TypeError(f"Incompatible dtype ({a.dtype} vs {want})")
         return a
@@ -1272,6 +1301,8 @@ def _like_args(a: Any) -> Dict[str, Any]:
         out["shape"] = tuple(a.shape)
     if hasattr(a, "dtype"):
         out["dtype"] = a.dtype
+    if isinstance(a, Array) and a.dtype.kind == "O":
+        out["dtype"] = str if a._core.dtype_name == "string" else bytes
     if isinstance(a, Array):
         out["chunks"] = a.chunks
         if a.shards is not None:
@@ -1322,8 +1353,10 @@ def _as_shape(value: Any, what: str) -> Tuple[int, ...]:
 
 
 def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
-    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
+    if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
         return _auto_chunks(shape, itemsize)
+    if chunks is False:  # zarr-python: one chunk for the whole array
+        return tuple(max(n, 1) for n in shape)
     if _is_int(chunks):
         chunks = (operator.index(chunks),) * len(shape)
     chunks = list(chunks)
@@ -1390,9 +1423,10 @@ def create_array(
     st = make_store(store, storage_options=storage_options)
     _check_store_writable(st)
     if data is not None:
-        data = np.asarray(data)
+        if not isinstance(data, np.ndarray) and dtype is None:
+            data = np.asarray(data)
         if shape is None:
-            shape = data.shape
+            shape = np.shape(data)
         if dtype is None:
             dtype = data.dtype
     if shape is None:
@@ -1464,6 +1498,20 @@ def create_array(
         separator = cke.get("separator", cke.get("configuration", {}).get("separator", separator)) or separator
     if order == "F" and len(shape_t) > 1:
         filt = [Transpose(order=tuple(range(len(shape_t) - 1, -1, -1)))] + filt
+    cfg = dict(config or {})
+    unknown = sorted(set(cfg) - {"write_empty_chunks", "concurrency"})
+    if unknown:
+        raise ValueError(f"config: unknown keys {unknown} (known: write_empty_chunks, concurrency)")
+    if "concurrency" in cfg:
+        try:
+            cfg["concurrency"] = operator.index(cfg["concurrency"])
+        except TypeError:
+            raise ValueError(f"config: concurrency must be an integer, got {cfg['concurrency']!r}") from None
+        if cfg["concurrency"] < 0:
+            raise ValueError(f"config: concurrency must be >= 0, got {cfg['concurrency']}")
+    if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
+        # Checked (and cast) before anything is created: a value that does not fit leaves nothing behind.
+        data = _python_numbers(data, np.asarray(data), np_dtype)
     if not overwrite:
         _refuse_existing(st, _zarrpp.normalize_path(node_path))
     dims = None if dimension_names is None else [None if d is None else str(d) for d in dimension_names]
@@ -1476,13 +1524,10 @@ def create_array(
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),
         separator)
     arr = Array(core, store=st)
-    cfg = dict(config or {})
     if "write_empty_chunks" in cfg:
         core.set_write_empty_chunks(bool(cfg.pop("write_empty_chunks")))
     if "concurrency" in cfg:
         core.concurrency = int(cfg.pop("concurrency"))
-    if cfg:
-        raise ValueError(f"config: unknown keys {sorted(cfg)} (known: write_empty_chunks, concurrency)")
     if data is not None and write_data:
         arr[...] = data
     return arr
@@ -1598,5 +1643,6 @@ def convert_to_v3(store: Any, *, path: str = "", dst: Any = None, dst_path: str 
     ``dst`` with the chunks copied byte for byte. Returns ``{"nodes", "chunks_copied", "notes"}``."""
     st = make_store(store, must_exist=True)
     d = None if dst is None else make_store(dst)
+    _check_store_writable(st if d is None else d)
     nodes, copied, notes = _zarrpp.convert_to_v3(st, path, d, dst_path, bool(overwrite))
     return {"nodes": nodes, "chunks_copied": copied, "notes": list(notes)}

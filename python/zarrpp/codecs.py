@@ -251,6 +251,10 @@ def from_metadata(doc: dict) -> Optional[Codec]:
         return Bytes(endian=cfg.get("endian", "little"))
     if name == "transpose":
         return Transpose(order=tuple(cfg.get("order", ())))
+    if name == "vlen-utf8":
+        return VLenUTF8Codec()
+    if name == "vlen-bytes":
+        return VLenBytesCodec()
     if isinstance(name, str) and name.startswith("numcodecs."):
         return Numcodec(name[len("numcodecs."):], **cfg)
     return None
