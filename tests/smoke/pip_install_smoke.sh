@@ -20,8 +20,10 @@ case "$where" in
   "$venv"/.venv/*) ;;
   *) echo "pip_install_smoke: zarrpp imported from $where, not the venv" >&2; exit 1 ;;
 esac
-"$venv/.venv/bin/pip" show zarrpp | grep -q '^Version: ' || { echo "pip_install_smoke: pip does not list zarrpp" >&2; exit 1; }
-if ldd "$venv"/.venv/lib/python3*/site-packages/zarrpp/_zarrpp*.so | grep -q libzarrpp; then
+shown=$("$venv/.venv/bin/pip" show zarrpp 2>&1 || true)  # captured: grep -q on a pipe would break it (pipefail)
+grep -q '^Version: ' <<<"$shown" || { echo "pip_install_smoke: pip does not list zarrpp: $shown" >&2; exit 1; }
+deps=$(ldd "$venv"/.venv/lib/python3*/site-packages/zarrpp/_zarrpp*.so)
+if grep -q libzarrpp <<<"$deps"; then
   echo "pip_install_smoke: the installed module depends on a libzarrpp outside the package" >&2
   exit 1
 fi
