@@ -13,7 +13,8 @@ from typing import Any, Dict, Optional, Union
 import numpy as np
 
 from . import _zarrpp
-from ._array import (Array, Group, _check_mode, _join, _like_args, _refuse_existing, _store_url, create_array, open_group)
+from ._array import (Array, Group, _check_mode, _join, _like_args, _refuse_existing, _split_codecs, _store_url, create_array,
+                     open_group)
 from ._array import open_array as _open_existing_array
 from .errors import ArrayNotFoundError, NodeNotFoundError
 from .storage import make_store
@@ -46,17 +47,8 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
         overwrite = overwrite or mode == "w"
     serializer: Any = "auto"
     if codecs is not None:
-        from .codecs import _as_list
-        filt, comp = [], []
-        for c in _as_list(codecs, "codecs"):
-            role = _zarrpp.codec_role(c.name)
-            if role == "array_to_array":
-                filt.append(c)
-            elif role == "array_to_bytes":
-                serializer = c
-            else:
-                comp.append(c)
-        filters, compressors = filt or filters, comp
+        filt, ser, compressors = _split_codecs(codecs, "codecs")
+        filters, serializer = filt or filters, ser or "auto"
     elif compressors is None and compressor != "auto":
         compressors = compressor
     elif compressors is None:

@@ -1440,18 +1440,12 @@ def create_array(
         if isinstance(chunks, str):
             raise ValueError("with a ShardingCodec, chunks= gives the shard shape")
         shards, chunks = chunks, serializer.chunk_shape
-        inner_f, inner_s, inner_c = [], "auto", []
-        for c in _as_list(serializer.codecs, "ShardingCodec.codecs") if serializer.codecs is not None else []:
-            role = _zarrpp.codec_role(c.name)
-            if role == "array_to_array":
-                inner_f.append(c)
-            elif role == "array_to_bytes":
-                inner_s = c
-            else:
-                inner_c.append(c)
         if serializer.codecs is not None:
-            filters, compressors = (inner_f or filters), inner_c
-        serializer = inner_s
+            inner_f, inner_s, compressors = _split_codecs(serializer.codecs, "ShardingCodec.codecs")
+            filters = inner_f or filters
+            serializer = inner_s or "auto"
+        else:
+            serializer = "auto"
     if isinstance(serializer, Codec) and serializer.name == "bytes":
         endian = serializer._spec()[1]["endian"]
     elif isinstance(serializer, (VLenUTF8Codec, VLenBytesCodec)):
@@ -1531,6 +1525,22 @@ def create_array(
     if data is not None and write_data:
         arr[...] = data
     return arr
+
+
+def _split_codecs(codecs: Any, what: str) -> Tuple[List[Codec], Optional[Codec], List[Codec]]:
+    """A whole v3 codec list as (filters, serializer or None, compressors), by each codec's role."""
+    filters: List[Codec] = []
+    compressors: List[Codec] = []
+    serializer: Optional[Codec] = None
+    for c in _as_list(codecs, what):
+        role = _zarrpp.codec_role(c.name)
+        if role == "array_to_array":
+            filters.append(c)
+        elif role == "array_to_bytes":
+            serializer = c
+        else:
+            compressors.append(c)
+    return filters, serializer, compressors
 
 
 def _refuse_existing(st: Any, p: str) -> None:
