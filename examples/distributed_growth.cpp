@@ -49,11 +49,11 @@ NDArray rows_with_tags(std::int64_t n, const std::function<std::int32_t(std::int
 
 int worker(const std::string& url, int w, int steps) {
   auto z = Array::open(url);
-  // 1. Our own block: domain rows [16 w, 16 w + 16). Selections are zero-based over the domain of
-  //    the metadata this process has (which others may have grown since), so shift by its lower
-  //    bound; chunks never move, so the block lands in place however the array has grown.
-  const std::int64_t first = w * kBlockRows - z.lower_bound()[0];
-  z.write({slice(first, first + kBlockRows), all}, rows_with_tags(kBlockRows, [&](std::int64_t r) { return block_tag(w, r); }));
+  // 1. Our own block: domain rows [16 w, 16 w + 16), addressed by coordinates (z.coords()), which
+  //    mean the same rows however the others have grown the array meanwhile; chunks never move,
+  //    so the block lands in place.
+  const std::int64_t first = w * kBlockRows;
+  z.coords().write({slice(first, first + kBlockRows), all}, rows_with_tags(kBlockRows, [&](std::int64_t r) { return block_tag(w, r); }));
   // 2. Growth at both ends, interleaved with the other workers' growth.
   for (int s = 0; s < steps; ++s) {
     const auto rows = rows_with_tags(kGrowRows, [&](std::int64_t r) { return grow_tag(w, s, r); });

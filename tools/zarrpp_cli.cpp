@@ -508,6 +508,8 @@ int main(int argc, char** argv) {
   get->add_option("ARRAY", g_array)->required();
   get->add_option("SELECTION", g_sel, "e.g. \"0:3, ::2\", \"-1\", \"...\", \"[0,2,5], :\"");
   get->add_option("--out", g_out, "Write a .npy file instead of printing");
+  bool g_coords = false;
+  get->add_flag("--coords", g_coords, "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
 
   auto* set = app.add_subcommand("set", "Write a value or a .npy file into a selection");
   std::string s_array, s_sel, s_value, s_from;
@@ -515,6 +517,8 @@ int main(int argc, char** argv) {
   set->add_option("SELECTION", s_sel);
   auto* s_v = set->add_option("--value", s_value, "A scalar, broadcast over the selection");
   auto* s_f = set->add_option("--from", s_from, "A .npy file of the selection's shape");
+  bool s_coords = false;
+  set->add_flag("--coords", s_coords, "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
   s_v->excludes(s_f);
 
   auto* prepend = app.add_subcommand("prepend", "Add data before index 0 along an axis");
@@ -607,9 +611,11 @@ int main(int argc, char** argv) {
         if (!g_out.empty())
           throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +
                               " elements of this array; print them instead (no --out)");
-        print_vlen(std::cout, z.read_vlen(parse_selection(g_sel)), z.dtype() == DataType::bytes_t);
+        const auto sel = parse_selection(g_sel);
+        print_vlen(std::cout, g_coords ? z.coords().read_vlen(sel) : z.read_vlen(sel), z.dtype() == DataType::bytes_t);
       } else {
-        const auto a = z.read(parse_selection(g_sel));
+        const auto sel = parse_selection(g_sel);
+        const auto a = g_coords ? z.coords().read(sel) : z.read(sel);
         if (!g_out.empty()) npy::save(g_out, a);
         else print_array(std::cout, a);
       }
@@ -619,10 +625,13 @@ int main(int argc, char** argv) {
       if (z.dtype().is_vlen()) {
         if (!s_from.empty())
           throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() + " elements; use --value TEXT");
-        z.write_vlen(sel, VlenValues{{}, {s_value}});
-      } else if (!s_value.empty()) z.write(sel, scalar_array(s_value, z.dtype()));
-      else if (!s_from.empty()) z.write(sel, npy::load(s_from));
-      else throw ArgumentError("set: give --value V or --from FILE.npy");
+        if (s_coords) z.coords().write_vlen(sel, VlenValues{{}, {s_value}});
+        else z.write_vlen(sel, VlenValues{{}, {s_value}});
+      } else if (!s_value.empty() || !s_from.empty()) {
+        const auto data = !s_value.empty() ? scalar_array(s_value, z.dtype()) : npy::load(s_from);
+        if (s_coords) z.coords().write(sel, data);
+        else z.write(sel, data);
+      } else throw ArgumentError("set: give --value V or --from FILE.npy");
     } else if (prepend->parsed() || append->parsed()) {
       auto z = Array::open(open_dir(p_array, false));
       const std::size_t axis = parse_axis(p_axis, z.ndim());

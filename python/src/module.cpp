@@ -341,38 +341,44 @@ zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
 
 bool is_bytes(const Array& a) { return a.dtype() == DataType::bytes_t; }
 
-py::array read_selection(const Array& a, const py::tuple& sel_py) {
+// Selections are zero-based, or with `coords` in the domain's coordinates (Array::Coords).
+py::array read_selection(const Array& a, const py::tuple& sel_py, bool coords) {
   const auto sel = to_selection(sel_py);
-  if (a.dtype().is_vlen()) return vlen_to_numpy(without_gil([&] { return a.read_vlen(sel); }), is_bytes(a));
-  const Array snap = pinned(a);
-  const Shape shape = snap.selection_shape(sel);
+  if (a.dtype().is_vlen())
+    return vlen_to_numpy(without_gil([&] { return coords ? a.coords().read_vlen(sel) : a.read_vlen(sel); }), is_bytes(a));
+  const Array snap = pinned(a);  // one snapshot for the shape and the read
+  const Shape shape = without_gil([&] { return coords ? snap.coords().selection_shape(sel) : snap.selection_shape(sel); });
   py::array out(numpy_dtype(snap.dtype()), std::vector<py::ssize_t>(shape.begin(), shape.end()));
   const NDView view = writable_view_of(out);
   {
     py::gil_scoped_release nogil;
-    snap.read_into(sel, view);
+    if (coords) snap.coords().read_into(sel, view);
+    else snap.read_into(sel, view);
   }
   return out;
 }
 
-void read_into(const Array& a, const py::tuple& sel_py, py::array& out) {
+void read_into(const Array& a, const py::tuple& sel_py, py::array& out, bool coords) {
   const auto sel = to_selection(sel_py);
   const NDView view = writable_view_of(out);
   py::gil_scoped_release nogil;
-  a.read_into(sel, view);
+  if (coords) a.coords().read_into(sel, view);
+  else a.read_into(sel, view);
 }
 
-void write_selection(Array& a, const py::tuple& sel_py, const py::array& data) {
+void write_selection(Array& a, const py::tuple& sel_py, const py::array& data, bool coords) {
   const auto sel = to_selection(sel_py);
   if (a.dtype().is_vlen()) {
     const auto v = numpy_to_vlen(data, is_bytes(a));
     py::gil_scoped_release nogil;
-    a.write_vlen(sel, v);
+    if (coords) a.coords().write_vlen(sel, v);
+    else a.write_vlen(sel, v);
     return;
   }
   const NDView view = view_of(data);
   py::gil_scoped_release nogil;
-  a.write(sel, view);
+  if (coords) a.coords().write(sel, view);
+  else a.write(sel, view);
 }
 
 template <class F>
@@ -528,26 +534,41 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def_property("concurrency", &Array::concurrency, &Array::set_concurrency)
       .def("set_write_empty_chunks", &Array::set_write_empty_chunks)
       // selections
-      .def("selection_shape", [](const Array& a, const py::tuple& sel) { return to_tuple(a.selection_shape(to_selection(sel))); })
-      .def("read", &read_selection, "selection"_a, "Reads a basic/orthogonal selection into a new NumPy array.")
-      .def("read_into", &read_into, "selection"_a, "out"_a)
-      .def("write", &write_selection, "selection"_a, "data"_a)
+      // `coords=True`: every index is a coordinate of the domain (Array::Coords), not zero-based.
+      .def("selection_shape",
+           [](const Array& a, const py::tuple& sel, bool coords) {
+             const auto s = to_selection(sel);
+             return to_tuple(without_gil([&] { return coords ? a.coords().selection_shape(s) : a.selection_shape(s); }));
+           },
+           "selection"_a, "coords"_a = false)
+      .def("read", &read_selection, "selection"_a, "coords"_a = false, "Reads a basic/orthogonal selection into a new NumPy array.")
+      .def("read_into", &read_into, "selection"_a, "out"_a, "coords"_a = false)
+      .def("write", &write_selection, "selection"_a, "data"_a, "coords"_a = false)
       .def("read_points",
-           [](const Array& a, const py::sequence& coords) -> py::array {
+           [](const Array& a, const py::sequence& coords, bool in_coords) -> py::array {
              const auto c = to_coordinates(coords);
-             if (a.dtype().is_vlen()) return vlen_to_numpy(without_gil([&] { return a.read_vlen_points(c); }), is_bytes(a));
-             return to_numpy(without_gil([&] { return a.read_points(c); }));
-           })
+             if (a.dtype().is_vlen())
+               return vlen_to_numpy(without_gil([&] { return in_coords ? a.coords().read_vlen_points(c) : a.read_vlen_points(c); }), is_bytes(a));
+             return to_numpy(without_gil([&] { return in_coords ? a.coords().read_points(c) : a.read_points(c); }));
+           },
+           "points"_a, "coords"_a = false)
       .def("write_points",
-           [](Array& a, const py::sequence& coords, const py::array& data) {
+           [](Array& a, const py::sequence& coords, const py::array& data, bool in_coords) {
              const auto c = to_coordinates(coords);
              if (a.dtype().is_vlen()) {
                const auto vv = numpy_to_vlen(data, is_bytes(a));
-               return without_gil([&] { a.write_vlen_points(c, vv); });
+               return without_gil([&] {
+                 if (in_coords) a.coords().write_vlen_points(c, vv);
+                 else a.write_vlen_points(c, vv);
+               });
              }
              const NDView v = view_of(data);
-             without_gil([&] { a.write_points(c, v); });
-           })
+             without_gil([&] {
+               if (in_coords) a.coords().write_points(c, v);
+               else a.write_points(c, v);
+             });
+           },
+           "points"_a, "data"_a, "coords"_a = false)
       .def("read_mask",
            [](const Array& a, const py::array& mask) -> py::array {
              if (a.dtype().is_vlen()) {

@@ -416,14 +416,16 @@ NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
 
 namespace {
 // A vlen read or write: a snapshot bound to a fresh heap, the plan made on it, the engine run.
-VlenValues read_vlen_with(const Array::State& st, const std::function<Plan(const Snapshot&)>& make_plan) {
-  auto s = st.current();
+VlenValues read_vlen_with(const Array::State& st, const std::function<Plan(const Snapshot&)>& make_plan,
+                          std::shared_ptr<const Snapshot> s = nullptr) {
+  if (!s) s = st.current();
   auto heap = new_heap(*s);
   auto hs = with_heap(*s, heap);
   return from_indices(read_new(st.engine(*hs), make_plan(*hs)), *heap);
 }
-void write_vlen_with(const Array::State& st, const VlenValues& data, const std::function<Plan(const Snapshot&)>& make_plan) {
-  auto s = st.current();
+void write_vlen_with(const Array::State& st, const VlenValues& data, const std::function<Plan(const Snapshot&)>& make_plan,
+                     std::shared_ptr<const Snapshot> s = nullptr) {
+  if (!s) s = st.current();
   auto heap = new_heap(*s);
   auto hs = with_heap(*s, heap);
   const NDArray idx = to_indices(data, *hs, *heap);
@@ -514,6 +516,87 @@ NDArray Array::read_blocks(const Selection& sel) const {
 void Array::write_blocks(const Selection& sel, const NDView& data) {
   auto s = st_->current();
   write_plan(st_->engine(*s), plan_orthogonal(normalize_block_selection(sel, s->unit_grid), s->unit_grid), data);
+}
+
+// ---- selections in coordinates ----------------------------------------------------------------------
+
+Array::Coords Array::coords() const { return Coords(st_); }
+
+namespace {
+// The snapshot to run a coordinate selection on: the handle's, or, when the selection falls
+// outside the domain it knows, the array's metadata as stored now (another process may have grown
+// it). `normalize` throws SelectionError index_out_of_bounds for a selection outside a domain.
+std::shared_ptr<const Snapshot> coordinate_snapshot(Array::State& st, const std::function<void(const Snapshot&)>& normalize) {
+  auto s = st.current();
+  try {
+    normalize(*s);
+    return s;
+  } catch (const SelectionError& e) {
+    if (e.code() != ErrorCode::index_out_of_bounds) throw;
+  }
+  st.publish(load_snapshot(*st.store, st.path));
+  return st.current();  // the caller normalises again and reports what is still outside
+}
+std::vector<DimSel> in_coords(const Selection& sel, const Snapshot& s) {
+  return normalize_selection(sel, s.meta.shape, &s.meta.chunk_grid.lower_bound);
+}
+Coordinates in_coords(const Coordinates& c, const Snapshot& s) { return normalize_coordinates(c, s.meta.shape, &s.meta.chunk_grid.lower_bound); }
+}  // namespace
+
+Shape Array::Coords::selection_shape(const Selection& sel) const {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  Shape out;
+  for (const auto& d : in_coords(sel, *s))
+    if (!d.dropped()) out.push_back(d.size());
+  return out;
+}
+
+NDArray Array::Coords::read(const Selection& sel) const {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  return read_new(st_->engine(*s), plan_orthogonal(in_coords(sel, *s), s->unit_grid));
+}
+
+void Array::Coords::read_into(const Selection& sel, const NDView& out) const {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  require_fixed(*s);
+  const auto plan = plan_orthogonal(in_coords(sel, *s), s->unit_grid);
+  check_out_view(out, plan.out_shape, s->meta.data_type);
+  st_->engine(*s).read(plan, out);
+}
+
+void Array::Coords::write(const Selection& sel, const NDView& data) {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  write_plan(st_->engine(*s), plan_orthogonal(in_coords(sel, *s), s->unit_grid), data);
+}
+
+NDArray Array::Coords::read_points(const Coordinates& coords) const {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
+  return read_new(st_->engine(*s), plan_points(in_coords(coords, *s), s->unit_grid));
+}
+
+void Array::Coords::write_points(const Coordinates& coords, const NDView& data) {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
+  write_plan(st_->engine(*s), plan_points(in_coords(coords, *s), s->unit_grid), data);
+}
+
+VlenValues Array::Coords::read_vlen(const Selection& sel) const {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  return read_vlen_with(*st_, [&](const Snapshot& x) { return plan_orthogonal(in_coords(sel, x), x.unit_grid); }, s);
+}
+
+void Array::Coords::write_vlen(const Selection& sel, const VlenValues& data) {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  write_vlen_with(*st_, data, [&](const Snapshot& x) { return plan_orthogonal(in_coords(sel, x), x.unit_grid); }, s);
+}
+
+VlenValues Array::Coords::read_vlen_points(const Coordinates& coords) const {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
+  return read_vlen_with(*st_, [&](const Snapshot& x) { return plan_points(in_coords(coords, x), x.unit_grid); }, s);
+}
+
+void Array::Coords::write_vlen_points(const Coordinates& coords, const VlenValues& data) {
+  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
+  write_vlen_with(*st_, data, [&](const Snapshot& x) { return plan_points(in_coords(coords, x), x.unit_grid); }, s);
 }
 
 void remove_node(const StorePtr& store, const std::string& path_in) {

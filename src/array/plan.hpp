@@ -55,6 +55,9 @@ struct Plan {
 
 // Normalises a selection against `shape`; throws SelectionError naming dimension, index and bound.
 std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape);
+// The same with every index a coordinate of the domain whose lower bound is `lower` (when not null):
+// no counting from the end, and indices or slice bounds outside the domain are refused.
+std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape, const Shape* lower);
 // Block selection (chunk units, grid order from the first chunk) -> orthogonal index selection.
 std::vector<DimSel> normalize_block_selection(const Selection& sel, const ChunkGrid& grid);
 
@@ -62,6 +65,7 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid);
 // Points (already in bounds, non-negative), output shape {n}.
 Plan plan_points(const Coordinates& coords, const ChunkGrid& grid);
 Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape);
+Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape, const Shape* lower);
 Coordinates mask_to_coordinates(const NDView& mask, const Shape& shape);
 
 }  // namespace zarrpp

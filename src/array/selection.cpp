@@ -45,9 +45,54 @@ DimSel normalize_slice(const Slice& s, std::int64_t n, std::size_t d) {
   return r;
 }
 
+// Coordinate space (`lower` = the domain's lower bound): no counting from the end, and an index or
+// slice bound outside the domain [lo, lo + n) is refused rather than clamped.
+std::string domain_str(std::int64_t lo, std::int64_t n) {
+  return "[" + std::to_string(lo) + ", " + std::to_string(checked::add(lo, n, "the domain's upper bound")) + ")";
+}
+
+std::int64_t coordinate_to_index(std::int64_t c, std::int64_t lo, std::int64_t n, std::size_t d) {
+  std::int64_t j = 0;
+  if (__builtin_sub_overflow(c, lo, &j) || j < 0 || j >= n)
+    throw SelectionError(ErrorCode::index_out_of_bounds, "coordinate " + std::to_string(c) + " is outside the domain " + domain_str(lo, n) +
+                         " of " + dim_str(d));
+  return j;
+}
+
+DimSel coordinate_slice(const Slice& s, std::int64_t lo, std::int64_t n, std::size_t d) {
+  if (s.step == 0) throw SelectionError("slice step cannot be zero (" + dim_str(d) + ")");
+  if (s.step == INT64_MIN) throw SelectionError("slice step out of range (" + dim_str(d) + ")");
+  // A bound as an index, allowed one past either end of the domain (as slice bounds are).
+  auto bound = [&](std::int64_t c, std::int64_t min_index, std::int64_t max_index) {
+    std::int64_t j = 0;
+    if (__builtin_sub_overflow(c, lo, &j) || j < min_index || j > max_index)
+      throw SelectionError(ErrorCode::index_out_of_bounds, "slice bound " + std::to_string(c) + " is outside the domain " + domain_str(lo, n) +
+                           " of " + dim_str(d));
+    return j;
+  };
+  DimSel r;
+  r.kind = DimSel::Kind::Range;
+  r.step = s.step;
+  if (s.step > 0) {
+    const std::int64_t start = s.start ? bound(*s.start, 0, n) : 0;
+    const std::int64_t stop = s.stop ? bound(*s.stop, 0, n) : n;
+    r.start = start;
+    r.count = stop > start ? (stop - start - 1) / s.step + 1 : 0;
+  } else {
+    const std::int64_t start = s.start ? bound(*s.start, -1, n - 1) : n - 1;
+    const std::int64_t stop = s.stop ? bound(*s.stop, -1, n - 1) : -1;
+    r.start = start;
+    r.count = start > stop ? (start - stop - 1) / (-s.step) + 1 : 0;
+  }
+  if (r.count == 0) r.start = 0;
+  return r;
+}
+
 }  // namespace
 
-std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape) {
+std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape) { return normalize_selection(sel, shape, nullptr); }
+
+std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape, const Shape* lower) {
   const std::size_t rank = shape.size();
   std::size_t explicit_dims = 0, ellipses = 0;
   for (const auto& s : sel) {
@@ -65,16 +110,16 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
     if (auto* i = std::get_if<std::int64_t>(&s)) {
       DimSel r;
       r.kind = DimSel::Kind::Int;
-      r.start = normalize_int(*i, n, d);
+      r.start = lower ? coordinate_to_index(*i, (*lower)[d], n, d) : normalize_int(*i, n, d);
       r.count = 1;
       out.push_back(r);
     } else if (auto* sl = std::get_if<Slice>(&s)) {
-      out.push_back(normalize_slice(*sl, n, d));
+      out.push_back(lower ? coordinate_slice(*sl, (*lower)[d], n, d) : normalize_slice(*sl, n, d));
     } else if (auto* ia = std::get_if<IndexArray>(&s)) {
       DimSel r;
       r.kind = DimSel::Kind::List;
       r.list.reserve(ia->size());
-      for (auto v : *ia) r.list.push_back(normalize_int(v, n, d));
+      for (auto v : *ia) r.list.push_back(lower ? coordinate_to_index(v, (*lower)[d], n, d) : normalize_int(v, n, d));
       out.push_back(std::move(r));
     } else if (auto* ba = std::get_if<BoolArray>(&s)) {
       if (static_cast<std::int64_t>(ba->size()) != n)
@@ -227,7 +272,9 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid) {
   }
 }
 
-Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape) {
+Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape) { return normalize_coordinates(coords, shape, nullptr); }
+
+Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape, const Shape* lower) {
   if (coords.size() != shape.size())
     throw SelectionError("coordinate selection needs one index array per dimension (" + std::to_string(shape.size()) +
                          "), got " + std::to_string(coords.size()));
@@ -236,7 +283,7 @@ Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape)
     if (coords[d].size() != coords[0].size())
       throw SelectionError("coordinate arrays differ in length: dimension 0 has " + std::to_string(coords[0].size()) +
                            " points, " + dim_str(d) + " has " + std::to_string(coords[d].size()));
-    for (auto& v : out[d]) v = normalize_int(v, shape[d], d);
+    for (auto& v : out[d]) v = lower ? coordinate_to_index(v, (*lower)[d], shape[d], d) : normalize_int(v, shape[d], d);
   }
   return out;
 }

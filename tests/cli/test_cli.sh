@@ -58,6 +58,17 @@ expect_ok "$Z" resize "$A" --shape 3,4
 expect_eq "$("$Z" get "$A" ":, 0")" "[0 0 2]" "resize --shape keeps the lower bound"
 expect_ok "$Z" set "$A" "0:2, 1:3" --value 7
 expect_eq "$("$Z" get "$A" "0")" "[0 7 7 0]" "set a box"
+# --coords: the selection is in the domain's coordinates (here [-5, -2) x [0, 4)), not zero-based
+expect_eq "$("$Z" get "$A" --coords "-5")" "[0 7 7 0]" "get --coords: a negative number is a coordinate"
+expect_eq "$("$Z" get "$A" --coords "-4:-2, 0")" "[0 2]" "get --coords: a slice of coordinates"
+expect_err "coordinate 0 is outside the domain .-5, -2) of dimension 0" "$Z" get "$A" --coords "0"
+expect_err "slice bound -6 is outside the domain .-5, -2) of dimension 0" "$Z" get "$A" --coords "-6:-2"
+expect_ok "$Z" set "$A" --coords "-3, 3" --value 8
+expect_eq "$("$Z" get "$A" "2")" "[2 2 2 8]" "set --coords writes the coordinate's element"
+expect_ok "$Z" get "$A" --coords "-5:-3" --out "$T/coords.npy"
+expect_eq "$($PY -c "import numpy as np; print(np.load('$T/coords.npy')[:, 0].tolist())")" "[0, 0]" "get --coords --out"
+expect_ok "$Z" set "$A" --coords "-5:-3" --from "$T/coords.npy"
+expect_err "coordinate 9 is outside" "$Z" set "$A" --coords "9" --value 1
 
 # NumPy-written .npy: big-endian, Fortran order, version 2, every core dtype
 $PY - "$T" <<'PY'

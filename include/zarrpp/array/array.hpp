@@ -162,6 +162,11 @@ class Array {
   void prepend_vlen(const VlenValues& data, std::size_t axis = 0);
   void append_vlen(const VlenValues& data, std::size_t axis = 0);
 
+  // ---- selections in coordinates ----
+  // The array addressed by coordinates instead of zero-based indices: see Array::Coords.
+  class Coords;
+  Coords coords() const;
+
   // ---- growth at both ends (the regular_bounded grid) ----
   // Adds data before index 0 along `axis`; existing chunks never move or change.
   void prepend(const NDView& data, std::size_t axis = 0);
@@ -182,6 +187,37 @@ class Array {
   void check_dtype(const DataType& t) const;
   void change_domain(const std::function<Domain(const ArrayMetadata&)>& target);
   void grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap);
+  std::shared_ptr<State> st_;
+};
+
+// The array addressed in its domain's coordinates, as TensorStore addresses elements: index i is
+// the element at coordinate i whatever the lower bound is now, so a selection means the same
+// elements before and after growth at either end (by this process or another). Zero-based
+// selections (Array::read etc.) start at the lower bound instead, so after a prepend they shift.
+//   a.coords().read({slice(-10, 0)})   // the ten elements before coordinate 0
+// Every index and slice bound is a coordinate: negative numbers do not count from the end, a
+// missing slice bound is the domain's bound, and a coordinate outside the domain is refused
+// (SelectionError index_out_of_bounds) — never clamped. Boolean arrays still run over the whole
+// dimension. When a selection falls outside the domain this handle knows, it re-reads the metadata
+// once (another process may have grown the array) before refusing. Cheap to copy; shares the
+// array's state.
+class Array::Coords {
+ public:
+  NDArray read(const Selection& sel = {}) const;
+  void read_into(const Selection& sel, const NDView& out) const;
+  void write(const Selection& sel, const NDView& data);
+  Shape selection_shape(const Selection& sel) const;
+  // Points (vindex): coords[d][k] is the coordinate of point k along dimension d.
+  NDArray read_points(const Coordinates& coords) const;
+  void write_points(const Coordinates& coords, const NDView& data);
+  VlenValues read_vlen(const Selection& sel = {}) const;
+  void write_vlen(const Selection& sel, const VlenValues& data);
+  VlenValues read_vlen_points(const Coordinates& coords) const;
+  void write_vlen_points(const Coordinates& coords, const VlenValues& data);
+
+ private:
+  friend class Array;
+  explicit Coords(std::shared_ptr<State> st) : st_(std::move(st)) {}
   std::shared_ptr<State> st_;
 };
 
