@@ -346,6 +346,9 @@ py::array read_selection(const Array& a, const py::tuple& sel_py, bool coords) {
   const auto sel = to_selection(sel_py);
   if (a.dtype().is_vlen())
     return vlen_to_numpy(without_gil([&] { return coords ? a.coords().read_vlen(sel) : a.read_vlen(sel); }), is_bytes(a));
+  // A coordinate selection outside the domain this handle knows re-reads the metadata: let that
+  // refresh the handle itself, not only the pinned copy.
+  if (coords) without_gil([&] { a.coords().selection_shape(sel); });
   const Array snap = pinned(a);  // one snapshot for the shape and the read
   const Shape shape = without_gil([&] { return coords ? snap.coords().selection_shape(sel) : snap.selection_shape(sel); });
   py::array out(numpy_dtype(snap.dtype()), std::vector<py::ssize_t>(shape.begin(), shape.end()));

@@ -12,5 +12,5 @@ ZARRPP_CMAKE_BUILD_DIR=$build "$venv/bin/pip" install --no-build-isolation --no-
 rm -rf "$src/python/zarrpp.egg-info"
 cd "$build"  # away from the source tree, whose python/zarrpp must not shadow the installed package
 unset PYTHONPATH
-export ZARRPP_TEST_VENV=$venv ZARRPP_SOURCE_DIR=$src
+export ZARRPP_TEST_VENV=$venv ZARRPP_SOURCE_DIR=$src ZARRPP_CLI=$build/zarrpp
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$src/python/tests"

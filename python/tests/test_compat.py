@@ -315,35 +315,6 @@ def test_unknown_url_schemes_are_refused(tmp_path, monkeypatch):
         zarr.create_array(str(tmp_path / "x"), shape=(2,), dtype="i4", storage_options={"anon": True})
 
 
-@pytest.fixture
-def moto_s3():
-    import shutil
-    import socket
-    import subprocess
-    import time
-    import urllib.request
-    exe = shutil.which("moto_server")
-    assert exe, "moto_server not found: the S3 tests use moto (pip's moto[server]), as the C++ remote tests do"
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(url, timeout=1)
-                break
-            except Exception:
-                time.sleep(0.05)
-        urllib.request.urlopen(urllib.request.Request(url + "/bucket", method="PUT"), timeout=5)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
 def test_s3_urls_and_storage_options(moto_s3, monkeypatch):
     import pickle
     opts = {"endpoint_url": moto_s3, "region": "us-east-1", "key": "test", "secret": "test-secret"}

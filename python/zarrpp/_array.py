@@ -333,6 +333,64 @@ class _Indexer:
         getattr(self._array, self._set)(selection, value)
 
 
+class CoordinateIndexer:
+    """``z.coords[...]``: the array addressed by its domain's coordinates, as TensorStore does.
+
+    Index ``i`` is the element at coordinate ``i`` whatever the lower bound is now, so a selection
+    means the same elements before and after growth at either end (by this process or another);
+    ``z[...]`` counts from the lower bound instead, so after a prepend it shifts. Negative numbers
+    are coordinates (they do not count from the end), a missing slice bound is the domain's bound,
+    and a coordinate outside the domain raises IndexError (never clamped). Integers, slices, 1-d
+    integer arrays and 1-d boolean arrays select orthogonally (as ``oindex``); ``z.coords.vindex``
+    takes points. When a selection falls outside the domain the handle knows, the metadata is
+    re-read once (another process may have grown the array) before refusing.
+    """
+
+    def __init__(self, array: "Array"):
+        self._array = array
+
+    def _items(self, selection: Any) -> List[Any]:
+        items = self._array._fix_0d(_norm_selection(selection))
+        _check_orthogonal(items)
+        return items
+
+    def __getitem__(self, selection: Any) -> Any:
+        items = self._items(selection)
+        out = self._array._core.read(tuple(items), coords=True)
+        return out[()] if _all_ints(items, self._array.ndim) else out
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        a = self._array
+        a._check_writable()
+        sel = tuple(self._items(selection))
+        data = _strip_leading_ones(a._cast(value), len(a._core.selection_shape(sel, coords=True)))
+        a._core.write(sel, data, coords=True)
+
+    @property
+    def oindex(self) -> "CoordinateIndexer":
+        return self
+
+    @property
+    def vindex(self) -> _Indexer:
+        """Points by coordinates: integer arrays broadcast together, one element per point."""
+        return _Indexer(self, "_get_points", "_set_points")
+
+    def _get_points(self, selection: Any) -> np.ndarray:
+        coords, shape = self._array._coords(_norm_selection(selection))
+        return self._array._core.read_points(coords, coords=True).reshape(shape)
+
+    def _set_points(self, selection: Any, value: Any) -> None:
+        a = self._array
+        a._check_writable()
+        coords, shape = a._coords(_norm_selection(selection))
+        data = _strip_leading_ones(a._cast(value), len(shape))
+        try:
+            data = np.broadcast_to(data, shape).reshape(-1)
+        except ValueError:
+            raise ValueError(f"could not broadcast input array from shape {data.shape} into shape {shape}") from None
+        a._core.write_points(coords, data, coords=True)
+
+
 class _Node:
     """What arrays and groups share: where they are and their attributes."""
 
@@ -406,6 +464,21 @@ class Array(_Node):
     def domain(self) -> Tuple[Tuple[int, int], ...]:
         """Per dimension, the (inclusive lower, exclusive upper) coordinate bound."""
         return self._core.domain
+
+    @property
+    def lower_bound(self) -> Tuple[int, ...]:
+        """The domain's first coordinate per dimension (0 unless the array was prepended or created
+        with a lower bound); ``z[0]`` is the element at this coordinate, ``z.coords[c]`` at ``c``."""
+        return tuple(lo for lo, _ in self._core.domain)
+
+    @property
+    def origin(self) -> Tuple[int, ...]:
+        """The coordinate where chunk index 0 starts, per dimension (0 for a ``regular`` grid);
+        growth never changes it, so chunk (shard) boundaries lie at ``origin + k * chunk``."""
+        grid = self.metadata.get("chunk_grid", {})
+        if grid.get("name") == "regular_bounded":
+            return tuple(int(v) for v in grid["configuration"]["origin"])
+        return (0,) * self.ndim
 
     @property
     def fill_value(self) -> Any:
@@ -942,6 +1015,12 @@ class Array(_Node):
         """Coordinate selection (integer arrays broadcast together, one element per point) or mask
         selection (one boolean array of the array's shape)."""
         return _Indexer(self, "get_coordinate_selection", "set_coordinate_selection")
+
+    @property
+    def coords(self) -> CoordinateIndexer:
+        """Selections in the domain's coordinates (``z.coords[-10:0]``): they mean the same
+        elements before and after any growth. See :class:`CoordinateIndexer`."""
+        return CoordinateIndexer(self)
 
     @property
     def blocks(self) -> _Indexer:
