@@ -1,0 +1,224 @@
+"""xarray on zarrpp: the ``engine="zarrpp"`` backend (entry point, dimensions, coordinates, CF
+decoding, lazy loading, Zarr v2 datasets written by xarray's own zarr engine) and
+zarrpp.xarray.to_zarrpp (encodings, append_dim, prepend_dim, refusals that change nothing)."""
+import importlib.metadata
+import os
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+pd = pytest.importorskip("pandas")
+
+import zarrpp  # noqa: E402
+import zarrpp.xarray as zx  # noqa: E402
+from zarrpp.xarray import ZarrppBackendEntrypoint  # noqa: E402
+
+
+def _installed():
+    try:
+        importlib.metadata.distribution("zarrpp")
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        return False
+
+
+# The installed package registers engine="zarrpp"; from a build tree, pass the class itself.
+ENGINE = "zarrpp" if _installed() else ZarrppBackendEntrypoint
+
+
+def _dataset(start="2021-03-01", n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    time = pd.date_range(start, periods=n, freq="D")
+    temp = rng.normal(280, 5, (n, 3, 4)).astype("f4")
+    temp[0, 0, 0] = np.nan
+    return xr.Dataset(
+        {"temp": (("time", "y", "x"), temp, {"units": "K", "long_name": "air temperature"}),
+         "rain": (("time", "x"), rng.random((n, 4)), {"units": "mm"}),
+         "flag": (("time",), np.arange(n, dtype="i2"))},
+        coords={"time": time, "y": [1.5, 2.5, 3.5], "x": [10, 20, 30, 40],
+                "station": (("x",), np.array(["a", "bb", "ccc", "d"], dtype=object)),
+                "elev": (("y", "x"), np.arange(12.0).reshape(3, 4), {"units": "m"})},
+        attrs={"title": "zarrpp test", "history": "made in a test", "version": 3})
+
+
+def _files(path):
+    out = {}
+    for root, _, names in os.walk(path):
+        for n in names:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, path)] = f.read()
+    return out
+
+
+def test_engine_is_registered_by_the_entry_point():
+    if not _installed():
+        pytest.skip("the zarrpp distribution is not installed here (ctest's python.pytest runs this in a venv)")
+    assert "zarrpp" in xr.backends.list_engines()
+    assert isinstance(xr.backends.list_engines()["zarrpp"], ZarrppBackendEntrypoint)
+
+
+def test_round_trip_with_dimensions_coordinates_attributes_and_cf(tmp_path):
+    ds = _dataset()
+    ds.temp.encoding = {"chunks": (4, 3, 4), "compressors": zarrpp.codecs.ZstdCodec(level=3)}
+    ds.rain.encoding = {"dtype": "i2", "scale_factor": 0.01, "_FillValue": -1}
+    zx.to_zarrpp(ds, str(tmp_path / "d.zarr"))
+    g = zarrpp.open_group(str(tmp_path / "d.zarr"))
+    assert g["temp"].dimension_names == ("time", "y", "x") and g["temp"].chunks == (4, 3, 4)
+    assert g["temp"].compressors[0].level == 3
+    assert g["rain"].dtype == np.dtype("i2") and g["rain"].attrs["scale_factor"] == 0.01
+    assert g["time"].attrs["units"].startswith("days since") and g["time"].dtype.kind == "i"
+    assert g["temp"].attrs["_FillValue"] == "NaN"  # JSON has no NaN: spelled as Zarr v3 spells it
+    out = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ENGINE)
+    assert set(out.coords) == {"time", "y", "x", "station", "elev"}
+    assert out.temp.dims == ("time", "y", "x") and out.attrs == ds.attrs
+    assert out.time.dtype == np.dtype("datetime64[ns]")
+    xr.testing.assert_identical(out.drop_vars("rain").load(), ds.drop_vars("rain"))
+    np.testing.assert_allclose(out.rain.values, ds.rain.values, atol=0.006)
+    assert out.temp.encoding["preferred_chunks"] == {"time": 4, "y": 3, "x": 4}
+    # undecoded: the stored numbers
+    raw = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ENGINE, decode_times=False, mask_and_scale=False)
+    assert raw.rain.dtype == np.dtype("i2") and raw.time.attrs["units"].startswith("days since")
+
+
+def test_reads_are_lazy(tmp_path, monkeypatch):
+    zx.to_zarrpp(_dataset(n=50), str(tmp_path / "d.zarr"))
+    reads = []
+    orig = zx.ZarrppBackendArray._read
+
+    def spy(self, key):
+        reads.append((self.array.path, key))
+        return orig(self, key)
+
+    monkeypatch.setattr(zx.ZarrppBackendArray, "_read", spy)
+    out = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ENGINE)
+    assert not {"temp", "rain", "flag"} & {path for path, _ in reads}  # no data variable was read
+    reads.clear()
+    v = out.temp.isel(time=slice(10, 12), x=1).values
+    assert v.shape == (2, 3) and len(reads) == 1
+    path, key = reads[0]
+    assert path == "temp" and key[0] == slice(10, 12, 1) and key[2] == 1
+    # with Dask: chunks follow the stored chunks
+    lazy = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ENGINE, chunks={})
+    assert lazy.temp.chunks is not None
+    xr.testing.assert_identical(lazy.load(), out.load())
+
+
+def test_opens_zarr_v2_datasets_written_by_xarray(tmp_path):
+    pytest.importorskip("zarr")
+    ds = _dataset()
+    ds.to_zarr(str(tmp_path / "v2.zarr"), consolidated=False)  # xarray's own engine, zarr-python 2
+    mine = xr.open_dataset(str(tmp_path / "v2.zarr"), engine=ENGINE)
+    theirs = xr.open_dataset(str(tmp_path / "v2.zarr"), engine="zarr", consolidated=False)
+    xr.testing.assert_identical(mine.load(), theirs.load())
+    assert "_ARRAY_DIMENSIONS" not in mine.temp.attrs
+
+
+def test_zarr_v2_datasets_grow_at_the_end_and_stay_readable_by_xarrays_zarr_engine(tmp_path):
+    pytest.importorskip("zarr")
+    path = str(tmp_path / "v2.zarr")
+    _dataset().to_zarr(path, consolidated=False)
+    zx.to_zarrpp(_dataset("2021-03-13", 2, seed=7), path, append_dim="time")
+    theirs = xr.open_dataset(path, engine="zarr", consolidated=False).load()
+    assert theirs.sizes["time"] == 14 and str(theirs.time.values[-1])[:10] == "2021-03-14"
+    xr.testing.assert_identical(xr.open_dataset(path, engine=ENGINE).load(), theirs)
+    before = _files(path)
+    with pytest.raises(ValueError, match="Zarr v2"):
+        zx.to_zarrpp(_dataset("2021-02-13", 2), path, prepend_dim="time")
+    with pytest.raises(ValueError, match="Zarr v2"):
+        zx.to_zarrpp(_dataset("2021-02-13", 2), path, mode="a")
+    assert _files(path) == before
+
+
+def test_datasets_in_a_group(tmp_path):
+    path = str(tmp_path / "g.zarr")
+    zx.to_zarrpp(_dataset(), path, group="runs/a")
+    zx.to_zarrpp(_dataset("2021-02-27", 2), path, group="runs/a", prepend_dim="time")
+    assert xr.open_dataset(path, engine=ENGINE, group="runs/a").sizes["time"] == 14
+    with pytest.raises(zarrpp.errors.ContainsGroupError):
+        zx.to_zarrpp(_dataset(), path, group="runs/a")
+    with pytest.raises(zarrpp.errors.GroupNotFoundError, match="runs/b"):
+        xr.open_dataset(path, engine=ENGINE, group="runs/b")
+    with pytest.raises(FileNotFoundError, match="runs/b"):
+        zx.to_zarrpp(_dataset(), path, group="runs/b", append_dim="time")
+
+
+def test_prepended_dataset_has_the_new_coordinate_values(tmp_path):
+    path = str(tmp_path / "d.zarr")
+    later, earlier = _dataset("2021-03-10", 12, seed=1), _dataset("2021-03-01", 9, seed=2)
+    zx.to_zarrpp(later, path)
+    opened_before = xr.open_dataset(path, engine=ENGINE)
+    zx.to_zarrpp(earlier, path, prepend_dim="time")
+    g = zarrpp.open_group(path)
+    assert g["temp"].domain[0] == (-9, 12) and g["time"].domain == ((-9, 12),)
+    assert g.attrs[zx.DIMENSIONS_ATTR]["time"] == [-9, 12]
+    out = xr.open_dataset(path, engine=ENGINE)
+    both = xr.concat([earlier, later], "time", data_vars="minimal", coords="minimal", compat="override")
+    assert out.time.values[0] == np.datetime64("2021-03-01") and out.sizes["time"] == 21
+    xr.testing.assert_identical(out.load(), both)
+    # A dataset opened before the growth still shows what it showed (read by coordinates).
+    xr.testing.assert_identical(opened_before.load(), later)
+    # and appending at the other end
+    zx.to_zarrpp(_dataset("2021-03-22", 3, seed=3), path, append_dim="time")
+    out = xr.open_dataset(path, engine=ENGINE)
+    assert out.sizes["time"] == 24 and str(out.time.values[-1])[:10] == "2021-03-24"
+    assert g["time"].attrs["units"] == zarrpp.open_group(path)["time"].attrs["units"]  # the stored encoding
+
+
+def test_a_reader_between_growth_steps_sees_the_dataset_as_before(tmp_path):
+    path = str(tmp_path / "d.zarr")
+    ds = _dataset()
+    zx.to_zarrpp(ds, path)
+    g = zarrpp.open_group(path)
+    g["temp"].prepend(np.zeros((2, 3, 4), "f4"))  # one array grown, the others and the extent not yet
+    xr.testing.assert_identical(xr.open_dataset(path, engine=ENGINE).load(), ds)
+
+
+def test_growth_refusals_change_nothing(tmp_path):
+    path = str(tmp_path / "d.zarr")
+    zx.to_zarrpp(_dataset(), path)
+    before = _files(path)
+    new = _dataset("2021-02-01", 3, seed=4)
+    cases = [
+        (new.drop_vars("rain"), "rain"),  # a stored variable would fall behind
+        (new.assign(extra=("time", np.zeros(3))), "extra"),  # a variable the store does not have
+        (new.assign(flag=("time", np.array([0.5, 1, 2]))), "flag"),  # 0.5 into int16
+        (new.assign_coords(time=pd.date_range("2021-02-01", periods=3, freq="h")), "time"),  # finer than days
+        (new.isel(x=slice(0, 2)), "dimension 'x' differs"),  # another shape besides time
+        (new.rename_dims(time="t"), "time"),
+    ]
+    for bad, word in cases:
+        with pytest.raises(ValueError, match=word):
+            zx.to_zarrpp(bad, path, prepend_dim="time")
+        assert _files(path) == before, word
+    with pytest.raises(ValueError, match="encoding"):
+        zx.to_zarrpp(new, path, append_dim="time", encoding={"temp": {"chunks": (1, 3, 4)}})
+    with pytest.raises(ValueError, match="not both"):
+        zx.to_zarrpp(new, path, append_dim="time", prepend_dim="time")
+    with pytest.raises(ValueError, match="unknown encoding"):
+        zx.to_zarrpp(new, str(tmp_path / "e.zarr"), encoding={"temp": {"chunksize": 3}})
+    with pytest.raises(zarrpp.errors.ContainsGroupError):
+        zx.to_zarrpp(new, path)  # mode "w-" by default
+    assert _files(path) == before
+    zx.to_zarrpp(new, path, mode="w")  # replaces
+    assert xr.open_dataset(path, engine=ENGINE).sizes["time"] == 3
+
+
+def test_dask_backed_datasets_write_in_parallel_and_read_lazily(tmp_path, dask_client):
+    ds = _dataset(n=40).chunk({"time": 10})
+    zx.to_zarrpp(ds, str(tmp_path / "d.zarr"), encoding={"temp": {"chunks": (5, 3, 4), "shards": (10, 3, 4)}})
+    out = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ENGINE, chunks={})
+    assert out.temp.chunks[0][0] == 10  # the shard is the preferred chunk
+    xr.testing.assert_identical(out.compute(), ds.compute())
+    assert float(out.temp.mean().compute()) == pytest.approx(float(ds.temp.mean().compute()))
+
+
+def test_s3_datasets(moto_s3):
+    opts = {"endpoint_url": moto_s3, "region": "us-east-1", "key": "k", "secret": "s"}
+    ds = _dataset()
+    zx.to_zarrpp(ds, "s3://bucket/ds", storage_options=opts)
+    zx.to_zarrpp(_dataset("2021-02-27", 2, seed=5), "s3://bucket/ds", prepend_dim="time", storage_options=opts)
+    out = xr.open_dataset("s3://bucket/ds", engine=ENGINE, storage_options=opts)
+    assert out.sizes["time"] == 14 and str(out.time.values[0])[:10] == "2021-02-27"
+    xr.testing.assert_identical(out.isel(time=slice(2, None)).load(), ds)
