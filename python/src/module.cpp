@@ -633,7 +633,14 @@ PYBIND11_MODULE(_zarrpp, m) {
              zarrpp::Domain d;
              for (const auto& [lo, hi] : bounds) d.push_back({lo, hi});
              without_gil([&] { a.resize_domain(d); });
-           }, "bounds"_a);
+           }, "bounds"_a)
+      .def("expand_domain",
+           [](Array& a, std::size_t axis, std::int64_t before, std::int64_t after) {
+             const auto d = without_gil([&] { return a.expand_domain(axis, before, after); });
+             py::tuple t(d.size());
+             for (std::size_t i = 0; i < d.size(); ++i) t[i] = py::make_tuple(d[i].inclusive_min, d[i].exclusive_max);
+             return t;
+           }, "axis"_a, "before"_a, "after"_a = 0);
 
   m.def(
       "create_array",

@@ -214,6 +214,26 @@ def test_dask_backed_datasets_write_in_parallel_and_read_lazily(tmp_path, dask_c
     assert float(out.temp.mean().compute()) == pytest.approx(float(ds.temp.mean().compute()))
 
 
+def test_dask_backed_growth_is_written_by_the_workers_and_undone_on_failure(tmp_path, dask_client):
+    path = str(tmp_path / "d.zarr")
+    later = _dataset("2021-03-01", 12)
+    zx.to_zarrpp(later, path, encoding={"temp": {"chunks": (7, 3, 4)}})
+    early = _dataset("2021-02-01", 28, seed=3).chunk({"time": 7})
+    zx.to_zarrpp(early, path, prepend_dim="time")
+    g = zarrpp.open_group(path)
+    assert g["temp"].domain[0] == (-28, 12) and g.attrs[zx.DIMENSIONS_ATTR]["time"] == [-28, 12]
+    both = xr.concat([early.compute(), later], "time", data_vars="minimal", coords="minimal", compat="override")
+    xr.testing.assert_identical(xr.open_dataset(path, engine=ENGINE).load(), both)
+    # A block the stored encoding cannot hold fails on a worker: every array is as it was.
+    bad = _dataset("2021-01-01", 14, seed=4).chunk({"time": 7})
+    bad["flag"] = bad["flag"].astype("f8") + 0.5
+    with pytest.raises(ValueError, match="'flag'"):
+        zx.to_zarrpp(bad, path, prepend_dim="time")
+    assert {n: z.domain[0] for n, z in g.arrays() if "time" in z.dimension_names} == \
+        {"temp": (-28, 12), "rain": (-28, 12), "flag": (-28, 12), "time": (-28, 12)}
+    xr.testing.assert_identical(xr.open_dataset(path, engine=ENGINE).load(), both)
+
+
 def test_s3_datasets(moto_s3):
     opts = {"endpoint_url": moto_s3, "region": "us-east-1", "key": "k", "secret": "s"}
     ds = _dataset()

@@ -1056,6 +1056,15 @@ class Array(_Node):
         self._check_writable()
         self._core.resize([operator.index(n) for n in new_shape])
 
+    def expand_domain(self, before: int = 0, after: int = 0, axis: int = 0) -> Tuple[Tuple[int, int], ...]:
+        """Adds ``before`` elements in front of and ``after`` behind the domain along ``axis``, as
+        stored now (growth by others meanwhile is kept), writing no data: the new elements read as
+        the fill value until written, e.g. by coordinates (``z.coords[...] = ...``), from any
+        process. Returns the new domain: this call's elements are ``[lower, lower + before)`` and
+        ``[upper - after, upper)`` along ``axis``."""
+        self._check_writable()
+        return self._core.expand_domain(self._axis(axis), operator.index(before), operator.index(after))
+
     def resize_domain(self, bounds: Sequence[Tuple[int, int]]) -> None:
         """New domain: one (inclusive lower, exclusive upper) pair per dimension."""
         self._check_writable()

@@ -425,13 +425,11 @@ def _grow(g: Group, ds: xr.Dataset, dim: str, front: bool,
         if tuple(map(str, v.dims)) != dims:
             raise ValueError(f"{word}: variable {name!r} has dimensions {tuple(v.dims)}, the stored one {dims}")
         target = np.dtype(z.dtype)
-        vals = np.asarray(v.values)
+        lazy = _is_dask(v.data) and dim in dims and target.kind != "O"
+        vals = v.data if lazy else np.asarray(v.values)
         if target.kind != "O" and not np.can_cast(vals.dtype, target, casting="same_kind"):
             raise ValueError(f"{word}: variable {name!r} holds {vals.dtype}, the stored array {target} "
                              "(refusing a lossy conversion)")
-        if target.kind != "O":
-            vals = vals.astype(target)
-        _check_round_trip(word, name, ds.variables[name], v, vals, fixed[name])
         if dim in dims:
             axis = dims.index(dim)
             other = tuple(n for d, n in enumerate(z.shape) if d != axis)
@@ -440,22 +438,79 @@ def _grow(g: Group, ds: xr.Dataset, dim: str, front: bool,
                 differ = [d for d, (p, q) in enumerate(zip(vals.shape, z.shape)) if d != axis and p != q]
                 raise ValueError(f"{word}: variable {name!r} has shape {vals.shape}, the stored one {z.shape}: "
                                  f"dimension {dims[differ[0]]!r} differs (only {dim!r} may)")
+        elif vals.shape != z.shape:
+            differ = [d for d, (p, q) in enumerate(zip(vals.shape, z.shape)) if p != q]
+            raise ValueError(f"{word}: variable {name!r} (without {dim!r}) has shape {vals.shape}, the stored one "
+                             f"{z.shape}: dimension {dims[differ[0]]!r} differs")
+        if lazy:
+            # Computed on the workers; each block is checked there before it is written.
+            vals = vals.astype(target).map_blocks(_checked_block, _as_dask(ds.variables[name].data, vals),
+                                                  word=word, var=str(name), dims=v.dims, attrs=dict(v.attrs),
+                                                  enc=fixed[name], dtype=target)
         else:
-            if vals.shape != z.shape:
-                differ = [d for d, (p, q) in enumerate(zip(vals.shape, z.shape)) if p != q]
-                raise ValueError(f"{word}: variable {name!r} (without {dim!r}) has shape {vals.shape}, the stored one "
-                                 f"{z.shape}: dimension {dims[differ[0]]!r} differs")
-        plan.append((z, dims, vals if target.kind != "O" else vals.astype(object)))
-    # Everything checked: now the arrays grow, one metadata step each, then the recorded extent.
-    for z, dims, vals in plan:
-        if dim in dims:
-            if front:
-                z.prepend(vals, axis=dims.index(dim))
-            else:
-                z.append(vals, axis=dims.index(dim))
-        else:
+            if target.kind != "O":
+                vals = vals.astype(target)
+            _check_round_trip(word, name, ds.variables[name], v, vals, fixed[name])
+            if target.kind == "O":
+                vals = vals.astype(object)
+        plan.append((z, dims, vals, lazy))
+    # Everything checked that can be before computing: the arrays grow, one metadata step each (with
+    # their data, or for Dask-backed data a domain expansion whose elements the workers then write by
+    # coordinates), then the recorded extent. Should a worker's block fail, the expansions are undone.
+    # Dask-backed data first (a domain expansion each, whose elements the workers write), then the
+    # in-memory data (prepend/append: data and metadata), then the variables without `dim`; should
+    # anything fail, the growth done so far is undone.
+    writes, grown = [], []
+
+    def undo() -> None:
+        for z, axis, n in reversed(grown):
+            z.expand_domain(before=-n if front else 0, after=0 if front else -n, axis=axis)
+
+    try:
+        for z, dims, vals, lazy in plan:
+            if lazy:
+                axis = dims.index(dim)
+                n = vals.shape[axis]
+                dom = z.expand_domain(before=n if front else 0, after=0 if front else n, axis=axis)
+                grown.append((z, axis, n))
+                lo = dom[axis][0] if front else dom[axis][1] - n
+                region = tuple(slice(lo, lo + n) if d == axis else slice(None) for d in range(z.ndim))
+                from .dask import to_zarrpp as dask_to_zarrpp
+                writes.append(dask_to_zarrpp(vals, z, region=region, compute=False))
+        if writes:
+            import dask
+            dask.compute(*writes)
+        for z, dims, vals, lazy in plan:
+            if not lazy and dim in dims:
+                axis = dims.index(dim)
+                if front:
+                    z.prepend(vals, axis=axis)
+                else:
+                    z.append(vals, axis=axis)
+                grown.append((z, axis, vals.shape[axis]))
+    except BaseException:
+        undo()
+        raise
+    for z, dims, vals, lazy in plan:
+        if dim not in dims:
             z[...] = vals
     _record_extent(g)
+
+
+def _is_dask(data: Any) -> bool:
+    return type(data).__module__.startswith("dask.") and hasattr(data, "chunks") and hasattr(data, "dask")
+
+
+def _as_dask(data: Any, like: Any) -> Any:
+    import dask.array as da
+    return data.rechunk(like.chunks) if _is_dask(data) else da.from_array(np.asarray(data), chunks=like.chunks)
+
+
+def _checked_block(stored: np.ndarray, original: np.ndarray, *, word: str, var: str, dims: Any, attrs: Dict[str, Any],
+                   enc: Mapping[str, Any]) -> np.ndarray:
+    encoded = xr.Variable(dims, stored, attrs)
+    _check_round_trip(word, var, xr.Variable(dims, original), encoded, stored, enc)
+    return stored
 
 
 def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: Optional[str] = None,

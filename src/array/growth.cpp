@@ -240,6 +240,31 @@ void Array::resize_domain(const Domain& new_domain) {
   change_domain([&](const ArrayMetadata&) { return new_domain; });
 }
 
+Domain Array::expand_domain(std::size_t axis, std::int64_t before, std::int64_t after) {
+  if (axis >= ndim())
+    throw SelectionError("expand_domain: axis " + std::to_string(axis) + " is out of range for a " + std::to_string(ndim()) +
+                         "-d array");
+  Domain result;
+  // Relative to the domain as stored when the change is made (under the lock), so growth by others
+  // in the meantime is kept.
+  change_domain([&](const ArrayMetadata& m) {
+    Domain d;
+    for (std::size_t i = 0; i < m.rank(); ++i) {
+      const auto lo = m.chunk_grid.lower_bound[i];
+      d.push_back({lo, checked::add(lo, m.shape[i], "the upper bound")});
+    }
+    d[axis].inclusive_min = checked::sub(d[axis].inclusive_min, before, "the new lower bound");
+    d[axis].exclusive_max = checked::add(d[axis].exclusive_max, after, "the new upper bound");
+    if (d[axis].inclusive_min > d[axis].exclusive_max)
+      throw SelectionError("expand_domain: removing " + std::to_string(-before) + " + " + std::to_string(-after) +
+                           " elements from dimension " + std::to_string(axis) + " of size " + std::to_string(m.shape[axis]) +
+                           ": that is more than it has");
+    result = d;
+    return d;
+  });
+  return result;
+}
+
 void Array::convert_to_regular_bounded() {
   st_->modify([](const Snapshot& cur) { return as_bounded(cur.meta); }, nullptr, nullptr);
 }

@@ -176,6 +176,12 @@ class Array {
   void resize(const Shape& new_shape);
   // New domain: lower and upper bounds per dimension, shrinking or growing at either end.
   void resize_domain(const Domain& new_domain);
+  // Adds `before` elements in front of and `after` elements behind the domain along `axis`, as
+  // stored now (growth by others meanwhile is kept), without writing data: the new elements read as
+  // the fill value until written (by coordinates: coords()). Returns the new domain, so the caller
+  // knows where its new elements are: [lower, lower + before) and [upper - after, upper) on `axis`.
+  // Negative counts remove elements at that end instead (their chunks are deleted).
+  Domain expand_domain(std::size_t axis, std::int64_t before, std::int64_t after = 0);
   // Switches a `regular` grid to `regular_bounded` (origin = lower_bound = 0) without growing.
   void convert_to_regular_bounded();
 
