@@ -212,3 +212,29 @@ TEST(Coords, VariableLengthElements) {
   EXPECT_EQ(z.coords().read_vlen_points({{-2, 3}}).values, (std::vector<std::string>{"Y", "D"}));
   EXPECT_EQ(z.read_vlen().values, (std::vector<std::string>{"Y", "z", "a", "b", "c", "D"}));
 }
+
+TEST(ExpandDomain, GrowsEitherEndRelativeToTheStoredDomainWithoutWritingData) {
+  ref::TempDir dir("expand_domain");
+  auto a = Array::create(FileStore::open(dir.path()), {.shape = {6, 2}, .chunks = {4, 2}, .dtype = DataType::int32,
+                                                       .fill_value = Json(-1)});
+  a.fill<std::int32_t>(5);
+  auto stale = Array::open(FileStore::open(dir.path()));
+  a.append(NDArray::full<std::int32_t>({2, 2}, 6));  // the stale handle does not know
+  const auto keys_before = a.stored_chunk_keys();
+  // The stale handle expands the front: relative to what is stored now, so the append is kept.
+  EXPECT_EQ(stale.expand_domain(0, 3), (Domain{{-3, 8}, {0, 2}}));
+  EXPECT_EQ(stale.stored_chunk_keys(), keys_before);  // no data written
+  EXPECT_EQ(stale.coords().read({slice(-3, 0), std::int64_t{0}}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{-1, -1, -1}));
+  EXPECT_EQ(stale.coords().read({slice(6, 8), std::int64_t{1}}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{6, 6}));
+  EXPECT_EQ(a.expand_domain(1, 0, 1), (Domain{{-3, 8}, {0, 3}}));
+  // Negative counts remove elements at that end; their chunks go.
+  EXPECT_EQ(a.expand_domain(0, -3, -4), (Domain{{0, 4}, {0, 3}}));
+  EXPECT_EQ(a.read({all, std::int64_t{0}}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{5, 5, 5, 5}));
+  EXPECT_EQ(a.stored_chunk_keys(), (std::vector<std::string>{"c/0/0"}));  // [4, 8) went; column 2 was never written
+  // Elements once there and removed read as the fill value when the domain grows back.
+  a.expand_domain(0, 0, 4);
+  EXPECT_EQ(a.read({slice(4, 8), std::int64_t{0}}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{-1, -1, -1, -1}));
+  EXPECT_THROW(a.expand_domain(2, 1), SelectionError);
+  EXPECT_THROW(a.expand_domain(0, -5, -4), SelectionError);
+  EXPECT_EQ(a.domain(), (Domain{{0, 8}, {0, 3}}));
+}
