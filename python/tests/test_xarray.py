@@ -242,3 +242,18 @@ def test_s3_datasets(moto_s3):
     out = xr.open_dataset("s3://bucket/ds", engine=ENGINE, storage_options=opts)
     assert out.sizes["time"] == 14 and str(out.time.values[0])[:10] == "2021-02-27"
     xr.testing.assert_identical(out.isel(time=slice(2, None)).load(), ds)
+
+
+def test_the_worked_example_runs(tmp_path):
+    """python/examples/dask_xarray_growth.py, as the README's "Dask and xarray" section runs it."""
+    if not _installed():
+        pytest.skip("the example uses engine=\"zarrpp\", which needs the installed package (ctest's python.pytest)")
+    import subprocess
+    import sys
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "dask_xarray_growth.py")
+    r = subprocess.run([sys.executable, example, str(tmp_path), "--days", "60"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "now:    164 days, 2023-11-02 .. 2024-04-13" in r.stdout and "every value as computed: True" in r.stdout
+    out = xr.open_dataset(str(tmp_path / "weather.zarr"), engine="zarrpp")
+    assert out.sizes["time"] == 164 and out.temperature.notnull().all()

@@ -341,11 +341,8 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
     return z
 
 
-def _record_extent(g: Group) -> None:
-    """Records each dimension's extent (the intersection of the arrays' domains along it). Not in
-    Zarr v2 groups, whose readers (xarray's zarr engine) would show it as a dataset attribute."""
-    if g.zarr_format == 2:
-        return
+def _extent(g: Group) -> Dict[str, List[int]]:
+    """Each dimension's extent: the intersection of the domains of the arrays having it."""
     extent: Dict[str, List[int]] = {}
     for name, z in g.arrays():
         try:
@@ -357,7 +354,23 @@ def _record_extent(g: Group) -> None:
                 extent[dim] = [max(extent[dim][0], lo), min(extent[dim][1], hi)]
             else:
                 extent[dim] = [lo, hi]
-    g.attrs[DIMENSIONS_ATTR] = extent
+    return extent
+
+
+def _record_extent(g: Group) -> None:
+    """Records each dimension's extent in the group's attributes. Another process growing the
+    dataset at the same time may record its view after ours: so look again after writing, and
+    record again while the arrays say otherwise. Not in Zarr v2 groups, whose readers (xarray's
+    zarr engine) would show it as a dataset attribute."""
+    if g.zarr_format == 2:
+        return
+    extent = _extent(g)
+    for _ in range(10):
+        g.attrs[DIMENSIONS_ATTR] = extent
+        now = _extent(g)
+        if now == extent:
+            return
+        extent = now
 
 
 def _stored_encoding(z: Array) -> Dict[str, Any]:
