@@ -77,11 +77,15 @@ def main():
     print(f"stored: {ds.sizes['time']} days, {str(ds.time.values[0])[:10]} .. {str(ds.time.values[-1])[:10]}")
 
     # 2. Back-fill in front on the cluster while a worker appends at the end.
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
-        appended = client.submit(append_days, path, 90, 14)  # 14 more days, on a worker
-        zx.to_zarrpp(dataset(-args.days, args.days, lazy=True), path, prepend_dim="time")
-        appended.result()
+    space = tempfile.mkdtemp(prefix="zarrpp-dask-")  # the workers' scratch space
+    try:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40,
+                          local_directory=space) as cluster, Client(cluster) as client:
+            appended = client.submit(append_days, path, 90, 14)  # 14 more days, on a worker
+            zx.to_zarrpp(dataset(-args.days, args.days, lazy=True), path, prepend_dim="time")
+            appended.result()
+    finally:
+        shutil.rmtree(space, ignore_errors=True)
 
     # 3. Read it back.
     ds = xr.open_dataset(path, engine="zarrpp")

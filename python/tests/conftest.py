@@ -5,6 +5,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -43,14 +44,16 @@ def dask_client():
     """A distributed.LocalCluster with two worker processes (two threads each), as on a cluster:
     tasks and their arguments are pickled to other processes."""
     distributed = pytest.importorskip("distributed")
+    space = tempfile.mkdtemp(prefix="zarrpp-dask-")  # the workers' scratch space, removed after
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
-                                       silence_logs=40)
+                                       silence_logs=40, local_directory=space)
     client = distributed.Client(cluster)
     try:
         yield client
     finally:
         client.close()
         cluster.close()
+        shutil.rmtree(space, ignore_errors=True)
 
 
 def cli_path():

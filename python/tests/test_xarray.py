@@ -201,6 +201,12 @@ def test_growth_refusals_change_nothing(tmp_path):
     with pytest.raises(zarrpp.errors.ContainsGroupError):
         zx.to_zarrpp(new, path)  # mode "w-" by default
     assert _files(path) == before
+    # mode "w" replaces the dataset, but only once everything about the new one was accepted
+    with pytest.raises(ValueError, match="shard"):
+        zx.to_zarrpp(new, path, mode="w", encoding={"temp": {"chunks": (2, 3, 4), "shards": (3, 3, 4)}})
+    with pytest.raises(ValueError, match="cannot be stored in JSON"):
+        zx.to_zarrpp(new.assign_attrs(bad=float("inf")), path, mode="w")
+    assert _files(path) == before
     zx.to_zarrpp(new, path, mode="w")  # replaces
     assert xr.open_dataset(path, engine=ENGINE).sizes["time"] == 3
 

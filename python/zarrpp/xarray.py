@@ -310,7 +310,7 @@ def _write_data(z: Array, data: Any) -> None:
         z[...] = np.asarray(data)
 
 
-def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]) -> Array:
+def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True) -> Array:
     dims = tuple(str(d) for d in v.dims)
     dtype = _storage_dtype(v)
     kw: Dict[str, Any] = {}
@@ -336,7 +336,7 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
         create_dtype = bytes if flat.size and isinstance(flat[0], bytes) else str
     z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=_attrs_for(v), dimension_names=dims,
                        zarr_format=3, **kw)
-    if v.size:
+    if write and v.size:
         _write_data(z, _values(v, dtype))
     return z
 
@@ -550,6 +550,18 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', got {mode!r}")
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarrpp: expected an xarray.Dataset, got {type(ds).__name__}")
+    if not growing:
+        # Everything that can be refused is, before the store is touched (mode "w" replaces what is
+        # there): the encoding, names, attributes, and each array's creation, rehearsed in memory.
+        variables, attrs = _encode(ds, encoding)
+        for name in variables:
+            if "/" in str(name) or not str(name):
+                raise ValueError(f"variable name {name!r} cannot name a zarr array")
+        new_attrs = {str(k): _json_value(str(k), x) for k, x in attrs.items()}
+        from .storage import MemoryStore
+        rehearsal = open_group(MemoryStore(), mode="w")
+        for name, v in variables.items():
+            _create_variable(rehearsal, str(name), v, dict(v.encoding), write=False)
     if group:
         from .errors import ContainsGroupError
         root = _open_group(store, None, storage_options, mode="r+" if growing or mode == "r+" else "a")
@@ -574,10 +586,6 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     if g.zarr_format == 2:
         raise ValueError("to_zarrpp writes Zarr v3 datasets; this group is Zarr v2 (convert it first with "
                          "zarrpp.convert_to_v3, or grow it with append_dim=)")
-    variables, attrs = _encode(ds, encoding)
-    for name, v in variables.items():
-        if "/" in str(name) or not str(name):
-            raise ValueError(f"variable name {name!r} cannot name a zarr array")
     existing = set(g.array_keys())
     if mode == "r+" and any(str(n) not in existing for n in variables):
         raise ValueError("mode='r+' only overwrites existing variables")
@@ -586,7 +594,6 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         if str(name) in existing:
             del g[str(name)]
         _create_variable(g, str(name), v, enc)
-    new_attrs = {str(k): _json_value(str(k), x) for k, x in attrs.items()}
     if mode in ("a", "r+"):
         g.attrs.update(new_attrs)
     else:

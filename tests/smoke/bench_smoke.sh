@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one benchmark program once at a tiny size and checks that its table has every expected row,
 # so the documented benchmark commands keep working (their full runs are separate commands).
-#   bench_smoke.sh codecs|prepend|zarrpp|remote BUILD_DIR
+#   bench_smoke.sh codecs|prepend|zarrpp|remote|dask BUILD_DIR
 set -euo pipefail
 which=$1
 build=$(cd "$2" && pwd)
@@ -67,8 +67,14 @@ case "$which" in
       expect_row "| S3 (local moto server) | $n |"
     done
     ;;
+  dask)
+    # The cluster benchmark at 16 MiB, one round, against the build tree's package.
+    PYTHONPATH="$build/python" run /usr/bin/python3 "$root/bench/bench_dask.py" --mib 16 --rounds 1
+    expect_row "| sum | "
+    expect_row "| store | "
+    ;;
   *)
-    echo "usage: bench_smoke.sh codecs|prepend|zarrpp|remote BUILD_DIR" >&2
+    echo "usage: bench_smoke.sh codecs|prepend|zarrpp|remote|dask BUILD_DIR" >&2
     exit 2
     ;;
 esac
