@@ -263,3 +263,41 @@ def test_the_worked_example_runs(tmp_path):
     assert "now:    164 days, 2023-11-02 .. 2024-04-13" in r.stdout and "every value as computed: True" in r.stdout
     out = xr.open_dataset(str(tmp_path / "weather.zarr"), engine="zarrpp")
     assert out.sizes["time"] == 164 and out.temperature.notnull().all()
+
+
+def test_writing_into_a_grown_dataset_keeps_coordinates_and_sizes(tmp_path):
+    p = str(tmp_path / "a.zarr")
+    full = xr.Dataset({"v": ("t", np.arange(8) * 10)}, coords={"t": np.arange(8)})
+    zx.to_zarrpp(full.isel(t=slice(3, None)), p)
+    zx.to_zarrpp(full.isel(t=slice(0, 3)), p, prepend_dim="t")
+    zx.to_zarrpp(xr.Dataset({"w": ("t", np.arange(8))}, coords={"t": np.arange(8)}), p, mode="a")
+    out = xr.open_dataset(p, engine=ENGINE).load()
+    assert out.sizes["t"] == 8 and out.v.values.tolist() == list(range(0, 80, 10)) and out.w.values.tolist() == list(range(8))
+    before = _files(p)
+    with pytest.raises(ValueError, match="3 elements along 't'"):
+        zx.to_zarrpp(xr.Dataset({"b": ("t", np.arange(3))}), p, mode="a")
+    assert _files(p) == before
+
+
+def test_v3_writes_into_a_zarr_v2_store_touch_nothing(tmp_path):
+    pytest.importorskip("zarr")
+    q = str(tmp_path / "v2.zarr")
+    ds = xr.Dataset({"v": ("t", np.arange(5.0))})
+    ds.to_zarr(q, group="g")
+    before = _files(q)
+    for mode, group in (("w", "g"), ("a", "h"), ("a", "g")):
+        with pytest.raises(ValueError, match="Zarr v2"):
+            zx.to_zarrpp(ds, q, group=group, mode=mode)
+        assert _files(q) == before, (mode, group)
+
+
+def test_growth_refuses_values_the_stored_dtype_would_change(tmp_path):
+    p = str(tmp_path / "b.zarr")
+    zx.to_zarrpp(xr.Dataset({"v": ("t", np.array([1.0, 2.0], "f4"))}), p)
+    before = _files(p)
+    for bad in (np.array([1e300, 1.0]), np.array([2 ** 40 + 1, 16777217])):
+        with pytest.raises(ValueError, match="'v'"):
+            zx.to_zarrpp(xr.Dataset({"v": ("t", bad)}), p, append_dim="t")
+        assert _files(p) == before
+    zx.to_zarrpp(xr.Dataset({"v": ("t", np.array([0.1, 2.0 ** 40]))}), p, append_dim="t")  # rounding to f4 only
+    assert xr.open_dataset(p, engine=ENGINE).sizes["t"] == 4

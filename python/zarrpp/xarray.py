@@ -310,7 +310,8 @@ def _write_data(z: Array, data: Any) -> None:
         z[...] = np.asarray(data)
 
 
-def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True) -> Array:
+def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True,
+                     lower_bound: Optional[Tuple[int, ...]] = None) -> Array:
     dims = tuple(str(d) for d in v.dims)
     dtype = _storage_dtype(v)
     kw: Dict[str, Any] = {}
@@ -330,6 +331,8 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
     fill = _fill_for(v, dtype)
     if fill is not None:
         kw["fill_value"] = fill
+    if lower_bound is not None:
+        kw["lower_bound"] = lower_bound
     create_dtype: Any = dtype
     if dtype.kind == "O":  # variable-length text (or bytes, when the values are bytes)
         flat = np.asarray(v.values).ravel()
@@ -390,8 +393,17 @@ def _check_round_trip(word: str, name: Hashable, original: xr.Variable, encoded:
     if a.shape != b.shape:
         return  # reported by the shape checks
     if a.dtype.kind in "fc" and b.dtype.kind in "fciub":
-        tol = abs(float(enc.get("scale_factor", 0))) / 2 + 1e-12
-        ok = np.allclose(a, b.astype(a.dtype), rtol=1e-6 if tol < 1e-9 else 0, atol=tol, equal_nan=True)
+        wide = np.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else np.float64
+        aw, bw = a.astype(wide), b.astype(wide)
+        # no value may turn infinite (overflow) or lose integer precision
+        ok = not np.any(np.isinf(aw) & np.isfinite(bw))
+        if "scale_factor" in enc:
+            ok = ok and np.allclose(aw, bw, rtol=0, atol=abs(float(enc["scale_factor"])) / 2 + 1e-12, equal_nan=True)
+        elif b.dtype.kind in "iub":
+            ok = ok and bool(np.all(a == b))
+        else:  # float data into a float type: rounding to the stored precision only
+            eps = np.finfo(stored.dtype).eps if stored.dtype.kind in "fc" else 0.0
+            ok = ok and np.allclose(aw, bw, rtol=2 * eps, atol=0, equal_nan=True)
     elif a.dtype.kind == "O" or b.dtype.kind == "O" or a.dtype.kind in "US":
         ok = bool(np.all(a.astype(object) == b.astype(object)))
     else:
@@ -430,6 +442,7 @@ def _grow(g: Group, ds: xr.Dataset, dim: str, front: bool,
     fixed = {name: _stored_encoding(stored[str(name)]) for name in ds.variables}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", xr.SerializationWarning)  # lossy casts are refused below
+        warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a cast: refused below too
         variables, _ = _encode(ds, None, fixed)
     plan = []
     for name, v in variables.items():
@@ -566,6 +579,10 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         from .errors import ContainsGroupError
         root = _open_group(store, None, storage_options, mode="r+" if growing or mode == "r+" else "a")
         exists = group in root
+        if not growing and (root.zarr_format == 2 or (exists and isinstance(root[group], Group)
+                                                       and root[group].zarr_format == 2)):
+            raise ValueError("to_zarrpp writes Zarr v3 datasets; this store is Zarr v2 (convert it first with "
+                             "zarrpp.convert_to_v3, or grow it with append_dim=)")
         if growing or mode == "r+":
             if not exists:
                 raise FileNotFoundError(f"group {group!r} does not exist (mode {mode!r} writes into an existing dataset)")
@@ -589,11 +606,24 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     existing = set(g.array_keys())
     if mode == "r+" and any(str(n) not in existing for n in variables):
         raise ValueError("mode='r+' only overwrites existing variables")
+    # Into an existing dataset: each dimension keeps its size, and new or replaced variables take
+    # the dataset's coordinates along it (its extent may start below 0 after a prepend).
+    extent = _extent(g) if existing else {}
+    if existing:
+        recorded = g.attrs.get(DIMENSIONS_ATTR)
+        if isinstance(recorded, dict):
+            extent.update({str(k): [int(v[0]), int(v[1])] for k, v in recorded.items()})
+        for name, v in variables.items():
+            for dim, n in zip(map(str, v.dims), v.shape):
+                if dim in extent and extent[dim][1] - extent[dim][0] != n:
+                    raise ValueError(f"variable {name!r} has {n} elements along {dim!r}, the stored dataset "
+                                     f"{extent[dim][1] - extent[dim][0]}: use append_dim=/prepend_dim= to grow it")
     for name, v in variables.items():
         enc = dict(v.encoding)
+        lower = tuple(extent[str(d)][0] if str(d) in extent else 0 for d in v.dims)
         if str(name) in existing:
             del g[str(name)]
-        _create_variable(g, str(name), v, enc)
+        _create_variable(g, str(name), v, enc, lower_bound=lower if any(lower) else None)
     if mode in ("a", "r+"):
         g.attrs.update(new_attrs)
     else:
