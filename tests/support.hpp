@@ -3,6 +3,7 @@
 // semantics written independently of zarrpp's planner (CPython's slice rules).
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,6 +107,17 @@ inline std::vector<DimRef> resolve(const Selection& sel, const Shape& shape) {
   }
   while (out.size() < shape.size()) add(Slice{});
   return out;
+}
+
+// Whether a resolved selection names an element twice (a write through it depends on the order,
+// as in NumPy, so write properties use selections without repeats).
+inline bool has_repeats(const std::vector<DimRef>& dims) {
+  for (const auto& d : dims) {
+    auto v = d.idx;
+    std::sort(v.begin(), v.end());
+    if (std::adjacent_find(v.begin(), v.end()) != v.end()) return true;
+  }
+  return false;
 }
 
 // Calls f(flat index into the array, flat index into the selection) over the selection, C order.

@@ -57,13 +57,7 @@ RC_GTEST_PROP(Selections, OrthogonalWriteMatchesReference, ()) {
     const auto sel = ref::gen_selection(f.model.shape, true);
     const auto dims = ref::resolve(sel, f.model.shape);
     // Repeated indices make a write order-dependent (as in NumPy); use distinct ones for writes.
-    bool repeats = false;
-    for (const auto& d : dims) {
-      auto v = d.idx;
-      std::sort(v.begin(), v.end());
-      repeats = repeats || std::adjacent_find(v.begin(), v.end()) != v.end();
-    }
-    if (repeats) continue;
+    if (ref::has_repeats(dims)) continue;
     if (*rc::gen::arbitrary<bool>()) {
       const auto values = ref::random_values(ref::selection_shape(dims));
       f.z.write(sel, values);
