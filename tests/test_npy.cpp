@@ -1,4 +1,8 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "zarrpp/zarrpp.hpp"
 
@@ -48,4 +52,105 @@ TEST(Npy, BadFilesAreClearErrors) {
   auto pos = std::search(c.begin(), c.end(), obj.begin(), obj.end());
   std::copy_n("'|O1'", 5, pos);
   EXPECT_THROW(npy::parse(c), Error);
+}
+
+namespace {
+std::filesystem::path temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("zarrpp-npy-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+void write_file(const std::filesystem::path& p, const Bytes& b) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+Bytes read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(f), {});
+}
+}  // namespace
+
+TEST(Npy, ReaderReadsPiecesInPlaceAndLoadViewKeepsFortranOrder) {
+  const auto d = temp_dir("reader");
+  // Big-endian, Fortran order: [[1,2,3],[4,5,6]] as int16.
+  std::string header = "{'descr': '>i2', 'fortran_order': True, 'shape': (2, 3), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  header += '\n';
+  Bytes b = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(header.size()), 0};
+  b.insert(b.end(), header.begin(), header.end());
+  for (int v : {1, 4, 2, 5, 3, 6}) b.insert(b.end(), {0, static_cast<std::uint8_t>(v)});
+  write_file(d / "f.npy", b);
+  {
+    npy::Reader r(d / "f.npy");
+    EXPECT_EQ(r.shape(), (Shape{2, 3}));
+    EXPECT_TRUE(r.fortran_order());
+    EXPECT_EQ(r.data_bytes(), 12u);
+    std::int16_t part[2];
+    r.read(4, 4, part, 2);  // the second column, converted to native order
+    EXPECT_EQ(part[0], 2);
+    EXPECT_EQ(part[1], 5);
+    EXPECT_THROW(r.read(10, 4, part, 1), ArgumentError);
+  }
+  const auto l = npy::load_view(d / "f.npy", 2);
+  EXPECT_EQ(NDArray::copy_of(l.view).to_vector<std::int16_t>(), (std::vector<std::int16_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(l.view.data(), l.storage.view().data());  // no copy: a strided view of the file's bytes
+  EXPECT_EQ(npy::load(d / "f.npy"), npy::parse(b));
+  // A file cut short after the reader checked it: an error, not a crash or stale bytes.
+  npy::Reader r(d / "f.npy");
+  std::filesystem::resize_file(d / "f.npy", b.size() - 4);
+  std::int16_t all[6];
+  try {
+    r.read(0, 12, all, 1);
+    FAIL() << "a truncated file was read";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("changed while it was being read"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(d);
+}
+
+TEST(Npy, LargeFilesLoadInParallelParts) {
+  const auto d = temp_dir("large");
+  NDArray a(DataType::uint32, {3, 1000003});  // 12 MB: more than one part per thread
+  auto* p = reinterpret_cast<std::uint32_t*>(a.raw_data());
+  for (std::int64_t i = 0; i < a.size(); ++i) p[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  npy::save(d / "a.npy", a);
+  for (std::size_t threads : {1, 2, 5}) {
+    const auto l = npy::load_view(d / "a.npy", threads);
+    EXPECT_EQ(l.storage, a) << threads;
+  }
+  std::filesystem::remove_all(d);
+}
+
+TEST(Npy, WriterReplacesOnlyWhenComplete) {
+  const auto d = temp_dir("writer");
+  NDArray a(DataType::int32, {4, 3});
+  for (std::int64_t i = 0; i < a.size(); ++i) reinterpret_cast<std::int32_t*>(a.raw_data())[i] = static_cast<std::int32_t>(i);
+  write_file(d / "out.npy", Bytes{'o', 'l', 'd'});
+  auto no_temps = [&] {
+    for (const auto& e : std::filesystem::directory_iterator(d))
+      if (e.path().filename().string().find("zarrpp-tmp") != std::string::npos) return false;
+    return true;
+  };
+  {
+    npy::Writer w(d / "out.npy", a.dtype(), a.shape());
+    w.write({reinterpret_cast<const std::uint8_t*>(a.raw_data()), 24});
+    EXPECT_THROW(w.commit(), ArgumentError);  // half the data
+  }
+  EXPECT_EQ(read_file(d / "out.npy"), (Bytes{'o', 'l', 'd'}));
+  EXPECT_TRUE(no_temps());
+  {
+    npy::Writer w(d / "out.npy", a.dtype(), a.shape());
+    const auto* p = reinterpret_cast<const std::uint8_t*>(a.raw_data());
+    w.write({p, 20});
+    EXPECT_EQ(read_file(d / "out.npy"), (Bytes{'o', 'l', 'd'}));  // not replaced before commit
+    w.write({p + 20, 28});
+    EXPECT_THROW(w.write({p, 1}), ArgumentError);  // more than the shape holds
+    w.commit();
+  }
+  EXPECT_EQ(read_file(d / "out.npy"), npy::serialize(a));
+  EXPECT_TRUE(no_temps());
+  EXPECT_THROW(npy::Writer(d, a.dtype(), a.shape()), ArgumentError);  // a directory
+  EXPECT_THROW(npy::Writer(d / "missing" / "x.npy", a.dtype(), a.shape()), StoreError);
+  std::filesystem::remove_all(d);
 }

@@ -355,6 +355,8 @@ py::array read_selection(const Array& a, const py::tuple& sel_py, bool coords) {
   const NDView view = writable_view_of(out);
   {
     py::gil_scoped_release nogil;
+    // A fresh array: its pages are mapped in by the threads in contiguous parts before the fill.
+    zarrpp::detail::prefault(view.data(), static_cast<std::size_t>(out.nbytes()), snap.concurrency());
     if (coords) snap.coords().read_into(sel, view);
     else snap.read_into(sel, view);
   }

@@ -365,6 +365,7 @@ void require_fixed(const Snapshot& s) {
 NDArray read_new(const Engine& e, const Plan& plan) {
   require_fixed(e.s);
   NDArray out = NDArray::uninitialized(e.s.meta.data_type, plan.out_shape);
+  detail::prefault(out.raw_data(), out.nbytes(), e.concurrency);
   e.read(plan, out.view());
   return out;
 }

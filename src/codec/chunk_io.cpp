@@ -259,7 +259,8 @@ class ChunkEncoder final : public PartialEncoder {
         had_old = true;
       }
     }
-    if (!had_old) fill_with(buf, spec.fill_value);
+    // A covered unit gets every element from the builder: filling it first would be wasted.
+    if (!had_old && !w.covered) fill_with(buf, spec.fill_value);
     builder.build(0, buf, had_old);
     if (!o_.write_empty && all_equal(buf, spec.fill_value)) {
       out.kind = PendingWrite::Kind::erase;

@@ -342,7 +342,7 @@ class ShardEncoder final : public PartialEncoder {
         inner.decode(old_bytes(), buf);
         had_old = true;
       }
-      if (!had_old) fill_with(buf, ispec.fill_value);
+      if (!had_old && !writes[w].covered) fill_with(buf, ispec.fill_value);  // a covered unit gets every element
       builder.build(w, buf, had_old);
       if (!o_.write_empty && all_equal(buf, ispec.fill_value)) return;
       encoded[u] = inner.encode_owned(std::move(buf));

@@ -2,6 +2,7 @@
 // transparent huge pages (see detail::big_allocate in ndarray.hpp).
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -10,6 +11,11 @@
 #include <vector>
 
 #include "zarrpp/core/ndarray.hpp"
+#include "zarrpp/core/thread_pool.hpp"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ZARRPP_PLAIN_ALLOC 1
@@ -119,6 +125,31 @@ void big_deallocate(void* p, std::size_t bytes) noexcept {
   }
   ::munmap(p, size);
 #endif
+}
+
+void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept {
+  constexpr std::size_t kMin = std::size_t{4} << 20;     // below this, faulting during the fill is as cheap
+  constexpr std::size_t kGrain = std::size_t{2} << 20;  // parts end on huge-page boundaries
+  if (!p || bytes < kMin) return;
+  const auto begin = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095};
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + bytes;
+  const std::size_t parts = std::max<std::size_t>(1, std::min(concurrency, (end - begin) / kGrain));
+  std::vector<std::uintptr_t> cut(parts + 1);
+  cut[0] = begin;
+  cut[parts] = end;
+  for (std::size_t i = 1; i < parts; ++i) {
+    const auto c = (begin + (end - begin) / parts * i) & ~std::uintptr_t{kGrain - 1};
+    cut[i] = std::max(c, cut[i - 1]);
+  }
+  auto populate = [&](std::size_t i) {
+    const auto a = cut[i], b = (cut[i + 1] + 4095) & ~std::uintptr_t{4095};
+    if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_POPULATE_WRITE);  // an old kernel says EINVAL: the fill faults instead
+  };
+  try {
+    ThreadPool::global().parallel_for(parts, parts, populate);
+  } catch (...) {
+    // Only a thread failing to start lands here; the fill will fault the pages in.
+  }
 }
 
 }  // namespace zarrpp::detail

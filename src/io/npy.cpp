@@ -7,11 +7,13 @@
 #include <cerrno>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <fstream>
 
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/error.hpp"
+#include "zarrpp/core/thread_pool.hpp"
 
 namespace zarrpp::npy {
 namespace {
@@ -154,89 +156,187 @@ std::string descr_of(const DataType& t) {
   return std::string("<") + kind + std::to_string(t.size());
 }
 
-NDArray parse(std::span<const std::uint8_t> b) {
+namespace {
+
+// What a header says, checked against the file's total size.
+struct Layout {
+  Header h;
+  Descr d;
+  std::size_t data_off = 0;
+  std::uint64_t need = 0;
+};
+
+// The length of the prefix (magic, version, header length) and the header's length, from the
+// first bytes of a file; 0 header length when `b` is too short to say.
+std::pair<std::size_t, std::size_t> header_extent(std::span<const std::uint8_t> b) {
   static const std::uint8_t magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (b.size() < 10 || !std::equal(std::begin(magic), std::end(magic), b.begin())) fail("not a .npy file (bad magic)");
   const int major = b[6];
-  std::size_t hlen, off;
-  if (major == 1) {
-    hlen = static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8);
-    off = 10;
-  } else if (major == 2 || major == 3) {
+  if (major == 1) return {10, static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8)};
+  if (major == 2 || major == 3) {
     if (b.size() < 12) fail("truncated header");
-    hlen = static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8) |
-           (static_cast<std::size_t>(b[10]) << 16) | (static_cast<std::size_t>(b[11]) << 24);
-    off = 12;
-  } else {
-    fail("unsupported format version " + std::to_string(major));
+    return {12, static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8) | (static_cast<std::size_t>(b[10]) << 16) |
+                    (static_cast<std::size_t>(b[11]) << 24)};
   }
-  if (b.size() < off + hlen) fail("truncated header");
-  const std::string header(reinterpret_cast<const char*>(b.data() + off), hlen);
-  const Header h = parse_header(header);
-  const Descr d = parse_descr(h.descr);
+  fail("unsupported format version " + std::to_string(major));
+}
+
+// `b` holds at least the whole header; `total` is the file's size.
+Layout layout_of(std::span<const std::uint8_t> b, std::uint64_t total) {
+  const auto [off, hlen] = header_extent(b);
+  if (b.size() < off + hlen || total < off + hlen) fail("truncated header");
+  Layout l;
+  l.h = parse_header(std::string(reinterpret_cast<const char*>(b.data() + off), hlen));
+  l.d = parse_descr(l.h.descr);
   // What the header claims is checked against what the file holds before anything is allocated.
-  std::uint64_t need = d.dtype.size();
-  for (const auto n : h.shape)
-    if (n < 0 || __builtin_mul_overflow(need, static_cast<std::uint64_t>(n), &need))
-      fail("header claims shape " + shape_str(h.shape) + ", which overflows");
-  const std::size_t data_off = off + hlen;
-  const std::uint64_t have = b.size() - data_off;
-  if (have != need)
-    fail("the file holds " + std::to_string(have) + " bytes of data, but its header claims shape " + shape_str(h.shape) + " of " +
-         h.descr + " (" + std::to_string(need) + " bytes)");
-  const auto data = b.subspan(data_off);
-  if (d.dtype == DataType::bool_t)
-    for (auto x : data)
-      if (x > 1) fail("bool data holds a byte other than 0 or 1");
-  NDArray a = NDArray::uninitialized(d.dtype, h.shape);
-  if (h.fortran && h.shape.size() > 1) copy_view(NDView::f_order(static_cast<const void*>(data.data()), d.dtype, h.shape), a.view());
-  else if (!data.empty()) std::memcpy(a.raw_data(), data.data(), data.size());
-  if (d.big) {  // byte order, in place
-    const std::size_t c = d.dtype.component_size();
-    auto* p = reinterpret_cast<std::uint8_t*>(a.raw_data());
+  l.need = l.d.dtype.size();
+  for (const auto n : l.h.shape)
+    if (n < 0 || __builtin_mul_overflow(l.need, static_cast<std::uint64_t>(n), &l.need))
+      fail("header claims shape " + shape_str(l.h.shape) + ", which overflows");
+  l.data_off = off + hlen;
+  const std::uint64_t have = total - l.data_off;
+  if (have != l.need)
+    fail("the file holds " + std::to_string(have) + " bytes of data, but its header claims shape " + shape_str(l.h.shape) + " of " +
+         l.h.descr + " (" + std::to_string(l.need) + " bytes)");
+  return l;
+}
+
+// The checks and conversions done on data in its final place.
+void finish_in_place(const Layout& l, std::uint8_t* p, std::size_t n) {
+  if (l.d.dtype == DataType::bool_t)
+    for (std::size_t i = 0; i < n; ++i)
+      if (p[i] > 1) fail("bool data holds a byte other than 0 or 1");
+  if (l.d.big) {  // byte order, in place
+    const std::size_t c = l.d.dtype.component_size();
     if (c > 1)
-      for (std::size_t i = 0; i + c <= a.nbytes(); i += c) std::reverse(p + i, p + i + c);
+      for (std::size_t i = 0; i + c <= n; i += c) std::reverse(p + i, p + i + c);
   }
+}
+
+}  // namespace
+
+NDArray parse(std::span<const std::uint8_t> b) {
+  const Layout l = layout_of(b, b.size());
+  const auto data = b.subspan(l.data_off);
+  NDArray a = NDArray::uninitialized(l.d.dtype, l.h.shape);
+  if (l.h.fortran && l.h.shape.size() > 1) copy_view(NDView::f_order(static_cast<const void*>(data.data()), l.d.dtype, l.h.shape), a.view());
+  else if (!data.empty()) std::memcpy(a.raw_data(), data.data(), data.size());
+  finish_in_place(l, reinterpret_cast<std::uint8_t*>(a.raw_data()), a.nbytes());
   return a;
 }
 
-NDArray load(const std::filesystem::path& path) {
-  // Read whole, by its size (O_NONBLOCK: a FIFO must not hang the open; it is refused below).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
+struct Reader::Impl {
+  std::filesystem::path path;
+  int fd = -1;
+  struct stat st {};
+  Layout l;
+  [[noreturn]] void changed() const { throw StoreError(".npy: '" + path.string() + "' changed while it was being read"); }
+  // Reads [at, at + n) of the file into p.
+  void read_at(void* p, std::size_t n, std::uint64_t at) const {
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd, static_cast<char*>(p) + got, n - got, static_cast<off_t>(at + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw StoreError(".npy: cannot read '" + path.string() + "': " + std::strerror(errno));
+      if (r == 0) changed();  // it shrank
+      got += static_cast<std::size_t>(r);
+    }
+  }
+};
+
+Reader::Reader(const std::filesystem::path& path) : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  m.path = path;
+  // O_NONBLOCK: a FIFO must not hang the open; it is refused below.
+  m.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (m.fd < 0) {
     const int e = errno;
     if (e == ENOENT) throw NotFoundError(".npy: no such file '" + path.string() + "'");
     throw StoreError(".npy: cannot open '" + path.string() + "': " + std::strerror(e));
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw StoreError(".npy: cannot stat '" + path.string() + "': " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw ArgumentError(".npy: '" + path.string() + "' is not a regular file");
-  Bytes b(static_cast<std::size_t>(st.st_size));
-  std::size_t got = 0;
-  while (got < b.size()) {
-    const ssize_t n = ::pread(fd, b.data() + got, b.size() - got, static_cast<off_t>(got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw StoreError(".npy: cannot read '" + path.string() + "': " + std::strerror(errno));
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  b.resize(got);
+  if (::fstat(m.fd, &m.st) != 0) throw StoreError(".npy: cannot stat '" + path.string() + "': " + std::strerror(errno));
+  if (!S_ISREG(m.st.st_mode)) throw ArgumentError(".npy: '" + path.string() + "' is not a regular file");
+  const auto total = static_cast<std::uint64_t>(m.st.st_size);
   try {
-    return parse(b);
+    // The prefix, then the header (which NumPy keeps small; a hostile length is refused by the
+    // file's size before anything that large is allocated).
+    Bytes head(std::min<std::uint64_t>(total, 12));
+    m.read_at(head.data(), head.size(), 0);
+    const auto [off, hlen] = header_extent(head);
+    if (total < off + hlen) fail("truncated header");
+    const std::size_t have = head.size();
+    head.resize(off + hlen);
+    if (head.size() > have) m.read_at(head.data() + have, head.size() - have, have);
+    m.l = layout_of(head, total);
   } catch (const ArgumentError& e) {
     throw ArgumentError(std::string(e.what()) + " ('" + path.string() + "')");
   }
 }
 
-Bytes serialize(const NDView& v) {
+Reader::~Reader() {
+  if (impl_->fd >= 0) ::close(impl_->fd);
+}
+
+const DataType& Reader::dtype() const { return impl_->l.d.dtype; }
+const Shape& Reader::shape() const { return impl_->l.h.shape; }
+bool Reader::fortran_order() const { return impl_->l.h.fortran && impl_->l.h.shape.size() > 1; }
+std::uint64_t Reader::data_bytes() const { return impl_->l.need; }
+
+void Reader::check_unchanged() const {
+  const auto& m = *impl_;
+  struct stat now {};
+  if (::fstat(m.fd, &now) != 0 || now.st_size != m.st.st_size || now.st_mtim.tv_sec != m.st.st_mtim.tv_sec ||
+      now.st_mtim.tv_nsec != m.st.st_mtim.tv_nsec)
+    m.changed();
+}
+
+void Reader::read(std::uint64_t at, std::size_t n, void* p, std::size_t concurrency) {
+  const auto& m = *impl_;
+  if (at > m.l.need || n > m.l.need - at) throw ArgumentError(".npy: read past the end of the data");
+  auto* dst = static_cast<std::uint8_t*>(p);
+  // Each thread reads one contiguous part into place (parts end on huge-page boundaries).
+  constexpr std::size_t kGrain = std::size_t{2} << 20;
+  const std::size_t parts = std::max<std::size_t>(1, std::min(concurrency, n / (4 * kGrain)));
+  std::vector<std::size_t> cut(parts + 1, n);
+  cut[0] = 0;
+  for (std::size_t i = 1; i < parts; ++i) cut[i] = std::max(cut[i - 1], n / parts * i / kGrain * kGrain);
+  ThreadPool::global().parallel_for(parts, parts, [&](std::size_t i) {
+    m.read_at(dst + cut[i], cut[i + 1] - cut[i], m.l.data_off + at + cut[i]);
+  });
+  // A file that grew or was rewritten meanwhile may be half old, half new.
+  check_unchanged();
+  try {
+    finish_in_place(m.l, dst, n);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(std::string(e.what()) + " ('" + m.path.string() + "')");
+  }
+}
+
+Loaded load_view(const std::filesystem::path& path, std::size_t concurrency) {
+  Reader r(path);
+  Shape file_order = r.shape();
+  if (r.fortran_order()) std::reverse(file_order.begin(), file_order.end());
+  Loaded out;
+  out.storage = NDArray::uninitialized(r.dtype(), file_order);
+  r.read(0, out.storage.nbytes(), out.storage.raw_data(), concurrency);
+  out.view = r.fortran_order() ? NDView::f_order(out.storage.raw_data(), r.dtype(), r.shape()) : out.storage.view();
+  return out;
+}
+
+NDArray load(const std::filesystem::path& path) {
+  Loaded l = load_view(path, default_concurrency());
+  if (l.view.strides() == c_strides(l.view.shape(), l.view.dtype().size())) return std::move(l.storage);  // C order
+  return NDArray::copy_of(l.view);
+}
+
+namespace {
+
+// The bytes before the data: magic, version, header length and the padded header.
+Bytes header_bytes(const DataType& dtype, const Shape& shape_) {
   std::string shape = "(";
-  for (std::size_t i = 0; i < v.ndim(); ++i) shape += std::to_string(v.shape()[i]) + (v.ndim() == 1 ? "," : i + 1 < v.ndim() ? ", " : "");
+  for (std::size_t i = 0; i < shape_.size(); ++i) shape += std::to_string(shape_[i]) + (shape_.size() == 1 ? "," : i + 1 < shape_.size() ? ", " : "");
   shape += ")";
-  std::string header = "{'descr': '" + descr_of(v.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header = "{'descr': '" + descr_of(dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so the data starts on a 64-byte boundary; the header ends with '\n'.
   std::size_t pre = 10;
   std::size_t total = pre + header.size() + 1;
@@ -249,9 +349,7 @@ Bytes serialize(const NDView& v) {
   const std::size_t padded = (total + 63) / 64 * 64;
   header.append(padded - total, ' ');
   header += '\n';
-  NDArray c = NDArray::copy_of(v);
   Bytes out;
-  out.reserve(padded + c.nbytes());
   out.insert(out.end(), {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<std::uint8_t>(version), 0});
   const std::size_t hl = header.size();
   out.push_back(static_cast<std::uint8_t>(hl & 0xff));
@@ -261,16 +359,109 @@ Bytes serialize(const NDView& v) {
     out.push_back(static_cast<std::uint8_t>((hl >> 24) & 0xff));
   }
   out.insert(out.end(), header.begin(), header.end());
+  return out;
+}
+
+std::atomic<unsigned> g_writer_counter{0};
+
+}  // namespace
+
+Bytes serialize(const NDView& v) {
+  Bytes out = header_bytes(v.dtype(), v.shape());
+  const NDArray c = NDArray::copy_of(v);
   out.insert(out.end(), c.bytes().begin(), c.bytes().end());
   return out;
 }
 
+struct Writer::Impl {
+  std::filesystem::path target;  // where the file ends up
+  std::filesystem::path tmp;     // empty: writing in place
+  int fd = -1;
+  std::uint64_t expected = 0, written = 0;
+  bool done = false;
+
+  [[noreturn]] void io_fail(const std::string& what, int e) const {
+    throw StoreError(".npy: cannot " + what + " '" + target.string() + "': " + std::strerror(e));
+  }
+  void put(const std::uint8_t* p, std::size_t n) {
+    while (n > 0) {
+      const ssize_t w = ::write(fd, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) io_fail("write", errno);
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+};
+
+Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const Shape& shape) : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  m.target = path;
+  std::uint64_t n = dtype.size();
+  for (const auto d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) throw ArgumentError(".npy: shape " + shape_str(shape) + " overflows");
+  m.expected = n;
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw ArgumentError(".npy: '" + path.string() + "' is a directory");
+    // A FIFO, a terminal, /dev/stdout: written in place, in order.
+    m.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (m.fd < 0) m.io_fail("open", errno);
+  } else {
+    // Beside the file it replaces (through a symbolic link, beside its target), so the rename
+    // stays on one file system; the existing file's permissions carry over.
+    std::error_code ec;
+    const auto real = exists ? std::filesystem::canonical(path, ec) : path;
+    if (!ec) m.target = real;
+    const auto dir = m.target.parent_path().empty() ? std::filesystem::path(".") : m.target.parent_path();
+    m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + std::to_string(::getpid()) + "-" +
+                   std::to_string(g_writer_counter.fetch_add(1)));
+    m.fd = ::open(m.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (m.fd < 0) {
+      const int e = errno;
+      m.tmp.clear();
+      m.io_fail("create a file beside", e);
+    }
+    if (exists) (void)::fchmod(m.fd, st.st_mode & 07777);
+  }
+  const Bytes h = header_bytes(dtype, shape);
+  m.put(h.data(), h.size());
+}
+
+Writer::~Writer() {
+  auto& m = *impl_;
+  if (m.fd >= 0) ::close(m.fd);
+  if (!m.done && !m.tmp.empty()) ::unlink(m.tmp.c_str());
+}
+
+void Writer::write(std::span<const std::uint8_t> bytes) {
+  auto& m = *impl_;
+  if (m.done || m.written + bytes.size() > m.expected) throw ArgumentError(".npy: more data than the header's shape holds");
+  m.put(bytes.data(), bytes.size());
+  m.written += bytes.size();
+}
+
+void Writer::commit() {
+  auto& m = *impl_;
+  if (m.written != m.expected)
+    throw ArgumentError(".npy: " + std::to_string(m.written) + " of " + std::to_string(m.expected) + " data bytes were written");
+  const int fd = m.fd;
+  m.fd = -1;
+  if (::close(fd) != 0) m.io_fail("write", errno);
+  if (!m.tmp.empty() && ::rename(m.tmp.c_str(), m.target.c_str()) != 0) m.io_fail("replace", errno);
+  m.done = true;
+}
+
 void save(const std::filesystem::path& path, const NDView& view) {
-  const Bytes b = serialize(view);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw StoreError(".npy: cannot create '" + path.string() + "'");
-  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-  if (!f) throw StoreError(".npy: cannot write '" + path.string() + "'");
+  Writer w(path, view.dtype(), view.shape());
+  if (view.strides() == c_strides(view.shape(), view.dtype().size())) {
+    w.write({reinterpret_cast<const std::uint8_t*>(view.data()), static_cast<std::size_t>(view.size()) * view.dtype().size()});
+  } else {
+    const NDArray c = NDArray::copy_of(view);
+    w.write({reinterpret_cast<const std::uint8_t*>(c.raw_data()), c.nbytes()});
+  }
+  w.commit();
 }
 
 }  // namespace zarrpp::npy

@@ -350,5 +350,88 @@ PYEOF
   then ok; else bad "corpus $n: $(cat "$T/err")"; fi
 done
 
+# .npy in and out in slabs (issue 22): tiny slabs cross chunk boundaries many times; every result
+# must equal the whole read/write (one slab), for slices with steps, ints, ellipses, coordinates
+# and a prepended (regular_bounded) array whose chunk boundaries sit off zero.
+S=$T/slab.zarr
+expect_ok "$Z" create "$S" --shape 23,7,5 --chunks 4,3,2 --dtype int16 --compressor none
+$PY -c "
+import numpy as np
+np.save('$T/s0.npy', np.arange(23*7*5, dtype='int16').reshape(23, 7, 5))
+np.save('$T/sp.npy', -np.arange(6*7*5, dtype='int16').reshape(6, 7, 5))"
+expect_ok env ZARRPP_CLI_SLAB_BYTES=1 "$Z" set "$S" --from "$T/s0.npy"
+expect_ok "$Z" prepend "$S" --axis 0 --from "$T/sp.npy"
+for sel in "" "3:20" "1::3" "5, 1:6:2" "..., 2" "-9:" "2, 3" ":, 1:4" "0:29:5, ..., 1:"; do
+  for bytes in 1 70 300 100000000; do
+    expect_ok env ZARRPP_CLI_SLAB_BYTES=$bytes "$Z" get "$S" ${sel:+"$sel"} --out "$T/slab-$bytes.npy"
+  done
+  expect_eq "$($PY -c "
+import numpy as np
+a = [np.load('$T/slab-%d.npy' % b) for b in (1, 70, 300, 100000000)]
+full = np.concatenate([np.load('$T/sp.npy'), np.load('$T/s0.npy')])
+ref = eval('full[' + ('$sel' or ':') + ']')
+print(all(x.shape == ref.shape and np.array_equal(x, ref) for x in a))")" "True" "get --out in slabs: [$sel]"
+done
+for sel in "-6:-1" "-6::2, 1" "10:17"; do
+  expect_ok env ZARRPP_CLI_SLAB_BYTES=1 "$Z" get "$S" --coords "$sel" --out "$T/cs.npy"
+  expect_eq "$($PY -c "
+import numpy as np
+full = np.concatenate([np.load('$T/sp.npy'), np.load('$T/s0.npy')])
+sl = '$sel'.split(',')[0].split(':'); rest = '$sel'.split(',')[1:]
+lo, hi = int(sl[0]) + 6, int(sl[1] or 23) + 6
+step = int(sl[2]) if len(sl) > 2 and sl[2] else 1
+ref = full[lo:hi:step]
+if rest: ref = ref[:, int(rest[0])]
+print(np.array_equal(np.load('$T/cs.npy'), ref))")" "True" "get --coords --out in slabs: [$sel]"
+done
+# set --from in slabs: the same array whatever the slab size, and only the selection changes.
+$PY -c "
+import numpy as np
+np.save('$T/box.npy', (np.arange(13*7*5, dtype='int16').reshape(13, 7, 5) * 3 + 1))
+np.save('$T/strided.npy', np.full((7, 3, 5), 9, dtype='int16'))"
+for bytes in 1 100000000; do
+  expect_ok env ZARRPP_CLI_SLAB_BYTES=$bytes "$Z" create "$T/ss-$bytes.zarr" --shape 23,7,5 --chunks 4,3,2 --dtype int16 --compressor zstd
+  expect_ok env ZARRPP_CLI_SLAB_BYTES=$bytes "$Z" prepend "$T/ss-$bytes.zarr" --axis 0 --from "$T/sp.npy"
+  expect_ok env ZARRPP_CLI_SLAB_BYTES=$bytes "$Z" set "$T/ss-$bytes.zarr" "3:16" --from "$T/box.npy"
+  expect_ok env ZARRPP_CLI_SLAB_BYTES=$bytes "$Z" set "$T/ss-$bytes.zarr" --coords "-5:20:4, 1:6:2" --from "$T/strided.npy"
+  expect_ok "$Z" get "$T/ss-$bytes.zarr" --out "$T/ss-$bytes.npy"
+done
+expect_eq "$($PY -c "
+import numpy as np
+ref = np.zeros((29, 7, 5), 'int16'); ref[:6] = np.load('$T/sp.npy')
+ref[3:16] = np.load('$T/box.npy'); ref[1:26:4, 1:6:2] = 9
+print(all(np.array_equal(np.load('$T/ss-%d.npy' % b), ref) for b in (1, 100000000)))")" "True" "set --from in slabs"
+# Bad input is found before the first slab is written: a bool byte other than 0/1 in the last
+# slab, a wrong shape, a wrong dtype, a truncated file.
+expect_ok "$Z" create "$T/boolslab.zarr" --shape 40,3 --chunks 4,3 --dtype bool
+$PY -c "
+import numpy as np
+np.save('$T/bool.npy', np.ones((40, 3), bool))
+b = open('$T/bool.npy', 'rb').read(); open('$T/badbool.npy', 'wb').write(b[:-1] + bytes([7]))
+open('$T/short.npy', 'wb').write(b[:-5])"
+expect_err "bool data holds a byte other than 0 or 1" env ZARRPP_CLI_SLAB_BYTES=1 "$Z" set "$T/boolslab.zarr" --from "$T/badbool.npy"
+expect_err "the file holds" env ZARRPP_CLI_SLAB_BYTES=1 "$Z" set "$T/boolslab.zarr" --from "$T/short.npy"
+expect_eq "$("$Z" ls "$T/boolslab.zarr")" "" "a refused set --from wrote nothing"
+expect_ok env ZARRPP_CLI_SLAB_BYTES=1 "$Z" set "$T/boolslab.zarr" --from "$T/bool.npy"
+expect_eq "$("$Z" ls "$T/boolslab.zarr" | wc -l)" "10" "set --from bool in slabs"
+# get --out replaces a file only when it is complete: a failed read leaves the old file as it was
+# and no temporary file; an existing file keeps its permissions; a FIFO is written in place.
+echo "old contents" >"$T/keep.npy"
+chmod 640 "$T/keep.npy"
+printf 'garbage' >"$S/c/0/0/0"
+expect_err "" env ZARRPP_CLI_SLAB_BYTES=1 "$Z" get "$S" --out "$T/keep.npy"
+expect_eq "$(cat "$T/keep.npy")" "old contents" "a failed get --out leaves the old file"
+expect_eq "$(ls -A "$T" | grep -c zarrpp-tmp)" "0" "a failed get --out leaves no temporary file"
+expect_ok "$Z" get "$T/boolslab.zarr" --out "$T/keep.npy"
+expect_eq "$(stat -c %a "$T/keep.npy")" "640" "get --out keeps an existing file's permissions"
+ln -s keep.npy "$T/link.npy"
+expect_ok "$Z" get "$T/boolslab.zarr" "0:2" --out "$T/link.npy"
+expect_eq "$([ -L "$T/link.npy" ] && $PY -c "import numpy as np; print(np.load('$T/keep.npy').shape)")" "(2, 3)" "get --out through a symbolic link writes its target"
+mkfifo "$T/fifo"
+cat "$T/fifo" >"$T/from-fifo.npy" &
+expect_ok "$Z" get "$T/boolslab.zarr" --out "$T/fifo"
+wait
+expect_eq "$($PY -c "import numpy as np; print(np.load('$T/from-fifo.npy').all())")" "True" "get --out into a FIFO"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

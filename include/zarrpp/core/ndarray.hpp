@@ -25,6 +25,12 @@ namespace detail {
 inline constexpr std::size_t kBigAlloc = std::size_t{256} << 10;
 void* big_allocate(std::size_t bytes);
 void big_deallocate(void* p, std::size_t bytes) noexcept;
+// Maps in the pages of a freshly allocated output before it is filled: `concurrency` threads each
+// fault in one contiguous part (MADV_POPULATE_WRITE), so no page is faulted twice by threads that
+// fill neighbouring pieces of it, and the kernel's zeroing is shared out. Contents are unchanged
+// (only pages not yet mapped are made); small buffers and failures are left alone, since the fill
+// faults them in anyway.
+void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept;
 }  // namespace detail
 
 // An allocator whose construct() default-initialises, so Bytes(n) does not zero n bytes that are

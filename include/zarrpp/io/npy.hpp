@@ -2,6 +2,7 @@
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0): every core data type, both byte orders,
 // C and Fortran order.
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -12,6 +13,60 @@ namespace zarrpp::npy {
 // Parses .npy bytes into a C-order, native-endian array. Throws Error naming what is wrong.
 NDArray parse(std::span<const std::uint8_t> bytes);
 NDArray load(const std::filesystem::path& path);
+
+// A .npy file opened for reading its data in pieces (never memory-mapped, so a file truncated
+// meanwhile is an error, not a crash). The constructor checks the header against the file's size.
+class Reader {
+ public:
+  explicit Reader(const std::filesystem::path& path);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  const DataType& dtype() const;
+  const Shape& shape() const;
+  bool fortran_order() const;  // the data is in Fortran order (for more than one dimension)
+  std::uint64_t data_bytes() const;
+  // Reads data bytes [at, at + n) as the file lays them out into `p`, `concurrency` threads each
+  // reading (and faulting in) one contiguous part, then converts them to native byte order and
+  // checks bool values, in place. Throws if the file changed since it was opened.
+  void read(std::uint64_t at, std::size_t n, void* p, std::size_t concurrency);
+  // Throws StoreError if the file's size or modification time changed since it was opened.
+  void check_unchanged() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A .npy file read whole for writing into an array: its data read once, straight into one buffer
+// (Reader::read), converted in place. `view` is the array in the file's order: C, or Fortran as a
+// strided view of the same bytes (no copy). Everything is checked before it returns.
+struct Loaded {
+  NDArray storage;  // the data as the file lays it out
+  NDView view;
+};
+Loaded load_view(const std::filesystem::path& path, std::size_t concurrency);
+
+// Writes a .npy file (C order, little-endian) as its data arrives, so a large selection need not
+// be held in memory whole. A regular file (new or existing) is written under a temporary name in
+// the same directory and renamed into place by commit(): until then, and if anything fails, the
+// old file is untouched and no partial file remains. Anything else (a FIFO, /dev/stdout) is
+// written in place.
+class Writer {
+ public:
+  Writer(const std::filesystem::path& path, const DataType& dtype, const Shape& shape);
+  ~Writer();  // without commit(): removes the temporary file
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  // The next bytes of the data, in C order.
+  void write(std::span<const std::uint8_t> bytes);
+  // Checks that all the data arrived and puts the file in place.
+  void commit();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 // Serialises a view (any strides) as a version 1.0 .npy (2.0 if the header needs it),
 // little-endian, C order.
 Bytes serialize(const NDView& view);

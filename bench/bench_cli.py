@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The CLI's .npy data paths against `cp` of the same file, in the same run.
+
+Writes a uint16 .npy file (512 MiB by default) and an uncompressed array of the same shape
+(chunks 64x256x256) on one file system, then, round by round and interleaved, times:
+
+  cp        cp data.npy copy.npy                       (the limit: the same bytes, file to file)
+  set       zarrpp set ARRAY --from data.npy           (every chunk written)
+  get       zarrpp get ARRAY --out out.npy             (checked byte for byte against data.npy)
+
+each as its own process (what a user runs), with the peak RSS /usr/bin/time reports. Prints the
+medians, each ÷ cp, and peak RSS ÷ data size. Page cache warm (one untimed round first).
+
+  /usr/bin/python3 bench/bench_cli.py --zarrpp build/release/zarrpp [--mib 512] [--rounds 5]
+      [--dir DIR] [--compressor none|zstd:1|blosc:lz4:5:shuffle]
+"""
+import argparse
+import filecmp
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def timed(cmd):
+    """Seconds and peak RSS (KiB) of one process."""
+    t = time.perf_counter()
+    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    s = time.perf_counter() - t
+    if r.returncode != 0:
+        sys.exit(f"bench_cli: {' '.join(cmd)} failed:\n{r.stderr}")
+    return s, int(r.stderr.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--zarrpp", default="build/release/zarrpp")
+    ap.add_argument("--mib", type=int, default=512, help="data size (a multiple of 8)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--dir", default=None, help="where to work (default: a fresh folder in /tmp)")
+    ap.add_argument("--compressor", default="none")
+    a = ap.parse_args()
+    if a.mib % 8 or a.mib <= 0:
+        sys.exit("bench_cli: --mib must be a positive multiple of 8")
+    zarrpp = os.path.abspath(a.zarrpp)
+    work = tempfile.mkdtemp(prefix="zarrpp-bench-cli-", dir=a.dir)
+    try:
+        shape = (a.mib // 2, 1024, 1024)  # uint16: 2 MiB per row of dimension 0
+        data = os.path.join(work, "data.npy")
+        rng = np.random.default_rng(0)
+        x = np.lib.format.open_memmap(data, mode="w+", dtype=np.uint16, shape=shape)
+        for i in range(0, shape[0], 16):
+            x[i:i + 16] = rng.integers(0, 1 << 12, size=(min(16, shape[0] - i),) + shape[1:], dtype=np.uint16)
+        x.flush()
+        del x
+        nbytes = os.path.getsize(data)
+        arr = os.path.join(work, "array.zarr")
+        subprocess.run([zarrpp, "create", arr, "--shape", ",".join(map(str, shape)), "--chunks", "64,256,256", "--dtype", "uint16",
+                        "--compressor", a.compressor], check=True)
+        cmds = {
+            "cp": ["cp", data, os.path.join(work, "copy.npy")],
+            "set": [zarrpp, "set", arr, "--from", data],
+            "get": [zarrpp, "get", arr, "--out", os.path.join(work, "out.npy")],
+        }
+        res = {k: [] for k in cmds}
+        for r in range(a.rounds + 1):
+            for k, cmd in cmds.items():
+                for f in ("copy.npy", "out.npy"):
+                    if k in ("cp", "get") and os.path.exists(os.path.join(work, f)):
+                        os.unlink(os.path.join(work, f))
+                s, rss = timed(cmd)
+                if r > 0:
+                    res[k].append((s, rss))
+            if not filecmp.cmp(data, os.path.join(work, "out.npy"), shallow=False):
+                sys.exit("bench_cli: VALIDATION FAILED: get --out differs from the .npy written")
+        cp = statistics.median(s for s, _ in res["cp"])
+        print(f"data: uint16 {shape[0]}x{shape[1]}x{shape[2]} ({nbytes / 2**20:.0f} MiB .npy), chunks 64x256x256, "
+              f"compressor {a.compressor}, {a.rounds} rounds, medians; file system of {work}")
+        print()
+        print("| command | seconds (median) | min | max | ÷ cp (median) | peak RSS MiB | peak RSS ÷ data |")
+        print("|---|---|---|---|---|---|---|")
+        for k, v in res.items():
+            secs = [s for s, _ in v]
+            rss = max(m for _, m in v) * 1024
+            print(f"| {' '.join(os.path.basename(c) if '/' in c else c for c in cmds[k][:2])} | {statistics.median(secs):.3f} | "
+                  f"{min(secs):.3f} | {max(secs):.3f} | {statistics.median(secs) / cp:.2f} | {rss / 2**20:.0f} | {rss / nbytes:.2f} |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
