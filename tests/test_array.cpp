@@ -2,7 +2,10 @@
 // selection touches, sharded partial reads and writes.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "array/copy.hpp"
 #include "support.hpp"
@@ -198,6 +201,50 @@ TEST(Array, ShardedPartialReadFetchesTheIndexAndOnlyNeededInnerChunks) {
   EXPECT_TRUE(ops[1].range.length.has_value());
   const auto shard_size = mem->get("c/0/0")->size();
   EXPECT_LT(*ops[1].range.length, shard_size / 2);  // only that inner chunk's bytes
+  EXPECT_EQ(z.read(), v);
+}
+
+// A store where every read takes a while, counting how many are in flight at once.
+class SlowCountingStore : public StoreWrapper {
+ public:
+  explicit SlowCountingStore(StorePtr inner) : StoreWrapper(std::move(inner)) {}
+  std::atomic<int> in_flight{0}, most{0}, ranged{0};
+  std::string describe() const override { return "slow(" + inner()->describe() + ")"; }
+
+ protected:
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override {
+    if (range.kind != ByteRange::Kind::FromOffset) return StoreWrapper::do_get(key, range, max_bytes);
+    ++ranged;
+    const int now = ++in_flight;
+    for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    auto r = StoreWrapper::do_get(key, range, max_bytes);
+    --in_flight;
+    return r;
+  }
+};
+
+TEST(Array, RemoteShardRangesAreFetchedConcurrently) {
+  // A store without native streaming (like HTTP/S3): the ranges of one shard's inner chunks that
+  // a read needs go out at the same time, not one after another.
+  auto slow = std::make_shared<SlowCountingStore>(StorePtr(MemoryStore::create()));
+  ASSERT_FALSE(slow->capabilities().native_streaming);
+  auto z = Array::create(slow, {.shape = {256, 256}, .chunks = {64, 64}, .dtype = DataType::float64,
+                                .shards = Shape{256, 256}});
+  NDArray v(DataType::float64, {256, 256});
+  for (std::int64_t i = 0; i < v.size(); ++i) v.data<double>()[i] = static_cast<double>(i) * 0.5;
+  z.write({}, v);
+  z.set_concurrency(2);
+  // Every other row of inner chunks: four ranges with 128 KiB gaps between them.
+  slow->ranged = 0;
+  const auto rows = z.read({slice(0, 256, 128)});
+  for (std::int64_t c = 0; c < 256; ++c) {
+    EXPECT_EQ(rows.data<double>()[c], v.data<double>()[c]);
+    EXPECT_EQ(rows.data<double>()[256 + c], v.data<double>()[128 * 256 + c]);
+  }
+  EXPECT_GE(slow->ranged.load(), 2);
+  EXPECT_GE(slow->most.load(), 2) << "the shard's ranges were fetched one at a time";
   EXPECT_EQ(z.read(), v);
 }
 

@@ -226,9 +226,16 @@ class ShardDecoder final : public PartialDecoder {
     std::sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.e.offset < b.e.offset; });
     // Coalesce neighbouring inner chunks into one range request when the gap is small.
     // Local files: ranges of about 1 MiB, so each stays in cache between reading and decoding;
-    // remote stores: as long as it takes, since every request costs a round trip.
+    // remote stores: up to 8 MiB (a round trip is worth many bytes, but one huge range would
+    // leave the other threads idle). The ranges are fetched concurrently, each decoded as it
+    // arrives (its inner chunks shared out again when threads are free).
     constexpr std::uint64_t kGap = 16 * 1024;
-    const std::uint64_t max_range = src_.streams_natively() ? std::uint64_t{1} << 20 : UINT64_MAX;
+    const std::uint64_t max_range = src_.streams_natively() ? std::uint64_t{1} << 20 : concurrency_ > 1 ? std::uint64_t{8} << 20 : UINT64_MAX;
+    struct Range {
+      std::size_t first, last;  // needs[first, last)
+      std::uint64_t begin, end;
+    };
+    std::vector<Range> ranges;
     for (std::size_t i = 0; i < needs.size();) {
       std::size_t j = i + 1;
       std::uint64_t end = needs[i].e.offset + needs[i].e.nbytes;
@@ -236,18 +243,21 @@ class ShardDecoder final : public PartialDecoder {
         end = std::max(end, needs[j].e.offset + needs[j].e.nbytes);
         ++j;
       }
-      const std::uint64_t begin = needs[i].e.offset;
-      auto data = src_.read(ByteRange::range(begin, end - begin));
-      if (!data || data->bytes.size() != end - begin)
-        shard_fail("index points outside the shard (bytes " + std::to_string(begin) + ".." + std::to_string(end) +
-                   " requested, shard truncated or changed)");
-      ThreadPool::global().parallel_for(j - i, concurrency_, [&](std::size_t k) {
-        const auto& n = needs[i + k];
-        const std::span<const std::uint8_t> enc(data->bytes.data() + (n.e.offset - begin), n.e.nbytes);
-        decode_unit(pipeline_impl(c.inner()), enc, requests[n.request], n.request, sink);
-      });
+      ranges.push_back({i, j, needs[i].e.offset, end});
       i = j;
     }
+    ThreadPool::global().parallel_for(ranges.size(), concurrency_, [&](std::size_t r) {
+      const Range& g = ranges[r];
+      auto data = src_.read(ByteRange::range(g.begin, g.end - g.begin));
+      if (!data || data->bytes.size() != g.end - g.begin)
+        shard_fail("index points outside the shard (bytes " + std::to_string(g.begin) + ".." + std::to_string(g.end) +
+                   " requested, shard truncated or changed)");
+      ThreadPool::global().parallel_for(g.last - g.first, concurrency_, [&](std::size_t k) {
+        const auto& n = needs[g.first + k];
+        const std::span<const std::uint8_t> enc(data->bytes.data() + (n.e.offset - g.begin), n.e.nbytes);
+        decode_unit(pipeline_impl(c.inner()), enc, requests[n.request], n.request, sink);
+      });
+    });
   }
 
   std::shared_ptr<const ShardingCodecImpl> c_;
