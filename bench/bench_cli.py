@@ -8,7 +8,7 @@ Writes a uint16 .npy file (512 MiB by default) and an uncompressed array of the 
   set       zarrpp set ARRAY --from data.npy           (every chunk written)
   get       zarrpp get ARRAY --out out.npy             (checked byte for byte against data.npy)
 
-each as its own process (what a user runs), with the peak RSS /usr/bin/time reports. Prints the
+each as its own process (what a user runs), with its peak RSS (ru_maxrss, as /usr/bin/time -f %M). Prints the
 medians, each ÷ cp, and peak RSS ÷ data size. Page cache warm (one untimed round first).
 
   /usr/bin/python3 bench/bench_cli.py --zarrpp build/release/zarrpp [--mib 512] [--rounds 5]
@@ -28,13 +28,17 @@ import numpy as np
 
 
 def timed(cmd):
-    """Seconds and peak RSS (KiB) of one process."""
+    """Seconds and peak RSS (KiB, what `/usr/bin/time -f %M` reports: the child's ru_maxrss) of one process."""
     t = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
     s = time.perf_counter() - t
-    if r.returncode != 0:
-        sys.exit(f"bench_cli: {' '.join(cmd)} failed:\n{r.stderr}")
-    return s, int(r.stderr.strip().splitlines()[-1])
+    err = p.stderr.read().decode(errors="replace")
+    p.stderr.close()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit(f"bench_cli: {' '.join(cmd)} failed:\n{err}")
+    return s, usage.ru_maxrss
 
 
 def main():

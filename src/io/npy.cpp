@@ -167,7 +167,7 @@ struct Layout {
 };
 
 // The length of the prefix (magic, version, header length) and the header's length, from the
-// first bytes of a file; 0 header length when `b` is too short to say.
+// first bytes of a file (at least 12 of them when the file has that many).
 std::pair<std::size_t, std::size_t> header_extent(std::span<const std::uint8_t> b) {
   static const std::uint8_t magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (b.size() < 10 || !std::equal(std::begin(magic), std::end(magic), b.begin())) fail("not a .npy file (bad magic)");

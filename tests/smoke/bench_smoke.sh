@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one benchmark program once at a tiny size and checks that its table has every expected row,
 # so the documented benchmark commands keep working (their full runs are separate commands).
-#   bench_smoke.sh codecs|prepend|zarrpp|remote|dask BUILD_DIR
+#   bench_smoke.sh codecs|prepend|zarrpp|remote|dask|cli|python BUILD_DIR
 set -euo pipefail
 which=$1
 build=$(cd "$2" && pwd)
@@ -73,8 +73,25 @@ case "$which" in
     expect_row "| sum | "
     expect_row "| store | "
     ;;
+  cli)
+    # set --from / get --out against cp at 8 MiB, one round (get's output is checked by the script).
+    run /usr/bin/python3 "$root/bench/bench_cli.py" --zarrpp "$build/zarrpp" --mib 8 --rounds 1 --dir "$work"
+    for c in "| cp data.npy |" "| zarrpp set |" "| zarrpp get |"; do expect_row "$c"; done
+    ;;
+  python)
+    # z[:] and z[:] = a against NumPy, zarr-python 2.13, zarrita.js and the C++ API at 8 MiB.
+    PYTHONPATH="$build/python" run /usr/bin/python3 "$root/bench/bench_python.py" --mib 8 --rounds 1 --dir "$work" \
+      --bench-fresh "$build/zarrpp-bench-fresh"
+    for codec in none zstd-1; do
+      for r in "| zarrpp z[:] (v3) | $codec |" "| zarrpp z[:] of zarr-python's v2 array | $codec |" "| zarr-python z[:] (v2) | $codec |" \
+        "| zarrita.js get (v3) | $codec |" "| C++ Array::read() (same array) | $codec |" "| zarrpp z[:] = a | $codec |" \
+        "| C++ Array::write | $codec |" "| zarr-python z[:] = a | $codec |"; do
+        expect_row "$r"
+      done
+    done
+    ;;
   *)
-    echo "usage: bench_smoke.sh codecs|prepend|zarrpp|remote|dask BUILD_DIR" >&2
+    echo "usage: bench_smoke.sh codecs|prepend|zarrpp|remote|dask|cli|python BUILD_DIR" >&2
     exit 2
     ;;
 esac
