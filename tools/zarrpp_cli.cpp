@@ -386,6 +386,28 @@ std::uint64_t row_bytes_of(const Shape& shape, const DataType& t) {
   return n;
 }
 
+// One reused buffer as large as the largest slab, mapped in by the threads before its first use.
+struct SlabBuffer {
+  Shape out_shape;
+  DataType dtype;
+  std::uint64_t row_bytes;
+  Bytes buf;
+  SlabBuffer(const Array& z, const std::vector<std::pair<std::int64_t, std::int64_t>>& slabs, const Shape& shape)
+      : out_shape(shape), dtype(z.dtype()), row_bytes(row_bytes_of(shape, z.dtype())) {
+    std::int64_t max_rows = 0;
+    for (const auto& [a, b] : slabs) max_rows = std::max(max_rows, b - a);
+    buf.resize(bytes(0, max_rows));
+    detail::prefault(buf.data(), buf.size(), z.concurrency());
+  }
+  std::size_t bytes(std::int64_t a, std::int64_t b) const { return static_cast<std::size_t>(static_cast<std::uint64_t>(b - a) * row_bytes); }
+  // Output rows [a, b) in the buffer's first bytes.
+  NDView view(std::int64_t a, std::int64_t b) {
+    Shape vs = out_shape;
+    vs[0] = b - a;
+    return NDView::c_order(buf.data(), dtype, vs);
+  }
+};
+
 void save_selection(const Array& z, const Selection& sel, bool coords, const std::string& path) {
   const Shape out_shape = coords ? z.coords().selection_shape(sel) : z.selection_shape(sel);
   npy::Writer w(path, z.dtype(), out_shape);
@@ -397,19 +419,12 @@ void save_selection(const Array& z, const Selection& sel, bool coords, const std
     return;
   }
   const auto slabs = slab_rows(z, *sd, out_shape);
-  const std::uint64_t row_bytes = row_bytes_of(out_shape, z.dtype());
-  std::int64_t max_rows = 0;
-  for (const auto& [a, b] : slabs) max_rows = std::max(max_rows, b - a);
-  Bytes buf(static_cast<std::size_t>(static_cast<std::uint64_t>(max_rows) * row_bytes));
-  detail::prefault(buf.data(), buf.size(), z.concurrency());
+  SlabBuffer buf(z, slabs, out_shape);
   for (const auto& [a, b] : slabs) {
-    Shape vs = out_shape;
-    vs[0] = b - a;
     const Selection s = slab_selection(z, *sd, coords, a, b);
-    const NDView v = NDView::c_order(buf.data(), z.dtype(), vs);
-    if (coords) z.coords().read_into(s, v);
-    else z.read_into(s, v);
-    w.write({buf.data(), static_cast<std::size_t>(static_cast<std::uint64_t>(b - a) * row_bytes)});
+    if (coords) z.coords().read_into(s, buf.view(a, b));
+    else z.read_into(s, buf.view(a, b));
+    w.write({buf.buf.data(), buf.bytes(a, b)});
   }
   w.commit();
 }
@@ -431,25 +446,18 @@ void set_from_npy(Array& z, const Selection& sel, bool coords, const std::string
     else z.write(sel, data.view);
     return;
   }
-  const std::uint64_t row_bytes = row_bytes_of(out_shape, z.dtype());
-  std::int64_t max_rows = 0;
-  for (const auto& [a, b] : slabs) max_rows = std::max(max_rows, b - a);
-  Bytes buf(static_cast<std::size_t>(static_cast<std::uint64_t>(max_rows) * row_bytes));
-  detail::prefault(buf.data(), buf.size(), z.concurrency());
-  auto bytes_of = [&](std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(static_cast<std::uint64_t>(b - a) * row_bytes); };
+  SlabBuffer buf(z, slabs, out_shape);
+  auto read_slab = [&](std::int64_t a, std::int64_t b) { in.read(buf.bytes(0, a), buf.bytes(a, b), buf.buf.data(), z.concurrency()); };
   // Bool values are the only thing in the data that can be wrong: checked all through first.
   if (z.dtype() == DataType::bool_t)
-    for (const auto& [a, b] : slabs) in.read(static_cast<std::uint64_t>(a) * row_bytes, bytes_of(a, b), buf.data(), z.concurrency());
+    for (const auto& [a, b] : slabs) read_slab(a, b);
   std::int64_t done = 0;
   try {
     for (const auto& [a, b] : slabs) {
-      in.read(static_cast<std::uint64_t>(a) * row_bytes, bytes_of(a, b), buf.data(), z.concurrency());
-      Shape vs = out_shape;
-      vs[0] = b - a;
+      read_slab(a, b);
       const Selection s = slab_selection(z, *sd, coords, a, b);
-      const NDView v = NDView::c_order(buf.data(), z.dtype(), vs);
-      if (coords) z.coords().write(s, v);
-      else z.write(s, v);
+      if (coords) z.coords().write(s, buf.view(a, b));
+      else z.write(s, buf.view(a, b));
       done = b;
     }
   } catch (const Error& e) {
