@@ -69,8 +69,10 @@ TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
   EXPECT_TRUE(fs::exists(base / "outside" / "secret"));
   EXPECT_THROW(s->erase("link/secret"), StoreError);  // the parent resolves outside: refused
   EXPECT_TRUE(fs::exists(base / "outside" / "secret"));
-  EXPECT_TRUE(s->list_prefix("link/").empty());
-  EXPECT_EQ(s->list_prefix(""), (std::vector<std::string>{"in/real"}));  // symlinks are not listed
+  EXPECT_THROW(s->list_prefix("link/"), StoreError);  // listing never leaves the root either
+  // Every entry reading sees is listed: the in-root link (a value), the links out (reading them
+  // is an error naming the link), never what lies outside.
+  EXPECT_EQ(s->list_prefix(""), (std::vector<std::string>{"file", "in/alias", "in/real", "link"}));
   EXPECT_EQ(s->get("in/alias"), B("inside"));
 }
 

@@ -2,6 +2,8 @@
 // non-zero exit code; success is quiet unless output was asked for.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <charconv>
@@ -623,9 +625,18 @@ void print_tree(const StorePtr& store, const std::string& path, const std::strin
   }
 }
 
+// SIGINT, SIGTERM, SIGHUP: an interrupted `get --out` leaves no partial file (chunk temporaries
+// in a store are swept by the next writer there), then the signal ends the process as usual.
+extern "C" void on_termination_signal(int sig) {
+  zarrpp::npy::remove_unfinished_temporaries();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, on_termination_signal);
   CLI::App app{"zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);

@@ -13,6 +13,36 @@ namespace zarrpp {
 
 // ---- changing zarr.json ---------------------------------------------------------------------------
 
+namespace {
+std::string domain_str(const ArrayMetadata& m) {
+  std::string out = "domain [";
+  for (std::size_t i = 0; i < m.rank(); ++i)
+    out += (i ? ", " : "") + std::to_string(m.chunk_grid.lower_bound[i]) + ":" + std::to_string(m.chunk_grid.lower_bound[i] + m.shape[i]);
+  return out + "]";
+}
+}  // namespace
+
+// After growth's data work failed (the metadata was not switched): the objects it wrote wholly
+// outside the old domain are invisible but take space (a full disk stays full), so they go again.
+// Those holding old elements (an edge chunk) are not touched. Says what happened.
+std::string Array::State::remove_new_chunks(const Snapshot& cur, const Snapshot& next, const StoreLock* lock) const {
+  try {
+    if (lock) lock->check();  // without the lock, another grower may own those chunks now
+    if (!store->capabilities().listing) return "the chunks it wrote outside the domain could not be listed and stay (invisible)";
+    std::size_t n = 0;
+    for (const auto& [idx, key] : node::list_chunks(*store, path, next.meta.chunk_key_encoding, next.meta.rank())) {
+      if (cur.grid.contains_chunk(idx) || !next.grid.contains_chunk(idx)) continue;
+      store->erase(key);
+      ++n;
+    }
+    return n == 0 ? "it left nothing outside the domain"
+                  : "the " + std::to_string(n) + " chunk(s) it had written outside the domain were removed";
+  } catch (const Error& e) {
+    return std::string("removing the chunks it had written outside the domain failed too (") + e.what() +
+           "): they are invisible, and the next growth there overwrites them";
+  }
+}
+
 void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& compute,
                           const std::function<void(const Snapshot& cur, const Snapshot& next)>& before,
                           const std::function<void(const Snapshot& cur, const Snapshot& next)>& after) {
@@ -27,6 +57,8 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
   std::shared_ptr<const Snapshot> cur, next;
   const int format = current()->meta.zarr_format;
   const Json v2_attrs = current()->meta.attributes;
+  bool data_work_failed = false;
+  try {
   node::update(*store, path, [&](const VersionedBytes& stored) -> std::optional<Bytes> {
     if (lock) lock->check();
     if (format == 2) {
@@ -41,10 +73,19 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     ArrayMetadata m = compute(*cur);
     m.validate_for_write();
     next = make_snapshot(std::move(m), std::nullopt);
-    if (before) before(*cur, *next);
+    if (before) {
+      data_work_failed = true;
+      before(*cur, *next);
+      data_work_failed = false;
+    }
     if (lock) lock->check();  // a lease lost during the data work: stop before the switch
     return next->meta_bytes;
   }, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
+  } catch (const Error& e) {
+    if (!data_work_failed) throw;
+    throw_like(e, "not applied; the array is unchanged (" + domain_str(cur->meta) + "): " + e.what() + "; " +
+                      remove_new_chunks(*cur, *next, lock.get()));
+  }
   publish(next);
   if (format == 2 || !path.empty()) node::refresh_consolidated(*store, path);
   if (after) after(*cur, *next);
@@ -245,13 +286,9 @@ std::string Array::chunk_key(const std::vector<std::int64_t>& idx) const {
 
 std::vector<std::string> Array::stored_chunk_keys() const {
   auto s = st_->current();
-  const auto& enc = s->meta.chunk_key_encoding;
   std::vector<std::pair<std::vector<std::int64_t>, std::string>> found;
-  for (const auto& key : st_->store->list_prefix(st_->prefix + chunk_listing_prefix(s->meta))) {
-    const auto rel = std::string_view(key).substr(st_->prefix.size());
-    auto idx = enc.decode(rel, s->meta.rank());
-    if (idx && s->grid.contains_chunk(*idx)) found.emplace_back(std::move(*idx), key);
-  }
+  for (auto& [idx, key] : node::list_chunks(*st_->store, st_->path, s->meta.chunk_key_encoding, s->meta.rank()))
+    if (s->grid.contains_chunk(idx)) found.emplace_back(std::move(idx), std::move(key));
   std::sort(found.begin(), found.end());
   std::vector<std::string> out;
   for (auto& f : found) out.push_back(std::move(f.second));
@@ -602,7 +639,7 @@ void Array::Coords::write_vlen_points(const Coordinates& coords, const VlenValue
 
 void remove_node(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
-  node::remove_owned(*store, path, false);
+  node::remove_owned(*store, path);
   if (!path.empty()) node::refresh_consolidated(*store, path);
 }
 

@@ -28,6 +28,13 @@ struct Array::State {
     snap = std::move(s);
   }
   Engine engine(const Snapshot& s) const { return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr}; }
+  // For growth's data work: a failure there means "not applied" (modify says so), so the engine
+  // does not count the chunks it wrote.
+  Engine growth_engine(const Snapshot& s) const {
+    Engine e = engine(s);
+    e.count_written = false;
+    return e;
+  }
 
   // Changes zarr.json: reload, compute the new metadata, do the data work that must come first
   // (`before`), then compare-and-swap zarr.json; `after` runs once the new metadata is in place.
@@ -38,6 +45,7 @@ struct Array::State {
   void modify(const std::function<ArrayMetadata(const Snapshot&)>& compute,
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& before,
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& after);
+  std::string remove_new_chunks(const Snapshot& cur, const Snapshot& next, const StoreLock* lock) const;
 };
 
 }  // namespace zarrpp

@@ -143,10 +143,8 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
   const std::string a = sp.empty() ? src->location() : src->location() + "/" + sp;
   const std::string b = dp.empty() ? dst->location() : dst->location() + "/" + dp;
-  auto inside = [](const std::string& x, const std::string& y) {
-    return x == y || (x.size() > y.size() && x.compare(0, y.size(), y) == 0 && x[y.size()] == '/');
-  };
-  if (!a.empty() && !b.empty() && (inside(a, b) || inside(b, a)))
+  // By what the stores say the folders are: a bind mount or symlink of the source is the source.
+  if (node::overlap(*src, sp, *dst, dp) != node::Overlap::none)
     throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a + "'; convert in place instead (no DST)");
   if (!node::read_doc(*src, sp)) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe());
   node::prepare_create(*dst, dp, overwrite, nullptr, 3);

@@ -19,10 +19,6 @@ std::string node_location(const Store& store, const std::string& path) {
   return path.empty() ? store.location() : store.location() + "/" + path;
 }
 
-bool inside(const std::string& a, const std::string& b) {  // a is b or lies under it
-  return a == b || (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '/');
-}
-
 using Index = std::vector<std::int64_t>;
 
 // The 0-based selection of a destination storage unit.
@@ -101,12 +97,15 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   const auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
 
-  // Source and destination must not overlap: replacing one would destroy the other.
+  // Source and destination must not overlap: replacing one would destroy the other. What the
+  // stores say the folders are decides (bind mounts and symlinks lead to the same node).
   const std::string from = node_location(*src.store(), src.path()), to = node_location(*store, path);
-  if (inside(from, to) || inside(to, from))
+  const auto o = node::overlap(*src.store(), src.path(), *store, path);
+  if (o != node::Overlap::none)
     throw ArgumentError("copy: source '" + from + "' and destination '" + to + "' " +
-                        (from == to ? "are the same node" : inside(from, to) ? "overlap (the source lies inside the destination)"
-                                                                             : "overlap (the destination lies inside the source)") +
+                        (o == node::Overlap::same                  ? "are the same node"
+                         : o == node::Overlap::first_inside_second ? "overlap (the source lies inside the destination)"
+                                                                   : "overlap (the destination lies inside the source)") +
                         "; copy to another place");
 
   // With another fill value, what the source does not store must be written out too.
@@ -127,7 +126,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       if (vlen) (void)s.read_vlen(unit_selection(snap->grid, units[i]));
       else (void)s.read(unit_selection(snap->grid, units[i]));
     });
-    node::remove_owned(*store, path, false);
+    node::check_can_write_document(*store, path, &snap->meta, m.zarr_format);
+    node::remove_owned(*store, path);
   }
 
   // Chunks first, zarr.json last: until it is written there is no new node to read.
@@ -178,7 +178,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
     } catch (const Error& e2) {
       undo = std::string("removing what it had written failed too (") + e2.what() + "): chunk keys without a zarr.json remain";
     }
-    throw_like(err, std::string("copy to '") + node::shown(path) + "' failed; " + undo +
+    throw_like(err, "copy to '" + to + "' failed; " + undo +
                         (exists ? "; the node that was there had been removed before (the source was read whole first)" : "") +
                         ": " + err.what());
   }

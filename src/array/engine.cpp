@@ -299,7 +299,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
       ++written;
     });
   } catch (const Error& e) {
-    if (written.load() == 0) throw;
+    if (written.load() == 0 || !count_written) throw;
     throw_like(e, std::string(e.what()) + " (after " + std::to_string(written.load()) + " of " + std::to_string(jobs.size()) +
                       (s.layout ? " shards" : " chunks") + " of this write were written; the others are unchanged)");
   }

@@ -45,6 +45,9 @@ struct Engine {
   // While a domain change is under way: the current (old) domain's unit grid, whose elements
   // every chunk write must preserve until the new metadata is in place.
   const ChunkGrid* keep = nullptr;
+  // Whether a failed write says how many of its objects were written (not in growth, where the
+  // caller reports the whole operation as not applied).
+  bool count_written = true;
 
   void read(const Plan& plan, const NDView& out) const;
   void write(const Plan& plan, const NDView& data) const;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "array_state.hpp"
+#include "node.hpp"
 #include "zarrpp/core/checked.hpp"
 
 namespace zarrpp {
@@ -114,7 +115,7 @@ void Array::grow(const NDView& data, std::size_t axis, bool front, const std::sh
         Selection sel(next.meta.rank(), all);
         sel[axis] = front ? slice(0, data.shape()[axis]) : slice(old_n, next.meta.shape[axis]);
         const auto plan = plan_orthogonal(normalize_selection(sel, next.meta.shape), next.unit_grid);
-        st_->engine(next).write(plan, broadcast_to(data, plan.out_shape, next.meta.data_type));
+        st_->growth_engine(next).write(plan, broadcast_to(data, plan.out_shape, next.meta.data_type));
       },
       nullptr);
 }
@@ -134,7 +135,7 @@ std::int64_t units_touched(const std::vector<DimSel>& box, const ChunkGrid& g) {
 }
 
 // Writes the fill value over `box` of the new snapshot, in chunks that may hold stale data.
-void clear_box(Store& store, const std::string& prefix, const Engine& e, const Snapshot& next,
+void clear_box(Store& store, const std::string& path, const Engine& e, const Snapshot& next,
                const std::vector<DimSel>& box) {
   NDArray fill(next.meta.data_type, {});
   std::memcpy(fill.raw_data(), next.meta.fill_value.data(), next.meta.fill_value.size());
@@ -145,14 +146,11 @@ void clear_box(Store& store, const std::string& prefix, const Engine& e, const S
     return;
   }
   // Huge growth: only chunks that exist can hold stale data, so visit just those.
-  const auto& enc = next.meta.chunk_key_encoding;
-  for (const auto& key : store.list_prefix(prefix + chunk_listing_prefix(next.meta))) {
-    auto idx = enc.decode(std::string_view(key).substr(prefix.size()), next.meta.rank());
-    if (!idx) continue;
+  for (const auto& [idx, key] : node::list_chunks(store, path, next.meta.chunk_key_encoding, next.meta.rank())) {
     std::vector<DimSel> part = box;
     bool hit = true;
     for (std::size_t d = 0; d < part.size() && hit; ++d) {
-      const auto lo = next.grid.chunk_start_index(d, (*idx)[d]);
+      const auto lo = next.grid.chunk_start_index(d, idx[d]);
       const auto hi = lo + next.grid.chunk_shape()[d];
       const auto a = std::max(lo, box[d].start), b = std::min(hi, box[d].start + box[d].count);
       hit = a < b;
@@ -188,18 +186,15 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
         // Variable-length elements: the fill value written into entering elements is index 0.
         const auto bound = next_in.meta.data_type.is_vlen() ? with_heap(next_in, std::make_shared<VlenHeap>(next_in.meta.fill_vlen)) : nullptr;
         const Snapshot& next = bound ? *bound : next_in;
-        Engine e = st_->engine(next);
+        Engine e = st_->growth_engine(next);
         e.keep = &cur.unit_grid;  // a failure before the switch must leave the old domain intact
         for (const auto& box : entering_boxes(domain_of(cur.meta), domain_of(next.meta)))
-          clear_box(*st_->store, st_->prefix, e, next, box);
+          clear_box(*st_->store, st_->path, e, next, box);
       },
       [&](const Snapshot&, const Snapshot& next) {
-        const auto& enc = next.meta.chunk_key_encoding;
         try {
-          for (const auto& key : st_->store->list_prefix(st_->prefix + chunk_listing_prefix(next.meta))) {
-            auto idx = enc.decode(std::string_view(key).substr(st_->prefix.size()), next.meta.rank());
-            if (idx && !next.grid.contains_chunk(*idx)) st_->store->erase(key);
-          }
+          for (const auto& [idx, key] : node::list_chunks(*st_->store, st_->path, next.meta.chunk_key_encoding, next.meta.rank()))
+            if (!next.grid.contains_chunk(idx)) st_->store->erase(key);
         } catch (const Error& e) {
           std::string dom;
           for (std::size_t i = 0; i < next.meta.rank(); ++i)

@@ -268,15 +268,33 @@ void expect_type(const Json& doc, const std::string& path, NodeType want) {
     throw MetadataError(ErrorCode::wrong_node_type, "'" + shown(path) + "' is an array, not a group");
 }
 
+std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store& store, const std::string& path,
+                                                                            const ChunkKeyEncoding& enc, std::size_t rank) {
+  const std::string prefix = prefix_of(path);
+  const std::string under = prefix + (rank == 0 ? enc.encode({}) : enc.prefix());
+  std::vector<std::pair<std::vector<std::int64_t>, std::string>> out;
+  for (auto& key : store.list_prefix(under)) {
+    const std::string_view rel = std::string_view(key).substr(prefix.size());
+    if (auto idx = enc.decode(rel, rank)) {
+      out.emplace_back(std::move(*idx), std::move(key));
+      continue;
+    }
+    // A key inside a folder that stands where a chunk should be: reading that chunk fails, so
+    // no operation may take the chunk for missing.
+    for (auto slash = rel.rfind('/'); slash != std::string_view::npos && slash > 0; slash = rel.rfind('/', slash - 1))
+      if (enc.decode(rel.substr(0, slash), rank))
+        throw StoreError("'" + std::string(key.substr(0, prefix.size() + slash)) + "' in " + store.describe() +
+                         " is a directory where a chunk should be (it holds '" + key + "'), not a stored value");
+  }
+  return out;
+}
+
 namespace {
 
 // The chunk keys (relative to the store root) that `enc` gives an array of `rank` at `path`.
 std::vector<std::string> chunk_keys_of(Store& store, const std::string& path, const ChunkKeyEncoding& enc, std::size_t rank) {
-  const std::string prefix = prefix_of(path);
-  const std::string under = prefix + (rank == 0 ? enc.encode({}) : enc.prefix());
   std::vector<std::string> out;
-  for (auto& key : store.list_prefix(under))
-    if (enc.decode(std::string_view(key).substr(prefix.size()), rank)) out.push_back(std::move(key));
+  for (auto& [idx, key] : list_chunks(store, path, enc, rank)) out.push_back(std::move(key));
   return out;
 }
 
@@ -301,6 +319,14 @@ std::pair<ChunkKeyEncoding, std::size_t> key_layout(const Json& doc, const std::
 
 }  // namespace
 
+Overlap overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b) {
+  const auto ca = a.identity_chain(path_a), cb = b.identity_chain(path_b);
+  if (ca.front() == cb.front()) return Overlap::same;
+  if (std::find(ca.begin(), ca.end(), cb.front()) != ca.end()) return Overlap::first_inside_second;
+  if (std::find(cb.begin(), cb.end(), ca.front()) != cb.end()) return Overlap::second_inside_first;
+  return Overlap::none;
+}
+
 void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std::string& node_prefix) {
   // Every directory between a deleted key and the node's folder, deepest first; only empty ones go.
   std::set<std::string> dirs;
@@ -316,7 +342,39 @@ void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std
     if (d.size() > node_prefix.size()) store.prune_empty(d);
 }
 
-void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
+namespace {
+
+// The keys of the node's metadata documents, the one that makes it a node first.
+std::vector<std::string> document_keys(const Doc& d, const std::string& path) {
+  std::vector<std::string> keys = {d.key};
+  if (d.format == 2) {
+    for (const char* name : {kZattrs, kZmetadata}) keys.push_back(key_in(path, name));
+    if (d.type == NodeType::Group) keys.push_back(key_in(path, kZarray));
+  }
+  return keys;
+}
+
+// The chunk keys an array's document says are its own (listed before anything is deleted).
+std::vector<std::string> owned_chunks(Store& store, const Doc& d, const std::string& path) {
+  std::pair<ChunkKeyEncoding, std::size_t> layout;
+  if (d.format == 2) {
+    char sep = '.';
+    if (d.json.contains("dimension_separator") && d.json["dimension_separator"] == "/") sep = '/';
+    if (!d.json.contains("shape") || !d.json["shape"].is_array())
+      throw MetadataError(d.key + " has no shape, so which keys are its chunks is unknown and nothing was deleted; remove it by hand");
+    layout = {ChunkKeyEncoding::v2(sep), d.json["shape"].size()};
+  } else {
+    layout = key_layout(d.json, path);
+  }
+  return chunk_keys_of(store, path, layout.first, layout.second);
+}
+
+}  // namespace
+
+// The node's document goes first, so that an interruption leaves no node (its chunks are then
+// keys of no array, which a create or copy with overwrite deletes, and which no reader shows)
+// rather than an old zarr.json over some of its chunks, which would read as the fill value.
+void remove_owned(Store& store, const std::string& path) {
   std::optional<Doc> d;
   try {
     d = read_doc(store, path);
@@ -324,54 +382,68 @@ void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
     throw MetadataError(std::string(e.what()) + "; cannot tell what belongs to the node, so nothing was deleted");
   }
   if (!d) return;
-  const Json& doc = d->json;
-  const NodeType t = d->type;
   const std::string prefix = prefix_of(path);
-  if (t == NodeType::Array) {
-    std::pair<ChunkKeyEncoding, std::size_t> layout;
-    if (d->format == 2) {
-      char sep = '.';
-      if (doc.contains("dimension_separator") && doc["dimension_separator"] == "/") sep = '/';
-      if (!doc.contains("shape") || !doc["shape"].is_array())
-        throw MetadataError(d->key + " has no shape, so which keys are its chunks is unknown and nothing was deleted; remove it by hand");
-      layout = {ChunkKeyEncoding::v2(sep), doc["shape"].size()};
-    } else {
-      layout = key_layout(doc, path);
-    }
-    const auto [enc, rank] = layout;
-    // One at a time: the first failure stops the removal and is reported (erase throws).
-    const auto keys = chunk_keys_of(store, path, enc, rank);
-    for (const auto& key : keys) store.erase(key);
-    prune_dirs_of(store, keys, prefix);
+  std::vector<std::string> chunks, children;
+  if (d->type == NodeType::Array) {
+    chunks = owned_chunks(store, *d, path);
   } else {
-    std::size_t removed = 0;
     for (const auto& dir : store.list_dir(prefix).prefixes) {
-      std::string child = dir;
-      while (!child.empty() && child.back() == '/') child.pop_back();
-      const std::string child_path = prefix + child;
-      if (!store.exists(meta_key(child_path)) && !has_v2_documents(store, child_path)) continue;
-      try {
-        remove_owned(store, child_path, false);
-      } catch (const Error& e) {
-        if (removed == 0) throw;
-        throw_like(e, "removing '" + shown(path) + "' stopped at its member '" + child + "' after " + std::to_string(removed) +
-                          " other member(s) were removed: " + e.what());
-      }
-      ++removed;
+      const std::string child_path = prefix + dir;
+      if (store.exists(meta_key(child_path)) || has_v2_documents(store, child_path)) children.push_back(dir);
     }
   }
-  if (!keep_metadata || d->format == 2) {
-    if (d->format == 2) {
-      // v2: its documents.
-      for (const char* name : {kZattrs, kZmetadata}) store.erase(key_in(path, name));
-      if (t == NodeType::Group) store.erase(key_in(path, kZarray));
-      store.erase(d->key);
-    } else {
-      store.erase(meta_key(path));
-      if (has_v2_documents(store, path))
-        for (const char* name : {kZarray, kZgroup, kZattrs, kZmetadata}) store.erase(key_in(path, name));
+  std::vector<std::string> docs = document_keys(*d, path);
+  if (d->format == 3 && has_v2_documents(store, path))
+    for (const char* name : {kZarray, kZgroup, kZattrs, kZmetadata}) docs.push_back(key_in(path, name));
+  store.erase(docs.front());  // from here on there is no node at `path`
+  std::size_t removed = 0;
+  auto stopped = [&](const Error& e, const std::string& at) {
+    const std::string what = d->type == NodeType::Array ? " chunk(s)" : " member(s)";
+    const std::size_t total = d->type == NodeType::Array ? chunks.size() : children.size();
+    throw_like(e, "removing the node at '" + shown(path) + "' stopped at '" + at + "': its " +
+                      docs.front().substr(docs.front().rfind('/') + 1) + " and " + std::to_string(removed) + " of " +
+                      std::to_string(total) + what + " were removed, so it no longer opens; the other " +
+                      std::to_string(total - removed) + what +
+                      " are still stored (a create or copy with overwrite removes them): " + e.what());
+  };
+  for (const auto& key : chunks) {
+    try {
+      store.erase(key);
+    } catch (const Error& e) {
+      stopped(e, key);
     }
-    if (!prefix.empty()) store.prune_empty(prefix);  // the node's own folder, when nothing else is in it
+    ++removed;
+  }
+  for (const auto& child : children) {
+    try {
+      remove_owned(store, prefix + child);
+    } catch (const Error& e) {
+      stopped(e, prefix + child);
+    }
+    ++removed;
+  }
+  for (std::size_t i = 1; i < docs.size(); ++i) store.erase(docs[i]);
+  prune_dirs_of(store, chunks, prefix);
+  if (!prefix.empty()) store.prune_empty(prefix);  // the node's own folder, when nothing else is in it
+}
+
+void check_can_write_document(Store& store, const std::string& path, const ArrayMetadata* array, int zarr_format) {
+  std::string doc;
+  if (array) {
+    try {
+      doc = zarr_format == 2 && array->zarr_format != 2 ? array->as_v2().dump() : array->dump();
+    } catch (const Error&) {
+      doc.assign(1024, ' ');  // about a document's size; the create itself reports what is wrong
+    }
+  } else {
+    GroupMetadata g;
+    g.zarr_format = zarr_format;
+    doc = g.dump();
+  }
+  try {
+    store.check_can_write(doc_key(path, zarr_format, array ? NodeType::Array : NodeType::Group), to_bytes(doc));
+  } catch (const Error& e) {
+    throw_like(e, std::string(e.what()) + "; nothing was deleted");
   }
 }
 
@@ -394,15 +466,10 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
     if (!overwrite)
       throw ConflictError(ErrorCode::already_exists,
                           "a node already exists at '" + shown(path) + "' (use overwrite to replace it)");
-    // Only what belongs to the old node goes; a zarr.json is replaced by the new one (v2
-    // documents are removed, they are not overwritten in place).
-    int old_format = zarr_format;
-    try {
-      if (const auto old = read_doc(store, path)) old_format = old->format;
-    } catch (const MetadataError&) {
-      // remove_owned reports what it cannot tell
-    }
-    remove_owned(store, path, old_format == zarr_format);
+    // Only what belongs to the old node goes, and only once the new node's document could be
+    // written: a folder that cannot be written must not lose the old node first.
+    check_can_write_document(store, path, array, zarr_format);
+    remove_owned(store, path);
   }
   if (array && store.capabilities().listing) {
     // Chunks without a zarr.json (an interrupted removal or copy) would show as the new array's data.

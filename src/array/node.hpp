@@ -82,15 +82,31 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
 // last as it makes the node), then refreshes consolidated metadata.
 void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes);
 
-// Deletes what belongs to the node at `path` and nothing else: an array's chunk keys, a group's
-// child nodes (recursively), then its zarr.json (unless `keep_metadata`: it is about to be
-// replaced), and the empty directories left. The first failure stops it (an error naming it).
-// MetadataError, deleting nothing, when zarr.json cannot be read well enough to know what is the
-// node's.
-void remove_owned(Store& store, const std::string& path, bool keep_metadata);
+// Deletes what belongs to the node at `path` and nothing else: first the document that makes it a
+// node (zarr.json, .zarray or .zgroup), then an array's chunk keys or a group's child nodes
+// (recursively), then its other documents and the empty directories left. The first failure
+// stops it, with an error saying what was removed and what is still stored. MetadataError,
+// deleting nothing, when the document cannot be read well enough to know what is the node's.
+void remove_owned(Store& store, const std::string& path);
+// Throws (saying "nothing was deleted") when the document of a new node at `path` (`array`, or a
+// group when null) could not be written now: see Store::check_can_write.
+void check_can_write_document(Store& store, const std::string& path, const ArrayMetadata* array, int zarr_format);
 // After deleting `keys` of the node at `node_prefix`: removes the directories they were in, and
 // those between them and the node's folder, that are now empty (nothing else).
 void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std::string& node_prefix);
+
+// The chunks an array of `rank` dimensions at `path` stores, as (chunk index, store key), in the
+// store's order; keys of the chunk tree that are not chunk keys of `enc` are not the array's and
+// are left out. StoreError when a listed key lies in a directory standing where a chunk should be
+// (reading that chunk fails, so it must not be taken for missing).
+std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store& store, const std::string& path,
+                                                                            const ChunkKeyEncoding& enc, std::size_t rank);
+
+// Which of two places (a store and a node path in it) lies in the other, by what the stores say
+// the folders are (Store::identity_chain): on a local file system through bind mounts, symlinks
+// and "..", elsewhere by normalised URL.
+enum class Overlap { none, same, first_inside_second, second_inside_first };
+Overlap overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b);
 
 // Changes zarr.json by compare-and-swap: `change` gets the current document (bytes and version)
 // and returns the new bytes, or nullopt to leave it as it is. Retried while other writers win,

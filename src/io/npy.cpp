@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "../core/temp_names.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/core/thread_pool.hpp"
@@ -373,13 +374,67 @@ Bytes serialize(const NDView& v) {
   return out;
 }
 
+namespace {
+
+// The temporaries of Writers not yet committed, for remove_unfinished_temporaries() (a signal
+// handler): fixed slots, so the handler needs neither locks nor allocation.
+struct TempSlot {
+  std::atomic<bool> used{false};
+  char path[4096] = {};
+};
+TempSlot g_temps[16];
+
+int register_temp(const std::filesystem::path& p) {
+  const std::string& s = p.native();
+  if (s.size() >= sizeof g_temps[0].path) return -1;
+  for (int i = 0; i < 16; ++i) {
+    bool expected = false;
+    if (g_temps[i].used.load() || !g_temps[i].used.compare_exchange_strong(expected, true)) continue;
+    std::memcpy(g_temps[i].path, s.c_str(), s.size() + 1);
+    return i;
+  }
+  return -1;  // more than 16 at once: only the destructor removes this one
+}
+
+// Temporaries named ".NAME.zarrpp-tmp-<host>-<pid>-<n>" beside `target` whose writer (a process of
+// this machine) is gone, e.g. killed with SIGKILL: removed before writing NAME again.
+void sweep_dead_writers(const std::filesystem::path& dir, const std::string& name) {
+  const std::string marker = "." + name + ".zarrpp-tmp-";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.compare(0, marker.size(), marker) != 0 || !e.is_regular_file(ec) || e.is_symlink(ec)) continue;
+    if (detail::made_by_dead_writer(std::string_view(n).substr(marker.size()))) std::filesystem::remove(e.path(), ec);
+  }
+}
+
+}  // namespace
+
+void remove_unfinished_temporaries() noexcept {
+  for (auto& t : g_temps)
+    if (t.used.load() && t.path[0] != '\0') ::unlink(t.path);
+}
+
 struct Writer::Impl {
   std::filesystem::path target;  // where the file ends up
   std::filesystem::path tmp;     // empty: writing in place
+  int slot = -1;                 // in g_temps
   int fd = -1;
   std::uint64_t expected = 0, written = 0;
   bool done = false;
 
+  // Also when the constructor fails after making the temporary (a full disk): no partial file.
+  ~Impl() {
+    if (fd >= 0) ::close(fd);
+    if (!done && !tmp.empty()) ::unlink(tmp.c_str());
+    release();
+  }
+  void release() {
+    if (slot < 0) return;
+    g_temps[slot].path[0] = '\0';
+    g_temps[slot].used.store(false);
+    slot = -1;
+  }
   [[noreturn]] void io_fail(const std::string& what, int e) const {
     throw StoreError(".npy: cannot " + what + " '" + target.string() + "': " + std::strerror(e));
   }
@@ -415,8 +470,10 @@ Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const S
     const auto real = exists ? std::filesystem::canonical(path, ec) : path;
     if (!ec) m.target = real;
     const auto dir = m.target.parent_path().empty() ? std::filesystem::path(".") : m.target.parent_path();
-    m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + std::to_string(::getpid()) + "-" +
-                   std::to_string(g_writer_counter.fetch_add(1)));
+    sweep_dead_writers(dir, m.target.filename().string());
+    m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + detail::host_tag() + "-" + std::to_string(::getpid()) +
+                   "-" + std::to_string(g_writer_counter.fetch_add(1)));
+    m.slot = register_temp(m.tmp);
     m.fd = ::open(m.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (m.fd < 0) {
       const int e = errno;
@@ -429,11 +486,7 @@ Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const S
   m.put(h.data(), h.size());
 }
 
-Writer::~Writer() {
-  auto& m = *impl_;
-  if (m.fd >= 0) ::close(m.fd);
-  if (!m.done && !m.tmp.empty()) ::unlink(m.tmp.c_str());
-}
+Writer::~Writer() = default;  // Impl removes an unfinished temporary
 
 void Writer::write(std::span<const std::uint8_t> bytes) {
   auto& m = *impl_;
@@ -451,6 +504,7 @@ void Writer::commit() {
   if (::close(fd) != 0) m.io_fail("write", errno);
   if (!m.tmp.empty() && ::rename(m.tmp.c_str(), m.target.c_str()) != 0) m.io_fail("replace", errno);
   m.done = true;
+  m.release();
 }
 
 void save(const std::filesystem::path& path, const NDView& view) {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "../core/temp_names.hpp"
 #include "named_locks.hpp"
 #include "zarrpp/core/error.hpp"
 
@@ -46,13 +47,14 @@ bool is_internal_name(const std::string& name) { return name.rfind(".zarrpp-", 0
 // Opens `rel` (relative to the directory `dirfd`) without ever leaving that directory:
 // openat2(RESOLVE_BENEATH) where the kernel has it, else a component-by-component walk that
 // refuses symlinks. Returns -1 with errno set; EXDEV/ELOOP mean "would leave the root".
-int open_beneath(int dirfd, const std::string& rel, int flags, mode_t mode = 0) {
+// `no_symlinks`: refuse symlinks inside the root too (ELOOP): what writes and deletes go through.
+int open_beneath(int dirfd, const std::string& rel, int flags, mode_t mode = 0, bool no_symlinks = false) {
   static std::atomic<bool> have_openat2{true};
   if (have_openat2.load(std::memory_order_relaxed)) {
     open_how how{};
     how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
     how.mode = (flags & O_CREAT) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
     for (;;) {
       const long fd = ::syscall(SYS_openat2, dirfd, rel.c_str(), &how, sizeof how);
       if (fd >= 0) return static_cast<int>(fd);
@@ -100,9 +102,48 @@ bool through_symlink(const fs::path& root, const std::string& dir) {
   return false;
 }
 
+
+// The first symlink on the way from the root to root/rel ("" when there is none).
+std::string first_symlink(const fs::path& root, const std::string& rel) {
+  fs::path p = root;
+  std::string at;
+  for (std::size_t i = 0; i < rel.size();) {
+    std::size_t j = rel.find('/', i);
+    if (j == std::string::npos) j = rel.size();
+    p /= rel.substr(i, j - i);
+    at = rel.substr(0, j);
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(p, ec))) return at;
+    i = j + 1;
+  }
+  return "";
+}
+
+std::string link_target(const fs::path& p) {
+  std::error_code ec;
+  const auto t = fs::read_symlink(p, ec);
+  return ec ? std::string("?") : t.string();
+}
+
+// Stores whose values are symlinks to elsewhere (git-annex, DataLad) land here, naming the link.
 [[noreturn]] void escape_fail(const std::string& key, const fs::path& root) {
-  throw StoreError("store key '" + key + "' leads outside the store root '" + root.string() +
-                   "' (through a symlink); refused");
+  const std::string link = first_symlink(root, key);
+  if (link.empty())
+    throw StoreError("store key '" + key + "' leads outside the store root '" + root.string() + "' (through a symlink); refused");
+  throw StoreError("'" + (root / link).string() + "' is a symlink leading outside the store root '" + root.string() + "' (to '" +
+                   link_target(root / link) +
+                   "'); zarrpp follows symlinks only inside the store (for git-annex or DataLad data, unlock the files "
+                   "or copy them in with cp -L)");
+}
+
+// Writes and deletes never go through a symlink inside the root: its target may be shared by
+// other keys (or lie outside), and would change with them.
+[[noreturn]] void symlink_fail(const fs::path& root, const std::string& dir) {
+  const std::string link = first_symlink(root, dir);
+  if (link.empty()) escape_fail(dir, root);
+  throw StoreError("'" + (root / link).string() + "' is a symlink (to '" + link_target(root / link) +
+                   "'): zarrpp reads through symlinks inside the store but never writes or deletes through one, "
+                   "since its target may be shared; replace the link by a real directory to write there");
 }
 
 // Splits "a/b/c" into ("a/b", "c").
@@ -171,8 +212,15 @@ FileStore::FileStore(fs::path root, Options options) : root_(std::move(root)), o
     fs::create_directories(root_, ec);
     if (ec) throw StoreError("cannot create store directory '" + root_.string() + "': " + ec.message());
   }
-  if (!fs::is_directory(root_, ec))
+  if (!fs::is_directory(root_, ec)) {
+    const auto st = fs::status(root_, ec);
+    if (fs::exists(st)) {
+      const char* what = fs::is_fifo(st) ? "a FIFO" : fs::is_regular_file(st) ? "a file" : fs::is_socket(st) ? "a socket"
+                         : fs::is_character_file(st) || fs::is_block_file(st) ? "a device" : "not a directory";
+      throw StoreError(ErrorCode::invalid_argument, "'" + root_.string() + "' is " + what + ", not a directory (a Zarr store on disk is a directory)");
+    }
     throw NotFoundError("store directory '" + root_.string() + "' does not exist");
+  }
   root_ = fs::absolute(root_, ec).lexically_normal();
   root_fd_ = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd_ < 0) sys_fail("cannot open store directory", root_, errno);
@@ -187,9 +235,9 @@ FileStore::~FileStore() {
 
 int FileStore::open_dir(const std::string& dir, bool create) const {
   if (dir.empty()) return ::dup(root_fd_);
-  int fd = open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY);
+  int fd = open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY, 0, true);
   if (fd >= 0 || !create || errno != ENOENT) {
-    if (fd < 0 && escapes(errno)) escape_fail(dir, root_);
+    if (fd < 0 && escapes(errno)) symlink_fail(root_, dir);
     return fd;
   }
   // Create missing directories one component at a time, each beneath the previous one.
@@ -203,11 +251,11 @@ int FileStore::open_dir(const std::string& dir, bool create) const {
       ::close(cur);
       sys_fail("cannot create directory", root_ / dir, e);
     }
-    const int next = open_beneath(cur, seg, O_RDONLY | O_DIRECTORY);
+    const int next = open_beneath(cur, seg, O_RDONLY | O_DIRECTORY, 0, true);
     const int e = errno;
     ::close(cur);
     if (next < 0) {
-      if (escapes(e)) escape_fail(dir, root_);
+      if (escapes(e)) symlink_fail(root_, dir);
       sys_fail("cannot open directory", root_ / dir, e);
     }
     if (j == std::string::npos) return next;
@@ -221,19 +269,7 @@ fs::path FileStore::path_of(const std::string& key) const {
   return root_ / key;
 }
 
-// This machine, in temporary file names (8 hex digits of its host name's hash).
-const std::string& host_tag() {
-  static const std::string tag = [] {
-    char h[256] = {};
-    ::gethostname(h, sizeof h - 1);
-    std::uint32_t x = 2166136261u;
-    for (const char* c = h; *c; ++c) x = (x ^ static_cast<unsigned char>(*c)) * 16777619u;
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%08x", x);
-    return std::string(buf);
-  }();
-  return tag;
-}
+using detail::host_tag;
 
 // Temporary files of writes that were killed: a temp file is stale when it was made on this
 // machine by a process that is gone and is more than a minute old, or when it is more than a day
@@ -253,7 +289,6 @@ void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
   const auto now = ::time(nullptr);
   std::vector<std::string> stale;
   static const std::string kTmp = ".zarrpp-tmp-";
-  const std::string mine = kTmp + host_tag() + "-";
   while (const dirent* e = ::readdir(dp)) {
     const std::string n = e->d_name;
     if (n.compare(0, kTmp.size(), kTmp) != 0) continue;
@@ -261,9 +296,7 @@ void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
     if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
     const auto age = now - st.st_mtime;
     // Only a writer of this machine can be known dead by its process id.
-    const bool here = n.compare(0, mine.size(), mine) == 0;
-    const long pid = here ? std::strtol(n.c_str() + mine.size(), nullptr, 10) : 0;
-    const bool dead = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    const bool dead = detail::made_by_dead_writer(std::string_view(n).substr(kTmp.size()));
     if ((dead && age > 60) || age > 24 * 3600) stale.push_back(n);
   }
   ::closedir(dp);
@@ -314,11 +347,23 @@ void FileStore::write_atomic(const std::string& key, const Bytes& value, int dir
   if (options_.fsync) ::fsync(d.fd);
 }
 
+// A key that is a symlink to nothing is there (it is listed) but holds no value: an error, never
+// "missing" (which would read as the fill value).
+void FileStore::broken_link_check(const std::string& key) const {
+  struct stat st {};
+  if (::fstatat(root_fd_, key.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+    throw StoreError("'" + (root_ / key).string() + "' is a symlink to nothing (to '" + link_target(root_ / key) +
+                     "'), not a stored value");
+}
+
 int FileStore::open_for_read(const std::string& key) const {
   // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
   const int fd = open_beneath(root_fd_, key, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return -1;
+    if (errno == ENOENT || errno == ENOTDIR) {
+      broken_link_check(key);
+      return -1;
+    }
     if (escapes(errno)) escape_fail(key, root_);
     sys_fail("cannot open", root_ / key, errno);
   }
@@ -412,8 +457,14 @@ void FileStore::do_erase(const std::string& key) {
     if (errno == ENOENT || errno == ENOTDIR) return;
     sys_fail("cannot open directory", root_ / dir, errno);
   }
-  if (::unlinkat(d.fd, name.c_str(), 0) != 0 && errno != ENOENT && errno != ENOTDIR && errno != EISDIR)
-    sys_fail("cannot remove", root_ / key, errno);
+  // A symlink is removed itself (never its target); an empty directory where a value would be
+  // goes too, a directory holding anything is an error (it is not this key's to delete).
+  if (::unlinkat(d.fd, name.c_str(), 0) == 0 || errno == ENOENT || errno == ENOTDIR) return;
+  if (errno != EISDIR) sys_fail("cannot remove", root_ / key, errno);
+  if (::unlinkat(d.fd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return;
+  if (errno == ENOTEMPTY || errno == EEXIST)
+    throw StoreError("'" + (root_ / key).string() + "' is a directory holding other files, not a stored value; not removed");
+  sys_fail("cannot remove", root_ / key, errno);
 }
 
 void FileStore::do_erase_prefix(const std::string& prefix) {
@@ -451,6 +502,51 @@ std::string FileStore::location() const {
   return out;
 }
 
+std::vector<std::string> FileStore::identity_chain(const std::string& path) const {
+  std::string p = location();
+  if (!path.empty()) {
+    std::error_code ec;
+    const auto c = fs::weakly_canonical(root_ / path, ec);
+    p = (ec ? root_ / path : c).lexically_normal().string();
+  }
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  std::vector<std::string> out;
+  for (fs::path cur = p;; cur = cur.parent_path()) {
+    struct stat st {};
+    if (::stat(cur.c_str(), &st) == 0) out.push_back("file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino));
+    else out.push_back("path:" + cur.string());  // not made yet: only its own path can name it
+    if (cur == cur.parent_path() || cur.empty()) break;
+  }
+  return out;
+}
+
+// A temporary with the bytes that will be written, beside the key (or, when its folder does not
+// exist yet, in the deepest one that does), made and removed: a read-only or full file system, or
+// a folder without write permission, fails here before the caller changes anything.
+void FileStore::do_check_can_write(const std::string& key, const Bytes& probe) {
+  auto [dir, name] = split_key(key);
+  Fd d(open_dir(dir, false));
+  while (d.fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    dir = split_key(dir).first;
+    d.reset(open_dir(dir, false));
+  }
+  if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
+  const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(g_tmp_counter.fetch_add(1)) + "-probe";
+  const int fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) sys_fail("cannot write in", root_ / dir, errno);
+  int err = 0;
+  for (std::size_t done = 0; done < probe.size() && err == 0;) {
+    const ssize_t n = ::write(fd, probe.data() + done, probe.size() - done);
+    if (n < 0 && errno != EINTR) err = errno;
+    if (n > 0) done += static_cast<std::size_t>(n);
+  }
+  if (err == 0 && options_.fsync && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  ::unlinkat(d.fd, tmp.c_str(), 0);
+  if (err != 0) sys_fail("cannot write", root_ / key, err);
+}
+
 void FileStore::do_prune_empty(const std::string& prefix) {
   std::string rel = prefix;
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
@@ -473,43 +569,110 @@ std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {
   return static_cast<std::uint64_t>(st.st_size);
 }
 
+// Listing shows what reading sees. Regular files are values; in-root symlinks are followed (to a
+// file: a value; to a directory: walked, a loop refused); everything else that stands where a value
+// could be (a FIFO, socket or device, a symlink to nothing or out of the root, an empty directory)
+// is listed too, so that reading it says what it is instead of the key being silently skipped.
+FileStore::Entry FileStore::classify(int dir_fd, const std::string& name, const std::string& rel) const {
+  struct stat st {};
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return Entry::gone;  // removed while listing
+    sys_fail("cannot stat", root_ / rel, errno);
+  }
+  if (S_ISLNK(st.st_mode)) {
+    const int fd = open_beneath(root_fd_, rel, O_PATH);
+    if (fd < 0) return Entry::other;  // out of the root or to nothing: reading says which
+    Fd f(fd);
+    if (::fstat(fd, &st) != 0) return Entry::other;
+  }
+  if (S_ISREG(st.st_mode)) return Entry::value;
+  return S_ISDIR(st.st_mode) ? Entry::directory : Entry::other;
+}
+
+// Opens the directory root/dir for listing (through in-root symlinks); -1 when it is missing.
+int FileStore::open_listed_dir(const std::string& dir) const {
+  const int fd = dir.empty() ? ::dup(root_fd_) : open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY);
+  if (fd >= 0) return fd;
+  if (errno == ENOENT || errno == ENOTDIR) return -1;
+  if (escapes(errno)) escape_fail(dir, root_);
+  sys_fail("cannot list", root_ / dir, errno);
+}
+
+// The entries of an open directory (without ".", ".." and zarrpp's own files).
+std::vector<std::string> FileStore::entries_of(int dir_fd, const std::string& dir) const {
+  // A new open file description: a dup would share (and move) the directory offset of dir_fd.
+  const int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* dp = fd < 0 ? nullptr : ::fdopendir(fd);
+  if (!dp) {
+    if (fd >= 0) ::close(fd);
+    sys_fail("cannot list", root_ / dir, errno);
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = ::readdir(dp)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != ".." && !is_internal_name(n)) names.push_back(n);
+  }
+  const int err = errno;
+  ::closedir(dp);
+  if (err != 0) sys_fail("cannot list", root_ / dir, err);
+  return names;
+}
+
+void FileStore::walk(const std::string& dir, const std::string& prefix, std::vector<std::string>& out,
+                     std::vector<std::pair<dev_t, ino_t>>& open_dirs) const {
+  Fd d(open_listed_dir(dir));
+  if (d.fd < 0) return;
+  struct stat st {};
+  if (::fstat(d.fd, &st) != 0) sys_fail("cannot stat", root_ / dir, errno);
+  const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+  if (std::find(open_dirs.begin(), open_dirs.end(), id) != open_dirs.end())
+    throw StoreError("'" + (root_ / dir).string() + "' is a symlink to a folder containing it (a loop); refusing to list it");
+  open_dirs.push_back(id);
+  const auto names = entries_of(d.fd, dir);
+  if (names.empty() && !dir.empty() && dir.compare(0, prefix.size(), prefix) == 0) out.push_back(dir);  // an empty directory
+  for (const auto& name : names) {
+    const std::string rel = dir.empty() ? name : dir + "/" + name;
+    const bool listed = rel.compare(0, prefix.size(), prefix) == 0;
+    // Only what can hold keys under the prefix is visited.
+    if (!listed && prefix.compare(0, rel.size() + 1, rel + "/") != 0) continue;
+    switch (classify(d.fd, name, rel)) {
+      case Entry::directory: walk(rel, prefix, out, open_dirs); break;
+      case Entry::value:
+      case Entry::other:
+        if (listed) out.push_back(rel);
+        break;
+      case Entry::gone: break;
+    }
+  }
+  open_dirs.pop_back();
+}
+
 std::vector<std::string> FileStore::do_list_prefix(const std::string& prefix) {
   // Walk the deepest directory the prefix names, then filter by the full prefix.
   const auto slash = prefix.rfind('/');
   const std::string dir_part = slash == std::string::npos ? "" : prefix.substr(0, slash);
-  const fs::path start = dir_part.empty() ? root_ : root_ / dir_part;
   std::vector<std::string> out;
-  std::error_code ec;
-  if (through_symlink(root_, dir_part) || !fs::is_directory(start, ec)) return out;
-  fs::recursive_directory_iterator it(start, fs::directory_options::skip_permission_denied, ec), end;
-  for (; it != end; it.increment(ec)) {
-    if (ec) break;
-    const auto name = it->path().filename().string();
-    if (is_internal_name(name)) {
-      if (it->is_directory(ec)) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_symlink(ec)) continue;  // symlinks are never listed (and never followed out of the root)
-    if (!it->is_regular_file(ec)) continue;
-    auto rel = it->path().lexically_relative(root_).generic_string();
-    if (rel.compare(0, prefix.size(), prefix) == 0) out.push_back(std::move(rel));
-  }
+  std::vector<std::pair<dev_t, ino_t>> open_dirs;
+  walk(dir_part, prefix, out, open_dirs);
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
 DirListing FileStore::do_list_dir(const std::string& prefix) {
   std::string p = prefix;
   if (!p.empty() && p.back() == '/') p.pop_back();
-  const fs::path dir = p.empty() ? root_ : root_ / p;
   DirListing out;
-  std::error_code ec;
-  if (through_symlink(root_, p) || !fs::is_directory(dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const auto name = e.path().filename().string();
-    if (is_internal_name(name) || e.is_symlink(ec)) continue;
-    if (e.is_directory(ec)) out.prefixes.push_back(name);
-    else if (e.is_regular_file(ec)) out.keys.push_back(name);
+  Fd d(open_listed_dir(p));
+  if (d.fd < 0) return out;
+  for (const auto& name : entries_of(d.fd, p)) {
+    switch (classify(d.fd, name, p.empty() ? name : p + "/" + name)) {
+      case Entry::directory: out.prefixes.push_back(name); break;
+      case Entry::value:
+      case Entry::other: out.keys.push_back(name); break;
+      case Entry::gone: break;
+    }
   }
   std::sort(out.keys.begin(), out.keys.end());
   std::sort(out.prefixes.begin(), out.prefixes.end());

@@ -1,6 +1,8 @@
 #include "zarrpp/store/store.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <set>
 
 #include "zarrpp/core/error.hpp"
@@ -118,6 +120,64 @@ DirListing Store::list_dir(const std::string& prefix) {
   validate_prefix(prefix);
   check_listing(prefix);
   return do_list_dir(prefix);
+}
+
+void Store::check_can_write(const std::string& key, const Bytes& probe) {
+  validate_key(key);
+  check_writable("write", key);
+  do_check_can_write(key, probe);
+}
+
+std::vector<std::string> Store::identity_chain(const std::string& path) const {
+  std::string at = normalize_url(path.empty() ? location() : location() + "/" + path);
+  // The authority ends the chain: "s3://host/bucket/a" -> "s3://host/bucket" -> "s3://host".
+  const auto scheme = at.find("://");
+  const std::size_t floor = scheme == std::string::npos ? at.find(':') + 1 : at.find('/', scheme + 3);
+  std::vector<std::string> out{at};
+  for (auto slash = at.rfind('/'); slash != std::string::npos && floor != std::string::npos && slash >= floor && slash > 0;
+       slash = at.rfind('/', slash - 1)) {
+    out.push_back(at.substr(0, slash));
+    if (slash == 0) break;
+  }
+  return out;
+}
+
+std::string normalize_url(std::string_view url) {
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::string out;
+  const auto scheme_end = url.find("://");
+  std::string_view rest = url;
+  if (scheme_end != std::string_view::npos) {
+    const std::string scheme = lower(std::string(url.substr(0, scheme_end)));
+    rest = url.substr(scheme_end + 3);
+    const auto slash = rest.find('/');
+    std::string host = lower(std::string(rest.substr(0, slash)));
+    for (const auto& [s, port] : {std::pair<const char*, const char*>{"http", ":80"}, {"https", ":443"}, {"s3", ":443"}})
+      if (scheme == s && host.size() > std::strlen(port) && host.ends_with(port)) host.resize(host.size() - std::strlen(port));
+    out = scheme + "://" + host;
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  }
+  // The path: %-escapes of unreserved characters decoded, repeated and trailing '/' dropped.
+  auto unreserved = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~'; };
+  auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10; };
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    char c = rest[i];
+    if (c == '%' && i + 2 < rest.size() && std::isxdigit(static_cast<unsigned char>(rest[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(rest[i + 2]))) {
+      const char d = static_cast<char>(hex(rest[i + 1]) * 16 + hex(rest[i + 2]));
+      if (unreserved(d)) {
+        c = d;
+        i += 2;
+      }
+    }
+    if (c == '/' && !out.empty() && out.back() == '/') continue;
+    out += c;
+  }
+  while (out.size() > 1 && out.back() == '/' && !out.ends_with("://")) out.pop_back();
+  return out;
 }
 
 std::unique_ptr<StoreLock> Store::lock(const std::string& key) {

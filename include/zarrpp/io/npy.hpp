@@ -50,7 +50,8 @@ Loaded load_view(const std::filesystem::path& path, std::size_t concurrency);
 // Writes a .npy file (C order, little-endian) as its data arrives, so a large selection need not
 // be held in memory whole. A regular file (new or existing) is written under a temporary name in
 // the same directory and renamed into place by commit(): until then, and if anything fails, the
-// old file is untouched and no partial file remains. Anything else (a FIFO, /dev/stdout) is
+// old file is untouched and no partial file remains (the temporary is removed on every error path,
+// and by remove_unfinished_temporaries() on a signal). Anything else (a FIFO, /dev/stdout) is
 // written in place.
 class Writer {
  public:
@@ -67,6 +68,12 @@ class Writer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+// Removes the temporary files of Writers that have not committed. Async-signal-safe: for a
+// program's SIGINT/SIGTERM handler (the CLI's), so an interrupted `get --out` leaves no partial
+// file. A Writer also removes, before it starts, temporaries of the same file left by processes
+// of this machine that are gone (killed with SIGKILL).
+void remove_unfinished_temporaries() noexcept;
+
 // Serialises a view (any strides) as a version 1.0 .npy (2.0 if the header needs it),
 // little-endian, C order.
 Bytes serialize(const NDView& view);

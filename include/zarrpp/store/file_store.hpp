@@ -3,6 +3,9 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sys/types.h>
+#include <utility>
+#include <vector>
 
 #include "zarrpp/store/store.hpp"
 
@@ -17,8 +20,12 @@ class NamedLocks;
 // file per store root kept outside it ($ZARRPP_LOCK_DIR, default /tmp/zarrpp-locks), safe across
 // threads and processes of one machine, so writes conditioned on a version are atomic and nothing
 // is left in the user's folders. All access resolves beneath the root (openat2 RESOLVE_BENEATH): a
-// key can never reach a file outside it, not even through a symlink; symlinks are not listed. A
-// directory, FIFO or device where a value should be is an error (never a hang, never "missing").
+// key can never reach a file outside it, not even through a symlink. A directory, FIFO or device
+// where a value should be is an error (never a hang, never "missing"). Symlinks inside the root
+// are followed for reading and listing; nothing is written or deleted through one (erasing a key
+// that is a symlink removes the link, never its target). Listing shows every entry reading can
+// see, FIFOs, symlinks out of the root or to nothing and empty directories included, so no
+// operation silently skips them.
 class FileStore : public Store {
  public:
   struct Options {
@@ -44,6 +51,7 @@ class FileStore : public Store {
   }
   std::string describe() const override { return "file://" + root_.string(); }
   std::string location() const override;
+  std::vector<std::string> identity_chain(const std::string& path) const override;
 
  protected:
   // Versions name the file a key's value lives in (device, inode, size, modification and change
@@ -60,12 +68,21 @@ class FileStore : public Store {
   std::vector<std::string> do_list_prefix(const std::string& prefix) override;
   DirListing do_list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
+  void do_check_can_write(const std::string& key, const Bytes& probe) override;
 
  private:
   // dir_fd: the key's directory, already open (or -1).
   void write_atomic(const std::string& key, const Bytes& value, int dir_fd = -1);
   // The key's file opened for reading, or -1 when it does not exist; other failures throw.
   int open_for_read(const std::string& key) const;
+  void broken_link_check(const std::string& key) const;
+  // Listing (see do_list_prefix).
+  enum class Entry { value, directory, other, gone };
+  Entry classify(int dir_fd, const std::string& name, const std::string& rel) const;
+  int open_listed_dir(const std::string& dir) const;
+  std::vector<std::string> entries_of(int dir_fd, const std::string& dir) const;
+  void walk(const std::string& dir, const std::string& prefix, std::vector<std::string>& out,
+            std::vector<std::pair<dev_t, ino_t>>& open_dirs) const;
   std::optional<Version> current_version(const std::string& key) const;
   int open_dir(const std::string& dir, bool create) const;  // -1 with errno when missing
   // The lock name of a key; with dir_fd, also the key's directory opened (the caller closes it).

@@ -137,6 +137,19 @@ class Store {
   // Where the store's keys live, canonically (a resolved directory path, a bucket and prefix):
   // two stores with the same location hold the same keys, and "L/k" is key k of location L.
   virtual std::string location() const { return describe(); }
+  // What the folder holding the keys under `path` ("" the root, "a/b" a node) is, then what each
+  // folder above it is, up to the file system's or the service's root: innermost first. Two
+  // places are one node when their first entries are equal, and one lies inside the other when
+  // the other's first entry is in its chain. A local store names folders by device and inode (so
+  // bind mounts, symlinks and ".." are seen through) and a folder that does not exist yet by its
+  // path; other stores by their normalised URL (scheme and host in lower case, no default port,
+  // no repeated or trailing '/', unreserved %-escapes decoded).
+  virtual std::vector<std::string> identity_chain(const std::string& path) const;
+  // Before replacing `key`: throws StoreError when a value could not be written there now (a
+  // read-only or full file system, a folder without write permission), so a caller can stop
+  // before it deletes anything. Writes `probe` (the bytes it will write) to a temporary beside
+  // the key and removes it; stores that cannot know ahead (remote ones) do nothing.
+  void check_can_write(const std::string& key, const Bytes& probe);
 
  protected:
   // Keys reaching these are valid (validate_key), prefixes valid (validate_prefix).
@@ -156,6 +169,7 @@ class Store {
   virtual void do_prune_empty(const std::string&) {}
   virtual DirListing do_list_dir(const std::string& prefix);
   virtual std::unique_ptr<StoreLock> do_lock(const std::string& key);
+  virtual void do_check_can_write(const std::string&, const Bytes&) {}
 
  private:
   void check_writable(const char* op, const std::string& key) const;
@@ -171,6 +185,7 @@ class StoreWrapper : public Store {
   explicit StoreWrapper(StorePtr inner);
   const StorePtr& inner() const { return inner_; }
   std::string location() const override { return inner_->location(); }
+  std::vector<std::string> identity_chain(const std::string& path) const override { return inner_->identity_chain(path); }
   StoreCapabilities capabilities() const override { return inner_->capabilities(); }
 
  protected:
@@ -186,6 +201,7 @@ class StoreWrapper : public Store {
   void do_prune_empty(const std::string& prefix) override;
   DirListing do_list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
+  void do_check_can_write(const std::string& key, const Bytes& probe) override { inner_->check_can_write(key, probe); }
 
  private:
   StorePtr inner_;
@@ -196,5 +212,7 @@ class StoreWrapper : public Store {
 void validate_key(std::string_view key);
 // Validates a list prefix: "" or a key, optionally with a trailing '/'.
 void validate_prefix(std::string_view prefix);
+// A URL in the form identity_chain compares (see there).
+std::string normalize_url(std::string_view url);
 
 }  // namespace zarrpp
