@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "common.hpp"
@@ -120,4 +122,89 @@ TEST(HostileStore, FifosAndDirectoriesAreErrorsNotHangsOrMissing) {
   std::filesystem::create_directory(dir / "c" / "0");
   expect_error<StoreError>([&] { (void)z.read(); }, ErrorCode::store_failure, {"directory"});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+// ---- JSON as Python writes it (issue 30, item 5) ---------------------------------------------------
+// Python's json (and so zarr-python 2 and 3) writes NaN / Infinity / -Infinity bare and an
+// undecodable file name's lone surrogate as "\udcff". zarrpp reads them (NaN and infinities as
+// doubles, lone surrogates as WTF-8) and writes them back as zarr-python does.
+
+namespace {
+const std::string kPythonAttrs =
+    R"({"b": NaN, "a": [Infinity, -Infinity, 1.5], "name": "x\udcffy", "e": "\u00e9\ud83d\ude00", "hi": "\ud83d"})";
+// zarr.util.json_dumps (zarr 2.13) of json.loads(kPythonAttrs), byte for byte.
+const std::string kZarr2Attrs =
+    "{\n    \"a\": [\n        Infinity,\n        -Infinity,\n        1.5\n    ],\n    \"b\": NaN,\n"
+    "    \"e\": \"\\u00e9\\ud83d\\ude00\",\n    \"hi\": \"\\ud83d\",\n    \"name\": \"x\\udcffy\"\n}";
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+TEST(HostileJson, NanInfinityAndLoneSurrogatesReadAsPythonReadsThem) {
+  const Json j = parse_json_document(kPythonAttrs, "attributes");
+  EXPECT_TRUE(std::isnan(j["b"].get<double>()));
+  EXPECT_EQ(j["a"][0].get<double>(), kInf);
+  EXPECT_EQ(j["a"][1].get<double>(), -kInf);
+  EXPECT_EQ(j["name"].get<std::string>(), "x\xED\xB3\xBFy");  // U+DCFF in WTF-8
+  EXPECT_EQ(j["e"].get<std::string>(), "\xC3\xA9\xF0\x9F\x98\x80");  // a surrogate pair is one code point
+  EXPECT_EQ(j["hi"].get<std::string>(), "\xED\xA0\xBD");
+  EXPECT_EQ(parse_json_document("1e999", "x").get<double>(), kInf);  // as Python: beyond range is infinite
+  EXPECT_EQ(parse_json_document("-1e999", "x").get<double>(), -kInf);
+  EXPECT_EQ(parse_json_document("0.0000000000001e-400", "x").get<double>(), 0.0);
+  EXPECT_EQ(parse_json_document("1000000000000000000000", "x").get<double>(), 1e21);
+  EXPECT_TRUE(parse_json_document("18446744073709551615", "x").is_number_unsigned());
+  EXPECT_TRUE(parse_json_document("-9223372036854775808", "x").is_number_integer());
+  // What Python's json refuses stays refused.
+  for (const char* bad : {"nan", "NAN", "+Infinity", "-NaN", "Inf", "infinity", "[1,]", "{\"a\":1,}", "\"\\ud83\"",
+                          "\"\\x\"", "\"\xff\"", "\"\xED\xB3\xBF\"", "01", "1.", ".5", "-", "[1] x", "\"a\nb\"", "", "[",
+                          "{\"a\" 1}", "{1: 2}", "tru", "NaNa"})
+    EXPECT_THROW(parse_json_document(bad, "t"), MetadataError) << bad;
+}
+
+TEST(HostileJson, NanAndLoneSurrogatesAreWrittenAsZarrPythonWritesThem) {
+  const Json j = parse_json_document(kPythonAttrs, "attributes");
+  EXPECT_EQ(dump_v2_attributes(j), kZarr2Attrs);  // .zattrs as zarr-python 2 writes it
+  // zarr.json as zarr-python 3 writes NaN and lone surrogates (json.dumps, allow_nan); other
+  // non-ASCII stays UTF-8, as zarrpp always wrote it.
+  EXPECT_EQ(dump_json(j), "{\n  \"b\": NaN,\n  \"a\": [\n    Infinity,\n    -Infinity,\n    1.5\n  ],\n  \"name\": \"x\\udcffy\",\n"
+                          "  \"e\": \"\xC3\xA9\xF0\x9F\x98\x80\",\n  \"hi\": \"\\ud83d\"\n}");
+  EXPECT_EQ(json_text(j), "{\"b\":NaN,\"a\":[Infinity,-Infinity,1.5],\"name\":\"x\\udcffy\",\"e\":\"\xC3\xA9\xF0\x9F\x98\x80\",\"hi\":\"\\ud83d\"}");
+  EXPECT_EQ(json_text(parse_json_document(dump_json(j), "x")), json_text(j));
+  EXPECT_EQ(dump_v2_attributes(parse_json_document(kZarr2Attrs, "x")), kZarr2Attrs);
+  // Bytes that are not UTF-8 (nor a surrogate's WTF-8) are never written into a document.
+  EXPECT_THROW(dump_json(Json{{"a", "\xff"}}), MetadataError);
+  EXPECT_EQ(json_text(Json{{"a", "\xff"}}), "{\"a\":\"\xEF\xBF\xBD\"}");
+}
+
+TEST(HostileJson, AnAttributeNeverMakesDataUnreachable) {
+  // Zarr v2 as zarr-python 2 stores it: NaN in the root's .zattrs, NaN and a lone surrogate in an
+  // array's.
+  auto store = MemoryStore::create();
+  store->set(".zgroup", B("{\n    \"zarr_format\": 2\n}"));
+  store->set(".zattrs", B("{\n    \"missing\": NaN\n}"));
+  store->set("x/.zarray", B(R"({"chunks": [2], "compressor": null, "dtype": "<f8", "fill_value": "NaN", "filters": null,
+                                "order": "C", "shape": [4], "zarr_format": 2})"));
+  store->set("x/.zattrs", B(kZarr2Attrs));
+  auto g = Group::open(store);
+  EXPECT_TRUE(std::isnan(g.attributes()["missing"].get<double>()));
+  const auto kids = g.children();
+  ASSERT_EQ(kids.size(), 1u);
+  EXPECT_EQ(kids[0].error, "");
+  auto z = Array::open(store, "x");
+  EXPECT_EQ(z.attributes()["name"].get<std::string>(), "x\xED\xB3\xBFy");
+  EXPECT_TRUE(std::isnan(z.read({}).to_vector<double>()[0]));
+  z.update_attributes({{"zz", 1}});  // written back as zarr-python 2 writes it
+  EXPECT_EQ(S(*store->get("x/.zattrs")),
+            kZarr2Attrs.substr(0, kZarr2Attrs.size() - 2) + ",\n    \"zz\": 1\n}");
+  // Zarr v3: NaN in a root group's and an array's attributes.
+  auto s3 = MemoryStore::create();
+  s3->set("zarr.json", B(R"({"zarr_format": 3, "node_type": "group", "attributes": {"valid_range": [NaN, 1]}})"));
+  s3->set("a/zarr.json", B(std::string(kArrayHead) + R"({"_FillValue": NaN, "f": "\udcff"}})"));
+  auto g3 = Group::open(s3);
+  EXPECT_TRUE(std::isnan(g3.attributes()["valid_range"][0].get<double>()));
+  EXPECT_EQ(g3.children().at(0).error, "");
+  auto a3 = Array::open(s3, "a");
+  a3.update_attributes({{"k", 2}});
+  EXPECT_NE(S(*s3->get("a/zarr.json")).find(R"("_FillValue": NaN,
+    "f": "\udcff",
+    "k": 2)"), std::string::npos) << S(*s3->get("a/zarr.json"));
 }

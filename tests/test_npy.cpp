@@ -154,3 +154,61 @@ TEST(Npy, WriterReplacesOnlyWhenComplete) {
   EXPECT_THROW(npy::Writer(d / "missing" / "x.npy", a.dtype(), a.shape()), StoreError);
   std::filesystem::remove_all(d);
 }
+
+namespace {
+// A version 1.0 (or `major`.`minor`) .npy file with `header` (padded as NumPy pads it) and `data`.
+Bytes npy_with_header(std::string header, std::size_t data_bytes, int major = 1, int minor = 0) {
+  const std::size_t pre = major == 1 ? 10 : 12;
+  header.append((64 - (pre + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  Bytes b = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<std::uint8_t>(major), static_cast<std::uint8_t>(minor)};
+  for (std::size_t i = 0; i < pre - 8; ++i) b.push_back(static_cast<std::uint8_t>(header.size() >> (8 * i)));
+  b.insert(b.end(), header.begin(), header.end());
+  b.resize(b.size() + data_bytes, 1);
+  return b;
+}
+}  // namespace
+
+// Issue 30, item 5: the header parser accepts a subset of what NumPy's accepts (ast.literal_eval,
+// then exactly three keys of the right types) and refuses a repeated key, which NumPy reads keeping
+// the last. The CLI test runs the same and more cases with NumPy as the oracle.
+TEST(Npy, HeadersNumPyRefusesAreRefused) {
+  const std::string d = "'descr': '<i4', ";
+  const std::string o = "'fortran_order': False, ";
+  const std::vector<std::pair<std::string, std::size_t>> refused = {
+      {"{" + d + o + "'shape': (2,), 'shape': (4,), }", 32},  // the old parser read (2, 4)
+      {"{'descr': '<i2', " + d + o + "'shape': (4,), }", 16},
+      {"{" + d + o + "'shape': (4), }", 16},  // an int, not a tuple
+      {"{" + d + o + "'shape': (2 2), }", 16},
+      {"{" + d + o + "'shape': (4.0,), }", 16},
+      {"{" + d + o + "'shape': (04,), }", 16},
+      {"{" + d + o + "'shape': (4,,), }", 16},
+      {"{" + d + o + "'shape': [4], }", 16},
+      {"{" + d + o + "'shape': (4LL,), }", 16},
+      {"{" + d + "'fortran_order': 0, 'shape': (4,), }", 16},
+      {"{" + d + "'fortran_order': Falsey, 'shape': (4,), }", 16},
+      {"{" + d + "'shape': (4,), }", 16},
+      {"{" + d + o + "'shape': (4,), 'extra': 1, }", 16},
+      {"{'descr': '<i4' 'fortran_order': False, 'shape': (4,), }", 16},
+      {"{" + d + "'fortran_order': False 'shape': (4,), }", 16},
+      {"{" + d + o + "'shape': (4,), , }", 16},
+      {"{'descr': '<i4' '<i4', " + o + "'shape': (4,), }", 16},
+      {"{" + d + o + "'shape': (4,), } x", 16},
+      {"{" + d + o + "'shape': (4,), }{}", 16},
+      {"{" + d + o + "'shape': (4,), ", 16},
+      {"['descr', '<i4']", 16},
+  };
+  for (const auto& [h, n] : refused) EXPECT_THROW(npy::parse(npy_with_header(h, n)), ArgumentError) << h;
+  const std::string plain = "{" + d + o + "'shape': (4,), }";
+  EXPECT_THROW(npy::parse(npy_with_header(plain, 16, 1, 1)), ArgumentError);                    // format 1.1
+  EXPECT_THROW(npy::parse(npy_with_header(plain + std::string(10050, ' '), 16, 2)), ArgumentError);  // > 10,000
+  EXPECT_THROW(npy::parse(npy_with_header("{" + d + o + "'shape': (4L,), }", 16, 3)), ArgumentError);  // no L in 3.0
+  // What NumPy reads, zarrpp reads the same.
+  EXPECT_EQ(npy::parse(npy_with_header(plain, 16)).shape(), (Shape{4}));
+  EXPECT_EQ(npy::parse(npy_with_header("{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 2)}", 16)).shape(), (Shape{2, 2}));
+  EXPECT_EQ(npy::parse(npy_with_header("{" + d + o + "'shape': (2L, 2L), }", 16)).shape(), (Shape{2, 2}));
+  EXPECT_EQ(npy::parse(npy_with_header("{'descr': '<i4',\n 'fortran_order': False,\n 'shape': (\n4,\n),\n}", 16)).shape(), (Shape{4}));
+  EXPECT_EQ(npy::parse(npy_with_header("{'shape': (1, 4), 'fortran_order': True, 'descr': '<i4'}", 16, 2)).shape(), (Shape{1, 4}));
+  EXPECT_EQ(npy::parse(npy_with_header(plain, 16, 3)).shape(), (Shape{4}));
+  EXPECT_EQ(npy::parse(npy_with_header("{" + d + o + "'shape': (), }", 4)).shape(), (Shape{}));
+}

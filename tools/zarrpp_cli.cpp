@@ -106,9 +106,20 @@ Json scalar_json(const std::string& v) {
   }
 }
 
-NDArray scalar_array(const std::string& v, const DataType& t) {
+// `what` names the option the value came from: the value is parsed as a fill value is, but a
+// refusal must name the option given (not "fill_value", which the user never gave).
+NDArray scalar_array(const std::string& v, const DataType& t, const std::string& what) {
   NDArray a(t, {});
-  const Bytes b = parse_fill_value(scalar_json(v), t);
+  Bytes b;
+  try {
+    b = parse_fill_value(scalar_json(v), t);
+  } catch (const MetadataError& e) {
+    // parse_fill_value says "fill_value: X is not valid for data type T: why"; keep the why.
+    const std::string m = e.what(), mark = "for data type " + t.name() + ": ";
+    const auto at = m.find(mark);
+    throw ArgumentError(what + ": " + v + " is not a valid " + t.name() + " value" +
+                        (at == std::string::npos ? "" : " (" + m.substr(at + mark.size()) + ")"));
+  }
   std::memcpy(a.raw_data(), b.data(), b.size());
   return a;
 }
@@ -586,14 +597,14 @@ void print_info(const Array& z) {
             << "\n"
             << "Shape         : " << shape_str(z.shape()) << "\n"
             << "Domain        : " << dom << "\n"
-            << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << j["chunk_grid"]["configuration"].dump() << "\n"
+            << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << json_text(j["chunk_grid"]["configuration"]) << "\n"
             << "Chunk shape   : " << shape_str(z.chunks()) << "\n";
   if (z.shards()) std::cout << "Shard shape   : " << shape_str(*z.shards()) << "\n";
-  std::cout << "Fill value    : " << j["fill_value"].dump() << "\n"
+  std::cout << "Fill value    : " << json_text(j["fill_value"]) << "\n"
             << "Codecs        : " << codecs_summary(z.metadata()) << "\n"
             << "Chunks stored : " << j["chunks_stored"] << " / " << j["chunks_total"] << "\n"
             << "Bytes stored  : " << j["bytes_stored"] << "\n";
-  if (!z.attributes().empty()) std::cout << "Attributes    : " << z.attributes().dump() << "\n";
+  if (!z.attributes().empty()) std::cout << "Attributes    : " << json_text(z.attributes()) << "\n";
 }
 
 void print_tree(const StorePtr& store, const std::string& path, const std::string& name, const std::string& indent, bool last,
@@ -786,7 +797,7 @@ int main(int argc, char** argv) {
       made.keep();
     } else if (info->parsed()) {
       auto z = Array::open(open_dir(i_array, false));
-      if (i_json) std::cout << info_json(z).dump() << "\n";
+      if (i_json) std::cout << json_text(info_json(z)) << "\n";
       else print_info(z);
     } else if (tree->parsed()) {
       print_tree(open_dir(t_store, false), "", "", "", true, true);
@@ -821,7 +832,7 @@ int main(int argc, char** argv) {
         if (!s_from.empty()) {
           set_from_npy(z, sel, s_coords, s_from);
         } else {
-          const NDArray data = scalar_array(s_value, z.dtype());
+          const NDArray data = scalar_array(s_value, z.dtype(), "--value");
           if (s_coords) z.coords().write(sel, data);
           else z.write(sel, data);
         }

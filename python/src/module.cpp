@@ -392,8 +392,10 @@ auto without_gil(F&& f) -> decltype(f()) {
   return f();
 }
 
+// Through Python's json module, so NaN/Infinity come back as floats and a lone surrogate (held as
+// WTF-8) as the str json.loads gives for "\udcff".
 py::object attrs_to_python(const Json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
+  return py::module_::import("json").attr("loads")(zarrpp::json_text(j));
 }
 
 // ---- groups -------------------------------------------------------------------------------------
@@ -503,15 +505,15 @@ PYBIND11_MODULE(_zarrpp, m) {
         const Array s = pinned(a);
         return py::bytes(reinterpret_cast<const char*>(s.fill_value().data()), s.fill_value().size());
       })
-      .def_property_readonly("fill_value_json", [](const Array& a) { return a.fill_value_json().dump(); })
+      .def_property_readonly("fill_value_json", [](const Array& a) { return zarrpp::json_text(a.fill_value_json()); })
       .def_property_readonly("metadata_json", [](const Array& a) {
         const auto md = pinned(a).metadata();
-        return md.zarr_format == 2 ? md.to_v2_json().dump() : md.to_json().dump();
+        return zarrpp::json_text(md.zarr_format == 2 ? md.to_v2_json() : md.to_json());
       })
       .def_property_readonly("codecs_json", [](const Array& a) {
         Json cs = Json::array();
         for (const auto& c : pinned(a).metadata().codecs) cs.push_back(c.to_json());
-        return cs.dump();
+        return zarrpp::json_text(cs);
       })
       .def_property_readonly("zarr_format", [](const Array& a) { return pinned(a).metadata().zarr_format; })
       .def_property_readonly("v2_dtype", [](const Array& a) { return pinned(a).metadata().v2.dtype; })
@@ -519,6 +521,7 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def_property_readonly("path", [](const Array& a) { return a.path(); })
       .def_property_readonly("store", [](const Array& a) { return a.store(); })
       .def("attributes", [](const Array& a) { return attrs_to_python(pinned(a).attributes()); })
+      .def_property_readonly("generation", &Array::generation)
       .def("set_attributes_json",
            [](Array& a, const std::string& j) {
              const Json attrs = parse_json(j, "attributes");
@@ -642,7 +645,9 @@ PYBIND11_MODULE(_zarrpp, m) {
              py::tuple t(d.size());
              for (std::size_t i = 0; i < d.size(); ++i) t[i] = py::make_tuple(d[i].inclusive_min, d[i].exclusive_max);
              return t;
-           }, "axis"_a, "before"_a, "after"_a = 0);
+           }, "axis"_a, py::kw_only(), "before"_a, "after"_a = 0,
+           "Grows (negative: shrinks) the domain along `axis`; `before` and `after` are keyword-only, as a "
+           "swap of the two would delete the wrong end.");
 
   m.def(
       "create_array",
@@ -669,6 +674,7 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def_property_readonly("path", &zarrpp::Group::path)
       .def_property_readonly("store", &zarrpp::Group::store)
       .def("attributes", [](const zarrpp::Group& g) { return attrs_to_python(g.attributes()); })
+      .def_property_readonly("generation", &zarrpp::Group::generation)
       .def("set_attributes_json", [](zarrpp::Group& g, const std::string& j) { g.set_attributes(parse_json(j, "attributes")); })
       .def("update_attributes_json",
            [](zarrpp::Group& g, const std::string& j) { g.update_attributes(parse_json(j, "attributes")); })

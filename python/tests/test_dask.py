@@ -274,7 +274,7 @@ def test_growth_on_a_cluster_back_fills_in_front_while_appending(tmp_path, dask_
     assert len(before) == 9
 
     # One metadata step extends the domain in front: 45 earlier rows, read as the fill value.
-    assert z.expand_domain(before=45) == ((-45, 100), (0, cols))
+    assert z.expand_domain(0, before=45) == ((-45, 100), (0, cols))
     assert (z.coords[-45:0] == fill).all()
 
     # Workers compute and write the back-fill by coordinates while another appends at the end and

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import math
 import operator
 import re
 import warnings
-from collections.abc import MutableMapping
+from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -121,7 +122,9 @@ def _json_default(o: Any) -> Any:
 
 
 def _to_json_text(obj: Any) -> str:
-    return json.dumps(obj, default=_json_default, allow_nan=False)
+    # NaN and +-inf are written as zarr-python writes them (bare NaN / Infinity / -Infinity, which
+    # Python's json reads; strict JSON readers such as zarrita.js and TensorStore refuse them).
+    return json.dumps(obj, default=_json_default)
 
 
 def _store_url(store: Any) -> str:
@@ -273,16 +276,38 @@ def _strip_leading_ones(data: np.ndarray, ndim: int) -> np.ndarray:
 # ---- attributes ----------------------------------------------------------------------------------
 
 class Attributes(MutableMapping):
-    """A node's user attributes (zarr.json "attributes"); every change is written to the store."""
+    """A node's user attributes (zarr.json "attributes"); every change is written to the store.
+
+    Every reading method answers from one snapshot of the attributes the handle holds: the
+    converted dict is kept until the handle's metadata changes (``generation``), so ``dict(a)``,
+    ``a.items()`` or ``a[k]`` in a loop take linear time in the number of keys."""
 
     def __init__(self, node: "Union[Array, Group]"):
         self._node = node
 
+    def _snapshot(self) -> Dict[str, Any]:
+        # One conversion per metadata generation, shared by the node's Attributes objects; callers
+        # must not hand this dict (or its containers) out without copying.
+        node = self._node
+        gen = node._core.generation
+        cached = getattr(node, "_attrs_cache", None)
+        if cached is None or cached[0] != gen:
+            cached = (gen, node._attrs_get())
+            node._attrs_cache = cached
+        return cached[1]
+
     def asdict(self) -> Dict[str, Any]:
-        return self._node._attrs_get()
+        return copy.deepcopy(self._snapshot())
 
     def __getitem__(self, key: str) -> Any:
-        return self.asdict()[key]
+        v = self._snapshot()[key]
+        return copy.deepcopy(v) if isinstance(v, (dict, list)) else v
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._node._attrs_update({key: value})
@@ -293,13 +318,22 @@ class Attributes(MutableMapping):
             raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.asdict())
+        return iter(list(self._snapshot()))
 
     def __len__(self) -> int:
-        return len(self.asdict())
+        return len(self._snapshot())
 
     def __contains__(self, key: object) -> bool:
-        return key in self.asdict()
+        return key in self._snapshot()
+
+    def keys(self) -> KeysView:  # type: ignore[override]
+        return dict.fromkeys(self._snapshot()).keys()
+
+    def items(self) -> ItemsView:  # type: ignore[override]
+        return self.asdict().items()
+
+    def values(self) -> ValuesView:  # type: ignore[override]
+        return self.asdict().values()
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # one write for all keys
         self._node._attrs_update(dict(*args, **kwargs))
@@ -312,12 +346,12 @@ class Attributes(MutableMapping):
         self._node._refresh()
 
     def __repr__(self) -> str:
-        return repr(self.asdict())
+        return repr(self._snapshot())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Attributes):
-            other = other.asdict()
-        return self.asdict() == other
+            other = other._snapshot()
+        return self._snapshot() == other
 
 
 # ---- arrays --------------------------------------------------------------------------------------
@@ -1056,14 +1090,19 @@ class Array(_Node):
         self._check_writable()
         self._core.resize([operator.index(n) for n in new_shape])
 
-    def expand_domain(self, before: int = 0, after: int = 0, axis: int = 0) -> Tuple[Tuple[int, int], ...]:
+    def expand_domain(self, axis: int = 0, *, before: int = 0, after: int = 0) -> Tuple[Tuple[int, int], ...]:
         """Adds ``before`` elements in front of and ``after`` behind the domain along ``axis``, as
         stored now (growth by others meanwhile is kept), writing no data: the new elements read as
         the fill value until written, e.g. by coordinates (``z.coords[...] = ...``), from any
-        process. Returns the new domain: this call's elements are ``[lower, lower + before)`` and
-        ``[upper - after, upper)`` along ``axis``."""
+        process. Negative counts shrink that end (deleting its data). Returns the new domain: this
+        call's elements are ``[lower, lower + before)`` and ``[upper - after, upper)`` along
+        ``axis``.
+
+        The order is C++'s ``expand_domain(axis, before, after)``; ``before`` and ``after`` are
+        keyword-only, since passing them swapped would grow or delete the wrong end:
+        ``z.expand_domain(0, before=2)``."""
         self._check_writable()
-        return self._core.expand_domain(self._axis(axis), operator.index(before), operator.index(after))
+        return self._core.expand_domain(self._axis(axis), before=operator.index(before), after=operator.index(after))
 
     def resize_domain(self, bounds: Sequence[Tuple[int, int]]) -> None:
         """New domain: one (inclusive lower, exclusive upper) pair per dimension."""

@@ -261,6 +261,7 @@ ArrayMetadata Array::metadata() const { return st_->current()->meta; }
 const std::string& Array::path() const { return st_->path; }
 const StorePtr& Array::store() const { return st_->store; }
 Json Array::attributes() const { return st_->current()->meta.attributes; }
+std::uint64_t Array::generation() const { return st_->current()->generation; }
 void Array::set_concurrency(std::size_t n) { st_->concurrency = std::max<std::size_t>(n, 1); }
 std::size_t Array::concurrency() const { return st_->concurrency; }
 void Array::set_write_empty_chunks(bool on) { st_->write_empty = on; }

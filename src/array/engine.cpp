@@ -23,6 +23,7 @@ constexpr auto kConflictPatience = std::chrono::seconds(60);
 
 std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored, std::shared_ptr<VlenHeap> heap) {
   auto s = std::make_shared<Snapshot>();
+  s->generation = node::next_generation();
   s->meta = std::move(meta);
   s->grid = ChunkGrid::from_metadata(s->meta);
   const ChunkSpec storage_spec{s->meta.chunk_grid.chunk_shape, s->meta.data_type, s->meta.fill_value, heap};

@@ -24,6 +24,7 @@ struct Snapshot {
   ChunkSpec unit_spec;       // a decoded read/write unit
   Shape units_per_storage;   // units per stored object (all 1 when not sharded)
   std::uint64_t max_stored = kNoLimit;  // the most bytes a stored object can hold
+  std::uint64_t generation = 0;  // node::next_generation() when made
 };
 
 // Validates metadata into a snapshot (every codec built). `stored` is the document's bytes as

@@ -10,6 +10,7 @@ namespace zarrpp {
 struct Group::State {
   mutable std::mutex mu;
   GroupMetadata meta;
+  std::uint64_t generation = node::next_generation();  // renewed whenever meta changes
 };
 
 std::optional<NodeType> node_type(const StorePtr& store, const std::string& path_in) {
@@ -80,10 +81,16 @@ Json Group::attributes() const {
   return st_->meta.attributes;
 }
 
+std::uint64_t Group::generation() const {
+  std::lock_guard lk(st_->mu);
+  return st_->generation;
+}
+
 void Group::refresh() {
   auto g = open(store_, path_);
   std::lock_guard lk(st_->mu);
   st_->meta = g.st_->meta;
+  st_->generation = node::next_generation();
 }
 
 void Group::write_attributes(const std::function<Json(const Json&)>& change) {
@@ -92,6 +99,7 @@ void Group::write_attributes(const std::function<Json(const Json&)>& change) {
     node::refresh_consolidated(*store_, path_);
     std::lock_guard lk(st_->mu);
     st_->meta.attributes = a;
+    st_->generation = node::next_generation();
     return;
   }
   GroupMetadata written;
@@ -106,6 +114,7 @@ void Group::write_attributes(const std::function<Json(const Json&)>& change) {
   if (!path_.empty()) node::refresh_consolidated(*store_, path_);
   std::lock_guard lk(st_->mu);
   st_->meta = std::move(written);
+  st_->generation = node::next_generation();
 }
 
 void Group::set_attributes(const Json& attributes) {

@@ -1,6 +1,7 @@
 #include "node.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <random>
 #include <set>
@@ -11,6 +12,11 @@ namespace zarrpp::node {
 std::string prefix_of(const std::string& path) { return path.empty() ? std::string() : path + "/"; }
 std::string meta_key(const std::string& path) { return prefix_of(path) + "zarr.json"; }
 std::string shown(const std::string& path) { return path.empty() ? "/" : path; }
+std::uint64_t next_generation() {
+  static std::atomic<std::uint64_t> counter{0};
+  return ++counter;
+}
+
 Bytes to_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 std::optional<VersionedBytes> read(Store& store, const std::string& path) {

@@ -19,6 +19,9 @@ std::string meta_key(const std::string& path);
 // How messages name a node: "/" for the root.
 std::string shown(const std::string& path);
 Bytes to_bytes(const std::string& s);
+// A number never handed out before in this process: stamps each metadata a handle holds, so callers
+// (the Python attribute cache) can tell in O(1) whether it changed.
+std::uint64_t next_generation();
 
 // The most bytes a zarr.json may hold (a StoreError, limit_exceeded, beyond it).
 inline constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{256} << 20;

@@ -27,7 +27,7 @@ const CodecEntry* find_codec(std::string_view name) {
 // ---- configuration helpers --------------------------------------------------------------------------
 
 void config_fail(const std::string& codec, const std::string& why, const Json& cfg) {
-  throw MetadataError("codec " + codec + ": " + why + " (configuration " + cfg.dump() + ")");
+  throw MetadataError("codec " + codec + ": " + why + " (configuration " + json_text(cfg) + ")");
 }
 
 void allowed_keys(const std::string& codec, const Json& cfg, std::initializer_list<const char*> keys) {

@@ -21,87 +21,147 @@ namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw ArgumentError(".npy: " + why); }
 
-// A tiny parser for the header's Python dict literal: {'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }
+// The header is a Python dict literal, e.g. {'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }.
+// NumPy evaluates it with ast.literal_eval and then requires exactly the keys descr, fortran_order
+// and shape, shape a tuple of ints, fortran_order a bool and descr a data type; it refuses headers
+// longer than 10,000 characters. This parser accepts a subset of what NumPy accepts, never more:
+// single- or double-quoted strings without escapes, True/False, tuples of decimal integers (with
+// Python 2's "L" suffix in format versions 1 and 2, as NumPy filters it), commas where Python needs
+// them (a one-element tuple needs its trailing comma: "(4)" is the int 4), and only whitespace after
+// the closing brace. A repeated key is refused: literal_eval keeps the last, so a reader keeping the
+// first would read another array than NumPy does.
 struct Header {
   std::string descr;
   bool fortran = false;
   Shape shape;
 };
 
-void skip_ws(std::string_view s, std::size_t& i) {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-}
+constexpr std::size_t kMaxHeaderChars = 10000;  // NumPy's max_header_size
 
-std::string parse_str(std::string_view s, std::size_t& i) {
-  skip_ws(s, i);
-  if (i >= s.size() || (s[i] != '\'' && s[i] != '"')) fail("malformed header: expected a string");
-  const char q = s[i++];
-  const std::size_t j = s.find(q, i);
-  if (j == std::string_view::npos) fail("malformed header: unterminated string");
-  std::string out(s.substr(i, j - i));
-  i = j + 1;
-  return out;
-}
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view s, int major) : s_(s), longs_(major <= 2) {}
 
-Header parse_header(std::string_view s) {
-  Header h;
-  bool has_descr = false, has_order = false, has_shape = false;
-  std::size_t i = 0;
-  skip_ws(s, i);
-  if (i >= s.size() || s[i] != '{') fail("malformed header: expected '{'");
-  ++i;
-  for (;;) {
-    skip_ws(s, i);
-    if (i < s.size() && s[i] == '}') break;
-    const std::string key = parse_str(s, i);
-    skip_ws(s, i);
-    if (i >= s.size() || s[i] != ':') fail("malformed header: expected ':'");
-    ++i;
-    skip_ws(s, i);
-    if (key == "descr") {
-      h.descr = parse_str(s, i);
-      has_descr = true;
-    } else if (key == "fortran_order") {
-      if (s.substr(i, 4) == "True") {
-        h.fortran = true;
-        i += 4;
-      } else if (s.substr(i, 5) == "False") {
-        i += 5;
-      } else {
-        fail("malformed header: fortran_order must be True or False");
+  Header parse() {
+    if (s_.size() > kMaxHeaderChars)
+      fail("header of " + std::to_string(s_.size()) + " characters (NumPy refuses more than " + std::to_string(kMaxHeaderChars) + ")");
+    for (const char c : s_)
+      if (static_cast<unsigned char>(c) >= 0x80 || (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r'))
+        fail("malformed header: unexpected byte " + std::to_string(static_cast<unsigned char>(c)));
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;  // as literal_eval strips
+    expect('{', "expected '{'");
+    Header h;
+    bool has_descr = false, has_order = false, has_shape = false;
+    ws();
+    while (peek() != '}') {
+      const std::string key = str();
+      ws();
+      expect(':', "expected ':' after '" + key + "'");
+      ws();
+      bool* seen = key == "descr" ? &has_descr : key == "fortran_order" ? &has_order : key == "shape" ? &has_shape : nullptr;
+      if (!seen) fail("unexpected header key '" + key + "'");
+      if (*seen) fail("header key '" + key + "' given twice");
+      *seen = true;
+      if (key == "descr") h.descr = str();
+      else if (key == "fortran_order") h.fortran = boolean();
+      else h.shape = shape();
+      ws();
+      if (peek() == ',') {
+        ++i_;
+        ws();
+      } else if (peek() != '}') {
+        fail("malformed header: expected ',' or '}'");
       }
-      has_order = true;
-    } else if (key == "shape") {
-      if (i >= s.size() || s[i] != '(') fail("malformed header: shape must be a tuple");
-      ++i;
-      for (;;) {
-        skip_ws(s, i);
-        if (i < s.size() && s[i] == ')') {
-          ++i;
-          break;
-        }
-        std::int64_t v = 0;
-        const std::size_t start = i;
-        while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-          if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v)) fail("shape overflows");
-          ++i;
-        }
-        if (i == start) fail("malformed header: bad shape entry");
-        while (i < s.size() && s[i] == 'L') ++i;  // Python 2 longs
-        h.shape.push_back(v);
-        skip_ws(s, i);
-        if (i < s.size() && s[i] == ',') ++i;
-      }
-      has_shape = true;
-    } else {
-      fail("unexpected header key '" + key + "'");
     }
-    skip_ws(s, i);
-    if (i < s.size() && s[i] == ',') ++i;
+    ++i_;
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+    if (i_ != s_.size()) fail("malformed header: unexpected text after the dictionary");
+    if (!has_descr || !has_order || !has_shape) fail("header lacks descr, fortran_order or shape");
+    return h;
   }
-  if (!has_descr || !has_order || !has_shape) fail("header lacks descr, fortran_order or shape");
-  return h;
-}
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const { throw ArgumentError(".npy: " + why); }
+  char peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  void ws() {  // inside brackets Python allows newlines
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+  }
+  void expect(char c, const std::string& why) {
+    if (peek() != c) fail("malformed header: " + why);
+    ++i_;
+  }
+  static bool name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  }
+
+  std::string str() {
+    const char q = peek();
+    if (q != '\'' && q != '"') fail("malformed header: expected a string");
+    const std::size_t start = ++i_;
+    while (i_ < s_.size() && s_[i_] != q) {
+      if (s_[i_] == '\\' || s_[i_] == '\n' || s_[i_] == '\r') fail("malformed header: unsupported string (escape or line break)");
+      ++i_;
+    }
+    if (i_ >= s_.size()) fail("malformed header: unterminated string");
+    std::string out(s_.substr(start, i_ - start));
+    ++i_;
+    ws();
+    if (peek() == '\'' || peek() == '"') fail("malformed header: adjacent strings");
+    return out;
+  }
+
+  bool boolean() {
+    bool v = false;
+    if (s_.substr(i_, 4) == "True") {
+      v = true;
+      i_ += 4;
+    } else if (s_.substr(i_, 5) == "False") {
+      i_ += 5;
+    } else {
+      fail("fortran_order must be True or False");
+    }
+    if (name_char(peek())) fail("fortran_order must be True or False");
+    return v;
+  }
+
+  std::int64_t integer() {
+    const std::size_t start = i_;
+    std::int64_t v = 0;
+    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') {
+      if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s_[i_] - '0', &v)) fail("shape overflows");
+      ++i_;
+    }
+    if (i_ == start) fail("shape must be a tuple of non-negative integers");
+    if (s_[start] == '0' && i_ - start > 1) fail("shape must be a tuple of non-negative integers (leading zero)");
+    if (longs_ && peek() == 'L') ++i_;  // Python 2's longs, which NumPy filters out of versions 1 and 2
+    if (name_char(peek()) || peek() == '.') fail("shape must be a tuple of non-negative integers");
+    return v;
+  }
+
+  Shape shape() {
+    expect('(', "shape must be a tuple");
+    Shape out;
+    ws();
+    bool comma = false;  // a comma after the last element
+    while (peek() != ')') {
+      if (!out.empty() && !comma) fail("malformed header: expected ',' or ')' in shape");
+      out.push_back(integer());
+      ws();
+      comma = peek() == ',';
+      if (comma) {
+        ++i_;
+        ws();
+      }
+    }
+    ++i_;
+    if (out.size() == 1 && !comma) fail("shape must be a tuple (a one-element tuple needs its comma: (n,))");
+    return out;
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+  bool longs_;
+};
 
 struct Descr {
   DataType dtype;
@@ -173,6 +233,7 @@ std::pair<std::size_t, std::size_t> header_extent(std::span<const std::uint8_t> 
   static const std::uint8_t magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (b.size() < 10 || !std::equal(std::begin(magic), std::end(magic), b.begin())) fail("not a .npy file (bad magic)");
   const int major = b[6];
+  if (b[7] != 0) fail("unsupported format version " + std::to_string(major) + "." + std::to_string(b[7]));
   if (major == 1) return {10, static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8)};
   if (major == 2 || major == 3) {
     if (b.size() < 12) fail("truncated header");
@@ -187,7 +248,7 @@ Layout layout_of(std::span<const std::uint8_t> b, std::uint64_t total) {
   const auto [off, hlen] = header_extent(b);
   if (b.size() < off + hlen || total < off + hlen) fail("truncated header");
   Layout l;
-  l.h = parse_header(std::string(reinterpret_cast<const char*>(b.data() + off), hlen));
+  l.h = HeaderParser(std::string_view(reinterpret_cast<const char*>(b.data() + off), hlen), b[6]).parse();
   l.d = parse_descr(l.h.descr);
   // What the header claims is checked against what the file holds before anything is allocated.
   l.need = l.d.dtype.size();

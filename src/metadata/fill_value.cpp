@@ -11,7 +11,7 @@ namespace zarrpp {
 namespace {
 
 [[noreturn]] void bad(const Json& j, const DataType& t, const std::string& why) {
-  throw MetadataError("fill_value: " + j.dump() + " is not valid for data type " + t.name() +
+  throw MetadataError("fill_value: " + json_text(j) + " is not valid for data type " + t.name() +
                       ": " + why);
 }
 

@@ -9,7 +9,7 @@ namespace zarrpp {
 namespace {
 
 [[noreturn]] void fail(const std::string& field, const Json& value, const std::string& why) {
-  std::string v = value.dump();
+  std::string v = json_text(value);
   if (v.size() > 200) v = v.substr(0, 200) + "...";
   throw MetadataError(field + ": " + why + " (got " + v + ")");
 }

@@ -12,7 +12,7 @@ namespace zarrpp {
 namespace {
 
 [[noreturn]] void fail(const std::string& field, const Json& value, const std::string& why) {
-  std::string v = value.dump();
+  std::string v = json_text(value);
   if (v.size() > 200) v = v.substr(0, 200) + "...";
   throw MetadataError(".zarray: " + field + ": " + why + " (got " + v + ")");
 }
@@ -318,7 +318,7 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
   if (m.v2.filters.is_array() && m.v2.filters.empty()) m.v2.filters = nullptr;
   m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, t.big, m.v2.order, m.rank());
   if (!zattrs.is_null()) {
-    if (!zattrs.is_object()) throw MetadataError(".zattrs: expected a JSON object (got " + zattrs.dump().substr(0, 200) + ")");
+    if (!zattrs.is_object()) throw MetadataError(".zattrs: expected a JSON object (got " + json_text(zattrs).substr(0, 200) + ")");
     m.attributes = zattrs;
   }
   return m;
@@ -378,14 +378,7 @@ Json ArrayMetadata::to_v2_json() const {
   j["order"] = std::string(1, v2.order);
   j["filters"] = v2.filters;
   j["dimension_separator"] = std::string(1, chunk_key_encoding.separator);
-  return Json::parse(j.dump());
+  return Json(j);  // keys sorted at every level (nlohmann::json's objects are sorted maps)
 }
-
-std::string dump_v2_json(const Json& j) {
-  const nlohmann::json sorted = nlohmann::json::parse(j.dump());
-  return sorted.dump(4, ' ', true);
-}
-
-std::string dump_v2_attributes(const Json& attributes) { return dump_v2_json(attributes); }
 
 }  // namespace zarrpp

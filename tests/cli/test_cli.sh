@@ -158,7 +158,8 @@ expect_err "already holds" "$Z" create "$A" --shape 2 --chunks 2 --dtype int8
 expect_err "out of bounds" "$Z" get "$A" "5"
 expect_err "step cannot be zero" "$Z" get "$A" "::0"
 expect_err "cannot parse selection" "$Z" get "$A" "1:2:3:4"
-expect_err "fill_value" "$Z" set "$A" --value 1.5
+expect_err "--value: 1.5 is not a valid int32 value (expected a JSON integer)" "$Z" set "$A" --value 1.5
+expect_err "--value: 3.5 is not a valid int32" "$Z" set "$A" "0:1" --value 3.5
 expect_err "axis 5" "$Z" prepend "$A" --axis 5 --from "$T/block.npy"
 expect_err "not a .npy file" "$Z" prepend "$A" --axis 0 --from "$T/h/top/zarr.json"
 expect_err "LO:HI" "$Z" resize "$A" --domain 3
@@ -432,6 +433,38 @@ cat "$T/fifo" >"$T/from-fifo.npy" &
 expect_ok "$Z" get "$T/boolslab.zarr" --out "$T/fifo"
 wait
 expect_eq "$($PY -c "import numpy as np; print(np.load('$T/from-fifo.npy').all())")" "True" "get --out into a FIFO"
+
+# Attributes as Python's json writes them (issue 30, item 5): NaN, infinities, a lone surrogate.
+$PY -c "
+import zarr
+z = zarr.open('$T/nanattrs.zarr', mode='w', shape=(2,), dtype='f8')
+z.attrs.update({'valid_range': [float('nan'), 1.0], 'inf': float('inf'), 'name': 'a\udcffb'})"
+expect_ok "$Z" info "$T/nanattrs.zarr"
+expect_eq "$(echo "$out" | grep -c 'Attributes.*NaN')" "1" "info prints NaN attributes"
+expect_eq "$("$Z" info "$T/nanattrs.zarr" --json | $PY -c 'import json,sys,math; a=json.load(sys.stdin)["attributes"]; print(math.isnan(a["valid_range"][0]), a["inf"], a["name"] == "a\udcffb")')" "True inf True" "info --json gives the attributes as Python's json reads them"
+expect_ok "$Z" set "$T/nanattrs.zarr" --value 2.5
+
+# .npy headers (issue 30, item 5): NumPy is the oracle (tests/cli/npy_headers.py). Every header it
+# refuses, and every header with a repeated key, is refused by set --from; the ones it reads are
+# read as NumPy reads them. The probe array has the shape the old parser gave the repeated-shape
+# header ((2,) then (4,) read as (2, 4)).
+mkdir "$T/hdr"
+$PY "$(dirname "$0")/npy_headers.py" "$T/hdr" >"$T/hdr/list" 2>"$T/hdr/oracle"
+expect_eq "$(cat "$T/hdr/oracle")" "" "NumPy's verdicts on the header table are the expected ones"
+expect_ok "$Z" create "$T/hdr/probe.zarr" --shape 2,4 --chunks 2,4 --dtype int32
+while read -r verdict name shape; do
+  f="$T/hdr/$verdict-$name.npy"
+  if [ "$verdict" = ok ]; then
+    [ "$shape" = "-" ] && continue
+    expect_ok "$Z" create "$T/hdr/$name.zarr" --shape "${shape//x/,}" --chunks "${shape//x/,}" --dtype int32
+    expect_ok "$Z" set "$T/hdr/$name.zarr" --from "$f"
+    expect_ok "$Z" get "$T/hdr/$name.zarr" --out "$T/hdr/$name.out.npy"
+    expect_eq "$($PY -c "import numpy as np; a, b = np.load('$f'), np.load('$T/hdr/$name.out.npy'); print(a.shape == b.shape and (a == b).all())")" "True" "header $name is read as NumPy reads it"
+  else
+    expect_err "\.npy: " "$Z" set "$T/hdr/probe.zarr" --from "$f"
+  fi
+done <"$T/hdr/list"
+expect_eq "$(grep -c . "$T/hdr/list")" "33" "every header of the table was tried"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -101,6 +101,9 @@ class Array {
   std::uint64_t nbytes_stored() const;
 
   Json attributes() const;
+  // Identifies the metadata this handle holds now: it changes whenever that metadata (attributes
+  // included) is replaced, and a value is never reused within the process.
+  std::uint64_t generation() const;
   // Replaces the attributes (atomically, with compare-and-swap on zarr.json).
   void set_attributes(const Json& attributes);
   // Merges keys into the attributes.

@@ -30,6 +30,8 @@ class Group {
   int zarr_format() const;
   // The attributes as last read or written through this handle.
   Json attributes() const;
+  // Identifies the metadata this handle holds now (see Array::generation).
+  std::uint64_t generation() const;
   void set_attributes(const Json& attributes);
   void update_attributes(const Json& patch);
   // Removes keys from the attributes as they are stored now; returns the keys it removed.

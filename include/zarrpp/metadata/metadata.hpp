@@ -159,6 +159,15 @@ struct GroupMetadata {
   std::string dump() const;
 };
 
+// JSON as zarrpp reads and writes it. Beyond strict JSON, the reader takes what Python's json module
+// reads and zarr-python stores: the bare tokens NaN, Infinity and -Infinity (held as a
+// number_float NaN / +-infinity; a number beyond double's range reads as +-infinity, as in
+// Python), and escaped lone UTF-16 surrogates such as "\udcff" (Python writes these for
+// undecodable file names), held in the std::string as WTF-8: the surrogate's code point in UTF-8's
+// three-byte form (ED B3 BF for U+DCFF), as Python's "surrogatepass" encodes it. The writers give
+// both back as json.dumps does (bare NaN/Infinity/-Infinity, lowercase "\udcff" escapes); strict
+// JSON readers (zarrita.js, TensorStore) refuse such documents.
+//
 // Zarr v2 documents as zarr-python 2 writes them: sorted keys, 4-space indent, ASCII.
 std::string dump_v2_json(const Json& j);
 // .zattrs text for attributes.
@@ -173,6 +182,9 @@ Json parse_json_document(std::string_view text, const std::string& where);
 // Pretty-prints as zarr.json is written (2-space indent; values nested deeper than 8 levels on
 // one line, so rewriting a document never multiplies its size).
 std::string dump_json(const Json& j);
+// One line, nothing escaped but what JSON needs and lone surrogates; never throws (bytes that are
+// not UTF-8 become U+FFFD). For messages, printing and handing JSON to Python's json.loads.
+std::string json_text(const Json& j);
 // Throws MetadataError naming `where` when `j` is nested deeper than kMaxJsonDepth.
 void check_json_depth(const Json& j, const std::string& where);
 
