@@ -29,14 +29,15 @@ std::string Array::State::remove_new_chunks(const Snapshot& cur, const Snapshot&
   try {
     if (lock) lock->check();  // without the lock, another grower may own those chunks now
     if (!store->capabilities().listing) return "the chunks it wrote outside the domain could not be listed and stay (invisible)";
-    std::size_t n = 0;
+    std::vector<std::string> gone;
     for (const auto& [idx, key] : node::list_chunks(*store, path, next.meta.chunk_key_encoding, next.meta.rank())) {
       if (cur.grid.contains_chunk(idx) || !next.grid.contains_chunk(idx)) continue;
       store->erase(key);
-      ++n;
+      gone.push_back(key);
     }
-    return n == 0 ? "it left nothing outside the domain"
-                  : "the " + std::to_string(n) + " chunk(s) it had written outside the domain were removed";
+    node::prune_dirs_of(*store, gone, prefix);
+    return gone.empty() ? "it left nothing outside the domain"
+                        : "the " + std::to_string(gone.size()) + " chunk(s) it had written outside the domain were removed";
   } catch (const Error& e) {
     return std::string("removing the chunks it had written outside the domain failed too (") + e.what() +
            "): they are invisible, and the next growth there overwrites them";
