@@ -46,7 +46,7 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     return next->meta_bytes;
   }, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
   publish(next);
-  if (format == 2 || !path.empty()) node::refresh_consolidated(*store, path);
+  node::refresh_consolidated(*store, path);
   if (after) after(*cur, *next);
 }
 
@@ -603,7 +603,7 @@ void Array::Coords::write_vlen_points(const Coordinates& coords, const VlenValue
 void remove_node(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
   node::remove_owned(*store, path, false);
-  if (!path.empty()) node::refresh_consolidated(*store, path);
+  node::refresh_consolidated(*store, path);
 }
 
 }  // namespace zarrpp

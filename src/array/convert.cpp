@@ -133,7 +133,7 @@ ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
   ConvertReport rep;
   convert_in_place(store, path, rep);
   // Consolidated metadata above the node no longer describes it.
-  if (!path.empty()) node::refresh_consolidated(*store, path, /*was_v2=*/true);
+  node::refresh_consolidated(*store, path, /*was_v2=*/true);
   return rep;
 }
 
@@ -165,6 +165,8 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
     node::prune_dirs_of(*dst, written, node::prefix_of(dp));
     throw;
   }
+  // A hierarchy it was converted into lists it where it is consolidated.
+  node::refresh_consolidated(*dst, dp);
   return rep;
 }
 

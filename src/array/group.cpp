@@ -47,7 +47,7 @@ Group Group::create(StorePtr store, const std::string& path_in, const Json& attr
     node::refresh_consolidated(*store, path);
   } else {
     store->set(node::meta_key(path), node::to_bytes(m.dump()));
-    if (!path.empty()) node::refresh_consolidated(*store, path);
+    node::refresh_consolidated(*store, path);
   }
   return Group(std::move(store), path, std::move(m));
 }
@@ -103,7 +103,7 @@ void Group::write_attributes(const std::function<Json(const Json&)>& change) {
     check_json_depth(written.attributes, "attributes");
     return node::to_bytes(written.dump());
   });
-  if (!path_.empty()) node::refresh_consolidated(*store_, path_);
+  node::refresh_consolidated(*store_, path_);
   std::lock_guard lk(st_->mu);
   st_->meta = std::move(written);
 }

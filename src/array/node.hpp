@@ -56,9 +56,13 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
 // After the node at `path` changed (created, resized, attributes, removed): brings consolidated
 // metadata that lists it up to date — for a v2 node every .zmetadata at it or above it (one read
 // per level), for a v3 node the "consolidated_metadata" of its ancestor groups' zarr.json (one
-// read per ancestor; none for the root). `was_v2`: the node was v2 before (a conversion), so
-// .zmetadata files are refreshed although it is v3 now. Best effort: a failure is swallowed (the
-// change has been made, and a node's own documents override consolidated metadata).
+// read per ancestor). Levels above the store's root count too: while the folder holding the root
+// is a group (Store::parent: a FileStore walks the real parents of its canonical root), the walk
+// goes up and refreshes from the outermost such group. `was_v2`: the node was v2 before (a
+// conversion), so .zmetadata files are refreshed although it is v3 now. The change has been made,
+// so a failure does not throw: each document that could not be refreshed is warned of (zarrpp::warn)
+// by name, with how to refresh it; a remote store opened below its bucket's root warns once that
+// the groups above were not checked.
 void refresh_consolidated(Store& store, const std::string& path, bool was_v2 = false);
 // The paths (relative to the group) and documents that consolidated metadata at or above the
 // group lists for its direct children: for stores that cannot list. Empty when there is none.
