@@ -177,3 +177,19 @@ def test_a_failed_refresh_warns_naming_the_document_cli_and_python(tmp_path):
     # Once writable again, the next change brings it up to date.
     zarrpp.open_array(str(path / "sub" / "flag"), mode="r+").resize(4)
     assert zarr.open_consolidated(str(path), mode="r")["sub/flag"].shape == (4,)
+
+
+def test_a_malformed_zmetadata_warns_and_w_error_raises_after_the_change(tmp_path):
+    path = _write(tmp_path)
+    (path / ".zmetadata").write_text("{not json")
+    a = zarrpp.open_array(str(path / "flag"), mode="r+")
+    with pytest.warns(zarrpp.ZarrppWarning, match=r"consolidated metadata at '.*/ds.zarr/\.zmetadata' is stale: "
+                                                    r"refreshing it failed \(.*malformed JSON") as w:
+        a.resize(5)
+    assert w[0].filename == __file__  # pointed at the caller
+    assert zarrpp.open_array(str(path / "flag")).shape == (5,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(zarrpp.ZarrppWarning):
+            a.resize(6)
+    assert zarrpp.open_array(str(path / "flag")).shape == (6,)  # the change was made all the same
