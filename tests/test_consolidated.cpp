@@ -176,6 +176,17 @@ void every_change_reaches_the_ancestors(int format) {
   Array::create(fresh, "", meta, /*overwrite=*/true);
   n.expect_current("create with overwrite");
   EXPECT_EQ(n.var_entry(n.ds, "sub/new")["shape"], Json::array({8, 2}));
+  // Replaced by a node of the other format: this format's documents forget it; and back.
+  ArraySpec other = spec(5 - format);
+  other.overwrite = true;
+  Array::create(fresh, "", other);
+  n.expect_current("replaced by the other format");
+  EXPECT_FALSE(format == 2 ? zmetadata(n.ds).contains("sub/new/.zarray") : inline_md(n.ds).contains("sub/new"));
+  Group::create(fresh, "", Json::object(), /*overwrite=*/true, format);
+  n.expect_current("replaced by a group of this format");
+  // Parents a create makes are listed too.
+  Array::create(at(n.sub), "p/q/deep", spec(format));
+  n.expect_current("create with new parents");
   // Groups: created below a store opened at sub, attributes set, removed.
   auto sub = at(n.sub);
   auto g = Group::create(sub, "g", {{"a", 1}}, false, format);

@@ -95,6 +95,10 @@ def test_nested_consolidated_ancestors_above_the_store_root(tmp_path):
     c = zarr.open_consolidated(str(path), mode="r")  # ds.zarr/.zmetadata
     assert c["sub/temp"].shape == (5, 4) and c["temp"].shape == (3, 4)
     assert np.array_equal(c["sub/temp"][3:], np.full((2, 4), 9.0))
+    # A create that makes parent groups lists them too.
+    zarrpp.open_group(str(path / "sub"), mode="r+").create_array("p/q", shape=(2,), dtype="i4", zarr_format=2)
+    for p, pre in ((path / "sub", ""), (path, "sub/")):
+        assert zarr.open_consolidated(str(p), mode="r")[pre + "p/q"].shape == (2,)
 
 
 def test_cli_changes_keep_xarray_and_zarr_python_current(tmp_path):
@@ -126,6 +130,11 @@ def test_cli_changes_keep_xarray_and_zarr_python_current(tmp_path):
         c = zarr.open_consolidated(str(p), mode="r")
         assert c[pre + "made"].shape == (5,) and c[pre + "copied"].shape == (4, 4)
         assert np.array_equal(c[pre + "copied"][:], c[pre + "temp"][:])
+    # Replaced by a Zarr v3 array (the CLI's default format): .zmetadata, which lists v2 nodes only,
+    # forgets it.
+    run("create", path / "sub" / "made", "--shape", "5", "--chunks", "3", "--dtype", "int32", "--overwrite")
+    for p, pre in ((path / "sub", ""), (path, "sub/")):
+        assert pre + "made" not in zarr.open_consolidated(str(p), mode="r")
 
 
 def _unshare_or_skip():

@@ -172,8 +172,8 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   if (m.zarr_format == 2) ArrayMetadata::from_v2_json(parse_json_document(text, ".zarray"), m.attributes);
   else ArrayMetadata::parse(text);
 
-  node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
-  node::write_array_documents(*store, path, snap->meta, snap->meta_bytes);
+  const int replaced = node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
+  node::write_array_documents(*store, path, snap->meta, snap->meta_bytes, replaced);
   auto st = std::make_shared<State>();
   st->store = std::move(store);
   st->path = path;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -140,7 +141,7 @@ void warn_stale(const Store& store, const std::string& level, const std::string&
 
 // Brings the consolidated documents at `path` and above it, inside `store`, up to date. A document
 // that cannot be refreshed is warned of (naming it and how to refresh it); the others still are.
-void refresh_levels(Store& store, const std::string& path, bool was_v2) {
+void refresh_levels(Store& store, const std::string& path, int replaced_format) {
   std::vector<std::string> levels = {""};
   for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) levels.push_back(path.substr(0, pos++));
   if (!path.empty()) levels.push_back(path);
@@ -156,7 +157,16 @@ void refresh_levels(Store& store, const std::string& path, bool was_v2) {
     return;
   }
   // A removed node leaves both kinds of consolidated metadata.
-  const bool v2 = was_v2 || !now || now->format == 2, v3 = !now || now->format == 3;
+  // A node that replaced one of the other format (or was converted) leaves that format's too.
+  const bool v2 = replaced_format == 2 || !now || now->format == 2, v3 = replaced_format == 3 || !now || now->format == 3;
+  // The groups between a consolidated level and the node (parents a create may have just made):
+  // read once, listed by every level below which they lie.
+  std::map<std::string, std::optional<Doc>> between;
+  auto group_at = [&](const std::string& p) -> const std::optional<Doc>& {
+    auto it = between.find(p);
+    if (it == between.end()) it = between.emplace(p, read_doc(store, p)).first;
+    return it->second;
+  };
   // Writes `next` over `cur` (compare-and-swap where the store can); false when another writer won.
   auto swap = [&](const std::string& key, const VersionedBytes& cur, const Bytes& next) {
     if (next == cur.bytes) return true;
@@ -179,6 +189,13 @@ void refresh_levels(Store& store, const std::string& path, bool was_v2) {
           if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
             throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
           put_entries(z["metadata"], store, path, rel);
+          for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
+            const std::string& mid = levels[i];
+            if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0)) continue;
+            const auto& d = group_at(mid);
+            if (d && d->format == 2 && d->type == NodeType::Group)
+              put_entries(z["metadata"], store, mid, mid.substr(level.empty() ? 0 : level.size() + 1));
+          }
           if (swap(key, *cur, to_bytes(dump_v2_json(z)))) break;
           if (attempt > 10000) throw ConflictError(key + " kept changing underneath");
         }
@@ -205,6 +222,17 @@ void refresh_levels(Store& store, const std::string& path, bool was_v2) {
               entry["consolidated_metadata"]["metadata"] = Json::object();
             cm["metadata"][rel] = std::move(entry);
             if (now->type == NodeType::Array) erase_under(cm["metadata"], rel + "/");
+            for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
+              const std::string& mid = levels[i];
+              if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0)) continue;
+              const auto& d = group_at(mid);
+              const std::string mrel = mid.substr(level.empty() ? 0 : level.size() + 1);
+              if (!d || d->format != 3 || d->type != NodeType::Group || cm["metadata"].contains(mrel)) continue;
+              Json e = d->json;
+              if (e.contains("consolidated_metadata") && e["consolidated_metadata"].is_object())
+                e["consolidated_metadata"]["metadata"] = Json::object();
+              cm["metadata"][mrel] = std::move(e);
+            }
           } else {
             cm["metadata"].erase(rel);
             erase_under(cm["metadata"], rel + "/");
@@ -234,18 +262,18 @@ bool is_group_root(Store& store) {
 }
 }  // namespace
 
-void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes) {
+void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes,
+                           int replaced_format) {
   if (m.zarr_format == 2) {
     if (!m.attributes.empty()) store.set(key_in(path, kZattrs), to_bytes(dump_v2_attributes(m.attributes)));
     store.set(key_in(path, kZarray), meta_bytes);
-    refresh_consolidated(store, path);
   } else {
     store.set(meta_key(path), meta_bytes);
-    refresh_consolidated(store, path);
   }
+  refresh_consolidated(store, path, replaced_format);
 }
 
-void refresh_consolidated(Store& store, const std::string& path, bool was_v2) {
+void refresh_consolidated(Store& store, const std::string& path, int replaced_format) {
   // The change itself has been made: consolidated metadata is a copy the node's own documents
   // override (in zarrpp and zarr-python alike), so failing to refresh it must not report the
   // change as failed; it is warned of instead (refresh_levels, and here).
@@ -271,8 +299,8 @@ void refresh_consolidated(Store& store, const std::string& path, bool was_v2) {
          " (the root this store was opened at) was not checked: zarrpp does not look above a remote store's root; if a group "
          "there is consolidated, open the store at that group, or refresh it with zarr-python: zarr.consolidate_metadata(<that "
          "group>)");
-  if (!top) return refresh_levels(store, path, was_v2);
-  refresh_levels(*top, path.empty() ? above : above + "/" + path, was_v2);
+  if (!top) return refresh_levels(store, path, replaced_format);
+  refresh_levels(*top, path.empty() ? above : above + "/" + path, replaced_format);
 }
 
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path) {
@@ -446,7 +474,7 @@ void remove_owned(Store& store, const std::string& path, bool keep_metadata) {
   }
 }
 
-void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array, int zarr_format) {
+int prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array, int zarr_format) {
   // Parents first (only read here): an array where a parent group must be refuses the create before
   // anything is deleted.
   std::vector<std::string> parents = {""};
@@ -461,6 +489,7 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
       missing.push_back(parent);
     }
   }
+  int replaced = 0;
   if (store.exists(meta_key(path)) || has_v2_documents(store, path)) {
     if (!overwrite)
       throw ConflictError(ErrorCode::already_exists,
@@ -474,6 +503,7 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
       // remove_owned reports what it cannot tell
     }
     remove_owned(store, path, old_format == zarr_format);
+    replaced = old_format;
   }
   if (array && store.capabilities().listing) {
     // Chunks without a zarr.json (an interrupted removal or copy) would show as the new array's data.
@@ -492,6 +522,7 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
   g.zarr_format = zarr_format;
   const Bytes group_doc = to_bytes(g.dump());
   for (const auto& parent : missing) store.set(doc_key(parent, zarr_format, NodeType::Group), group_doc);
+  return replaced;
 }
 
 void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
