@@ -760,6 +760,9 @@ int main(int argc, char** argv) {
   std::string d_dir = "demo.zarr";
   demo->add_option("DIR", d_dir, "Directory to (re)create");
 
+  // Warnings (e.g. consolidated metadata that could not be refreshed): one line each on stderr.
+  set_warning_handler([](const std::string& message) { std::cerr << "zarrpp: warning: " << one_line(message) << std::endl; });
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

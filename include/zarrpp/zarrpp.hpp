@@ -10,6 +10,7 @@
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/core/ndarray.hpp"
 #include "zarrpp/core/thread_pool.hpp"
+#include "zarrpp/core/warning.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
 #include "zarrpp/io/npy.hpp"
 #include "zarrpp/metadata/metadata.hpp"

@@ -408,6 +408,22 @@ PYBIND11_MODULE(_zarrpp, m) {
   m.doc() = "zarrpp's compiled core; use the zarrpp package instead.";
   m.attr("__version__") = zarrpp::kVersion;
   py::register_exception_translator(&translate);
+  // zarrpp's warnings become warnings.warn(message, zarrpp.ZarrppWarning), raised on the calling
+  // thread where zarrpp made them (so "-W error" turns them into the exception of the call).
+  zarrpp::set_warning_handler([](const std::string& message) {
+    if (!Py_IsInitialized()) {
+      std::fprintf(stderr, "zarrpp: warning: %s\n", message.c_str());
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    py::object category = py::reinterpret_borrow<py::object>(PyExc_UserWarning);
+    try {
+      category = py::module_::import("zarrpp").attr("ZarrppWarning");
+    } catch (const py::error_already_set&) {
+      // _zarrpp used without its package: a UserWarning then
+    }
+    if (PyErr_WarnEx(category.ptr(), message.c_str(), 2) != 0) throw py::error_already_set();
+  });
 
   // ---- stores ----
   py::class_<zarrpp::Store, std::shared_ptr<zarrpp::Store>>(m, "Store")

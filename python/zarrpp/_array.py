@@ -1772,6 +1772,12 @@ class UnreadableMemberWarning(UserWarning):
     """A group member zarrpp cannot open was left out of a listing."""
 
 
+class ZarrppWarning(UserWarning):
+    """What zarrpp's core warns of: a change was made but something it keeps in step could not be
+    (consolidated metadata that could not be refreshed, groups above a remote store's root that
+    were not checked). The message names the document and how to refresh it."""
+
+
 def convert_to_v3(store: Any, *, path: str = "", dst: Any = None, dst_path: str = "",
                   overwrite: bool = False) -> Dict[str, Any]:
     """Converts the Zarr v2 array or group at ``path`` (with everything under it) to Zarr v3 without

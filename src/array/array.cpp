@@ -88,7 +88,7 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
                       remove_new_chunks(*cur, *next, lock.get()));
   }
   publish(next);
-  if (format == 2 || !path.empty()) node::refresh_consolidated(*store, path);
+  node::refresh_consolidated(*store, path);
   if (after) after(*cur, *next);
 }
 
@@ -214,8 +214,8 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   if (m.zarr_format == 2) ArrayMetadata::from_v2_json(parse_json_document(text, ".zarray"), m.attributes);
   else ArrayMetadata::parse(text);
 
-  node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
-  node::write_array_documents(*store, path, snap->meta, snap->meta_bytes);
+  const int replaced = node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
+  node::write_array_documents(*store, path, snap->meta, snap->meta_bytes, replaced);
   auto st = std::make_shared<State>();
   st->store = std::move(store);
   st->path = path;
@@ -642,7 +642,7 @@ void Array::Coords::write_vlen_points(const Coordinates& coords, const VlenValue
 void remove_node(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
   node::remove_owned(*store, path);
-  if (!path.empty()) node::refresh_consolidated(*store, path);
+  node::refresh_consolidated(*store, path);
 }
 
 }  // namespace zarrpp

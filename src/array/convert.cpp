@@ -133,7 +133,7 @@ ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
   ConvertReport rep;
   convert_in_place(store, path, rep);
   // Consolidated metadata above the node no longer describes it.
-  if (!path.empty()) node::refresh_consolidated(*store, path, /*was_v2=*/true);
+  node::refresh_consolidated(*store, path, /*replaced_format=*/2);
   return rep;
 }
 
@@ -147,7 +147,7 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
   if (node::overlap(*src, sp, *dst, dp) != node::Overlap::none)
     throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a + "'; convert in place instead (no DST)");
   if (!node::read_doc(*src, sp)) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe());
-  node::prepare_create(*dst, dp, overwrite, nullptr, 3);
+  const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
   ConvertReport rep;
   std::vector<std::string> written;
   try {
@@ -163,6 +163,8 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
     node::prune_dirs_of(*dst, written, node::prefix_of(dp));
     throw;
   }
+  // A hierarchy it was converted into lists it where it is consolidated.
+  node::refresh_consolidated(*dst, dp, replaced);
   return rep;
 }
 

@@ -117,6 +117,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   // Either format: a v2 node there must be refused before anything is written (its chunk keys
   // may be the ones this copy would write and, on failure, take back).
   const bool exists = store->exists(node::meta_key(path)) || node::has_v2_documents(*store, path);
+  // The format of the node replaced, whose consolidated metadata must forget it.
+  const int replaced = !exists ? 0 : node::has_v2_documents(*store, path) ? 2 : 3;
   if (exists) {
     if (!options.overwrite)
       throw ConflictError(ErrorCode::already_exists, "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");
@@ -166,7 +168,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       const auto n = ++done;
       if (options.progress) options.progress(n, total);
     });
-    node::write_array_documents(*store, path, snap->meta, snap->meta_bytes);
+    node::write_array_documents(*store, path, snap->meta, snap->meta_bytes, replaced);
   } catch (const Error& err) {
     // Take back what this copy wrote (no zarr.json names it), then report.
     std::string undo = "what it had written was removed again";

@@ -41,14 +41,14 @@ Group Group::create(StorePtr store, const std::string& path_in, const Json& attr
   GroupMetadata m;
   m.attributes = attributes;
   m.zarr_format = zarr_format;
-  node::prepare_create(*store, path, overwrite, nullptr, zarr_format);
+  const int replaced = node::prepare_create(*store, path, overwrite, nullptr, zarr_format);
   if (zarr_format == 2) {
     if (!attributes.empty()) store->set(node::key_in(path, node::kZattrs), node::to_bytes(dump_v2_attributes(attributes)));
     store->set(node::key_in(path, node::kZgroup), node::to_bytes(m.dump()));
-    node::refresh_consolidated(*store, path);
+    node::refresh_consolidated(*store, path, replaced);
   } else {
     store->set(node::meta_key(path), node::to_bytes(m.dump()));
-    if (!path.empty()) node::refresh_consolidated(*store, path);
+    node::refresh_consolidated(*store, path, replaced);
   }
   return Group(std::move(store), path, std::move(m));
 }
@@ -111,7 +111,7 @@ void Group::write_attributes(const std::function<Json(const Json&)>& change) {
     check_json_depth(written.attributes, "attributes");
     return node::to_bytes(written.dump());
   });
-  if (!path_.empty()) node::refresh_consolidated(*store_, path_);
+  node::refresh_consolidated(*store_, path_);
   std::lock_guard lk(st_->mu);
   st_->meta = std::move(written);
   st_->generation = node::next_generation();

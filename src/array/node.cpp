@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
+
+#include "zarrpp/core/warning.hpp"
 
 namespace zarrpp::node {
 
@@ -126,7 +130,24 @@ void put_entries(Json& md, Store& store, const std::string& path, const std::str
 }  // namespace
 
 namespace {
-void refresh_consolidated_or_throw(Store& store, const std::string& path, bool was_v2) {
+// How messages name a store key: "/data/ds.zarr/.zmetadata".
+std::string where(const Store& store, const std::string& key) {
+  std::string loc = store.location();
+  while (!loc.empty() && loc.back() == '/') loc.pop_back();
+  if (key.empty()) return loc.empty() ? "." : loc;
+  return loc.empty() ? key : loc + "/" + key;
+}
+
+// The warning for one consolidated document that could not be brought up to date.
+void warn_stale(const Store& store, const std::string& level, const std::string& key, bool v3, const std::string& why) {
+  const std::string dir = where(store, level);
+  warn("consolidated metadata " + std::string(v3 ? "in '" : "at '") + where(store, key) + "' is stale: refreshing it failed (" +
+       why + "); refresh it with zarr-python" + (v3 ? " 3" : "") + ": zarr.consolidate_metadata('" + dir + "')");
+}
+
+// Brings the consolidated documents at `path` and above it, inside `store`, up to date. A document
+// that cannot be refreshed is warned of (naming it and how to refresh it); the others still are.
+void refresh_levels(Store& store, const std::string& path, int replaced_format) {
   std::vector<std::string> levels = {""};
   for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) levels.push_back(path.substr(0, pos++));
   if (!path.empty()) levels.push_back(path);
@@ -134,11 +155,24 @@ void refresh_consolidated_or_throw(Store& store, const std::string& path, bool w
   std::optional<Doc> now;
   try {
     now = read_doc(store, path);
-  } catch (const MetadataError&) {
-    return;  // a node that cannot be read is not put into anyone's consolidated metadata
+  } catch (const std::exception& e) {
+    // A node that cannot be read is not put into anyone's consolidated metadata: what lists it is
+    // left as it is, which may be stale.
+    warn("consolidated metadata above '" + where(store, path) + "' was not refreshed: the node cannot be read (" + e.what() +
+         "); fix the node, then refresh it with zarr-python: zarr.consolidate_metadata('" + where(store, "") + "')");
+    return;
   }
   // A removed node leaves both kinds of consolidated metadata.
-  const bool v2 = was_v2 || !now || now->format == 2, v3 = !now || now->format == 3;
+  // A node that replaced one of the other format (or was converted) leaves that format's too.
+  const bool v2 = replaced_format == 2 || !now || now->format == 2, v3 = replaced_format == 3 || !now || now->format == 3;
+  // The groups between a consolidated level and the node (parents a create may have just made):
+  // read once, listed by every level below which they lie.
+  std::map<std::string, std::optional<Doc>> between;
+  auto group_at = [&](const std::string& p) -> const std::optional<Doc>& {
+    auto it = between.find(p);
+    if (it == between.end()) it = between.emplace(p, read_doc(store, p)).first;
+    return it->second;
+  };
   // Writes `next` over `cur` (compare-and-swap where the store can); false when another writer won.
   auto swap = [&](const std::string& key, const VersionedBytes& cur, const Bytes& next) {
     if (next == cur.bytes) return true;
@@ -153,61 +187,126 @@ void refresh_consolidated_or_throw(Store& store, const std::string& path, bool w
     if (v2) {
       // zarr-python 2: .zmetadata at this level, with the node's .zarray/.zgroup/.zattrs entries.
       const std::string key = key_in(level, kZmetadata);
-      for (int attempt = 0;; ++attempt) {
-        auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-        if (!cur) break;
-        Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
-        if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
-          throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
-        put_entries(z["metadata"], store, path, rel);
-        if (swap(key, *cur, to_bytes(dump_v2_json(z)))) break;
-        if (attempt > 10000) throw ConflictError(key + " kept changing underneath");
+      try {
+        for (int attempt = 0;; ++attempt) {
+          auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
+          if (!cur) break;
+          Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
+          if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
+            throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
+          put_entries(z["metadata"], store, path, rel);
+          for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
+            const std::string& mid = levels[i];
+            if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0)) continue;
+            const auto& d = group_at(mid);
+            if (d && d->format == 2 && d->type == NodeType::Group)
+              put_entries(z["metadata"], store, mid, mid.substr(level.empty() ? 0 : level.size() + 1));
+          }
+          if (swap(key, *cur, to_bytes(dump_v2_json(z)))) break;
+          if (attempt > 10000) throw ConflictError(key + " kept changing underneath");
+        }
+      } catch (const std::exception& e) {
+        warn_stale(store, level, key, false, e.what());
       }
     }
     if (v3 && level != path) {
       // zarr-python 3: "consolidated_metadata" in an ancestor group's zarr.json, keyed by the
       // node's path relative to that group; updated only where the group has one.
-      for (int attempt = 0;; ++attempt) {
-        auto cur = read(store, level);
-        if (!cur) break;
-        Json g = parse(cur->bytes, level);
-        if (!g.is_object() || !g.contains("consolidated_metadata") || !g["consolidated_metadata"].is_object()) break;
-        Json& cm = g["consolidated_metadata"];
-        if (!cm.contains("metadata") || !cm["metadata"].is_object()) cm["metadata"] = Json::object();
-        if (now && now->format == 3) {
-          cm["metadata"][rel] = now->json;
-          if (now->type == NodeType::Array) erase_under(cm["metadata"], rel + "/");
-        } else {
-          cm["metadata"].erase(rel);
-          erase_under(cm["metadata"], rel + "/");
+      try {
+        for (int attempt = 0;; ++attempt) {
+          auto cur = read(store, level);
+          if (!cur) break;
+          Json g = parse(cur->bytes, level);
+          if (!g.is_object() || !g.contains("consolidated_metadata") || !g["consolidated_metadata"].is_object()) break;
+          Json& cm = g["consolidated_metadata"];
+          if (!cm.contains("metadata") || !cm["metadata"].is_object()) cm["metadata"] = Json::object();
+          if (now && now->format == 3) {
+            Json entry = now->json;
+            // As zarr-python 3 flattens it: a consolidated child group's own members are entries
+            // of this document already, so its entry lists none.
+            if (entry.contains("consolidated_metadata") && entry["consolidated_metadata"].is_object())
+              entry["consolidated_metadata"]["metadata"] = Json::object();
+            cm["metadata"][rel] = std::move(entry);
+            if (now->type == NodeType::Array) erase_under(cm["metadata"], rel + "/");
+            for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
+              const std::string& mid = levels[i];
+              if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0)) continue;
+              const auto& d = group_at(mid);
+              const std::string mrel = mid.substr(level.empty() ? 0 : level.size() + 1);
+              if (!d || d->format != 3 || d->type != NodeType::Group || cm["metadata"].contains(mrel)) continue;
+              Json e = d->json;
+              if (e.contains("consolidated_metadata") && e["consolidated_metadata"].is_object())
+                e["consolidated_metadata"]["metadata"] = Json::object();
+              cm["metadata"][mrel] = std::move(e);
+            }
+          } else {
+            cm["metadata"].erase(rel);
+            erase_under(cm["metadata"], rel + "/");
+          }
+          if (swap(meta_key(level), *cur, to_bytes(dump_json(g)))) break;
+          if (attempt > 10000) throw ConflictError(meta_key(level) + " kept changing underneath");
         }
-        if (swap(meta_key(level), *cur, to_bytes(dump_json(g)))) break;
-        if (attempt > 10000) throw ConflictError(meta_key(level) + " kept changing underneath");
+      } catch (const std::exception& e) {
+        warn_stale(store, level, meta_key(level), true, e.what());
       }
     }
   }
 }
+
+// Remote stores opened below their bucket's root whose missing ancestor check was warned of.
+bool first_unseen_warning(const std::string& location) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard lk(mu);
+  return warned.insert(location).second;
+}
+
+// Whether the store's root folder holds a group (zarr.json of a group, or .zgroup).
+bool is_group_root(Store& store) {
+  const auto d = read_doc(store, "");
+  return d && d->type == NodeType::Group;
+}
 }  // namespace
 
-void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes) {
+void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes,
+                           int replaced_format) {
   if (m.zarr_format == 2) {
     if (!m.attributes.empty()) store.set(key_in(path, kZattrs), to_bytes(dump_v2_attributes(m.attributes)));
     store.set(key_in(path, kZarray), meta_bytes);
-    refresh_consolidated(store, path);
   } else {
     store.set(meta_key(path), meta_bytes);
-    if (!path.empty()) refresh_consolidated(store, path);
   }
+  refresh_consolidated(store, path, replaced_format);
 }
 
-void refresh_consolidated(Store& store, const std::string& path, bool was_v2) {
+void refresh_consolidated(Store& store, const std::string& path, int replaced_format) {
   // The change itself has been made: consolidated metadata is a copy the node's own documents
   // override (in zarrpp and zarr-python alike), so failing to refresh it must not report the
-  // change as failed.
+  // change as failed; it is warned of instead (refresh_levels, and here).
+  //
+  // The hierarchy may begin above the store's root (a store opened on ds.zarr/sub/var): walk up
+  // while the parent folder is a group, and refresh from the outermost one, which also covers the
+  // levels inside this store.
+  StorePtr top;  // the outermost enclosing group's store (null: this store is the top)
+  std::string above;  // this store's root inside it ("sub/var")
   try {
-    refresh_consolidated_or_throw(store, path, was_v2);
-  } catch (const Error&) {
+    for (auto p = store.parent(); p; p = p->store->parent()) {
+      if (!is_group_root(*p->store)) break;
+      above = above.empty() ? p->name : p->name + "/" + above;
+      top = p->store;
+    }
+  } catch (const std::exception& e) {
+    // What lies above could not be looked at: refresh what is inside, and say what was not.
+    warn("consolidated metadata in the groups above " + where(store, "") + " was not checked (" + e.what() +
+         "); if one of them is consolidated, refresh it with zarr-python: zarr.consolidate_metadata(<that group>)");
   }
+  if (!top && store.parent_unseen() && first_unseen_warning(store.location()))
+    warn("consolidated metadata in groups above " + store.location() +
+         " (the root this store was opened at) was not checked: zarrpp does not look above a remote store's root; if a group "
+         "there is consolidated, open the store at that group, or refresh it with zarr-python: zarr.consolidate_metadata(<that "
+         "group>)");
+  if (!top) return refresh_levels(store, path, replaced_format);
+  refresh_levels(*top, path.empty() ? above : above + "/" + path, replaced_format);
 }
 
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path) {
@@ -453,7 +552,7 @@ void check_can_write_document(Store& store, const std::string& path, const Array
   }
 }
 
-void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array, int zarr_format) {
+int prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array, int zarr_format) {
   // Parents first (only read here): an array where a parent group must be refuses the create before
   // anything is deleted.
   std::vector<std::string> parents = {""};
@@ -468,14 +567,22 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
       missing.push_back(parent);
     }
   }
+  int replaced = 0;
   if (store.exists(meta_key(path)) || has_v2_documents(store, path)) {
     if (!overwrite)
       throw ConflictError(ErrorCode::already_exists,
                           "a node already exists at '" + shown(path) + "' (use overwrite to replace it)");
     // Only what belongs to the old node goes, and only once the new node's document could be
     // written: a folder that cannot be written must not lose the old node first.
+    int old_format = zarr_format;
+    try {
+      if (const auto old = read_doc(store, path)) old_format = old->format;
+    } catch (const MetadataError&) {
+      // remove_owned reports what it cannot tell
+    }
     check_can_write_document(store, path, array, zarr_format);
     remove_owned(store, path);
+    replaced = old_format;
   }
   if (array && store.capabilities().listing) {
     // Chunks without a zarr.json (an interrupted removal or copy) would show as the new array's data.
@@ -494,6 +601,7 @@ void prepare_create(Store& store, const std::string& path, bool overwrite, const
   g.zarr_format = zarr_format;
   const Bytes group_doc = to_bytes(g.dump());
   for (const auto& parent : missing) store.set(doc_key(parent, zarr_format, NodeType::Group), group_doc);
+  return replaced;
 }
 
 void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,

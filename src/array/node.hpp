@@ -59,10 +59,16 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
 // After the node at `path` changed (created, resized, attributes, removed): brings consolidated
 // metadata that lists it up to date — for a v2 node every .zmetadata at it or above it (one read
 // per level), for a v3 node the "consolidated_metadata" of its ancestor groups' zarr.json (one
-// read per ancestor; none for the root). `was_v2`: the node was v2 before (a conversion), so
-// .zmetadata files are refreshed although it is v3 now. Best effort: a failure is swallowed (the
-// change has been made, and a node's own documents override consolidated metadata).
-void refresh_consolidated(Store& store, const std::string& path, bool was_v2 = false);
+// read per ancestor), with the groups between them and the node (parents a create made). Levels
+// above the store's root count too: while the folder holding the root
+// is a group (Store::parent: a FileStore walks the real parents of its canonical root), the walk
+// goes up and refreshes from the outermost such group. `replaced_format`: the format of the node
+// this one replaced (create with overwrite) or was converted from, whose kind of consolidated
+// metadata must forget it (0: none, or the same). The change has been made,
+// so a failure does not throw: each document that could not be refreshed is warned of (zarrpp::warn)
+// by name, with how to refresh it; a remote store opened below its bucket's root warns once that
+// the groups above were not checked.
+void refresh_consolidated(Store& store, const std::string& path, int replaced_format = 0);
 // The paths (relative to the group) and documents that consolidated metadata at or above the
 // group lists for its direct children: for stores that cannot list. Empty when there is none.
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path);
@@ -75,15 +81,17 @@ void expect_type(const Json& doc, const std::string& path, NodeType want);
 
 // Before creating a node at `path`: refuses (ConflictError already_exists) when one is there and
 // `overwrite` is false, else removes it; then creates the missing parent groups (as zarr-python
-// does), refusing (MetadataError wrong_node_type) when a parent is an array.
+// does), refusing (MetadataError wrong_node_type) when a parent is an array. Returns the format of
+// the node it removed (0: none), for refresh_consolidated.
 // `array`: the metadata of the array about to be created (nullptr for a group): chunk keys of
 // its encoding already at `path` without a node are refused, or deleted with `overwrite`.
-void prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array = nullptr,
+int prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array = nullptr,
                     int zarr_format = 3);
 
 // Writes a new array's metadata documents (zarr.json; or .zattrs then .zarray for v2, .zarray
 // last as it makes the node), then refreshes consolidated metadata.
-void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes);
+void write_array_documents(Store& store, const std::string& path, const ArrayMetadata& m, const Bytes& meta_bytes,
+                           int replaced_format = 0);
 
 // Deletes what belongs to the node at `path` and nothing else: first the document that makes it a
 // node (zarr.json, .zarray or .zgroup), then an array's chunk keys or a group's child nodes

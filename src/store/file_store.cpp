@@ -547,6 +547,18 @@ void FileStore::do_check_can_write(const std::string& key, const Bytes& probe) {
   if (err != 0) sys_fail("cannot write", root_ / key, err);
 }
 
+std::optional<Store::Parent> FileStore::parent() const {
+  std::error_code ec;
+  const fs::path real = fs::canonical(root_, ec);
+  if (ec) throw StoreError("cannot resolve the store directory '" + root_.string() + "': " + ec.message());
+  const fs::path up = real.parent_path();
+  if (up == real || real.filename().empty()) return std::nullopt;  // the file system's root
+  Parent p;
+  p.store = FileStore::open(up, Options{.create = false, .fsync = options_.fsync, .read_only = options_.read_only});
+  p.name = real.filename().string();
+  return p;
+}
+
 void FileStore::do_prune_empty(const std::string& prefix) {
   std::string rel = prefix;
   while (!rel.empty() && rel.back() == '/') rel.pop_back();

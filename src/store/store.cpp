@@ -30,6 +30,8 @@ void check_size_limit(const Store& store, const std::string& key, std::uint64_t 
                                                     " bytes, more than the " + std::to_string(max_bytes) + " expected");
 }
 
+std::optional<Store::Parent> Store::parent() const { return std::nullopt; }
+
 std::optional<Bytes> Store::get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
   auto v = get_versioned(key, range, max_bytes);
   if (!v) return std::nullopt;

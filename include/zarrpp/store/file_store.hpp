@@ -52,6 +52,9 @@ class FileStore : public Store {
   std::string describe() const override { return "file://" + root_.string(); }
   std::string location() const override;
   std::vector<std::string> identity_chain(const std::string& path) const override;
+  // A FileStore on the real parent of the canonical root (symlinks in the root's path resolved
+  // first, so the walk goes up where the files are), with this store's fsync and read_only.
+  std::optional<Parent> parent() const override;
 
  protected:
   // Versions name the file a key's value lives in (device, inode, size, modification and change

@@ -88,6 +88,8 @@ class S3Store : public Store {
   // it does not honour conditional PUTs.
   StoreCapabilities capabilities() const override;
   std::string describe() const override;
+  // Opened below the bucket's root: groups above the prefix are not looked at.
+  bool parent_unseen() const override { return !options_.prefix.empty(); }
   std::string location() const override { return endpoint_ + "/" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix); }
 
  protected:

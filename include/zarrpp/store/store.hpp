@@ -151,6 +151,17 @@ class Store {
   // the key and removes it; stores that cannot know ahead (remote ones) do nothing.
   void check_can_write(const std::string& key, const Bytes& probe);
 
+  // The store rooted at the folder that holds this store's root, and the root's name in it: how the
+  // array layer finds the hierarchy a store opened on one of its nodes belongs to (to keep that
+  // hierarchy's consolidated metadata current). nullopt when there is nothing to reach: the file
+  // system's root, a memory store, a remote store (see parent_unseen). Opened with this store's
+  // options (never creating anything); StoreError when the folder cannot be opened.
+  struct Parent;
+  virtual std::optional<Parent> parent() const;
+  // Whether keys can exist above this store's root that parent() does not reach: a remote store
+  // opened below its bucket's root. Consolidated metadata there goes unchecked (and is warned of).
+  virtual bool parent_unseen() const { return false; }
+
  protected:
   // Keys reaching these are valid (validate_key), prefixes valid (validate_prefix).
   virtual std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) = 0;
@@ -178,6 +189,11 @@ class Store {
 
 using StorePtr = std::shared_ptr<Store>;
 
+struct Store::Parent {
+  StorePtr store;    // rooted at the parent folder
+  std::string name;  // this store's root in it (one path segment)
+};
+
 // A store that passes every operation to another one: the base of test wrappers (recording,
 // fault injection) that override the operations they watch and call the base for the rest.
 class StoreWrapper : public Store {
@@ -187,6 +203,9 @@ class StoreWrapper : public Store {
   std::string location() const override { return inner_->location(); }
   std::vector<std::string> identity_chain(const std::string& path) const override { return inner_->identity_chain(path); }
   StoreCapabilities capabilities() const override { return inner_->capabilities(); }
+  // The inner store's (unwrapped: a wrapper that must watch the parent too overrides this).
+  std::optional<Parent> parent() const override { return inner_->parent(); }
+  bool parent_unseen() const override { return inner_->parent_unseen(); }
 
  protected:
   std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
