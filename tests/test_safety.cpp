@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "core/temp_names.hpp"
 #include "zarrpp/store/testing.hpp"
 #include "zarrpp/zarrpp.hpp"
 
@@ -343,15 +344,8 @@ TEST(Temps, StaleTemporaryFilesOfKilledWritersAreRemovedOnTheNextWrite) {
   // a dead writer's temp file, an hour old; a live one (this process), fresh
   // a dead writer's temp file, an hour old; a live one (this process), fresh; another machine's
   // with a pid unknown here, an hour old (only a day's age makes it stale)
-  // (this machine's tag: the FNV-1a hash of its host name, as the file store names temp files)
-  std::string tag;
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  std::uint32_t x = 2166136261u;
-  for (const char* c = host; *c; ++c) x = (x ^ static_cast<unsigned char>(*c)) * 16777619u;
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%08x", x);
-  tag = buf;
+  // (this machine's tag, as the file store names temp files: src/core/temp_names.hpp)
+  const std::string tag = detail::host_tag();
   const auto dead = root / "c" / (".zarrpp-tmp-" + tag + "-999999999-1-0");
   const auto live = root / "c" / (".zarrpp-tmp-" + tag + "-" + std::to_string(::getpid()) + "-77-0");
   const auto remote = root / "c" / ".zarrpp-tmp-0badf00d-999999999-1-0";

@@ -176,7 +176,13 @@ StorePtr open_dir(const std::string& dir, bool create) {
     }
     return open_store(dir, o);
   }
-  if (!create && !fs::is_directory(dir)) throw NotFoundError("no such directory '" + dir + "'");
+  if (!create && !fs::is_directory(dir)) {
+    std::error_code ec;
+    const auto st = fs::status(dir, ec);
+    if (fs::exists(st))  // a FIFO or a file: the file store says what it is
+      (void)FileStore::open(dir, FileStore::Options{.create = false});
+    throw NotFoundError("no such directory '" + dir + "'");
+  }
   return FileStore::open(dir, FileStore::Options{.create = create});
 }
 
@@ -647,7 +653,11 @@ extern "C" void on_termination_signal(int sig) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, on_termination_signal);
+  // Signals the caller ignores (nohup, background jobs) stay ignored.
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::signal(sig, on_termination_signal);
+  }
   CLI::App app{"zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);

@@ -29,6 +29,12 @@ std::string Array::State::remove_new_chunks(const Snapshot& cur, const Snapshot&
   try {
     if (lock) lock->check();  // without the lock, another grower may own those chunks now
     if (!store->capabilities().listing) return "the chunks it wrote outside the domain could not be listed and stay (invisible)";
+    // A writer that does not take zarrpp's lock (another program) may have grown the array
+    // meanwhile: then those chunks may be its data.
+    const auto now = store->get(node::doc_key(path, cur.meta.zarr_format, NodeType::Array), ByteRange::all(), node::kMaxMetadataBytes);
+    if (!now || *now != cur.meta_bytes)
+      return "the array's metadata changed meanwhile, so the chunks it wrote outside the domain were left (invisible unless "
+             "the new domain holds them)";
     std::vector<std::string> gone;
     for (const auto& [idx, key] : node::list_chunks(*store, path, next.meta.chunk_key_encoding, next.meta.rank())) {
       if (cur.grid.contains_chunk(idx) || !next.grid.contains_chunk(idx)) continue;

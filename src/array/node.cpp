@@ -373,6 +373,26 @@ void expect_type(const Json& doc, const std::string& path, NodeType want) {
     throw MetadataError(ErrorCode::wrong_node_type, "'" + shown(path) + "' is an array, not a group");
 }
 
+namespace {
+// An entry listed where a folder of chunks should be ("c/1" of a 2-d array): an empty folder (left
+// by a removal) or a foreign file is not the array's; anything that hides chunks from reading (a
+// symlink out of the root or to nothing, a FIFO) is an error, as reading those chunks would be.
+void check_chunk_folder_entry(Store& store, const std::string& key, std::string_view rel, const ChunkKeyEncoding& enc,
+                              std::size_t rank) {
+  std::string deeper(rel);
+  bool folder = false;
+  for (std::size_t k = 0; k < rank && !folder; ++k) folder = enc.decode(deeper += "/0", rank).has_value();
+  if (!folder) return;
+  try {
+    (void)store.get(key, ByteRange::range(0, 0));
+  } catch (const StoreError& e) {
+    const std::string what = e.what();
+    if (what.find("' is a directory, not a stored value") != std::string::npos) return;  // an empty folder
+    throw StoreError("'" + key + "' in " + store.describe() + " stands where a folder of chunks should be: " + what);
+  }
+}
+}  // namespace
+
 std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store& store, const std::string& path,
                                                                             const ChunkKeyEncoding& enc, std::size_t rank) {
   const std::string prefix = prefix_of(path);
@@ -390,6 +410,7 @@ std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store
       if (enc.decode(rel.substr(0, slash), rank))
         throw StoreError("'" + std::string(key.substr(0, prefix.size() + slash)) + "' in " + store.describe() +
                          " is a directory where a chunk should be (it holds '" + key + "'), not a stored value");
+    check_chunk_folder_entry(store, key, rel, enc, rank);
   }
   return out;
 }
@@ -476,6 +497,25 @@ std::vector<std::string> owned_chunks(Store& store, const Doc& d, const std::str
 
 }  // namespace
 
+namespace {
+// Before the document goes: every folder the removal deletes in can be written (a file store
+// probes each with a temporary; a symlinked folder is refused here, since nothing is deleted
+// through one), so a removal does not stop half-way for a reason known in advance.
+void check_can_delete(Store& store, const std::string& doc, const std::vector<std::string>& chunks,
+                      const std::vector<std::string>& children, const std::string& prefix) {
+  std::set<std::string> dirs;
+  std::vector<std::string> probes = {doc};
+  for (const auto& k : chunks)
+    if (dirs.insert(k.substr(0, k.rfind('/') + 1)).second) probes.push_back(k);
+  for (const auto& c : children) probes.push_back(meta_key(prefix + c));
+  try {
+    for (const auto& k : probes) store.check_can_write(k, Bytes{});
+  } catch (const Error& e) {
+    throw_like(e, std::string(e.what()) + "; nothing was deleted");
+  }
+}
+}  // namespace
+
 // The node's document goes first, so that an interruption leaves no node (its chunks are then
 // keys of no array, which a create or copy with overwrite deletes, and which no reader shows)
 // rather than an old zarr.json over some of its chunks, which would read as the fill value.
@@ -500,6 +540,7 @@ void remove_owned(Store& store, const std::string& path) {
   std::vector<std::string> docs = document_keys(*d, path);
   if (d->format == 3 && has_v2_documents(store, path))
     for (const char* name : {kZarray, kZgroup, kZattrs, kZmetadata}) docs.push_back(key_in(path, name));
+  check_can_delete(store, docs.front(), chunks, children, prefix);
   store.erase(docs.front());  // from here on there is no node at `path`
   std::size_t removed = 0;
   auto stopped = [&](const Error& e, const std::string& at) {
@@ -508,8 +549,7 @@ void remove_owned(Store& store, const std::string& path) {
     throw_like(e, "removing the node at '" + shown(path) + "' stopped at '" + at + "': its " +
                       docs.front().substr(docs.front().rfind('/') + 1) + " and " + std::to_string(removed) + " of " +
                       std::to_string(total) + what + " were removed, so it no longer opens; the other " +
-                      std::to_string(total - removed) + what +
-                      " are still stored (a create or copy with overwrite removes them): " + e.what());
+                      std::to_string(total - removed) + what + " are still stored but belong to no node: " + e.what());
   };
   for (const auto& key : chunks) {
     try {

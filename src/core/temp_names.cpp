@@ -7,13 +7,19 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace zarrpp::detail {
 
 const std::string& host_tag() {
   static const std::string tag = [] {
-    char h[256] = {};
-    ::gethostname(h, sizeof h - 1);
+    // The host name and the PID namespace: containers sharing a host name and a folder but not
+    // their process ids must not take each other's live writers for dead.
+    char h[512] = {};
+    ::gethostname(h, 255);
+    const std::size_t n = std::strlen(h);
+    const ssize_t ns = ::readlink("/proc/self/ns/pid", h + n, sizeof h - n - 1);
+    if (ns > 0) h[n + static_cast<std::size_t>(ns)] = '\0';
     std::uint32_t x = 2166136261u;
     for (const char* c = h; *c; ++c) x = (x ^ static_cast<unsigned char>(*c)) * 16777619u;
     char buf[16];

@@ -440,7 +440,8 @@ namespace {
 // The temporaries of Writers not yet committed, for remove_unfinished_temporaries() (a signal
 // handler): fixed slots, so the handler needs neither locks nor allocation.
 struct TempSlot {
-  std::atomic<bool> used{false};
+  std::atomic<bool> used{false};   // taken by a Writer
+  std::atomic<bool> ready{false};  // `path` is complete and names this process's file
   char path[4096] = {};
 };
 TempSlot g_temps[16];
@@ -452,6 +453,7 @@ int register_temp(const std::filesystem::path& p) {
     bool expected = false;
     if (g_temps[i].used.load() || !g_temps[i].used.compare_exchange_strong(expected, true)) continue;
     std::memcpy(g_temps[i].path, s.c_str(), s.size() + 1);
+    g_temps[i].ready.store(true, std::memory_order_release);
     return i;
   }
   return -1;  // more than 16 at once: only the destructor removes this one
@@ -473,7 +475,7 @@ void sweep_dead_writers(const std::filesystem::path& dir, const std::string& nam
 
 void remove_unfinished_temporaries() noexcept {
   for (auto& t : g_temps)
-    if (t.used.load() && t.path[0] != '\0') ::unlink(t.path);
+    if (t.ready.load(std::memory_order_acquire)) ::unlink(t.path);
 }
 
 struct Writer::Impl {
@@ -492,7 +494,7 @@ struct Writer::Impl {
   }
   void release() {
     if (slot < 0) return;
-    g_temps[slot].path[0] = '\0';
+    g_temps[slot].ready.store(false, std::memory_order_release);
     g_temps[slot].used.store(false);
     slot = -1;
   }
@@ -534,13 +536,13 @@ Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const S
     sweep_dead_writers(dir, m.target.filename().string());
     m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + detail::host_tag() + "-" + std::to_string(::getpid()) +
                    "-" + std::to_string(g_writer_counter.fetch_add(1)));
-    m.slot = register_temp(m.tmp);
     m.fd = ::open(m.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (m.fd < 0) {
       const int e = errno;
       m.tmp.clear();
       m.io_fail("create a file beside", e);
     }
+    m.slot = register_temp(m.tmp);  // only once the file is ours
     if (exists) (void)::fchmod(m.fd, st.st_mode & 07777);
   }
   const Bytes h = header_bytes(dtype, shape);

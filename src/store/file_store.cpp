@@ -350,10 +350,18 @@ void FileStore::write_atomic(const std::string& key, const Bytes& value, int dir
 // A key that is a symlink to nothing is there (it is listed) but holds no value: an error, never
 // "missing" (which would read as the fill value).
 void FileStore::broken_link_check(const std::string& key) const {
-  struct stat st {};
-  if (::fstatat(root_fd_, key.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-    throw StoreError("'" + (root_ / key).string() + "' is a symlink to nothing (to '" + link_target(root_ / key) +
-                     "'), not a stored value");
+  // The first component that is missing: a symlink there (to a file or a folder) leads nowhere.
+  for (std::size_t end = key.find('/');; end = key.find('/', end + 1)) {
+    const std::string part = key.substr(0, end);
+    struct stat st {};
+    if (::fstatat(root_fd_, part.c_str(), &st, 0) != 0) {
+      if (::fstatat(root_fd_, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        throw StoreError("'" + (root_ / part).string() + "' is a symlink to nothing (to '" + link_target(root_ / part) +
+                         "'), not a stored value" + (part == key ? "" : " (it holds '" + key + "')"));
+      return;
+    }
+    if (end == std::string::npos) return;
+  }
 }
 
 int FileStore::open_for_read(const std::string& key) const {
@@ -412,10 +420,37 @@ bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, 
 // checking the version and renaming its file into place, a plain one while renaming, so a write
 // conditioned on what was read can never land over a newer value.
 void FileStore::do_set(const std::string& key, const Bytes& value) {
-  int dir_fd = -1;
-  auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
-  Fd d(dir_fd);
-  write_atomic(key, value, dir_fd);
+  const auto made = missing_dirs(key);
+  try {
+    int dir_fd = -1;
+    auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
+    Fd d(dir_fd);
+    write_atomic(key, value, dir_fd);
+  } catch (const Error&) {
+    remove_dirs_made(made);
+    throw;
+  }
+}
+
+// The folders of a key that do not exist yet, deepest first (usually none: one open finds out).
+std::vector<std::string> FileStore::missing_dirs(const std::string& key) const {
+  std::vector<std::string> out;
+  for (std::string dir = split_key(key).first; !dir.empty(); dir = split_key(dir).first) {
+    Fd d(open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY | O_PATH, 0, true));
+    if (d.fd >= 0 || errno != ENOENT) break;
+    out.push_back(dir);
+  }
+  return out;
+}
+
+// A write that failed leaves no folder it made (a full disk must not fill up with empty folders,
+// nor show them to listings); a folder someone else has put something in meanwhile stays.
+void FileStore::remove_dirs_made(const std::vector<std::string>& made) const {
+  for (const auto& dir : made) {
+    const auto [parent, name] = split_key(dir);
+    Fd p(parent.empty() ? ::dup(root_fd_) : open_beneath(root_fd_, parent, O_RDONLY | O_DIRECTORY, 0, true));
+    if (p.fd < 0 || ::unlinkat(p.fd, name.c_str(), AT_REMOVEDIR) != 0) return;
+  }
 }
 
 std::optional<Version> FileStore::current_version(const std::string& key) const {
@@ -433,12 +468,21 @@ std::optional<Version> FileStore::current_version(const std::string& key) const 
 }
 
 bool FileStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
-  int dir_fd = -1;
-  auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
-  Fd d(dir_fd);
-  if (current_version(key) != expected) return false;
-  write_atomic(key, value, dir_fd);
-  return true;
+  const auto made = missing_dirs(key);
+  try {
+    int dir_fd = -1;
+    auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
+    Fd d(dir_fd);
+    if (current_version(key) != expected) {
+      remove_dirs_made(made);
+      return false;
+    }
+    write_atomic(key, value, dir_fd);
+    return true;
+  } catch (const Error&) {
+    remove_dirs_made(made);
+    throw;
+  }
 }
 
 bool FileStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
@@ -585,7 +629,11 @@ std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {
 // file: a value; to a directory: walked, a loop refused); everything else that stands where a value
 // could be (a FIFO, socket or device, a symlink to nothing or out of the root, an empty directory)
 // is listed too, so that reading it says what it is instead of the key being silently skipped.
-FileStore::Entry FileStore::classify(int dir_fd, const std::string& name, const std::string& rel) const {
+FileStore::Entry FileStore::classify(int dir_fd, const std::string& name, const std::string& rel, unsigned char type) const {
+  // readdir's type answers without a stat for files and folders (most entries).
+  if (type == DT_REG) return Entry::value;
+  if (type == DT_DIR) return Entry::directory;
+  if (type != DT_LNK && type != DT_UNKNOWN) return Entry::other;
   struct stat st {};
   if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return Entry::gone;  // removed while listing
@@ -611,7 +659,7 @@ int FileStore::open_listed_dir(const std::string& dir) const {
 }
 
 // The entries of an open directory (without ".", ".." and zarrpp's own files).
-std::vector<std::string> FileStore::entries_of(int dir_fd, const std::string& dir) const {
+std::vector<std::pair<std::string, unsigned char>> FileStore::entries_of(int dir_fd, const std::string& dir) const {
   // A new open file description: a dup would share (and move) the directory offset of dir_fd.
   const int fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* dp = fd < 0 ? nullptr : ::fdopendir(fd);
@@ -619,11 +667,11 @@ std::vector<std::string> FileStore::entries_of(int dir_fd, const std::string& di
     if (fd >= 0) ::close(fd);
     sys_fail("cannot list", root_ / dir, errno);
   }
-  std::vector<std::string> names;
+  std::vector<std::pair<std::string, unsigned char>> names;
   errno = 0;
   while (const dirent* e = ::readdir(dp)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != ".." && !is_internal_name(n)) names.push_back(n);
+    std::string n = e->d_name;
+    if (n != "." && n != ".." && !is_internal_name(n)) names.emplace_back(std::move(n), e->d_type);
   }
   const int err = errno;
   ::closedir(dp);
@@ -643,12 +691,12 @@ void FileStore::walk(const std::string& dir, const std::string& prefix, std::vec
   open_dirs.push_back(id);
   const auto names = entries_of(d.fd, dir);
   if (names.empty() && !dir.empty() && dir.compare(0, prefix.size(), prefix) == 0) out.push_back(dir);  // an empty directory
-  for (const auto& name : names) {
+  for (const auto& [name, type] : names) {
     const std::string rel = dir.empty() ? name : dir + "/" + name;
     const bool listed = rel.compare(0, prefix.size(), prefix) == 0;
     // Only what can hold keys under the prefix is visited.
     if (!listed && prefix.compare(0, rel.size() + 1, rel + "/") != 0) continue;
-    switch (classify(d.fd, name, rel)) {
+    switch (classify(d.fd, name, rel, type)) {
       case Entry::directory: walk(rel, prefix, out, open_dirs); break;
       case Entry::value:
       case Entry::other:
@@ -678,8 +726,8 @@ DirListing FileStore::do_list_dir(const std::string& prefix) {
   DirListing out;
   Fd d(open_listed_dir(p));
   if (d.fd < 0) return out;
-  for (const auto& name : entries_of(d.fd, p)) {
-    switch (classify(d.fd, name, p.empty() ? name : p + "/" + name)) {
+  for (const auto& [name, type] : entries_of(d.fd, p)) {
+    switch (classify(d.fd, name, p.empty() ? name : p + "/" + name, type)) {
       case Entry::directory: out.prefixes.push_back(name); break;
       case Entry::value:
       case Entry::other: out.keys.push_back(name); break;

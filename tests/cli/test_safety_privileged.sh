@@ -72,16 +72,15 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   expect_err "nothing was deleted" as_nobody "$Z" create "$B" --shape 4 --chunks 2 --dtype int32 --overwrite
   expect_eq "$("$Z" get "$B" ":")" "[3 3 3 3]" "the old array is whole after the refused overwrite"
   chmod 755 "$B"
-  # The chunk folder cannot be written: the removal stops at once; zarr.json went first, so what is
-  # left is no node (never the old zarr.json over missing chunks), and the message says so.
+  # A chunk folder cannot be written: also refused before anything is deleted (every folder the
+  # removal deletes in is probed first).
   chmod 555 "$B/c"
-  as_nobody "$Z" create "$B" --shape 4 --chunks 2 --dtype int32 --overwrite >"$T/out" 2>"$T/err"
-  expect_eq "$(grep -c 'so it no longer opens' "$T/err"):$([ -e "$B/zarr.json" ] && echo meta)" "1:" \
-    "a removal stopped part-way says what is gone ($(cat "$T/err"))"
+  expect_err "nothing was deleted" as_nobody "$Z" create "$B" --shape 4 --chunks 2 --dtype int32 --overwrite
+  expect_eq "$("$Z" get "$B" ":")" "[3 3 3 3]" "the old array is whole after the refused overwrite (chunk folder)"
   chmod 755 "$B/c"
-  "$Z" create "$B" --shape 4 --chunks 2 --dtype int32 --overwrite
+  as_nobody "$Z" create "$B" --shape 4 --chunks 2 --dtype int32 --overwrite
   expect_eq "$("$Z" info "$B" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunks_stored"])')" "0" \
-    "overwrite again finishes the removal"
+    "the overwrite works once the folders can be written"
 else
   skipped "unwritable folders: not root, or no setpriv"
 fi
@@ -129,6 +128,7 @@ for delay in 0.05 0.1 0.15 0.2 0.3; do
 done
 expect_eq "$left" "0" "SIGTERM during get --out leaves no temporary"
 for delay in 0.05 0.1 0.2; do timeout -s KILL "$delay" "$Z" get "$D" ":" --out "$T/killed.npy" 2>/dev/null; done
+sleep 2  # timeout returns before a killed process with much memory has finished exiting
 "$Z" get "$D" "0:2, 0:2" --out "$T/killed.npy"
 expect_eq "$(ls -A "$T" | grep -c 'killed.npy.zarrpp-tmp')" "0" "the next get --out sweeps a killed writer's temporary"
 

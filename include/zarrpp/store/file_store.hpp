@@ -79,11 +79,13 @@ class FileStore : public Store {
   // The key's file opened for reading, or -1 when it does not exist; other failures throw.
   int open_for_read(const std::string& key) const;
   void broken_link_check(const std::string& key) const;
+  std::vector<std::string> missing_dirs(const std::string& key) const;
+  void remove_dirs_made(const std::vector<std::string>& made) const;
   // Listing (see do_list_prefix).
   enum class Entry { value, directory, other, gone };
-  Entry classify(int dir_fd, const std::string& name, const std::string& rel) const;
+  Entry classify(int dir_fd, const std::string& name, const std::string& rel, unsigned char type) const;
   int open_listed_dir(const std::string& dir) const;
-  std::vector<std::string> entries_of(int dir_fd, const std::string& dir) const;
+  std::vector<std::pair<std::string, unsigned char>> entries_of(int dir_fd, const std::string& dir) const;
   void walk(const std::string& dir, const std::string& prefix, std::vector<std::string>& out,
             std::vector<std::pair<dev_t, ino_t>>& open_dirs) const;
   std::optional<Version> current_version(const std::string& key) const;
