@@ -6,30 +6,8 @@ Z=$1
 PY=/usr/bin/python3
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect_ok CMD...: succeeds with empty stderr
-expect_ok() {
-  if out=$("$@" 2>"$T/err"); then
-    [ -s "$T/err" ] && { bad "$* wrote to stderr: $(cat "$T/err")"; return; }
-    ok
-  else
-    bad "$* failed: $(cat "$T/err")"
-  fi
-}
-# expect_err PATTERN CMD...: fails with exactly one 'zarrpp: error:' line matching PATTERN
-expect_err() {
-  local pat=$1
-  shift
-  if "$@" >"$T/out" 2>"$T/err"; then
-    bad "$* succeeded but should have failed"
-    return
-  fi
-  if [ "$(wc -l <"$T/err")" -eq 1 ] && head -1 "$T/err" | grep -q -- "^zarrpp: error: .*$pat"; then ok; else bad "$*: stderr was: $(cat "$T/err")"; fi
-}
-expect_eq() { if [ "$1" == "$2" ]; then ok; else bad "$3: expected [$2], got [$1]"; fi; }
+# shellcheck source=tests/cli/expect.sh
+. "$(dirname "$0")/expect.sh"
 
 A=$T/a.zarr
 expect_ok "$Z" create "$A" --shape 6,4 --chunks 4,4 --dtype int32

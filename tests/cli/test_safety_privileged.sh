@@ -12,24 +12,11 @@ chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 export ZARRPP_LOCK_DIR=$T/locks
 mkdir -m 1777 "$ZARRPP_LOCK_DIR"
-pass=0
-fail=0
+# shellcheck source=tests/cli/expect.sh
+. "$(dirname "$0")/expect.sh"
 skip=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 skipped() {
   if [ "${CI:-}" = "true" ]; then bad "skipped under CI: $*"; else skip=$((skip + 1)); echo "SKIP: $*"; fi
-}
-expect_eq() { if [ "$1" == "$2" ]; then ok; else bad "$3: expected [$2], got [$1]"; fi; }
-# expect_err PATTERN CMD...: fails with exactly one 'zarrpp: error:' line matching PATTERN
-expect_err() {
-  local pat=$1
-  shift
-  if "$@" >"$T/out" 2>"$T/err"; then
-    bad "$* succeeded but should have failed"
-    return
-  fi
-  if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q -- "^zarrpp: error: .*$pat" "$T/err"; then ok; else bad "$*: stderr was: $(cat "$T/err")"; fi
 }
 can_unshare=1
 unshare -m true 2>/dev/null || can_unshare=0
