@@ -174,9 +174,9 @@ TEST(Listing, ChunksThatAreSymlinksInsideTheRootAreSeenByEveryOperation) {
   auto z = Array::create(store, "a", {.shape = {6}, .chunks = {2}, .dtype = DataType::int8});
   z.fill<std::int8_t>(4);
   // c/1 becomes a link to a shared blob elsewhere in the root (holding chunk 1's bytes).
-  fs::create_directories(dir / "shared");
-  fs::rename(dir / "a" / "c" / "1", dir / "shared" / "blob");
-  fs::create_symlink("../../shared/blob", dir / "a" / "c" / "1");
+  fs::create_directories(dir / "common");
+  fs::rename(dir / "a" / "c" / "1", dir / "common" / "blob");
+  fs::create_symlink("../../common/blob", dir / "a" / "c" / "1");
   EXPECT_EQ(z.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(6, 4));
   EXPECT_EQ(z.nchunks_stored(), 3);
   auto dst = MemoryStore::create();
@@ -186,12 +186,12 @@ TEST(Listing, ChunksThatAreSymlinksInsideTheRootAreSeenByEveryOperation) {
   z.write(Selection{slice(2, 3)}, NDArray::full<std::int8_t>({1}, 8).view());
   EXPECT_FALSE(fs::is_symlink(dir / "a" / "c" / "1"));
   fs::remove(dir / "a" / "c" / "1");
-  fs::create_symlink("../../shared/blob", dir / "a" / "c" / "1");
+  fs::create_symlink("../../common/blob", dir / "a" / "c" / "1");
   // An overwrite removes the link, never its target.
   auto fresh = Array::create(store, "a", {.shape = {6}, .chunks = {2}, .dtype = DataType::int8, .overwrite = true});
   EXPECT_EQ(fresh.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(6, 0));
   EXPECT_FALSE(fs::exists(fs::symlink_status(dir / "a" / "c" / "1")));
-  EXPECT_TRUE(fs::exists(dir / "shared" / "blob"));
+  EXPECT_TRUE(fs::exists(dir / "common" / "blob"));
 }
 
 TEST(Listing, WhatStandsWhereAChunkShouldBeIsAnErrorForEveryOperation) {

@@ -65,8 +65,7 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
   const int format = current()->meta.zarr_format;
   const Json v2_attrs = current()->meta.attributes;
   bool data_work_failed = false;
-  try {
-  node::update(*store, path, [&](const VersionedBytes& stored) -> std::optional<Bytes> {
+  const auto change = [&](const VersionedBytes& stored) -> std::optional<Bytes> {
     if (lock) lock->check();
     if (format == 2) {
       const Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(stored.bytes.data()), stored.bytes.size()),
@@ -87,7 +86,9 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     }
     if (lock) lock->check();  // a lease lost during the data work: stop before the switch
     return next->meta_bytes;
-  }, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
+  };
+  try {
+    node::update(*store, path, change, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
   } catch (const Error& e) {
     if (!data_work_failed) throw;
     throw_like(e, "not applied; the array is unchanged (" + domain_str(cur->meta) + "): " + e.what() + "; " +
