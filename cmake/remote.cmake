@@ -32,7 +32,8 @@ if(ZARRPP_BUILD_TESTS)
     ${_zarrpp_remote_root}/tests/remote/test_http_nginx.cpp
     ${_zarrpp_remote_root}/tests/remote/test_http_scripted.cpp
     ${_zarrpp_remote_root}/tests/remote/test_open_store.cpp
-    ${_zarrpp_remote_root}/tests/remote/test_s3.cpp)
+    ${_zarrpp_remote_root}/tests/remote/test_s3.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_faults.cpp)
   target_link_libraries(zarrpp-remote-tests PRIVATE zarrpp GTest::gtest GTest::gtest_main PkgConfig::CURL)
   # The tests also check internals (hashes, XML, URL encoding, ranges) through headers in src/store.
   target_include_directories(zarrpp-remote-tests PRIVATE ${_zarrpp_remote_root}/src ${_zarrpp_remote_root}/tests)
@@ -40,6 +41,10 @@ if(ZARRPP_BUILD_TESTS)
   if(TARGET zarrpp-example-distributed)
     target_compile_definitions(zarrpp-remote-tests PRIVATE ZARRPP_EXAMPLE_DISTRIBUTED="$<TARGET_FILE:zarrpp-example-distributed>")
     add_dependencies(zarrpp-remote-tests zarrpp-example-distributed)
+  endif()
+  if(TARGET zarrpp-cli)
+    target_compile_definitions(zarrpp-remote-tests PRIVATE ZARRPP_CLI_PATH="$<TARGET_FILE:zarrpp-cli>")
+    add_dependencies(zarrpp-remote-tests zarrpp-cli)
   endif()
   gtest_discover_tests(zarrpp-remote-tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300 RUN_SERIAL TRUE)
 endif()

@@ -50,6 +50,55 @@ std::string Array::State::remove_new_chunks(const Snapshot& cur, const Snapshot&
   }
 }
 
+namespace {
+// The metadata but its attributes (which writers without the array's lock may change meanwhile).
+std::string beyond_attributes(const ArrayMetadata& m) {
+  ArrayMetadata c = m;
+  c.attributes = Json::object();
+  return c.dump();
+}
+}  // namespace
+
+// Whether `stored` (zarr.json as read now, under the lock) is `proposed`, the change a write of
+// this process proposed, rather than `before` it: then that write took effect though its answer
+// said otherwise or was lost. Under the array's lock no other grower changes the domain, so this
+// decides. Attributes are not compared: an attribute update may have followed the write.
+bool Array::State::landed(const Snapshot& before_change, const Snapshot& proposed, const Snapshot& stored) {
+  const std::string want = beyond_attributes(proposed.meta);
+  return want != beyond_attributes(before_change.meta) && want == beyond_attributes(stored.meta);
+}
+
+std::shared_ptr<const Snapshot> Array::State::parse_stored(const Bytes& bytes, int format, const Json& v2_attrs) const {
+  if (format == 2) {
+    const Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                                       node::key_in(path, node::kZarray));
+    return make_snapshot(ArrayMetadata::from_v2_json(j, v2_attrs), bytes);
+  }
+  const Json j = node::parse(bytes, path);
+  node::expect_type(j, path, NodeType::Array);
+  return make_snapshot(ArrayMetadata::from_json(j), bytes);
+}
+
+// After the switch of zarr.json failed with an error under the lock: whether it took effect
+// anyway (the request reached the store, its answer was lost) is read back. Returns the stored
+// snapshot when it did; throws the error, saying what is known, when it did not or is unknown.
+std::shared_ptr<const Snapshot> Array::State::after_failed_switch(const Error& e, const Snapshot& cur, const Snapshot& next,
+                                                                  int format, const Json& v2_attrs, const StoreLock* lock) const {
+  std::shared_ptr<const Snapshot> now;
+  try {
+    const auto bytes = store->get(node::doc_key(path, format, NodeType::Array), ByteRange::all(), node::kMaxMetadataBytes);
+    if (bytes) now = parse_stored(*bytes, format, v2_attrs);
+  } catch (const Error& again) {
+    throw_like(e, std::string(e.what()) + "; whether the change took effect is unknown: reading zarr.json back failed too (" +
+                      again.what() + "); the chunks it wrote are kept; open the array again to see its domain");
+  }
+  if (now && landed(cur, next, *now)) return now;
+  if (now && beyond_attributes(now->meta) == beyond_attributes(cur.meta))
+    throw_like(e, "not applied; the array is unchanged (" + domain_str(cur.meta) + "): " + e.what() + "; " +
+                      remove_new_chunks(cur, next, lock));
+  throw;
+}
+
 void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& compute,
                           const std::function<void(const Snapshot& cur, const Snapshot& next)>& before,
                           const std::function<void(const Snapshot& cur, const Snapshot& next)>& after) {
@@ -64,18 +113,18 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
   std::shared_ptr<const Snapshot> cur, next;
   const int format = current()->meta.zarr_format;
   const Json v2_attrs = current()->meta.attributes;
-  bool data_work_failed = false;
+  bool data_work_failed = false, switching = false;
   const auto change = [&](const VersionedBytes& stored) -> std::optional<Bytes> {
     if (lock) lock->check();
-    if (format == 2) {
-      const Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(stored.bytes.data()), stored.bytes.size()),
-                                         node::key_in(path, node::kZarray));
-      cur = make_snapshot(ArrayMetadata::from_v2_json(j, v2_attrs), stored.bytes);
-    } else {
-      const Json j = node::parse(stored.bytes, path);
-      node::expect_type(j, path, NodeType::Array);
-      cur = make_snapshot(ArrayMetadata::from_json(j), stored.bytes);
+    switching = false;
+    auto now = parse_stored(stored.bytes, format, v2_attrs);
+    // The previous attempt's write was refused (412) or lost, yet it is what is stored: it took
+    // effect (its first copy reached the store). Growing again would apply the change twice.
+    if (lock && next && landed(*cur, *next, *now)) {
+      next = now;
+      return std::nullopt;
     }
+    cur = std::move(now);
     ArrayMetadata m = compute(*cur);
     m.validate_for_write();
     next = make_snapshot(std::move(m), std::nullopt);
@@ -85,14 +134,17 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
       data_work_failed = false;
     }
     if (lock) lock->check();  // a lease lost during the data work: stop before the switch
+    switching = true;
     return next->meta_bytes;
   };
   try {
     node::update(*store, path, change, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
   } catch (const Error& e) {
-    if (!data_work_failed) throw;
-    throw_like(e, "not applied; the array is unchanged (" + domain_str(cur->meta) + "): " + e.what() + "; " +
-                      remove_new_chunks(*cur, *next, lock.get()));
+    if (data_work_failed)
+      throw_like(e, "not applied; the array is unchanged (" + domain_str(cur->meta) + "): " + e.what() + "; " +
+                        remove_new_chunks(*cur, *next, lock.get()));
+    if (!switching || !lock || !next) throw;
+    next = after_failed_switch(e, *cur, *next, format, v2_attrs, lock.get());
   }
   publish(next);
   node::refresh_consolidated(*store, path);

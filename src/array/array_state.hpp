@@ -46,6 +46,14 @@ struct Array::State {
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& before,
               const std::function<void(const Snapshot& cur, const Snapshot& next)>& after);
   std::string remove_new_chunks(const Snapshot& cur, const Snapshot& next, const StoreLock* lock) const;
+
+  // A change under the lock is applied exactly once, whatever became of its write's answer:
+  // a refused (412) or failed compare-and-swap whose first copy reached the store is recognised
+  // by what is stored (landed) rather than applied again.
+  static bool landed(const Snapshot& before_change, const Snapshot& proposed, const Snapshot& stored);
+  std::shared_ptr<const Snapshot> parse_stored(const Bytes& bytes, int format, const Json& v2_attrs) const;
+  std::shared_ptr<const Snapshot> after_failed_switch(const Error& e, const Snapshot& cur, const Snapshot& next, int format,
+                                                      const Json& v2_attrs, const StoreLock* lock) const;
 };
 
 }  // namespace zarrpp

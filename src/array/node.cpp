@@ -27,26 +27,46 @@ std::optional<VersionedBytes> read(Store& store, const std::string& path) {
   return store.get_versioned(meta_key(path), ByteRange::all(), kMaxMetadataBytes);
 }
 
+namespace {
+// One node document's bytes, parsed and checked.
+Doc parse_doc(int format, NodeType type, const std::string& key, VersionedBytes v, const std::string& path) {
+  Doc d;
+  d.format = format;
+  d.key = key;
+  d.stored = std::move(v);
+  if (format == 3) {
+    d.json = parse(d.stored.bytes, path);
+    if (d.json.is_object() && d.json.contains("zarr_format") && d.json["zarr_format"] != 3)
+      throw MetadataError("zarr.json of '" + shown(path) + "': zarr_format is " + d.json["zarr_format"].dump() +
+                          ", expected 3 (Zarr v2 nodes keep their metadata in .zarray/.zgroup)");
+    d.type = type_of(d.json, path);
+  } else {
+    d.json = parse_json_document(std::string_view(reinterpret_cast<const char*>(d.stored.bytes.data()), d.stored.bytes.size()),
+                                 key);
+    d.type = type;
+    if (!d.json.is_object() || !d.json.contains("zarr_format") || d.json["zarr_format"] != 2)
+      throw MetadataError(key + ": expected a JSON object with \"zarr_format\": 2");
+  }
+  return d;
+}
+
+// Runs f (which reads the document `key` just fetched); a MetadataError it throws also says when
+// the response that brought the bytes was cut in transit (so the document is not taken as broken).
+template <class F>
+auto naming_transport(Store& store, const std::string& key, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const MetadataError& e) {
+    const std::string why = store.explain_unreadable(key);
+    if (why.empty()) throw;
+    throw_like(e, std::string(e.what()) + "; " + why);
+  }
+}
+}  // namespace
+
 std::optional<Doc> read_doc(Store& store, const std::string& path) {
   auto doc = [&](int format, NodeType type, const std::string& key, VersionedBytes v) {
-    Doc d;
-    d.format = format;
-    d.key = key;
-    d.stored = std::move(v);
-    if (format == 3) {
-      d.json = parse(d.stored.bytes, path);
-      if (d.json.is_object() && d.json.contains("zarr_format") && d.json["zarr_format"] != 3)
-        throw MetadataError("zarr.json of '" + shown(path) + "': zarr_format is " + d.json["zarr_format"].dump() +
-                            ", expected 3 (Zarr v2 nodes keep their metadata in .zarray/.zgroup)");
-      d.type = type_of(d.json, path);
-    } else {
-      d.json = parse_json_document(std::string_view(reinterpret_cast<const char*>(d.stored.bytes.data()), d.stored.bytes.size()),
-                                   key);
-      d.type = type;
-      if (!d.json.is_object() || !d.json.contains("zarr_format") || d.json["zarr_format"] != 2)
-        throw MetadataError(key + ": expected a JSON object with \"zarr_format\": 2");
-    }
-    return d;
+    return naming_transport(store, key, [&] { return parse_doc(format, type, key, std::move(v), path); });
   };
   if (auto v3 = read(store, path)) return doc(3, NodeType::Group, meta_key(path), std::move(*v3));
   const std::string za = key_in(path, kZarray);
@@ -60,9 +80,11 @@ Json read_v2_attributes(Store& store, const std::string& path) {
   const std::string key = key_in(path, kZattrs);
   auto v = store.get(key, ByteRange::all(), kMaxMetadataBytes);
   if (!v) return nullptr;
-  Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key);
-  if (!j.is_object()) throw MetadataError(key + ": expected a JSON object");
-  return j;
+  return naming_transport(store, key, [&] {
+    Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key);
+    if (!j.is_object()) throw MetadataError(key + ": expected a JSON object");
+    return j;
+  });
 }
 
 bool has_v2_documents(Store& store, const std::string& path) {
@@ -317,7 +339,9 @@ std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store
   for (const auto& level : levels) {
     auto v = store.get(key_in(level, kZmetadata), ByteRange::all(), kMaxMetadataBytes);
     if (!v) continue;
-    const Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key_in(level, kZmetadata));
+    const Json z = naming_transport(store, key_in(level, kZmetadata), [&] {
+      return parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key_in(level, kZmetadata));
+    });
     if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object()) continue;
     std::string under = group_path.substr(level.size());
     if (!under.empty() && under[0] == '/') under.erase(0, 1);

@@ -34,6 +34,9 @@ class ChunkSource {
   virtual bool streams_natively() const { return false; }
   // How errors name it: "chunk 'c/0/1'".
   virtual std::string describe() const = 0;
+  // After its bytes failed to decode: why they may not be what is stored ("" when no cause is
+  // found; see Store::explain_unreadable).
+  virtual std::string explain_unreadable() const { return ""; }
 };
 
 // A stored object of a store: the source of reads, and the target of writes.
@@ -49,6 +52,7 @@ class StoredChunk final : public ChunkSource {
   }
   bool streams_natively() const override { return store_.capabilities().native_streaming; }
   std::string describe() const override { return "chunk '" + key_ + "'"; }
+  std::string explain_unreadable() const override { return store_.explain_unreadable(key_); }
   Store& store() const { return store_; }
   const std::string& key() const { return key_; }
 

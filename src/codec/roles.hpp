@@ -175,13 +175,15 @@ inline constexpr std::uint64_t kMaxDecodedChunk = std::uint64_t{4} << 30;
 bool decoded_size_ok(const ChunkSpec& spec);
 void check_decoded_size(const ChunkSpec& spec, const char* what);
 
-// Runs f, naming the stored object in any CodecError it throws.
+// Runs f, naming the stored object in any CodecError it throws (and a cut response that brought
+// its bytes, when the store finds one).
 template <class F>
 auto in_context(const ChunkSource& src, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const CodecError& e) {
-    throw CodecError(e.code(), src.describe() + ": " + e.what());
+    const std::string why = src.explain_unreadable();
+    throw CodecError(e.code(), src.describe() + ": " + e.what() + (why.empty() ? "" : "; " + why));
   }
 }
 

@@ -92,8 +92,22 @@ std::uint64_t body_cap(const ByteRange& r, std::uint64_t max_bytes) {
   return cap;
 }
 
+std::optional<std::uint64_t> size_in_416(const HttpResponse& resp) {
+  const std::string* cr = resp.header("content-range");
+  if (!cr || !cr->starts_with("bytes */")) return std::nullopt;
+  std::uint64_t n = 0;
+  if (!number(std::string_view(*cr).substr(8), n)) return std::nullopt;
+  return n;
+}
+
+void check_unsatisfiable(const ByteRange& r, std::uint64_t size, const std::string& what) {
+  const auto [b, e] = r.resolve(size);
+  if (b < e)
+    throw StoreError(what + "HTTP 416 Range Not Satisfiable for " + plan_range(r).header.substr(7) + " of an object of " +
+                     std::to_string(size) + " bytes, which holds that range; the answer is wrong, the data is not known to be damaged");
+}
+
 Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what) {
-  if (resp.status == 416) return {};
   if (resp.status != 206) {
     // The whole value (the server ignored Range, or none was sent).
     if (r.kind == ByteRange::Kind::All) return std::move(resp.body);

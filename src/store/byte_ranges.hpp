@@ -17,10 +17,17 @@ struct RangePlan {
   std::string header;   // "Range: bytes=..." otherwise
 };
 RangePlan plan_range(const ByteRange& r);
-// The requested bytes from a 2xx or 416 response to a request made with plan_range(r): slices a
-// 200 (server ignored Range), checks a 206's Content-Range, and gives empty bytes for 416. Throws
+// The requested bytes from a 2xx response to a request made with plan_range(r): slices a 200
+// (server ignored Range) and checks a 206's Content-Range. Throws
 // StoreError prefixed with `what` when the server sent other bytes than asked for.
 Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what);
+
+// A 416 answer to a ranged GET is only believed for a range the object really cannot satisfy:
+// `size` is the object's size (from the 416's Content-Range "bytes */N", else a HEAD). Throws
+// StoreError prefixed with `what`, naming the answer, when the range was satisfiable.
+void check_unsatisfiable(const ByteRange& r, std::uint64_t size, const std::string& what);
+// The object's size a 416 states in its Content-Range ("bytes */N"), if it does.
+std::optional<std::uint64_t> size_in_416(const HttpResponse& resp);
 
 // The most body bytes a GET for `r` may bring: the range's length when it has one, and at most
 // max_bytes; 0 (the client's default cap) when neither bounds it.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <random>
 #include <thread>
 
@@ -105,8 +107,15 @@ bool transient_curl_error(CURLcode rc) {
   }
 }
 
-// Whether a failed attempt may still have been carried out by the server.
+#if LIBCURL_VERSION_NUM < 0x075000
+// Whether a failed attempt may still have been carried out by the server (without
+// CURLOPT_PREREQFUNCTION, which tells exactly whether the request went out).
 bool maybe_applied(CURLcode rc) { return rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_COULDNT_CONNECT; }
+#endif
+
+// Whether a failed attempt moved enough data that a retry is progress, not a dead server again:
+// a response body began, or a large request body went out.
+constexpr curl_off_t kProgressUpload = 64 * 1024;
 
 bool retryable_status(long s) { return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504; }
 
@@ -170,6 +179,30 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
 
 thread_local std::minstd_rand jitter_rng{std::random_device{}()};
 
+std::string seconds_text(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+// What one curl_easy_perform did besides its response: how often the request went out (libcurl
+// re-sends by itself when a reused connection dies before answering), and the bytes moved.
+struct HttpClient::Attempt {
+  int sends = 0;
+  long redirects = 0;
+  curl_off_t uploaded = 0, downloaded = 0;
+};
+
+namespace {
+#if LIBCURL_VERSION_NUM >= 0x075000
+// Called by libcurl every time the request is about to go out on a connection.
+int on_send(void* user, char*, char*, int, int) {
+  ++static_cast<HttpClient::Attempt*>(user)->sends;
+  return CURL_PREREQFUNC_OK;
+}
+#endif
 }  // namespace
 
 HttpClient::HttpClient(RemoteOptions options, std::string label) : options_(std::move(options)), label_(std::move(label)) {
@@ -179,7 +212,7 @@ HttpClient::HttpClient(RemoteOptions options, std::string label) : options_(std:
   for (auto [v, name] : {std::pair{options_.connect_timeout, "connect_timeout"}, std::pair{options_.timeout, "timeout"},
                          std::pair{options_.stall_timeout, "stall_timeout"},
                          std::pair{options_.retry_initial_delay, "retry_initial_delay"},
-                         std::pair{options_.retry_max_delay, "retry_max_delay"}})
+                         std::pair{options_.retry_max_delay, "retry_max_delay"}, std::pair{options_.retry_window, "retry_window"}})
     if (v.count() < 0) throw StoreError(label_ + ": " + name + " must not be negative");
 }
 
@@ -217,7 +250,7 @@ std::string HttpClient::failure_prefix(const HttpRequest& req, int attempts) con
          (attempts > 1 ? " after " + std::to_string(attempts) + " attempts" : std::string()) + ": ";
 }
 
-CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf) const {
+CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf, Attempt& seen) const {
   curl_easy_reset(h);  // keeps the connection cache
   errbuf[0] = '\0';
   Sink sink{&resp, req.method == "HEAD", req.max_body ? req.max_body : options_.max_response_bytes};
@@ -278,8 +311,20 @@ CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse&
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &sink);
+#if LIBCURL_VERSION_NUM >= 0x075000
+  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_send);
+  curl_easy_setopt(h, CURLOPT_PREREQDATA, &seen);
+#endif
 
   const CURLcode rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &seen.redirects);
+  curl_easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &seen.uploaded);
+  curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &seen.downloaded);
+#if LIBCURL_VERSION_NUM >= 0x075000
+  curl_easy_setopt(h, CURLOPT_PREREQDATA, static_cast<void*>(nullptr));
+#else
+  seen.sends = maybe_applied(rc) ? 1 : 0;
+#endif
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   resp.status = status;
@@ -297,16 +342,21 @@ CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse&
 }
 
 HttpResponse HttpClient::perform(const HttpRequest& req) const {
+  using Clock = std::chrono::steady_clock;
   bool ambiguous = false;
   auto delay = options_.retry_initial_delay;
+  // Retries stop once retry_window has passed since the first attempt (or the last one that made
+  // progress), so a dead or stalled server fails a request within about that time.
+  auto window_start = Clock::now();
   for (int attempt = 1;; ++attempt) {
     HttpResponse resp;
     char errbuf[CURL_ERROR_SIZE];
     CURL* h = acquire();
     CURLcode rc;
     curl_off_t retry_after = 0;
+    Attempt seen;
     try {
-      rc = perform_once(h, req, resp, errbuf);
+      rc = perform_once(h, req, resp, errbuf, seen);
       curl_easy_getinfo(h, CURLINFO_RETRY_AFTER, &retry_after);
     } catch (...) {
       curl_easy_cleanup(h);
@@ -318,18 +368,26 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
     } else {
       release(h);
     }
-    const bool last = attempt >= options_.max_attempts;
+    // libcurl re-sent the request by itself (a reused connection died before answering): the
+    // first copy may have been carried out.
+    if (seen.sends > 1 + seen.redirects) ambiguous = true;
+    if (seen.uploaded >= kProgressUpload || seen.downloaded > 0) window_start = Clock::now();
+    const bool out_of_window = options_.retry_window.count() > 0 && Clock::now() - window_start >= options_.retry_window;
+    const bool last = attempt >= options_.max_attempts || out_of_window;
     if (rc != CURLE_OK && resp.too_large)
-      throw StoreError(ErrorCode::limit_exceeded, failure_prefix(req, attempt) + "the response is larger than the " +
-                                                      std::to_string(req.max_body ? req.max_body : options_.max_response_bytes) +
-                                                      " bytes expected; it was not read");
+      throw HttpFailure(ErrorCode::limit_exceeded,
+                        failure_prefix(req, attempt) + "the response is larger than the " +
+                            std::to_string(req.max_body ? req.max_body : options_.max_response_bytes) + " bytes expected; it was not read",
+                        ambiguous || seen.sends > 0);
     if (rc != CURLE_OK) {
+      ambiguous = ambiguous || seen.sends > 0;
       if (!transient_curl_error(rc) || last) {
         std::string msg = failure_prefix(req, attempt) + curl_easy_strerror(rc);
         if (errbuf[0]) msg += std::string(" (") + errbuf + ")";
-        throw StoreError(msg);
+        if (out_of_window && attempt < options_.max_attempts)
+          msg += "; not retried: the " + seconds_text(options_.retry_window) + " retry_window passed without progress";
+        throw HttpFailure(ErrorCode::store_failure, msg, ambiguous);
       }
-      ambiguous = ambiguous || maybe_applied(rc);
     } else {
       const bool retry = retryable_status(resp.status) ||
                          std::find(req.extra_retry_statuses.begin(), req.extra_retry_statuses.end(), resp.status) !=
@@ -352,4 +410,75 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
   }
 }
 
+void ReadLog::record(const std::string& key, const HttpRequest& req, const HttpResponse& resp) {
+  Entry e;
+  e.key = key;
+  e.request = req.method + " " + req.url;
+  e.status = resp.status;
+  const std::string* cl = resp.header("content-length");
+  e.content_length = cl ? *cl : "";
+  e.received = resp.body.size();
+  std::lock_guard lk(mu_);
+  std::erase_if(entries_, [&](const Entry& x) { return x.key == key; });
+  if (entries_.size() >= kKeep) entries_.erase(entries_.begin());
+  entries_.push_back(std::move(e));
+}
+
+std::string ReadLog::explain(const std::string& key, std::optional<std::uint64_t> size_now) const {
+  std::lock_guard lk(mu_);
+  for (const auto& e : entries_) {
+    if (e.key != key || !size_now || *size_now == e.received) continue;
+    return "the response it came in was cut in transit: " + e.request + " answered HTTP " + std::to_string(e.status) +
+           (e.content_length.empty() ? std::string(" without a Content-Length") : " with Content-Length " + e.content_length) +
+           " and " + std::to_string(e.received) + " bytes, but the object is " + std::to_string(*size_now) +
+           " bytes (HEAD); the stored data is not shown to be damaged";
+  }
+  return "";
+}
+
 }  // namespace zarrpp::detail
+
+namespace zarrpp {
+
+// ---- RemoteOptions by name ----------------------------------------------------------------------
+
+const std::vector<std::string>& RemoteOptions::option_names() {
+  static const std::vector<std::string> names = {"connect_timeout",     "timeout",         "stall_timeout", "retry_window",
+                                                 "retry_initial_delay", "retry_max_delay", "max_attempts"};
+  return names;
+}
+
+bool RemoteOptions::is_option(std::string_view name) {
+  const auto& n = option_names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+void RemoteOptions::set(std::string_view name, double value) {
+  const std::string n(name);
+  if (name == "max_attempts") {
+    if (!(value >= 1 && value <= 1000) || value != static_cast<double>(static_cast<int>(value)))
+      throw ArgumentError("max_attempts must be a whole number from 1 to 1000 (got " + std::to_string(value) + ")");
+    max_attempts = static_cast<int>(value);
+    return;
+  }
+  std::chrono::milliseconds* target = name == "connect_timeout"       ? &connect_timeout
+                                      : name == "timeout"             ? &timeout
+                                      : name == "stall_timeout"       ? &stall_timeout
+                                      : name == "retry_window"        ? &retry_window
+                                      : name == "retry_initial_delay" ? &retry_initial_delay
+                                      : name == "retry_max_delay"     ? &retry_max_delay
+                                                                      : nullptr;
+  if (!target) {
+    std::string all;
+    for (const auto& o : option_names()) all += (all.empty() ? "" : ", ") + o;
+    throw ArgumentError("unknown network option '" + n + "' (the options are " + all + ")");
+  }
+  const bool zero_ok = name == "timeout" || name == "stall_timeout" || name == "retry_window" || name == "retry_initial_delay";
+  if (!std::isfinite(value) || value < 0 || (value == 0 && !zero_ok) || value > 1e7)
+    throw ArgumentError(n + " must be a number of seconds" + (zero_ok ? " (0 or more" : " (more than 0") + ", at most 1e7; got " +
+                        std::to_string(value) + ")");
+  *target = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000)));
+  if (*target == std::chrono::milliseconds(0) && value > 0) *target = std::chrono::milliseconds(1);
+}
+
+}  // namespace zarrpp

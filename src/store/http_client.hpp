@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "zarrpp/core/error.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/store.hpp"
 
@@ -43,8 +44,10 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string effective_url;  // the last URL fetched (differs from the request's after redirects)
   int attempts = 1;
-  // An earlier attempt failed in a way that may have reached the server (reset, timeout, 5xx), so
-  // a non-idempotent request may already have taken effect.
+  // The request may have been carried out more than once, or before this response: an earlier
+  // attempt failed in a way that may have reached the server (reset, timeout, 5xx), or libcurl
+  // itself re-sent the request on a fresh connection after a reused one died before answering.
+  // A conditional request's answer then need not describe what this request did.
   bool ambiguous = false;
   bool too_large = false;  // the body was cut off at the request's max_body
 
@@ -52,8 +55,40 @@ struct HttpResponse {
   std::string body_text() const { return std::string(body.begin(), body.end()); }
 };
 
+// No response could be had: thrown by HttpClient::perform after the allowed attempts.
+// `maybe_applied` when some attempt may have reached the server (so a write may have taken effect).
+class HttpFailure : public StoreError {
+ public:
+  HttpFailure(ErrorCode code, const std::string& what, bool maybe_applied) : StoreError(code, what), maybe_applied_(maybe_applied) {}
+  bool maybe_applied() const noexcept { return maybe_applied_; }
+
+ private:
+  bool maybe_applied_;
+};
+
 // "Not Found" for 404, ... ("" when unknown).
 const char* standard_reason(long status);
+
+// The last whole-value responses of a store (a few dozen, by key), kept to explain bytes that
+// fail to decode: a response that carried fewer bytes than the object holds (a Content-Length
+// that lied, a proxy that cut it) is named, rather than letting the bytes look corrupt.
+class ReadLog {
+ public:
+  void record(const std::string& key, const HttpRequest& req, const HttpResponse& resp);
+  // The clause explaining `key`'s last response given the object's size now ("" when the sizes
+  // agree, nothing is recorded, or the size is unknown).
+  std::string explain(const std::string& key, std::optional<std::uint64_t> size_now) const;
+
+ private:
+  struct Entry {
+    std::string key, request, content_length;
+    long status = 0;
+    std::uint64_t received = 0;
+  };
+  static constexpr std::size_t kKeep = 64;
+  mutable std::mutex mu_;
+  std::vector<Entry> entries_;  // oldest first
+};
 
 // Performs requests with a pool of curl easy handles (one per concurrent request, kept alive
 // between requests, so connections are reused) and retries transient failures with exponential
@@ -67,12 +102,15 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Returns the final response, whatever its status (after retrying retryable statuses); throws
-  // StoreError when no response could be had (connection failure, timeout, ...) after the
-  // allowed attempts.
+  // HttpFailure when no response could be had (connection failure, timeout, ...) after the
+  // allowed attempts, or once options().retry_window has passed without progress.
   HttpResponse perform(const HttpRequest& req) const;
 
   const RemoteOptions& options() const { return options_; }
   const std::string& label() const { return label_; }
+
+  // What one attempt did besides its response (defined in http_client.cpp).
+  struct Attempt;
 
   // "<label> <METHOD> <url> failed[ after N attempts]: " (a message prefix).
   std::string failure_prefix(const HttpRequest& req, int attempts) const;
@@ -80,7 +118,7 @@ class HttpClient {
  private:
   CURL* acquire() const;
   void release(CURL* h) const;
-  CURLcode perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf) const;
+  CURLcode perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf, Attempt& seen) const;
 
   RemoteOptions options_;
   std::string label_;

@@ -76,7 +76,10 @@ HttpStore::HttpStore(const std::string& url, Options options) : options_(std::mo
   while (root_.size() > authority && root_.back() == '/') root_.pop_back();
   for (const auto& [name, value] : options_.headers) check_header(name, value);
   client_ = std::make_unique<detail::HttpClient>(options_.net, "HTTP");
+  reads_ = std::make_unique<detail::ReadLog>();
 }
+
+std::string HttpStore::do_explain_unreadable(const std::string& key) { return reads_->explain(key, do_size(key)); }
 
 HttpStore::~HttpStore() = default;
 
@@ -106,9 +109,18 @@ std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const By
   if (!plan.whole) req.headers.push_back(plan.header);
   auto resp = client_->perform(req);
   if (resp.status == 404 || redirected_to_directory(req, resp)) return std::nullopt;
-  if ((resp.status >= 200 && resp.status < 300) || (resp.status == 416 && !plan.whole)) {
-    const std::string* etag = resp.header("etag");
-    VersionedBytes out{Bytes(), etag ? *etag : std::string()};
+  const std::string* etag = resp.header("etag");
+  VersionedBytes out{Bytes(), etag ? *etag : std::string()};
+  if (resp.status == 416 && !plan.whole) {
+    // Believed only for a range the object cannot hold (its size from the answer, else a HEAD).
+    auto size = detail::size_in_416(resp);
+    if (!size) size = do_size(key);
+    if (!size) return std::nullopt;
+    detail::check_unsatisfiable(range, *size, client_->failure_prefix(req, resp.attempts));
+    return out;
+  }
+  if (resp.status >= 200 && resp.status < 300) {
+    if (plan.whole) reads_->record(key, req, resp);
     out.bytes = detail::take_range(resp, range, client_->failure_prefix(req, resp.attempts));
     return out;
   }

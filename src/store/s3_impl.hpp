@@ -41,6 +41,7 @@ struct S3Store::Impl {
   std::string access_key, secret_key, token;
   int page_size = 1000;
   std::atomic<bool> bulk_delete{true};
+  detail::ReadLog reads;  // whole-value GETs, to explain bytes that fail to decode
 
   std::string full_key(const std::string& key) const { return root_slash + key; }
   std::string object_url(const std::string& full) const { return base + "/" + detail::percent_encode(full, true); }

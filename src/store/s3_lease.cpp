@@ -57,6 +57,10 @@ class S3Store::Lease : public StoreLock {
     for (;;) {
       if (try_put(seen_etag.empty() ? std::nullopt : std::optional<std::string>{})) break;
       const auto cur = im_.get_with_etag(full_);
+      if (cur && owner_of(cur->first) == owner_ && !cur->second.empty()) {
+        etag_ = cur->second;  // our own create took effect after all
+        break;
+      }
       if (cur) {
         if (cur->second.empty())
           throw StoreError("S3 GET " + im_.object_url(full_) + ": the response has no ETag, so the lease cannot be checked");
@@ -108,6 +112,22 @@ class S3Store::Lease : public StoreLock {
     return ttl_;
   }
 
+  // The owner token a lease object names ("" when unreadable).
+  static std::string owner_of(const Bytes& bytes) {
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("owner") && j["owner"].is_string()) return j["owner"].get<std::string>();
+    return "";
+  }
+
+  // Whether the lease object now stored is ours (a PUT of ours took effect though its answer was
+  // lost or said otherwise); then its ETag becomes ours.
+  bool stored_is_ours() {
+    const auto cur = im_.get_with_etag(full_);
+    if (!cur || owner_of(cur->first) != owner_ || cur->second.empty()) return false;
+    etag_ = cur->second;
+    return true;
+  }
+
   // PUT our lease: create it (no `match`) or replace the object with ETag *match. True when ours.
   bool try_put(const std::optional<std::string>& match) {
     const std::string text = body();
@@ -115,29 +135,26 @@ class S3Store::Lease : public StoreLock {
     auto req = im_.put_request(full_, value);
     req.headers.push_back(match ? "If-Match: " + *match : std::string("If-None-Match: *"));
     req.extra_retry_statuses = {409};
-    const auto resp = im_.perform(req);
+    detail::HttpResponse resp;
+    try {
+      resp = im_.perform(req);
+    } catch (const detail::HttpFailure& e) {
+      // The PUT may have taken effect before the failure: the stored owner decides.
+      if (e.maybe_applied() && stored_is_ours()) return true;
+      throw;
+    }
     if (resp.status == 200) {
       const std::string* e = resp.header("etag");
       if (e && !e->empty()) {
         etag_ = *e;
         return true;
       }
-      const auto cur = im_.get_with_etag(full_);
-      if (cur && cur->first == value && !cur->second.empty()) {
-        etag_ = cur->second;
-        return true;
-      }
+      if (stored_is_ours()) return true;
       throw StoreError("S3 PUT " + im_.object_url(full_) + ": the response has no ETag, so the lease cannot be held");
     }
     if (resp.status == 412 || resp.status == 409 || (match && resp.status == 404)) {
-      if (resp.ambiguous) {  // an earlier attempt may have succeeded before its answer was lost
-        const auto cur = im_.get_with_etag(full_);
-        if (cur && cur->first == value) {
-          etag_ = cur->second;
-          return true;
-        }
-      }
-      return false;
+      // An earlier copy may have succeeded before its answer was lost (or libcurl re-sent it).
+      return resp.ambiguous && stored_is_ours();
     }
     im_.fail(req, resp);
   }

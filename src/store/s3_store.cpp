@@ -1,6 +1,8 @@
 #include "zarrpp/store/s3_store.hpp"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "byte_ranges.hpp"
 #include "s3_impl.hpp"
@@ -127,14 +129,23 @@ std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const Byte
     if (detail::parse_s3_error(resp.body_text()).code == "NoSuchBucket") impl_->fail(req, resp);
     return std::nullopt;
   }
-  if ((resp.status >= 200 && resp.status < 300) || (resp.status == 416 && !plan.whole)) {
-    const std::string* etag = resp.header("etag");
-    VersionedBytes out{Bytes(), etag ? *etag : std::string()};
-    out.bytes = detail::take_range(resp, range, impl_->client->failure_prefix(req, resp.attempts));
+  const std::string* etag = resp.header("etag");
+  VersionedBytes out{Bytes(), etag ? *etag : std::string()};
+  if (resp.status == 416 && !plan.whole) {
+    // Believed only for a range the object cannot hold (its size from the answer, else a HEAD).
+    auto size = detail::size_in_416(resp);
+    if (!size) size = do_size(key);
+    if (!size) return std::nullopt;
+    detail::check_unsatisfiable(range, *size, impl_->client->failure_prefix(req, resp.attempts));
     return out;
   }
-  impl_->fail(req, resp);
+  if (resp.status < 200 || resp.status >= 300) impl_->fail(req, resp);
+  if (plan.whole) impl_->reads.record(key, req, resp);
+  out.bytes = detail::take_range(resp, range, impl_->client->failure_prefix(req, resp.attempts));
+  return out;
 }
+
+std::string S3Store::do_explain_unreadable(const std::string& key) { return impl_->reads.explain(key, do_size(key)); }
 
 std::optional<std::uint64_t> S3Store::do_size(const std::string& key) {
   const auto req = impl_->make("HEAD", impl_->object_url(impl_->full_key(key)));
@@ -215,8 +226,30 @@ S3Store::Conditional S3Store::conditional() {
     case ConditionalWrites::Off: return {false, false, false};
     case ConditionalWrites::Auto: break;
   }
+  using Clock = std::chrono::steady_clock;
+  // One refusal may be a glitch (a proxy, a node being replaced): a server is taken not to
+  // support conditional writes only when every probe of a round says so, and that finding is
+  // asked again after kReprobeAfter, so a long-lived process recovers. Support, once seen, stays.
+  constexpr int kRounds = 3;
+  constexpr auto kReprobeAfter = std::chrono::minutes(5);
   std::lock_guard lk(probe_mu_);
-  if (conditional_) return *conditional_;
+  if (conditional_ && (conditional_->create_only && conditional_->replace)) return *conditional_;
+  if (conditional_ && Clock::now() - probed_at_ < kReprobeAfter) return *conditional_;
+  Conditional c;
+  for (int round = 0; round < kRounds; ++round) {
+    if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100 << round));
+    c = probe_conditional();
+    if (c.create_only && c.replace) break;
+  }
+  conditional_ = c;
+  probed_at_ = Clock::now();
+  return c;
+}
+
+// PUTs a probe object twice with If-None-Match: * and once with a wrong If-Match (then DELETEs
+// it with a wrong If-Match); what the server answers says what it honours. Throws StoreError when
+// the server fails otherwise (nothing is concluded then).
+S3Store::Conditional S3Store::probe_conditional() {
   auto& im = *impl_;
   const std::string probe = im.root_slash + ".zarrpp-probe-" + detail::random_hex(16);
   const std::string text = "zarrpp conditional-write probe";
@@ -243,13 +276,10 @@ S3Store::Conditional S3Store::conditional() {
   // A server that rejects the header outright (400, 501) does not support it either.
   auto unsupported = [](long s) { return s == 400 || s == 501; };
   Conditional c;
+  cleanup.armed = true;  // even a refused or failed PUT may have created the object
   auto [req1, first] = put("If-None-Match: *");
-  if (unsupported(first.status)) {
-    conditional_ = c;
-    return c;
-  }
+  if (unsupported(first.status)) return c;
   if (first.status != 200 && first.status != 412) im.fail(req1, first);
-  cleanup.armed = true;
   auto [req2, second] = put("If-None-Match: *");
   if (second.status == 412) c.create_only = true;
   else if (second.status != 200 && !unsupported(second.status)) im.fail(req2, second);
@@ -258,16 +288,12 @@ S3Store::Conditional S3Store::conditional() {
   else if (third.status != 200 && !unsupported(third.status)) im.fail(req3, third);
   // DELETE with a wrong If-Match: 412 when honoured; a server that ignores it deletes the probe.
   // (Asked only of servers with conditional writes: without them nothing is erased conditionally.)
-  if (!(c.create_only && c.replace)) {
-    conditional_ = c;
-    return c;
-  }
+  if (!(c.create_only && c.replace)) return c;
   auto del = im.make("DELETE", im.object_url(probe));
   del.headers.push_back("If-Match: \"00000000000000000000000000000000\"");
   const auto fourth = im.perform(del);
   if (fourth.status == 412) c.erase = true;
   else if (!(fourth.status >= 200 && fourth.status < 300) && fourth.status != 404 && !unsupported(fourth.status)) im.fail(del, fourth);
-  conditional_ = c;
   return c;
 }
 
@@ -298,14 +324,30 @@ bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::o
     req.headers.push_back("If-None-Match: *");
   }
   req.extra_retry_statuses = {409};  // ConditionalRequestConflict: a concurrent conditional write; retry
-  const auto resp = im.perform(req);
-  if (resp.status == 200) return true;
-  if (resp.status == 412 || resp.status == 409 || (expected && resp.status == 404)) {
-    // An earlier attempt may have succeeded before its answer was lost: then the value is ours.
-    if (resp.ambiguous) {
+  // When the request may have been carried out without this writer seeing the answer (a lost
+  // reply, a re-send), what is stored now decides: the write took effect when it holds our bytes.
+  auto stored_is_ours = [&](const std::string& why) {
+    try {
       const auto now = im.get_with_etag(full);
       return now && now->first == value;
+    } catch (const StoreError& e) {
+      throw StoreError("S3 store " + describe() + ": whether the conditional write of '" + key + "' took effect is unknown (" +
+                       why + "; reading it back failed: " + e.what() + ")");
     }
+  };
+  detail::HttpResponse resp;
+  try {
+    resp = im.perform(req);
+  } catch (const detail::HttpFailure& e) {
+    if (!e.maybe_applied() || !stored_is_ours(e.what())) throw;
+    return true;
+  }
+  if (resp.status == 200) return true;
+  if (resp.status == 412 || resp.status == 409 || (expected && resp.status == 404)) {
+    // An earlier copy may have succeeded before its answer was lost: then the value is ours. (If
+    // another writer replaced it since, false is still right for this call: the caller reads
+    // the current value and decides again; a relative change must recognise its own result.)
+    if (resp.ambiguous) return stored_is_ours("the answer was HTTP " + std::to_string(resp.status) + " to a request that may have been sent twice");
     return false;
   }
   im.fail(req, resp);
@@ -326,7 +368,14 @@ bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& 
   auto req = im.make("DELETE", im.object_url(full));
   req.headers.push_back("If-Match: " + *expected);
   req.extra_retry_statuses = {409};
-  const auto resp = im.perform(req);
+  detail::HttpResponse resp;
+  try {
+    resp = im.perform(req);
+  } catch (const detail::HttpFailure& e) {
+    // The DELETE may have been carried out before the failure: gone now means gone as asked.
+    if (e.maybe_applied() && !do_size(key).has_value()) return true;
+    throw;
+  }
   if (resp.status >= 200 && resp.status < 300) return true;
   if (resp.status == 412 || resp.status == 409 || resp.status == 404) {
     // An earlier attempt may have deleted it before its answer was lost: then it is gone as asked.

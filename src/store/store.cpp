@@ -182,6 +182,14 @@ std::string normalize_url(std::string_view url) {
   return out;
 }
 
+std::string Store::explain_unreadable(const std::string& key) noexcept {
+  try {
+    return do_explain_unreadable(key);
+  } catch (...) {
+    return "";  // an explanation that cannot be had is no explanation
+  }
+}
+
 std::unique_ptr<StoreLock> Store::lock(const std::string& key) {
   validate_key(key);
   if (!capabilities().locking)

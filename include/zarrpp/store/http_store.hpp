@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,18 +25,25 @@ namespace zarrpp {
 
 namespace detail {
 class HttpClient;
+class ReadLog;
 }
 
-// Network behaviour shared by HttpStore and S3Store.
+// Network behaviour shared by HttpStore and S3Store. The defaults fail a request to a stalled or
+// dead server in about 30 s (stall_timeout per attempt, no new attempt after retry_window) while a
+// slow transfer that keeps moving bytes is never cut short (timeout: 5 minutes per attempt).
 struct RemoteOptions {
   std::chrono::milliseconds connect_timeout{10'000};  // TCP (and TLS) connection set-up, per attempt
   std::chrono::milliseconds timeout{300'000};         // a whole request, per attempt; 0 = no limit
-  std::chrono::milliseconds stall_timeout{60'000};    // abort when no byte moves for this long; 0 = never
+  std::chrono::milliseconds stall_timeout{10'000};    // abort when no byte moves for this long; 0 = never
   // Attempts per request (1 = no retries). Retried: connection failures, resets and timeouts,
   // HTTP 408, 429, 500, 502, 503 and 504.
   int max_attempts = 4;
   std::chrono::milliseconds retry_initial_delay{100};  // doubled after every failed attempt (with jitter)
   std::chrono::milliseconds retry_max_delay{5'000};    // cap on one delay, also on a server's Retry-After
+  // No new attempt starts once this long has passed since the first attempt (or since the last
+  // one that moved data: a response body began, or 64 KiB or more of a request body went out);
+  // 0 = only max_attempts bounds the retries.
+  std::chrono::milliseconds retry_window{30'000};
   bool verify_tls = true;         // check the server's certificate and host name (https)
   std::string ca_file{};          // a CA bundle to verify with instead of the system's ("" = system)
   std::size_t max_idle_connections = 16;  // kept-alive connections (curl handles) pooled per store
@@ -43,6 +51,14 @@ struct RemoteOptions {
   // their largest encoding, metadata by 256 MiB, ranges by their length).
   std::uint64_t max_response_bytes = std::uint64_t{5} << 30;
   std::string user_agent = std::string("zarrpp/") + kVersion;
+
+  // The options set by name, as the CLI's flags and Python's storage_options give them:
+  // connect_timeout, timeout, stall_timeout, retry_window, retry_initial_delay and retry_max_delay
+  // in seconds (timeout, stall_timeout and retry_window may be 0: no limit), max_attempts a whole
+  // number >= 1. Throws ArgumentError naming the option and what it takes.
+  static const std::vector<std::string>& option_names();
+  static bool is_option(std::string_view name);
+  void set(std::string_view name, double value);
 };
 
 class HttpStore : public Store {
@@ -79,6 +95,8 @@ class HttpStore : public Store {
   std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   // HEAD (a one-byte GET on servers without HEAD).
   std::optional<std::uint64_t> do_size(const std::string& key) override;
+  // A value that fails to decode: a HEAD says whether the GET's response was cut in transit.
+  std::string do_explain_unreadable(const std::string& key) override;
   // Read-only and without listing: capabilities() says so and Store refuses before these run.
   void do_set(const std::string& key, const Bytes& value) override;
   void do_erase(const std::string& key) override;
@@ -95,6 +113,7 @@ class HttpStore : public Store {
   std::string query_;  // "" or "?..." appended to every request
   Options options_;
   std::unique_ptr<detail::HttpClient> client_;
+  std::unique_ptr<detail::ReadLog> reads_;
 };
 
 }  // namespace zarrpp

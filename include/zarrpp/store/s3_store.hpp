@@ -38,8 +38,9 @@ namespace zarrpp {
 
 // Whether the server honours If-None-Match / If-Match on PUT.
 enum class ConditionalWrites {
-  Auto,  // find out once per store: PUT a probe object twice with If-None-Match: * (and once with a
-         // wrong If-Match); a server that does not answer 412 does not support them
+  Auto,  // find out: PUT a probe object twice with If-None-Match: * (and once with a wrong
+         // If-Match); a server that does not answer 412 in three probes in a row does not support
+         // them (asked again after 5 minutes; support, once seen, is kept)
   On,    // assume it does
   Off,   // assume it does not: set_if and compare_and_set throw ConflictError
 };
@@ -96,6 +97,8 @@ class S3Store : public Store {
   // Versions are ETags.
   std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
+  // A value that fails to decode: a HEAD says whether the GET's response was cut in transit.
+  std::string do_explain_unreadable(const std::string& key) override;
   void do_set(const std::string& key, const Bytes& value) override;
   // If-Match: ETag (or If-None-Match: *), so exactly the version read is replaced.
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
@@ -117,6 +120,7 @@ class S3Store : public Store {
     bool erase = false;        // If-Match honoured on DELETE
   };
   Conditional conditional();
+  Conditional probe_conditional();
   std::unique_ptr<StoreLock> make_lease(const std::string& key);
 
   Options options_;
@@ -124,6 +128,7 @@ class S3Store : public Store {
   std::unique_ptr<Impl> impl_;
   std::mutex probe_mu_;
   std::optional<Conditional> conditional_;
+  std::chrono::steady_clock::time_point probed_at_{};
 };
 
 }  // namespace zarrpp

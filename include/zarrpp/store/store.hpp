@@ -150,6 +150,11 @@ class Store {
   // before it deletes anything. Writes `probe` (the bytes it will write) to a temporary beside
   // the key and removes it; stores that cannot know ahead (remote ones) do nothing.
   void check_can_write(const std::string& key, const Bytes& probe);
+  // Called after bytes just read for `key` failed to decode: why they may not be what is stored,
+  // when the store can tell (a remote store: the response that brought them carried fewer bytes
+  // than the object holds, so it was cut in transit), as a clause naming the response; "" when
+  // it finds no such cause. Never throws; a remote store makes one request (HEAD) to find out.
+  std::string explain_unreadable(const std::string& key) noexcept;
 
   // The store rooted at the folder that holds this store's root, and the root's name in it: how the
   // array layer finds the hierarchy a store opened on one of its nodes belongs to (to keep that
@@ -181,6 +186,7 @@ class Store {
   virtual DirListing do_list_dir(const std::string& prefix);
   virtual std::unique_ptr<StoreLock> do_lock(const std::string& key);
   virtual void do_check_can_write(const std::string&, const Bytes&) {}
+  virtual std::string do_explain_unreadable(const std::string&) { return ""; }
 
  private:
   void check_writable(const char* op, const std::string& key) const;
@@ -221,6 +227,7 @@ class StoreWrapper : public Store {
   DirListing do_list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
   void do_check_can_write(const std::string& key, const Bytes& probe) override { inner_->check_can_write(key, probe); }
+  std::string do_explain_unreadable(const std::string& key) override { return inner_->explain_unreadable(key); }
 
  private:
   StorePtr inner_;
