@@ -163,16 +163,15 @@ CodecPipeline pipeline_of(const ArrayMetadata& m) {
   return CodecPipeline::from_metadata(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value});
 }
 
-// Network options for URLs (--timeout, --connect-timeout), in seconds; negative: the defaults.
-double g_timeout = -1, g_connect_timeout = -1;
+// Network options for URLs (--timeout, --stall-timeout, ...), by RemoteOptions' names, as given.
+std::vector<std::pair<std::string, double>> g_net;
 
 // ARRAY / STORE arguments: a local directory, or a URL (s3://, http(s)://, file://).
 StorePtr open_dir(const std::string& dir, bool create) {
   if (dir.find("://") != std::string::npos) {
     OpenStoreOptions o{.file = FileStore::Options{.create = create}};
     for (RemoteOptions* net : {&o.http.net, &o.s3.net}) {
-      if (g_timeout >= 0) net->timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g_timeout * 1000));
-      if (g_connect_timeout >= 0) net->connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(g_connect_timeout * 1000));
+      for (const auto& [name, value] : g_net) net->set(name, value);
     }
     return open_store(dir, o);
   }
@@ -661,20 +660,36 @@ int main(int argc, char** argv) {
   CLI::App app{"zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);
-  auto seconds = [](bool zero_ok) {
-    return CLI::Validator(
-        [zero_ok](std::string& v) -> std::string {
-          double x = 0;
-          const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-          if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !std::isfinite(x) || x < 0 || (!zero_ok && x == 0) ||
-              x > 1e7)
-            return "'" + v + "' is not a number of seconds" + (zero_ok ? " (0 or more)" : " (more than 0)");
-          return "";
-        },
-        "SECONDS");
+  // Network options: checked by RemoteOptions::set (the rules Python's storage_options follow too).
+  auto net_option = [&](const char* flag, const char* name, const std::string& help) {
+    app.add_option_function<std::string>(
+           flag,
+           [name](const std::string& v) {
+             double x = 0;
+             std::from_chars(v.data(), v.data() + v.size(), x);
+             g_net.emplace_back(name, x);
+           },
+           help)
+        ->check(CLI::Validator(
+            [name](std::string& v) -> std::string {
+              double x = 0;
+              const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+              if (v.empty() || ec != std::errc() || p != v.data() + v.size()) return "'" + v + "' is not a number";
+              try {
+                RemoteOptions().set(name, x);
+              } catch (const ArgumentError& e) {
+                return e.what();
+              }
+              return "";
+            },
+            std::string(name) == "max_attempts" ? "N" : "SECONDS"));
   };
-  app.add_option("--timeout", g_timeout, "For URLs: seconds one request may take (0 = no limit; default 300)")->check(seconds(true));
-  app.add_option("--connect-timeout", g_connect_timeout, "For URLs: seconds to connect (default 10)")->check(seconds(false));
+  net_option("--timeout", "timeout", "For URLs: seconds one request (one attempt) may take (0 = no limit; default 300)");
+  net_option("--connect-timeout", "connect_timeout", "For URLs: seconds to connect (default 10)");
+  net_option("--stall-timeout", "stall_timeout", "For URLs: give up an attempt when no byte moves for this long (0 = never; default 10)");
+  net_option("--retry-window", "retry_window",
+             "For URLs: start no new attempt this long after the first (or the last one that moved data) (0 = no limit; default 30)");
+  net_option("--max-attempts", "max_attempts", "For URLs: attempts per request, 1 = no retries (default 4)");
 
   // create
   auto* create = app.add_subcommand("create", "Create an array");

@@ -485,9 +485,22 @@ PYBIND11_MODULE(_zarrpp, m) {
           } else if (k == "headers") {
             if (!py::isinstance<py::dict>(v)) throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
             for (const auto& [hk, hv] : v.cast<py::dict>()) o.http.headers.emplace_back(text(hk, "headers"), text(hv, "headers"));
-          } else
-            throw zarrpp::ArgumentError("storage_options: unknown option '" + k +
-                                        "' (zarrpp takes endpoint_url, region, key, secret, token, anon, headers)");
+          } else if (zarrpp::RemoteOptions::is_option(k)) {
+            // Network bounds (seconds; max_attempts a count), checked by the C++ rules the CLI uses.
+            if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
+              throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a number");
+            const double x = v.cast<double>();
+            try {
+              o.s3.net.set(k, x);
+              o.http.net.set(k, x);
+            } catch (const zarrpp::ArgumentError& e) {
+              throw zarrpp::ArgumentError(std::string("storage_options: ") + e.what());
+            }
+          } else {
+            std::string names = "endpoint_url, region, key, secret, token, anon, headers";
+            for (const auto& n : zarrpp::RemoteOptions::option_names()) names += ", " + n;
+            throw zarrpp::ArgumentError("storage_options: unknown option '" + k + "' (zarrpp takes " + names + ")");
+          }
         }
         py::gil_scoped_release nogil;
         try {

@@ -97,7 +97,12 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None) -> _zar
     """The store at ``url``: ``s3://bucket/prefix`` (endpoint, region and credentials from
     ``storage_options`` — ``endpoint_url``, ``region``, ``key``, ``secret``, ``token``, ``anon`` — else
     from the ``AWS_*`` environment variables, as the C++ S3Store) or ``http(s)://host/path``
-    (read-only; ``storage_options={"headers": {...}}``). The URL is the node itself."""
+    (read-only; ``storage_options={"headers": {...}}``). The URL is the node itself.
+
+    Every request is bounded, for both kinds: ``connect_timeout``, ``timeout`` (one attempt),
+    ``stall_timeout`` (no byte moving), ``retry_window`` (no new attempt after it),
+    ``retry_initial_delay`` and ``retry_max_delay`` in seconds, and ``max_attempts``. The defaults
+    (10, 300, 10, 30, 0.1, 5 and 4) fail a stalled server in about 30 s."""
     opts = dict(storage_options or {})
     st = _zarrpp.open_url(url, opts)
     # Kept to pickle the store by where it is: only options the caller gave explicitly travel in

@@ -1,0 +1,99 @@
+"""Remote stores under a misbehaving network, from Python and Dask: every request is bounded by
+storage_options (the C++ RemoteOptions, checked by the same rules the CLI uses), and the bounds
+travel with a pickled store to Dask's workers."""
+import pickle
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import zarrpp
+import zarrpp.dask
+
+QUICK = {"stall_timeout": 1, "max_attempts": 5, "retry_window": 1.5, "retry_initial_delay": 0.01}
+
+
+_SERVER = """
+import http.server, sys, threading
+root = sys.argv[1]
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, *a, **k):
+        super().__init__(*a, directory=root, **k)
+    def do_GET(self):
+        if "/c/" in self.path:
+            threading.Event().wait(120)  # stalls: the headers never come
+            return
+        super().do_GET()
+    def log_message(self, *a):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+srv.daemon_threads = True
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"""
+
+
+@pytest.fixture
+def stalling_server(tmp_path):
+    """An HTTP server (another process: a request must not wait for this one's GIL) for tmp_path
+    whose chunk requests (under /c/) never get an answer."""
+    z = zarrpp.create_array(str(tmp_path / "arr"), shape=(8, 8), chunks=(4, 4), dtype="i4")
+    z[:] = np.arange(64).reshape(8, 8)
+    srv = subprocess.Popen([sys.executable, "-c", _SERVER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(srv.stdout.readline())
+        yield f"http://127.0.0.1:{port}/arr"
+    finally:
+        srv.kill()
+        srv.wait(10)
+
+
+def _fails_within(seconds, fn):
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="retry_window") as info:
+        fn()
+    took = time.monotonic() - t0
+    assert took < seconds, f"took {took:.1f} s: {info.value}"
+    assert "/c/" in str(info.value)
+    return took
+
+
+def test_storage_options_bound_a_stalled_read(stalling_server):
+    z = zarrpp.open_array(stalling_server, mode="r", storage_options=QUICK)
+    assert z.shape == (8, 8)  # the metadata is served
+    _fails_within(8, lambda: z[:2, :2])
+
+
+def test_dask_reads_are_bounded_on_the_workers_too(stalling_server):
+    x = zarrpp.dask.from_zarrpp(stalling_server, storage_options=QUICK)
+    _fails_within(10, lambda: x[:2, :2].compute(scheduler="threads"))
+    # A store pickled (as Dask sends it to worker processes) keeps its bounds.
+    z = zarrpp.open_array(stalling_server, mode="r", storage_options=QUICK)
+    again = pickle.loads(pickle.dumps(z))
+    _fails_within(8, lambda: again[:2, :2])
+
+
+@pytest.mark.parametrize("opts,words", [
+    ({"stall_timeout": -1}, "stall_timeout must be a number of seconds"),
+    ({"connect_timeout": 0}, "connect_timeout must be a number of seconds (more than 0"),
+    ({"max_attempts": 0}, "max_attempts must be a whole number"),
+    ({"max_attempts": 2.5}, "max_attempts must be a whole number"),
+    ({"timeout": "5"}, "'timeout' must be a number"),
+    ({"retry_window": True}, "'retry_window' must be a number"),
+    ({"stall_timeout": float("nan")}, "stall_timeout must be a number of seconds"),
+    ({"retries": 3}, "unknown option 'retries'"),
+])
+def test_bad_network_options_are_value_errors(opts, words):
+    for url in ("s3://bucket/x", "http://127.0.0.1:9/x"):
+        with pytest.raises(ValueError, match="storage_options") as info:
+            zarrpp.open_array(url, storage_options=opts)
+        assert words in str(info.value)
+
+
+def test_unknown_option_lists_the_network_options():
+    with pytest.raises(ValueError) as info:
+        zarrpp.open_array("s3://bucket/x", storage_options={"bogus": 1})
+    for name in ("stall_timeout", "retry_window", "max_attempts", "connect_timeout"):
+        assert name in str(info.value)
