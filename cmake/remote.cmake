@@ -3,7 +3,7 @@
 # library target exists.
 cmake_path(GET CMAKE_CURRENT_LIST_DIR PARENT_PATH _zarrpp_remote_root)
 
-pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl>=7.75)
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl>=7.80)
 
 pkg_check_modules(CRYPTO REQUIRED IMPORTED_TARGET libcrypto)
 pkg_check_modules(EXPAT REQUIRED IMPORTED_TARGET expat)

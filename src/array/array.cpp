@@ -69,30 +69,39 @@ bool Array::State::landed(const Snapshot& before_change, const Snapshot& propose
 }
 
 std::shared_ptr<const Snapshot> Array::State::parse_stored(const Bytes& bytes, int format, const Json& v2_attrs) const {
-  if (format == 2) {
-    const Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                                       node::key_in(path, node::kZarray));
-    return make_snapshot(ArrayMetadata::from_v2_json(j, v2_attrs), bytes);
-  }
-  const Json j = node::parse(bytes, path);
-  node::expect_type(j, path, NodeType::Array);
-  return make_snapshot(ArrayMetadata::from_json(j), bytes);
+  return node::naming_transport(*store, node::doc_key(path, format, NodeType::Array), [&] {
+    if (format == 2) {
+      const Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                                         node::key_in(path, node::kZarray));
+      return make_snapshot(ArrayMetadata::from_v2_json(j, v2_attrs), bytes);
+    }
+    const Json j = node::parse(bytes, path);
+    node::expect_type(j, path, NodeType::Array);
+    return make_snapshot(ArrayMetadata::from_json(j), bytes);
+  });
 }
 
 // After the switch of zarr.json failed with an error under the lock: whether it took effect
 // anyway (the request reached the store, its answer was lost) is read back. Returns the stored
-// snapshot when it did; throws the error, saying what is known, when it did not or is unknown.
+// snapshot when it did; throws, saying what is known, when it did not or that is unknown. Must be
+// called from the handler of `e` (it rethrows it).
 std::shared_ptr<const Snapshot> Array::State::after_failed_switch(const Error& e, const Snapshot& cur, const Snapshot& next,
                                                                   int format, const Json& v2_attrs, const StoreLock* lock) const {
+  const std::string unknown = std::string(e.what()) + "; whether the change took effect is unknown: ";
+  const std::string kept = "; the chunks it wrote are kept; open the array again to see its domain";
   std::shared_ptr<const Snapshot> now;
   try {
+    // Without the lock another grower may have made the same change: then a match proves nothing.
+    if (lock) lock->check();
     const auto bytes = store->get(node::doc_key(path, format, NodeType::Array), ByteRange::all(), node::kMaxMetadataBytes);
     if (bytes) now = parse_stored(*bytes, format, v2_attrs);
   } catch (const Error& again) {
-    throw_like(e, std::string(e.what()) + "; whether the change took effect is unknown: reading zarr.json back failed too (" +
-                      again.what() + "); the chunks it wrote are kept; open the array again to see its domain");
+    throw_like(e, unknown + "it could not be checked (" + again.what() + ")" + kept);
   }
   if (now && landed(cur, next, *now)) return now;
+  // The request may still be carried out (a server holding it): the old metadata proves nothing.
+  if (dynamic_cast<const UncertainWriteError*>(&e))
+    throw_like(e, unknown + "zarr.json still shows the old " + domain_str(cur.meta) + ", but the request may still take effect" + kept);
   if (now && beyond_attributes(now->meta) == beyond_attributes(cur.meta))
     throw_like(e, "not applied; the array is unchanged (" + domain_str(cur.meta) + "): " + e.what() + "; " +
                       remove_new_chunks(cur, next, lock));

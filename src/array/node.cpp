@@ -50,18 +50,6 @@ Doc parse_doc(int format, NodeType type, const std::string& key, VersionedBytes 
   return d;
 }
 
-// Runs f (which reads the document `key` just fetched); a MetadataError it throws also says when
-// the response that brought the bytes was cut in transit (so the document is not taken as broken).
-template <class F>
-auto naming_transport(Store& store, const std::string& key, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const MetadataError& e) {
-    const std::string why = store.explain_unreadable(key);
-    if (why.empty()) throw;
-    throw_like(e, std::string(e.what()) + "; " + why);
-  }
-}
 }  // namespace
 
 std::optional<Doc> read_doc(Store& store, const std::string& path) {

@@ -37,6 +37,19 @@ inline constexpr const char* kZmetadata = ".zmetadata";
 inline std::string key_in(const std::string& path, const char* name) { return prefix_of(path) + name; }
 
 // A node's metadata document, in either format.
+// Runs f (which reads the document `key` just fetched); a MetadataError it throws also says when
+// the response that brought the bytes was cut in transit (so the document is not taken as broken).
+template <class F>
+auto naming_transport(Store& store, const std::string& key, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const MetadataError& e) {
+    const std::string why = store.explain_unreadable(key);
+    if (why.empty()) throw;
+    throw_like(e, std::string(e.what()) + "; " + why);
+  }
+}
+
 struct Doc {
   int format = 3;     // 3: zarr.json; 2: .zarray or .zgroup
   NodeType type = NodeType::Group;

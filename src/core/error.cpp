@@ -32,6 +32,7 @@ void throw_like(const Error& e, const std::string& what) {
   if (dynamic_cast<const SelectionError*>(&e)) throw SelectionError(c, what);
   if (dynamic_cast<const CodecError*>(&e)) throw CodecError(c, what);
   if (dynamic_cast<const NotFoundError*>(&e)) throw NotFoundError(what);
+  if (dynamic_cast<const UncertainWriteError*>(&e)) throw UncertainWriteError(what);
   if (dynamic_cast<const StoreError*>(&e)) throw StoreError(c, what);
   if (dynamic_cast<const ConflictError*>(&e)) throw ConflictError(c, what);
   if (dynamic_cast<const LimitError*>(&e)) throw LimitError(what);

@@ -92,14 +92,6 @@ std::uint64_t body_cap(const ByteRange& r, std::uint64_t max_bytes) {
   return cap;
 }
 
-std::optional<std::uint64_t> size_in_416(const HttpResponse& resp) {
-  const std::string* cr = resp.header("content-range");
-  if (!cr || !cr->starts_with("bytes */")) return std::nullopt;
-  std::uint64_t n = 0;
-  if (!number(std::string_view(*cr).substr(8), n)) return std::nullopt;
-  return n;
-}
-
 void check_unsatisfiable(const ByteRange& r, std::uint64_t size, const std::string& what) {
   const auto [b, e] = r.resolve(size);
   if (b < e)

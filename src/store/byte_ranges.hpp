@@ -23,11 +23,9 @@ RangePlan plan_range(const ByteRange& r);
 Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what);
 
 // A 416 answer to a ranged GET is only believed for a range the object really cannot satisfy:
-// `size` is the object's size (from the 416's Content-Range "bytes */N", else a HEAD). Throws
-// StoreError prefixed with `what`, naming the answer, when the range was satisfiable.
+// `size` is the object's size (from a HEAD). Throws StoreError prefixed with `what`, naming the
+// answer, when the range was satisfiable.
 void check_unsatisfiable(const ByteRange& r, std::uint64_t size, const std::string& what);
-// The object's size a 416 states in its Content-Range ("bytes */N"), if it does.
-std::optional<std::uint64_t> size_in_416(const HttpResponse& resp);
 
 // The most body bytes a GET for `r` may bring: the range's length when it has one, and at most
 // max_bytes; 0 (the client's default cap) when neither bounds it.

@@ -10,8 +10,8 @@
 #include "byte_ranges.hpp"
 #include "zarrpp/core/error.hpp"
 
-#if LIBCURL_VERSION_NUM < 0x074B00
-#error "zarrpp's remote stores need libcurl 7.75 or newer (CURLOPT_AWS_SIGV4)"
+#if LIBCURL_VERSION_NUM < 0x075000
+#error "zarrpp's remote stores need libcurl 7.80 or newer (CURLOPT_AWS_SIGV4, CURLOPT_PREREQFUNCTION)"
 #endif
 
 namespace zarrpp::detail {
@@ -107,11 +107,6 @@ bool transient_curl_error(CURLcode rc) {
   }
 }
 
-#if LIBCURL_VERSION_NUM < 0x075000
-// Whether a failed attempt may still have been carried out by the server (without
-// CURLOPT_PREREQFUNCTION, which tells exactly whether the request went out).
-bool maybe_applied(CURLcode rc) { return rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_COULDNT_CONNECT; }
-#endif
 
 // Whether a failed attempt moved enough data that a retry is progress, not a dead server again:
 // a response body began, or a large request body went out.
@@ -196,13 +191,11 @@ struct HttpClient::Attempt {
 };
 
 namespace {
-#if LIBCURL_VERSION_NUM >= 0x075000
 // Called by libcurl every time the request is about to go out on a connection.
 int on_send(void* user, char*, char*, int, int) {
   ++static_cast<HttpClient::Attempt*>(user)->sends;
   return CURL_PREREQFUNC_OK;
 }
-#endif
 }  // namespace
 
 HttpClient::HttpClient(RemoteOptions options, std::string label) : options_(std::move(options)), label_(std::move(label)) {
@@ -311,20 +304,19 @@ CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse&
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &sink);
-#if LIBCURL_VERSION_NUM >= 0x075000
-  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_send);
-  curl_easy_setopt(h, CURLOPT_PREREQDATA, &seen);
-#endif
+  // Every send is counted: libcurl re-sends a request by itself when a reused connection dies
+  // before answering. A runtime libcurl without the callback (older than the headers) cannot
+  // count, so requests that change something get a fresh connection, which libcurl never re-sends on.
+  const bool counted = curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_send) == CURLE_OK &&
+                       curl_easy_setopt(h, CURLOPT_PREREQDATA, &seen) == CURLE_OK;
+  if (!counted && req.method != "GET" && req.method != "HEAD") curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
 
   const CURLcode rc = curl_easy_perform(h);
   curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &seen.redirects);
   curl_easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &seen.uploaded);
   curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &seen.downloaded);
-#if LIBCURL_VERSION_NUM >= 0x075000
-  curl_easy_setopt(h, CURLOPT_PREREQDATA, static_cast<void*>(nullptr));
-#else
-  seen.sends = maybe_applied(rc) ? 1 : 0;
-#endif
+  if (counted) curl_easy_setopt(h, CURLOPT_PREREQDATA, static_cast<void*>(nullptr));
+  else seen.sends = rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_COULDNT_CONNECT ? 1 : 0;
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   resp.status = status;
@@ -392,12 +384,13 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
       const bool retry = retryable_status(resp.status) ||
                          std::find(req.extra_retry_statuses.begin(), req.extra_retry_statuses.end(), resp.status) !=
                              req.extra_retry_statuses.end();
+      // A 500, 502 or 504 may come after the server (or the one behind a gateway) carried it out.
+      ambiguous = ambiguous || resp.status == 500 || resp.status == 502 || resp.status == 504;
       if (!retry || last) {
         resp.attempts = attempt;
         resp.ambiguous = ambiguous;
         return resp;
       }
-      ambiguous = ambiguous || resp.status == 500 || resp.status == 502 || resp.status == 504;
     }
     // Exponential backoff with "equal jitter": half the delay fixed, half random.
     auto wait = delay;
@@ -455,9 +448,11 @@ bool RemoteOptions::is_option(std::string_view name) {
 
 void RemoteOptions::set(std::string_view name, double value) {
   const std::string n(name);
+  char got[32];
+  std::snprintf(got, sizeof got, "%g", value);
   if (name == "max_attempts") {
     if (!(value >= 1 && value <= 1000) || value != static_cast<double>(static_cast<int>(value)))
-      throw ArgumentError("max_attempts must be a whole number from 1 to 1000 (got " + std::to_string(value) + ")");
+      throw ArgumentError(std::string("max_attempts must be a whole number from 1 to 1000 (got ") + got + ")");
     max_attempts = static_cast<int>(value);
     return;
   }
@@ -476,7 +471,7 @@ void RemoteOptions::set(std::string_view name, double value) {
   const bool zero_ok = name == "timeout" || name == "stall_timeout" || name == "retry_window" || name == "retry_initial_delay";
   if (!std::isfinite(value) || value < 0 || (value == 0 && !zero_ok) || value > 1e7)
     throw ArgumentError(n + " must be a number of seconds" + (zero_ok ? " (0 or more" : " (more than 0") + ", at most 1e7; got " +
-                        std::to_string(value) + ")");
+                        got + ")");
   *target = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000)));
   if (*target == std::chrono::milliseconds(0) && value > 0) *target = std::chrono::milliseconds(1);
 }

@@ -112,9 +112,9 @@ std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const By
   const std::string* etag = resp.header("etag");
   VersionedBytes out{Bytes(), etag ? *etag : std::string()};
   if (resp.status == 416 && !plan.whole) {
-    // Believed only for a range the object cannot hold (its size from the answer, else a HEAD).
-    auto size = detail::size_in_416(resp);
-    if (!size) size = do_size(key);
+    // Believed only for a range the object cannot hold: its size from a HEAD (not from the 416
+    // itself, which a stale cache or proxy would vouch for).
+    const auto size = do_size(key);
     if (!size) return std::nullopt;
     detail::check_unsatisfiable(range, *size, client_->failure_prefix(req, resp.attempts));
     return out;

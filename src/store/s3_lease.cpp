@@ -57,10 +57,9 @@ class S3Store::Lease : public StoreLock {
     for (;;) {
       if (try_put(seen_etag.empty() ? std::nullopt : std::optional<std::string>{})) break;
       const auto cur = im_.get_with_etag(full_);
-      if (cur && owner_of(cur->first) == owner_ && !cur->second.empty()) {
-        etag_ = cur->second;  // our own create took effect after all
-        break;
-      }
+      // Our own create took effect after all: renew it at once, so the lease's time counts from a
+      // PUT whose sending time is known.
+      if (cur && owner_of(cur->first) == owner_ && !cur->second.empty() && try_put(cur->second)) break;
       if (cur) {
         if (cur->second.empty())
           throw StoreError("S3 GET " + im_.object_url(full_) + ": the response has no ETag, so the lease cannot be checked");
@@ -82,7 +81,7 @@ class S3Store::Lease : public StoreLock {
       std::this_thread::sleep_for(backoff / 2 + std::chrono::milliseconds(d(jitter) / 2));
       backoff = std::min(backoff * 2, std::min(std::chrono::milliseconds(500), std::max(seen_ttl / 4, std::chrono::milliseconds(10))));
     }
-    renewed_ = Clock::now();
+    renewed_ = put_sent_;
     heartbeat_ = std::thread([this] { heartbeat(); });
   }
 
@@ -119,28 +118,33 @@ class S3Store::Lease : public StoreLock {
     return "";
   }
 
-  // Whether the lease object now stored is ours (a PUT of ours took effect though its answer was
-  // lost or said otherwise); then its ETag becomes ours.
-  bool stored_is_ours() {
+  // Whether the lease object now stored is exactly `value`, the one this PUT sent (a PUT of ours
+  // took effect though its answer was lost or said otherwise): then its ETag becomes ours. Exact
+  // bytes, not just our owner token: an earlier object of ours (a renewal that did not land) must
+  // not pass for a renewal that did.
+  bool stored_is(const Bytes& value) {
     const auto cur = im_.get_with_etag(full_);
-    if (!cur || owner_of(cur->first) != owner_ || cur->second.empty()) return false;
+    if (!cur || cur->first != value || cur->second.empty()) return false;
     etag_ = cur->second;
     return true;
   }
 
-  // PUT our lease: create it (no `match`) or replace the object with ETag *match. True when ours.
+  // PUT our lease: create it (no `match`) or replace the object with ETag *match. True when ours;
+  // then put_sent_ is when that PUT went out, which is no later than any waiter saw it (so the
+  // lease's time is counted from there, never from when its answer arrived).
   bool try_put(const std::optional<std::string>& match) {
     const std::string text = body();
     const Bytes value(text.begin(), text.end());
     auto req = im_.put_request(full_, value);
     req.headers.push_back(match ? "If-Match: " + *match : std::string("If-None-Match: *"));
     req.extra_retry_statuses = {409};
+    put_sent_ = Clock::now();
     detail::HttpResponse resp;
     try {
       resp = im_.perform(req);
     } catch (const detail::HttpFailure& e) {
-      // The PUT may have taken effect before the failure: the stored owner decides.
-      if (e.maybe_applied() && stored_is_ours()) return true;
+      // The PUT may have taken effect before the failure: what is stored decides.
+      if (e.maybe_applied() && stored_is(value)) return true;
       throw;
     }
     if (resp.status == 200) {
@@ -149,13 +153,15 @@ class S3Store::Lease : public StoreLock {
         etag_ = *e;
         return true;
       }
-      if (stored_is_ours()) return true;
+      if (stored_is(value)) return true;
       throw StoreError("S3 PUT " + im_.object_url(full_) + ": the response has no ETag, so the lease cannot be held");
     }
     if (resp.status == 412 || resp.status == 409 || (match && resp.status == 404)) {
       // An earlier copy may have succeeded before its answer was lost (or libcurl re-sent it).
-      return resp.ambiguous && stored_is_ours();
+      return resp.ambiguous && stored_is(value);
     }
+    // A 5xx after the PUT may have been carried out: it counts if it is what is stored.
+    if (resp.ambiguous && resp.status >= 500 && stored_is(value)) return true;
     im_.fail(req, resp);
   }
 
@@ -169,7 +175,7 @@ class S3Store::Lease : public StoreLock {
       try {
         ++renewals_;
         if (try_put(etag_)) {
-          renewed_ = Clock::now();
+          renewed_ = put_sent_;
         } else {
           lost_why_ = "another process took it over after it was not renewed for " + std::to_string(ttl_.count()) + " ms";
           lost_ = true;
@@ -193,6 +199,7 @@ class S3Store::Lease : public StoreLock {
   std::chrono::milliseconds ttl_{};
   std::string etag_;  // of our current lease object; written before the heartbeat starts, then only by it
   std::uint64_t renewals_ = 0;
+  Clock::time_point put_sent_{};  // when the latest PUT of ours went out
   std::atomic<Clock::time_point> renewed_{};
   std::atomic<bool> lost_{false};
   std::string lost_why_;  // written before lost_ is set

@@ -132,9 +132,9 @@ std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const Byte
   const std::string* etag = resp.header("etag");
   VersionedBytes out{Bytes(), etag ? *etag : std::string()};
   if (resp.status == 416 && !plan.whole) {
-    // Believed only for a range the object cannot hold (its size from the answer, else a HEAD).
-    auto size = detail::size_in_416(resp);
-    if (!size) size = do_size(key);
+    // Believed only for a range the object cannot hold: its size from a HEAD (not from the 416
+    // itself, which a stale cache or proxy would vouch for).
+    const auto size = do_size(key);
     if (!size) return std::nullopt;
     detail::check_unsatisfiable(range, *size, impl_->client->failure_prefix(req, resp.attempts));
     return out;
@@ -232,14 +232,14 @@ S3Store::Conditional S3Store::conditional() {
   // asked again after kReprobeAfter, so a long-lived process recovers. Support, once seen, stays.
   constexpr int kRounds = 3;
   constexpr auto kReprobeAfter = std::chrono::minutes(5);
+  auto complete = [](const Conditional& x) { return x.create_only && x.replace && x.erase; };
   std::lock_guard lk(probe_mu_);
-  if (conditional_ && (conditional_->create_only && conditional_->replace)) return *conditional_;
-  if (conditional_ && Clock::now() - probed_at_ < kReprobeAfter) return *conditional_;
-  Conditional c;
-  for (int round = 0; round < kRounds; ++round) {
+  if (conditional_ && (complete(*conditional_) || Clock::now() - probed_at_ < kReprobeAfter)) return *conditional_;
+  Conditional c = conditional_.value_or(Conditional{});
+  for (int round = 0; round < kRounds && !complete(c); ++round) {
     if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100 << round));
-    c = probe_conditional();
-    if (c.create_only && c.replace) break;
+    const Conditional r = probe_conditional();
+    c = {c.create_only || r.create_only, c.replace || r.replace, c.erase || r.erase};
   }
   conditional_ = c;
   probed_at_ = Clock::now();
@@ -325,30 +325,43 @@ bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::o
   }
   req.extra_retry_statuses = {409};  // ConditionalRequestConflict: a concurrent conditional write; retry
   // When the request may have been carried out without this writer seeing the answer (a lost
-  // reply, a re-send), what is stored now decides: the write took effect when it holds our bytes.
+  // reply, a re-send, a 5xx), what is stored now decides: the write took effect when it holds our
+  // bytes. When it does not, the write may still be carried out later (a request the server holds):
+  // that is said (UncertainWriteError), never taken as "not written".
   auto stored_is_ours = [&](const std::string& why) {
     try {
       const auto now = im.get_with_etag(full);
       return now && now->first == value;
     } catch (const StoreError& e) {
-      throw StoreError("S3 store " + describe() + ": whether the conditional write of '" + key + "' took effect is unknown (" +
-                       why + "; reading it back failed: " + e.what() + ")");
+      throw UncertainWriteError("S3 store " + describe() + ": whether the conditional write of '" + key + "' took effect is unknown (" +
+                                why + "; reading it back failed: " + e.what() + ")");
     }
+  };
+  auto uncertain = [&](const std::string& why) {
+    return UncertainWriteError(why + "; '" + key + "' does not hold this write now, but the request reached the server and may still "
+                                     "take effect");
   };
   detail::HttpResponse resp;
   try {
     resp = im.perform(req);
   } catch (const detail::HttpFailure& e) {
-    if (!e.maybe_applied() || !stored_is_ours(e.what())) throw;
-    return true;
+    if (!e.maybe_applied()) throw;
+    if (stored_is_ours(e.what())) return true;
+    throw uncertain(e.what());
   }
   if (resp.status == 200) return true;
   if (resp.status == 412 || resp.status == 409 || (expected && resp.status == 404)) {
     // An earlier copy may have succeeded before its answer was lost: then the value is ours. (If
-    // another writer replaced it since, false is still right for this call: the caller reads
-    // the current value and decides again; a relative change must recognise its own result.)
+    // another writer replaced it since, false is still right for this call: the condition no
+    // longer holds, so no copy of it can take effect any more; a relative change must recognise
+    // its own result, as growth does.)
     if (resp.ambiguous) return stored_is_ours("the answer was HTTP " + std::to_string(resp.status) + " to a request that may have been sent twice");
     return false;
+  }
+  if (resp.ambiguous && resp.status >= 500) {
+    const std::string why = im.client->failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status);
+    if (stored_is_ours(why)) return true;
+    throw uncertain(why);
   }
   im.fail(req, resp);
 }
@@ -373,15 +386,18 @@ bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& 
     resp = im.perform(req);
   } catch (const detail::HttpFailure& e) {
     // The DELETE may have been carried out before the failure: gone now means gone as asked.
-    if (e.maybe_applied() && !do_size(key).has_value()) return true;
-    throw;
+    if (!e.maybe_applied()) throw;
+    if (!do_size(key).has_value()) return true;
+    throw UncertainWriteError(std::string(e.what()) + "; '" + key + "' is still there, but the request reached the server and may still take effect");
   }
   if (resp.status >= 200 && resp.status < 300) return true;
   if (resp.status == 412 || resp.status == 409 || resp.status == 404) {
-    // An earlier attempt may have deleted it before its answer was lost: then it is gone as asked.
-    if (resp.ambiguous && resp.status != 412) return !do_size(key).has_value();
+    // An earlier copy may have deleted it before its answer was lost (a server may then answer
+    // 412 as well as 404): gone now means gone as asked.
+    if (resp.ambiguous) return !do_size(key).has_value();
     return false;
   }
+  if (resp.ambiguous && resp.status >= 500 && !do_size(key).has_value()) return true;
   im.fail(req, resp);
 }
 

@@ -242,6 +242,10 @@ class FaultProxy {
       ~Closer() { ::close(fd); }
     } closer{fd};
     if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return std::nullopt;
+    // Bounded: a wedged server must not hold a proxy thread (and the test) for ever.
+    const timeval limit{.tv_sec = 30, .tv_usec = 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
     Head h = req_head;
     h.erase("expect");  // the proxy already answered 100 Continue and holds the whole body
     h.set("Connection", "close");

@@ -273,6 +273,7 @@ class Nginx {
     return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
   }
   const fs::path& root() const { return root_; }
+  int port() const { return port_; }
 
   // The access log so far. A sentinel request marks the end: nginx logs after answering, so wait
   // until the sentinel line is there (one worker logs in order).

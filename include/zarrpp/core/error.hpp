@@ -74,6 +74,14 @@ class StoreError : public Error {
   StoreError(ErrorCode code, const std::string& what) : Error(code, what) {}
 };
 
+// A write that failed in a way that may still take effect: the request reached a remote server
+// but its answer was lost, and what is stored now does not show it. Only reading the value later
+// tells; a caller must not take the write as undone (nor as done).
+class UncertainWriteError : public StoreError {
+ public:
+  explicit UncertainWriteError(const std::string& what) : StoreError(what) {}
+};
+
 // A key, node or file that was asked for does not exist.
 class NotFoundError : public StoreError {
  public:
