@@ -226,9 +226,30 @@ open('$S/liar.npy', 'wb').write(b'\\x93NUMPY\\x01\\x00' + struct.pack('<H', len(
 expect_err "header claims shape (1073741824,)" "$Z" set "$H" "0:2" --from "$S/liar.npy"
 
 # ---- the CLI says exactly what happened ----------------------------------------------------------------
-expect_err "not a number of seconds (0 or more)" "$Z" --timeout -1 info "$H"
-expect_err "not a number of seconds (more than 0)" "$Z" --connect-timeout 0 info "$H"
-expect_ok "$Z" --timeout 5 --connect-timeout 2 info "$H"
+expect_err "timeout must be a number of seconds (0 or more, at most 1e7; got -1)" "$Z" --timeout -1 info "$H"
+expect_err "connect_timeout must be a number of seconds (more than 0" "$Z" --connect-timeout 0 info "$H"
+expect_err "stall_timeout must be a number of seconds" "$Z" --stall-timeout nan info "$H"
+expect_err "'5s' is not a number" "$Z" --retry-window 5s info "$H"
+expect_err "max_attempts must be a whole number from 1 to 1000 (got 0)" "$Z" --max-attempts 0 info "$H"
+expect_ok "$Z" --timeout 5 --connect-timeout 2 --stall-timeout 3 --retry-window 0 --max-attempts 2 info "$H"
+# A stalled server (it accepts, then never answers) fails within the bounds given.
+$PY -c "
+import socket, time
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(8)
+open('$S/stall.port', 'w').write(str(s.getsockname()[1]))
+conns = []
+end = time.time() + 60
+while time.time() < end:
+    s.settimeout(1)
+    try: conns.append(s.accept()[0])
+    except OSError: pass
+" &
+STALL_PID=$!
+for _ in $(seq 100); do [ -s "$S/stall.port" ] && break; sleep 0.1; done
+t0=$(date +%s)
+expect_err "retry_window passed without progress" timeout 30 "$Z" --stall-timeout 1 --retry-window 1.5 info "http://127.0.0.1:$(cat "$S/stall.port")/a.zarr"
+[ $(($(date +%s) - t0)) -lt 10 ] && ok || bad "a stalled server took $(($(date +%s) - t0)) s to fail"
+kill $STALL_PID 2>/dev/null; wait $STALL_PID 2>/dev/null
 expect_err "not an integer" "$Z" prepend "$H" --axis '' --from "$S/liar.npy"
 expect_err "not an integer" "$Z" prepend "$H" --axis 1x --from "$S/liar.npy"
 expect_err "out of range" "$Z" prepend "$H" --axis -2 --from "$S/liar.npy"
