@@ -51,7 +51,9 @@ def test_pip_wheel_and_uninstall(tmp_path):
     env = dict(os.environ, ZARRPP_CMAKE_BUILD_DIR=BUILD)
     env.pop("PYTHONPATH", None)
     pip = os.path.join(VENV, "bin", "pip")
-    subprocess.run([pip, "wheel", "--no-build-isolation", "--no-index", "--no-deps", "-q", "-w", str(tmp_path / "dist"), SRC],
+    # python/README.md's command as written (plus -q): offline, so any index it tried would fail.
+    env.update(PIP_INDEX_URL="http://127.0.0.1:9/simple", PIP_FIND_LINKS="", PIP_RETRIES="0", PIP_TIMEOUT="2")
+    subprocess.run([pip, "wheel", "--no-build-isolation", "--no-deps", "-w", str(tmp_path / "dist"), SRC, "-q"],
                    check=True, env=env, capture_output=True)
     wheels = os.listdir(tmp_path / "dist")
     assert len(wheels) == 1 and wheels[0].startswith(f"zarrpp-{zarrpp.__version__}-"), wheels

@@ -301,3 +301,16 @@ def test_growth_refuses_values_the_stored_dtype_would_change(tmp_path):
         assert _files(p) == before
     zx.to_zarrpp(xr.Dataset({"v": ("t", np.array([0.1, 2.0 ** 40]))}), p, append_dim="t")  # rounding to f4 only
     assert xr.open_dataset(p, engine=ENGINE).sizes["t"] == 4
+
+
+@pytest.mark.skipif(not _installed(), reason="engine guessing needs the installed entry point")
+def test_what_python_readme_says_about_guessing_the_engine(tmp_path):
+    """xarray asks its own zarr engine first for paths ending in .zarr (which then fails on a v3
+    store); without the suffix zarrpp's engine is guessed. python/README.md says both."""
+    ds = xr.Dataset({"t": ("x", np.arange(4.0))})
+    zx.to_zarrpp(ds, str(tmp_path / "plain"), mode="w")
+    zx.to_zarrpp(ds, str(tmp_path / "suffixed.zarr"), mode="w")
+    assert xr.open_dataset(str(tmp_path / "plain"))["t"].values.tolist() == [0, 1, 2, 3]
+    with pytest.raises(FileNotFoundError):
+        xr.open_dataset(str(tmp_path / "suffixed.zarr"))
+    assert xr.open_dataset(str(tmp_path / "suffixed.zarr"), engine="zarrpp")["t"].values.tolist() == [0, 1, 2, 3]
