@@ -450,3 +450,22 @@ TEST(Portability, LargeReadsCopyExactlyOnEitherPath) {
       for (std::int64_t k = 0; k < 68; ++k)
         ASSERT_EQ(part.at<std::uint8_t>({i, j, k}), v.at<std::uint8_t>({i + 1, j + 3, k + 1})) << i << " " << j << " " << k;
 }
+
+// The spellings a newcomer writes first mean what they say: a codec configuration in braces is a
+// JSON object, and shapes in designated initialisers need no Shape{...}.
+TEST(Array, NaturalSpellingsOfCodecsAndShapesWork) {
+  const CodecMetadata zstd{"zstd", {{"level", 3}}};
+  ASSERT_TRUE(zstd.configuration.has_value());
+  EXPECT_EQ(*zstd.configuration, Json::parse(R"({"level": 3})"));
+  EXPECT_FALSE(CodecMetadata{"crc32c"}.configuration.has_value());
+  auto z = Array::create(MemoryStore::create(), {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int16, .codecs = std::vector<codec::Any>{CodecMetadata{"bytes", {{"endian", "little"}}}, zstd},
+                                                  .lower_bound = {-4, 0}});
+  EXPECT_EQ(z.domain()[0].inclusive_min, -4);
+  EXPECT_EQ(z.metadata().codecs.back().name, "zstd");
+  auto sh = Array::create(MemoryStore::create(), {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int16, .shards = {4, 4}});
+  EXPECT_EQ(sh.shards(), (std::optional<Shape>{Shape{4, 4}}));
+  ArraySpec spec;
+  spec.shards = Shape{2, 2};
+  spec.shards = std::nullopt;
+  EXPECT_FALSE(spec.shards.has_value());
+}

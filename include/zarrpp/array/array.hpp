@@ -27,14 +27,14 @@ struct ArraySpec {
   std::optional<Json> fill_value = std::nullopt;               // JSON encoding ("NaN", 0, [1, 2], ...); default 0/false
   std::optional<codec::Any> compressor = std::nullopt;         // e.g. codec::Zstd{.level = 3}
   bool crc32c = false;                          // append a crc32c checksum to every chunk
-  std::optional<Shape> shards = std::nullopt;                  // shard shape (a multiple of `chunks`)
+  OptionalShape shards = std::nullopt;                  // shard shape (a multiple of `chunks`), e.g. {8, 8}
   std::optional<std::vector<codec::Any>> codecs = std::nullopt;  // the whole pipeline, instead of the shorthand above
   std::optional<codec::Endian> endian = std::nullopt;  // of the bytes codec (default little)
   ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');
   std::optional<std::vector<std::optional<std::string>>> dimension_names = std::nullopt;
   Json attributes = Json::object();
-  std::optional<Shape> lower_bound = std::nullopt;  // create with a domain [lower_bound, lower_bound + shape)
-  std::optional<Shape> origin = std::nullopt;       // where chunk 0 starts (defaults to lower_bound)
+  OptionalShape lower_bound = std::nullopt;  // create with a domain [lower_bound, lower_bound + shape), e.g. {-4}
+  OptionalShape origin = std::nullopt;       // where chunk 0 starts (defaults to lower_bound)
   bool overwrite = false;
   // 3 (zarr.json) or 2 (.zarray/.zattrs, as zarr-python 2 writes): a v2 array takes codecs that
   // v2 can state (a numcodecs filter chain, bytes, one compressor; no sharding or crc32c), no

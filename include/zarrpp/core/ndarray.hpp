@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <memory>
 #include <type_traits>
 #include <span>
@@ -16,6 +17,18 @@
 namespace zarrpp {
 
 using Shape = std::vector<std::int64_t>;
+
+// An optional shape that also takes a braced list, so designated initialisers read naturally:
+// {.shards = {4, 4}, .lower_bound = {-4}} (std::optional<Shape> would need Shape{...} there).
+class OptionalShape : public std::optional<Shape> {
+ public:
+  using std::optional<Shape>::optional;
+  using std::optional<Shape>::operator=;
+  OptionalShape() = default;
+  OptionalShape(std::initializer_list<std::int64_t> dims) : std::optional<Shape>(Shape(dims)) {}  // NOLINT(google-explicit-constructor)
+  OptionalShape(Shape s) : std::optional<Shape>(std::move(s)) {}                                   // NOLINT(google-explicit-constructor)
+  OptionalShape(std::optional<Shape> s) : std::optional<Shape>(std::move(s)) {}                    // NOLINT(google-explicit-constructor)
+};
 
 namespace detail {
 // Large buffers (chunks, compressed chunks, outputs) come from a per-thread cache of memory blocks

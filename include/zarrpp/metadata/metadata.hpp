@@ -1,6 +1,7 @@
 #pragma once
 // zarr.json <-> typed structs for arrays and groups (Zarr v3 core), plus the pieces that live in
 // it: fill values, chunk key encodings and chunk grid metadata.
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -81,6 +82,19 @@ struct ChunkGridMetadata {
 struct CodecMetadata {
   std::string name;
   std::optional<Json> configuration;  // absent when the document had none
+
+  CodecMetadata() = default;
+  // CodecMetadata{"crc32c"}: no configuration.
+  CodecMetadata(std::string codec_name) : name(std::move(codec_name)) {}  // NOLINT(google-explicit-constructor)
+  // CodecMetadata{"zstd", {{"level", 3}}}: a configuration object, written as nlohmann::json reads
+  // braces (a list of {"key", value} pairs is an object).
+  CodecMetadata(std::string codec_name, Json config) : name(std::move(codec_name)), configuration(std::move(config)) {}
+  CodecMetadata(std::string codec_name, std::nullopt_t) : name(std::move(codec_name)) {}
+  // An optional configuration as read (a template, so braces above never pick it).
+  template <class O>
+    requires std::same_as<std::remove_cvref_t<O>, std::optional<Json>>
+  CodecMetadata(std::string codec_name, O&& config) : name(std::move(codec_name)), configuration(std::forward<O>(config)) {}
+
   static CodecMetadata from_json(const Json& j, const std::string& where);
   Json to_json() const;
   friend bool operator==(const CodecMetadata& a, const CodecMetadata& b) {
