@@ -608,22 +608,38 @@ void print_info(const Array& z) {
   std::cout << "Fill value    : " << json_text(j["fill_value"]) << "\n"
             << "Codecs        : " << codecs_summary(z.metadata()) << "\n"
             << "Chunks stored : " << j["chunks_stored"] << " / " << j["chunks_total"] << "\n"
-            << "Bytes stored  : " << j["bytes_stored"] << "\n";
+            << "Bytes stored  : " << j["bytes_stored"] << " (chunks and metadata, as zarr-python's nbytes_stored)\n";
   if (!z.attributes().empty()) std::cout << "Attributes    : " << json_text(z.attributes()) << "\n";
+}
+
+// The array at a directory or URL the user typed; errors about the node itself name what was
+// typed ("'g' is a group, not an array"), not the store's root ("/").
+Array open_array_at(const std::string& typed) {
+  try {
+    return Array::open(open_dir(typed, false));
+  } catch (const MetadataError& e) {
+    if (e.code() != ErrorCode::wrong_node_type) throw;
+    throw MetadataError(ErrorCode::wrong_node_type, "'" + typed + "' is a group, not an array (zarrpp tree '" + typed + "' shows what it holds)");
+  } catch (const NotFoundError& e) {
+    const std::string w = e.what();
+    if (w.rfind("no array at '/'", 0) != 0) throw;
+    throw NotFoundError("no array at '" + typed + "'" + w.substr(std::string("no array at '/'").size()));
+  }
 }
 
 void print_tree(const StorePtr& store, const std::string& path, const std::string& name, const std::string& indent, bool last,
                 bool root) {
   const auto t = node_type(store, path);
   const std::string branch = root ? "" : indent + (last ? "└── " : "├── ");
-  if (!t) throw NotFoundError("no Zarr node at '" + (path.empty() ? "/" : path) + "'");
+  // The root is named as the user typed it.
+  if (!t) throw NotFoundError("no Zarr node at '" + (root ? name : path) + "' (no zarr.json, .zarray or .zgroup)");
   if (*t == NodeType::Array) {
     auto z = Array::open(store, path);
-    std::cout << branch << (root ? "/" : name) << " " << shape_str(z.shape()) << " " << z.dtype().name() << " "
+    std::cout << branch << name << " " << shape_str(z.shape()) << " " << z.dtype().name() << " "
               << codecs_summary(z.metadata()) << "\n";
     return;
   }
-  std::cout << branch << (root ? "/" : name) << "\n";
+  std::cout << branch << name << "\n";
   const auto g = Group::open(store, path);
   const auto kids = g.children();
   const std::string next = root ? "" : indent + (last ? "    " : "│   ");
@@ -650,6 +666,24 @@ extern "C" void on_termination_signal(int sig) {
 }
 
 }  // namespace
+
+// When no subcommand was recognised: "unknown subcommand 'foo'" for the first word that is not an
+// option (nor an option's value), rather than CLI11's "A subcommand is required".
+std::optional<std::string> unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (!app.get_subcommands().empty()) return std::nullopt;  // one was recognised: its error stands
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.starts_with("-")) {
+      const auto* opt = app.get_option_no_throw(a.substr(0, a.find('=')));
+      if (opt && opt->get_type_size() != 0 && a.find('=') == std::string::npos) ++i;  // skip its value
+      continue;
+    }
+    std::string names;
+    for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; })) names += (names.empty() ? "" : ", ") + s->get_name();
+    return "unknown subcommand '" + a + "' (the subcommands are " + names + ")";
+  }
+  return std::nullopt;
+}
 
 int main(int argc, char** argv) {
   // Signals the caller ignores (nohup, background jobs) stay ignored.
@@ -699,7 +733,7 @@ int main(int argc, char** argv) {
   create->add_option("ARRAY", c_array, "Directory for the array")->required();
   create->add_option("--shape", c_shape, "Shape, e.g. 6,4")->required();
   create->add_option("--chunks", c_chunks, "Chunk shape, e.g. 4,4")->required();
-  create->add_option("--dtype", c_dtype, "Data type (bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes)")->required();
+  create->add_option("--dtype", c_dtype, "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's spelling (i4, <f8, ...)")->required();
   create->add_option("--fill-value", c_fill, "Fill value (default 0 / false)");
   create->add_option("--compressor", c_comp, compressor_forms());
   create->add_flag("--crc32c", c_crc, "Append a CRC32C checksum to every chunk");
@@ -716,20 +750,20 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand("info", "Describe an array");
   std::string i_array;
   bool i_json = false;
-  info->add_option("ARRAY", i_array)->required();
+  info->add_option("ARRAY", i_array, "The array: its directory or URL")->required();
   info->add_flag("--json", i_json, "Print one JSON object");
 
   auto* tree = app.add_subcommand("tree", "Show the hierarchy with each array's shape, dtype and codecs");
   std::string t_store;
-  tree->add_option("STORE", t_store)->required();
+  tree->add_option("STORE", t_store, "A group or array: its directory or URL")->required();
 
   auto* ls = app.add_subcommand("ls", "List stored chunk keys in grid order");
   std::string l_array;
-  ls->add_option("ARRAY", l_array)->required();
+  ls->add_option("ARRAY", l_array, "The array: its directory or URL")->required();
 
   auto* get = app.add_subcommand("get", "Read a selection (NumPy syntax) and print it or save it as .npy");
   std::string g_array, g_sel, g_out;
-  get->add_option("ARRAY", g_array)->required();
+  get->add_option("ARRAY", g_array, "The array: its directory or URL")->required();
   get->add_option("SELECTION", g_sel, "e.g. \"0:3, ::2\", \"-1\", \"...\", \"[0,2,5], :\"");
   get->add_option("--out", g_out, "Write a .npy file instead of printing");
   bool g_coords = false;
@@ -737,8 +771,8 @@ int main(int argc, char** argv) {
 
   auto* set = app.add_subcommand("set", "Write a value or a .npy file into a selection");
   std::string s_array, s_sel, s_value, s_from;
-  set->add_option("ARRAY", s_array)->required();
-  set->add_option("SELECTION", s_sel);
+  set->add_option("ARRAY", s_array, "The array: its directory or URL")->required();
+  set->add_option("SELECTION", s_sel, "What to write, in NumPy syntax (\"0:3, ::2\"); default: everything");
   auto* s_v = set->add_option("--value", s_value, "A scalar, broadcast over the selection");
   auto* s_f = set->add_option("--from", s_from, "A .npy file of the selection's shape");
   bool s_coords = false;
@@ -749,14 +783,14 @@ int main(int argc, char** argv) {
   auto* append = app.add_subcommand("append", "Add data after the end along an axis");
   std::string p_array, p_from, p_axis;
   for (auto* sub : {prepend, append}) {
-    sub->add_option("ARRAY", p_array)->required();
+    sub->add_option("ARRAY", p_array, "The array: its directory or URL")->required();
     sub->add_option("--axis", p_axis, "Axis to grow (negative counts from the end)")->required()->allow_extra_args(false);
     sub->add_option("--from", p_from, "A .npy file")->required();
   }
 
   auto* resize = app.add_subcommand("resize", "Change the shape, or the domain at either end");
   std::string r_array, r_shape, r_domain;
-  resize->add_option("ARRAY", r_array)->required();
+  resize->add_option("ARRAY", r_array, "The array: its directory or URL")->required();
   auto* r_s = resize->add_option("--shape", r_shape, "New shape, keeping the lower bound");
   auto* r_d = resize->add_option("--domain", r_domain, "New domain LO:HI per dimension, e.g. -3:6,0:4");
   r_s->excludes(r_d);
@@ -764,8 +798,8 @@ int main(int argc, char** argv) {
   auto* copy = app.add_subcommand("copy", "Copy an array, re-chunking and re-encoding it");
   std::string y_src, y_dst, y_chunks, y_comp, y_shards;
   bool y_crc = false, y_over = false;
-  copy->add_option("SRC", y_src)->required();
-  copy->add_option("DST", y_dst)->required();
+  copy->add_option("SRC", y_src, "The array to copy: its directory or URL")->required();
+  copy->add_option("DST", y_dst, "Where the copy goes: a directory or URL")->required();
   copy->add_option("--chunks", y_chunks, "New chunk shape");
   copy->add_option("--compressor", y_comp, "New compressor (as for create)");
   copy->add_option("--shards", y_shards, "New shard shape");
@@ -792,14 +826,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "zarrpp: error: " << one_line(e.what()) << " (see zarrpp --help)\n";
+    std::cerr << "zarrpp: error: " << one_line(unknown_subcommand(app, argc, argv).value_or(e.what())) << " (see zarrpp --help)\n";
     return 2;
   }
 
   try {
     if (create->parsed()) {
       ArraySpec spec{.shape = parse_shape(c_shape, "--shape"), .chunks = parse_shape(c_chunks, "--chunks"),
-                     .dtype = DataType::parse(c_dtype)};
+                     .dtype = DataType::from_user(c_dtype)};
       if (!c_fill.empty()) spec.fill_value = spec.dtype == DataType::string_t ? Json(c_fill) : scalar_json(c_fill);
       spec.compressor = parse_compressor(c_comp);
       spec.crc32c = c_crc;
@@ -824,16 +858,16 @@ int main(int argc, char** argv) {
       Array::create(open_dir(c_array, true), spec);
       made.keep();
     } else if (info->parsed()) {
-      auto z = Array::open(open_dir(i_array, false));
+      auto z = open_array_at(i_array);
       if (i_json) std::cout << json_text(info_json(z)) << "\n";
       else print_info(z);
     } else if (tree->parsed()) {
-      print_tree(open_dir(t_store, false), "", "", "", true, true);
+      print_tree(open_dir(t_store, false), "", t_store, "", true, true);
     } else if (ls->parsed()) {
-      auto z = Array::open(open_dir(l_array, false));
+      auto z = open_array_at(l_array);
       for (const auto& k : z.stored_chunk_keys()) std::cout << k << "\n";
     } else if (get->parsed()) {
-      auto z = Array::open(open_dir(g_array, false));
+      auto z = open_array_at(g_array);
       if (z.dtype().is_vlen()) {
         if (!g_out.empty())
           throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +
@@ -849,7 +883,7 @@ int main(int argc, char** argv) {
         }
       }
     } else if (set->parsed()) {
-      auto z = Array::open(open_dir(s_array, false));
+      auto z = open_array_at(s_array);
       const auto sel = parse_selection(s_sel);
       if (z.dtype().is_vlen()) {
         if (!s_from.empty())
@@ -866,7 +900,7 @@ int main(int argc, char** argv) {
         }
       } else throw ArgumentError("set: give --value V or --from FILE.npy");
     } else if (prepend->parsed() || append->parsed()) {
-      auto z = Array::open(open_dir(p_array, false));
+      auto z = open_array_at(p_array);
       const std::size_t axis = parse_axis(p_axis, z.ndim());
       if (z.dtype().is_vlen())
         throw ArgumentError(std::string(prepend->parsed() ? "prepend" : "append") + ": a .npy file cannot hold the variable-length " +
@@ -875,7 +909,7 @@ int main(int argc, char** argv) {
       if (prepend->parsed()) z.prepend(data.view, axis);
       else z.append(data.view, axis);
     } else if (resize->parsed()) {
-      auto z = Array::open(open_dir(r_array, false));
+      auto z = open_array_at(r_array);
       if (!r_shape.empty()) z.resize(parse_shape(r_shape, "--shape"));
       else if (!r_domain.empty()) z.resize_domain(parse_domain(r_domain));
       else throw ArgumentError("resize: give --shape or --domain");
@@ -897,9 +931,7 @@ int main(int argc, char** argv) {
                                   : "; " + std::to_string(rep.chunks_copied) + " chunk(s) copied byte for byte")
                 << "\n";
     } else if (copy->parsed()) {
-      auto src = Array::open(open_dir(y_src, false));
-      if (!y_over && holds_node(y_dst))
-        throw ConflictError(ErrorCode::already_exists, "'" + y_dst + "' already holds a Zarr node (use --overwrite)");
+      auto src = open_array_at(y_src);
       const auto& m = src.metadata();
       ArrayMetadata dm = m;
       if (!y_chunks.empty() || !y_comp.empty() || !y_shards.empty() || y_crc) {
@@ -956,7 +988,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "\r  %lld/%lld chunks  %.1f chunks/s  ETA %.0fs   %s", static_cast<long long>(d),
                      static_cast<long long>(total), rate, eta, d == total ? "\n" : "");
       };
-      copy_array(src, open_dir(y_dst, true), "", dm, co);
+      // copy_array refuses a destination that is the source (or overlaps it) before it looks
+      // whether one exists: --overwrite is only suggested where it would help.
+      try {
+        copy_array(src, open_dir(y_dst, true), "", dm, co);
+      } catch (const ConflictError& e) {
+        if (e.code() != ErrorCode::already_exists) throw;
+        throw ConflictError(ErrorCode::already_exists, "'" + y_dst + "' already holds a Zarr node (use --overwrite)");
+      }
       made.keep();
     } else if (demo->parsed()) {
       const fs::path dir = d_dir;

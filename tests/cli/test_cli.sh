@@ -124,12 +124,12 @@ w("grp", {"zarr_format": 3, "node_type": "group", "attributes": {}})
 PY
 expect_ok "$Z" create "$T/h/grp/arr" --shape 3 --chunks 3 --dtype uint8
 expect_ok "$Z" create "$T/h/top" --shape 2,2 --chunks 1,1 --dtype float64 --compressor gzip:1
-expect_eq "$("$Z" tree "$T/h")" $'/\n├── grp\n│   └── arr (3,) uint8 bytes\n└── top (2, 2) float64 bytes -> gzip{"level":1}' "tree"
+expect_eq "$("$Z" tree "$T/h")" "$T/h"$'\n├── grp\n│   └── arr (3,) uint8 bytes\n└── top (2, 2) float64 bytes -> gzip{"level":1}' "tree"
 
 # bad input: one clear line on stderr, non-zero exit
 expect_err "no such directory" "$Z" info "$T/missing"
 expect_err "is a group, not an array" "$Z" info "$T/h"
-expect_err "unknown or unsupported data type" "$Z" create "$T/x.zarr" --shape 2 --chunks 2 --dtype int128
+expect_err "unknown data type 'int128'" "$Z" create "$T/x.zarr" --shape 2 --chunks 2 --dtype int128
 expect_err "--shape" "$Z" create "$T/x.zarr" --shape 2,a --chunks 2 --dtype int8
 expect_err "unknown codec 'lzma'" "$Z" create "$T/x.zarr" --shape 2 --chunks 2 --dtype int8 --compressor lzma
 expect_err "already holds" "$Z" create "$A" --shape 2 --chunks 2 --dtype int8
@@ -232,6 +232,22 @@ expect_err "stall_timeout must be a number of seconds" "$Z" --stall-timeout nan 
 expect_err "'5s' is not a number" "$Z" --retry-window 5s info "$H"
 expect_err "max_attempts must be a whole number from 1 to 1000 (got 0)" "$Z" --max-attempts 0 info "$H"
 expect_ok "$Z" --timeout 5 --connect-timeout 2 --stall-timeout 3 --retry-window 0 --max-attempts 2 info "$H"
+# Messages name what the user typed.
+expect_err "unknown subcommand 'foo' (the subcommands are create, info" "$Z" foo
+expect_err "unknown subcommand 'foo'" "$Z" --timeout 5 foo
+expect_err "unknown data type 'x4' (zarrpp takes bool, int8" "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype x4
+expect_err "is big-endian" "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype '>i4'
+for spelling in i4 '<i4' int32; do
+  expect_ok "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype "$spelling" --overwrite
+  "$Z" info "$S/dt.zarr" | grep -q "int32" && ok || bad "--dtype $spelling is not int32"
+done
+expect_ok "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype '<f8' --overwrite
+"$Z" info "$S/dt.zarr" | grep -q "float64" && ok || bad "--dtype <f8 is not float64"
+expect_err "'$T/h' is a group, not an array" "$Z" info "$T/h"
+expect_err "are the same node" "$Z" copy "$S/dt.zarr" "$S/dt.zarr"
+expect_err "are the same node" "$Z" copy "$S/dt.zarr" "$S/dt.zarr" --overwrite
+"$Z" info --help | grep -q "ARRAY TEXT REQUIRED *The array: its directory or URL" && ok || bad "info --help does not describe ARRAY"
+
 # A stalled server (it accepts, then never answers) fails within the bounds given.
 $PY -c "
 import socket, time

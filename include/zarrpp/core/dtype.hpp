@@ -41,6 +41,11 @@ class DataType {
   static DataType raw(std::size_t bits);
   // Parses a data type name ("int32", "r16", ...); throws MetadataError for unknown names.
   static DataType parse(std::string_view name);
+  // A data type as a person types it (CLI --dtype): a Zarr name, or NumPy's spelling of one
+  // ("i4", "<i4", "|b1", "?", "f8", "c16", "V2", and int, float, complex, bool, str, bytes as NumPy
+  // reads them). Throws ArgumentError listing the names it takes; a big-endian spelling (">i4")
+  // is refused (the byte order is the bytes codec's, not the data type's).
+  static DataType from_user(std::string_view text);
 
   Id id() const { return id_; }
   // Bytes per element. A variable-length element is held in memory as an 8-byte index into the
