@@ -466,6 +466,14 @@ TEST(Array, NaturalSpellingsOfCodecsAndShapesWork) {
   EXPECT_EQ(sh.shards(), (std::optional<Shape>{Shape{4, 4}}));
   ArraySpec spec;
   spec.shards = Shape{2, 2};
+  EXPECT_EQ(spec.shards, (ArraySpec{.shards = {2, 2}}.shards));
+  EXPECT_NE(spec.shards, ArraySpec{}.shards);
+  spec.shards = {4, 4};
+  EXPECT_EQ(*spec.shards, (Shape{4, 4}));
   spec.shards = std::nullopt;
   EXPECT_FALSE(spec.shards.has_value());
+  spec.lower_bound = {-1};
+  spec.lower_bound = {};
+  EXPECT_FALSE(spec.lower_bound.has_value());
+  EXPECT_FALSE((CodecMetadata{"gzip", {}}.configuration.has_value())) << "{} is no configuration, not null";
 }

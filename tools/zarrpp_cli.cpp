@@ -615,15 +615,15 @@ void print_info(const Array& z) {
 // The array at a directory or URL the user typed; errors about the node itself name what was
 // typed ("'g' is a group, not an array"), not the store's root ("/").
 Array open_array_at(const std::string& typed) {
+  const auto store = open_dir(typed, false);  // "no such directory" and the like stand as they are
   try {
-    return Array::open(open_dir(typed, false));
+    return Array::open(store);
   } catch (const MetadataError& e) {
     if (e.code() != ErrorCode::wrong_node_type) throw;
     throw MetadataError(ErrorCode::wrong_node_type, "'" + typed + "' is a group, not an array (zarrpp tree '" + typed + "' shows what it holds)");
-  } catch (const NotFoundError& e) {
-    const std::string w = e.what();
-    if (w.rfind("no array at '/'", 0) != 0) throw;
-    throw NotFoundError("no array at '" + typed + "'" + w.substr(std::string("no array at '/'").size()));
+  } catch (const NotFoundError&) {
+    // Opening reads only the node's documents: not found means no node there.
+    throw NotFoundError("no array at '" + typed + "' (no zarr.json or .zarray)");
   }
 }
 
@@ -826,7 +826,11 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "zarrpp: error: " << one_line(unknown_subcommand(app, argc, argv).value_or(e.what())) << " (see zarrpp --help)\n";
+    // Only where CLI11 found no subcommand (its "A subcommand is required", or extra words) does
+    // the first unknown word say more; other errors (a missing value, a bad number) stand.
+    const bool no_subcommand = dynamic_cast<const CLI::RequiredError*>(&e) || dynamic_cast<const CLI::ExtrasError*>(&e);
+    const auto unknown = no_subcommand ? unknown_subcommand(app, argc, argv) : std::nullopt;
+    std::cerr << "zarrpp: error: " << one_line(unknown.value_or(e.what())) << " (see zarrpp --help)\n";
     return 2;
   }
 
@@ -993,7 +997,7 @@ int main(int argc, char** argv) {
       try {
         copy_array(src, open_dir(y_dst, true), "", dm, co);
       } catch (const ConflictError& e) {
-        if (e.code() != ErrorCode::already_exists) throw;
+        if (e.code() != ErrorCode::already_exists || !holds_node(y_dst)) throw;
         throw ConflictError(ErrorCode::already_exists, "'" + y_dst + "' already holds a Zarr node (use --overwrite)");
       }
       made.keep();

@@ -108,20 +108,21 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
                                                                    : "overlap (the destination lies inside the source)") +
                         "; copy to another place");
 
+  // Either format: a v2 node there must be refused before anything is written (its chunk keys
+  // may be the ones this copy would write and, on failure, take back).
+  const bool exists = store->exists(node::meta_key(path)) || node::has_v2_documents(*store, path);
+  // The format of the node replaced, whose consolidated metadata must forget it.
+  const int replaced = !exists ? 0 : node::has_v2_documents(*store, path) ? 2 : 3;
+  if (exists && !options.overwrite)  // refused before the source is listed (a remote listing is slow)
+    throw ConflictError(ErrorCode::already_exists, "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");
+
   // With another fill value, what the source does not store must be written out too.
   const bool vlen = m.data_type.is_vlen();
   const auto units = units_to_copy(src, snap->grid, m.fill_value != sm.fill_value || m.fill_vlen != sm.fill_vlen);
   const std::size_t conc = options.concurrency ? options.concurrency : default_concurrency();
   Array s = src;
   s.set_concurrency(1);
-  // Either format: a v2 node there must be refused before anything is written (its chunk keys
-  // may be the ones this copy would write and, on failure, take back).
-  const bool exists = store->exists(node::meta_key(path)) || node::has_v2_documents(*store, path);
-  // The format of the node replaced, whose consolidated metadata must forget it.
-  const int replaced = !exists ? 0 : node::has_v2_documents(*store, path) ? 2 : 3;
   if (exists) {
-    if (!options.overwrite)
-      throw ConflictError(ErrorCode::already_exists, "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");
     // Read the whole source first: a corrupt or unreadable source fails here, with the
     // destination exactly as it was.
     ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {

@@ -148,18 +148,23 @@ namespace zarrpp {
 DataType DataType::from_user(std::string_view text) {
   const std::string all =
       "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, "
-      "complex128, r<bits>, string, bytes, or NumPy's spellings (i4, <i4, u1, f8, c16, ?, V2, int, float, complex, str)";
+      "complex128, r<bits>, string, bytes, or NumPy's spellings (i4, <i4, u1, f8, c16, ?, V2, int, float, complex, str; "
+      "not O: say string or bytes)";
   std::string_view t = text;
-  if (!t.empty() && t.front() == '>' && t.size() > 2)
+  // One-byte types, bool and raw bytes have no byte order: NumPy ignores it there, and so do we.
+  const auto order_free = [](std::string_view x) {
+    return x == "i1" || x == "u1" || x == "b1" || x == "?" || (x.size() >= 2 && x[0] == 'V');
+  };
+  if (!t.empty() && t.front() == '>' && !order_free(t.substr(1)))
     throw ArgumentError("data type '" + std::string(text) + "' is big-endian: give the data type without the byte order ('" +
                         std::string(t.substr(1)) + "'); the byte order is the bytes codec's");
-  if (!t.empty() && (t.front() == '<' || t.front() == '|' || t.front() == '=')) t.remove_prefix(1);
+  if (!t.empty() && (t.front() == '<' || t.front() == '|' || t.front() == '=' || t.front() == '>')) t.remove_prefix(1);
   static const struct { std::string_view spelling; Id id; } numpy[] = {
       {"?", Id::bool_},      {"b1", Id::bool_},     {"i1", Id::int8},       {"i2", Id::int16},     {"i4", Id::int32},
       {"i8", Id::int64},     {"u1", Id::uint8},     {"u2", Id::uint16},     {"u4", Id::uint32},    {"u8", Id::uint64},
       {"f2", Id::float16},   {"f4", Id::float32},   {"f8", Id::float64},    {"c8", Id::complex64}, {"c16", Id::complex128},
       {"int", Id::int64},    {"float", Id::float64}, {"complex", Id::complex128}, {"str", Id::string}, {"U", Id::string},
-      {"O", Id::string},     {"uint", Id::uint64},  {"double", Id::float64}, {"single", Id::float32}, {"half", Id::float16}};
+      {"uint", Id::uint64},  {"double", Id::float64}, {"single", Id::float32}, {"half", Id::float16}};
   for (const auto& e : numpy)
     if (e.spelling == t) return DataType(e.id);
   if (t.size() >= 2 && t[0] == 'V' && t[1] >= '1' && t[1] <= '9') {
@@ -169,7 +174,9 @@ DataType DataType::from_user(std::string_view text) {
   }
   try {
     return parse(t);
-  } catch (const MetadataError&) {
+  } catch (const MetadataError& e) {
+    // A raw type with a bad size keeps its reason; anything else lists what is taken.
+    if (t.size() >= 2 && t[0] == 'r' && t[1] >= '1' && t[1] <= '9') throw ArgumentError(e.what());
     throw ArgumentError("unknown data type '" + std::string(text) + "' (zarrpp takes " + all + ")");
   }
 }

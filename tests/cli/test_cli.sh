@@ -241,6 +241,11 @@ for spelling in i4 '<i4' int32; do
   expect_ok "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype "$spelling" --overwrite
   "$Z" info "$S/dt.zarr" | grep -q "int32" && ok || bad "--dtype $spelling is not int32"
 done
+expect_err "'info' is not a number" "$Z" --timeout info "$S/dt.zarr"
+expect_err "unknown data type 'O'" "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype O
+expect_err "multiple of 8 bits" "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype r12
+expect_ok "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype '>i1' --overwrite
+"$Z" info "$S/dt.zarr" | grep -q "int8" && ok || bad "--dtype >i1 is not int8"
 expect_ok "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype '<f8' --overwrite
 "$Z" info "$S/dt.zarr" | grep -q "float64" && ok || bad "--dtype <f8 is not float64"
 expect_err "'$T/h' is a group, not an array" "$Z" info "$T/h"

@@ -23,8 +23,17 @@ import tempfile
 
 import numpy as np
 
-EXPECTED_CPP = "shape (9, 4), domain starts at -3, top-left 2, row 3 1"
-EXPECTED_PY = "(9, 4) ((-3, 6), (0, 4))"
+
+
+def expected_outputs(readme: str, b: dict) -> tuple:
+    """What the README says the quickstarts print: "It prints `...`" after the C++ program, and the
+    comment after the Python quickstart's print()."""
+    text = open(readme, encoding="utf-8").read()
+    cpp = re.search(r"readme-test: cpp-main -->\n```cpp\n.*?```\n\nIt prints `([^`]+)`", text, re.S)
+    py = re.search(r"^print\(.*\)\s+# (.+)$", b["python-quickstart"], re.M)
+    if not cpp or not py:
+        sys.exit("README.md: cannot find what the quickstarts print ('It prints `...`', '# ...' after print())")
+    return cpp.group(1), py.group(1).strip()
 
 
 def blocks(readme: str) -> dict:
@@ -56,6 +65,7 @@ def clean_env(**extra):
 def main() -> None:
     src, build = sys.argv[1], sys.argv[2]
     b = blocks(os.path.join(src, "README.md"))
+    expected_cpp, expected_py = expected_outputs(os.path.join(src, "README.md"), b)
     quickstart = open(os.path.join(src, "examples", "quickstart.cpp"), encoding="utf-8").read()
     if quickstart != b["cpp-main"]:
         sys.exit("README.md's C++ quickstart differs from examples/quickstart.cpp: make them the same")
@@ -67,6 +77,9 @@ def main() -> None:
 
         # The installed CLI starts by itself (its RUNPATH finds the installed library).
         out = run([os.path.join(prefix, "bin", "zarrpp"), "--version"], env=env)
+        dyn = run(["readelf", "-d", os.path.join(prefix, "bin", "zarrpp")])
+        if "$ORIGIN/../lib" not in dyn:
+            sys.exit(f"the installed CLI has no RUNPATH to its library:\n{dyn}")
         print("installed CLI:", out.strip())
 
         # The C++ quickstart, built as the README says, from the prefix.
@@ -75,10 +88,10 @@ def main() -> None:
         open(os.path.join(app, "main.cpp"), "w").write(b["cpp-main"])
         open(os.path.join(app, "CMakeLists.txt"), "w").write(b["cmake-consumer"])
         out = run(["bash", "-euo", "pipefail", "-c", b["sh-consumer"]], cwd=app, env=env)
-        if out.strip().splitlines()[-1:] != [EXPECTED_CPP]:
-            sys.exit(f"the C++ quickstart printed {out!r}, the README says {EXPECTED_CPP!r}")
+        if out.strip().splitlines()[-1:] != [expected_cpp]:
+            sys.exit(f"the C++ quickstart printed {out!r}, the README says {expected_cpp!r}")
         out = run([os.path.join(app, "build", "app")], cwd=app, env=env)
-        if out.strip() != EXPECTED_CPP:
+        if out.strip() != expected_cpp:
             sys.exit(f"the C++ quickstart run a second time printed {out!r}")
         print("C++ quickstart: built from the prefix with the README's CMake lines, ran twice")
 
@@ -112,8 +125,8 @@ def main() -> None:
         finally:
             shutil.rmtree(os.path.join(src, "python", "zarrpp.egg-info"), ignore_errors=True)
         out = run([os.path.join(venv, "bin", "python"), "-c", b["python-quickstart"]], cwd=tmp, env=env)
-        if out.strip() != EXPECTED_PY:
-            sys.exit(f"the Python quickstart printed {out!r}, the README says {EXPECTED_PY!r}")
+        if out.strip() != expected_py:
+            sys.exit(f"the Python quickstart printed {out!r}, the README says {expected_py!r}")
         print("Python quickstart: ran from an installed package")
 
 

@@ -23,11 +23,14 @@ using Shape = std::vector<std::int64_t>;
 class OptionalShape : public std::optional<Shape> {
  public:
   using std::optional<Shape>::optional;
-  using std::optional<Shape>::operator=;
   OptionalShape() = default;
   OptionalShape(std::initializer_list<std::int64_t> dims) : std::optional<Shape>(Shape(dims)) {}  // NOLINT(google-explicit-constructor)
   OptionalShape(Shape s) : std::optional<Shape>(std::move(s)) {}                                   // NOLINT(google-explicit-constructor)
   OptionalShape(std::optional<Shape> s) : std::optional<Shape>(std::move(s)) {}                    // NOLINT(google-explicit-constructor)
+  // Assignment goes through the constructors above: = {4, 4}, = Shape{...}, = std::nullopt, = {}.
+  friend bool operator==(const OptionalShape& a, const OptionalShape& b) {
+    return static_cast<const std::optional<Shape>&>(a) == static_cast<const std::optional<Shape>&>(b);
+  }
 };
 
 namespace detail {

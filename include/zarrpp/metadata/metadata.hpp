@@ -88,7 +88,9 @@ struct CodecMetadata {
   CodecMetadata(std::string codec_name) : name(std::move(codec_name)) {}  // NOLINT(google-explicit-constructor)
   // CodecMetadata{"zstd", {{"level", 3}}}: a configuration object, written as nlohmann::json reads
   // braces (a list of {"key", value} pairs is an object).
-  CodecMetadata(std::string codec_name, Json config) : name(std::move(codec_name)), configuration(std::move(config)) {}
+  // (A null Json, as from CodecMetadata{"x", {}}, means no configuration.)
+  CodecMetadata(std::string codec_name, Json config)
+      : name(std::move(codec_name)), configuration(config.is_null() ? std::nullopt : std::optional<Json>(std::move(config))) {}
   CodecMetadata(std::string codec_name, std::nullopt_t) : name(std::move(codec_name)) {}
   // An optional configuration as read (a template, so braces above never pick it).
   template <class O>
