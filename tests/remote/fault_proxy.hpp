@@ -52,17 +52,7 @@ class FaultProxy {
   using Rule = std::function<Fault(const SeenRequest&, int index)>;
 
   FaultProxy(int upstream_port, Rule rule) : upstream_(upstream_port), rule_(std::move(rule)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_fd_, 64) != 0)
-      throw std::runtime_error("fault proxy: cannot listen");
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    listen_fd_ = listen_loopback("fault proxy", port_);
     if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
     acceptor_ = std::thread([this] { accept_loop(); });
   }
