@@ -4,7 +4,7 @@
 using namespace zarrpp;
 
 int main(int argc, char** argv) try {
-  auto store = FileStore::open(argc > 1 ? argv[1] : "example.zarr");  // a folder (made if missing); or MemoryStore::create()
+  auto store = FileStore::open(argc > 1 ? argv[1] : "example.zarr");  // a folder, made by the first write; or MemoryStore::create()
   // .overwrite = true: a second run replaces the array (without it, it stops: "already exists").
   auto z = Array::create(store, "ones", {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .overwrite = true});
   z.fill<std::int32_t>(1);

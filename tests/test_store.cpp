@@ -27,6 +27,15 @@ INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
                                                             fs.reset();
                                                             dir.reset();
                                                           });
+                                                        }},
+                                           StoreFactory{"file_not_made_yet", [] {
+                                                          // A root that does not exist: the first write makes it.
+                                                          auto dir = std::make_shared<TempDir>("conformance");
+                                                          auto fs = FileStore::open(dir->path() / "new" / "store.zarr");
+                                                          return StorePtr(fs.get(), [fs, dir](Store*) mutable {
+                                                            fs.reset();
+                                                            dir.reset();
+                                                          });
                                                         }}),
                          name_of);
 
@@ -48,6 +57,7 @@ TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
   {
     std::ofstream(base / "outside" / "secret") << "top secret";
   }
+  fs::create_directories(base / "root");
   auto s = FileStore::open(base / "root");
   fs::create_symlink(base / "outside", base / "root" / "link");           // a directory link out
   fs::create_symlink(base / "outside" / "secret", base / "root" / "file");  // a file link out
@@ -89,6 +99,50 @@ TEST(FileStore, TempAndLockFilesAreInvisible) {
 TEST(FileStore, MissingRootWithoutCreateIsAnError) {
   TempDir tmp("filestore");
   EXPECT_THROW(FileStore::open(tmp / "x", FileStore::Options{.create = false}), NotFoundError);
+}
+
+// Opening for reading never creates anything: a mistyped path leaves no folder behind, and saying
+// that nothing is there names the missing directory.
+TEST(FileStore, OpeningAndReadingCreateNothing) {
+  TempDir tmp("filestore");
+  const fs::path root = tmp / "typo.zarr";
+  auto s = FileStore::open(root);
+  EXPECT_FALSE(s->get("zarr.json"));
+  EXPECT_FALSE(s->exists("c/0"));
+  EXPECT_FALSE(s->size("c/0"));
+  EXPECT_TRUE(s->list_prefix("").empty());
+  EXPECT_TRUE(s->list_dir("").keys.empty());
+  s->erase("zarr.json");
+  EXPECT_TRUE(s->erase_if("zarr.json", std::nullopt));
+  s->erase_prefix("");
+  try {
+    (void)Array::open(s);
+    FAIL() << "opened an array in a directory that does not exist";
+  } catch (const NotFoundError& e) {
+    EXPECT_NE(std::string(e.what()).find("the directory '" + root.string() + "' does not exist"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)Group::open(s), NotFoundError);
+  EXPECT_FALSE(fs::exists(root));
+  // A read-only store refuses the first write and makes nothing.
+  auto ro = FileStore::open(root, FileStore::Options{.read_only = true});
+  EXPECT_THROW(ro->set("k", Bytes{1}), StoreError);
+  EXPECT_FALSE(fs::exists(root));
+}
+
+// The first write makes the root (with its parents); a second store opened on the same path
+// before it existed sees it, and both lock the same way.
+TEST(FileStore, FirstWriteMakesTheRoot) {
+  TempDir tmp("filestore");
+  const fs::path root = tmp / "a" / "b.zarr";
+  auto early = FileStore::open(root);
+  auto writer = FileStore::open(root);
+  auto z = Array::create(writer, ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32});
+  EXPECT_TRUE(fs::is_directory(root));
+  EXPECT_EQ(Array::open(early).shape(), (Shape{4}));
+  const auto v = early->get_versioned("zarr.json");
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(writer->set_if("zarr.json", v->bytes, v->version));
+  EXPECT_FALSE(early->set_if("zarr.json", v->bytes, v->version));  // the version moved on
 }
 
 TEST(FileStore, ReadersNeverSeeHalfAValue) {

@@ -54,7 +54,7 @@ std::vector<Group::Child> members(const StorePtr& store, const std::string& path
 
 void convert_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
   auto d = node::read_doc(*store, path);
-  if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe());
+  if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
   const bool leftovers = d->format == 3 && node::has_v2_documents(*store, path);
   if (d->type == NodeType::Group) {
     for (const auto& c : members(store, path)) {
@@ -90,7 +90,7 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
 void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp, ConvertReport& rep,
                   std::vector<std::string>& written) {
   auto d = node::read_doc(*src, sp);
-  if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe());
+  if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   if (d->type == NodeType::Group) {
     GroupMetadata g;
     if (d->format == 2) {
@@ -146,7 +146,7 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
   // By what the stores say the folders are: a bind mount or symlink of the source is the source.
   if (node::overlap(*src, sp, *dst, dp) != node::Overlap::none)
     throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a + "'; convert in place instead (no DST)");
-  if (!node::read_doc(*src, sp)) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe());
+  if (!node::read_doc(*src, sp)) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
   ConvertReport rep;
   std::vector<std::string> written;

@@ -50,7 +50,7 @@ std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, std::shared_ptr<Vle
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path) {
   auto cur = node::read_doc(store, path);
   if (!cur)
-    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)");
+    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)" + node::absent(store));
   if (cur->format == 2) {
     if (cur->type != NodeType::Array)
       throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is a group, not an array");

@@ -23,7 +23,7 @@ std::optional<NodeType> node_type(const StorePtr& store, const std::string& path
 int zarr_format_of(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
   auto cur = node::read_doc(*store, path);
-  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe());
+  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
   return cur->format;
 }
 
@@ -57,7 +57,7 @@ Group Group::open(StorePtr store, const std::string& path_in) {
   if (!store) throw ArgumentError("Group::open: no store given");
   const std::string path = normalize_node_path(path_in);
   auto cur = node::read_doc(*store, path);
-  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + " (no zarr.json or .zgroup)");
+  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + " (no zarr.json or .zgroup)" + node::absent(*store));
   if (cur->format == 2) {
     if (cur->type != NodeType::Group)
       throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is an array, not a group");

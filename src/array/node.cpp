@@ -16,6 +16,11 @@ namespace zarrpp::node {
 std::string prefix_of(const std::string& path) { return path.empty() ? std::string() : path + "/"; }
 std::string meta_key(const std::string& path) { return prefix_of(path) + "zarr.json"; }
 std::string shown(const std::string& path) { return path.empty() ? "/" : path; }
+
+std::string absent(Store& store) {
+  const std::string why = store.explain_absent();
+  return why.empty() ? "" : "; " + why;
+}
 std::uint64_t next_generation() {
   static std::atomic<std::uint64_t> counter{0};
   return ++counter;

@@ -18,6 +18,8 @@ std::string prefix_of(const std::string& path);
 std::string meta_key(const std::string& path);
 // How messages name a node: "/" for the root.
 std::string shown(const std::string& path);
+// "; <why nothing can be there>" when the store knows (its directory does not exist), else "".
+std::string absent(Store& store);
 Bytes to_bytes(const std::string& s);
 // A number never handed out before in this process: stamps each metadata a handle holds, so callers
 // (the Python attribute cache) can tell in O(1) whether it changed.

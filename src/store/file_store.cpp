@@ -208,40 +208,73 @@ std::shared_ptr<FileStore> FileStore::open(const fs::path& root, Options options
 
 FileStore::FileStore(fs::path root, Options options) : root_(std::move(root)), options_(options) {
   std::error_code ec;
-  if (options_.create) {
-    fs::create_directories(root_, ec);
-    if (ec) throw StoreError("cannot create store directory '" + root_.string() + "': " + ec.message());
+  const auto st = fs::status(root_, ec);
+  if (fs::exists(st) && !fs::is_directory(st)) {
+    const char* what = fs::is_fifo(st) ? "a FIFO" : fs::is_regular_file(st) ? "a file" : fs::is_socket(st) ? "a socket"
+                       : fs::is_character_file(st) || fs::is_block_file(st) ? "a device" : "not a directory";
+    throw StoreError(ErrorCode::invalid_argument, "'" + root_.string() + "' is " + what + ", not a directory (a Zarr store on disk is a directory)");
   }
-  if (!fs::is_directory(root_, ec)) {
-    const auto st = fs::status(root_, ec);
-    if (fs::exists(st)) {
-      const char* what = fs::is_fifo(st) ? "a FIFO" : fs::is_regular_file(st) ? "a file" : fs::is_socket(st) ? "a socket"
-                         : fs::is_character_file(st) || fs::is_block_file(st) ? "a device" : "not a directory";
-      throw StoreError(ErrorCode::invalid_argument, "'" + root_.string() + "' is " + what + ", not a directory (a Zarr store on disk is a directory)");
-    }
-    throw NotFoundError("store directory '" + root_.string() + "' does not exist");
-  }
+  if (!fs::exists(st) && !options_.create) throw NotFoundError("store directory '" + root_.string() + "' does not exist");
   root_ = fs::absolute(root_, ec).lexically_normal();
-  root_fd_ = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd_ < 0) sys_fail("cannot open store directory", root_, errno);
-  struct stat st {};
-  if (::fstat(root_fd_, &st) != 0) sys_fail("cannot stat store directory", root_, errno);
-  locks_ = std::make_unique<detail::NamedLocks>(st, describe());
+  (void)root_fd(false);  // opened now when it exists; otherwise made by the first write
 }
 
 FileStore::~FileStore() {
-  if (root_fd_ >= 0) ::close(root_fd_);
+  if (const int fd = root_fd_.load(); fd >= 0) ::close(fd);
+}
+
+// Opening never creates anything: a missing root reads as an empty store and is created (with its
+// parents) by the first write, so a mistyped path given for reading leaves no folder behind.
+int FileStore::root_fd(bool create) const {
+  if (const int fd = root_fd_.load(std::memory_order_acquire); fd >= 0) return fd;
+  std::lock_guard lk(root_mu_);
+  if (const int fd = root_fd_.load(std::memory_order_relaxed); fd >= 0) return fd;
+  int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create) {
+    if (options_.read_only) throw StoreError(ErrorCode::read_only, "store " + describe() + " is read-only");
+    std::error_code ec;
+    fs::create_directories(root_, ec);
+    if (ec) throw StoreError("cannot create store directory '" + root_.string() + "': " + ec.message());
+    fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  if (fd < 0) {
+    if (errno == ENOENT && !create) return -1;
+    sys_fail("cannot open store directory", root_, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    sys_fail("cannot stat store directory", root_, e);
+  }
+  locks_ = std::make_unique<detail::NamedLocks>(st, describe());
+  root_fd_.store(fd, std::memory_order_release);
+  return fd;
+}
+
+const detail::NamedLocks& FileStore::locks() const {
+  (void)root_fd(true);
+  return *locks_;
+}
+
+std::string FileStore::do_explain_absent() {
+  return root_fd(false) < 0 ? "the directory '" + root_.string() + "' does not exist" : "";
 }
 
 int FileStore::open_dir(const std::string& dir, bool create) const {
-  if (dir.empty()) return ::dup(root_fd_);
-  int fd = open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY, 0, true);
+  const int root = root_fd(create);
+  if (root < 0) {
+    errno = ENOENT;
+    return -1;
+  }
+  if (dir.empty()) return ::dup(root);
+  int fd = open_beneath(root, dir, O_RDONLY | O_DIRECTORY, 0, true);
   if (fd >= 0 || !create || errno != ENOENT) {
     if (fd < 0 && escapes(errno)) symlink_fail(root_, dir);
     return fd;
   }
   // Create missing directories one component at a time, each beneath the previous one.
-  int cur = ::dup(root_fd_);
+  int cur = ::dup(root);
   std::size_t i = 0;
   for (;;) {
     const std::size_t j = dir.find('/', i);
@@ -354,8 +387,10 @@ void FileStore::broken_link_check(const std::string& key) const {
   for (std::size_t end = key.find('/');; end = key.find('/', end + 1)) {
     const std::string part = key.substr(0, end);
     struct stat st {};
-    if (::fstatat(root_fd_, part.c_str(), &st, 0) != 0) {
-      if (::fstatat(root_fd_, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+    const int root = root_fd(false);
+    if (root < 0) return;
+    if (::fstatat(root, part.c_str(), &st, 0) != 0) {
+      if (::fstatat(root, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
         throw StoreError("'" + (root_ / part).string() + "' is a symlink to nothing (to '" + link_target(root_ / part) +
                          "'), not a stored value" + (part == key ? "" : " (it holds '" + key + "')"));
       return;
@@ -366,7 +401,9 @@ void FileStore::broken_link_check(const std::string& key) const {
 
 int FileStore::open_for_read(const std::string& key) const {
   // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
-  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  const int root = root_fd(false);
+  if (root < 0) return -1;
+  const int fd = open_beneath(root, key, O_RDONLY | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) {
       broken_link_check(key);
@@ -423,7 +460,7 @@ void FileStore::do_set(const std::string& key, const Bytes& value) {
   const auto made = missing_dirs(key);
   try {
     int dir_fd = -1;
-    auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
+    auto lk = locks().lock(lock_name("write", key, true, &dir_fd));
     Fd d(dir_fd);
     write_atomic(key, value, dir_fd);
   } catch (const Error&) {
@@ -435,8 +472,9 @@ void FileStore::do_set(const std::string& key, const Bytes& value) {
 // The folders of a key that do not exist yet, deepest first (usually none: one open finds out).
 std::vector<std::string> FileStore::missing_dirs(const std::string& key) const {
   std::vector<std::string> out;
+  const int root = root_fd(true);
   for (std::string dir = split_key(key).first; !dir.empty(); dir = split_key(dir).first) {
-    Fd d(open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY | O_PATH, 0, true));
+    Fd d(open_beneath(root, dir, O_RDONLY | O_DIRECTORY | O_PATH, 0, true));
     if (d.fd >= 0 || errno != ENOENT) break;
     out.push_back(dir);
   }
@@ -448,13 +486,16 @@ std::vector<std::string> FileStore::missing_dirs(const std::string& key) const {
 void FileStore::remove_dirs_made(const std::vector<std::string>& made) const {
   for (const auto& dir : made) {
     const auto [parent, name] = split_key(dir);
-    Fd p(parent.empty() ? ::dup(root_fd_) : open_beneath(root_fd_, parent, O_RDONLY | O_DIRECTORY, 0, true));
+    const int root = root_fd(false);
+    Fd p(root < 0 ? -1 : parent.empty() ? ::dup(root) : open_beneath(root, parent, O_RDONLY | O_DIRECTORY, 0, true));
     if (p.fd < 0 || ::unlinkat(p.fd, name.c_str(), AT_REMOVEDIR) != 0) return;
   }
 }
 
 std::optional<Version> FileStore::current_version(const std::string& key) const {
-  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_PATH);
+  const int root = root_fd(false);
+  if (root < 0) return std::nullopt;
+  const int fd = open_beneath(root, key, O_RDONLY | O_PATH);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
     if (escapes(errno)) escape_fail(key, root_);
@@ -471,7 +512,7 @@ bool FileStore::do_set_if(const std::string& key, const Bytes& value, const std:
   const auto made = missing_dirs(key);
   try {
     int dir_fd = -1;
-    auto lk = locks_->lock(lock_name("write", key, true, &dir_fd));
+    auto lk = locks().lock(lock_name("write", key, true, &dir_fd));
     Fd d(dir_fd);
     if (current_version(key) != expected) {
       remove_dirs_made(made);
@@ -486,7 +527,8 @@ bool FileStore::do_set_if(const std::string& key, const Bytes& value, const std:
 }
 
 bool FileStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
-  auto lk = locks_->lock(lock_name("write", key, false));
+  if (root_fd(false) < 0) return !expected;  // nothing stored, nothing created
+  auto lk = locks().lock(lock_name("write", key, false));
   const auto current = current_version(key);
   if (current != expected) return false;
   if (current) do_erase(key);
@@ -494,7 +536,8 @@ bool FileStore::do_erase_if(const std::string& key, const std::optional<Version>
 }
 
 void FileStore::do_erase(const std::string& key) {
-  auto lk = locks_->lock(lock_name("write", key, false));
+  if (root_fd(false) < 0) return;
+  auto lk = locks().lock(lock_name("write", key, false));
   const auto [dir, name] = split_key(key);
   Fd d(open_dir(dir, false));
   if (d.fd < 0) {
@@ -569,16 +612,27 @@ std::vector<std::string> FileStore::identity_chain(const std::string& path) cons
 // a folder without write permission, fails here before the caller changes anything.
 void FileStore::do_check_can_write(const std::string& key, const Bytes& probe) {
   auto [dir, name] = split_key(key);
-  Fd d(open_dir(dir, false));
-  while (d.fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
-    dir = split_key(dir).first;
+  fs::path where = root_ / dir;
+  Fd d(-1);
+  if (root_fd(false) < 0) {
+    // Not made yet: the first write makes it, in the deepest folder above it that exists.
+    std::error_code ec;
+    do where = where.parent_path();
+    while (!fs::is_directory(where, ec) && where != where.parent_path());
+    d.reset(::open(where.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  } else {
     d.reset(open_dir(dir, false));
+    while (d.fd < 0 && (errno == ENOENT || errno == ENOTDIR) && !dir.empty()) {
+      dir = split_key(dir).first;
+      d.reset(open_dir(dir, false));
+    }
+    where = root_ / dir;
   }
-  if (d.fd < 0) sys_fail("cannot open directory", root_ / dir, errno);
+  if (d.fd < 0) sys_fail("cannot open directory", where, errno);
   const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + std::to_string(::getpid()) + "-" +
                           std::to_string(g_tmp_counter.fetch_add(1)) + "-probe";
   const int fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) sys_fail("cannot write in", root_ / dir, errno);
+  if (fd < 0) sys_fail("cannot write in", where, errno);
   int err = 0;
   for (std::size_t done = 0; done < probe.size() && err == 0;) {
     const ssize_t n = ::write(fd, probe.data() + done, probe.size() - done);
@@ -614,7 +668,9 @@ void FileStore::do_prune_empty(const std::string& prefix) {
 }
 
 std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {
-  const int fd = open_beneath(root_fd_, key, O_RDONLY | O_PATH);
+  const int root = root_fd(false);
+  if (root < 0) return std::nullopt;
+  const int fd = open_beneath(root, key, O_RDONLY | O_PATH);
   if (fd < 0) {
     if (escapes(errno)) escape_fail(key, root_);
     return std::nullopt;
@@ -640,7 +696,7 @@ FileStore::Entry FileStore::classify(int dir_fd, const std::string& name, const 
     sys_fail("cannot stat", root_ / rel, errno);
   }
   if (S_ISLNK(st.st_mode)) {
-    const int fd = open_beneath(root_fd_, rel, O_PATH);
+    const int fd = open_beneath(root_fd(false), rel, O_PATH);  // the root exists: it is being listed
     if (fd < 0) return Entry::other;  // out of the root or to nothing: reading says which
     Fd f(fd);
     if (::fstat(fd, &st) != 0) return Entry::other;
@@ -651,7 +707,9 @@ FileStore::Entry FileStore::classify(int dir_fd, const std::string& name, const 
 
 // Opens the directory root/dir for listing (through in-root symlinks); -1 when it is missing.
 int FileStore::open_listed_dir(const std::string& dir) const {
-  const int fd = dir.empty() ? ::dup(root_fd_) : open_beneath(root_fd_, dir, O_RDONLY | O_DIRECTORY);
+  const int root = root_fd(false);
+  if (root < 0) return -1;
+  const int fd = dir.empty() ? ::dup(root) : open_beneath(root, dir, O_RDONLY | O_DIRECTORY);
   if (fd >= 0) return fd;
   if (errno == ENOENT || errno == ENOTDIR) return -1;
   if (escapes(errno)) escape_fail(dir, root_);
@@ -739,7 +797,7 @@ DirListing FileStore::do_list_dir(const std::string& prefix) {
   return out;
 }
 
-std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return locks_->lock(lock_name("lock", key, false)); }
+std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return locks().lock(lock_name("lock", key, false)); }
 
 // "kind:<inode of the key's directory>/<file name>": the same for every store whose root reaches
 // that directory (a store opened on a sub-folder of another's). A key whose directory does not

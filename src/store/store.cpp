@@ -190,6 +190,14 @@ std::string Store::explain_unreadable(const std::string& key) noexcept {
   }
 }
 
+std::string Store::explain_absent() noexcept {
+  try {
+    return do_explain_absent();
+  } catch (...) {
+    return "";
+  }
+}
+
 std::unique_ptr<StoreLock> Store::lock(const std::string& key) {
   validate_key(key);
   if (!capabilities().locking)

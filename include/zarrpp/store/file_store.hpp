@@ -1,4 +1,5 @@
 #pragma once
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -29,11 +30,14 @@ class NamedLocks;
 class FileStore : public Store {
  public:
   struct Options {
-    bool create = true;      // create the root directory if missing
+    // true: a missing root directory is made (with its parents) by the first write, and reads see
+    // an empty store until then; false: opening fails when the root does not exist.
+    bool create = true;
     bool fsync = false;      // fsync files and directories on every set (durability across power loss)
     bool read_only = false;  // refuse every write (StoreError read_only)
   };
-  // Opens (by default creating) the store rooted at `root`.
+  // Opens the store rooted at `root`. Opening never creates anything: with Options::create (the
+  // default) a missing root is made by the first write (Array::create, Group::create, set).
   static std::shared_ptr<FileStore> open(const std::filesystem::path& root);
   static std::shared_ptr<FileStore> open(const std::filesystem::path& root, Options options);
   FileStore(std::filesystem::path root, Options options);
@@ -72,6 +76,7 @@ class FileStore : public Store {
   DirListing do_list_dir(const std::string& prefix) override;
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
   void do_check_can_write(const std::string& key, const Bytes& probe) override;
+  std::string do_explain_absent() override;
 
  private:
   // dir_fd: the key's directory, already open (or -1).
@@ -92,10 +97,15 @@ class FileStore : public Store {
   int open_dir(const std::string& dir, bool create) const;  // -1 with errno when missing
   // The lock name of a key; with dir_fd, also the key's directory opened (the caller closes it).
   std::string lock_name(const char* kind, const std::string& key, bool create_dir, int* dir_fd = nullptr) const;
+  // The root directory, opened the first time it is found (-1 while it does not exist; create:
+  // make it first), and the locks named by its identity.
+  int root_fd(bool create) const;
+  const detail::NamedLocks& locks() const;  // makes the root: only writers lock
   std::filesystem::path root_;
-  int root_fd_ = -1;
   Options options_;
-  std::unique_ptr<detail::NamedLocks> locks_;
+  mutable std::mutex root_mu_;
+  mutable std::atomic<int> root_fd_{-1};
+  mutable std::unique_ptr<detail::NamedLocks> locks_;  // set before root_fd_
   // Directories whose stale temporary files this store has already swept (once each).
   void sweep_stale_temps(int dir_fd, const std::string& dir);
   std::mutex sweep_mu_;

@@ -155,6 +155,9 @@ class Store {
   // than the object holds, so it was cut in transit), as a clause naming the response; "" when
   // it finds no such cause. Never throws; a remote store makes one request (HEAD) to find out.
   std::string explain_unreadable(const std::string& key) noexcept;
+  // Called when a node was not found: a clause saying why nothing can be there when the store
+  // knows (a local store whose directory does not exist); "" otherwise. Never throws.
+  std::string explain_absent() noexcept;
 
   // The store rooted at the folder that holds this store's root, and the root's name in it: how the
   // array layer finds the hierarchy a store opened on one of its nodes belongs to (to keep that
@@ -187,6 +190,7 @@ class Store {
   virtual std::unique_ptr<StoreLock> do_lock(const std::string& key);
   virtual void do_check_can_write(const std::string&, const Bytes&) {}
   virtual std::string do_explain_unreadable(const std::string&) { return ""; }
+  virtual std::string do_explain_absent() { return ""; }
 
  private:
   void check_writable(const char* op, const std::string& key) const;
@@ -228,6 +232,7 @@ class StoreWrapper : public Store {
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
   void do_check_can_write(const std::string& key, const Bytes& probe) override { inner_->check_can_write(key, probe); }
   std::string do_explain_unreadable(const std::string& key) override { return inner_->explain_unreadable(key); }
+  std::string do_explain_absent() override { return inner_->explain_absent(); }
 
  private:
   StorePtr inner_;
