@@ -325,6 +325,98 @@ RC_GTEST_PROP(Growth, RandomSequencesMatchTheModel, ()) {
     check_against(z, m);
   }
   check_against(Array::open(mem), m);
+  // A regular copy holds the same elements from index 0, whatever the domain and origin.
+  auto copy = copy_array(z, MemoryStore::create(), "", with_chunk_grid(z.metadata(), "regular"));
+  RC_ASSERT(copy.metadata().chunk_grid.name() == "regular");
+  RC_ASSERT(copy.shape() == m.shape());
+  RC_ASSERT(copy.read().to_vector<std::int32_t>() == m.expected());
+}
+
+// Growth in front undone (the domain starts at 0 again, chunk 0 too) writes `regular` again, which
+// every reader reads; an array given its domain at creation keeps `regular_bounded`.
+TEST(Growth, RolledBackGrowthIsRegularAgain) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, "a", {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(1);
+  const auto before = z.read();
+  z.prepend(NDArray::full<std::int32_t>({3, 4}, 2), 0);
+  z.resize_domain({{0, 6}, {0, 4}});
+  EXPECT_EQ(Array::open(store, "a").metadata().chunk_grid, ChunkGridMetadata::regular({4, 4}));
+  EXPECT_EQ(Array::open(store, "a").read(), before);
+  EXPECT_EQ(store->list_prefix("a/c/"), (std::vector<std::string>{"a/c/0/0", "a/c/1/0"}));
+  z.prepend(NDArray::full<std::int32_t>({5, 4}, 2), 0);
+  (void)z.expand_domain(0, -5);
+  EXPECT_EQ(Array::open(store, "a").metadata().chunk_grid.name(), "regular");
+  // Given a domain at creation (origin -4): starting at 0 does not make chunk 0 start there.
+  auto d = Array::create(store, "d", {.shape = {6}, .chunks = {4}, .dtype = DataType::int32, .lower_bound = Shape{-4}});
+  d.resize_domain({{0, 2}});
+  EXPECT_EQ(Array::open(store, "d").metadata().chunk_grid.name(), "regular_bounded");
+  // A bounded grid asked for by name, never moved, stays bounded through a resize at the end.
+  auto b = Array::create(store, "b", {.shape = {6}, .chunks = {4}, .dtype = DataType::int32});
+  b.convert_to_regular_bounded();
+  b.resize({9});
+  EXPECT_EQ(Array::open(store, "b").metadata().chunk_grid.name(), "regular_bounded");
+}
+
+// In place back to `regular`: zarr.json only, and only where no chunk would move.
+TEST(Growth, ConvertToRegularMovesNoChunkOrRefuses) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});
+  z.fill<std::int32_t>(5);
+  const Bytes c00 = get(store, "c/0/0");
+  z.convert_to_regular();  // already regular: nothing changes
+  z.convert_to_regular_bounded();
+  z.convert_to_regular();
+  EXPECT_EQ(Array::open(store).metadata().chunk_grid, ChunkGridMetadata::regular({4, 4}));
+  EXPECT_EQ(get(store, "c/0/0"), c00);
+  z.prepend(NDArray::full<std::int32_t>({2, 4}, 7), 0);
+  const Bytes meta = get(store, "zarr.json");
+  try {
+    z.convert_to_regular();
+    FAIL() << "switched a grid whose domain starts at -2";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("its domain starts at (-2, 0) (lower_bound)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--grid regular"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(get(store, "zarr.json"), meta);
+  auto o = Array::create(MemoryStore::create(), "o", {.shape = {4}, .chunks = {4}, .dtype = DataType::int32, .lower_bound = Shape{0}, .origin = Shape{-1}});
+  EXPECT_THROW(o.convert_to_regular(), ArgumentError);
+  EXPECT_THROW((void)with_chunk_grid(z.metadata(), "rectilinear"), ArgumentError);
+}
+
+// A regular copy of a prepended array: index 0 is the first element, re-chunked from there
+// (chunk boundaries move when the lower bound is not a multiple of the chunk), every format of
+// element kept, sharded and variable-length too.
+TEST(Growth, CopyIntoARegularGridStartsAtTheDomainsStart) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .fill_value = -1});
+  z.write({}, NDArray::from_vector<std::int32_t>({6, 4}, [] {
+    std::vector<std::int32_t> v(24);
+    for (int i = 0; i < 24; ++i) v[i] = i;
+    return v;
+  }()));
+  z.prepend(NDArray::full<std::int32_t>({3, 4}, 100), 0);
+  auto out = MemoryStore::create();
+  auto c = copy_array(z, out, "", with_chunk_grid(z.metadata(), "regular"));
+  EXPECT_EQ(c.metadata().chunk_grid, ChunkGridMetadata::regular({4, 4}));
+  EXPECT_EQ(c.domain(), (Domain{{0, 9}, {0, 4}}));
+  EXPECT_EQ(c.read(), z.read());
+  EXPECT_EQ(out->list_prefix("c/"), (std::vector<std::string>{"c/0/0", "c/1/0", "c/2/0"}));
+  // Without asking for a grid, the copy keeps the source's lower bound (and bounded grid).
+  EXPECT_EQ(copy_array(z, MemoryStore::create(), "", z.metadata()).domain(), z.domain());
+  // Sharded.
+  auto s = Array::create(MemoryStore::create(), "s", {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int32, .shards = Shape{4, 4}});
+  s.fill<std::int32_t>(3);
+  s.prepend(NDArray::full<std::int32_t>({1, 8}, 4), 0);
+  auto sc = copy_array(s, MemoryStore::create(), "s", with_chunk_grid(s.metadata(), "regular"));
+  EXPECT_EQ(sc.metadata().chunk_grid.name(), "regular");
+  EXPECT_EQ(sc.read(), s.read());
+  // Strings.
+  auto v = Array::create(MemoryStore::create(), "v", {.shape = {3}, .chunks = {2}, .dtype = DataType::string_t});
+  v.write_vlen({}, VlenValues{{3}, {"a", "b", "c"}});
+  v.prepend_vlen(VlenValues{{1}, {"z"}});
+  auto vc = copy_array(v, MemoryStore::create(), "v", with_chunk_grid(v.metadata(), "regular"));
+  EXPECT_EQ(vc.read_vlen().values, (std::vector<std::string>{"z", "a", "b", "c"}));
 }
 
 // ---- faults at every store operation ------------------------------------------------------------

@@ -805,6 +805,11 @@ int main(int argc, char** argv) {
   copy->add_option("--shards", y_shards, "New shard shape");
   copy->add_flag("--crc32c", y_crc, "Add crc32c checksums");
   copy->add_flag("--overwrite", y_over, "Replace DST if it exists");
+  std::string y_grid;
+  copy->add_option("--grid", y_grid,
+                   "The copy's chunk grid: regular (index 0 at SRC's first element, for readers that know only "
+                   "regular) or regular_bounded; default: SRC's")
+      ->check(CLI::IsMember({"regular", "regular_bounded"}));
 
   auto* convert = app.add_subcommand("convert", "Convert a Zarr v2 array or group (with everything under it) to Zarr v3, rewriting no chunk");
   std::string v_src, v_dst;
@@ -814,6 +819,11 @@ int main(int argc, char** argv) {
   convert->add_option("DST", v_dst, "Write the v3 node here (chunks copied byte for byte); default: convert SRC in place");
   convert->add_option("--zarr-format", v_format, "The format to convert to (3)")->check(CLI::IsMember({3}));
   convert->add_flag("--overwrite", v_over, "Replace an existing node at DST");
+  std::string v_grid;
+  convert->add_option("--grid", v_grid,
+                      "Instead: switch the array SRC to this chunk grid in place, moving no chunk (regular needs "
+                      "lower bound and origin 0; otherwise use 'copy --grid regular')")
+      ->check(CLI::IsMember({"regular", "regular_bounded"}));
 
   auto* demo = app.add_subcommand("demo", "The prepend walkthrough, step by step, in a local directory");
   std::string d_dir = "demo.zarr";
@@ -917,6 +927,17 @@ int main(int argc, char** argv) {
       if (!r_shape.empty()) z.resize(parse_shape(r_shape, "--shape"));
       else if (!r_domain.empty()) z.resize_domain(parse_domain(r_domain));
       else throw ArgumentError("resize: give --shape or --domain");
+    } else if (convert->parsed() && !v_grid.empty()) {
+      if (!v_dst.empty())
+        throw ArgumentError("convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy " + v_src +
+                            " " + v_dst + " --grid " + v_grid + "'");
+      auto z = open_array_at(v_src);
+      const auto before = z.metadata().chunk_grid.kind;
+      if (v_grid == "regular") z.convert_to_regular();
+      else z.convert_to_regular_bounded();
+      const bool same = z.metadata().chunk_grid.kind == before;
+      std::cout << v_src << ": " << (same ? "already " + v_grid : "chunk grid is now " + v_grid + " (zarr.json only; no chunk was moved)")
+                << "\n";
     } else if (convert->parsed()) {
       ConvertReport rep;
       if (v_dst.empty()) {
@@ -977,6 +998,7 @@ int main(int argc, char** argv) {
         dm.codecs = probe.metadata().codecs;
         dm.chunk_grid.chunk_shape = probe.metadata().chunk_grid.chunk_shape;
       }
+      if (!y_grid.empty()) dm = with_chunk_grid(dm, y_grid);
       { Array::create(MemoryStore::create(), "", dm, false); }  // validated before anything is made
       NewDirs made(y_dst);
       const bool tty = ::isatty(2);
@@ -1001,6 +1023,10 @@ int main(int argc, char** argv) {
         throw ConflictError(ErrorCode::already_exists, "'" + y_dst + "' already holds a Zarr node (use --overwrite)");
       }
       made.keep();
+      const auto& lower = m.chunk_grid.lower_bound;
+      if (y_grid == "regular" && std::any_of(lower.begin(), lower.end(), [](std::int64_t x) { return x != 0; }))
+        std::cout << "note: index 0 of " << y_dst << " is coordinate " << shape_str(lower) << " of " << y_src
+                  << " (its domain's start); every index moved by that much\n";
     } else if (demo->parsed()) {
       const fs::path dir = d_dir;
       // Only an empty folder or an earlier demo's output (which holds the marker) is used; the demo
@@ -1013,8 +1039,13 @@ int main(int argc, char** argv) {
           throw ArgumentError("'" + d_dir + "' is not empty and not an earlier demo's output; choose another DIR");
       }
       NewDirs made(d_dir);
+      fs::create_directories(dir);  // the marker goes in first (the store would make it only on its first write)
       auto store = FileStore::open(dir);
-      { std::ofstream(marker) << "written by 'zarrpp demo': this folder may be replaced by the next demo run\n"; }
+      {
+        std::ofstream out(marker);
+        out << "written by 'zarrpp demo': this folder may be replaced by the next demo run\n";
+        if (!out.flush()) throw StoreError("cannot write '" + marker.string() + "'");
+      }
       made.keep();
       auto checksums = [&](const Array& z) {
         std::map<std::string, std::uint32_t> out;

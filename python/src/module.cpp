@@ -668,6 +668,8 @@ PYBIND11_MODULE(_zarrpp, m) {
              for (const auto& [lo, hi] : bounds) d.push_back({lo, hi});
              without_gil([&] { a.resize_domain(d); });
            }, "bounds"_a)
+      .def("convert_to_regular", [](Array& a) { without_gil([&] { a.convert_to_regular(); }); })
+      .def("convert_to_regular_bounded", [](Array& a) { without_gil([&] { a.convert_to_regular_bounded(); }); })
       .def("expand_domain",
            [](Array& a, std::size_t axis, std::int64_t before, std::int64_t after) {
              const auto d = without_gil([&] { return a.expand_domain(axis, before, after); });
@@ -728,6 +730,12 @@ PYBIND11_MODULE(_zarrpp, m) {
     });
     return py::make_tuple(rep.nodes, rep.chunks_copied, rep.notes);
   }, "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false);
+  m.def("copy_array", [](const Array& src, const StorePtr& store, const std::string& path, const std::string& grid, bool overwrite) {
+    return without_gil([&] {
+      const auto meta = grid.empty() ? src.metadata() : zarrpp::with_chunk_grid(src.metadata(), grid);
+      return zarrpp::copy_array(src, store, path, meta, zarrpp::CopyOptions{.overwrite = overwrite});
+    });
+  }, "src"_a, "store"_a, "path"_a = "", "grid"_a = "", "overwrite"_a = false);
   m.def("open_group", [](StorePtr store, const std::string& path) { return zarrpp::Group::open(std::move(store), path); },
         "store"_a, "path"_a = "");
   m.def("node_type", [](const StorePtr& store, const std::string& path) -> py::object {

@@ -964,3 +964,52 @@ def test_concurrent_writes_to_disjoint_chunks():
     for t in threads:
         t.join()
     np.testing.assert_array_equal(z[:], np.repeat(np.arange(8), 100).reshape(8, 100))
+
+
+def test_copy_array_into_a_regular_grid(tmp_path):
+    """A prepended array handed on to readers that know only `regular`: index 0 is its first
+    element, re-chunked from there; the copy is an ordinary Zarr v3 array."""
+    z = zarr.create_array(str(tmp_path / "src.zarr"), shape=(6, 4), chunks=(4, 4), dtype="int32", fill_value=-1)
+    z[:] = np.arange(24, dtype="int32").reshape(6, 4)
+    z.prepend(np.full((3, 4), 100, dtype="int32"))
+    plain = zarr.copy_array(z, str(tmp_path / "plain.zarr"), grid="regular")
+    assert plain.metadata.to_dict()["chunk_grid"] == {"name": "regular", "configuration": {"chunk_shape": [4, 4]}}
+    assert plain.domain == ((0, 9), (0, 4))
+    np.testing.assert_array_equal(plain[...], z[...])
+    assert sorted(os.listdir(tmp_path / "plain.zarr" / "c")) == ["0", "1", "2"]
+    kept = zarr.copy_array(z, zarr.storage.MemoryStore())  # the source's grid and domain
+    assert kept.domain == z.domain
+    with pytest.raises(ValueError, match="unknown chunk grid 'rectilinear'"):
+        zarr.copy_array(z, zarr.storage.MemoryStore(), grid="rectilinear")
+    with pytest.raises(ValueError, match="already exists"):
+        zarr.copy_array(z, str(tmp_path / "plain.zarr"), grid="regular")
+    zarr.copy_array(z, str(tmp_path / "plain.zarr"), grid="regular", overwrite=True)
+
+
+def test_convert_to_regular_in_place_or_refuse(tmp_path):
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(6, 4), chunks=(4, 4), dtype="int32")
+    z[:] = 5
+    z.convert_to_regular_bounded()
+    assert z.metadata.to_dict()["chunk_grid"]["name"] == "regular_bounded"
+    z.convert_to_regular()
+    assert z.metadata.to_dict()["chunk_grid"]["name"] == "regular"
+    z.prepend(np.full((2, 4), 7, dtype="int32"))
+    with pytest.raises(ValueError, match=r"its domain starts at \(-2, 0\) \(lower_bound\)"):
+        z.convert_to_regular()
+    assert z.domain == ((-2, 6), (0, 4))
+    z.resize_domain([(0, 6), (0, 4)])  # the growth in front undone: regular again
+    assert z.metadata.to_dict()["chunk_grid"]["name"] == "regular"
+    assert (z[...] == 5).all()
+
+
+def test_opening_a_missing_path_creates_nothing(tmp_path):
+    missing = tmp_path / "typo.zarr"
+    with pytest.raises(FileNotFoundError):
+        zarr.open_array(str(missing), mode="r")
+    with pytest.raises(FileNotFoundError, match="No array found"):
+        zarr.open_array(zarr.storage.LocalStore(str(missing)))
+    with pytest.raises(FileNotFoundError):
+        zarr.open_group(str(missing), mode="r")
+    assert not missing.exists()
+    zarr.create_array(str(missing), shape=(2,), chunks=(2,), dtype="int8")  # the first write makes it
+    assert (missing / "zarr.json").is_file()

@@ -1113,6 +1113,20 @@ class Array(_Node):
             pairs.append((operator.index(lo), operator.index(hi)))
         self._core.resize_domain(pairs)
 
+    def convert_to_regular(self) -> None:
+        """Switches a ``regular_bounded`` grid back to ``regular`` (which every Zarr reader reads),
+        changing zarr.json only: possible when the lower bound and origin are 0 everywhere (a
+        ValueError naming them otherwise; ``zarrpp.copy_array(a, dst, grid="regular")`` copies
+        instead). A regular grid is left as it is."""
+        self._check_writable()
+        self._core.convert_to_regular()
+
+    def convert_to_regular_bounded(self) -> None:
+        """Switches a ``regular`` grid to ``regular_bounded`` (origin and lower bound 0), changing
+        zarr.json only, so the array can later grow in front."""
+        self._check_writable()
+        self._core.convert_to_regular_bounded()
+
 
 def _human(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
@@ -1776,6 +1790,22 @@ class ZarrppWarning(UserWarning):
     """What zarrpp's core warns of: a change was made but something it keeps in step could not be
     (consolidated metadata that could not be refreshed, groups above a remote store's root that
     were not checked). The message names the document and how to refresh it."""
+
+
+def copy_array(source: Array, store: Any, *, path: str = "", grid: Optional[str] = None, overwrite: bool = False,
+               storage_options: Optional[Dict[str, Any]] = None) -> Array:
+    """Copies the array ``source`` into a new array at ``path`` of ``store`` (a store, a path or a
+    URL), with the same data type, chunks and codecs, and returns it. ``grid``: the copy's chunk
+    grid, ``"regular"`` (index 0 is the source's first element whatever its lower bound, so a
+    prepended array can go to readers that know only ``regular``) or ``"regular_bounded"``;
+    default: the source's. ``overwrite`` replaces a node already there (after the source was read
+    in full). On failure nothing the copy wrote is left."""
+    if not isinstance(source, Array):
+        raise TypeError(f"copy_array: source must be a zarrpp Array, not {type(source).__name__}")
+    st = make_store(store, storage_options=storage_options)
+    _check_store_writable(st)
+    core = _zarrpp.copy_array(source._core, st, path, grid or "", bool(overwrite))
+    return Array(core, store=st)
 
 
 def convert_to_v3(store: Any, *, path: str = "", dst: Any = None, dst_path: str = "",

@@ -80,6 +80,19 @@ std::vector<Index> units_to_copy(const Array& src, const ChunkGrid& dst_grid, bo
 
 }  // namespace
 
+ArrayMetadata with_chunk_grid(ArrayMetadata m, const std::string& grid) {
+  auto& g = m.chunk_grid;
+  if (grid == "regular") {
+    g = ChunkGridMetadata::regular(g.chunk_shape);
+  } else if (grid == "regular_bounded") {
+    if (g.kind == ChunkGridMetadata::Kind::Regular)
+      g = ChunkGridMetadata::regular_bounded(g.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
+  } else {
+    throw ArgumentError("unknown chunk grid '" + grid + "' (regular or regular_bounded)");
+  }
+  return m;
+}
+
 Array copy_array(const Array& src, const StorePtr& store, const std::string& path_in, const ArrayMetadata& meta,
                  const CopyOptions& options) {
   if (!store) throw ArgumentError("copy_array: no store given");
@@ -87,9 +100,13 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   // The destination's metadata, validated as create does, before anything is touched.
   const auto sm = src.metadata();
   ArrayMetadata m = meta;
-  if (m.shape != sm.shape || !(m.data_type == sm.data_type) || m.chunk_grid.lower_bound != sm.chunk_grid.lower_bound)
+  // Both are read and written by 0-based selections: a regular destination starts at the
+  // source's first element, wherever the source's domain starts.
+  const bool to_regular = m.chunk_grid.kind == ChunkGridMetadata::Kind::Regular;
+  if (m.shape != sm.shape || !(m.data_type == sm.data_type) || (!to_regular && m.chunk_grid.lower_bound != sm.chunk_grid.lower_bound))
     throw ArgumentError("copy_array: the destination's shape, data type and lower bound must be the source's (" +
-                        shape_str(sm.shape) + " " + sm.data_type.name() + ")");
+                        shape_str(sm.shape) + " " + sm.data_type.name() + ", lower bound " + shape_str(sm.chunk_grid.lower_bound) +
+                        "), or its grid regular");
   m.validate_for_write();
   m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
   // A v2 destination's .zarray states the codecs given, not the source's.

@@ -2,6 +2,7 @@
 // resize_domain. Every change keeps each existing element at its coordinate, so no chunk key or
 // buffer position ever moves. Order of work: growth writes chunk data first (outside the old
 // domain, so no reader sees it), then switches zarr.json; shrinking switches first, then deletes.
+#include <algorithm>
 #include <cstring>
 
 #include "array_state.hpp"
@@ -17,6 +18,10 @@ ArrayMetadata as_bounded(const ArrayMetadata& in) {
   if (m.chunk_grid.kind == ChunkGridMetadata::Kind::Regular)
     m.chunk_grid = ChunkGridMetadata::regular_bounded(m.chunk_grid.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
   return m;
+}
+
+bool is_zero(const std::vector<std::int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](std::int64_t x) { return x == 0; });
 }
 
 void check_growth_data(const Snapshot& cur, const NDView& data, std::size_t axis, const char* op) {
@@ -180,6 +185,10 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
           m.chunk_grid.lower_bound[i] = nd[i].inclusive_min;
           m.shape[i] = checked::sub(nd[i].exclusive_max, nd[i].inclusive_min, "the new shape");
         }
+        // Growth in front rolled back (the domain starts at 0 again, chunk 0 too): every reader
+        // reads `regular`, so the grid goes back to it.
+        if (moves_lower && is_zero(m.chunk_grid.lower_bound) && is_zero(m.chunk_grid.origin))
+          m.chunk_grid = ChunkGridMetadata::regular(m.chunk_grid.chunk_shape);
         return m;
       },
       [&](const Snapshot& cur, const Snapshot& next_in) {
@@ -262,6 +271,25 @@ Domain Array::expand_domain(std::size_t axis, std::int64_t before, std::int64_t 
 
 void Array::convert_to_regular_bounded() {
   st_->modify([](const Snapshot& cur) { return as_bounded(cur.meta); }, nullptr, nullptr);
+}
+
+void Array::convert_to_regular() {
+  st_->modify(
+      [&](const Snapshot& cur) {
+        ArrayMetadata m = cur.meta;
+        const auto& g = m.chunk_grid;
+        if (g.kind == ChunkGridMetadata::Kind::Regular) return m;
+        if (!is_zero(g.lower_bound) || !is_zero(g.origin))
+          throw ArgumentError("cannot switch the array to the regular grid in place: " +
+                                  (is_zero(g.lower_bound) ? "" : "its domain starts at " + shape_str(g.lower_bound) + " (lower_bound)") +
+                                  (is_zero(g.lower_bound) || is_zero(g.origin) ? "" : " and ") +
+                                  (is_zero(g.origin) ? "" : "its chunk 0 starts at " + shape_str(g.origin) + " (origin)") +
+                                  ", and a regular grid starts both at 0, so chunks would move; copy it into a regular array "
+                                  "instead (copy_array with a regular grid; zarrpp copy --grid regular)");
+        m.chunk_grid = ChunkGridMetadata::regular(g.chunk_shape);
+        return m;
+      },
+      nullptr, nullptr);
 }
 
 }  // namespace zarrpp

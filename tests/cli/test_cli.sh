@@ -111,6 +111,34 @@ expect_eq "$("$Z" get "$T/g.zarr")" "$("$Z" get "$B")" "copy with --overwrite an
 expect_eq "$("$Z" info "$T/g.zarr" --json | $PY -c 'import json,sys; print([c["name"] for c in json.load(sys.stdin)["codecs"]])')" \
   "['bytes', 'zstd', 'crc32c']" "re-chunking copy keeps the compressor"
 
+# copy --grid regular: for readers that know only `regular`; index 0 is the domain's start
+expect_eq "$("$Z" copy "$E" "$T/r.zarr" --grid regular)" \
+  "note: index 0 of $T/r.zarr is coordinate (-3, 0) of $E (its domain's start); every index moved by that much" \
+  "copy --grid regular says where index 0 is"
+grid_of() { "$Z" info "$1" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunk_grid"]["name"], j["domain"])'; }
+expect_eq "$(grid_of "$T/r.zarr")" "regular [[0, 10], [0, 10]]" "copy --grid regular writes a regular grid from 0"
+expect_eq "$("$Z" get "$T/r.zarr")" "$("$Z" get "$E")" "a regular copy holds the same elements"
+# convert --grid: in place, zarr.json only, where no chunk moves
+before=$(cat "$E/zarr.json")
+expect_err "its domain starts at (-3, 0) (lower_bound).*copy --grid regular" "$Z" convert "$E" --grid regular
+expect_eq "$(cat "$E/zarr.json")" "$before" "a refused convert --grid changes nothing"
+expect_err "convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy" "$Z" convert "$E" "$T/x.zarr" --grid regular
+[ -e "$T/x.zarr" ] && bad "a refused convert --grid made DST" || ok
+chunks_before=$("$Z" ls "$T/r.zarr" | md5sum)
+expect_eq "$("$Z" convert "$T/r.zarr" --grid regular_bounded)" "$T/r.zarr: chunk grid is now regular_bounded (zarr.json only; no chunk was moved)" "convert --grid regular_bounded"
+expect_eq "$("$Z" convert "$T/r.zarr" --grid regular)" "$T/r.zarr: chunk grid is now regular (zarr.json only; no chunk was moved)" "convert --grid regular"
+expect_eq "$("$Z" convert "$T/r.zarr" --grid regular)" "$T/r.zarr: already regular" "convert --grid regular twice"
+expect_eq "$("$Z" ls "$T/r.zarr" | md5sum)" "$chunks_before" "convert --grid moves no chunk"
+# growth in front undone: regular again
+$PY -c "import numpy as np; np.save('$T/rows10.npy', np.full((3, 10), 9, dtype='uint16'))"
+expect_ok "$Z" prepend "$T/r.zarr" --axis 0 --from "$T/rows10.npy"
+expect_ok "$Z" resize "$T/r.zarr" --domain 0:10,0:10
+expect_eq "$(grid_of "$T/r.zarr")" "regular [[0, 10], [0, 10]]" "a rolled-back prepend leaves a regular grid"
+# reading a path that does not exist creates nothing
+expect_err "no such directory" "$Z" info "$T/typo.zarr"
+expect_err "no such directory" "$Z" get "$T/typo.zarr"
+[ -e "$T/typo.zarr" ] && bad "info on a missing path made it" || ok
+
 # tree
 mkdir -p "$T/h"
 $PY - "$T/h" <<'PY'

@@ -187,6 +187,10 @@ class Array {
   Domain expand_domain(std::size_t axis, std::int64_t before, std::int64_t after = 0);
   // Switches a `regular` grid to `regular_bounded` (origin = lower_bound = 0) without growing.
   void convert_to_regular_bounded();
+  // Switches a `regular_bounded` grid back to `regular` (which every Zarr reader reads), without
+  // moving a chunk: only when its lower bound and origin are 0 everywhere (ArgumentError naming
+  // them otherwise; copy_array into a regular grid re-chunks instead). A regular grid is left as is.
+  void convert_to_regular();
 
  // The state behind a handle (the library's own).
   struct State;
@@ -238,13 +242,21 @@ struct CopyOptions {
 };
 
 // Copies `src` into a new array at `path` of `store` with metadata `meta` (the source's shape,
-// data type and lower bound; its own chunks and codecs). Refuses (ArgumentError) when the two
+// data type and lower bound; its own chunks and codecs). A `regular` grid in `meta` takes any
+// source: the copy's index 0 is the source's first element (its domain's start), re-chunked from
+// there, so a prepended array can go to readers that know only `regular`:
+//   copy_array(src, store, "", with_chunk_grid(src.metadata(), "regular")); Refuses (ArgumentError) when the two
 // nodes are the same or one lies inside the other. Only chunks the source stores are visited.
 // The destination's chunks are written first and its zarr.json last; an existing destination
 // (with overwrite) is removed only after the whole source was read. On failure what the copy wrote
 // is removed again.
 Array copy_array(const Array& src, const StorePtr& store, const std::string& path, const ArrayMetadata& meta,
                  const CopyOptions& options = {});
+
+// `m` with the chunk grid named `grid`, of the same chunk shape: "regular" (starting at 0), or
+// "regular_bounded" (a regular grid's origin and lower bound 0; a bounded one kept as it is).
+// ArgumentError for other names.
+ArrayMetadata with_chunk_grid(ArrayMetadata m, const std::string& grid);
 
 // Removes an array or group: an array's zarr.json and chunks, a group's zarr.json and child
 // nodes; other files under its folder stay. MetadataError, removing nothing, when its zarr.json
