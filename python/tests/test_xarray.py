@@ -304,13 +304,17 @@ def test_growth_refuses_values_the_stored_dtype_would_change(tmp_path):
 
 
 @pytest.mark.skipif(not _installed(), reason="engine guessing needs the installed entry point")
-def test_what_python_readme_says_about_guessing_the_engine(tmp_path):
-    """xarray asks its own zarr engine first for paths ending in .zarr (which then fails on a v3
-    store); without the suffix zarrpp's engine is guessed. python/README.md says both."""
+def test_open_dataset_guesses_zarrpp_for_a_v3_store(tmp_path):
+    """Without engine=: a zarrpp-written (v3) store opens with zarrpp's engine, with or without the
+    .zarr suffix (xarray's zarr engine on zarr-python 2 would fail on it); a v2 store xarray wrote
+    still goes to xarray's own engine. python/README.md says so."""
+    from xarray.backends.plugins import guess_engine
     ds = xr.Dataset({"t": ("x", np.arange(4.0))})
     zx.to_zarrpp(ds, str(tmp_path / "plain"), mode="w")
     zx.to_zarrpp(ds, str(tmp_path / "suffixed.zarr"), mode="w")
-    assert xr.open_dataset(str(tmp_path / "plain"))["t"].values.tolist() == [0, 1, 2, 3]
-    with pytest.raises(FileNotFoundError):
-        xr.open_dataset(str(tmp_path / "suffixed.zarr"))
-    assert xr.open_dataset(str(tmp_path / "suffixed.zarr"), engine="zarrpp")["t"].values.tolist() == [0, 1, 2, 3]
+    ds.to_zarr(str(tmp_path / "theirs.zarr"), mode="w")
+    for name in ("plain", "suffixed.zarr"):
+        assert guess_engine(str(tmp_path / name)) == "zarrpp"
+        assert xr.open_dataset(str(tmp_path / name))["t"].values.tolist() == [0, 1, 2, 3]
+    assert guess_engine(str(tmp_path / "theirs.zarr")) == "zarr"
+    assert guess_engine(str(tmp_path / "missing.zarr")) == "zarr"  # its own message for a missing path

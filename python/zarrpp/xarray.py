@@ -176,6 +176,51 @@ def _open_group(filename_or_obj: Any, group: Optional[str], storage_options: Opt
     return g
 
 
+def _only_v3_group(filename_or_obj: Any) -> bool:
+    """A local folder holding a Zarr v3 group and no v2 group document."""
+    import json
+    import os
+    try:
+        path = os.fspath(filename_or_obj)
+    except TypeError:
+        return False
+    if not isinstance(path, str) or os.path.exists(os.path.join(path, ".zgroup")):
+        return False
+    try:
+        with open(os.path.join(path, "zarr.json"), "rb") as f:
+            return json.load(f).get("node_type") == "group"
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _zarr_engine_declines_v3() -> None:
+    """xarray asks its own ``zarr`` engine first (engines other than netCDF's are asked by name),
+    and that one claims every path ending in ``.zarr``; on zarr-python 2 it then fails on a Zarr
+    v3 group with a false "No such file or directory". Its guess is narrowed here to decline just
+    that case (which it can never open), so ``xr.open_dataset("x.zarr")`` reaches this engine;
+    with zarr-python 3 (which reads v3) its guess is left as it is. Loading this module (xarray does
+    when it lists its engines) makes the change, once."""
+    try:
+        import zarr
+        from xarray.backends.zarr import ZarrBackendEntrypoint
+    except ImportError:
+        return
+    if int(str(getattr(zarr, "__version__", "2")).split(".")[0]) >= 3:
+        return
+    theirs = ZarrBackendEntrypoint.guess_can_open
+    if getattr(theirs, "_zarrpp_declines_v3", False):
+        return
+
+    def guess_can_open(self: Any, filename_or_obj: Any) -> bool:
+        return not _only_v3_group(filename_or_obj) and bool(theirs(self, filename_or_obj))
+
+    guess_can_open._zarrpp_declines_v3 = True  # type: ignore[attr-defined]
+    ZarrBackendEntrypoint.guess_can_open = guess_can_open  # type: ignore[method-assign]
+
+
+_zarr_engine_declines_v3()
+
+
 class ZarrppBackendEntrypoint(BackendEntrypoint):
     """``xr.open_dataset(path_or_url, engine="zarrpp")``: a zarrpp (Zarr v3 or v2) group as a
     Dataset. Options: ``group`` (a path inside the store), ``storage_options`` (for s3:// URLs:
@@ -189,17 +234,7 @@ class ZarrppBackendEntrypoint(BackendEntrypoint):
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         # Only what xarray's own zarr engine (zarr-python 2 here) cannot open: a local Zarr v3 group.
-        import os
-        try:
-            path = os.fspath(filename_or_obj)
-        except TypeError:
-            return False
-        try:
-            import json
-            with open(os.path.join(path, "zarr.json"), "rb") as f:
-                return json.load(f).get("node_type") == "group"
-        except (OSError, ValueError, AttributeError):
-            return False
+        return _only_v3_group(filename_or_obj)
 
     def open_dataset(self, filename_or_obj: Any, *, mask_and_scale: bool = True, decode_times: bool = True,
                      concat_characters: bool = True, decode_coords: bool = True, drop_variables: Any = None,
