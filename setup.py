@@ -32,6 +32,38 @@ def version():
     return m.group(1)
 
 
+def terminal():
+    """The user's terminal when pip hides this build's output (it does unless -v), else None."""
+    if sys.stdout.isatty() or os.environ.get("ZARRPP_NO_PROGRESS"):
+        return None
+    try:
+        return open("/dev/tty", "w")
+    except OSError:
+        return None
+
+
+def build_with_progress(cmd):
+    """Runs the build, its output passed on (pip shows it with -v, or when the build fails); the
+    compile steps ("[12/51]") are also shown on the terminal as one line pip cannot hide, since the
+    first build takes minutes."""
+    tty = terminal()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    step = re.compile(r"^\[\s*(\d+)/(\d+)\]|^\[\s*(\d+)%\]")
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        m = step.match(line)
+        if tty and m:
+            done = f"{m.group(1)}/{m.group(2)} steps" if m.group(1) else f"{m.group(3)}%"
+            tty.write(f"\r  zarrpp: compiling the extension, {done}   ")
+            tty.flush()
+    sys.stdout.flush()
+    if tty:
+        tty.write("\n")
+        tty.close()
+    if proc.wait() != 0:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         target = os.path.abspath(self.get_ext_fullpath(ext.name))
@@ -48,7 +80,7 @@ class CMakeBuild(build_ext):
                             "-DZARRPP_BUILD_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}"]
                            + (["-G", "Ninja"] if shutil.which("ninja") and not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")) else []),
                            check=True)
-        subprocess.run(["cmake", "--build", build_dir, "--target", "zarrpp_python", "-j", jobs], check=True)
+        build_with_progress(["cmake", "--build", build_dir, "--target", "zarrpp_python", "-j", jobs])
         built = glob.glob(os.path.join(build_dir, "python", "zarrpp", "_zarrpp*.so"))
         if len(built) != 1:
             raise RuntimeError(f"expected one _zarrpp module under {build_dir}/python/zarrpp, found {built}")
