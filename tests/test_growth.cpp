@@ -333,7 +333,8 @@ RC_GTEST_PROP(Growth, RandomSequencesMatchTheModel, ()) {
 }
 
 // Growth in front undone (the domain starts at 0 again, chunk 0 too) writes `regular` again, which
-// every reader reads; an array given its domain at creation keeps `regular_bounded`.
+// every reader reads; an array given its domain at creation (origin = lower bound, not 0) keeps
+// `regular_bounded`.
 TEST(Growth, RolledBackGrowthIsRegularAgain) {
   auto store = MemoryStore::create();
   auto z = Array::create(store, "a", {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32});

@@ -928,6 +928,8 @@ int main(int argc, char** argv) {
       else if (!r_domain.empty()) z.resize_domain(parse_domain(r_domain));
       else throw ArgumentError("resize: give --shape or --domain");
     } else if (convert->parsed() && !v_grid.empty()) {
+      if (convert->count("--overwrite") || convert->count("--zarr-format"))
+        throw ArgumentError("convert --grid changes only the grid of SRC, in place; it takes no --overwrite or --zarr-format");
       if (!v_dst.empty())
         throw ArgumentError("convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy " + v_src +
                             " " + v_dst + " --grid " + v_grid + "'");

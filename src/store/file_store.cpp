@@ -230,6 +230,8 @@ int FileStore::root_fd(bool create) const {
   std::lock_guard lk(root_mu_);
   if (const int fd = root_fd_.load(std::memory_order_relaxed); fd >= 0) return fd;
   int fd = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create && !options_.create)
+    throw NotFoundError("store directory '" + root_.string() + "' does not exist (any more)");
   if (fd < 0 && errno == ENOENT && create) {
     if (options_.read_only) throw StoreError(ErrorCode::read_only, "store " + describe() + " is read-only");
     std::error_code ec;
@@ -611,23 +613,15 @@ std::vector<std::string> FileStore::identity_chain(const std::string& path) cons
 // exist yet, in the deepest one that does), made and removed: a read-only or full file system, or
 // a folder without write permission, fails here before the caller changes anything.
 void FileStore::do_check_can_write(const std::string& key, const Bytes& probe) {
+  // A store not made yet holds nothing a failed write could cost (and nothing is probed outside it).
+  if (root_fd(false) < 0) return;
   auto [dir, name] = split_key(key);
-  fs::path where = root_ / dir;
-  Fd d(-1);
-  if (root_fd(false) < 0) {
-    // Not made yet: the first write makes it, in the deepest folder above it that exists.
-    std::error_code ec;
-    do where = where.parent_path();
-    while (!fs::is_directory(where, ec) && where != where.parent_path());
-    d.reset(::open(where.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  } else {
+  Fd d(open_dir(dir, false));
+  while (d.fd < 0 && (errno == ENOENT || errno == ENOTDIR) && !dir.empty()) {
+    dir = split_key(dir).first;
     d.reset(open_dir(dir, false));
-    while (d.fd < 0 && (errno == ENOENT || errno == ENOTDIR) && !dir.empty()) {
-      dir = split_key(dir).first;
-      d.reset(open_dir(dir, false));
-    }
-    where = root_ / dir;
   }
+  const fs::path where = root_ / dir;
   if (d.fd < 0) sys_fail("cannot open directory", where, errno);
   const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + std::to_string(::getpid()) + "-" +
                           std::to_string(g_tmp_counter.fetch_add(1)) + "-probe";

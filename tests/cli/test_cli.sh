@@ -124,6 +124,7 @@ expect_err "its domain starts at (-3, 0) (lower_bound).*copy --grid regular" "$Z
 expect_eq "$(cat "$E/zarr.json")" "$before" "a refused convert --grid changes nothing"
 expect_err "convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy" "$Z" convert "$E" "$T/x.zarr" --grid regular
 [ -e "$T/x.zarr" ] && bad "a refused convert --grid made DST" || ok
+expect_err "it takes no --overwrite or --zarr-format" "$Z" convert "$E" --grid regular --zarr-format 3
 chunks_before=$("$Z" ls "$T/r.zarr" | md5sum)
 expect_eq "$("$Z" convert "$T/r.zarr" --grid regular_bounded)" "$T/r.zarr: chunk grid is now regular_bounded (zarr.json only; no chunk was moved)" "convert --grid regular_bounded"
 expect_eq "$("$Z" convert "$T/r.zarr" --grid regular)" "$T/r.zarr: chunk grid is now regular (zarr.json only; no chunk was moved)" "convert --grid regular"

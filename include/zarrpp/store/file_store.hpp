@@ -31,7 +31,8 @@ class FileStore : public Store {
  public:
   struct Options {
     // true: a missing root directory is made (with its parents) by the first write, and reads see
-    // an empty store until then; false: opening fails when the root does not exist.
+    // an empty store until then (a first write that fails leaves the folder, empty); false:
+    // opening fails when the root does not exist.
     bool create = true;
     bool fsync = false;      // fsync files and directories on every set (durability across power loss)
     bool read_only = false;  // refuse every write (StoreError read_only)
