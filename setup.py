@@ -34,7 +34,7 @@ def version():
 
 def terminal():
     """The user's terminal when pip hides this build's output (it does unless -v), else None."""
-    if sys.stdout.isatty() or os.environ.get("ZARRPP_NO_PROGRESS"):
+    if sys.stdout.isatty() or os.environ.get("ZARRPP_NO_PROGRESS", "0") not in ("", "0"):
         return None
     try:
         return open("/dev/tty", "w")
@@ -75,10 +75,12 @@ class CMakeBuild(build_ext):
                 raise RuntimeError(f"ZARRPP_CMAKE_BUILD_DIR={build_dir} is not a configured CMake build tree")
         else:
             build_dir = os.path.join(ROOT, "build", "pip")
-            subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF",
-                            "-DZARRPP_BUILD_TESTS=OFF", "-DZARRPP_BUILD_TOOLS=OFF", "-DZARRPP_BUILD_BENCH=OFF",
-                            "-DZARRPP_BUILD_PYTHON=ON", f"-DPython3_EXECUTABLE={sys.executable}"]
-                           + (["-G", "Ninja"] if shutil.which("ninja") and not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")) else []),
+            subprocess.run(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+                            "-DBUILD_SHARED_LIBS=OFF", "-DZARRPP_BUILD_TESTS=OFF", "-DZARRPP_BUILD_TOOLS=OFF",
+                            "-DZARRPP_BUILD_BENCH=OFF", "-DZARRPP_BUILD_PYTHON=ON",
+                            f"-DPython3_EXECUTABLE={sys.executable}"]
+                           + (["-G", "Ninja"] if shutil.which("ninja")
+                              and not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")) else []),
                            check=True)
         build_with_progress(["cmake", "--build", build_dir, "--target", "zarrpp_python", "-j", jobs])
         built = glob.glob(os.path.join(build_dir, "python", "zarrpp", "_zarrpp*.so"))

@@ -64,8 +64,8 @@ def main():
         del x
         nbytes = os.path.getsize(data)
         arr = os.path.join(work, "array.zarr")
-        subprocess.run([zarrpp, "create", arr, "--shape", ",".join(map(str, shape)), "--chunks", "64,256,256", "--dtype", "uint16",
-                        "--compressor", a.compressor], check=True)
+        subprocess.run([zarrpp, "create", arr, "--shape", ",".join(map(str, shape)), "--chunks", "64,256,256",
+                        "--dtype", "uint16", "--compressor", a.compressor], check=True)
         cmds = {
             "cp": ["cp", data, os.path.join(work, "copy.npy")],
             "set": [zarrpp, "set", arr, "--from", data],
@@ -91,8 +91,9 @@ def main():
         for k, v in res.items():
             secs = [s for s, _ in v]
             rss = max(m for _, m in v) * 1024
-            print(f"| {' '.join(os.path.basename(c) if '/' in c else c for c in cmds[k][:2])} | {statistics.median(secs):.3f} | "
-                  f"{min(secs):.3f} | {max(secs):.3f} | {statistics.median(secs) / cp:.2f} | {rss / 2**20:.0f} | {rss / nbytes:.2f} |")
+            print(f"| {' '.join(os.path.basename(c) if '/' in c else c for c in cmds[k][:2])} | "
+                  f"{statistics.median(secs):.3f} | {min(secs):.3f} | {max(secs):.3f} | "
+                  f"{statistics.median(secs) / cp:.2f} | {rss / 2**20:.0f} | {rss / nbytes:.2f} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

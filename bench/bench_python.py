@@ -69,14 +69,16 @@ def main():
         shape = (a.mib // 2, 1024, 1024)
         chunks = (64, 256, 256)
         rng = np.random.default_rng(0)
-        src = (np.arange(shape[2], dtype=np.uint16)[None, None, :] * 16 + rng.integers(0, 1 << 12, size=shape, dtype=np.uint16))
+        src = (np.arange(shape[2], dtype=np.uint16)[None, None, :] * 16
+               + rng.integers(0, 1 << 12, size=shape, dtype=np.uint16))
         nbytes = src.nbytes
         np.save(os.path.join(work, "data.npy"), src)
         arrays = {}
         for codec in ("none", "zstd-1"):
             p = os.path.join(work, f"zarrpp-{codec}.zarr")
             comp = None if codec == "none" else [zarrpp.codecs.Zstd(level=1)]
-            z = zarrpp.create_array(zarrpp.storage.LocalStore(p), shape=shape, chunks=chunks, dtype="uint16", compressors=comp)
+            z = zarrpp.create_array(zarrpp.storage.LocalStore(p), shape=shape, chunks=chunks, dtype="uint16",
+                                    compressors=comp)
             z[:] = src
             p2 = os.path.join(work, f"zarr2-{codec}.zarr")
             z2 = zarr2.open(p2, mode="w", shape=shape, chunks=chunks, dtype="uint16",
@@ -119,12 +121,15 @@ def main():
                     sys.exit(f"bench_python: VALIDATION FAILED: {name} differs from the data written")
                 del out
         med = {k: statistics.median(v) for k, v in times.items()}
-        gib = lambda s: nbytes / s / 2**30
+
+        def gib(s):
+            return nbytes / s / 2**30
 
         cxx = {}
         if os.path.exists(a.bench_fresh):
             for codec, (p, *_rest) in arrays.items():
-                r = subprocess.run([a.bench_fresh, p, os.path.join(work, "data.npy"), str(a.rounds)], capture_output=True, text=True)
+                r = subprocess.run([a.bench_fresh, p, os.path.join(work, "data.npy"), str(a.rounds)],
+                                   capture_output=True, text=True)
                 if r.returncode != 0:
                     sys.exit(f"bench_python: {a.bench_fresh} failed: {r.stderr}")
                 j = json.loads(r.stdout)
@@ -133,7 +138,8 @@ def main():
         if not a.no_zarrita and shutil.which("node"):
             script = os.path.join(ROOT, "tests", "interop", "bench_with_zarrita.mjs")
             for codec, (p, *_rest) in arrays.items():
-                r = subprocess.run(["node", script, "--store", p, "--path", "", "--workloads", "whole", "--repeats", str(min(a.rounds, 3))],
+                r = subprocess.run(["node", script, "--store", p, "--path", "", "--workloads", "whole",
+                                    "--repeats", str(min(a.rounds, 3))],
                                    capture_output=True, text=True)
                 try:
                     j = json.loads(r.stdout.strip().splitlines()[-1])
@@ -141,31 +147,35 @@ def main():
                 except Exception:
                     print(f"(zarrita.js failed on {codec}: {r.stderr.strip()[:200]})")
 
-        print(f"data: uint16 {'x'.join(map(str, shape))} ({nbytes / 2**20:.0f} MiB), chunks {'x'.join(map(str, chunks))}, "
+        print(f"data: uint16 {'x'.join(map(str, shape))} ({nbytes / 2**20:.0f} MiB), "
+              f"chunks {'x'.join(map(str, chunks))}, "
               f"{a.rounds} rounds (medians), zarrpp threads: {zarrpp.__name__} default; numpy {np.__version__}, "
               f"zarr-python {zarr2.__version__}, numcodecs {numcodecs.__version__}")
         print()
-        print(f"fresh floor (2 threads) {gib(med['fresh floor']):.2f} GiB/s; np.copyto (1 thread, fresh) {gib(med['np.copyto']):.2f} GiB/s")
+        print(f"fresh floor (2 threads) {gib(med['fresh floor']):.2f} GiB/s; "
+              f"np.copyto (1 thread, fresh) {gib(med['np.copyto']):.2f} GiB/s")
         print()
         print("| read (fresh output) | codec | GiB/s | ÷ fresh floor | ÷ np.copyto | ÷ zarr-python | ÷ zarrita.js |")
         print("|---|---|---|---|---|---|---|")
         for codec in arrays:
             zp, z2 = med[f"zarrpp read {codec}"], med[f"zarr-python read {codec}"]
             zt = zarrita.get(codec)
-            print(f"| zarrpp z[:] (v3) | {codec} | {gib(zp):.2f} | {med['fresh floor'] / zp:.2f} | {med['np.copyto'] / zp:.2f} | "
-                  f"{z2 / zp:.2f} | {(f'{zt / zp:.1f}' if zt else '—')} |")
+            print(f"| zarrpp z[:] (v3) | {codec} | {gib(zp):.2f} | {med['fresh floor'] / zp:.2f} | "
+                  f"{med['np.copyto'] / zp:.2f} | {z2 / zp:.2f} | {(f'{zt / zp:.1f}' if zt else '—')} |")
             zv = med[f"zarrpp read zarr-python's v2 {codec}"]
-            print(f"| zarrpp z[:] of zarr-python's v2 array | {codec} | {gib(zv):.2f} | {med['fresh floor'] / zv:.2f} | "
-                  f"{med['np.copyto'] / zv:.2f} | {z2 / zv:.2f} | — |")
-            print(f"| zarr-python z[:] (v2) | {codec} | {gib(z2):.2f} | {med['fresh floor'] / z2:.2f} | {med['np.copyto'] / z2:.2f} | 1.00 | — |")
+            print(f"| zarrpp z[:] of zarr-python's v2 array | {codec} | {gib(zv):.2f} | "
+                  f"{med['fresh floor'] / zv:.2f} | {med['np.copyto'] / zv:.2f} | {z2 / zv:.2f} | — |")
+            print(f"| zarr-python z[:] (v2) | {codec} | {gib(z2):.2f} | {med['fresh floor'] / z2:.2f} | "
+                  f"{med['np.copyto'] / z2:.2f} | 1.00 | — |")
             if zt:
-                print(f"| zarrita.js get (v3) | {codec} | {gib(zt):.2f} | {med['fresh floor'] / zt:.2f} | {med['np.copyto'] / zt:.2f} | "
-                      f"{z2 / zt:.2f} | 1.0 |")
+                print(f"| zarrita.js get (v3) | {codec} | {gib(zt):.2f} | {med['fresh floor'] / zt:.2f} | "
+                      f"{med['np.copyto'] / zt:.2f} | {z2 / zt:.2f} | 1.0 |")
             if codec in cxx:
                 c = cxx[codec]
                 vs_zt = f"{zt / c['read']:.1f}" if zt else "—"
-                print(f"| C++ Array::read() (same array) | {codec} | {gib(c['read']):.2f} | {c['floor'] / c['read']:.2f} (C++ floor "
-                      f"{gib(c['floor']):.2f}) | — | {z2 / c['read']:.2f} | {vs_zt} |")
+                print(f"| C++ Array::read() (same array) | {codec} | {gib(c['read']):.2f} | "
+                      f"{c['floor'] / c['read']:.2f} (C++ floor {gib(c['floor']):.2f}) | — | "
+                      f"{z2 / c['read']:.2f} | {vs_zt} |")
         print()
         print("| write (whole array) | codec | GiB/s | ÷ C++ write | ÷ zarr-python |")
         print("|---|---|---|---|---|")

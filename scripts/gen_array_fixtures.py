@@ -2,7 +2,12 @@
 """Writes Zarr v3 arrays byte by byte from the specification, with NumPy and numcodecs only (no
 Zarr library), into tests/data/arrays/ (valid, each with <name>.expected.npy) and
 tests/data/broken/ (arrays zarrpp must refuse). Deterministic. Run with /usr/bin/python3."""
-import gzip, json, os, shutil, struct
+import gzip
+import json
+import os
+import shutil
+import struct
+
 import numpy as np
 import numcodecs
 
@@ -13,6 +18,7 @@ for d in (out_valid, out_broken):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
 
+
 def crc32c(b):
     crc = 0xFFFFFFFF
     for x in b:
@@ -21,19 +27,23 @@ def crc32c(b):
             crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
     return crc ^ 0xFFFFFFFF
 
+
 def write(root, key, data):
     p = os.path.join(root, *key.split("/"))
     os.makedirs(os.path.dirname(p), exist_ok=True)
     with open(p, "wb") as f:
         f.write(data)
 
+
 def meta(root, m):
     write(root, "zarr.json", json.dumps(m, indent=2).encode())
+
 
 def chunk_iter(shape, chunks):
     grid = [-(-s // c) for s, c in zip(shape, chunks)]
     for idx in np.ndindex(*grid):
         yield idx
+
 
 def chunk_of(a, idx, chunks, fill):
     """The full-size chunk buffer of chunk idx (edge chunks padded with the fill value)."""
@@ -43,8 +53,10 @@ def chunk_of(a, idx, chunks, fill):
     buf[tuple(slice(0, n) for n in sub.shape)] = sub
     return buf
 
+
 def gzip_bytes(b):
     return gzip.compress(b, compresslevel=6, mtime=0)
+
 
 # 1. Sharded, big-endian inner chunks compressed with gzip, index at the START with crc32c; all-fill
 #    inner chunks are absent from the index; one whole shard is all fill and not stored.
@@ -80,11 +92,13 @@ def sharded_start():
                 "fill_value": fill,
                 "codecs": [{"name": "sharding_indexed", "configuration": {
                     "chunk_shape": list(inner),
-                    "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "gzip", "configuration": {"level": 6}}],
+                    "codecs": [{"name": "bytes", "configuration": {"endian": "big"}},
+                               {"name": "gzip", "configuration": {"level": 6}}],
                     "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
                     "index_location": "start"}}],
                 "attributes": {"written_by": "gen_array_fixtures.py"}})
     np.save(os.path.join(out_valid, name + ".expected.npy"), a)
+
 
 # 2. float32 with transpose + zstd, v2 chunk keys, NaN fill, a missing chunk.
 def transpose_v2():
@@ -109,6 +123,7 @@ def transpose_v2():
                 "dimension_names": ["z", "y", None]})
     np.save(os.path.join(out_valid, name + ".expected.npy"), a)
 
+
 # 3. int64 1-d, blosc zstd bitshuffle, '.' separator, fill -7 with missing chunks.
 def blosc_1d():
     name = "int64_blosc_bitshuffle_dot_separator"
@@ -120,15 +135,18 @@ def blosc_1d():
         buf = chunk_of(a, idx, chunks, fill)
         if (buf == fill).all():
             continue
-        enc = numcodecs.Blosc(cname="zstd", clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE, blocksize=0).encode(buf.astype("<i8"))
+        enc = numcodecs.Blosc(cname="zstd", clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE,
+                              blocksize=0).encode(buf.astype("<i8"))
         write(root, "c.%d" % idx, enc)
     meta(root, {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": "int64",
                 "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
                 "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
                 "fill_value": fill,
                 "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                           {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 8, "blocksize": 0}}]})
+                           {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle",
+                                                               "typesize": 8, "blocksize": 0}}]})
     np.save(os.path.join(out_valid, name + ".expected.npy"), a)
+
 
 # 4. bool with crc32c; complex128 big-endian; 0-d float64.
 def small_ones():
@@ -167,6 +185,7 @@ def small_ones():
                 "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]})
     np.save(os.path.join(out_valid, name + ".expected.npy"), a)
 
+
 # Broken arrays: each must be refused with a clear error (the test names the expected words).
 def broken():
     good = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
@@ -174,31 +193,46 @@ def broken():
             "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
             "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}
     payload = np.arange(4, dtype="<i4").tobytes()
+
     def case(name, m, chunks):
         root = os.path.join(out_broken, name)
         meta(root, m)
         for k, v in chunks.items():
             write(root, k, v)
-    m = dict(good); m["zarr_format"] = 2
+    m = dict(good)
+    m["zarr_format"] = 2
     case("wrong_zarr_format", m, {})
-    m = dict(good); m["codecs"] = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "lzma"}]
+    m = dict(good)
+    m["codecs"] = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "lzma"}]
     case("unknown_codec", m, {"c/0": payload})
     case("bad_checksum", good, {"c/0": payload + struct.pack("<I", crc32c(payload) ^ 1)})
     case("truncated_chunk", good, {"c/0": (payload + struct.pack("<I", crc32c(payload)))[:-6]})
-    m = dict(good); m["chunk_grid"] = {"name": "rectilinear", "configuration": {"chunk_shapes": [[2, 2]]}}
+    m = dict(good)
+    m["chunk_grid"] = {"name": "rectilinear", "configuration": {"chunk_shapes": [[2, 2]]}}
     case("unknown_chunk_grid", m, {})
-    m = dict(good); m["shape"] = [8]; m["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": [8]}}
-    m["codecs"] = [{"name": "sharding_indexed", "configuration": {"chunk_shape": [4], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-                    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}], "index_location": "end"}}]
+    m = dict(good)
+    m["shape"] = [8]
+    m["chunk_grid"] = {"name": "regular", "configuration": {"chunk_shape": [8]}}
+    m["codecs"] = [{"name": "sharding_indexed", "configuration": {
+                    "chunk_shape": [4], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+                    "index_location": "end"}}]
     idx = struct.pack("<4Q", 0, 16, 16, 16)
     shard = payload + payload + idx + struct.pack("<I", crc32c(idx))
     case("truncated_shard", m, {"c/0": shard[:20] + shard[-36:]})   # the data is cut, the index is whole
     idx2 = struct.pack("<4Q", 0, 16, 1 << 40, 16)
     case("shard_index_out_of_range", m, {"c/0": payload + payload + idx2 + struct.pack("<I", crc32c(idx2))})
-    m = dict(good); m["must_be_understood"] = {"x": 1}
+    m = dict(good)
+    m["must_be_understood"] = {"x": 1}
     case("unknown_field", m, {})
-    m = dict(good); m["fill_value"] = "1.5"
+    m = dict(good)
+    m["fill_value"] = "1.5"
     case("bad_fill_value", m, {})
 
-sharded_start(); transpose_v2(); blosc_1d(); small_ones(); broken()
+
+sharded_start()
+transpose_v2()
+blosc_1d()
+small_ones()
+broken()
 print("fixtures written to", os.path.normpath(out_valid), "and", os.path.normpath(out_broken))

@@ -135,7 +135,8 @@ def gzip_cases():
             assert zlib.decompress(bytes(enc), wbits=31) == arr.tobytes()
             assert bytes(GZip().decode(bytes(enc))) == arr.tobytes()
             add(f"gzip_l{level}_{dname}_uint16", {"name": "gzip", "configuration": {"level": level}},
-                arr, enc, False, f"numcodecs {numcodecs.__version__} GZip (Python gzip/zlib {zlib.ZLIB_RUNTIME_VERSION})")
+                arr, enc, False,
+                f"numcodecs {numcodecs.__version__} GZip (Python gzip/zlib {zlib.ZLIB_RUNTIME_VERSION})")
 
 
 # ---- zstd ---------------------------------------------------------------------------------------
@@ -215,7 +216,7 @@ BLOSC_PRODUCER = f"numcodecs {numcodecs.__version__} Blosc (c-blosc {numcodecs.b
 
 
 def blosc_header(enc):
-    version, versionlz, flags, typesize = enc[0], enc[1], enc[2], enc[3]
+    flags, typesize = enc[2], enc[3]  # enc[0], enc[1]: the blosc and codec format versions
     nbytes, blocksize, cbytes = struct.unpack_from("<III", enc, 4)
     return flags, typesize, nbytes, blocksize, cbytes
 
@@ -266,10 +267,11 @@ def numcodecs_cases():
         ]:
             enc = obj.encode(arr)
             assert bytes(obj.decode(enc)) == arr.tobytes()
-            add(f"numcodecs_{name}_{dname}", {"name": "numcodecs." + obj.codec_id, "configuration": cfg}, arr, enc, False,
-                producer + f" {type(obj).__name__}")
+            add(f"numcodecs_{name}_{dname}", {"name": "numcodecs." + obj.codec_id, "configuration": cfg}, arr, enc,
+                False, producer + f" {type(obj).__name__}")
         sh = Shuffle(arr.dtype.itemsize)
-        add(f"numcodecs_shuffle_{dname}", {"name": "numcodecs.shuffle", "configuration": {"elementsize": arr.dtype.itemsize}},
+        add(f"numcodecs_shuffle_{dname}",
+            {"name": "numcodecs.shuffle", "configuration": {"elementsize": arr.dtype.itemsize}},
             arr, bytes(sh.encode(arr)), True, producer + " Shuffle")
 
 

@@ -55,7 +55,8 @@ def main():
     # the second missing (it reads as the fill value).
     s_values = np.array(["", "ß€😀", "plain", "x"], dtype=object)
     s_doc = array_doc([6], [4], "string", [{"name": "vlen-utf8", "configuration": {}},
-                                           {"name": "zstd", "configuration": {"level": 0, "checksum": False}}], fill="n/a")
+                                           {"name": "zstd", "configuration": {"level": 0, "checksum": False}}],
+                      fill="n/a")
     # And bytes ("variable_length_bytes", vlen-bytes; the fill value is base64 as zarr-python 3 writes it).
     b_values = np.array([b"\x00\xff", b"", b"abc"], dtype=object)
     b_doc = array_doc([3], [3], "variable_length_bytes", [{"name": "vlen-bytes", "configuration": {}}], fill="AQI=")
@@ -89,7 +90,7 @@ def main():
             cm = {"kind": "inline", "must_understand": False,
                   "metadata": {"a": a_doc, "blobs": b_doc, "f": f_doc, "strings": s_doc, "sub": sub_doc}}
         write(os.path.join(base, "zarr.json"), {"attributes": {"title": name}, "zarr_format": 3,
-                                                 "consolidated_metadata": cm, "node_type": "group"})
+                                                "consolidated_metadata": cm, "node_type": "group"})
     np.save(os.path.join(OUT, "a_values.npy"), values)
     np.save(os.path.join(OUT, "f_values.npy"), fso.decode(fso.encode(f_values)))
     print("wrote", os.path.relpath(OUT, ROOT))

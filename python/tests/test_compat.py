@@ -35,8 +35,9 @@ def test_arrays_are_cast_as_numpy_casts_them():
 
 
 # ---- NumPy's advanced indexing ------------------------------------------------------------------
-SELECTIONS = [([0, 2], [1, 3], Ellipsis), (Ellipsis, [0, 2], [1, 3]), (0, slice(None), [1, 2]), (slice(None), 0, [1, 2]),
-              ([0, 1], slice(1, 3), [2, 3]), ([[0, 1], [2, 3]], 1), (np.array([True, False, True, True]), [0, 1, 2], 3),
+SELECTIONS = [([0, 2], [1, 3], Ellipsis), (Ellipsis, [0, 2], [1, 3]), (0, slice(None), [1, 2]),
+              (slice(None), 0, [1, 2]), ([0, 1], slice(1, 3), [2, 3]), ([[0, 1], [2, 3]], 1),
+              (np.array([True, False, True, True]), [0, 1, 2], 3),
               (-1, [-1, 0]), ([1], [2], [3]), (0, Ellipsis, [1, 2]), ([2, 0, 2], slice(None, None, -2)),
               (slice(1, 3), [[1], [0]], [0, 5]), ([], slice(None), 0)]
 
@@ -236,7 +237,8 @@ def test_array_extras(tmp_path):
     info = z.info
     assert "Shard shape : (4, 6)" in str(info) and repr(info) == str(info)
     assert z.metadata["dimension_names"] == ["t", "x"]
-    assert z.metadata.dimension_names == ("t", "x") and z.metadata.shape == (10, 7) and isinstance(z.metadata.to_dict(), dict)
+    assert z.metadata.dimension_names == ("t", "x") and z.metadata.shape == (10, 7) and \
+        isinstance(z.metadata.to_dict(), dict)
     out = np.empty((2, 3), dtype="i4")
     assert z.get_basic_selection((slice(0, 2), slice(0, 3)), out=out) is out and (out == 1).all()
     out2 = np.zeros((2,), dtype="i4")
@@ -371,10 +373,12 @@ def test_blocks_of_a_sharded_array_are_shards_as_in_zarr_python():
 def test_zarr_python_codec_classes():
     from zarrpp.codecs import BloscCname, BloscCodec, BloscShuffle, BytesCodec, ShardingCodec, VLenUTF8Codec, ZstdCodec
     z = zarr.create((16, 8), chunks=(8, 8), dtype="u2",
-                    codecs=[ShardingCodec(chunk_shape=(4, 4), codecs=[BytesCodec(), BloscCodec(shuffle=BloscShuffle.bitshuffle)])])
+                    codecs=[ShardingCodec(chunk_shape=(4, 4),
+                                          codecs=[BytesCodec(), BloscCodec(shuffle=BloscShuffle.bitshuffle)])])
     assert (z.chunks, z.shards) == ((4, 4), (8, 8))
     blosc = z.metadata["codecs"][0]["configuration"]["codecs"][1]
-    assert blosc["name"] == "blosc" and blosc["configuration"]["cname"] == "zstd" and blosc["configuration"]["shuffle"] == "bitshuffle"
+    assert blosc["name"] == "blosc" and blosc["configuration"]["cname"] == "zstd" and \
+        blosc["configuration"]["shuffle"] == "bitshuffle"
     assert BloscCodec().to_dict()["configuration"]["cname"] == "zstd"  # zarr-python's default compressor
     assert BloscCodec(cname=BloscCname.lz4).to_dict()["configuration"]["cname"] == "lz4"
     assert BloscShuffle.from_int(1) is BloscShuffle.shuffle

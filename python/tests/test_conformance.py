@@ -49,7 +49,8 @@ def test_the_generator_writes_the_committed_corpus(tmp_path):
     """generate.py is deterministic and the committed corpus is what it writes."""
     import shutil
     out = tmp_path / "corpus"
-    shutil.copytree(CORPUS, out, ignore=shutil.ignore_patterns("refuse", "*.py", "*.md", "zarrita.json", "manifest.json"))
+    shutil.copytree(CORPUS, out,
+                    ignore=shutil.ignore_patterns("refuse", "*.py", "*.md", "zarrita.json", "manifest.json"))
     subprocess.run([sys.executable, os.path.join(CORPUS, "generate.py"), str(out)], check=True)
     for kind in ("read", "refuse"):
         for root, _, files in os.walk(os.path.join(CORPUS, kind)):
@@ -63,5 +64,6 @@ def test_the_generator_writes_the_committed_corpus(tmp_path):
 def test_zarrita_reads_the_corpus_as_recorded():
     interop = os.path.join(CORPUS, "..", "..", "tests", "interop", "node_modules", "zarrita", "package.json")
     assert os.path.exists(interop), "zarrita is not installed: run npm ci in tests/interop (scripts/setup.sh does)"
-    r = subprocess.run([sys.executable, os.path.join(CORPUS, "record_zarrita.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, os.path.join(CORPUS, "record_zarrita.py"), "--check"],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -193,7 +193,7 @@ def test_a_malformed_zmetadata_warns_and_w_error_raises_after_the_change(tmp_pat
     (path / ".zmetadata").write_text("{not json")
     a = zarrpp.open_array(str(path / "flag"), mode="r+")
     with pytest.warns(zarrpp.ZarrppWarning, match=r"consolidated metadata at '.*/ds.zarr/\.zmetadata' is stale: "
-                                                    r"refreshing it failed \(.*malformed JSON") as w:
+                                                  r"refreshing it failed \(.*malformed JSON") as w:
         a.resize(5)
     assert w[0].filename == __file__  # pointed at the caller
     assert zarrpp.open_array(str(path / "flag")).shape == (5,)

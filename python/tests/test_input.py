@@ -51,7 +51,7 @@ def test_v2_attributes_round_trip_with_zarr_python_2(tmp_path):
 
 
 def test_v3_attributes_nan_and_surrogates(tmp_path):
-    z = zarrpp.create((4,), chunks=(2,), dtype="i4", store=str(tmp_path / "v3.zarr"), attributes=ATTRS)
+    zarrpp.create((4,), chunks=(2,), dtype="i4", store=str(tmp_path / "v3.zarr"), attributes=ATTRS)
     text = (tmp_path / "v3.zarr" / "zarr.json").read_text()
     # As zarr-python 3 writes them (json.dumps): bare tokens, lowercase \\u escapes.
     assert '"nan": NaN' in text and '"ninf": -Infinity' in text and '"name": "file\\udcff.nc"' in text

@@ -13,14 +13,16 @@ import zarrpp
 SRC = os.environ.get("ZARRPP_SOURCE_DIR", os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..")))
 VENV = os.environ.get("ZARRPP_TEST_VENV")
 BUILD = os.environ.get("ZARRPP_INSTALL_TEST_BUILD_DIR")
-needs_venv = pytest.mark.skipif(VENV is None, reason="run by ctest (run_in_venv.sh), which installs the package into a venv")
+needs_venv = pytest.mark.skipif(VENV is None,
+                                reason="run by ctest (run_in_venv.sh), which installs the package into a venv")
 
 
 @needs_venv
 def test_the_suite_runs_against_the_pip_installed_package():
     assert os.path.realpath(zarrpp.__file__).startswith(os.path.realpath(VENV)), zarrpp.__file__
     assert importlib.metadata.version("zarrpp") == zarrpp.__version__
-    listed = subprocess.run([os.path.join(VENV, "bin", "pip"), "list"], capture_output=True, text=True, check=True).stdout
+    listed = subprocess.run([os.path.join(VENV, "bin", "pip"), "list"], capture_output=True, text=True,
+                            check=True).stdout
     assert any(line.split()[:2] == ["zarrpp", zarrpp.__version__] for line in listed.splitlines())
 
 
@@ -34,13 +36,15 @@ def test_typing_files_ship_and_stubs_match_the_extension():
     pkg = os.path.dirname(zarrpp.__file__)
     assert os.path.exists(os.path.join(pkg, "py.typed"))
     assert os.path.exists(os.path.join(pkg, "_zarrpp.pyi"))
-    r = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "gen_python_stubs.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, os.path.join(SRC, "scripts", "gen_python_stubs.py"), "--check"],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_the_upstream_example_runs_from_the_installed_package(tmp_path):
-    r = subprocess.run([sys.executable, os.path.join(SRC, "python", "examples", "upstream_example.py")], capture_output=True,
-                       text=True, cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH" or not VENV})
+    r = subprocess.run([sys.executable, os.path.join(SRC, "python", "examples", "upstream_example.py")],
+                       capture_output=True, text=True, cwd=tmp_path,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH" or not VENV})
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["(9, 4)", "((-3, 6), (0, 4))"]
 
@@ -64,9 +68,10 @@ def test_pip_wheel_and_uninstall(tmp_path):
     # A second venv: install the wheel, then pip uninstall removes the package again.
     v2 = tmp_path / "v2"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(v2)], check=True)
-    subprocess.run([str(v2 / "bin" / "pip"), "install", "--no-index", "--no-deps", "-q", str(tmp_path / "dist" / wheels[0])],
-                   check=True, env=env)
+    subprocess.run([str(v2 / "bin" / "pip"), "install", "--no-index", "--no-deps", "-q",
+                    str(tmp_path / "dist" / wheels[0])], check=True, env=env)
     probe = [str(v2 / "bin" / "python"), "-c", "import zarrpp, importlib.metadata as m; print(m.version('zarrpp'))"]
-    assert subprocess.run(probe, capture_output=True, text=True, cwd=tmp_path, env=env).stdout.strip() == zarrpp.__version__
+    assert subprocess.run(probe, capture_output=True, text=True, cwd=tmp_path,
+                          env=env).stdout.strip() == zarrpp.__version__
     subprocess.run([str(v2 / "bin" / "pip"), "uninstall", "-y", "-q", "zarrpp"], check=True, env=env)
     assert subprocess.run(probe, capture_output=True, cwd=tmp_path, env=env).returncode != 0

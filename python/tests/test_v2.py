@@ -28,9 +28,12 @@ CLI = os.path.join(os.environ.get("ZARRPP_INSTALL_TEST_BUILD_DIR", ""), "zarrpp"
 
 DTYPES = ["|b1", "|i1", "<i2", ">i2", "<i4", ">i4", "<i8", ">i8", "|u1", "<u2", ">u2", "<u4", "<u8", ">u8",
           "<f2", ">f2", "<f4", ">f4", "<f8", ">f8", "<c8", ">c16", "<M8[ns]", ">m8[s]"]
-COMPRESSORS = [None, numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE), numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE),
-               numcodecs.Blosc("blosclz", 1, numcodecs.Blosc.NOSHUFFLE), numcodecs.Blosc("zlib", 4, numcodecs.Blosc.AUTOSHUFFLE),
-               numcodecs.Zstd(3), numcodecs.GZip(6), numcodecs.Zlib(2), numcodecs.LZ4(), numcodecs.BZ2(5), numcodecs.LZMA()]
+COMPRESSORS = [None, numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE),
+               numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE),
+               numcodecs.Blosc("blosclz", 1, numcodecs.Blosc.NOSHUFFLE),
+               numcodecs.Blosc("zlib", 4, numcodecs.Blosc.AUTOSHUFFLE),
+               numcodecs.Zstd(3), numcodecs.GZip(6), numcodecs.Zlib(2), numcodecs.LZ4(), numcodecs.BZ2(5),
+               numcodecs.LZMA()]
 
 
 def filters_for(dt, k):
@@ -45,7 +48,7 @@ def filters_for(dt, k):
         choices.append([numcodecs.FixedScaleOffset(offset=1.5, scale=100, dtype=plain, astype="<i4")])
         choices.append([numcodecs.Quantize(digits=3, dtype=plain)])
         choices.append([numcodecs.AsType(encode_dtype=native.replace("8", "4") if d.itemsize == 8 else native,
-                                          decode_dtype=plain)])
+                                         decode_dtype=plain)])
         choices.append([numcodecs.Quantize(digits=2, dtype=plain), numcodecs.Shuffle(d.itemsize)])
     if d.kind in "iu" and d.itemsize >= 2:
         choices.append([numcodecs.Delta(dtype=plain), numcodecs.Shuffle(d.itemsize)])
@@ -70,8 +73,8 @@ def values(dt, shape, seed):
         v = rng.normal(0, 10, n) + 1j * rng.normal(0, 10, n)
     else:  # datetime64 / timedelta64
         v = rng.integers(-10**15, 10**15, n)
-    return np.asarray(v).astype(d).reshape(shape) if d.kind not in "mM" else np.asarray(v).view(d.newbyteorder("=").str
-                                                                                                   ).astype(d).reshape(shape)
+    return (np.asarray(v).astype(d).reshape(shape) if d.kind not in "mM"
+            else np.asarray(v).view(d.newbyteorder("=").str).astype(d).reshape(shape))
 
 
 def fill_for(dt, i):
@@ -85,15 +88,16 @@ def fill_for(dt, i):
 def matrix():
     cases = []
     for i, dt in enumerate(DTYPES):
-        cases.append((f"d{i}", dt, COMPRESSORS[i % len(COMPRESSORS)], filters_for(dt, i), "CF"[i % 2], "./"[(i // 2) % 2],
-                      fill_for(dt, i)))
+        cases.append((f"d{i}", dt, COMPRESSORS[i % len(COMPRESSORS)], filters_for(dt, i), "CF"[i % 2],
+                      "./"[(i // 2) % 2], fill_for(dt, i)))
     # Every compressor and every filter on a few more types.
     for j, comp in enumerate(COMPRESSORS):
         for dt in ["<u2", ">f8"]:
             cases.append((f"c{j}{dt[1:]}", dt, comp, filters_for(dt, j + 1), "FC"[j % 2], "/."[j % 2], fill_for(dt, j)))
     for k in range(8):
         for dt in ["<f4", ">i8"]:
-            cases.append((f"f{k}{dt[1:]}", dt, COMPRESSORS[(k * 3) % len(COMPRESSORS)], filters_for(dt, k), "CF"[k % 2], ".", 0))
+            cases.append((f"f{k}{dt[1:]}", dt, COMPRESSORS[(k * 3) % len(COMPRESSORS)], filters_for(dt, k),
+                          "CF"[k % 2], ".", 0))
     return cases
 
 
@@ -250,7 +254,8 @@ def test_growth_on_v2_and_conversion(tmp_path):
     with pytest.raises(ValueError, match="convert"):
         a.prepend(np.zeros((1, 3), dtype="i4"))
     assert zarr.open(path, mode="r").shape == (7, 3)  # nothing changed
-    before = {f: zlib.crc32(open(os.path.join(path, f), "rb").read()) for f in os.listdir(path) if not f.startswith(".")}
+    before = {f: zlib.crc32(open(os.path.join(path, f), "rb").read())
+              for f in os.listdir(path) if not f.startswith(".")}
     stamps = {f: os.stat(os.path.join(path, f)).st_mtime_ns for f in before}
     rep = zarrpp.convert_to_v3(path)
     assert rep["nodes"] == 1 and any("fill_value null" in n for n in rep["notes"])
@@ -432,12 +437,14 @@ def test_string_arrays_select_and_grow_like_numbers(tmp_path):
 def test_big_endian_filters_written_for_zarr_python_2(tmp_path):
     # numcodecs filters view their input in their dtype's byte order: zarrpp states the chunk's.
     data = np.arange(-20, 20, dtype=">i4") * 7
-    cases = [(">i4", [numcodecs.Delta(dtype="<i4")], None), (">f8", [numcodecs.Quantize(digits=3, dtype="<f8")], numcodecs.Zstd(1)),
+    cases = [(">i4", [numcodecs.Delta(dtype="<i4")], None),
+             (">f8", [numcodecs.Quantize(digits=3, dtype="<f8")], numcodecs.Zstd(1)),
              (">f8", [numcodecs.FixedScaleOffset(offset=1, scale=10, dtype="<f8", astype="<i4")], None),
              (">u2", [numcodecs.AsType(encode_dtype="<u4", decode_dtype="<u2")], numcodecs.GZip(1))]
     for k, (dt, filt, comp) in enumerate(cases):
         path = str(tmp_path / f"be{k}")
-        z = zarrpp.create_array(path, shape=(40,), chunks=(16,), dtype=dt, zarr_format=2, filters=filt, compressors=comp)
+        z = zarrpp.create_array(path, shape=(40,), chunks=(16,), dtype=dt, zarr_format=2, filters=filt,
+                                compressors=comp)
         ref = (np.abs(data) if dt.startswith(">u") else data).astype(dt) / (1 if dt[1] != "f" else 3)
         z[:] = ref.astype(dt)
         meta = json.load(open(os.path.join(path, ".zarray")))
@@ -450,7 +457,8 @@ def test_big_endian_filters_written_for_zarr_python_2(tmp_path):
         assert np.allclose(got, z[:]) and np.allclose(z[:], ref.astype(dt), atol=0.1), (dt, got, z[:])
     # zarr-python 2 filtering byte-swapped values (a filter dtype in the other byte order) is refused by name.
     path = str(tmp_path / "swapped")
-    zarr.open(path, mode="w", shape=(8,), chunks=(4,), dtype=">i4", filters=[numcodecs.Delta(dtype="<i4")])[:] = np.arange(8)
+    zarr.open(path, mode="w", shape=(8,), chunks=(4,), dtype=">i4",
+              filters=[numcodecs.Delta(dtype="<i4")])[:] = np.arange(8)
     with pytest.raises(Exception, match="delta.*other byte order"):
         zarrpp.open_array(path)[:]
 

@@ -272,7 +272,8 @@ def test_writing_into_a_grown_dataset_keeps_coordinates_and_sizes(tmp_path):
     zx.to_zarrpp(full.isel(t=slice(0, 3)), p, prepend_dim="t")
     zx.to_zarrpp(xr.Dataset({"w": ("t", np.arange(8))}, coords={"t": np.arange(8)}), p, mode="a")
     out = xr.open_dataset(p, engine=ENGINE).load()
-    assert out.sizes["t"] == 8 and out.v.values.tolist() == list(range(0, 80, 10)) and out.w.values.tolist() == list(range(8))
+    assert out.sizes["t"] == 8 and out.v.values.tolist() == list(range(0, 80, 10)) and \
+        out.w.values.tolist() == list(range(8))
     before = _files(p)
     with pytest.raises(ValueError, match="3 elements along 't'"):
         zx.to_zarrpp(xr.Dataset({"b": ("t", np.arange(3))}), p, mode="a")
@@ -316,5 +317,8 @@ def test_open_dataset_guesses_zarrpp_for_a_v3_store(tmp_path):
     for name in ("plain", "suffixed.zarr"):
         assert guess_engine(str(tmp_path / name)) == "zarrpp"
         assert xr.open_dataset(str(tmp_path / name))["t"].values.tolist() == [0, 1, 2, 3]
+    (tmp_path / "suffixed.zarr" / ".zgroup").write_text('{"zarr_format": 2}')  # as an interrupted conversion leaves
+    assert guess_engine(str(tmp_path / "suffixed.zarr")) == "zarrpp"  # zarr.json is what the group is
+    assert ZarrppBackendEntrypoint().guess_can_open(os.fsencode(str(tmp_path / "plain")))
     assert guess_engine(str(tmp_path / "theirs.zarr")) == "zarr"
     assert guess_engine(str(tmp_path / "missing.zarr")) == "zarr"  # its own message for a missing path

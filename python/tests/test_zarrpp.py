@@ -841,8 +841,9 @@ def test_local_store_round_trip_in_another_process(tmp_path):
                     reason="run by ctest, which says where the build tree is")
 def test_installed_package_imports(tmp_path):
     prefix = tmp_path / "prefix"
-    r = subprocess.run([os.environ["ZARRPP_INSTALL_TEST_CMAKE"], "--install", os.environ["ZARRPP_INSTALL_TEST_BUILD_DIR"],
-                        "--prefix", str(prefix)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([os.environ["ZARRPP_INSTALL_TEST_CMAKE"], "--install",
+                        os.environ["ZARRPP_INSTALL_TEST_BUILD_DIR"], "--prefix", str(prefix)],
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     site = prefix / os.environ["ZARRPP_INSTALL_TEST_PYTHON_DIR"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}

@@ -25,7 +25,7 @@ from .storage import FileStore, LocalStore, MemoryStore
 from ._zarrpp import __version__  # the version CMakeLists.txt's project() gives
 
 __all__ = ["Array", "Attributes", "Group", "UnreadableMemberWarning", "ZarrppWarning", "array", "codecs",
-           "convert_to_v3", "copy_array", "create", "create_array", "create_group", "empty", "empty_like", "errors", "full",
-           "full_like", "group", "load", "ones", "ones_like", "open", "open_array", "open_group", "open_like", "save",
-           "save_array", "save_group", "storage", "zeros", "zeros_like", "FileStore", "LocalStore", "MemoryStore",
-           "__version__"]
+           "convert_to_v3", "copy_array", "create", "create_array", "create_group", "empty", "empty_like", "errors",
+           "full", "full_like", "group", "load", "ones", "ones_like", "open", "open_array", "open_group", "open_like",
+           "save", "save_array", "save_group", "storage", "zeros", "zeros_like", "FileStore", "LocalStore",
+           "MemoryStore", "__version__"]

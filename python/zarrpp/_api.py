@@ -13,8 +13,8 @@ from typing import Any, Dict, Optional, Union
 import numpy as np
 
 from . import _zarrpp
-from ._array import (Array, Group, _check_mode, _join, _like_args, _refuse_existing, _split_codecs, _store_url, create_array,
-                     open_group)
+from ._array import (Array, Group, _check_mode, _join, _like_args, _refuse_existing, _split_codecs, _store_url,
+                     create_array, open_group)
 from ._array import open_array as _open_existing_array
 from .errors import ArrayNotFoundError, NodeNotFoundError
 from .storage import make_store
@@ -32,7 +32,8 @@ def _path_of(path: Optional[str], name: Optional[str] = None) -> str:
 def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any = "auto", fill_value: Any = 0,
            order: Optional[str] = None, store: Any = None, overwrite: bool = False, path: Optional[str] = None,
            filters: Any = None, read_only: Optional[bool] = None, dimension_separator: Optional[str] = None,
-           write_empty_chunks: Optional[bool] = None, zarr_format: Optional[int] = None, attributes: Optional[Dict[str, Any]] = None,
+           write_empty_chunks: Optional[bool] = None, zarr_format: Optional[int] = None,
+           attributes: Optional[Dict[str, Any]] = None,
            chunk_shape: Any = None, chunk_key_encoding: Any = None, codecs: Any = None, dimension_names: Any = None,
            storage_options: Optional[Dict[str, Any]] = None, config: Optional[Dict[str, Any]] = None,
            compressors: Any = None, shards: Any = None, lower_bound: Any = None, mode: Optional[str] = None,
@@ -61,8 +62,9 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
                         chunks=chunks if chunks is not None else (chunk_shape if chunk_shape is not None else "auto"),
                         shards=shards, filters=filters, compressors=compressors, serializer=serializer,
                         fill_value=fill_value, order=order, zarr_format=zarr_format, attributes=attributes,
-                        dimension_names=dimension_names, overwrite=overwrite, lower_bound=lower_bound, config=cfg or None,
-                        chunk_key_encoding=chunk_key_encoding, dimension_separator=dimension_separator)
+                        dimension_names=dimension_names, overwrite=overwrite, lower_bound=lower_bound,
+                        config=cfg or None, chunk_key_encoding=chunk_key_encoding,
+                        dimension_separator=dimension_separator)
 
 
 def empty(shape: Any, **kwargs: Any) -> Array:
@@ -220,4 +222,5 @@ def load(store: Any, path: Optional[str] = None, zarr_format: Optional[int] = No
     obj = open(store, path=path, mode="r", zarr_format=zarr_format)
     if isinstance(obj, Array):
         return obj[...]
-    raise NotImplementedError("loading groups not yet supported (as in zarr-python); open the group and read its arrays")
+    raise NotImplementedError("loading groups not yet supported (as in zarr-python); "
+                              "open the group and read its arrays")

@@ -9,7 +9,7 @@ import operator
 import re
 import warnings
 from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -245,7 +245,8 @@ def _python_numbers(value: Any, a: np.ndarray, dt: np.dtype) -> np.ndarray:
         if objs is not None:
             info = np.iinfo(dt)
             for v in objs:
-                if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and not info.min <= int(v) <= info.max:
+                if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and \
+                        not info.min <= int(v) <= info.max:
                     raise OverflowError(f"Python integer {int(v)} out of bounds for {dt}")
         if a.dtype.kind in "Ofiu":
             try:
@@ -357,7 +358,7 @@ class Attributes(MutableMapping):
 # ---- arrays --------------------------------------------------------------------------------------
 
 class _Indexer:
-    def __init__(self, array: "Array", get: str, set_: str):
+    def __init__(self, array: "Union[Array, CoordinateIndexer]", get: str, set_: str):
         self._array, self._get, self._set = array, get, set_
 
     def __getitem__(self, selection: Any) -> Any:
@@ -431,10 +432,11 @@ class _Node:
     _core: Any
     _store: Any
     _read_only: bool
+    _attrs_cache: Tuple[int, Dict[str, Any]]  # set by Attributes._snapshot
 
     @property
     def attrs(self) -> Attributes:
-        return Attributes(self)
+        return Attributes(cast("Union[Array, Group]", self))
 
     @property
     def path(self) -> str:
@@ -522,7 +524,6 @@ class Array(_Node):
                 return v if isinstance(v, str) else ""
             return base64.standard_b64decode(v) if isinstance(v, str) else b""
         return np.frombuffer(self._core.fill_value_bytes, dtype=self._dtype)[0]
-
 
     @property
     def size(self) -> int:
@@ -741,7 +742,8 @@ class Array(_Node):
 
     def _fix_0d(self, items: List[Any]) -> List[Any]:
         # z[:] and z[...] on a 0-d array select the whole (0-d) array.
-        if self.ndim == 0 and len(items) == 1 and (items[0] is Ellipsis or (isinstance(items[0], slice) and items[0] == slice(None))):
+        if self.ndim == 0 and len(items) == 1 and (items[0] is Ellipsis
+                                                   or (isinstance(items[0], slice) and items[0] == slice(None))):
             return [Ellipsis]
         return items
 
@@ -790,7 +792,8 @@ class Array(_Node):
             raise IndexError("an index can only have a single ellipsis ('...')")
         consumed = sum(x.ndim if _is_array(x) and x.dtype == np.bool_ else 1 for x in items if x is not Ellipsis)
         if consumed > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, but {consumed} were indexed")
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, "
+                             f"but {consumed} were indexed")
         box: List[Any] = []
         local: List[Any] = []
         d = 0
@@ -928,7 +931,8 @@ class Array(_Node):
         np.copyto(out, result, casting="same_kind")
         return out
 
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Optional[np.ndarray] = None,
+                            fields: Any = None) -> Any:
         if fields is not None:
             raise IndexError("fields: zarrpp has no structured data types")
         items = self._fix_0d(_norm_selection(selection))
@@ -957,7 +961,8 @@ class Array(_Node):
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
         self._set_orthogonal(self._fix_0d(_norm_selection(selection)), value)
 
-    def get_coordinate_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
+    def get_coordinate_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
+                                 fields: Any = None) -> np.ndarray:
         items = _norm_selection(selection)
         if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and self.ndim > 0:
             return self.get_mask_selection(items[0], out=out)
@@ -1002,7 +1007,7 @@ class Array(_Node):
         out = []
         for d in range(self.ndim):
             x = items[d] if d < len(items) else slice(None)
-            n, s = self.shape[d], self.shards[d]
+            n, s = self.shape[d], cast("Tuple[int, ...]", self.shards)[d]  # a sharded array: shards is set
             lo = grid.get("lower_bound", [0] * self.ndim)[d] if "lower_bound" in grid else 0
             o = grid.get("origin", [0] * self.ndim)[d] if "origin" in grid else 0
             first = (lo - o) // s
@@ -1022,7 +1027,8 @@ class Array(_Node):
             out.append(slice(a, max(a, b)))
         return tuple(out)
 
-    def get_block_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
+    def get_block_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
+                            fields: Any = None) -> np.ndarray:
         """Blocks are chunks, or shards when sharded (as zarr-python 3 counts them)."""
         items = self._block_items(selection)
         if self.shards is not None:
@@ -1128,7 +1134,7 @@ class Array(_Node):
         self._core.convert_to_regular_bounded()
 
 
-def _human(n: int) -> str:
+def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n}" if unit == "B" else f"{n:.1f}{unit}"
@@ -1147,7 +1153,6 @@ class Group(_Node):
         self._core = core
         self._store = store if store is not None else core.store
         self._read_only = bool(read_only) or is_read_only(self._store)
-
 
     @property
     def metadata(self) -> "Metadata":
@@ -1337,7 +1342,7 @@ class Group(_Node):
             return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         if kind != "array":
             raise TypeError(f"Incompatible object ({kind}) already exists at '{path}'")
-        a = self._wrap(path, kind)
+        a = cast(Array, self._wrap(path, kind))  # kind == "array"
         want_shape = _as_shape(shape, "shape")
         if a.shape != want_shape:
             raise TypeError(f"Incompatible shape ({a.shape} vs {want_shape})")
@@ -1390,8 +1395,9 @@ class Group(_Node):
 
     @property
     def info(self) -> "Info":
-        rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", str(self.zarr_format)), ("Read-only", str(self.read_only)),
-                ("Store type", type(self.store).__name__), ("No. members", str(len(self))),
+        rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", str(self.zarr_format)),
+                ("Read-only", str(self.read_only)), ("Store type", type(self.store).__name__),
+                ("No. members", str(len(self))),
                 ("No. arrays", str(len(self.array_keys()))), ("No. groups", str(len(self.group_keys())))]
         return Info(rows)
 
@@ -1419,6 +1425,8 @@ class Metadata(dict):
 class Info(str):
     """Text that prints as itself at a prompt too (``z.info``, ``g.tree()``): a table of
     "label : value" rows, or lines."""
+
+    rows: List[Any]
 
     def __new__(cls, rows: Sequence[Any], table: bool = True) -> "Info":
         if table:
@@ -1452,7 +1460,8 @@ def _like_args(a: Any) -> Dict[str, Any]:
         out["zarr_format"] = a.zarr_format
         if a.zarr_format == 2:
             out["order"] = a.order
-    elif getattr(a, "chunks", None) is not None and isinstance(a.chunks, tuple) and all(isinstance(c, int) for c in a.chunks):
+    elif getattr(a, "chunks", None) is not None and isinstance(a.chunks, tuple) and \
+            all(isinstance(c, int) for c in a.chunks):
         out["chunks"] = a.chunks
     return out
 
@@ -1592,7 +1601,8 @@ def create_array(
     elif isinstance(serializer, (VLenUTF8Codec, VLenBytesCodec)):
         want = "string" if isinstance(serializer, VLenUTF8Codec) else "variable_length_bytes"
         if zarr_name not in (want, "bytes") or (zarr_name == "bytes" and want == "string"):
-            raise ValueError(f"serializer {serializer.name} is for dtype={'str' if want == 'string' else 'bytes'} arrays")
+            raise ValueError(f"serializer {serializer.name} is for "
+                             f"dtype={'str' if want == 'string' else 'bytes'} arrays")
     elif serializer not in ("auto", None):
         raise ValueError(f"serializer: zarrpp supports zarrpp.codecs.Bytes(endian=...), the vlen serializers of string "
                          f"and bytes arrays, a ShardingCodec, or 'auto'; got {serializer!r}")
@@ -1609,7 +1619,7 @@ def create_array(
         shards = tuple(2 * c if n // c > 8 else c for n, c in zip(shape_t, chunks_t))
     shards_t = None if shards is None else _as_shape(shards, "shards")
     if isinstance(compressors, str) and compressors == "auto":
-        comp = [Zstd(level=0)]
+        comp: Sequence[Codec] = [Zstd(level=0)]
     else:
         comp = _as_list(compressors, "compressors")
     filt = [] if isinstance(filters, str) and filters == "auto" else _as_list(filters, "filters")
@@ -1704,7 +1714,8 @@ def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None,
     _check_mode(mode, ("r", "r+", "a"), "open_array")
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    st = make_store(store, read_only=mode == "r", must_exist=True, missing=ArrayNotFoundError, storage_options=storage_options)
+    st = make_store(store, read_only=mode == "r", must_exist=True, missing=ArrayNotFoundError,
+                    storage_options=storage_options)
     p = _zarrpp.normalize_path(name if name is not None else path)
     kind = _zarrpp.node_type(st, p)
     if kind is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 __all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "Numcodec", "from_metadata",
            "ZstdCodec", "GzipCodec", "BloscCodec", "Crc32cCodec", "BytesCodec", "TransposeCodec", "BloscCname",
@@ -205,7 +205,8 @@ class ShardingCodec(Codec):
             names = [c.name for c in _as_list(self.index_codecs, "index_codecs")]
             if names not in (["bytes", "crc32c"], ["bytes"]) or any(
                     getattr(c, "endian", "little") != "little" for c in _as_list(self.index_codecs, "index_codecs")):
-                raise ValueError(f"ShardingCodec: zarrpp writes the index with bytes (little endian) + crc32c, got {names}")
+                raise ValueError("ShardingCodec: zarrpp writes the index with bytes (little endian) + crc32c, "
+                                 f"got {names}")
 
     def _spec(self):
         raise ValueError("ShardingCodec is given as create(codecs=[ShardingCodec(...)]) or "
@@ -277,7 +278,7 @@ def _as_list(value: Any, what: str) -> Sequence[Codec]:
         items = list(value)
     except TypeError:
         raise TypeError(f"{what}: expected a zarrpp.codecs codec, a list of them or None, got {value!r}") from None
-    out = []
+    out: List[Codec] = []
     for c in items:
         out.extend(_as_list(c, what))
     return out

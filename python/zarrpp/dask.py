@@ -19,12 +19,11 @@ from __future__ import annotations
 import pickle
 import threading
 import uuid
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 import dask.array as da
 
-from . import _zarrpp
 from ._array import Array, _reopen, _store_for_pickle, create_array, open_array
 
 __all__ = ["from_zarrpp", "to_zarrpp", "grid_chunks"]
@@ -181,7 +180,7 @@ def _region_start(z: Array, region: Optional[Sequence[slice]], shape: Tuple[int,
             raise ValueError(f"the Dask array's shape {tuple(shape)} differs from the array's shape {z.shape}: "
                              "give region= (slices in the array's coordinates)")
         return tuple(lo for lo, _ in dom)
-    region = tuple(region) if isinstance(region, (tuple, list)) else (region,)
+    region = tuple(region) if isinstance(region, (tuple, list)) else (cast(slice, region),)  # a single slice
     if len(region) != z.ndim or not all(isinstance(r, slice) and r.step in (None, 1) for r in region):
         raise ValueError(f"region: one step-1 slice of coordinates per dimension ({z.ndim}), got {region!r}")
     start = []
@@ -218,7 +217,8 @@ def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequen
         raise TypeError(f"to_zarrpp: expected a dask.array.Array, got {type(x).__name__}")
     if isinstance(target, Array):
         if create_kwargs or overwrite or storage_options:
-            raise ValueError("to_zarrpp: creation arguments and storage_options go with a path or URL, not an opened array")
+            raise ValueError("to_zarrpp: creation arguments and storage_options go with a path or URL, "
+                             "not an opened array")
         z = target
     else:
         if region is not None:
@@ -235,5 +235,5 @@ def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequen
             x = x.rechunk(want)
     loc = _Location(z, uuid.uuid4().hex)
     tgt = _CoordinateTarget(loc, start, tuple(x.shape), z.dtype)
-    stored = da.store(x, tgt, lock=False, compute=compute)
+    stored = da.store(x, tgt, lock=False, compute=compute)  # type: ignore[arg-type]  # any __setitem__ target
     return z if compute else stored

@@ -28,7 +28,8 @@ class MemoryStore(_zarrpp.MemoryStore):
         super().__init__()
         if store_dict is not None:
             if not isinstance(store_dict, dict):
-                raise TypeError(f"MemoryStore(store_dict): expected a dict of key -> bytes, got {type(store_dict).__name__}")
+                raise TypeError("MemoryStore(store_dict): expected a dict of key -> bytes, "
+                                f"got {type(store_dict).__name__}")
             for k, v in store_dict.items():
                 if not isinstance(k, str):
                     raise TypeError(f"MemoryStore(store_dict): keys must be str, got {k!r}")
@@ -60,7 +61,8 @@ class MemoryStore(_zarrpp.MemoryStore):
 
 
 class LocalStore(_zarrpp.LocalStore):
-    """A directory on the local file system (created if missing unless ``read_only``)."""
+    """A directory on the local file system. Opening creates nothing: a missing directory reads as
+    an empty store and is made by the first write (never with ``read_only``)."""
 
     def __init__(self, root: "str | os.PathLike[str]", read_only: bool = False):
         root = pathlib.Path(os.fspath(root)).expanduser()
@@ -104,7 +106,7 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None) -> _zar
     ``retry_initial_delay`` and ``retry_max_delay`` in seconds, and ``max_attempts``. The defaults
     (10, 300, 10, 30, 0.1, 5 and 4) fail a stalled server in about 30 s."""
     opts = dict(storage_options or {})
-    st = _zarrpp.open_url(url, opts)
+    st: Any = _zarrpp.open_url(url, opts)  # Any: the attributes below are set on the instance
     # Kept to pickle the store by where it is: only options the caller gave explicitly travel in
     # the pickle (credentials from the environment are read again where it is unpickled).
     st._zarrpp_url = url
@@ -117,8 +119,8 @@ def _reduce_remote(store: Any) -> Any:
     return (open_url, (store._zarrpp_url, store._zarrpp_options))
 
 
-_zarrpp.S3Store.__reduce__ = _reduce_remote
-_zarrpp.HttpStore.__reduce__ = _reduce_remote
+_zarrpp.S3Store.__reduce__ = _reduce_remote  # type: ignore[assignment]
+_zarrpp.HttpStore.__reduce__ = _reduce_remote  # type: ignore[assignment]
 
 
 def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: bool = False,

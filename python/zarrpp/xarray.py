@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple, cast
 
 import numpy as np
 import xarray as xr
@@ -31,7 +31,6 @@ from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 
-from . import _zarrpp
 from ._array import Array, Group, open_group
 
 __all__ = ["ZarrppBackendEntrypoint", "to_zarrpp", "DIMENSIONS_ATTR"]
@@ -121,8 +120,9 @@ class ZarrppDataStore(AbstractDataStore):
             if dim in self._extent:
                 a, b = self._extent[dim]
                 if not lo <= a <= b <= hi:
-                    raise ValueError(f"zarrpp backend: array {name!r} covers [{lo}, {hi}) of dimension {dim!r}, not the "
-                                     f"dataset's extent [{a}, {b}) ({DIMENSIONS_ATTR} in the group's attributes)")
+                    raise ValueError(f"zarrpp backend: array {name!r} covers [{lo}, {hi}) of dimension {dim!r}, "
+                                     f"not the dataset's extent [{a}, {b}) ({DIMENSIONS_ATTR} in the group's "
+                                     "attributes)")
                 box.append((a, b))
             else:
                 box.append((lo, hi))
@@ -149,7 +149,7 @@ class ZarrppDataStore(AbstractDataStore):
         return FrozenDict(self._attrs)
 
     def get_dimensions(self) -> Mapping[Hashable, int]:
-        dims: Dict[str, int] = {}
+        dims: Dict[Hashable, int] = {}
         for name, v in self.get_variables().items():
             dims.update(dict(zip(v.dims, v.shape)))
         return FrozenDict(dims)
@@ -176,15 +176,14 @@ def _open_group(filename_or_obj: Any, group: Optional[str], storage_options: Opt
     return g
 
 
-def _only_v3_group(filename_or_obj: Any) -> bool:
-    """A local folder holding a Zarr v3 group and no v2 group document."""
+def _v3_group(filename_or_obj: Any) -> bool:
+    """A local folder holding a Zarr v3 group (zarr.json; v2 documents an interrupted conversion
+    left beside it do not count: zarr.json is what the group is)."""
     import json
     import os
     try:
-        path = os.fspath(filename_or_obj)
+        path = os.fsdecode(os.fspath(filename_or_obj))
     except TypeError:
-        return False
-    if not isinstance(path, str) or os.path.exists(os.path.join(path, ".zgroup")):
         return False
     try:
         with open(os.path.join(path, "zarr.json"), "rb") as f:
@@ -196,8 +195,9 @@ def _only_v3_group(filename_or_obj: Any) -> bool:
 def _zarr_engine_declines_v3() -> None:
     """xarray asks its own ``zarr`` engine first (engines other than netCDF's are asked by name),
     and that one claims every path ending in ``.zarr``; on zarr-python 2 it then fails on a Zarr
-    v3 group with a false "No such file or directory". Its guess is narrowed here to decline just
-    that case (which it can never open), so ``xr.open_dataset("x.zarr")`` reaches this engine;
+    v3 group with a false "No such file or directory" (or, where an interrupted conversion left v2
+    documents beside zarr.json, reads those instead). Its guess is narrowed here to decline just
+    that case, so ``xr.open_dataset("x.zarr")`` reaches this engine;
     with zarr-python 3 (which reads v3) its guess is left as it is. Loading this module (xarray does
     when it lists its engines) makes the change, once."""
     try:
@@ -205,17 +205,18 @@ def _zarr_engine_declines_v3() -> None:
         from xarray.backends.zarr import ZarrBackendEntrypoint
     except ImportError:
         return
-    if int(str(getattr(zarr, "__version__", "2")).split(".")[0]) >= 3:
+    major = str(getattr(zarr, "__version__", "2")).split(".")[0]
+    if not major.isdigit() or int(major) >= 3:
         return
     theirs = ZarrBackendEntrypoint.guess_can_open
     if getattr(theirs, "_zarrpp_declines_v3", False):
         return
 
     def guess_can_open(self: Any, filename_or_obj: Any) -> bool:
-        return not _only_v3_group(filename_or_obj) and bool(theirs(self, filename_or_obj))
+        return not _v3_group(filename_or_obj) and bool(theirs(self, filename_or_obj))
 
     guess_can_open._zarrpp_declines_v3 = True  # type: ignore[attr-defined]
-    ZarrBackendEntrypoint.guess_can_open = guess_can_open  # type: ignore[method-assign]
+    ZarrBackendEntrypoint.guess_can_open = guess_can_open  # type: ignore[assignment]  # (method-assign from mypy 1.1)
 
 
 _zarr_engine_declines_v3()
@@ -234,9 +235,10 @@ class ZarrppBackendEntrypoint(BackendEntrypoint):
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         # Only what xarray's own zarr engine (zarr-python 2 here) cannot open: a local Zarr v3 group.
-        return _only_v3_group(filename_or_obj)
+        return _v3_group(filename_or_obj)
 
-    def open_dataset(self, filename_or_obj: Any, *, mask_and_scale: bool = True, decode_times: bool = True,
+    def open_dataset(self, filename_or_obj: Any, *,  # type: ignore[override]  # named options, not **kwargs
+                     mask_and_scale: bool = True, decode_times: bool = True,
                      concat_characters: bool = True, decode_coords: bool = True, drop_variables: Any = None,
                      use_cftime: Optional[bool] = None, decode_timedelta: Optional[bool] = None,
                      group: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None) -> xr.Dataset:
@@ -278,7 +280,8 @@ def _check_encoding(name: Hashable, enc: Mapping[str, Any]) -> None:
 
 
 def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]],
-            fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
+            fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None
+            ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
     """The Dataset's variables CF-encoded by xarray (times as numbers with units, _FillValue,
     packing), after the user's ``encoding`` (or, for growth, the stored variables') is applied."""
     ds = ds.copy(deep=False)
@@ -437,7 +440,7 @@ def _check_round_trip(word: str, name: Hashable, original: xr.Variable, encoded:
         elif b.dtype.kind in "iub":
             ok = ok and bool(np.all(a == b))
         else:  # float data into a float type: rounding to the stored precision only
-            eps = np.finfo(stored.dtype).eps if stored.dtype.kind in "fc" else 0.0
+            eps = cast(float, np.finfo(stored.dtype).eps) if stored.dtype.kind in "fc" else 0.0
             ok = ok and np.allclose(aw, bw, rtol=2 * eps, atol=0, equal_nan=True)
     elif a.dtype.kind == "O" or b.dtype.kind == "O" or a.dtype.kind in "US":
         ok = bool(np.all(a.astype(object) == b.astype(object)))
@@ -447,7 +450,8 @@ def _check_round_trip(word: str, name: Hashable, original: xr.Variable, encoded:
         except TypeError:
             ok = np.array_equal(a, b)
     if not ok:
-        shown = {k: enc[k] for k in ("dtype", "units", "calendar", "scale_factor", "add_offset", "_FillValue") if k in enc}
+        shown = {k: enc[k] for k in ("dtype", "units", "calendar", "scale_factor", "add_offset", "_FillValue")
+                 if k in enc}
         raise ValueError(f"{word}: variable {name!r}: the new values cannot be stored with the stored encoding "
                          f"{shown} without changing them (e.g. fractions into integers, or times finer than "
                          "the units)")
@@ -521,7 +525,8 @@ def _grow(g: Group, ds: xr.Dataset, dim: str, front: bool,
     # Dask-backed data first (a domain expansion each, whose elements the workers write), then the
     # in-memory data (prepend/append: data and metadata), then the variables without `dim`; should
     # anything fail, the growth done so far is undone.
-    writes, grown = [], []
+    writes: List[Any] = []
+    grown: List[Tuple[Array, int, int]] = []  # (array, axis, elements added)
 
     def undo() -> None:
         for z, axis, n in reversed(grown):
@@ -615,12 +620,13 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         root = _open_group(store, None, storage_options, mode="r+" if growing or mode == "r+" else "a")
         exists = group in root
         if not growing and (root.zarr_format == 2 or (exists and isinstance(root[group], Group)
-                                                       and root[group].zarr_format == 2)):
+                                                      and root[group].zarr_format == 2)):
             raise ValueError("to_zarrpp writes Zarr v3 datasets; this store is Zarr v2 (convert it first with "
                              "zarrpp.convert_to_v3, or grow it with append_dim=)")
         if growing or mode == "r+":
             if not exists:
-                raise FileNotFoundError(f"group {group!r} does not exist (mode {mode!r} writes into an existing dataset)")
+                raise FileNotFoundError(f"group {group!r} does not exist "
+                                        f"(mode {mode!r} writes into an existing dataset)")
             g = root[group]
         elif mode == "w":
             g = root.create_group(group, overwrite=True)

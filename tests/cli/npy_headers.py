@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 
+
 def npy(header, data, major=1, minor=0, pad=True):
     h = header
     if pad:
@@ -24,6 +25,8 @@ def npy(header, data, major=1, minor=0, pad=True):
     else:
         pre = b'\x93NUMPY' + bytes([major, minor]) + struct.pack('<I', len(hb))
     return pre + hb + data
+
+
 D16 = bytes(range(16))
 cases = {
  # name: (header, data, major, minor) ; expected NumPy verdict decided by the oracle
@@ -69,7 +72,7 @@ for name, (h, d, ma, mi) in cases.items():
         a = np.load(io.BytesIO(b))
         verdict = "ok" if not name.startswith("dup") else "dup"
         shape = a.shape
-    except Exception as e:
+    except Exception:
         verdict, shape = "bad", None
     expect = "ok" if name.startswith("ok_") else ("dup" if name.startswith("dup") else "bad")
     if verdict != expect:

@@ -24,7 +24,6 @@ import tempfile
 import numpy as np
 
 
-
 def expected_outputs(readme: str, b: dict) -> tuple:
     """What the README says the quickstarts print: "It prints `...`" after the C++ program, and the
     comment after the Python quickstart's print()."""
@@ -120,8 +119,8 @@ def main() -> None:
         venv = os.path.join(tmp, "venv")
         run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv])
         try:
-            run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation", "--no-index", "--no-deps", "-q", src],
-                env=dict(env, ZARRPP_CMAKE_BUILD_DIR=build))
+            run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation", "--no-index", "--no-deps", "-q",
+                 src], env=dict(env, ZARRPP_CMAKE_BUILD_DIR=build))
         finally:
             shutil.rmtree(os.path.join(src, "python", "zarrpp.egg-info"), ignore_errors=True)
         out = run([os.path.join(venv, "bin", "python"), "-c", b["python-quickstart"]], cwd=tmp, env=env)
