@@ -4,9 +4,11 @@
 using namespace zarrpp;
 
 int main(int argc, char** argv) try {
-  auto store = FileStore::open(argc > 1 ? argv[1] : "example.zarr");  // a folder, made by the first write; or MemoryStore::create()
+  // A folder, made by the first write (or MemoryStore::create(): in memory).
+  auto store = FileStore::open(argc > 1 ? argv[1] : "example.zarr");
   // .overwrite = true: a second run replaces the array (without it, it stops: "already exists").
-  auto z = Array::create(store, "ones", {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .overwrite = true});
+  const ArraySpec spec{.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .overwrite = true};
+  auto z = Array::create(store, "ones", spec);
   z.fill<std::int32_t>(1);
   z.prepend(NDArray::full<std::int32_t>({3, 4}, 2), /*axis=*/0);  // 3 rows in front; no chunk moves
   const auto d = z.domain();                                      // {{-3, 6}, {0, 4}}: coordinates
