@@ -22,7 +22,8 @@ struct Row {
 };
 
 CodecPipeline make(const std::string& json, std::size_t n) {
-  std::vector<CodecMetadata> cs = {CodecMetadata::from_json(Json::parse(R"({"name":"bytes","configuration":{"endian":"little"}})"), "b")};
+  std::vector<CodecMetadata> cs = {
+      CodecMetadata::from_json(Json::parse(R"({"name":"bytes","configuration":{"endian":"little"}})"), "b")};
   if (!json.empty()) cs.push_back(CodecMetadata::from_json(Json::parse(json), "c"));
   return CodecPipeline::from_metadata(cs, ChunkSpec{{static_cast<std::int64_t>(n)}, DataType::uint16, Bytes(2, 0)});
 }
@@ -52,13 +53,17 @@ int main(int argc, char** argv) {
       auto* d = libdeflate_alloc_decompressor();
       Bytes enc(libdeflate_gzip_compress_bound(c, in.size()));
       std::size_t m = 0;
-      const double raw_e = bench::median_seconds(reps, [&] { m = libdeflate_gzip_compress(c, in.data(), in.size(), enc.data(), enc.size()); });
+      const double raw_e = bench::median_seconds(
+          reps, [&] { m = libdeflate_gzip_compress(c, in.data(), in.size(), enc.data(), enc.size()); });
       const double pipe_e = bench::median_seconds(reps, [&] { (void)p.encode(in); });
-      const double raw_d = bench::median_seconds(reps, [&] { libdeflate_gzip_decompress(d, enc.data(), m, out.data(), out.size(), nullptr); });
+      const double raw_d = bench::median_seconds(
+          reps, [&] { libdeflate_gzip_decompress(d, enc.data(), m, out.data(), out.size(), nullptr); });
       const Bytes pe = p.encode(in);
       const double pipe_d = bench::median_seconds(reps, [&] { p.decode(pe, out); });
-      rows.push_back({"gzip 1", kind, "encode", raw_e, pipe_e, static_cast<double>(in.size()) / static_cast<double>(m)});
-      rows.push_back({"gzip 1", kind, "decode", raw_d, pipe_d, static_cast<double>(in.size()) / static_cast<double>(m)});
+      rows.push_back(
+          {"gzip 1", kind, "encode", raw_e, pipe_e, static_cast<double>(in.size()) / static_cast<double>(m)});
+      rows.push_back(
+          {"gzip 1", kind, "decode", raw_d, pipe_d, static_cast<double>(in.size()) / static_cast<double>(m)});
       libdeflate_free_compressor(c);
       libdeflate_free_decompressor(d);
     }
@@ -69,26 +74,33 @@ int main(int argc, char** argv) {
       auto* d = ZSTD_createDCtx();
       Bytes enc(ZSTD_compressBound(in.size()));
       std::size_t m = 0;
-      const double raw_e = bench::median_seconds(reps, [&] { m = ZSTD_compressCCtx(c, enc.data(), enc.size(), in.data(), in.size(), 1); });
+      const double raw_e = bench::median_seconds(
+          reps, [&] { m = ZSTD_compressCCtx(c, enc.data(), enc.size(), in.data(), in.size(), 1); });
       const double pipe_e = bench::median_seconds(reps, [&] { (void)p.encode(in); });
-      const double raw_d = bench::median_seconds(reps, [&] { ZSTD_decompressDCtx(d, out.data(), out.size(), enc.data(), m); });
+      const double raw_d =
+          bench::median_seconds(reps, [&] { ZSTD_decompressDCtx(d, out.data(), out.size(), enc.data(), m); });
       const Bytes pe = p.encode(in);
       const double pipe_d = bench::median_seconds(reps, [&] { p.decode(pe, out); });
-      rows.push_back({"zstd 1", kind, "encode", raw_e, pipe_e, static_cast<double>(in.size()) / static_cast<double>(m)});
-      rows.push_back({"zstd 1", kind, "decode", raw_d, pipe_d, static_cast<double>(in.size()) / static_cast<double>(m)});
+      rows.push_back(
+          {"zstd 1", kind, "encode", raw_e, pipe_e, static_cast<double>(in.size()) / static_cast<double>(m)});
+      rows.push_back(
+          {"zstd 1", kind, "decode", raw_d, pipe_d, static_cast<double>(in.size()) / static_cast<double>(m)});
       ZSTD_freeCCtx(c);
       ZSTD_freeDCtx(d);
     }
     // blosc lz4 + shuffle, one thread
     {
-      auto p = make(R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":2,"blocksize":0}})", n);
+      auto p = make(
+          R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":2,"blocksize":0}})",
+          n);
       Bytes enc(in.size() + BLOSC_MAX_OVERHEAD);
       int m = 0;
       const double raw_e = bench::median_seconds(reps, [&] {
         m = blosc_compress_ctx(5, BLOSC_SHUFFLE, 2, in.size(), in.data(), enc.data(), enc.size(), "lz4", 0, 1);
       });
       const double pipe_e = bench::median_seconds(reps, [&] { (void)p.encode(in); });
-      const double raw_d = bench::median_seconds(reps, [&] { blosc_decompress_ctx(enc.data(), out.data(), out.size(), 1); });
+      const double raw_d =
+          bench::median_seconds(reps, [&] { blosc_decompress_ctx(enc.data(), out.data(), out.size(), 1); });
       const Bytes pe = p.encode(in);
       const double pipe_d = bench::median_seconds(reps, [&] { p.decode(pe, out); });
       rows.push_back({"blosc lz4 shuffle", kind, "encode", raw_e, pipe_e, static_cast<double>(in.size()) / m});
@@ -113,11 +125,12 @@ int main(int argc, char** argv) {
     }
   }
   const double mb = static_cast<double>(n * 2) / 1e9;
-  std::printf("Chunk: %zu uint16 elements (%.1f MiB), median of %d runs, one thread.\n\n", n, static_cast<double>(n * 2) / (1 << 20), reps);
+  std::printf("Chunk: %zu uint16 elements (%.1f MiB), median of %d runs, one thread.\n\n", n,
+              static_cast<double>(n * 2) / (1 << 20), reps);
   std::printf("| codec | data | op | ratio | raw library GB/s | zarrpp pipeline GB/s | pipeline time / raw time |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows)
-    std::printf("| %s | %s | %s | %.2f | %.2f | %.2f | %.3f |\n", r.codec.c_str(), r.data.c_str(), r.op.c_str(), r.ratio_compressed,
-                mb / r.raw_s, mb / r.pipe_s, r.pipe_s / r.raw_s);
+    std::printf("| %s | %s | %s | %.2f | %.2f | %.2f | %.3f |\n", r.codec.c_str(), r.data.c_str(), r.op.c_str(),
+                r.ratio_compressed, mb / r.raw_s, mb / r.pipe_s, r.pipe_s / r.raw_s);
   return 0;
 }

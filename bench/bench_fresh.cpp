@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
     auto z = Array::open(argv[1]);
     z.set_concurrency(threads);
     const NDArray data = npy::load(argv[2]);
-    if (data.shape() != z.shape() || !(data.dtype() == z.dtype())) throw ArgumentError("DATA.npy does not match the array");
+    if (data.shape() != z.shape() || !(data.dtype() == z.dtype()))
+      throw ArgumentError("DATA.npy does not match the array");
     const std::size_t n = data.nbytes();
     std::vector<double> floor, read, write;
     auto secs = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -74,8 +75,8 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
       return s + "]";
     };
-    std::printf("{\"floor\": %s, \"read\": %s, \"write\": %s, \"bytes\": %zu}\n", list(floor).c_str(), list(read).c_str(),
-                list(write).c_str(), n);
+    std::printf("{\"floor\": %s, \"read\": %s, \"write\": %s, \"bytes\": %zu}\n", list(floor).c_str(),
+                list(read).c_str(), list(write).c_str(), n);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zarrpp-bench-fresh: %s\n", e.what());
     return 1;

@@ -25,7 +25,8 @@ double seconds(const std::function<void()>& f) {
 // A (n x n x n)-chunk array of 64^3 uint8 chunks, every chunk stored.
 Array make(const fs::path& dir, std::int64_t n) {
   fs::remove_all(dir);
-  auto z = Array::create(FileStore::open(dir), {.shape = {64 * n, 64 * n, 64 * n}, .chunks = {64, 64, 64}, .dtype = DataType::uint8});
+  auto z = Array::create(FileStore::open(dir),
+                         {.shape = {64 * n, 64 * n, 64 * n}, .chunks = {64, 64, 64}, .dtype = DataType::uint8});
   NDArray slab(DataType::uint8, {64, 64 * n, 64 * n});
   for (std::int64_t i = 0; i < slab.size(); ++i) slab.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(i * 7 + 1);
   for (std::int64_t r = 0; r < n; ++r) z.write({slice(64 * r, 64 * (r + 1))}, slab);
@@ -57,14 +58,19 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> sizes = {8, 16};  // 512 and 4,096 chunks
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--large") sizes.push_back(32);  // 32,768 chunks
-    else if (a == "--sizes" && i + 1 < argc) sizes = parse_sizes(argv[++i]);
+    if (a == "--large")
+      sizes.push_back(32);  // 32,768 chunks
+    else if (a == "--sizes" && i + 1 < argc)
+      sizes = parse_sizes(argv[++i]);
     else if (a.rfind("--", 0) == 0) {
       std::fprintf(stderr, "usage: zarrpp-bench-prepend [--large] [--sizes N,...] [DIR]\n");
       return 2;
-    } else base = a;
+    } else
+      base = a;
   }
-  std::printf("| chunks | data | rename every chunk file | store get/set/erase | copy to a new array | zarrpp prepend (2 rows of data) | zarrpp metadata step | limit: one atomic file replace | metadata step / limit |\n");
+  std::printf(
+      "| chunks | data | rename every chunk file | store get/set/erase | copy to a new array | zarrpp prepend (2 rows "
+      "of data) | zarrpp metadata step | limit: one atomic file replace | metadata step / limit |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (auto n : sizes) {
     const auto dir = base / ("n" + std::to_string(n));
@@ -99,8 +105,11 @@ int main(int argc, char** argv) {
     const auto dir2 = base / ("copy" + std::to_string(n));
     const double t_copy = seconds([&] {
       fs::remove_all(dir2);
-      auto dst = Array::create(FileStore::open(dir2), {.shape = {64 * (n + 2), 64 * n, 64 * n}, .chunks = {64, 64, 64}, .dtype = DataType::uint8});
-      for (std::int64_t r = 0; r < n; ++r) dst.write({slice(64 * (r + 2), 64 * (r + 3))}, z.read({slice(64 * r, 64 * (r + 1))}));
+      auto dst =
+          Array::create(FileStore::open(dir2),
+                        {.shape = {64 * (n + 2), 64 * n, 64 * n}, .chunks = {64, 64, 64}, .dtype = DataType::uint8});
+      for (std::int64_t r = 0; r < n; ++r)
+        dst.write({slice(64 * (r + 2), 64 * (r + 3))}, z.read({slice(64 * r, 64 * (r + 1))}));
     });
     fs::remove_all(dir2);
     // 4. zarrpp: prepend two chunk rows of data; and the metadata step alone: the steps a
@@ -132,8 +141,9 @@ int main(int argc, char** argv) {
       }
       fs::rename(tmp, dir / ".limit");
     });
-    std::printf("| %lld | %.2f GiB | %.3f s | %.2f s | %.2f s | %.3f s | %.3f ms | %.3f ms | %.2f |\n", static_cast<long long>(n * n * n), gib,
-                t_rename, t_store, t_copy, t_prepend, t_meta * 1e3, t_limit * 1e3, t_meta / t_limit);
+    std::printf("| %lld | %.2f GiB | %.3f s | %.2f s | %.2f s | %.3f s | %.3f ms | %.3f ms | %.2f |\n",
+                static_cast<long long>(n * n * n), gib, t_rename, t_store, t_copy, t_prepend, t_meta * 1e3,
+                t_limit * 1e3, t_meta / t_limit);
     std::fflush(stdout);
     fs::remove_all(dir);
   }

@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--shape" && i + 1 < argc) {
-      if (std::sscanf(argv[++i], "%ld,%ld", &rows, &cols) != 2 || rows < 256 || cols < 128 || rows % 256 || cols % 128) {
+      if (std::sscanf(argv[++i], "%ld,%ld", &rows, &cols) != 2 || rows < 256 || cols < 128 || rows % 256 ||
+          cols % 128) {
         std::fprintf(stderr, "zarrpp-bench-remote: --shape R,C needs R a multiple of 256 and C of 128\n");
         return 2;
       }
@@ -39,17 +40,22 @@ int main(int argc, char** argv) {
   const Shape shape = {rows, cols}, shards = {rows / 4, cols / 2}, chunks = {64, 64};
   auto data = bench::noisy_u16(static_cast<std::size_t>(shape[0] * shape[1]));
   const NDArray values = NDArray::from_vector<std::uint16_t>(shape, data);
-  const ArraySpec spec{.shape = shape, .chunks = chunks, .dtype = DataType::uint16, .compressor = codec::Zstd{.level = 1},
-                       .shards = shards, .overwrite = true};
+  const ArraySpec spec{.shape = shape,
+                       .chunks = chunks,
+                       .dtype = DataType::uint16,
+                       .compressor = codec::Zstd{.level = 1},
+                       .shards = shards,
+                       .overwrite = true};
   fs::remove_all(dir);
   auto file = FileStore::open(dir);
   Array::create(file, spec).write({}, values);
   auto s3 = S3Store::open(S3Store::Options{.bucket = bucket, .prefix = "bench", .endpoint = endpoint});
   Array::create(s3, spec).write({}, values);
   const double mb = static_cast<double>(values.nbytes()) / 1e6;
-  std::printf("Sharded uint16 array %lldx%lld (%.1f MB), shards %lldx%lld of 64x64 zstd-1 chunks; whole-array read.\n\n",
-              static_cast<long long>(shape[0]), static_cast<long long>(shape[1]), mb, static_cast<long long>(shards[0]),
-              static_cast<long long>(shards[1]));
+  std::printf(
+      "Sharded uint16 array %lldx%lld (%.1f MB), shards %lldx%lld of 64x64 zstd-1 chunks; whole-array read.\n\n",
+      static_cast<long long>(shape[0]), static_cast<long long>(shape[1]), mb, static_cast<long long>(shards[0]),
+      static_cast<long long>(shards[1]));
   std::printf("| store | requests in flight | MB/s | time / file-store time |\n|---|---|---|---|\n");
   double file_t = 0;
   for (std::size_t conc : {1u, 2u, 8u, 16u}) {
@@ -61,7 +67,8 @@ int main(int argc, char** argv) {
         if (!(a == values)) std::abort();
       });
       if (which == 0) file_t = t;
-      std::printf("| %s | %zu | %.0f | %.2f |\n", which == 0 ? "file" : "S3 (local moto server)", conc, mb / t, t / file_t);
+      std::printf("| %s | %zu | %.0f | %.2f |\n", which == 0 ? "file" : "S3 (local moto server)", conc, mb / t,
+                  t / file_t);
       std::fflush(stdout);
     }
   }

@@ -28,7 +28,8 @@ inline double median_seconds(int reps, const std::function<void()>& f) {
 inline std::vector<std::uint16_t> smooth_u16(std::size_t n) {
   std::vector<std::uint16_t> v(n);
   for (std::size_t i = 0; i < n; ++i)
-    v[i] = static_cast<std::uint16_t>(1000 + 500 * std::sin(static_cast<double>(i) * 0.001) + static_cast<double>(i % 64));
+    v[i] =
+        static_cast<std::uint16_t>(1000 + 500 * std::sin(static_cast<double>(i) * 0.001) + static_cast<double>(i % 64));
   return v;
 }
 

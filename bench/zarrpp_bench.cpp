@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -30,7 +31,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <array>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -74,7 +74,9 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 std::string shape_text(const Shape& s, const char* sep = "×") {
   std::string r;
@@ -87,7 +89,7 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 // Medians of `reps` timed runs of a and of b, interleaved (a, b, a, b, ...) so that both see the
 // same conditions on a shared machine; `before` runs untimed before each run.
 struct Timing {
-  double a = 0, b = 0;               // medians
+  double a = 0, b = 0;                 // medians
   std::vector<double> a_runs, b_runs;  // every run, in order
 };
 template <class A, class B>
@@ -97,8 +99,10 @@ Timing time_pair(int reps, A&& a, B&& b, const std::function<void()>& before = {
     for (int k = 0; k < 2; ++k) {
       if (before) before();
       const double s = now_s();
-      if (k == 0) a();
-      else b();
+      if (k == 0)
+        a();
+      else
+        b();
       (k == 0 ? ta : tb).push_back(now_s() - s);
     }
   }
@@ -128,7 +132,9 @@ void parallel(int n, std::size_t count, F&& f) {
   for (auto& x : th) x.join();
 }
 
-std::uint32_t crc32c_of(const u8* p, std::size_t n) { return ~crc32_iscsi(const_cast<u8*>(p), static_cast<int>(n), 0xffffffffu); }
+std::uint32_t crc32c_of(const u8* p, std::size_t n) {
+  return ~crc32_iscsi(const_cast<u8*>(p), static_cast<int>(n), 0xffffffffu);
+}
 
 long status_kb(const char* field) {
   std::ifstream f("/proc/self/status");
@@ -209,7 +215,8 @@ struct Options {
   int peer_repeats = 0;  // 0: --repeats
   double peer_budget = 60;
   std::string node = "node";
-  fs::path peer_script = fs::path(__FILE__).parent_path().parent_path() / "tests" / "interop" / "bench_with_zarrita.mjs";
+  fs::path peer_script =
+      fs::path(__FILE__).parent_path().parent_path() / "tests" / "interop" / "bench_with_zarrita.mjs";
   std::string json;
   i64 box = 32;
   double box_fraction = 0.05;
@@ -319,10 +326,14 @@ Options parse_options(int argc, char** argv) {
         o.codecs = list({"none", "zstd", "blosc", "gzip"});
       } else if (a == "--crc") {
         const std::string c = val();
-        if (c == "both") o.crcs = {false, true};
-        else if (c == "on") o.crcs = {true};
-        else if (c == "off") o.crcs = {false};
-        else usage_error("--crc takes both, on or off");
+        if (c == "both")
+          o.crcs = {false, true};
+        else if (c == "on")
+          o.crcs = {true};
+        else if (c == "off")
+          o.crcs = {false};
+        else
+          usage_error("--crc takes both, on or off");
       } else if (a == "--data") {
         o.data = list({"smooth", "noisy"});
       } else if (a == "--threads") {
@@ -474,7 +485,8 @@ void gather(const u16* src, const Shape& s, const Box& b, const Shape& dshape, u
 bool region_equal(const u16* src, const Shape& s, const Box& b, const u16* buf) {
   for (i64 z = 0; z < b.ext[0]; ++z)
     for (i64 y = 0; y < b.ext[1]; ++y)
-      if (std::memcmp(buf + (z * b.ext[1] + y) * b.ext[2], src + ((b.org[0] + z) * s[1] + b.org[1] + y) * s[2] + b.org[2],
+      if (std::memcmp(buf + (z * b.ext[1] + y) * b.ext[2],
+                      src + ((b.org[0] + z) * s[1] + b.org[1] + y) * s[2] + b.org[2],
                       static_cast<std::size_t>(b.ext[2]) * 2) != 0)
         return false;
   return true;
@@ -540,10 +552,14 @@ Codec codec_of(const std::string& k, int blosc_clevel) {
 std::optional<codec::Any> zarrpp_codec(const Codec& c) {
   const std::string level = std::to_string(c.level);
   switch (c.kind) {
-    case Kind::zstd: return codec::from_shorthand("zstd:" + level);
-    case Kind::blosc: return codec::from_shorthand("blosc:lz4:" + level + ":shuffle:2");
-    case Kind::gzip: return codec::from_shorthand("gzip:" + level);
-    case Kind::none: break;
+    case Kind::zstd:
+      return codec::from_shorthand("zstd:" + level);
+    case Kind::blosc:
+      return codec::from_shorthand("blosc:lz4:" + level + ":shuffle:2");
+    case Kind::gzip:
+      return codec::from_shorthand("gzip:" + level);
+    case Kind::none:
+      break;
   }
   return std::nullopt;
 }
@@ -670,7 +686,9 @@ void judge(Row& r, bool compressed) {
 }
 
 void print_header() {
-  std::printf("| layout | codec | crc32c | data | threads | workload | seconds | GB/s | limit GB/s | ÷ limit | zarrita GB/s | ÷ zarrita | peak mem ÷ output | stored ratio | file floor GB/s | ÷ floor | misses |\n");
+  std::printf(
+      "| layout | codec | crc32c | data | threads | workload | seconds | GB/s | limit GB/s | ÷ limit | zarrita GB/s | "
+      "÷ zarrita | peak mem ÷ output | stored ratio | file floor GB/s | ÷ floor | misses |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
 }
@@ -687,9 +705,11 @@ void print_row(const Row& r) {
   for (const auto& m : r.misses) misses += (misses.empty() ? "" : ", ") + m;
   const std::string floor_gbs = r.floor_seconds ? fmt("%.3f", r.bytes / *r.floor_seconds / 1e9) : "—";
   const std::string vs_floor = r.floor_seconds ? fmt("%.2f", *r.floor_seconds / r.seconds) : "—";
-  std::printf("| %s | %s | %s | %s | %d | %s | %s | %.3f | %.3f | %.2f | %s | %s | %s | %.2f | %s | %s | %s |\n", r.layout.c_str(), r.codec.c_str(),
-              r.crc ? "on" : "off", r.data.c_str(), r.threads, r.workload.c_str(), fmt(r.seconds < 0.1 ? "%.5f" : "%.3f", r.seconds).c_str(), r.gbs(), r.limit_gbs(), r.vs_limit(),
-              peer.c_str(), vs_peer.c_str(), r.peak ? fmt("%.3f", *r.peak).c_str() : "—", r.stored_ratio, floor_gbs.c_str(), vs_floor.c_str(), misses.c_str());
+  std::printf("| %s | %s | %s | %s | %d | %s | %s | %.3f | %.3f | %.2f | %s | %s | %s | %.2f | %s | %s | %s |\n",
+              r.layout.c_str(), r.codec.c_str(), r.crc ? "on" : "off", r.data.c_str(), r.threads, r.workload.c_str(),
+              fmt(r.seconds < 0.1 ? "%.5f" : "%.3f", r.seconds).c_str(), r.gbs(), r.limit_gbs(), r.vs_limit(),
+              peer.c_str(), vs_peer.c_str(), r.peak ? fmt("%.3f", *r.peak).c_str() : "—", r.stored_ratio,
+              floor_gbs.c_str(), vs_floor.c_str(), misses.c_str());
   std::fflush(stdout);
 }
 
@@ -733,8 +753,9 @@ struct PeerResult {
   std::map<std::string, std::string> note;
 };
 
-PeerResult run_peer(const Options& o, const fs::path& root, const std::string& path, const std::vector<std::string>& workloads,
-                    const fs::path& boxes_file, const std::map<std::string, std::uint64_t>& expected_sum, const fs::path& errfile) {
+PeerResult run_peer(const Options& o, const fs::path& root, const std::string& path,
+                    const std::vector<std::string>& workloads, const fs::path& boxes_file,
+                    const std::map<std::string, std::uint64_t>& expected_sum, const fs::path& errfile) {
   PeerResult res;
   auto fail_all = [&](const std::string& m) {
     for (const auto& w : workloads) res.note[w] = m;
@@ -748,9 +769,10 @@ PeerResult run_peer(const Options& o, const fs::path& root, const std::string& p
     for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return r + "'";
   };
-  const std::string cmd = q(o.node) + " " + q(o.peer_script.string()) + " --store " + q(root.string()) + " --path " + q(path) +
-                          " --workloads " + wl + " --boxes " + q(boxes_file.string()) + " --repeats " + std::to_string(o.peer_repeats) +
-                          " --budget " + fmt("%g", o.peer_budget) + " 2>" + q(errfile.string());
+  const std::string cmd = q(o.node) + " " + q(o.peer_script.string()) + " --store " + q(root.string()) + " --path " +
+                          q(path) + " --workloads " + wl + " --boxes " + q(boxes_file.string()) + " --repeats " +
+                          std::to_string(o.peer_repeats) + " --budget " + fmt("%g", o.peer_budget) + " 2>" +
+                          q(errfile.string());
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return fail_all("cannot run node");
   std::string out;
@@ -767,7 +789,8 @@ PeerResult run_peer(const Options& o, const fs::path& root, const std::string& p
   try {
     j = Json::parse(out);
   } catch (...) {
-    return fail_all("zarrita failed (exit " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")" + (err.empty() ? "" : ": " + err));
+    return fail_all("zarrita failed (exit " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + ")" +
+                    (err.empty() ? "" : ": " + err));
   }
   if (j.contains("error")) return fail_all("zarrita: " + j["error"].get<std::string>());
   for (const auto& w : workloads) {
@@ -824,7 +847,8 @@ std::vector<Loc> locate_units(const Array& z, const fs::path& root, const Grid& 
   const Shape& sh = *L.shard;
   const i64 r[3] = {sh[0] / L.chunk[0], sh[1] / L.chunk[1], sh[2] / L.chunk[2]};
   const i64 ninner = r[0] * r[1] * r[2];
-  const std::size_t index_bytes = static_cast<std::size_t>(ninner) * 16 + 4;  // default index codecs: bytes + crc32c, at the end
+  const std::size_t index_bytes =
+      static_cast<std::size_t>(ninner) * 16 + 4;  // default index codecs: bytes + crc32c, at the end
   for (i64 a = 0; a < (g.shape[0] + sh[0] - 1) / sh[0]; ++a)
     for (i64 b = 0; b < (g.shape[1] + sh[1] - 1) / sh[1]; ++b)
       for (i64 c = 0; c < (g.shape[2] + sh[2] - 1) / sh[2]; ++c) {
@@ -846,7 +870,8 @@ std::vector<Loc> locate_units(const Array& z, const fs::path& root, const Grid& 
               l.path = path;
               l.off = idx[e];
               l.len = idx[e + 1];
-              if (l.off == ~0ull || l.off + l.len > size - index_bytes) throw std::runtime_error("unexpected shard index in " + path);
+              if (l.off == ~0ull || l.off + l.len > size - index_bytes)
+                throw std::runtime_error("unexpected shard index in " + path);
             }
       }
   return locs;
@@ -871,7 +896,11 @@ struct Bench {
   void save_json() const {
     if (o.json.empty()) return;
     Json j = Json::object();
-    j["machine"] = {{"nproc", mach.nproc}, {"cpu", mach.cpu}, {"kernel", mach.kernel}, {"loadavg_start", load_start}, {"loadavg_now", loadavg()}};
+    j["machine"] = {{"nproc", mach.nproc},
+                    {"cpu", mach.cpu},
+                    {"kernel", mach.kernel},
+                    {"loadavg_start", load_start},
+                    {"loadavg_now", loadavg()}};
     j["params"] = {{"shape", o.shape},
                    {"dtype", "uint16"},
                    {"repeats", o.repeats},
@@ -893,8 +922,8 @@ struct Bench {
   }
 
   void run();
-  void run_config(const std::vector<u16>& src, const std::string& data, const Layout& L, const Grid& g, const std::vector<Bytes>& raw,
-                  const Codec& C, bool crc);
+  void run_config(const std::vector<u16>& src, const std::string& data, const Layout& L, const Grid& g,
+                  const std::vector<Bytes>& raw, const Codec& C, bool crc);
 };
 
 void Bench::run() {
@@ -908,39 +937,52 @@ void Bench::run() {
     f << b.dump() << "\n";
   }
   std::printf("# zarrpp-bench\n\n");
-  std::printf("Machine: %ld CPUs (nproc), %s, %s. Load average at the start: %s.\n\n", mach.nproc, mach.cpu.c_str(), mach.kernel.c_str(),
-              loadavg().c_str());
-  std::printf("Array: uint16 %s (%.3f GiB) on the local file store (%s), page cache warm (one untimed whole read before "
-              "timing reads). Each time is the median of %d runs. Box reads: %zu boxes of %s at random positions (seed %llu), "
-              "%.1f%% of the array. blosc: lz4, shuffle, typesize 2, clevel %d. zstd level 1, gzip level 1 (libdeflate). "
-              "Data: smooth = 1000 + a sine along each axis; noisy = smooth + 6 random low bits per sample.\n\n",
-              shape_text(S).c_str(), static_cast<double>(nbytes) / (1u << 30), store_root.c_str(), o.repeats, boxes.size(),
-              shape_text({boxes[0].ext[0], boxes[0].ext[1], boxes[0].ext[2]}).c_str(), static_cast<unsigned long long>(o.seed),
-              100.0 * static_cast<double>(boxes.size() * static_cast<std::size_t>(boxes[0].volume())) / static_cast<double>(S[0] * S[1] * S[2]),
-              o.blosc_clevel);
-  std::printf("Limits (same run, same number of threads N; GB/s of logical bytes, ÷ limit = zarrpp GB/s / limit GB/s):\n");
-  std::printf("- write, uncompressed: gather each stored object's bytes from the source (memcpy), crc32c per chunk when on, "
-              "and write() each object to its own file (open/O_TRUNC/write/close), N threads splitting the objects;\n");
-  std::printf("- write, compressed: the raw library compressing each chunk's contiguous bytes (ZSTD_compressCCtx, "
-              "blosc_compress_ctx, libdeflate_gzip_compress) + ISA-L crc32c of the output when on, N threads splitting the "
-              "chunks (no gather, no file I/O);\n");
-  std::printf("- whole and chunks reads, uncompressed: memcpy of the same number of bytes (N threads, a share each), "
-              "+ ISA-L crc32c over every chunk when on;\n");
-  std::printf("- writes, compressed, also: the file-write floor — the raw encode as above, then each stored object's "
-              "encoded bytes (a chunk, or a shard's chunks back to back) written to a new file (open O_EXCL/write/close) renamed over the "
-              "old one (atomic replacement, as zarrpp does);\n");
-  std::printf("- whole reads, uncompressed, also: the file-read floor — every stored file read with pread in 256 KiB "
-              "pieces into a small reused buffer (N threads), nothing copied further: what reading the files costs before a "
-              "single byte reaches the caller's buffer;\n");
-  std::printf("- whole and chunks reads, compressed: the raw library decoding every chunk from memory into a per-thread "
-              "buffer (ZSTD_decompressDCtx, blosc_decompress_ctx, libdeflate_gzip_decompress) + crc32c check when on;\n");
-  std::printf("- box reads: the same per chunk a box touches, once per (box, chunk) pair; compressed: decode from memory; "
-              "uncompressed: open + pread of the chunk's stored bytes (the whole chunk, or its range in the shard) + close, "
-              "+ crc32c when on.\n");
-  std::printf("The chunks workload: N threads share the chunks of the grid (the inner 64³ chunks when sharded), each "
-              "calling read_into for one chunk at a time into its own reused buffer; box reads likewise. zarrita.js (single-threaded JS) reads whole, chunk by chunk and the same boxes, timed inside "
-              "node; ÷ zarrita = zarrita time / zarrpp time. Peak memory: (VmHWM − VmRSS before) / output bytes for "
-              "Array::read of the whole array into a fresh NDArray.\n\n");
+  std::printf("Machine: %ld CPUs (nproc), %s, %s. Load average at the start: %s.\n\n", mach.nproc, mach.cpu.c_str(),
+              mach.kernel.c_str(), loadavg().c_str());
+  std::printf(
+      "Array: uint16 %s (%.3f GiB) on the local file store (%s), page cache warm (one untimed whole read before "
+      "timing reads). Each time is the median of %d runs. Box reads: %zu boxes of %s at random positions (seed %llu), "
+      "%.1f%% of the array. blosc: lz4, shuffle, typesize 2, clevel %d. zstd level 1, gzip level 1 (libdeflate). "
+      "Data: smooth = 1000 + a sine along each axis; noisy = smooth + 6 random low bits per sample.\n\n",
+      shape_text(S).c_str(), static_cast<double>(nbytes) / (1u << 30), store_root.c_str(), o.repeats, boxes.size(),
+      shape_text({boxes[0].ext[0], boxes[0].ext[1], boxes[0].ext[2]}).c_str(), static_cast<unsigned long long>(o.seed),
+      100.0 * static_cast<double>(boxes.size() * static_cast<std::size_t>(boxes[0].volume())) /
+          static_cast<double>(S[0] * S[1] * S[2]),
+      o.blosc_clevel);
+  std::printf(
+      "Limits (same run, same number of threads N; GB/s of logical bytes, ÷ limit = zarrpp GB/s / limit GB/s):\n");
+  std::printf(
+      "- write, uncompressed: gather each stored object's bytes from the source (memcpy), crc32c per chunk when on, "
+      "and write() each object to its own file (open/O_TRUNC/write/close), N threads splitting the objects;\n");
+  std::printf(
+      "- write, compressed: the raw library compressing each chunk's contiguous bytes (ZSTD_compressCCtx, "
+      "blosc_compress_ctx, libdeflate_gzip_compress) + ISA-L crc32c of the output when on, N threads splitting the "
+      "chunks (no gather, no file I/O);\n");
+  std::printf(
+      "- whole and chunks reads, uncompressed: memcpy of the same number of bytes (N threads, a share each), "
+      "+ ISA-L crc32c over every chunk when on;\n");
+  std::printf(
+      "- writes, compressed, also: the file-write floor — the raw encode as above, then each stored object's "
+      "encoded bytes (a chunk, or a shard's chunks back to back) written to a new file (open O_EXCL/write/close) "
+      "renamed over the "
+      "old one (atomic replacement, as zarrpp does);\n");
+  std::printf(
+      "- whole reads, uncompressed, also: the file-read floor — every stored file read with pread in 256 KiB "
+      "pieces into a small reused buffer (N threads), nothing copied further: what reading the files costs before a "
+      "single byte reaches the caller's buffer;\n");
+  std::printf(
+      "- whole and chunks reads, compressed: the raw library decoding every chunk from memory into a per-thread "
+      "buffer (ZSTD_decompressDCtx, blosc_decompress_ctx, libdeflate_gzip_decompress) + crc32c check when on;\n");
+  std::printf(
+      "- box reads: the same per chunk a box touches, once per (box, chunk) pair; compressed: decode from memory; "
+      "uncompressed: open + pread of the chunk's stored bytes (the whole chunk, or its range in the shard) + close, "
+      "+ crc32c when on.\n");
+  std::printf(
+      "The chunks workload: N threads share the chunks of the grid (the inner 64³ chunks when sharded), each "
+      "calling read_into for one chunk at a time into its own reused buffer; box reads likewise. zarrita.js "
+      "(single-threaded JS) reads whole, chunk by chunk and the same boxes, timed inside "
+      "node; ÷ zarrita = zarrita time / zarrpp time. Peak memory: (VmHWM − VmRSS before) / output bytes for "
+      "Array::read of the whole array into a fresh NDArray.\n\n");
   print_header();
 
   const int gen_threads = std::max<int>(1, static_cast<int>(mach.nproc));
@@ -968,8 +1010,8 @@ void Bench::run() {
   }
 }
 
-void Bench::run_config(const std::vector<u16>& src, const std::string& data, const Layout& L, const Grid& g, const std::vector<Bytes>& raw,
-                       const Codec& C, bool crc) {
+void Bench::run_config(const std::vector<u16>& src, const std::string& data, const Layout& L, const Grid& g,
+                       const std::vector<Bytes>& raw, const Codec& C, bool crc) {
   const Shape& S = o.shape;
   const std::size_t nbytes = static_cast<std::size_t>(S[0] * S[1] * S[2]) * 2;
   const std::string name = "a-" + L.key + "-" + C.key + (crc ? "-crc" : "") + "-" + data;
@@ -987,18 +1029,30 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
   }();
 
   progress(label + ": create and write (untimed)");
-  Array z = Array::create(store, name, ArraySpec{.shape = S, .chunks = L.chunk, .dtype = DataType::uint16, .compressor = zarrpp_codec(C),
-                                                 .crc32c = crc, .shards = L.shard, .overwrite = true});
+  Array z = Array::create(store, name,
+                          ArraySpec{.shape = S,
+                                    .chunks = L.chunk,
+                                    .dtype = DataType::uint16,
+                                    .compressor = zarrpp_codec(C),
+                                    .crc32c = crc,
+                                    .shards = L.shard,
+                                    .overwrite = true});
   z.set_concurrency(static_cast<std::size_t>(maxthreads));
   z.write({}, src_view);
   auto validate_whole = [&](const char* what) {
     const NDArray back = z.read();
-    if (back.nbytes() != nbytes || std::memcmp(back.raw_data(), src.data(), nbytes) != 0) mismatch(label + ": " + what + ": data read back differs from the source");
+    if (back.nbytes() != nbytes || std::memcmp(back.raw_data(), src.data(), nbytes) != 0)
+      mismatch(label + ": " + what + ": data read back differs from the source");
   };
   validate_whole("after the first write");
   const std::uint64_t stored = stored_bytes(store_root / name);
   const double stored_ratio = stored ? static_cast<double>(nbytes) / static_cast<double>(stored) : 0;
-  compression.push_back({{"layout", L.name}, {"codec", C.name}, {"crc32c", crc}, {"data", data}, {"logical_bytes", nbytes}, {"stored_bytes", stored},
+  compression.push_back({{"layout", L.name},
+                         {"codec", C.name},
+                         {"crc32c", crc},
+                         {"data", data},
+                         {"logical_bytes", nbytes},
+                         {"stored_bytes", stored},
                          {"ratio", stored_ratio}});
 
   // Raw-library state: per-thread contexts and buffers, the encoded chunks.
@@ -1035,7 +1089,8 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
     encode_all(maxthreads);  // untimed: the encoded chunks for the decode limits; checked once
     parallel(maxthreads, g.units.size(), [&](int t, std::size_t i) {
       decode_unit(t, i);
-      if (std::memcmp(dst[static_cast<std::size_t>(t)].data(), raw[i].data(), ub) != 0) throw std::runtime_error("raw round trip differs");
+      if (std::memcmp(dst[static_cast<std::size_t>(t)].data(), raw[i].data(), ub) != 0)
+        throw std::runtime_error("raw round trip differs");
     });
   }
   // Where the stored chunks are (pread limit of uncompressed box reads), and the (box, chunk) pairs.
@@ -1107,7 +1162,8 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
               }
         }
         std::size_t maxobj = 0;
-        for (const auto& ob : objs) maxobj = std::max(maxobj, ob.size() * (ub + 4) + (L.shard ? ob.size() * 16 + 4 : 0));
+        for (const auto& ob : objs)
+          maxobj = std::max(maxobj, ob.size() * (ub + 4) + (L.shard ? ob.size() * 16 + 4 : 0));
         obuf.resize(static_cast<std::size_t>(n));
         for (auto& b : obuf) b = Bytes(maxobj, 0);
         limit = [&] {
@@ -1160,7 +1216,8 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
           for (i64 a = 0; a < g.n[0]; ++a)
             for (i64 b = 0; b < g.n[1]; ++b)
               for (i64 c = 0; c < g.n[2]; ++c)
-                by_shard[{a * L.chunk[0] / sh[0], b * L.chunk[1] / sh[1], c * L.chunk[2] / sh[2]}].push_back(g.id(a, b, c));
+                by_shard[{a * L.chunk[0] / sh[0], b * L.chunk[1] / sh[1], c * L.chunk[2] / sh[2]}].push_back(
+                    g.id(a, b, c));
           for (auto& [k, v] : by_shard) wobjs.push_back(std::move(v));
         }
         fs::create_directories(scratch);
@@ -1197,7 +1254,8 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
         return;
       }
       parallel(n, static_cast<std::size_t>(n), [&](int, std::size_t i) {
-        const std::size_t a = nbytes * i / static_cast<std::size_t>(n), b = nbytes * (i + 1) / static_cast<std::size_t>(n);
+        const std::size_t a = nbytes * i / static_cast<std::size_t>(n),
+                          b = nbytes * (i + 1) / static_cast<std::size_t>(n);
         std::memcpy(lim_out.data() + a, reinterpret_cast<const u8*>(src.data()) + a, b - a);
       });
       if (crc) parallel(n, g.units.size(), [&](int, std::size_t i) { crc_sink ^= crc32c_of(raw[i].data(), ub); });
@@ -1211,7 +1269,8 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
     if (w_whole) {
       progress(tl + ": whole read");
       const Timing tm = time_pair(o.repeats, [&] { z.read_into({}, out_view); }, read_limit);
-      if (std::memcmp(out.data(), src.data(), nbytes) != 0) mismatch(label + ": whole read_into differs from the source");
+      if (std::memcmp(out.data(), src.data(), nbytes) != 0)
+        mismatch(label + ": whole read_into differs from the source");
       const std::size_t ri = add(n, "whole", static_cast<double>(nbytes), tm, read_kind);
       if (!compressed) {
         // The file-read floor: every stored file read with pread in 256 KiB pieces into a small
@@ -1244,7 +1303,8 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
         NDArray a = z.read();
         const long hwm = status_kb("VmHWM:");
         cfg_rows[ri].peak = static_cast<double>(hwm - before) * 1024.0 / static_cast<double>(nbytes);
-        if (a.nbytes() != nbytes || std::memcmp(a.raw_data(), src.data(), nbytes) != 0) mismatch(label + ": Array::read differs from the source");
+        if (a.nbytes() != nbytes || std::memcmp(a.raw_data(), src.data(), nbytes) != 0)
+          mismatch(label + ": Array::read differs from the source");
       }
     }
     // ---- (c) chunk by chunk into one reused buffer ----
@@ -1259,21 +1319,26 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
           [&] {
             parallel(n, g.units.size(), [&](int th, std::size_t i) {
               const auto& u = g.units[i];
-              z.read_into(u.selection(), NDView::c_order(cbufs[static_cast<std::size_t>(th)].data(), DataType::uint16, {u.ext[0], u.ext[1], u.ext[2]}));
+              z.read_into(u.selection(), NDView::c_order(cbufs[static_cast<std::size_t>(th)].data(), DataType::uint16,
+                                                         {u.ext[0], u.ext[1], u.ext[2]}));
             });
           },
           read_limit);
       for (const auto& u : g.units) {  // untimed check of every chunk
         z.read_into(u.selection(), NDView::c_order(cbuf.data(), DataType::uint16, {u.ext[0], u.ext[1], u.ext[2]}));
-        if (!region_equal(src.data(), S, u, reinterpret_cast<const u16*>(cbuf.data()))) mismatch(label + ": a chunk read differs from the source");
+        if (!region_equal(src.data(), S, u, reinterpret_cast<const u16*>(cbuf.data())))
+          mismatch(label + ": a chunk read differs from the source");
       }
       add(n, "chunks", static_cast<double>(nbytes), tm, read_kind);
     }
     // ---- (d) random boxes, 5% of the array ----
     if (w_boxes) {
-      progress(tl + ": box reads (" + std::to_string(boxes.size()) + " boxes, " + std::to_string(pairs.size()) + " chunk visits)");
+      progress(tl + ": box reads (" + std::to_string(boxes.size()) + " boxes, " + std::to_string(pairs.size()) +
+               " chunk visits)");
       Bytes bbuf(static_cast<std::size_t>(boxes[0].volume()) * 2, 0);
-      auto box_view = [&](const Box& b) { return NDView::c_order(bbuf.data(), DataType::uint16, {b.ext[0], b.ext[1], b.ext[2]}); };
+      auto box_view = [&](const Box& b) {
+        return NDView::c_order(bbuf.data(), DataType::uint16, {b.ext[0], b.ext[1], b.ext[2]});
+      };
       std::function<void()> limit;
       std::string kind;
       std::vector<Bytes> pbuf;
@@ -1303,13 +1368,15 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
           [&] {
             parallel(n, boxes.size(), [&](int th, std::size_t i) {
               const auto& b = boxes[i];
-              z.read_into(b.selection(), NDView::c_order(bbufs[static_cast<std::size_t>(th)].data(), DataType::uint16, {b.ext[0], b.ext[1], b.ext[2]}));
+              z.read_into(b.selection(), NDView::c_order(bbufs[static_cast<std::size_t>(th)].data(), DataType::uint16,
+                                                         {b.ext[0], b.ext[1], b.ext[2]}));
             });
           },
           limit);
       for (std::size_t i = 0; i < std::min<std::size_t>(boxes.size(), 64); ++i) {  // untimed check of the first boxes
         z.read_into(boxes[i].selection(), box_view(boxes[i]));
-        if (!region_equal(src.data(), S, boxes[i], reinterpret_cast<const u16*>(bbuf.data()))) mismatch(label + ": a box read differs from the source");
+        if (!region_equal(src.data(), S, boxes[i], reinterpret_cast<const u16*>(bbuf.data())))
+          mismatch(label + ": a box read differs from the source");
       }
       add(n, "boxes", static_cast<double>(box_bytes), tm, kind);
     }
@@ -1325,8 +1392,8 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
     for (u16 v : src) total += v;
     std::uint64_t bsum = 0;
     for (const auto& b : boxes) bsum += region_sum(src.data(), S, b);
-    const PeerResult pr = run_peer(o, store_root, name, peer_w, boxes_file, {{"whole", total}, {"chunks", total}, {"boxes", bsum}},
-                                   work / "zarrita-stderr.txt");
+    const PeerResult pr = run_peer(o, store_root, name, peer_w, boxes_file,
+                                   {{"whole", total}, {"chunks", total}, {"boxes", bsum}}, work / "zarrita-stderr.txt");
     for (auto& r : cfg_rows) {
       if (auto it = pr.seconds.find(r.workload); it != pr.seconds.end()) r.peer_seconds = it->second;
       if (auto it = pr.note.find(r.workload); it != pr.note.end()) r.peer_note = it->second;
@@ -1391,20 +1458,23 @@ int main(int argc, char** argv) {
     std::printf("\n## Compression ratio (logical bytes / bytes of the chunk files on disk)\n\n");
     std::printf("| layout | codec | crc32c | data | stored MB | ratio |\n|---|---|---|---|---|---|\n");
     for (const auto& c : b.compression)
-      std::printf("| %s | %s | %s | %s | %.1f | %.2f |\n", c["layout"].get<std::string>().c_str(), c["codec"].get<std::string>().c_str(),
-                  c["crc32c"].get<bool>() ? "on" : "off", c["data"].get<std::string>().c_str(), c["stored_bytes"].get<double>() / 1e6,
+      std::printf("| %s | %s | %s | %s | %.1f | %.2f |\n", c["layout"].get<std::string>().c_str(),
+                  c["codec"].get<std::string>().c_str(), c["crc32c"].get<bool>() ? "on" : "off",
+                  c["data"].get<std::string>().c_str(), c["stored_bytes"].get<double>() / 1e6,
                   c["ratio"].get<double>());
     std::size_t missed = 0;
     for (const auto& r : b.rows) missed += !r.misses.empty();
-    std::printf("\n## Targets\n\nuncompressed whole read >= 0.60 × memcpy; compressed reads >= 0.85 × raw decode; writes >= 0.80 × "
-                "limit; every read >= 5 × zarrita; peak memory <= 1.15 × output. %zu of %zu rows miss one or more:\n\n",
-                missed, b.rows.size());
+    std::printf(
+        "\n## Targets\n\nuncompressed whole read >= 0.60 × memcpy; compressed reads >= 0.85 × raw decode; writes >= "
+        "0.80 × "
+        "limit; every read >= 5 × zarrita; peak memory <= 1.15 × output. %zu of %zu rows miss one or more:\n\n",
+        missed, b.rows.size());
     for (const auto& r : b.rows) {
       if (r.misses.empty()) continue;
       std::string m;
       for (const auto& x : r.misses) m += (m.empty() ? "" : ", ") + x;
-      std::printf("- %s, %s, crc32c %s, %s, %d thread(s), %s: %s\n", r.layout.c_str(), r.codec.c_str(), r.crc ? "on" : "off", r.data.c_str(),
-                  r.threads, r.workload.c_str(), m.c_str());
+      std::printf("- %s, %s, crc32c %s, %s, %d thread(s), %s: %s\n", r.layout.c_str(), r.codec.c_str(),
+                  r.crc ? "on" : "off", r.data.c_str(), r.threads, r.workload.c_str(), m.c_str());
     }
     std::printf("\nTotal time: %.0f s. Load average at the end: %s.\n", now_s() - b.t_start, loadavg().c_str());
     b.save_json();
@@ -1418,7 +1488,9 @@ int main(int argc, char** argv) {
     if (!work.empty() && !b.o.keep) fs::remove_all(work);
     return 3;
   }
-  if (!b.o.keep) fs::remove_all(work);
-  else std::fprintf(stderr, "kept %s\n", work.c_str());
+  if (!b.o.keep)
+    fs::remove_all(work);
+  else
+    std::fprintf(stderr, "kept %s\n", work.c_str());
   return 0;
 }

@@ -53,12 +53,15 @@ int worker(const std::string& url, int w, int steps) {
   //    mean the same rows however the others have grown the array meanwhile; chunks never move,
   //    so the block lands in place.
   const std::int64_t first = w * kBlockRows;
-  z.coords().write({slice(first, first + kBlockRows), all}, rows_with_tags(kBlockRows, [&](std::int64_t r) { return block_tag(w, r); }));
+  z.coords().write({slice(first, first + kBlockRows), all},
+                   rows_with_tags(kBlockRows, [&](std::int64_t r) { return block_tag(w, r); }));
   // 2. Growth at both ends, interleaved with the other workers' growth.
   for (int s = 0; s < steps; ++s) {
     const auto rows = rows_with_tags(kGrowRows, [&](std::int64_t r) { return grow_tag(w, s, r); });
-    if ((w + s) % 2 == 0) z.prepend(rows);
-    else z.append(rows);
+    if ((w + s) % 2 == 0)
+      z.prepend(rows);
+    else
+      z.append(rows);
   }
   return 0;
 }
@@ -68,8 +71,8 @@ int check(const std::string& url, int workers, int steps) {
   const auto d = z.domain();
   const std::int64_t grown = static_cast<std::int64_t>(workers) * steps * kGrowRows;
   const std::int64_t want_rows = workers * kBlockRows + grown;
-  std::cout << "final domain [" << d[0].inclusive_min << ", " << d[0].exclusive_max << ") x [" << d[1].inclusive_min << ", "
-            << d[1].exclusive_max << "), " << z.nchunks_stored() << " chunks stored\n";
+  std::cout << "final domain [" << d[0].inclusive_min << ", " << d[0].exclusive_max << ") x [" << d[1].inclusive_min
+            << ", " << d[1].exclusive_max << "), " << z.nchunks_stored() << " chunks stored\n";
   if (z.shape()[0] != want_rows || d[0].inclusive_min > 0 || d[0].exclusive_max < workers * kBlockRows) {
     std::cerr << "FAIL: expected " << want_rows << " rows, the array has " << z.shape()[0] << "\n";
     return 1;
@@ -91,7 +94,8 @@ int check(const std::string& url, int workers, int steps) {
   for (int w = 0; w < workers; ++w)
     for (std::int64_t r = 0; r < kBlockRows; ++r)
       if (tags[zero + w * kBlockRows + r] != block_tag(w, r)) {
-        std::cerr << "FAIL: block of worker " << w << " row " << r << " holds tag " << tags[zero + w * kBlockRows + r] << "\n";
+        std::cerr << "FAIL: block of worker " << w << " row " << r << " holds tag " << tags[zero + w * kBlockRows + r]
+                  << "\n";
         return 1;
       }
   // Every growth step's rows are there once, contiguous and in order.
@@ -122,8 +126,7 @@ int check(const std::string& url, int workers, int steps) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc >= 5 && std::string(argv[1]) == "--worker")
-      return worker(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+    if (argc >= 5 && std::string(argv[1]) == "--worker") return worker(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
     if (argc < 2 || argc > 4) {
       std::cerr << "usage: " << argv[0] << " URL [WORKERS] [STEPS]\n";
       return 2;
@@ -135,14 +138,20 @@ int main(int argc, char** argv) {
       std::cerr << "WORKERS must be 1..64 and STEPS 0..100\n";
       return 2;
     }
-    Array::create(open_store(url),
-                  {.shape = {workers * kBlockRows, kColumns}, .chunks = {kBlockRows, kColumns}, .dtype = DataType::int32,
-                   .compressor = codec::Zstd{.level = 1}, .overwrite = true});
+    Array::create(open_store(url), {.shape = {workers * kBlockRows, kColumns},
+                                    .chunks = {kBlockRows, kColumns},
+                                    .dtype = DataType::int32,
+                                    .compressor = codec::Zstd{.level = 1},
+                                    .overwrite = true});
     std::vector<pid_t> pids;
     for (int w = 0; w < workers; ++w) {
       const std::string ws = std::to_string(w), ss = std::to_string(steps);
-      std::vector<char*> args = {argv[0], const_cast<char*>("--worker"), const_cast<char*>(url.c_str()),
-                                 const_cast<char*>(ws.c_str()), const_cast<char*>(ss.c_str()), nullptr};
+      std::vector<char*> args = {argv[0],
+                                 const_cast<char*>("--worker"),
+                                 const_cast<char*>(url.c_str()),
+                                 const_cast<char*>(ws.c_str()),
+                                 const_cast<char*>(ss.c_str()),
+                                 nullptr};
       pid_t pid = 0;
       if (::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, args.data(), environ) != 0) {
         std::cerr << "cannot start worker " << w << "\n";

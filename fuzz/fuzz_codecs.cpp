@@ -22,7 +22,8 @@ struct CheckingSink final : zarrpp::UnitSink {
   void decoded(std::size_t i, std::int64_t a, std::int64_t b, const std::uint8_t* data) override {
     if (i >= requests || a < 0 || b > slabs || a >= b) __builtin_trap();
     volatile std::uint8_t sum = 0;
-    for (std::size_t k = 0; k < unit_bytes / static_cast<std::size_t>(slabs) * static_cast<std::size_t>(b - a); ++k) sum ^= data[k];
+    for (std::size_t k = 0; k < unit_bytes / static_cast<std::size_t>(slabs) * static_cast<std::size_t>(b - a); ++k)
+      sum ^= data[k];
     seen[i] = 1;
   }
 };
@@ -58,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& c : codecs()) {
       std::vector<zarrpp::CodecMetadata> cs;
       for (const auto& j : zarrpp::Json::parse(c)) cs.push_back(zarrpp::CodecMetadata::from_json(j, "fuzz"));
-      p.push_back(zarrpp::CodecPipeline::from_metadata(cs, zarrpp::ChunkSpec{{8, 8}, zarrpp::DataType::uint16, {0, 0}}));
+      p.push_back(
+          zarrpp::CodecPipeline::from_metadata(cs, zarrpp::ChunkSpec{{8, 8}, zarrpp::DataType::uint16, {0, 0}}));
     }
     return p;
   }();

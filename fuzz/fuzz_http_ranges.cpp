@@ -28,7 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)n;
   }
 
-  const ByteRange r = kind == 0 ? ByteRange::all() : kind == 1 ? ByteRange::range(x, y) : kind == 2 ? ByteRange::last(y) : ByteRange::from(x);
+  const ByteRange r = kind == 0   ? ByteRange::all()
+                      : kind == 1 ? ByteRange::range(x, y)
+                      : kind == 2 ? ByteRange::last(y)
+                                  : ByteRange::from(x);
   for (long status : {200L, 206L, 416L}) {
     detail::HttpResponse resp;
     resp.status = status;

@@ -7,9 +7,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static zarrpp::Array z = [] {
-    auto a = zarrpp::Array::create(zarrpp::MemoryStore::create(),
-                                   {.shape = {7, 5, 3}, .chunks = {3, 2, 2}, .dtype = zarrpp::DataType::int16,
-                                    .lower_bound = zarrpp::Shape{-4, 0, 2}, .origin = zarrpp::Shape{0, 1, 0}});
+    auto a = zarrpp::Array::create(zarrpp::MemoryStore::create(), {.shape = {7, 5, 3},
+                                                                   .chunks = {3, 2, 2},
+                                                                   .dtype = zarrpp::DataType::int16,
+                                                                   .lower_bound = zarrpp::Shape{-4, 0, 2},
+                                                                   .origin = zarrpp::Shape{0, 1, 0}});
     a.fill<std::int16_t>(3);
     a.set_concurrency(1);
     return a;

@@ -68,7 +68,8 @@ void expect_throw_with(F&& f, std::initializer_list<std::string> parts, const st
     ADD_FAILURE() << "expected an exception " << where;
   } catch (const E& e) {
     const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg << " " << where;
+    for (const auto& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg << " " << where;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong exception type: " << e.what() << " " << where;
   }
@@ -81,9 +82,11 @@ void expect_error(F&& f, ErrorCode code, std::initializer_list<std::string> part
     f();
     ADD_FAILURE() << "expected an exception " << where;
   } catch (const E& e) {
-    EXPECT_EQ(e.code(), code) << to_string(e.code()) << " is not " << to_string(code) << ": " << e.what() << " " << where;
+    EXPECT_EQ(e.code(), code) << to_string(e.code()) << " is not " << to_string(code) << ": " << e.what() << " "
+                              << where;
     const std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg << " " << where;
+    for (const auto& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg << " " << where;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "wrong exception type: " << e.what() << " " << where;
   }

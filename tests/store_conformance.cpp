@@ -48,10 +48,11 @@ TEST_P(StoreConformance, StreamedReadsDeliverPiecesInOrder) {
   store->set("s/k", B("0123456789"));
   auto collect = [&](const ByteRange& r, std::size_t piece) {
     std::vector<std::pair<std::uint64_t, std::string>> got;
-    const bool found = store->get_streamed("s/k", r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
-      EXPECT_EQ(total, 10u);
-      got.emplace_back(off, std::string(b.begin(), b.end()));
-    });
+    const bool found = store->get_streamed(
+        "s/k", r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
+          EXPECT_EQ(total, 10u);
+          got.emplace_back(off, std::string(b.begin(), b.end()));
+        });
     EXPECT_TRUE(found);
     return got;
   };
@@ -59,10 +60,12 @@ TEST_P(StoreConformance, StreamedReadsDeliverPiecesInOrder) {
   EXPECT_EQ(collect(ByteRange::all(), 4), (V{{0, "0123"}, {4, "4567"}, {8, "89"}}));
   EXPECT_EQ(collect(ByteRange::range(3, 5), 2), (V{{3, "34"}, {5, "56"}, {7, "7"}}));
   EXPECT_EQ(collect(ByteRange::range(20, 5), 4), V{});
-  EXPECT_FALSE(store->get_streamed("s/missing", ByteRange::all(), 4, [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {
-    ADD_FAILURE() << "no piece for a missing key";
-  }));
-  EXPECT_THROW(store->get_streamed("../x", ByteRange::all(), 4, [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {}),
+  EXPECT_FALSE(store->get_streamed("s/missing", ByteRange::all(), 4,
+                                   [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {
+                                     ADD_FAILURE() << "no piece for a missing key";
+                                   }));
+  EXPECT_THROW(store->get_streamed("../x", ByteRange::all(), 4,
+                                   [](std::uint64_t, std::uint64_t, std::span<const std::uint8_t>) {}),
                StoreError);
 }
 
@@ -82,8 +85,8 @@ TEST_P(StoreConformance, CompareAndSet) {
 TEST_P(StoreConformance, WritesConditionedOnTheVersionRead) {
   ASSERT_TRUE(store->capabilities().conditional_writes);
   EXPECT_FALSE(store->get_versioned("v/k").has_value());
-  EXPECT_TRUE(store->set_if("v/k", B("one"), std::nullopt));    // create: only if absent
-  EXPECT_FALSE(store->set_if("v/k", B("two"), std::nullopt));   // it exists now
+  EXPECT_TRUE(store->set_if("v/k", B("one"), std::nullopt));   // create: only if absent
+  EXPECT_FALSE(store->set_if("v/k", B("two"), std::nullopt));  // it exists now
   const auto a = store->get_versioned("v/k");
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->bytes, B("one"));
@@ -127,7 +130,8 @@ TEST_P(StoreConformance, ListingAndPrefixErase) {
     store->set(k, B(k));
   EXPECT_EQ(store->list_prefix("a/"), (std::vector<std::string>{"a/c/-1/0", "a/c/0/0", "a/c/0/1", "a/zarr.json"}));
   EXPECT_EQ(store->list_prefix("a/c/0/"), (std::vector<std::string>{"a/c/0/0", "a/c/0/1"}));
-  EXPECT_EQ(store->list_prefix("a"), (std::vector<std::string>{"a/c/-1/0", "a/c/0/0", "a/c/0/1", "a/zarr.json", "ab/x"}));
+  EXPECT_EQ(store->list_prefix("a"),
+            (std::vector<std::string>{"a/c/-1/0", "a/c/0/0", "a/c/0/1", "a/zarr.json", "ab/x"}));
   EXPECT_EQ(store->list_prefix("").size(), 7u);
   EXPECT_TRUE(store->list_prefix("nope/").empty());
   auto root = store->list_dir("");
@@ -145,8 +149,8 @@ TEST_P(StoreConformance, ListingAndPrefixErase) {
 }
 
 TEST_P(StoreConformance, HostileKeysAreRefused) {
-  for (const char* k : {"../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "", "a/", "a\\b", "..", ".",
-                        "a/.zarrpp-lock.x"}) {
+  for (const char* k :
+       {"../x", "a/../../x", "/etc/passwd", "a//b", "a/./b", "", "a/", "a\\b", "..", ".", "a/.zarrpp-lock.x"}) {
     EXPECT_THROW(store->set(k, B("x")), StoreError) << k;
     EXPECT_THROW(store->get(k), StoreError) << k;
     EXPECT_THROW(store->erase(k), StoreError) << k;
@@ -176,4 +180,3 @@ TEST_P(StoreConformance, LocksExcludeEachOther) {
   for (auto& t : ts) t.join();
   EXPECT_EQ(max_inside.load(), 1);
 }
-

@@ -3,10 +3,10 @@
 // semantics written independently of zarrpp's planner (CPython's slice rules).
 #include <rapidcheck.h>
 
-#include <algorithm>
-#include <filesystem>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
+#include <filesystem>
 
 #include <functional>
 
@@ -157,14 +157,17 @@ struct Model {
     const auto dims = resolve(sel, shape);
     NDArray out(DataType::int32, selection_shape(dims));
     auto* o = out.data<std::int32_t>();
-    for_each_selected(dims, shape, [&](std::int64_t flat, std::int64_t k) { o[k] = data[static_cast<std::size_t>(flat)]; });
+    for_each_selected(dims, shape,
+                      [&](std::int64_t flat, std::int64_t k) { o[k] = data[static_cast<std::size_t>(flat)]; });
     return out;
   }
   void assign(const Selection& sel, const NDArray& values) {
     const auto dims = resolve(sel, shape);
     const auto* v = values.data<std::int32_t>();
     const bool scalar = values.ndim() == 0;
-    for_each_selected(dims, shape, [&](std::int64_t flat, std::int64_t k) { data[static_cast<std::size_t>(flat)] = v[scalar ? 0 : k]; });
+    for_each_selected(dims, shape, [&](std::int64_t flat, std::int64_t k) {
+      data[static_cast<std::size_t>(flat)] = v[scalar ? 0 : k];
+    });
   }
   NDArray all() const { return NDArray::from_vector(shape, data); }
 };
@@ -181,10 +184,14 @@ inline DimSelector pick_selector(std::int64_t n, bool allow_lists) {
       const auto step = *rc::gen::element<std::int64_t>(1, 1, 2, 3, -1, -2, 7);
       return Slice{start ? std::optional(*start) : std::nullopt, stop ? std::optional(*stop) : std::nullopt, step};
     }
-    case 2: return Slice{};
-    case 3: return *rc::gen::inRange<std::int64_t>(-n, n);
-    case 4: return IndexArray(*rc::gen::container<std::vector<std::int64_t>>(rc::gen::inRange<std::int64_t>(-n, n)));
-    default: return BoolArray(*rc::gen::container<std::vector<bool>>(static_cast<std::size_t>(n), rc::gen::arbitrary<bool>()));
+    case 2:
+      return Slice{};
+    case 3:
+      return *rc::gen::inRange<std::int64_t>(-n, n);
+    case 4:
+      return IndexArray(*rc::gen::container<std::vector<std::int64_t>>(rc::gen::inRange<std::int64_t>(-n, n)));
+    default:
+      return BoolArray(*rc::gen::container<std::vector<bool>>(static_cast<std::size_t>(n), rc::gen::arbitrary<bool>()));
   }
 }
 
@@ -250,10 +257,19 @@ inline ArraySpec spec_of(const Layout& l) {
   s.lower_bound = l.lower;
   s.origin = l.origin;
   switch (l.codec) {
-    case 1: s.compressor = codec::Zstd{.level = 1}; s.crc32c = true; break;
-    case 2: s.compressor = codec::Gzip{.level = 1}; break;
-    case 3: s.compressor = codec::Blosc{}; break;
-    case 5: s.crc32c = true; break;
+    case 1:
+      s.compressor = codec::Zstd{.level = 1};
+      s.crc32c = true;
+      break;
+    case 2:
+      s.compressor = codec::Gzip{.level = 1};
+      break;
+    case 3:
+      s.compressor = codec::Blosc{};
+      break;
+    case 5:
+      s.crc32c = true;
+      break;
     case 4: {
       if (!l.shards) {
         codec::Transpose t;
@@ -262,7 +278,8 @@ inline ArraySpec spec_of(const Layout& l) {
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return s;
 }

@@ -20,8 +20,12 @@ std::set<std::string> keyset(const std::vector<std::string>& v) { return {v.begi
 TEST(Array, CreateWritesValidMetadataAndOpenReadsIt) {
   auto store = MemoryStore::create();
   auto z = Array::create(store, "data/temp",
-                         {.shape = {100, 50}, .chunks = {10, 25}, .dtype = DataType::float32,
-                          .fill_value = "NaN", .compressor = codec::Zstd{.level = 3}, .crc32c = true,
+                         {.shape = {100, 50},
+                          .chunks = {10, 25},
+                          .dtype = DataType::float32,
+                          .fill_value = "NaN",
+                          .compressor = codec::Zstd{.level = 3},
+                          .crc32c = true,
                           .dimension_names = std::vector<std::optional<std::string>>{"t", std::nullopt},
                           .attributes = {{"units", "K"}}});
   EXPECT_TRUE(store->exists("data/temp/zarr.json"));
@@ -62,8 +66,13 @@ TEST(Array, DefaultFillValuesAndOneLineCodecs) {
   EXPECT_EQ(f.fill_value_json(), 0.0);
   auto c = Array::create(store, "c", {.shape = {3}, .chunks = {2}, .dtype = DataType::complex64});
   EXPECT_EQ(c.fill_value_json(), Json::parse("[0.0, 0.0]"));
-  auto s = Array::create(store, "s", {.shape = {64, 64}, .chunks = {8, 8}, .dtype = DataType::uint16,
-                                      .compressor = codec::Blosc{}, .crc32c = true, .shards = Shape{32, 32}});
+  auto s = Array::create(store, "s",
+                         {.shape = {64, 64},
+                          .chunks = {8, 8},
+                          .dtype = DataType::uint16,
+                          .compressor = codec::Blosc{},
+                          .crc32c = true,
+                          .shards = Shape{32, 32}});
   EXPECT_EQ(s.chunks(), (Shape{8, 8}));
   EXPECT_EQ(*s.shards(), (Shape{32, 32}));
   EXPECT_EQ(s.nchunks(), 4);
@@ -179,8 +188,11 @@ TEST(Array, SelectionsTouchExactlyTheChunksTheyNeed) {
 TEST(Array, ShardedPartialReadFetchesTheIndexAndOnlyNeededInnerChunks) {
   auto mem = MemoryStore::create();
   auto rec = std::make_shared<RecordingStore>(mem);
-  auto z = Array::create(rec, {.shape = {16, 16}, .chunks = {4, 4}, .dtype = DataType::uint16,
-                               .compressor = codec::Zstd{.level = 1}, .shards = Shape{8, 8}});
+  auto z = Array::create(rec, {.shape = {16, 16},
+                               .chunks = {4, 4},
+                               .dtype = DataType::uint16,
+                               .compressor = codec::Zstd{.level = 1},
+                               .shards = Shape{8, 8}});
   NDArray v(DataType::uint16, {16, 16});
   for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i + 1);
   rec->clear();
@@ -212,7 +224,8 @@ class SlowCountingStore : public StoreWrapper {
   std::string describe() const override { return "slow(" + inner()->describe() + ")"; }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override {
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override {
     if (range.kind != ByteRange::Kind::FromOffset) return StoreWrapper::do_get(key, range, max_bytes);
     ++ranged;
     const int now = ++in_flight;
@@ -230,8 +243,8 @@ TEST(Array, RemoteShardRangesAreFetchedConcurrently) {
   // a read needs go out at the same time, not one after another.
   auto slow = std::make_shared<SlowCountingStore>(StorePtr(MemoryStore::create()));
   ASSERT_FALSE(slow->capabilities().native_streaming);
-  auto z = Array::create(slow, {.shape = {256, 256}, .chunks = {64, 64}, .dtype = DataType::float64,
-                                .shards = Shape{256, 256}});
+  auto z = Array::create(
+      slow, {.shape = {256, 256}, .chunks = {64, 64}, .dtype = DataType::float64, .shards = Shape{256, 256}});
   NDArray v(DataType::float64, {256, 256});
   for (std::int64_t i = 0; i < v.size(); ++i) v.data<double>()[i] = static_cast<double>(i) * 0.5;
   z.write({}, v);
@@ -250,8 +263,11 @@ TEST(Array, RemoteShardRangesAreFetchedConcurrently) {
 
 TEST(Array, PartialShardWriteKeepsOtherInnerChunksEncodedBytes) {
   auto mem = MemoryStore::create();
-  auto z = Array::create(mem, {.shape = {8, 8}, .chunks = {4, 4}, .dtype = DataType::int32,
-                               .compressor = codec::Gzip{.level = 5}, .shards = Shape{8, 8}});
+  auto z = Array::create(mem, {.shape = {8, 8},
+                               .chunks = {4, 4},
+                               .dtype = DataType::int32,
+                               .compressor = codec::Gzip{.level = 5},
+                               .shards = Shape{8, 8}});
   NDArray v(DataType::int32, {8, 8});
   for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::int32_t>()[i] = static_cast<std::int32_t>(i * 7);
   z.write({}, v);
@@ -267,8 +283,10 @@ TEST(Array, PartialShardWriteKeepsOtherInnerChunksEncodedBytes) {
   };
   const auto eb = entries(before), ea = entries(after);
   for (int k = 1; k < 4; ++k) {
-    const Bytes ib(before.begin() + static_cast<std::ptrdiff_t>(eb[2 * k]), before.begin() + static_cast<std::ptrdiff_t>(eb[2 * k] + eb[2 * k + 1]));
-    const Bytes ia(after.begin() + static_cast<std::ptrdiff_t>(ea[2 * k]), after.begin() + static_cast<std::ptrdiff_t>(ea[2 * k] + ea[2 * k + 1]));
+    const Bytes ib(before.begin() + static_cast<std::ptrdiff_t>(eb[2 * k]),
+                   before.begin() + static_cast<std::ptrdiff_t>(eb[2 * k] + eb[2 * k + 1]));
+    const Bytes ia(after.begin() + static_cast<std::ptrdiff_t>(ea[2 * k]),
+                   after.begin() + static_cast<std::ptrdiff_t>(ea[2 * k] + ea[2 * k + 1]));
     EXPECT_EQ(ib, ia) << "inner chunk " << k;
   }
   v.data<std::int32_t>()[0] = -1;
@@ -299,12 +317,14 @@ TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
     using FileStore::FileStore;
     std::mutex mu;
     std::vector<std::pair<std::string, std::uint64_t>> ranges;  // key, bytes asked for
-    bool do_get_streamed(const std::string& key, const ByteRange& r, std::size_t piece, const PieceSink& sink) override {
+    bool do_get_streamed(const std::string& key, const ByteRange& r, std::size_t piece,
+                         const PieceSink& sink) override {
       std::uint64_t asked = 0;
-      const bool found = FileStore::do_get_streamed(key, r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
-        asked += b.size();
-        sink(total, off, b);
-      });
+      const bool found = FileStore::do_get_streamed(
+          key, r, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
+            asked += b.size();
+            sink(total, off, b);
+          });
       std::lock_guard lk(mu);
       ranges.emplace_back(key, asked);
       return found;
@@ -316,9 +336,11 @@ TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
     std::filesystem::remove_all(dir);
     auto fs = std::make_shared<Counting>(dir, FileStore::Options{});
     // 3-d uint16 chunks of 64x64x64 = 512 KiB: several 256 KiB pieces per chunk.
-    auto z = Array::create(fs, "a", {.shape = {100, 70, 64}, .chunks = {64, 64, 64}, .dtype = DataType::uint16, .crc32c = crc});
+    auto z = Array::create(fs, "a",
+                           {.shape = {100, 70, 64}, .chunks = {64, 64, 64}, .dtype = DataType::uint16, .crc32c = crc});
     NDArray v = NDArray::uninitialized(DataType::uint16, {100, 70, 64});
-    for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
+    for (std::int64_t i = 0; i < v.size(); ++i)
+      v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i * 2654435761u >> 7);
     z.write({}, v);
     EXPECT_EQ(z.read(), v);
     const Selection box = {slice(3, 9), slice(60, 66), slice(1, 63, 3)};
@@ -328,12 +350,15 @@ TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
     for (std::int64_t i = 0; i < 6; ++i)
       for (std::int64_t j = 0; j < 6; ++j)
         for (std::int64_t k = 0; k < 21; ++k)
-          want.data<std::uint16_t>()[(i * 6 + j) * 21 + k] = v.data<std::uint16_t>()[((3 + i) * 70 + 60 + j) * 64 + 1 + 3 * k];
+          want.data<std::uint16_t>()[(i * 6 + j) * 21 + k] =
+              v.data<std::uint16_t>()[((3 + i) * 70 + 60 + j) * 64 + 1 + 3 * k];
     EXPECT_EQ(got, want);
     ASSERT_EQ(fs->ranges.size(), 2u);
     for (const auto& [key, asked] : fs->ranges) {
-      if (crc) EXPECT_EQ(asked, 64u * 64 * 64 * 2 + 4) << key << ": a checksum needs the whole chunk";
-      else EXPECT_EQ(asked, 6u * 64 * 64 * 2) << key << ": only the 6 slabs the box needs";
+      if (crc)
+        EXPECT_EQ(asked, 64u * 64 * 64 * 2 + 4) << key << ": a checksum needs the whole chunk";
+      else
+        EXPECT_EQ(asked, 6u * 64 * 64 * 2) << key << ": only the 6 slabs the box needs";
     }
     // A flipped bit (checksum), a short file, a long file: errors naming the key.
     const auto path = dir / "a" / "c" / "0" / "0" / "0";
@@ -372,12 +397,16 @@ TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
 
 TEST(Array, KeyEncodings) {
   auto mem = MemoryStore::create();
-  auto z = Array::create(mem, "d", {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::uint8,
-                                    .chunk_key_encoding = ChunkKeyEncoding::default_('.')});
+  auto z = Array::create(mem, "d",
+                         {.shape = {4, 4},
+                          .chunks = {2, 2},
+                          .dtype = DataType::uint8,
+                          .chunk_key_encoding = ChunkKeyEncoding::default_('.')});
   z.fill<std::uint8_t>(1);
   EXPECT_TRUE(mem->exists("d/c.1.1"));
-  auto v = Array::create(mem, "v", {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::uint8,
-                                    .chunk_key_encoding = ChunkKeyEncoding::v2('.')});
+  auto v = Array::create(
+      mem, "v",
+      {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::uint8, .chunk_key_encoding = ChunkKeyEncoding::v2('.')});
   v.fill<std::uint8_t>(1);
   EXPECT_TRUE(mem->exists("v/1.1"));
   EXPECT_EQ(v.nchunks_stored(), 4);
@@ -386,8 +415,9 @@ TEST(Array, KeyEncodings) {
 
 TEST(Array, ParallelReadsAndWritesAgreeWithSerial) {
   for (std::size_t conc : {1u, 2u, 4u}) {
-    auto z = Array::create(MemoryStore::create(), {.shape = {37, 41}, .chunks = {5, 6}, .dtype = DataType::int32,
-                                                   .compressor = codec::Zstd{}});
+    auto z =
+        Array::create(MemoryStore::create(),
+                      {.shape = {37, 41}, .chunks = {5, 6}, .dtype = DataType::int32, .compressor = codec::Zstd{}});
     z.set_concurrency(conc);
     NDArray v(DataType::int32, {37, 41});
     for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::int32_t>()[i] = static_cast<std::int32_t>(i);
@@ -439,16 +469,19 @@ TEST(Portability, TheCopyPathIsTheOneTheBuildAsksFor) {
 // Outputs of 64 MiB and more take the streaming-store path (where there is one): the values,
 // at unaligned starts and odd run lengths, are the same as the portable path's.
 TEST(Portability, LargeReadsCopyExactlyOnEitherPath) {
-  auto z = Array::create(MemoryStore::create(), {.shape = {1030, 1030, 70}, .chunks = {257, 515, 35}, .dtype = DataType::uint8});
+  auto z = Array::create(MemoryStore::create(),
+                         {.shape = {1030, 1030, 70}, .chunks = {257, 515, 35}, .dtype = DataType::uint8});
   NDArray v = NDArray::uninitialized(DataType::uint8, {1030, 1030, 70});
-  for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint8_t>()[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
+  for (std::int64_t i = 0; i < v.size(); ++i)
+    v.data<std::uint8_t>()[i] = static_cast<std::uint8_t>((i * 2654435761u) >> 13);
   z.write({}, v);
   EXPECT_EQ(z.read(), v);  // 74 MB: streamed into the output
   const auto part = z.read({slice(1, 1030), slice(3, 1029), slice(1, 69)});
   for (std::int64_t i = 0; i < 1029; i += 97)
     for (std::int64_t j = 0; j < 1026; j += 89)
       for (std::int64_t k = 0; k < 68; ++k)
-        ASSERT_EQ(part.at<std::uint8_t>({i, j, k}), v.at<std::uint8_t>({i + 1, j + 3, k + 1})) << i << " " << j << " " << k;
+        ASSERT_EQ(part.at<std::uint8_t>({i, j, k}), v.at<std::uint8_t>({i + 1, j + 3, k + 1}))
+            << i << " " << j << " " << k;
 }
 
 // The spellings a newcomer writes first mean what they say: a codec configuration in braces is a
@@ -458,11 +491,16 @@ TEST(Array, NaturalSpellingsOfCodecsAndShapesWork) {
   ASSERT_TRUE(zstd.configuration.has_value());
   EXPECT_EQ(*zstd.configuration, Json::parse(R"({"level": 3})"));
   EXPECT_FALSE(CodecMetadata{"crc32c"}.configuration.has_value());
-  auto z = Array::create(MemoryStore::create(), {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int16, .codecs = std::vector<codec::Any>{CodecMetadata{"bytes", {{"endian", "little"}}}, zstd},
-                                                  .lower_bound = {-4, 0}});
+  auto z = Array::create(MemoryStore::create(),
+                         {.shape = {8, 8},
+                          .chunks = {2, 2},
+                          .dtype = DataType::int16,
+                          .codecs = std::vector<codec::Any>{CodecMetadata{"bytes", {{"endian", "little"}}}, zstd},
+                          .lower_bound = {-4, 0}});
   EXPECT_EQ(z.domain()[0].inclusive_min, -4);
   EXPECT_EQ(z.metadata().codecs.back().name, "zstd");
-  auto sh = Array::create(MemoryStore::create(), {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int16, .shards = {4, 4}});
+  auto sh = Array::create(MemoryStore::create(),
+                          {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int16, .shards = {4, 4}});
   EXPECT_EQ(sh.shards(), (std::optional<Shape>{Shape{4, 4}}));
   ArraySpec spec;
   spec.shards = Shape{2, 2};

@@ -32,17 +32,19 @@ TEST_P(HandWrittenArrays, ReadExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HandWrittenArrays,
-                         ::testing::Values("uint16_sharded_gzip_index_start_big_endian", "float32_transpose_zstd_v2_keys",
-                                           "int64_blosc_bitshuffle_dot_separator", "bool_crc32c", "complex128_big_endian",
-                                           "float64_0d"));
+                         ::testing::Values("uint16_sharded_gzip_index_start_big_endian",
+                                           "float32_transpose_zstd_v2_keys", "int64_blosc_bitshuffle_dot_separator",
+                                           "bool_crc32c", "complex128_big_endian", "float64_0d"));
 
 TEST(HandWrittenArraysDetails, ShardsAndMissingChunksAreAsWritten) {
-  auto s = FileStore::open(kDir / "arrays" / "uint16_sharded_gzip_index_start_big_endian", FileStore::Options{.create = false});
+  auto s = FileStore::open(kDir / "arrays" / "uint16_sharded_gzip_index_start_big_endian",
+                           FileStore::Options{.create = false});
   auto z = Array::open(s);
   EXPECT_EQ(*z.shards(), (Shape{4, 4}));
   EXPECT_FALSE(s->exists("c/1/1"));  // the all-fill shard was never stored
   EXPECT_EQ(z.attributes()["written_by"], "gen_array_fixtures.py");
-  auto t = Array::open(FileStore::open(kDir / "arrays" / "float32_transpose_zstd_v2_keys", FileStore::Options{.create = false}));
+  auto t = Array::open(
+      FileStore::open(kDir / "arrays" / "float32_transpose_zstd_v2_keys", FileStore::Options{.create = false}));
   EXPECT_EQ(t.nchunks_stored(), t.nchunks() - 1);
   EXPECT_EQ((*t.metadata().dimension_names)[0], "z");
 }
@@ -64,12 +66,11 @@ TEST_P(BrokenArrays, AreRefusedWithAClearError) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, BrokenArrays,
-                         ::testing::Values(Broken{"wrong_zarr_format", "zarr_format"}, Broken{"unknown_codec", "lzma"},
-                                           Broken{"bad_checksum", "checksum mismatch"}, Broken{"truncated_chunk", "c/0"},
-                                           Broken{"unknown_chunk_grid", "rectilinear"},
-                                           Broken{"truncated_shard", "c/0"},
-                                           Broken{"shard_index_out_of_range", "outside the shard"},
-                                           Broken{"unknown_field", "must_be_understood"},
-                                           Broken{"bad_fill_value", "fill_value"}),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, BrokenArrays,
+    ::testing::Values(Broken{"wrong_zarr_format", "zarr_format"}, Broken{"unknown_codec", "lzma"},
+                      Broken{"bad_checksum", "checksum mismatch"}, Broken{"truncated_chunk", "c/0"},
+                      Broken{"unknown_chunk_grid", "rectilinear"}, Broken{"truncated_shard", "c/0"},
+                      Broken{"shard_index_out_of_range", "outside the shard"},
+                      Broken{"unknown_field", "must_be_understood"}, Broken{"bad_fill_value", "fill_value"}),
+    [](const auto& info) { return std::string(info.param.name); });

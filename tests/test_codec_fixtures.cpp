@@ -75,8 +75,8 @@ const std::vector<FixtureCase>& all_cases() {
 
 std::string codec_name(const FixtureCase& c) { return c.codec.at("name").get<std::string>(); }
 bool is_compressor(const std::string& n) {
-  return n == "gzip" || n == "zstd" || n == "blosc" || n == "numcodecs.zlib" || n == "numcodecs.lz4" || n == "numcodecs.bz2" ||
-         n == "numcodecs.lzma";
+  return n == "gzip" || n == "zstd" || n == "blosc" || n == "numcodecs.zlib" || n == "numcodecs.lz4" ||
+         n == "numcodecs.bz2" || n == "numcodecs.lzma";
 }
 
 ChunkSpec spec_of(const FixtureCase& c) {
@@ -284,11 +284,9 @@ std::string case_name(const testing::TestParamInfo<FixtureCase>& info) { return 
 
 INSTANTIATE_TEST_SUITE_P(Manifest, CodecFixture, testing::ValuesIn(all_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Manifest, BytesToBytesFixture,
-                         testing::ValuesIn(cases_where([](const std::string& n) { return n != "bytes"; })),
-                         case_name);
+                         testing::ValuesIn(cases_where([](const std::string& n) { return n != "bytes"; })), case_name);
 INSTANTIATE_TEST_SUITE_P(Manifest, Crc32cFixture,
-                         testing::ValuesIn(cases_where([](const std::string& n) { return n == "crc32c"; })),
-                         case_name);
+                         testing::ValuesIn(cases_where([](const std::string& n) { return n == "crc32c"; })), case_name);
 INSTANTIATE_TEST_SUITE_P(Manifest, CompressorFixture, testing::ValuesIn(cases_where(is_compressor)), case_name);
 // Without a manifest nothing is instantiated; ManifestLoads reports why.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CodecFixture);

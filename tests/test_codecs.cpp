@@ -47,20 +47,30 @@ TEST(Codecs, PipelineOrderAndCountAreValidated) {
   EXPECT_THROW(pipe({}, {4}), MetadataError);
   EXPECT_THROW(pipe({cm(R"({"name": "gzip", "configuration": {"level": 1}})")}, {4}), MetadataError);
   EXPECT_THROW(pipe({cm(kBytesLE), cm(kBytesLE)}, {4}), MetadataError);
-  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "transpose", "configuration": {"order": [0]}})")}, {4}), MetadataError);
+  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "transpose", "configuration": {"order": [0]}})")}, {4}),
+               MetadataError);
   EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "lz77"})")}, {4}), UnsupportedError);
   EXPECT_THROW(pipe({cm(R"({"name": "bytes"})")}, {4}), MetadataError);  // endian needed for uint16
   EXPECT_NO_THROW(pipe({cm(R"({"name": "bytes"})")}, {4}, DataType::uint8));
   EXPECT_THROW(pipe({cm(R"({"name": "bytes", "configuration": {"endian": "middle"}})")}, {4}), MetadataError);
   EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "gzip", "configuration": {"level": 10}})")}, {4}), MetadataError);
-  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "gzip", "configuration": {"level": 1, "x": 2}})")}, {4}), MetadataError);
-  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "zstd", "configuration": {"level": 23}})")}, {4}), MetadataError);
-  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "blosc", "configuration": {"cname": "lz5", "clevel": 1, "shuffle": "shuffle", "typesize": 2}})")}, {4}),
+  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "gzip", "configuration": {"level": 1, "x": 2}})")}, {4}),
                MetadataError);
-  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": "shuffle"}})")}, {4}),
+  EXPECT_THROW(pipe({cm(kBytesLE), cm(R"({"name": "zstd", "configuration": {"level": 23}})")}, {4}), MetadataError);
+  EXPECT_THROW(
+      pipe(
+          {cm(kBytesLE),
+           cm(R"({"name": "blosc", "configuration": {"cname": "lz5", "clevel": 1, "shuffle": "shuffle", "typesize": 2}})")},
+          {4}),
+      MetadataError);
+  EXPECT_THROW(pipe({cm(kBytesLE),
+                     cm(R"({"name": "blosc", "configuration": {"cname": "lz4", "clevel": 1, "shuffle": "shuffle"}})")},
+                    {4}),
                MetadataError);  // typesize required with shuffle
-  EXPECT_THROW(pipe({cm(R"({"name": "transpose", "configuration": {"order": [0, 0]}})"), cm(kBytesLE)}, {4, 4}), MetadataError);
-  EXPECT_THROW(pipe({cm(R"({"name": "transpose", "configuration": {"order": "C"}})"), cm(kBytesLE)}, {4, 4}), MetadataError);
+  EXPECT_THROW(pipe({cm(R"({"name": "transpose", "configuration": {"order": [0, 0]}})"), cm(kBytesLE)}, {4, 4}),
+               MetadataError);
+  EXPECT_THROW(pipe({cm(R"({"name": "transpose", "configuration": {"order": "C"}})"), cm(kBytesLE)}, {4, 4}),
+               MetadataError);
 }
 
 TEST(Codecs, BytesCodecIsByteExactInBothOrders) {
@@ -90,7 +100,8 @@ TEST(Codecs, TransposeMatchesItsDefinition) {
   // output[i][j][k] = input at index where in_idx[order[m]] = out_idx[m]: in[j][k][i]
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 2; ++j)
-      for (int k = 0; k < 3; ++k) ASSERT_EQ(enc[static_cast<std::size_t>(i * 6 + j * 3 + k)], in[static_cast<std::size_t>(j * 12 + k * 4 + i)]);
+      for (int k = 0; k < 3; ++k)
+        ASSERT_EQ(enc[static_cast<std::size_t>(i * 6 + j * 3 + k)], in[static_cast<std::size_t>(j * 12 + k * 4 + i)]);
   EXPECT_EQ(roundtrip(p, in), in);
 }
 
@@ -124,7 +135,8 @@ TEST(Codecs, MultiMemberGzipAndMultiFrameZstdDecode) {
   const Bytes a = random_bytes(100, 1, 4), b = random_bytes(60, 2, 4);
   Bytes ab = a;
   ab.insert(ab.end(), b.begin(), b.end());
-  for (const char* c : {R"({"name":"gzip","configuration":{"level":5}})", R"({"name":"zstd","configuration":{"level":3}})"}) {
+  for (const char* c :
+       {R"({"name":"gzip","configuration":{"level":5}})", R"({"name":"zstd","configuration":{"level":3}})"}) {
     auto pa = pipe({cm(R"({"name":"bytes"})"), cm(c)}, {100}, DataType::uint8);
     auto pb = pipe({cm(R"({"name":"bytes"})"), cm(c)}, {60}, DataType::uint8);
     auto pab = pipe({cm(R"({"name":"bytes"})"), cm(c)}, {160}, DataType::uint8);
@@ -139,8 +151,9 @@ TEST(Codecs, MultiMemberGzipAndMultiFrameZstdDecode) {
 
 TEST(Codecs, BloscAutomaticParametersAreWrittenIntoMetadata) {
   const auto m = codec::to_metadata(codec::Blosc{}, DataType::float32);
-  EXPECT_EQ(m.to_json().dump(),
-            R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":4,"blocksize":0}})");
+  EXPECT_EQ(
+      m.to_json().dump(),
+      R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":4,"blocksize":0}})");
   const auto m1 = codec::to_metadata(codec::Blosc{.cname = "zstd", .clevel = 3}, DataType::uint8);
   EXPECT_EQ((*m1.configuration)["shuffle"], "bitshuffle");
   EXPECT_EQ((*m1.configuration)["typesize"], 1);
@@ -188,21 +201,47 @@ INSTANTIATE_TEST_SUITE_P(
         CodecCase{"bytes_le", {R"({"name":"bytes","configuration":{"endian":"little"}})"}},
         CodecCase{"bytes_be", {R"({"name":"bytes","configuration":{"endian":"big"}})"}},
         CodecCase{"transpose_be", {R"({"name":"transpose"})", R"({"name":"bytes","configuration":{"endian":"big"}})"}},
-        CodecCase{"gzip", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"gzip","configuration":{"level":1}})"}},
-        CodecCase{"gzip0", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"gzip","configuration":{"level":0}})"}},
-        CodecCase{"zstd_checksum", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"zstd","configuration":{"level":3,"checksum":true}})"}},
-        CodecCase{"zstd_negative", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"zstd","configuration":{"level":-5}})"}},
-        CodecCase{"blosc_lz4_shuffle", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":4,"blocksize":0}})"}},
-        CodecCase{"blosc_zstd_bitshuffle", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"blosc","configuration":{"cname":"zstd","clevel":3,"shuffle":"bitshuffle","typesize":2,"blocksize":0}})"}},
-        CodecCase{"blosc_blosclz_noshuffle", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"blosc","configuration":{"cname":"blosclz","clevel":9,"shuffle":"noshuffle","blocksize":256}})"}},
-        CodecCase{"blosc_zlib_lz4hc", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"blosc","configuration":{"cname":"zlib","clevel":1,"shuffle":"shuffle","typesize":8,"blocksize":0}})", R"({"name":"blosc","configuration":{"cname":"lz4hc","clevel":1,"shuffle":"noshuffle","typesize":1,"blocksize":0}})"}},
-        CodecCase{"zstd_gzip_crc", {R"({"name":"bytes","configuration":{"endian":"little"}})", R"({"name":"zstd","configuration":{"level":1}})", R"({"name":"gzip","configuration":{"level":1}})", R"({"name":"crc32c"})"}}),
+        CodecCase{"gzip",
+                  {R"({"name":"bytes","configuration":{"endian":"little"}})",
+                   R"({"name":"gzip","configuration":{"level":1}})"}},
+        CodecCase{"gzip0",
+                  {R"({"name":"bytes","configuration":{"endian":"little"}})",
+                   R"({"name":"gzip","configuration":{"level":0}})"}},
+        CodecCase{"zstd_checksum",
+                  {R"({"name":"bytes","configuration":{"endian":"little"}})",
+                   R"({"name":"zstd","configuration":{"level":3,"checksum":true}})"}},
+        CodecCase{"zstd_negative",
+                  {R"({"name":"bytes","configuration":{"endian":"little"}})",
+                   R"({"name":"zstd","configuration":{"level":-5}})"}},
+        CodecCase{
+            "blosc_lz4_shuffle",
+            {R"({"name":"bytes","configuration":{"endian":"little"}})",
+             R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":4,"blocksize":0}})"}},
+        CodecCase{
+            "blosc_zstd_bitshuffle",
+            {R"({"name":"bytes","configuration":{"endian":"little"}})",
+             R"({"name":"blosc","configuration":{"cname":"zstd","clevel":3,"shuffle":"bitshuffle","typesize":2,"blocksize":0}})"}},
+        CodecCase{
+            "blosc_blosclz_noshuffle",
+            {R"({"name":"bytes","configuration":{"endian":"little"}})",
+             R"({"name":"blosc","configuration":{"cname":"blosclz","clevel":9,"shuffle":"noshuffle","blocksize":256}})"}},
+        CodecCase{
+            "blosc_zlib_lz4hc",
+            {R"({"name":"bytes","configuration":{"endian":"little"}})",
+             R"({"name":"blosc","configuration":{"cname":"zlib","clevel":1,"shuffle":"shuffle","typesize":8,"blocksize":0}})",
+             R"({"name":"blosc","configuration":{"cname":"lz4hc","clevel":1,"shuffle":"noshuffle","typesize":1,"blocksize":0}})"}},
+        CodecCase{"zstd_gzip_crc",
+                  {R"({"name":"bytes","configuration":{"endian":"little"}})",
+                   R"({"name":"zstd","configuration":{"level":1}})", R"({"name":"gzip","configuration":{"level":1}})",
+                   R"({"name":"crc32c"})"}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(Codecs, CorruptAndTruncatedInputFailsCleanly) {
   const Bytes in = random_bytes(4096, 3, 8);
-  for (const char* c : {R"({"name":"gzip","configuration":{"level":5}})", R"({"name":"zstd","configuration":{"level":3}})",
-                        R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":2,"blocksize":0}})"}) {
+  for (
+      const char* c :
+      {R"({"name":"gzip","configuration":{"level":5}})", R"({"name":"zstd","configuration":{"level":3}})",
+       R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":2,"blocksize":0}})"}) {
     auto p = pipe({cm(kBytesLE), cm(c)}, {2048});
     const Bytes enc = p.encode(in);
     EXPECT_NE(codec_error(p, Bytes(enc.begin(), enc.end() - 5), in.size()), "") << c << " truncated";
@@ -241,8 +280,10 @@ TEST(Codecs, DecompressionBombIsRefusedWithoutAllocatingIt) {
 
 namespace {
 std::string sharding_json(const char* loc, const char* inner_extra = "") {
-  return std::string(R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes","configuration":{"endian":"little"}})") +
-         inner_extra + R"(],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],"index_location":")" +
+  return std::string(
+             R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes","configuration":{"endian":"little"}})") +
+         inner_extra +
+         R"(],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}],"index_location":")" +
          loc + R"("}})";
 }
 }  // namespace
@@ -254,7 +295,8 @@ TEST(Sharding, LayoutIsByteExact) {
   for (int r = 0; r < 2; ++r)
     for (int c = 2; c < 4; ++c) in[static_cast<std::size_t>(r * 4 + c)] = 0;
   for (const char* loc : {"end", "start"}) {
-    auto p = CodecPipeline::from_metadata({cm(sharding_json(loc).c_str())}, ChunkSpec{{4, 4}, DataType::uint8, Bytes{0}});
+    auto p =
+        CodecPipeline::from_metadata({cm(sharding_json(loc).c_str())}, ChunkSpec{{4, 4}, DataType::uint8, Bytes{0}});
     const Bytes enc = p.encode(in);
     const std::size_t index_size = 4 * 16 + 4;
     ASSERT_EQ(enc.size(), 3 * 4 + index_size) << loc;
@@ -270,7 +312,9 @@ TEST(Sharding, LayoutIsByteExact) {
     EXPECT_EQ(e[4], base + 4);
     EXPECT_EQ(e[6], base + 8);
     // inner chunk (0,0) holds rows 0-1, cols 0-1
-    EXPECT_EQ((Bytes(enc.begin() + static_cast<std::ptrdiff_t>(base), enc.begin() + static_cast<std::ptrdiff_t>(base + 4))), (Bytes{1, 2, 5, 6}));
+    EXPECT_EQ(
+        (Bytes(enc.begin() + static_cast<std::ptrdiff_t>(base), enc.begin() + static_cast<std::ptrdiff_t>(base + 4))),
+        (Bytes{1, 2, 5, 6}));
     std::uint32_t crc;
     std::memcpy(&crc, idx + 64, 4);
     EXPECT_EQ(crc, crc32c(std::span<const std::uint8_t>(idx, 64)));
@@ -281,9 +325,11 @@ TEST(Sharding, LayoutIsByteExact) {
 }
 
 TEST(Sharding, NestedShardsRoundTrip) {
-  const std::string inner = R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd","configuration":{"level":1}}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_location":"start"}})";
-  const std::string outer = R"({"name":"sharding_indexed","configuration":{"chunk_shape":[4,4],"codecs":[)" + inner +
-                            R"(],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}]}})";
+  const std::string inner =
+      R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd","configuration":{"level":1}}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_location":"start"}})";
+  const std::string outer =
+      R"({"name":"sharding_indexed","configuration":{"chunk_shape":[4,4],"codecs":[)" + inner +
+      R"(],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"crc32c"}]}})";
   auto p = CodecPipeline::from_metadata({cm(outer.c_str())}, ChunkSpec{{8, 8}, DataType::uint16, Bytes{0, 0}});
   const Bytes in = random_bytes(128, 9, 3);
   EXPECT_EQ(roundtrip(p, in), in);
@@ -291,16 +337,26 @@ TEST(Sharding, NestedShardsRoundTrip) {
 
 TEST(Sharding, ConfigurationErrors) {
   auto spec = ChunkSpec{{4, 4}, DataType::uint8, Bytes{0}};
-  EXPECT_THROW(CodecPipeline::from_metadata({cm(R"({"name":"sharding_indexed","configuration":{"chunk_shape":[3,2],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}})")}, spec),
-               MetadataError);  // 3 does not divide 4
-  EXPECT_THROW(CodecPipeline::from_metadata({cm(R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"gzip","configuration":{"level":1}}]}})")}, spec),
-               MetadataError);  // index codecs must have a fixed size
-  EXPECT_THROW(CodecPipeline::from_metadata({cm(R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_location":"middle"}})")}, spec),
-               MetadataError);
+  EXPECT_THROW(
+      CodecPipeline::from_metadata(
+          {cm(R"({"name":"sharding_indexed","configuration":{"chunk_shape":[3,2],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}})")},
+          spec),
+      MetadataError);  // 3 does not divide 4
+  EXPECT_THROW(
+      CodecPipeline::from_metadata(
+          {cm(R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}},{"name":"gzip","configuration":{"level":1}}]}})")},
+          spec),
+      MetadataError);  // index codecs must have a fixed size
+  EXPECT_THROW(
+      CodecPipeline::from_metadata(
+          {cm(R"({"name":"sharding_indexed","configuration":{"chunk_shape":[2,2],"codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_location":"middle"}})")},
+          spec),
+      MetadataError);
 }
 
 TEST(Sharding, CorruptIndexesAreCodecErrors) {
-  auto p = CodecPipeline::from_metadata({cm(sharding_json("end").c_str())}, ChunkSpec{{4, 4}, DataType::uint8, Bytes{0}});
+  auto p =
+      CodecPipeline::from_metadata({cm(sharding_json("end").c_str())}, ChunkSpec{{4, 4}, DataType::uint8, Bytes{0}});
   const Bytes in = random_bytes(16, 5, 200);
   const Bytes enc = p.encode(in);
   const std::size_t isz = 68;

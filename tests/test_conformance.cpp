@@ -30,8 +30,12 @@ std::vector<Entry> load_manifest() {
   const Json m = Json::parse(in);
   std::vector<Entry> out;
   for (const auto& a : m["arrays"]) {
-    Entry e{a["path"].get<std::string>(), a["expect"].get<std::string>(), a.value("values", std::string()),
-            a.value("reason", std::string()), {}, std::nullopt};
+    Entry e{a["path"].get<std::string>(),
+            a["expect"].get<std::string>(),
+            a.value("values", std::string()),
+            a.value("reason", std::string()),
+            {},
+            std::nullopt};
     if (a.contains("domain"))
       for (const auto& d : a["domain"]) e.domain.push_back({d[0].get<std::int64_t>(), d[1].get<std::int64_t>()});
     if (a.contains("stored_chunks")) e.stored_chunks = a["stored_chunks"].get<std::int64_t>();
@@ -147,7 +151,9 @@ TEST(Corpus, EveryRegularBoundedGridZarrppWritesStatesOriginAndLowerBound) {
   // created with a domain (origin defaulting to the lower bound, and given)
   Array::create(mem, "a", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .lower_bound = Shape{-3}});
   check("a");
-  Array::create(mem, "b", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .lower_bound = Shape{0}, .origin = Shape{0}});
+  Array::create(
+      mem, "b",
+      ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .lower_bound = Shape{0}, .origin = Shape{0}});
   check("b");
   // switched by a first prepend; by resizing to a domain; by a copy
   auto c = Array::create(mem, "c", ArraySpec{.shape = {4, 2}, .chunks = {2, 2}, .dtype = DataType::int16});
@@ -162,7 +168,8 @@ TEST(Corpus, EveryRegularBoundedGridZarrppWritesStatesOriginAndLowerBound) {
   g.convert_to_regular_bounded();
   check("g");
   // and a regular_bounded grid with every origin and lower bound 0 keeps both fields
-  auto f = Array::create(mem, "f", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .lower_bound = Shape{-1}});
+  auto f = Array::create(mem, "f",
+                         ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .lower_bound = Shape{-1}});
   f.resize_domain({{0, 4}});
   check("f");
 }

@@ -283,8 +283,7 @@ class FailingAncestors : public StoreWrapper {
  private:
   void check(const std::string& key) const {
     // Above the store's root zarrpp writes nothing but consolidated documents.
-    if (depth_ > 0)
-      throw StoreError("cannot write '" + key + "': read-only file system (injected)");
+    if (depth_ > 0) throw StoreError("cannot write '" + key + "': read-only file system (injected)");
   }
   int depth_;
 };
@@ -328,8 +327,9 @@ TEST(Consolidated, ARefreshInsideTheStoreThatFailsWarnsToo) {
   auto st = std::make_shared<FailZmetadata>(at(n.ds));
   Array::open(st, "sub/var").resize({4, 2});
   ASSERT_EQ(w.got().size(), 1u) << w.all();
-  EXPECT_NE(w.all().find(fs::canonical(n.ds).string() + "/.zmetadata' is stale: refreshing it failed (injected failure)"),
-            std::string::npos)
+  EXPECT_NE(
+      w.all().find(fs::canonical(n.ds).string() + "/.zmetadata' is stale: refreshing it failed (injected failure)"),
+      std::string::npos)
       << w.all();
   EXPECT_EQ(zmetadata(n.sub)["var/.zarray"]["shape"], Json::array({4, 2}));  // the others still are refreshed
 }

@@ -38,11 +38,12 @@ Pair pick_coordinate_selector(std::int64_t lo, std::int64_t n) {
       Slice s{a ? std::optional(lo + *a) : std::nullopt, b ? std::optional(lo + *b) : std::nullopt, step};
       return {s, idx};
     }
-    case 2: return {Slice{}, [&] {
-                      IndexArray all_idx;
-                      for (std::int64_t i = 0; i < n; ++i) all_idx.push_back(i);
-                      return all_idx;
-                    }()};
+    case 2:
+      return {Slice{}, [&] {
+                IndexArray all_idx;
+                for (std::int64_t i = 0; i < n; ++i) all_idx.push_back(i);
+                return all_idx;
+              }()};
     case 3: {
       const auto idx = *rc::gen::container<std::vector<std::int64_t>>(rc::gen::inRange<std::int64_t>(0, n));
       IndexArray c;
@@ -169,16 +170,24 @@ TEST(Coords, MeanTheSameElementsAfterAnotherHandleGrowsTheArray) {
 }
 
 TEST(Coords, RefuseWhatLiesOutsideTheDomainInsteadOfWrappingOrClamping) {
-  auto z = Array::create(MemoryStore::create(), {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .lower_bound = Shape{-3, 0}});
+  auto z = Array::create(MemoryStore::create(),
+                         {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .lower_bound = Shape{-3, 0}});
   // Negative numbers are coordinates, not counts from the end.
   EXPECT_NO_THROW(z.coords().read({std::int64_t{-3}}));
-  EXPECT_EQ(what_of([&] { z.coords().read({std::int64_t{-4}}); }), "coordinate -4 is outside the domain [-3, 3) of dimension 0");
-  EXPECT_EQ(what_of([&] { z.coords().read({std::int64_t{3}}); }), "coordinate 3 is outside the domain [-3, 3) of dimension 0");
-  EXPECT_EQ(what_of([&] { z.coords().read({all, std::int64_t{-1}}); }), "coordinate -1 is outside the domain [0, 4) of dimension 1");
-  EXPECT_EQ(what_of([&] { z.coords().read({slice(-5, 0)}); }), "slice bound -5 is outside the domain [-3, 3) of dimension 0");
-  EXPECT_EQ(what_of([&] { z.coords().read({slice(0, 4)}); }), "slice bound 4 is outside the domain [-3, 3) of dimension 0");
-  EXPECT_EQ(what_of([&] { z.coords().read({IndexArray{0, 7}}); }), "coordinate 7 is outside the domain [-3, 3) of dimension 0");
-  EXPECT_EQ(what_of([&] { z.coords().read_points({{0, -4}, {0, 0}}); }), "coordinate -4 is outside the domain [-3, 3) of dimension 0");
+  EXPECT_EQ(what_of([&] { z.coords().read({std::int64_t{-4}}); }),
+            "coordinate -4 is outside the domain [-3, 3) of dimension 0");
+  EXPECT_EQ(what_of([&] { z.coords().read({std::int64_t{3}}); }),
+            "coordinate 3 is outside the domain [-3, 3) of dimension 0");
+  EXPECT_EQ(what_of([&] { z.coords().read({all, std::int64_t{-1}}); }),
+            "coordinate -1 is outside the domain [0, 4) of dimension 1");
+  EXPECT_EQ(what_of([&] { z.coords().read({slice(-5, 0)}); }),
+            "slice bound -5 is outside the domain [-3, 3) of dimension 0");
+  EXPECT_EQ(what_of([&] { z.coords().read({slice(0, 4)}); }),
+            "slice bound 4 is outside the domain [-3, 3) of dimension 0");
+  EXPECT_EQ(what_of([&] { z.coords().read({IndexArray{0, 7}}); }),
+            "coordinate 7 is outside the domain [-3, 3) of dimension 0");
+  EXPECT_EQ(what_of([&] { z.coords().read_points({{0, -4}, {0, 0}}); }),
+            "coordinate -4 is outside the domain [-3, 3) of dimension 0");
   EXPECT_EQ(what_of([&] { z.coords().write({std::int64_t{5}}, NDArray::full<std::int32_t>({}, 1)); }),
             "coordinate 5 is outside the domain [-3, 3) of dimension 0");
   // Slice bounds at the domain's ends (and one before it, for negative steps) are fine.
@@ -208,8 +217,8 @@ TEST(Coords, VariableLengthElements) {
 
 TEST(ExpandDomain, GrowsEitherEndRelativeToTheStoredDomainWithoutWritingData) {
   ref::TempDir dir("expand_domain");
-  auto a = Array::create(FileStore::open(dir.path()), {.shape = {6, 2}, .chunks = {4, 2}, .dtype = DataType::int32,
-                                                       .fill_value = Json(-1)});
+  auto a = Array::create(FileStore::open(dir.path()),
+                         {.shape = {6, 2}, .chunks = {4, 2}, .dtype = DataType::int32, .fill_value = Json(-1)});
   a.fill<std::int32_t>(5);
   auto stale = Array::open(FileStore::open(dir.path()));
   a.append(NDArray::full<std::int32_t>({2, 2}, 6));  // the stale handle does not know
@@ -217,8 +226,10 @@ TEST(ExpandDomain, GrowsEitherEndRelativeToTheStoredDomainWithoutWritingData) {
   // The stale handle expands the front: relative to what is stored now, so the append is kept.
   EXPECT_EQ(stale.expand_domain(0, 3), (Domain{{-3, 8}, {0, 2}}));
   EXPECT_EQ(stale.stored_chunk_keys(), keys_before);  // no data written
-  EXPECT_EQ(stale.coords().read({slice(-3, 0), std::int64_t{0}}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{-1, -1, -1}));
-  EXPECT_EQ(stale.coords().read({slice(6, 8), std::int64_t{1}}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{6, 6}));
+  EXPECT_EQ(stale.coords().read({slice(-3, 0), std::int64_t{0}}).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{-1, -1, -1}));
+  EXPECT_EQ(stale.coords().read({slice(6, 8), std::int64_t{1}}).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{6, 6}));
   EXPECT_EQ(a.expand_domain(1, 0, 1), (Domain{{-3, 8}, {0, 3}}));
   // Negative counts remove elements at that end; their chunks go.
   EXPECT_EQ(a.expand_domain(0, -3, -4), (Domain{{0, 4}, {0, 3}}));
@@ -226,7 +237,8 @@ TEST(ExpandDomain, GrowsEitherEndRelativeToTheStoredDomainWithoutWritingData) {
   EXPECT_EQ(a.stored_chunk_keys(), (std::vector<std::string>{"c/0/0"}));  // [4, 8) went; column 2 was never written
   // Elements once there and removed read as the fill value when the domain grows back.
   a.expand_domain(0, 0, 4);
-  EXPECT_EQ(a.read({slice(4, 8), std::int64_t{0}}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{-1, -1, -1, -1}));
+  EXPECT_EQ(a.read({slice(4, 8), std::int64_t{0}}).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{-1, -1, -1, -1}));
   EXPECT_THROW(a.expand_domain(2, 1), SelectionError);
   EXPECT_THROW(a.expand_domain(0, -5, -4), SelectionError);
   EXPECT_EQ(a.domain(), (Domain{{0, 8}, {0, 3}}));

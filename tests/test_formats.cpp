@@ -62,7 +62,8 @@ TEST(ZarrV2, CreatesTheDocumentsZarrPython2Writes) {
             "        \"level\": 3\n    },\n    \"dimension_separator\": \".\",\n    \"dtype\": \"<i2\",\n"
             "    \"fill_value\": 0,\n    \"filters\": null,\n    \"order\": \"C\",\n    \"shape\": [\n        5,\n"
             "        4\n    ],\n    \"zarr_format\": 2\n}");
-  EXPECT_EQ(text(*store, "a/.zattrs"), "{\n    \"_ARRAY_DIMENSIONS\": [\n        \"t\",\n        \"x\"\n    ],\n    \"units\": \"m\"\n}");
+  EXPECT_EQ(text(*store, "a/.zattrs"),
+            "{\n    \"_ARRAY_DIMENSIONS\": [\n        \"t\",\n        \"x\"\n    ],\n    \"units\": \"m\"\n}");
   EXPECT_EQ(text(*store, ".zgroup"), "{\n    \"zarr_format\": 2\n}");  // the missing parent, in v2
   EXPECT_FALSE(store->exists("zarr.json"));
   EXPECT_EQ(*node_type(store, "a"), NodeType::Array);
@@ -124,7 +125,8 @@ TEST(ZarrV2, ConversionInPlaceRewritesNoChunkAndCanThenPrepend) {
   std::vector<std::int16_t> v(20, 3);
   z.write({}, NDView::c_order(v.data(), DataType::int16, {5, 4}));
   auto chunks = snapshot(*store);
-  for (auto it = chunks.begin(); it != chunks.end();) it = it->first.find("/.") != std::string::npos ? chunks.erase(it) : std::next(it);
+  for (auto it = chunks.begin(); it != chunks.end();)
+    it = it->first.find("/.") != std::string::npos ? chunks.erase(it) : std::next(it);
   chunks.erase(".zgroup");
   const auto rep = convert_to_v3(store);
   EXPECT_EQ(rep.nodes, 2);  // the root group and the array
@@ -314,8 +316,9 @@ TEST(ZarrV2, ArraysInAV2GroupAreV2UnlessToldOtherwise) {
   auto g3 = Group::create(store, "v3", Json::object());
   g3.create_array("c", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32});
   EXPECT_TRUE(store->exists("v3/c/zarr.json"));
-  EXPECT_THROW(Array::create(store, "d", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32, .zarr_format = 4}),
-               ArgumentError);
+  EXPECT_THROW(
+      Array::create(store, "d", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int32, .zarr_format = 4}),
+      ArgumentError);
 }
 
 TEST(ZarrV2, CopyStatesTheDestinationsCodecsInItsZarray) {
@@ -385,7 +388,9 @@ TEST(Vlen, RandomWritesMatchAReferenceAcrossLayouts) {
       {"plain", ArraySpec{.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::string_t, .fill_value = Json("-")}},
       {"zstd", ArraySpec{.shape = {7, 5}, .chunks = {2, 5}, .dtype = DataType::string_t, .compressor = codec::Zstd{}}},
       {"sharded", ArraySpec{.shape = {7, 5}, .chunks = {2, 2}, .dtype = DataType::string_t, .shards = Shape{4, 4}}},
-      {"v2", ArraySpec{.shape = {7, 5}, .chunks = {3, 3}, .dtype = DataType::string_t, .fill_value = Json(""), .zarr_format = 2}},
+      {"v2",
+       ArraySpec{
+           .shape = {7, 5}, .chunks = {3, 3}, .dtype = DataType::string_t, .fill_value = Json(""), .zarr_format = 2}},
   };
   for (auto& l : layouts) {
     SCOPED_TRACE(l.name);
@@ -432,9 +437,10 @@ TEST(Vlen, BadInputIsRefusedWithNothingWritten) {
   auto z = Array::create(store, "s", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::string_t});
   z.write_vlen({}, VlenValues{{4}, {"a", "b", "c", "d"}});
   const auto before = snapshot(*store);
-  EXPECT_THROW(z.write_vlen({slice(0, 1)}, VlenValues{{1}, {std::string("\xff\xfe", 2)}}), SelectionError);  // not UTF-8
-  EXPECT_THROW(z.write_vlen({slice(0, 2)}, VlenValues{{3}, {"a", "b", "c"}}), SelectionError);                // wrong shape
-  EXPECT_THROW(z.write({}, NDArray(DataType::string_t, {4}).view()), SelectionError);                         // numeric call
+  EXPECT_THROW(z.write_vlen({slice(0, 1)}, VlenValues{{1}, {std::string("\xff\xfe", 2)}}),
+               SelectionError);                                                                 // not UTF-8
+  EXPECT_THROW(z.write_vlen({slice(0, 2)}, VlenValues{{3}, {"a", "b", "c"}}), SelectionError);  // wrong shape
+  EXPECT_THROW(z.write({}, NDArray(DataType::string_t, {4}).view()), SelectionError);           // numeric call
   EXPECT_EQ(snapshot(*store), before);
   // Corrupt chunks: a count that disagrees, a length past the end, invalid UTF-8 stored.
   auto put = [&](std::vector<std::uint8_t> b) { store->set("s/c/0", Bytes(b.begin(), b.end())); };
@@ -457,7 +463,8 @@ TEST(Vlen, BadInputIsRefusedWithNothingWritten) {
 
 TEST(Vlen, CopyKeepsEveryValue) {
   auto store = MemoryStore::create();
-  auto z = Array::create(store, "s", ArraySpec{.shape = {5}, .chunks = {2}, .dtype = DataType::string_t, .fill_value = Json("?")});
+  auto z = Array::create(store, "s",
+                         ArraySpec{.shape = {5}, .chunks = {2}, .dtype = DataType::string_t, .fill_value = Json("?")});
   z.write_vlen({slice(0, 3)}, VlenValues{{3}, {"α", "", "γ"}});
   auto m = z.metadata();
   m.chunk_grid.chunk_shape = {3};

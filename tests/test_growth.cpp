@@ -54,7 +54,10 @@ TEST(Growth, TheUpstreamExampleHoldsExactly) {
 TEST(Growth, PrependTouchesOnlyNewChunksThePartlyFilledFirstChunkAndMetadata) {
   auto mem = MemoryStore::create();
   auto rec = std::make_shared<RecordingStore>(mem);
-  auto z = Array::create(rec, {.shape = {10, 6}, .chunks = {4, 3}, .dtype = DataType::int32, .lower_bound = Shape{-2, 0},
+  auto z = Array::create(rec, {.shape = {10, 6},
+                               .chunks = {4, 3},
+                               .dtype = DataType::int32,
+                               .lower_bound = Shape{-2, 0},
                                .origin = Shape{0, 0}});
   z.fill<std::int32_t>(1);  // first chunk row -1 covers coordinates [-4, 0): partly filled
   const auto old_keys = mem->list_prefix("c/");
@@ -65,7 +68,8 @@ TEST(Growth, PrependTouchesOnlyNewChunksThePartlyFilledFirstChunkAndMetadata) {
     if (op.kind == K::Get || op.kind == K::Set || op.kind == K::Erase || op.kind == K::SetIf) touched.insert(op.key);
   // chunk rows -3 (coords -12..-9, partly), -2 (-8..-5), and -1 (old partly filled); never rows 0..1
   for (const auto& k : touched) {
-    EXPECT_TRUE(k == "zarr.json" || k.rfind("c/-3/", 0) == 0 || k.rfind("c/-2/", 0) == 0 || k.rfind("c/-1/", 0) == 0) << k;
+    EXPECT_TRUE(k == "zarr.json" || k.rfind("c/-3/", 0) == 0 || k.rfind("c/-2/", 0) == 0 || k.rfind("c/-1/", 0) == 0)
+        << k;
   }
   EXPECT_TRUE(touched.count("zarr.json"));
   EXPECT_EQ(z.domain(), (Domain{{-9, 8}, {0, 6}}));
@@ -117,7 +121,8 @@ TEST(Growth, AppendResizeAndDomainsAtBothEnds) {
 
 TEST(Growth, CreateWithADomainAndSwitchWithoutGrowing) {
   auto store = MemoryStore::create();
-  auto z = Array::create(store, "d", {.shape = {11, 5}, .chunks = {3, 2}, .dtype = DataType::int16, .lower_bound = Shape{-100, 40}});
+  auto z = Array::create(
+      store, "d", {.shape = {11, 5}, .chunks = {3, 2}, .dtype = DataType::int16, .lower_bound = Shape{-100, 40}});
   EXPECT_EQ(z.metadata().chunk_grid.origin, (Shape{-100, 40}));  // origin defaults to the lower bound
   EXPECT_EQ(z.domain(), (Domain{{-100, -89}, {40, 45}}));
   z.fill<std::int16_t>(3);
@@ -177,7 +182,7 @@ TEST(Growth, NoStaleDataAfterShrinkThenGrowEvenWhenCleanupIsInterrupted) {
   auto faulty = std::make_shared<FaultyStore>(mem, n);
   // One that fails there (and can read back that its switch did not happen) removes them itself...
   test::expect_throw_with<StoreError>([&] { Array::open(faulty).prepend(NDArray::full<std::int32_t>({6}, 7)); },
-                                {"not applied; the array is unchanged", "removed"});
+                                      {"not applied; the array is unchanged", "removed"});
   EXPECT_FALSE(mem->exists("c/-1"));
   // ...so the leftovers of one killed there are made here, from the copy it completed on.
   for (const auto& k : done->list_prefix("c/-")) mem->set(k, get(done, k));
@@ -185,11 +190,13 @@ TEST(Growth, NoStaleDataAfterShrinkThenGrowEvenWhenCleanupIsInterrupted) {
   EXPECT_EQ(Array::open(mem).domain(), (Domain{{0, 10}}));
   auto z2 = Array::open(mem);
   z2.resize_domain({{-8, 10}});
-  EXPECT_EQ(z2.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}));
+  EXPECT_EQ(z2.read().to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}));
   // shrink inside a chunk, then grow again: the old elements must not come back
   z2.resize({12});  // domain [-8, 4)
   z2.resize({18});
-  EXPECT_EQ(z2.read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(z2.read().to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5, 5, 0, 0, 0, 0, 0, 0}));
 }
 
 TEST(Growth, HugeGrowthVisitsOnlyStoredChunks) {
@@ -216,14 +223,18 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> shard_entries(const Bytes& 
   return out;
 }
 Bytes inner_bytes(const Bytes& shard, std::pair<std::uint64_t, std::uint64_t> e) {
-  return Bytes(shard.begin() + static_cast<std::ptrdiff_t>(e.first), shard.begin() + static_cast<std::ptrdiff_t>(e.first + e.second));
+  return Bytes(shard.begin() + static_cast<std::ptrdiff_t>(e.first),
+               shard.begin() + static_cast<std::ptrdiff_t>(e.first + e.second));
 }
 }  // namespace
 
 TEST(Growth, ShardedPrependsKeepExistingInnerChunks) {
   auto mem = MemoryStore::create();
-  auto z = Array::create(mem, {.shape = {8, 4}, .chunks = {2, 4}, .dtype = DataType::uint16,
-                               .compressor = codec::Gzip{.level = 1}, .shards = Shape{8, 4}});
+  auto z = Array::create(mem, {.shape = {8, 4},
+                               .chunks = {2, 4},
+                               .dtype = DataType::uint16,
+                               .compressor = codec::Gzip{.level = 1},
+                               .shards = Shape{8, 4}});
   NDArray v(DataType::uint16, {8, 4});
   for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i + 1);
   z.write({}, v);
@@ -380,7 +391,9 @@ TEST(Growth, ConvertToRegularMovesNoChunkOrRefuses) {
     EXPECT_NE(std::string(e.what()).find("--grid regular"), std::string::npos) << e.what();
   }
   EXPECT_EQ(get(store, "zarr.json"), meta);
-  auto o = Array::create(MemoryStore::create(), "o", {.shape = {4}, .chunks = {4}, .dtype = DataType::int32, .lower_bound = Shape{0}, .origin = Shape{-1}});
+  auto o = Array::create(
+      MemoryStore::create(), "o",
+      {.shape = {4}, .chunks = {4}, .dtype = DataType::int32, .lower_bound = Shape{0}, .origin = Shape{-1}});
   EXPECT_THROW(o.convert_to_regular(), ArgumentError);
   EXPECT_THROW((void)with_chunk_grid(z.metadata(), "rectilinear"), ArgumentError);
 }
@@ -392,10 +405,10 @@ TEST(Growth, CopyIntoARegularGridStartsAtTheDomainsStart) {
   auto store = MemoryStore::create();
   auto z = Array::create(store, {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32, .fill_value = -1});
   z.write({}, NDArray::from_vector<std::int32_t>({6, 4}, [] {
-    std::vector<std::int32_t> v(24);
-    for (int i = 0; i < 24; ++i) v[i] = i;
-    return v;
-  }()));
+            std::vector<std::int32_t> v(24);
+            for (int i = 0; i < 24; ++i) v[i] = i;
+            return v;
+          }()));
   z.prepend(NDArray::full<std::int32_t>({3, 4}, 100), 0);
   auto out = MemoryStore::create();
   auto c = copy_array(z, out, "", with_chunk_grid(z.metadata(), "regular"));
@@ -406,7 +419,8 @@ TEST(Growth, CopyIntoARegularGridStartsAtTheDomainsStart) {
   // Without asking for a grid, the copy keeps the source's lower bound (and bounded grid).
   EXPECT_EQ(copy_array(z, MemoryStore::create(), "", z.metadata()).domain(), z.domain());
   // Sharded.
-  auto s = Array::create(MemoryStore::create(), "s", {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int32, .shards = Shape{4, 4}});
+  auto s = Array::create(MemoryStore::create(), "s",
+                         {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::int32, .shards = Shape{4, 4}});
   s.fill<std::int32_t>(3);
   s.prepend(NDArray::full<std::int32_t>({1, 8}, 4), 0);
   auto sc = copy_array(s, MemoryStore::create(), "s", with_chunk_grid(s.metadata(), "regular"));
@@ -467,7 +481,8 @@ void fault_sweep(const ArraySpec& spec, const GrowthOp& op) {
 }  // namespace
 
 TEST(Growth, FaultAtEveryStoreOperationLeavesOldOrNewState) {
-  const ArraySpec plain{.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32, .compressor = codec::Zstd{}, .crc32c = true};
+  const ArraySpec plain{
+      .shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32, .compressor = codec::Zstd{}, .crc32c = true};
   ArraySpec sharded{.shape = {7, 5}, .chunks = {2, 2}, .dtype = DataType::int32, .shards = Shape{4, 4}};
   for (const auto& spec : {plain, sharded}) {
     fault_sweep(spec, {"prepend", [](Array& z) { z.prepend(NDArray::full<std::int32_t>({4, 5}, -9), 0); },
@@ -477,7 +492,8 @@ TEST(Growth, FaultAtEveryStoreOperationLeavesOldOrNewState) {
                        }});
     fault_sweep(spec, {"append", [](Array& z) { z.append(NDArray::full<std::int32_t>({7, 3}, -8), 1); },
                        [](DomainModel& m) {
-                         m.put({m.dom[0].inclusive_min, m.dom[1].exclusive_max}, NDArray::full<std::int32_t>({7, 3}, -8));
+                         m.put({m.dom[0].inclusive_min, m.dom[1].exclusive_max},
+                               NDArray::full<std::int32_t>({7, 3}, -8));
                          m.dom[1].exclusive_max += 3;
                        }});
     fault_sweep(spec, {"shrink", [](Array& z) { z.resize_domain({{2, 5}, {1, 4}}); },
@@ -522,8 +538,10 @@ TEST(Growth, TwoThreadsGrowingAtBothEndsLoseNothing) {
       auto z = Array::open(store);  // each thread its own handle with its own cached metadata
       for (int i = 0; i < kEach; ++i) {
         const auto v = NDArray::full<std::int32_t>({1, 3}, id * 1000 + i);
-        if (id % 2 == 0) z.prepend(v, 0);
-        else z.append(v, 0);
+        if (id % 2 == 0)
+          z.prepend(v, 0);
+        else
+          z.append(v, 0);
       }
     };
     std::thread a(worker, 0), b(worker, 1), c(worker, 2);
@@ -541,22 +559,26 @@ TEST(Growth, TwoThreadsGrowingAtBothEndsLoseNothing) {
 TEST(Growth, TwoProcessesGrowingTheSameArrayLoseNothing) {
   ref::TempDir tmp("procs");
   const auto root = tmp.path();
-  Array::create(FileStore::open(root), {.shape = {0, 3}, .chunks = {3, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{}});
+  Array::create(FileStore::open(root),
+                {.shape = {0, 3}, .chunks = {3, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{}});
   constexpr int kEach = 20;
-  EXPECT_EQ(ref::run_in_processes(2, [&](int id) {
-              auto z = Array::open(FileStore::open(root));
-              for (int i = 0; i < kEach; ++i) {
-                const auto v = NDArray::full<std::int32_t>({1, 3}, id * 1000 + i);
-                if (id == 0) z.prepend(v, 0);
-                else z.append(v, 0);
-              }
-            }),
+  EXPECT_EQ(ref::run_in_processes(2,
+                                  [&](int id) {
+                                    auto z = Array::open(FileStore::open(root));
+                                    for (int i = 0; i < kEach; ++i) {
+                                      const auto v = NDArray::full<std::int32_t>({1, 3}, id * 1000 + i);
+                                      if (id == 0)
+                                        z.prepend(v, 0);
+                                      else
+                                        z.append(v, 0);
+                                    }
+                                  }),
             0);
   auto z = Array::open(FileStore::open(root));
   EXPECT_EQ(z.domain(), (Domain{{-kEach, kEach}, {0, 3}}));
   const auto v = z.read().to_vector<std::int32_t>();
   for (int i = 0; i < kEach; ++i) {
-    EXPECT_EQ(v[static_cast<std::size_t>(3 * i)], kEach - 1 - i);                // prepends, newest first
+    EXPECT_EQ(v[static_cast<std::size_t>(3 * i)], kEach - 1 - i);       // prepends, newest first
     EXPECT_EQ(v[static_cast<std::size_t>(3 * (kEach + i))], 1000 + i);  // appends in order
   }
 }
@@ -564,8 +586,9 @@ TEST(Growth, TwoProcessesGrowingTheSameArrayLoseNothing) {
 TEST(Growth, RegularBoundedWithZeroOriginReadsLikeRegular) {
   auto store = MemoryStore::create();
   auto r = Array::create(store, "r", {.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32});
-  auto b = Array::create(store, "b", {.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32,
-                                      .lower_bound = Shape{0, 0}, .origin = Shape{0, 0}});
+  auto b = Array::create(
+      store, "b",
+      {.shape = {7, 5}, .chunks = {3, 2}, .dtype = DataType::int32, .lower_bound = Shape{0, 0}, .origin = Shape{0, 0}});
   NDArray v(DataType::int32, {7, 5});
   for (std::int64_t i = 0; i < v.size(); ++i) v.data<std::int32_t>()[i] = static_cast<std::int32_t>(i);
   r.write({}, v);

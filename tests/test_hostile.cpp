@@ -31,7 +31,8 @@ TEST(HostileJson, DeepNestingIsRefusedNotACrash) {
   auto store = MemoryStore::create();
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   store->set("zarr.json", B(std::string(kArrayHead) + R"({"a": )" + deep + "}}"));
-  expect_error<MetadataError>([&] { Array::open(store); }, ErrorCode::invalid_metadata, {"nested deeper than 256 levels"});
+  expect_error<MetadataError>([&] { Array::open(store); }, ErrorCode::invalid_metadata,
+                              {"nested deeper than 256 levels"});
   // Just under the cap is fine.
   const std::string ok = std::string(250, '[') + std::string(250, ']');
   store->set("zarr.json", B(std::string(kArrayHead) + R"({"a": )" + ok + "}}"));
@@ -40,7 +41,8 @@ TEST(HostileJson, DeepNestingIsRefusedNotACrash) {
   auto z = Array::create(MemoryStore::create(), {.shape = {4}, .chunks = {2}, .dtype = DataType::int8});
   Json v = Json::array();
   for (int i = 0; i < 300; ++i) v = Json::array({v});
-  expect_error<MetadataError>([&] { z.update_attributes({{"deep", v}}); }, ErrorCode::invalid_metadata, {"nested deeper"});
+  expect_error<MetadataError>([&] { z.update_attributes({{"deep", v}}); }, ErrorCode::invalid_metadata,
+                              {"nested deeper"});
   EXPECT_TRUE(z.attributes().empty());
 }
 
@@ -86,7 +88,8 @@ TEST(HostileJson, RewritingMetadataNeverAmplifiesIt) {
 TEST(HostileStore, ValuesLargerThanTheyCanBeAreRefusedBeforeReading) {
   TempDir dir("big");
   auto store = FileStore::open(dir.path());
-  auto z = Array::create(store, "z", {.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .compressor = codec::Zstd{}});
+  auto z =
+      Array::create(store, "z", {.shape = {4}, .chunks = {2}, .dtype = DataType::int8, .compressor = codec::Zstd{}});
   z.fill<std::int8_t>(1);
   // A "chunk" of 64 MiB where a few bytes are the most it can hold: refused, not read.
   auto plant = [&](const char* name) {
@@ -105,7 +108,8 @@ TEST(HostileStore, ValuesLargerThanTheyCanBeAreRefusedBeforeReading) {
     f.put('\0');
   }
   expect_error<CodecError>([&] { (void)u.read(); }, ErrorCode::corrupt_data, {"c/0", "expected 2 bytes", "67108864"});
-  expect_error<StoreError>([&] { (void)store->get("z/c/0", ByteRange::all(), 100); }, ErrorCode::limit_exceeded, {"more than the 100"});
+  expect_error<StoreError>([&] { (void)store->get("z/c/0", ByteRange::all(), 100); }, ErrorCode::limit_exceeded,
+                           {"more than the 100"});
   EXPECT_EQ(store->get("z/c/0", ByteRange::range(0, 10), 100)->size(), 10u);
 }
 
@@ -144,7 +148,7 @@ TEST(HostileJson, NanInfinityAndLoneSurrogatesReadAsPythonReadsThem) {
   EXPECT_TRUE(std::isnan(j["b"].get<double>()));
   EXPECT_EQ(j["a"][0].get<double>(), kInf);
   EXPECT_EQ(j["a"][1].get<double>(), -kInf);
-  EXPECT_EQ(j["name"].get<std::string>(), "x\xED\xB3\xBFy");  // U+DCFF in WTF-8
+  EXPECT_EQ(j["name"].get<std::string>(), "x\xED\xB3\xBFy");         // U+DCFF in WTF-8
   EXPECT_EQ(j["e"].get<std::string>(), "\xC3\xA9\xF0\x9F\x98\x80");  // a surrogate pair is one code point
   EXPECT_EQ(j["hi"].get<std::string>(), "\xED\xA0\xBD");
   EXPECT_EQ(parse_json_document("1e999", "x").get<double>(), kInf);  // as Python: beyond range is infinite
@@ -154,9 +158,10 @@ TEST(HostileJson, NanInfinityAndLoneSurrogatesReadAsPythonReadsThem) {
   EXPECT_TRUE(parse_json_document("18446744073709551615", "x").is_number_unsigned());
   EXPECT_TRUE(parse_json_document("-9223372036854775808", "x").is_number_integer());
   // What Python's json refuses stays refused.
-  for (const char* bad : {"nan", "NAN", "+Infinity", "-NaN", "Inf", "infinity", "[1,]", "{\"a\":1,}", "\"\\ud83\"",
-                          "\"\\x\"", "\"\xff\"", "\"\xED\xB3\xBF\"", "01", "1.", ".5", "-", "[1] x", "\"a\nb\"", "", "[",
-                          "{\"a\" 1}", "{1: 2}", "tru", "NaNa"})
+  for (const char* bad :
+       {"nan",     "NAN",      "+Infinity",        "-NaN",   "Inf", "infinity", "[1,]", "{\"a\":1,}", "\"\\ud83\"",
+        "\"\\x\"", "\"\xff\"", "\"\xED\xB3\xBF\"", "01",     "1.",  ".5",       "-",    "[1] x",      "\"a\nb\"",
+        "",        "[",        "{\"a\" 1}",        "{1: 2}", "tru", "NaNa"})
     EXPECT_THROW(parse_json_document(bad, "t"), MetadataError) << bad;
 }
 
@@ -165,9 +170,12 @@ TEST(HostileJson, NanAndLoneSurrogatesAreWrittenAsZarrPythonWritesThem) {
   EXPECT_EQ(dump_v2_attributes(j), kZarr2Attrs);  // .zattrs as zarr-python 2 writes it
   // zarr.json as zarr-python 3 writes NaN and lone surrogates (json.dumps, allow_nan); other
   // non-ASCII stays UTF-8, as zarrpp always wrote it.
-  EXPECT_EQ(dump_json(j), "{\n  \"b\": NaN,\n  \"a\": [\n    Infinity,\n    -Infinity,\n    1.5\n  ],\n  \"name\": \"x\\udcffy\",\n"
-                          "  \"e\": \"\xC3\xA9\xF0\x9F\x98\x80\",\n  \"hi\": \"\\ud83d\"\n}");
-  EXPECT_EQ(json_text(j), "{\"b\":NaN,\"a\":[Infinity,-Infinity,1.5],\"name\":\"x\\udcffy\",\"e\":\"\xC3\xA9\xF0\x9F\x98\x80\",\"hi\":\"\\ud83d\"}");
+  EXPECT_EQ(dump_json(j),
+            "{\n  \"b\": NaN,\n  \"a\": [\n    Infinity,\n    -Infinity,\n    1.5\n  ],\n  \"name\": \"x\\udcffy\",\n"
+            "  \"e\": \"\xC3\xA9\xF0\x9F\x98\x80\",\n  \"hi\": \"\\ud83d\"\n}");
+  EXPECT_EQ(json_text(j),
+            "{\"b\":NaN,\"a\":[Infinity,-Infinity,1.5],\"name\":\"x\\udcffy\",\"e\":\"\xC3\xA9\xF0\x9F\x98\x80\","
+            "\"hi\":\"\\ud83d\"}");
   EXPECT_EQ(json_text(parse_json_document(dump_json(j), "x")), json_text(j));
   EXPECT_EQ(dump_v2_attributes(parse_json_document(kZarr2Attrs, "x")), kZarr2Attrs);
   // Bytes that are not UTF-8 (nor a surrogate's WTF-8) are never written into a document.
@@ -193,8 +201,7 @@ TEST(HostileJson, AnAttributeNeverMakesDataUnreachable) {
   EXPECT_EQ(z.attributes()["name"].get<std::string>(), "x\xED\xB3\xBFy");
   EXPECT_TRUE(std::isnan(z.read({}).to_vector<double>()[0]));
   z.update_attributes({{"zz", 1}});  // written back as zarr-python 2 writes it
-  EXPECT_EQ(S(*store->get("x/.zattrs")),
-            kZarr2Attrs.substr(0, kZarr2Attrs.size() - 2) + ",\n    \"zz\": 1\n}");
+  EXPECT_EQ(S(*store->get("x/.zattrs")), kZarr2Attrs.substr(0, kZarr2Attrs.size() - 2) + ",\n    \"zz\": 1\n}");
   // Zarr v3: NaN in a root group's and an array's attributes.
   auto s3 = MemoryStore::create();
   s3->set("zarr.json", B(R"({"zarr_format": 3, "node_type": "group", "attributes": {"valid_range": [NaN, 1]}})"));
@@ -206,5 +213,7 @@ TEST(HostileJson, AnAttributeNeverMakesDataUnreachable) {
   a3.update_attributes({{"k", 2}});
   EXPECT_NE(S(*s3->get("a/zarr.json")).find(R"("_FillValue": NaN,
     "f": "\udcff",
-    "k": 2)"), std::string::npos) << S(*s3->get("a/zarr.json"));
+    "k": 2)"),
+            std::string::npos)
+      << S(*s3->get("a/zarr.json"));
 }

@@ -55,8 +55,10 @@ const fs::path kInteropDir{ZARRPP_INTEROP_DIR};
 std::string quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -101,7 +103,8 @@ std::string interop_env_problem() {
     if (v.exit_code != 0) {
       std::string why = v.err;
       while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
-      return "node is not on PATH (" + why + "): the interop tests need Node.js >= 20; CI installs it (scripts/setup.sh)";
+      return "node is not on PATH (" + why +
+             "): the interop tests need Node.js >= 20; CI installs it (scripts/setup.sh)";
     }
     if (!fs::exists(kInteropDir / "node_modules" / "zarrita" / "package.json"))
       return "zarrita is not installed: run `npm ci` in " + kInteropDir.string() + " (scripts/setup.sh does)";
@@ -110,10 +113,10 @@ std::string interop_env_problem() {
   return problem;
 }
 
-#define REQUIRE_INTEROP_ENV()                       \
-  do {                                              \
+#define REQUIRE_INTEROP_ENV()                           \
+  do {                                                  \
     const std::string problem_ = interop_env_problem(); \
-    ASSERT_TRUE(problem_.empty()) << problem_;      \
+    ASSERT_TRUE(problem_.empty()) << problem_;          \
   } while (0)
 
 // Runs read_with_zarrita.mjs on `paths` of the store at `root`; one JSON object per path. The
@@ -141,8 +144,9 @@ std::map<std::string, PlainJson> zarrita_read(const fs::path& root, const std::v
     }
     if (next < paths.size()) {
       if (r.exit_code == 0 || r.exit_code == 1) {  // it exited normally without answering: broken
-        ADD_FAILURE() << "read_with_zarrita.mjs answered for " << next << " of " << paths.size()
-                      << " paths (exit " << r.exit_code << "); stderr:\n" << r.err;
+        ADD_FAILURE() << "read_with_zarrita.mjs answered for " << next << " of " << paths.size() << " paths (exit "
+                      << r.exit_code << "); stderr:\n"
+                      << r.err;
         return out;
       }
       std::string err = r.err;
@@ -161,25 +165,48 @@ using zarrpp::test::TempDir;  // kept when a test fails or ZARRPP_TEST_KEEP is s
 
 // The data types zarrita 0.7.5 reads on Node 20 (no float16: Node 20 has no Float16Array; no
 // complex types at all).
-const std::vector<DataType> kZarritaTypes = {DataType::int8,   DataType::int16,  DataType::int32,  DataType::int64,
-                                             DataType::uint8,  DataType::uint16, DataType::uint32, DataType::uint64,
+const std::vector<DataType> kZarritaTypes = {DataType::int8,    DataType::int16,   DataType::int32,  DataType::int64,
+                                             DataType::uint8,   DataType::uint16,  DataType::uint32, DataType::uint64,
                                              DataType::float32, DataType::float64, DataType::bool_t};
 
 template <class F>
 void dispatch(const DataType& dt, F&& f) {
   switch (dt.id()) {
-    case DataType::Id::bool_: f.template operator()<bool>(); return;
-    case DataType::Id::int8: f.template operator()<std::int8_t>(); return;
-    case DataType::Id::int16: f.template operator()<std::int16_t>(); return;
-    case DataType::Id::int32: f.template operator()<std::int32_t>(); return;
-    case DataType::Id::int64: f.template operator()<std::int64_t>(); return;
-    case DataType::Id::uint8: f.template operator()<std::uint8_t>(); return;
-    case DataType::Id::uint16: f.template operator()<std::uint16_t>(); return;
-    case DataType::Id::uint32: f.template operator()<std::uint32_t>(); return;
-    case DataType::Id::uint64: f.template operator()<std::uint64_t>(); return;
-    case DataType::Id::float32: f.template operator()<float>(); return;
-    case DataType::Id::float64: f.template operator()<double>(); return;
-    default: FAIL() << "no element type for " << dt.name();
+    case DataType::Id::bool_:
+      f.template operator()<bool>();
+      return;
+    case DataType::Id::int8:
+      f.template operator()<std::int8_t>();
+      return;
+    case DataType::Id::int16:
+      f.template operator()<std::int16_t>();
+      return;
+    case DataType::Id::int32:
+      f.template operator()<std::int32_t>();
+      return;
+    case DataType::Id::int64:
+      f.template operator()<std::int64_t>();
+      return;
+    case DataType::Id::uint8:
+      f.template operator()<std::uint8_t>();
+      return;
+    case DataType::Id::uint16:
+      f.template operator()<std::uint16_t>();
+      return;
+    case DataType::Id::uint32:
+      f.template operator()<std::uint32_t>();
+      return;
+    case DataType::Id::uint64:
+      f.template operator()<std::uint64_t>();
+      return;
+    case DataType::Id::float32:
+      f.template operator()<float>();
+      return;
+    case DataType::Id::float64:
+      f.template operator()<double>();
+      return;
+    default:
+      FAIL() << "no element type for " << dt.name();
   }
 }
 
@@ -328,7 +355,8 @@ PlainJson shape_json(const Shape& s) {
 const char* const kBoolBigEndianBug =
     "zarrita swaps bool bytes in groups of 4 when the bytes codec says \"endian\": \"big\"";
 // zarrita 0.7.5 always reads the shard index from the end of the shard.
-const char* const kIndexAtStartBug = "zarrita ignores \"index_location\": \"start\" and reads the shard index from the end";
+const char* const kIndexAtStartBug =
+    "zarrita ignores \"index_location\": \"start\" and reads the shard index from the end";
 
 struct Case {
   std::string path = {};
@@ -400,7 +428,8 @@ std::size_t check_zarrita_reads(const fs::path& root, std::vector<Case> cases,
                            compare(w.expected, r.at("data")).mismatches > 0;
       auto& [count, misreads] = known_bugs[w.c.zarrita_misreads];
       ++count;
-      if (misread) misreads.push_back(w.c.path + (r.contains("error") ? " (" + r.at("error").get<std::string>() + ")" : ""));
+      if (misread)
+        misreads.push_back(w.c.path + (r.contains("error") ? " (" + r.at("error").get<std::string>() + ")" : ""));
       continue;
     }
     if (r.contains("error")) {
@@ -453,11 +482,15 @@ TEST(InteropZarritaReads, DataTypesByteOrdersCompressorsChecksums) {
         for (bool crc : {false, true}) {
           ++salt;
           Case c{.path = "m/" + dt.name() + "_" + endian_name(endian) + "_" + cname + (crc ? "_crc32c" : ""),
-                 .spec = {.shape = {7, 5}, .chunks = {3, 2}, .dtype = dt, .fill_value = fill_for(dt, salt),
-                          .compressor = comp, .crc32c = crc, .endian = endian},
+                 .spec = {.shape = {7, 5},
+                          .chunks = {3, 2},
+                          .dtype = dt,
+                          .fill_value = fill_for(dt, salt),
+                          .compressor = comp,
+                          .crc32c = crc,
+                          .endian = endian},
                  .salt = salt};
-          if (dt == DataType::bool_t && endian == codec::Endian::big)
-            c.zarrita_misreads = kBoolBigEndianBug;
+          if (dt == DataType::bool_t && endian == codec::Endian::big) c.zarrita_misreads = kBoolBigEndianBug;
           cases.push_back(std::move(c));
         }
       }
@@ -472,7 +505,7 @@ TEST(InteropZarritaReads, BloscCompressorsAndShuffles) {
   using S = codec::Blosc::Shuffle;
   const std::vector<std::pair<std::string, S>> shuffles = {
       {"noshuffle", S::NoShuffle}, {"shuffle", S::Shuffle}, {"bitshuffle", S::BitShuffle}, {"auto", S::Auto}};
-  const std::vector<DataType> types = {DataType::uint8, DataType::int16, DataType::int32, DataType::float32,
+  const std::vector<DataType> types = {DataType::uint8,   DataType::int16, DataType::int32, DataType::float32,
                                        DataType::float64, DataType::int64, DataType::bool_t};
   std::vector<Case> cases;
   int salt = 0;
@@ -483,12 +516,14 @@ TEST(InteropZarritaReads, BloscCompressorsAndShuffles) {
         // 64x8 chunks: big enough that blosc compresses (and shuffles) rather than copies.
         const auto endian = salt % 2 ? codec::Endian::big : codec::Endian::little;
         Case c{.path = "b/" + cname + "_" + sname + "_" + endian_name(endian) + "_" + dt.name(),
-               .spec = {.shape = {130, 9}, .chunks = {64, 8}, .dtype = dt,
+               .spec = {.shape = {130, 9},
+                        .chunks = {64, 8},
+                        .dtype = dt,
                         .compressor = codec::Blosc{.cname = cname, .clevel = 1 + salt % 9, .shuffle = shuffle},
-                        .crc32c = salt % 3 == 0, .endian = endian},
+                        .crc32c = salt % 3 == 0,
+                        .endian = endian},
                .salt = salt};
-        if (dt == DataType::bool_t && endian == codec::Endian::big)
-          c.zarrita_misreads = kBoolBigEndianBug;
+        if (dt == DataType::bool_t && endian == codec::Endian::big) c.zarrita_misreads = kBoolBigEndianBug;
         cases.push_back(std::move(c));
       }
     }
@@ -504,11 +539,8 @@ TEST(InteropZarritaReads, Transpose) {
     std::vector<std::int64_t> order;
   };
   const std::vector<Geometry> geometries = {
-      {{7, 5}, {3, 2}, {1, 0}},
-      {{5, 4, 3}, {2, 3, 2}, {2, 0, 1}},
-      {{5, 4, 3}, {2, 3, 2}, {1, 2, 0}},
-      {{5, 4, 3}, {4, 4, 3}, {0, 2, 1}},
-      {{3, 4, 2, 5}, {2, 3, 2, 2}, {3, 1, 0, 2}},
+      {{7, 5}, {3, 2}, {1, 0}},          {{5, 4, 3}, {2, 3, 2}, {2, 0, 1}},          {{5, 4, 3}, {2, 3, 2}, {1, 2, 0}},
+      {{5, 4, 3}, {4, 4, 3}, {0, 2, 1}}, {{3, 4, 2, 5}, {2, 3, 2, 2}, {3, 1, 0, 2}},
   };
   std::vector<Case> cases;
   int salt = 0;
@@ -523,11 +555,13 @@ TEST(InteropZarritaReads, Transpose) {
       std::string order;
       for (auto o : geometries[g].order) order += std::to_string(o);
       Case c{.path = "t/o" + order + "_g" + std::to_string(g) + "_" + dt.name(),
-             .spec = {.shape = geometries[g].shape, .chunks = geometries[g].chunks, .dtype = dt,
-                      .fill_value = fill_for(dt, salt), .codecs = pipeline},
+             .spec = {.shape = geometries[g].shape,
+                      .chunks = geometries[g].chunks,
+                      .dtype = dt,
+                      .fill_value = fill_for(dt, salt),
+                      .codecs = pipeline},
              .salt = salt};
-      if (dt == DataType::bool_t && endian == codec::Endian::big)
-        c.zarrita_misreads = kBoolBigEndianBug;
+      if (dt == DataType::bool_t && endian == codec::Endian::big) c.zarrita_misreads = kBoolBigEndianBug;
       cases.push_back(std::move(c));
     }
   }
@@ -564,7 +598,10 @@ TEST(InteropZarritaReads, Sharding) {
               codec::Sharding{.chunk_shape = {2, 3}, .codecs = inner, .index_codecs = ix, .index_location = loc});
           Case c{.path = std::string("s/") + (loc == Loc::end ? "end" : "start") + "_" + iname + "_" + cname +
                          (part ? "_partial_" : "_full_") + dt.name(),
-                 .spec = {.shape = {10, 9}, .chunks = {4, 6}, .dtype = dt, .fill_value = fill_for(dt, salt),
+                 .spec = {.shape = {10, 9},
+                          .chunks = {4, 6},
+                          .dtype = dt,
+                          .fill_value = fill_for(dt, salt),
                           .codecs = std::vector<codec::Any>{sh}},
                  .salt = salt,
                  .regions = part ? partial : std::vector<Box>{}};
@@ -578,16 +615,31 @@ TEST(InteropZarritaReads, Sharding) {
     }
   }
   // The shorthand (.shards) and other ranks.
-  cases.push_back({.path = "s/shorthand_1d", .spec = {.shape = {29}, .chunks = {3}, .dtype = DataType::int16,
-                                                      .compressor = codec::Zstd{}, .crc32c = true, .shards = Shape{9}},
-                   .salt = 1, .regions = {{{0, 10}}, {{20, 22}}}});
-  cases.push_back({.path = "s/shorthand_3d", .spec = {.shape = {5, 6, 7}, .chunks = {2, 2, 3}, .dtype = DataType::float64,
-                                                      .fill_value = Json("NaN"), .compressor = codec::Gzip{},
-                                                      .shards = Shape{4, 4, 6}},
+  cases.push_back({.path = "s/shorthand_1d",
+                   .spec = {.shape = {29},
+                            .chunks = {3},
+                            .dtype = DataType::int16,
+                            .compressor = codec::Zstd{},
+                            .crc32c = true,
+                            .shards = Shape{9}},
+                   .salt = 1,
+                   .regions = {{{0, 10}}, {{20, 22}}}});
+  cases.push_back({.path = "s/shorthand_3d",
+                   .spec = {.shape = {5, 6, 7},
+                            .chunks = {2, 2, 3},
+                            .dtype = DataType::float64,
+                            .fill_value = Json("NaN"),
+                            .compressor = codec::Gzip{},
+                            .shards = Shape{4, 4, 6}},
                    .salt = 2});
-  cases.push_back({.path = "s/shorthand_4d", .spec = {.shape = {3, 4, 5, 2}, .chunks = {1, 2, 2, 2}, .dtype = DataType::uint32,
-                                                      .shards = Shape{2, 4, 4, 2}, .endian = codec::Endian::big},
-                   .salt = 3, .regions = {{{0, 1}, {0, 4}, {0, 5}, {0, 2}}}});
+  cases.push_back({.path = "s/shorthand_4d",
+                   .spec = {.shape = {3, 4, 5, 2},
+                            .chunks = {1, 2, 2, 2},
+                            .dtype = DataType::uint32,
+                            .shards = Shape{2, 4, 4, 2},
+                            .endian = codec::Endian::big},
+                   .salt = 3,
+                   .regions = {{{0, 1}, {0, 4}, {0, 5}, {0, 2}}}});
   EXPECT_EQ(check_zarrita_reads(dir.path(), std::move(cases)), 2u * 3 * 4 * 2 + 3);
 }
 
@@ -621,7 +673,10 @@ TEST(InteropZarritaReads, ChunkKeyEncodingsAndShapes) {
       ++salt;
       const DataType dt = kZarritaTypes[static_cast<std::size_t>(salt * 5) % kZarritaTypes.size()];
       cases.push_back({.path = "k/" + ename + "_" + g.name + "_" + dt.name(),
-                       .spec = {.shape = g.shape, .chunks = g.chunks, .dtype = dt, .fill_value = fill_for(dt, salt),
+                       .spec = {.shape = g.shape,
+                                .chunks = g.chunks,
+                                .dtype = dt,
+                                .fill_value = fill_for(dt, salt),
                                 .compressor = salt % 2 ? std::optional<codec::Any>(codec::Zstd{}) : std::nullopt,
                                 .chunk_key_encoding = enc},
                        .salt = salt});
@@ -637,37 +692,47 @@ TEST(InteropZarritaReads, ZarrV2ArraysConvertedInPlace) {
   std::vector<Case> cases;
   int salt = 0;
   const std::vector<std::pair<std::string, std::optional<codec::Any>>> compressors = {
-      {"none", std::nullopt}, {"zstd", codec::Zstd{.level = 2}}, {"gzip", codec::Gzip{.level = 4}},
+      {"none", std::nullopt},
+      {"zstd", codec::Zstd{.level = 2}},
+      {"gzip", codec::Gzip{.level = 4}},
       {"blosc", codec::Blosc{.cname = "lz4", .clevel = 5, .shuffle = codec::Blosc::Shuffle::Shuffle}}};
   for (const auto& [cname, comp] : compressors) {
     for (const char sep : {'.', '/'}) {
       for (const bool f_order : {false, true}) {
         ++salt;
         const DataType dt = kZarritaTypes[static_cast<std::size_t>(salt * 3) % kZarritaTypes.size()];
-        ArraySpec spec{.shape = {9, 7}, .chunks = {4, 3}, .dtype = dt, .fill_value = fill_for(dt, salt),
-                       .chunk_key_encoding = ChunkKeyEncoding::v2(sep), .zarr_format = 2};
+        ArraySpec spec{.shape = {9, 7},
+                       .chunks = {4, 3},
+                       .dtype = dt,
+                       .fill_value = fill_for(dt, salt),
+                       .chunk_key_encoding = ChunkKeyEncoding::v2(sep),
+                       .zarr_format = 2};
         std::vector<codec::Any> codecs;
         if (f_order) codecs.push_back(codec::Transpose{{1, 0}});
         codecs.push_back(codec::BytesCodec{});
         if (comp) codecs.push_back(*comp);
         spec.codecs = codecs;
-        cases.push_back({.path = std::string("v2/") + cname + (sep == '.' ? "_dot" : "_slash") + (f_order ? "_F_" : "_C_") + dt.name(),
-                         .spec = spec, .salt = salt,
+        cases.push_back({.path = std::string("v2/") + cname + (sep == '.' ? "_dot" : "_slash") +
+                                 (f_order ? "_F_" : "_C_") + dt.name(),
+                         .spec = spec,
+                         .salt = salt,
                          .regions = salt % 3 ? std::vector<Box>{} : std::vector<Box>{{{0, 5}, {0, 7}}}});
       }
     }
   }
-  EXPECT_EQ(check_zarrita_reads(dir.path(), std::move(cases), [](const StorePtr& store) {
-              std::map<std::string, Bytes> chunks;
-              for (const auto& k : store->list_prefix("v2/"))
-                if (k.find("/.z") == std::string::npos) chunks[k] = *store->get(k);
-              ASSERT_FALSE(chunks.empty());
-              const auto rep = convert_to_v3(store, "v2");
-              EXPECT_EQ(rep.nodes, 4 * 2 * 2 + 1);
-              for (const auto& [k, b] : chunks) EXPECT_EQ(store->get(k), b) << k << " was rewritten";
-              EXPECT_TRUE(store->exists("v2/zarr.json"));
-              EXPECT_FALSE(store->exists("v2/.zgroup"));
-            }),
+  EXPECT_EQ(check_zarrita_reads(dir.path(), std::move(cases),
+                                [](const StorePtr& store) {
+                                  std::map<std::string, Bytes> chunks;
+                                  for (const auto& k : store->list_prefix("v2/"))
+                                    if (k.find("/.z") == std::string::npos) chunks[k] = *store->get(k);
+                                  ASSERT_FALSE(chunks.empty());
+                                  const auto rep = convert_to_v3(store, "v2");
+                                  EXPECT_EQ(rep.nodes, 4 * 2 * 2 + 1);
+                                  for (const auto& [k, b] : chunks)
+                                    EXPECT_EQ(store->get(k), b) << k << " was rewritten";
+                                  EXPECT_TRUE(store->exists("v2/zarr.json"));
+                                  EXPECT_FALSE(store->exists("v2/.zgroup"));
+                                }),
             4u * 2 * 2);
 }
 
@@ -684,16 +749,20 @@ TEST(InteropZarritaReads, FillValuesAndMissingChunks) {
       if (variant == 3 && dt == DataType::uint64) fill = Json(std::uint64_t{9007199254740991});  // 2^53 - 1
       // Only rows 0..3 and a corner are written: the chunks in between are never stored.
       cases.push_back({.path = "f/" + dt.name() + "_v" + std::to_string(variant),
-                       .spec = {.shape = {11, 7}, .chunks = {3, 3}, .dtype = dt, .fill_value = fill,
+                       .spec = {.shape = {11, 7},
+                                .chunks = {3, 3},
+                                .dtype = dt,
+                                .fill_value = fill,
                                 .compressor = variant == 2 ? std::optional<codec::Any>(codec::Gzip{}) : std::nullopt},
                        .salt = salt,
                        .regions = {{{0, 4}, {0, 7}}, {{9, 11}, {5, 7}}}});
     }
   }
   // Nothing written at all.
-  cases.push_back({.path = "f/empty_float64", .spec = {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::float64,
-                                                       .fill_value = Json("Infinity")},
-                   .regions = {{{0, 0}, {0, 0}}}});
+  cases.push_back(
+      {.path = "f/empty_float64",
+       .spec = {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::float64, .fill_value = Json("Infinity")},
+       .regions = {{{0, 0}, {0, 0}}}});
   EXPECT_EQ(check_zarrita_reads(dir.path(), std::move(cases)), 11u * 3 + 1);
 }
 
@@ -701,7 +770,9 @@ TEST(InteropZarritaReads, GroupsAndAttributes) {
   REQUIRE_INTEROP_ENV();
   TempDir dir("a-groups");
   auto store = FileStore::open(dir.path());
-  const Json root_attrs = {{"title", "written by zarrpp"}, {"version", 3}, {"pi", 3.141592653589793},
+  const Json root_attrs = {{"title", "written by zarrpp"},
+                           {"version", 3},
+                           {"pi", 3.141592653589793},
                            {"nested", {{"list", {1, 2.5, "x", nullptr, true}}, {"empty", Json::object()}}}};
   const Json g_attrs = {{"unicode", "ünïcødé ✓"}, {"big", 9007199254740991LL}, {"neg", -1.5e300}};
   const Json arr_attrs = {{"units", "m"}, {"scale", {0.5, 2}}};
@@ -709,13 +780,18 @@ TEST(InteropZarritaReads, GroupsAndAttributes) {
   Group::create(store, "g", g_attrs);
   Group::create(store, "g/h", Json::object());
   Group::create(store, "g/h/i", Json{{"depth", 3}});
-  Array a = Array::create(store, "g/h/arr", {.shape = {4, 6}, .chunks = {4, 4}, .dtype = DataType::float64,
-                                             .dimension_names = std::vector<std::optional<std::string>>{"y", "x"},
-                                             .attributes = arr_attrs});
+  Array a = Array::create(store, "g/h/arr",
+                          {.shape = {4, 6},
+                           .chunks = {4, 4},
+                           .dtype = DataType::float64,
+                           .dimension_names = std::vector<std::optional<std::string>>{"y", "x"},
+                           .attributes = arr_attrs});
   a.write({}, make_values(DataType::float64, {4, 6}, 3));
-  const std::map<std::string, std::pair<std::string, Json>> nodes = {
-      {"", {"group", root_attrs}}, {"g", {"group", g_attrs}}, {"g/h", {"group", Json::object()}},
-      {"g/h/i", {"group", Json{{"depth", 3}}}}, {"g/h/arr", {"array", arr_attrs}}};
+  const std::map<std::string, std::pair<std::string, Json>> nodes = {{"", {"group", root_attrs}},
+                                                                     {"g", {"group", g_attrs}},
+                                                                     {"g/h", {"group", Json::object()}},
+                                                                     {"g/h/i", {"group", Json{{"depth", 3}}}},
+                                                                     {"g/h/arr", {"array", arr_attrs}}};
   std::vector<std::string> paths;
   for (const auto& [p, _] : nodes) paths.push_back(p);
   const auto results = zarrita_read(dir.path(), paths, /*attrs=*/true);
@@ -750,9 +826,10 @@ TEST(InteropZarritaReads, DataTypesZarritaCannotRead) {
   for (const auto& [name, dt] : types) {
     auto it = results.find(name);
     if (it == results.end()) continue;
-    ASSERT_TRUE(it->second.contains("error")) << name << ": zarrita now reads " << name
-                                              << "; add it to kZarritaTypes: " << it->second.dump().substr(0, 300);
-    EXPECT_NE(it->second["error"].get<std::string>().find("Unknown or unsupported dataType: " + name), std::string::npos)
+    ASSERT_TRUE(it->second.contains("error"))
+        << name << ": zarrita now reads " << name << "; add it to kZarritaTypes: " << it->second.dump().substr(0, 300);
+    EXPECT_NE(it->second["error"].get<std::string>().find("Unknown or unsupported dataType: " + name),
+              std::string::npos)
         << it->second["error"];
   }
 }
@@ -762,7 +839,8 @@ TEST(InteropZarritaReads, DataTypesZarritaCannotRead) {
 TEST(InteropZarrppReads, EverythingZarritaWrites) {
   REQUIRE_INTEROP_ENV();
   TempDir dir("b-zarrita-wrote");
-  const RunResult w = run("node " + quote((kInteropDir / "write_with_zarrita.mjs").string()) + " " + quote(dir.path().string()));
+  const RunResult w =
+      run("node " + quote((kInteropDir / "write_with_zarrita.mjs").string()) + " " + quote(dir.path().string()));
   ASSERT_EQ(w.exit_code, 0) << "write_with_zarrita.mjs failed:\n" << w.out << w.err;
   const PlainJson expected = PlainJson::parse(slurp(dir.path() / "expected.json"));
   auto store = FileStore::open(dir.path());
@@ -771,7 +849,8 @@ TEST(InteropZarrppReads, EverythingZarritaWrites) {
   // tested automatically, but this list (and the README) should then be updated.
   std::set<std::string> unsupported;
   for (const auto& [k, _] : expected["unsupported"].items()) unsupported.insert(k);
-  EXPECT_EQ(unsupported, (std::set<std::string>{"crc32c", "float16", "gzip", "sharding_indexed"})) << expected["unsupported"].dump(1);
+  EXPECT_EQ(unsupported, (std::set<std::string>{"crc32c", "float16", "gzip", "sharding_indexed"}))
+      << expected["unsupported"].dump(1);
   // Arrays zarrita writes but does not read back itself: bool with "endian": "big".
   std::set<std::string> bugs;
   for (const auto& [k, _] : expected["zarrita_bugs"].items()) bugs.insert(k);
@@ -819,8 +898,8 @@ TEST(InteropZarrppReads, EverythingZarritaWrites) {
   }
 
   // zarrita's defaults break the v3 spec; zarrpp refuses them, naming the field.
-  for (const auto& [path, field] : std::map<std::string, std::string>{{"defaults/no_codecs", "codecs"},
-                                                                      {"defaults/null_fill", "fill_value"}}) {
+  for (const auto& [path, field] :
+       std::map<std::string, std::string>{{"defaults/no_codecs", "codecs"}, {"defaults/null_fill", "fill_value"}}) {
     ASSERT_TRUE(expected["arrays"].contains(path));
     try {
       Array z = Array::open(store, path);
@@ -840,7 +919,8 @@ TEST(InteropZarritaReads, PrependedArrayIsMisreadNotRefused) {
   TempDir dir("c-prepend");
   auto store = FileStore::open(dir.path());
   // 4x3 in 2x3 chunks, values 10*row + col (rows 0..3); then 3 rows 100+... in front.
-  Array z = Array::create(store, "p", {.shape = {4, 3}, .chunks = {2, 3}, .dtype = DataType::int32, .fill_value = Json(-1)});
+  Array z =
+      Array::create(store, "p", {.shape = {4, 3}, .chunks = {2, 3}, .dtype = DataType::int32, .fill_value = Json(-1)});
   std::vector<std::int32_t> orig, front;
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 3; ++c) orig.push_back(10 * r + c);

@@ -64,9 +64,11 @@ TEST(Metadata, WritesTheSameBytesAsTheIndependentFixtureWriter) {
       "{\n  \"zarr_format\": 3,\n  \"node_type\": \"array\",\n  \"shape\": [\n    9,\n    4\n  ],\n"
       "  \"data_type\": \"int32\",\n  \"chunk_grid\": {\n    \"name\": \"regular_bounded\",\n"
       "    \"configuration\": {\n      \"chunk_shape\": [\n        4,\n        4\n      ],\n"
-      "      \"origin\": [\n        0,\n        0\n      ],\n      \"lower_bound\": [\n        -3,\n        0\n      ]\n"
+      "      \"origin\": [\n        0,\n        0\n      ],\n      \"lower_bound\": [\n        -3,\n        0\n      "
+      "]\n"
       "    }\n  },\n  \"chunk_key_encoding\": {\n    \"name\": \"default\",\n    \"configuration\": {\n"
-      "      \"separator\": \"/\"\n    }\n  },\n  \"fill_value\": 0,\n  \"codecs\": [\n    {\n      \"name\": \"bytes\",\n"
+      "      \"separator\": \"/\"\n    }\n  },\n  \"fill_value\": 0,\n  \"codecs\": [\n    {\n      \"name\": "
+      "\"bytes\",\n"
       "      \"configuration\": {\n        \"endian\": \"little\"\n      }\n    }\n  ],\n  \"attributes\": {}\n}";
   EXPECT_EQ(m.dump(), expected);
 }
@@ -102,26 +104,22 @@ TEST_P(FillValues, RoundTrip) {
 
 INSTANTIATE_TEST_SUITE_P(
     Metadata, FillValues,
-    ::testing::Values(FillCase{"bool", "true", "true"}, FillCase{"bool", "false", "false"},
-                      FillCase{"int8", "-128", "-128"}, FillCase{"uint8", "255", "255"},
-                      FillCase{"int16", "-32768", "-32768"}, FillCase{"uint16", "65535", "65535"},
-                      FillCase{"int32", "-2147483648", "-2147483648"}, FillCase{"uint32", "4294967295", "4294967295"},
-                      FillCase{"int64", "-9223372036854775808", "-9223372036854775808"},
-                      FillCase{"int64", "9223372036854775807", "9223372036854775807"},
-                      FillCase{"uint64", "18446744073709551615", "18446744073709551615"},
-                      FillCase{"float32", "1.5", "1.5"}, FillCase{"float64", "-0.0", "-0.0"},
-                      FillCase{"float64", "0.1", "0.1"}, FillCase{"float32", "\"NaN\"", "\"NaN\""},
-                      FillCase{"float64", "\"Infinity\"", "\"Infinity\""},
-                      FillCase{"float16", "\"-Infinity\"", "\"-Infinity\""}, FillCase{"float16", "0.5", "0.5"},
-                      FillCase{"float32", "\"0x7fc00000\"", "\"NaN\""},
-                      FillCase{"float32", "\"0x7fc00001\"", "\"0x7fc00001\""},
-                      FillCase{"float64", "\"0x7ff0000000000001\"", "\"0x7ff0000000000001\""},
-                      FillCase{"float16", "\"0x7e01\"", "\"0x7e01\""},
-                      FillCase{"float32", "\"0x3f800000\"", "1.0"},
-                      FillCase{"complex64", "[1.0, \"NaN\"]", "[1.0,\"NaN\"]"},
-                      FillCase{"complex128", "[\"-Infinity\", \"0x7ff8000000000001\"]",
-                               "[\"-Infinity\",\"0x7ff8000000000001\"]"},
-                      FillCase{"r16", "[0, 255]", "[0,255]"}, FillCase{"r24", "[1, 2, 3]", "[1,2,3]"}));
+    ::testing::Values(
+        FillCase{"bool", "true", "true"}, FillCase{"bool", "false", "false"}, FillCase{"int8", "-128", "-128"},
+        FillCase{"uint8", "255", "255"}, FillCase{"int16", "-32768", "-32768"}, FillCase{"uint16", "65535", "65535"},
+        FillCase{"int32", "-2147483648", "-2147483648"}, FillCase{"uint32", "4294967295", "4294967295"},
+        FillCase{"int64", "-9223372036854775808", "-9223372036854775808"},
+        FillCase{"int64", "9223372036854775807", "9223372036854775807"},
+        FillCase{"uint64", "18446744073709551615", "18446744073709551615"}, FillCase{"float32", "1.5", "1.5"},
+        FillCase{"float64", "-0.0", "-0.0"}, FillCase{"float64", "0.1", "0.1"},
+        FillCase{"float32", "\"NaN\"", "\"NaN\""}, FillCase{"float64", "\"Infinity\"", "\"Infinity\""},
+        FillCase{"float16", "\"-Infinity\"", "\"-Infinity\""}, FillCase{"float16", "0.5", "0.5"},
+        FillCase{"float32", "\"0x7fc00000\"", "\"NaN\""}, FillCase{"float32", "\"0x7fc00001\"", "\"0x7fc00001\""},
+        FillCase{"float64", "\"0x7ff0000000000001\"", "\"0x7ff0000000000001\""},
+        FillCase{"float16", "\"0x7e01\"", "\"0x7e01\""}, FillCase{"float32", "\"0x3f800000\"", "1.0"},
+        FillCase{"complex64", "[1.0, \"NaN\"]", "[1.0,\"NaN\"]"},
+        FillCase{"complex128", "[\"-Infinity\", \"0x7ff8000000000001\"]", "[\"-Infinity\",\"0x7ff8000000000001\"]"},
+        FillCase{"r16", "[0, 255]", "[0,255]"}, FillCase{"r24", "[1, 2, 3]", "[1,2,3]"}));
 
 TEST(Metadata, NanPayloadsSurviveBitExactly) {
   const auto b = parse_fill_value("0x7fc00123", DataType::float32);
@@ -146,11 +144,14 @@ TEST(Metadata, Float16ConversionIsCorrect) {
 }
 
 TEST(Metadata, RejectsOutOfRangeAndMistypedFillValues) {
-  const std::pair<const char*, const char*> bad[] = {
-      {"uint8", "256"},      {"uint8", "-1"},      {"int8", "128"},          {"int32", "1.5"},
-      {"int64", "\"1\""},    {"bool", "0"},        {"float32", "1e300"},     {"float32", "\"nan\""},
-      {"float32", "\"0x\""}, {"float32", "\"0x123456789\""}, {"float64", "null"}, {"complex64", "1.0"},
-      {"complex64", "[1.0]"}, {"r16", "[1]"},      {"r16", "[1, 256]"},      {"uint64", "18446744073709551616"}};
+  const std::pair<const char*, const char*> bad[] = {{"uint8", "256"},       {"uint8", "-1"},
+                                                     {"int8", "128"},        {"int32", "1.5"},
+                                                     {"int64", "\"1\""},     {"bool", "0"},
+                                                     {"float32", "1e300"},   {"float32", "\"nan\""},
+                                                     {"float32", "\"0x\""},  {"float32", "\"0x123456789\""},
+                                                     {"float64", "null"},    {"complex64", "1.0"},
+                                                     {"complex64", "[1.0]"}, {"r16", "[1]"},
+                                                     {"r16", "[1, 256]"},    {"uint64", "18446744073709551616"}};
   for (const auto& [t, j] : bad) {
     try {
       parse_fill_value(Json::parse(j), DataType::parse(t));
@@ -162,8 +163,8 @@ TEST(Metadata, RejectsOutOfRangeAndMistypedFillValues) {
 }
 
 TEST(Metadata, MissingAndMistypedFieldsNameTheField) {
-  for (const char* f : {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "zarr_format",
-                        "node_type"}) {
+  for (const char* f :
+       {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "zarr_format", "node_type"}) {
     Json j = base_array();
     j.erase(f);
     EXPECT_NE(error_of(j).find(f), std::string::npos) << f << ": " << error_of(j);
@@ -306,10 +307,12 @@ TEST(Metadata, RegularBoundedGridValidation) {
             std::string::npos);
   EXPECT_NE(with(R"({"chunk_shape": [0, 4], "origin": [0, 0], "lower_bound": [0, 0]})").find("chunk_shape[0]"),
             std::string::npos);
-  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [9223372036854775800, 0]})").find("overflow"),
-            std::string::npos);
-  EXPECT_NE(with(R"({"chunk_shape": [4, 4], "origin": [-9223372036854775800, 0], "lower_bound": [100, 0]})").find("overflow"),
-            std::string::npos);
+  EXPECT_NE(
+      with(R"({"chunk_shape": [4, 4], "origin": [0, 0], "lower_bound": [9223372036854775800, 0]})").find("overflow"),
+      std::string::npos);
+  EXPECT_NE(
+      with(R"({"chunk_shape": [4, 4], "origin": [-9223372036854775800, 0], "lower_bound": [100, 0]})").find("overflow"),
+      std::string::npos);
   // Writers refuse values a JavaScript reader cannot hold.
   ArrayMetadata w = m;
   w.chunk_grid.lower_bound[0] = -(std::int64_t{1} << 53);

@@ -125,7 +125,8 @@ TEST(Npy, LargeFilesLoadInParallelParts) {
 TEST(Npy, WriterReplacesOnlyWhenComplete) {
   const auto d = temp_dir("writer");
   NDArray a(DataType::int32, {4, 3});
-  for (std::int64_t i = 0; i < a.size(); ++i) reinterpret_cast<std::int32_t*>(a.raw_data())[i] = static_cast<std::int32_t>(i);
+  for (std::int64_t i = 0; i < a.size(); ++i)
+    reinterpret_cast<std::int32_t*>(a.raw_data())[i] = static_cast<std::int32_t>(i);
   write_file(d / "out.npy", Bytes{'o', 'l', 'd'});
   auto no_temps = [&] {
     for (const auto& e : std::filesystem::directory_iterator(d))
@@ -200,15 +201,20 @@ TEST(Npy, HeadersNumPyRefusesAreRefused) {
   };
   for (const auto& [h, n] : refused) EXPECT_THROW(npy::parse(npy_with_header(h, n)), ArgumentError) << h;
   const std::string plain = "{" + d + o + "'shape': (4,), }";
-  EXPECT_THROW(npy::parse(npy_with_header(plain, 16, 1, 1)), ArgumentError);                    // format 1.1
-  EXPECT_THROW(npy::parse(npy_with_header(plain + std::string(10050, ' '), 16, 2)), ArgumentError);  // > 10,000
+  EXPECT_THROW(npy::parse(npy_with_header(plain, 16, 1, 1)), ArgumentError);                           // format 1.1
+  EXPECT_THROW(npy::parse(npy_with_header(plain + std::string(10050, ' '), 16, 2)), ArgumentError);    // > 10,000
   EXPECT_THROW(npy::parse(npy_with_header("{" + d + o + "'shape': (4L,), }", 16, 3)), ArgumentError);  // no L in 3.0
   // What NumPy reads, zarrpp reads the same.
   EXPECT_EQ(npy::parse(npy_with_header(plain, 16)).shape(), (Shape{4}));
-  EXPECT_EQ(npy::parse(npy_with_header("{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 2)}", 16)).shape(), (Shape{2, 2}));
+  EXPECT_EQ(
+      npy::parse(npy_with_header("{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 2)}", 16)).shape(),
+      (Shape{2, 2}));
   EXPECT_EQ(npy::parse(npy_with_header("{" + d + o + "'shape': (2L, 2L), }", 16)).shape(), (Shape{2, 2}));
-  EXPECT_EQ(npy::parse(npy_with_header("{'descr': '<i4',\n 'fortran_order': False,\n 'shape': (\n4,\n),\n}", 16)).shape(), (Shape{4}));
-  EXPECT_EQ(npy::parse(npy_with_header("{'shape': (1, 4), 'fortran_order': True, 'descr': '<i4'}", 16, 2)).shape(), (Shape{1, 4}));
+  EXPECT_EQ(
+      npy::parse(npy_with_header("{'descr': '<i4',\n 'fortran_order': False,\n 'shape': (\n4,\n),\n}", 16)).shape(),
+      (Shape{4}));
+  EXPECT_EQ(npy::parse(npy_with_header("{'shape': (1, 4), 'fortran_order': True, 'descr': '<i4'}", 16, 2)).shape(),
+            (Shape{1, 4}));
   EXPECT_EQ(npy::parse(npy_with_header(plain, 16, 3)).shape(), (Shape{4}));
   EXPECT_EQ(npy::parse(npy_with_header("{" + d + o + "'shape': (), }", 4)).shape(), (Shape{}));
 }

@@ -57,11 +57,26 @@ class RandomFaultStore : public StoreWrapper {
     step("set_if", k);
     return StoreWrapper::do_set_if(k, v, e);
   }
-  void do_erase(const std::string& k) override { step("erase", k); StoreWrapper::do_erase(k); }
-  void do_erase_prefix(const std::string& k) override { step("erase_prefix", k); StoreWrapper::do_erase_prefix(k); }
-  std::optional<std::uint64_t> do_size(const std::string& k) override { step("size", k); return StoreWrapper::do_size(k); }
-  std::vector<std::string> do_list_prefix(const std::string& k) override { step("list_prefix", k); return StoreWrapper::do_list_prefix(k); }
-  DirListing do_list_dir(const std::string& k) override { step("list_dir", k); return StoreWrapper::do_list_dir(k); }
+  void do_erase(const std::string& k) override {
+    step("erase", k);
+    StoreWrapper::do_erase(k);
+  }
+  void do_erase_prefix(const std::string& k) override {
+    step("erase_prefix", k);
+    StoreWrapper::do_erase_prefix(k);
+  }
+  std::optional<std::uint64_t> do_size(const std::string& k) override {
+    step("size", k);
+    return StoreWrapper::do_size(k);
+  }
+  std::vector<std::string> do_list_prefix(const std::string& k) override {
+    step("list_prefix", k);
+    return StoreWrapper::do_list_prefix(k);
+  }
+  DirListing do_list_dir(const std::string& k) override {
+    step("list_dir", k);
+    return StoreWrapper::do_list_dir(k);
+  }
 
  private:
   bool fire() {
@@ -121,12 +136,14 @@ void run_sequences(bool file, int sequences, int ops_per_sequence, Counts& c) {
     const bool sharded = rng() % 3 == 0;
     ArraySpec spec{.shape = {static_cast<std::int64_t>(rng() % 7), static_cast<std::int64_t>(1 + rng() % 6)},
                    .chunks = {static_cast<std::int64_t>(1 + rng() % 3), static_cast<std::int64_t>(1 + rng() % 3)},
-                   .dtype = DataType::int32, .fill_value = -1};
+                   .dtype = DataType::int32,
+                   .fill_value = -1};
     if (sharded) spec.shards = Shape{spec.chunks[0] * 2, spec.chunks[1]};
     if (rng() % 2) spec.compressor = codec::Zstd{.level = 1};
     spec.crc32c = rng() % 2;
     Array::create(base, spec);
-    auto faulty = std::make_shared<RandomFaultStore>(base, 0.03, static_cast<unsigned>(rng()), file ? root : std::filesystem::path{});
+    auto faulty = std::make_shared<RandomFaultStore>(base, 0.03, static_cast<unsigned>(rng()),
+                                                     file ? root : std::filesystem::path{});
     DomainModel m{Array::open(base).domain(), {}, -1};
     Json attrs = Json::object();
     ++c.sequences;
@@ -181,15 +198,18 @@ void run_sequences(bool file, int sequences, int ops_per_sequence, Counts& c) {
               for (auto i = a; i < b; ++i) idx[d].push_back(i);
             } else {
               std::set<std::int64_t> pick;
-              for (int k = 0; k < 3; ++k) pick.insert(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(shape[d])));
+              for (int k = 0; k < 3; ++k)
+                pick.insert(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(shape[d])));
               idx[d].assign(pick.rbegin(), pick.rend());  // descending order
               sel.push_back(IndexArray(idx[d]));
             }
           }
-          const auto data = values({static_cast<std::int64_t>(idx[0].size()), static_cast<std::int64_t>(idx[1].size())}, rng);
+          const auto data =
+              values({static_cast<std::int64_t>(idx[0].size()), static_cast<std::int64_t>(idx[1].size())}, rng);
           for (std::size_t i = 0; i < idx[0].size(); ++i)
             for (std::size_t j = 0; j < idx[1].size(); ++j) {
-              const std::vector<std::int64_t> x = {m.dom[0].inclusive_min + idx[0][i], m.dom[1].inclusive_min + idx[1][j]};
+              const std::vector<std::int64_t> x = {m.dom[0].inclusive_min + idx[0][i],
+                                                   m.dom[1].inclusive_min + idx[1][j]};
               next.values[x] = loose[x] = data.data<std::int32_t>()[i * idx[1].size() + j];
             }
           run = [sel, data](Array& z) { z.write(sel, data); };
@@ -205,11 +225,14 @@ void run_sequences(bool file, int sequences, int ops_per_sequence, Counts& c) {
               }
           const auto data = values({static_cast<std::int64_t>(pts[0].size())}, rng);
           for (std::size_t k = 0; k < pts[0].size(); ++k) {
-            const std::vector<std::int64_t> x = {m.dom[0].inclusive_min + pts[0][k], m.dom[1].inclusive_min + pts[1][k]};
+            const std::vector<std::int64_t> x = {m.dom[0].inclusive_min + pts[0][k],
+                                                 m.dom[1].inclusive_min + pts[1][k]};
             next.values[x] = loose[x] = data.data<std::int32_t>()[k];
           }
-          if (st == 2) run = [pts, data](Array& z) { z.write_points(pts, data); };
-          else run = [mask, data](Array& z) { z.write_mask(mask, data); };
+          if (st == 2)
+            run = [pts, data](Array& z) { z.write_points(pts, data); };
+          else
+            run = [mask, data](Array& z) { z.write_mask(mask, data); };
         }
       }
       SCOPED_TRACE("sequence " + std::to_string(seq) + " op " + std::to_string(op) + " kind " + std::to_string(kind) +
@@ -224,9 +247,10 @@ void run_sequences(bool file, int sequences, int ops_per_sequence, Counts& c) {
       }
       faulty->armed = false;
       if (std::getenv("ZARRPP_SOAK_DEBUG"))
-        std::fprintf(stderr, "seq %d op %d kind %d failed %d dom [%lld,%lld)x[%lld,%lld) -> [%lld,%lld)x[%lld,%lld)\n", seq, op, kind,
-                     failed, (long long)m.dom[0].inclusive_min, (long long)m.dom[0].exclusive_max, (long long)m.dom[1].inclusive_min,
-                     (long long)m.dom[1].exclusive_max, (long long)next.dom[0].inclusive_min, (long long)next.dom[0].exclusive_max,
+        std::fprintf(stderr, "seq %d op %d kind %d failed %d dom [%lld,%lld)x[%lld,%lld) -> [%lld,%lld)x[%lld,%lld)\n",
+                     seq, op, kind, failed, (long long)m.dom[0].inclusive_min, (long long)m.dom[0].exclusive_max,
+                     (long long)m.dom[1].inclusive_min, (long long)m.dom[1].exclusive_max,
+                     (long long)next.dom[0].inclusive_min, (long long)next.dom[0].exclusive_max,
                      (long long)next.dom[1].inclusive_min, (long long)next.dom[1].exclusive_max);
       auto re = Array::open(base);
       const bool is_write = kind >= 4;
@@ -251,7 +275,8 @@ void run_sequences(bool file, int sequences, int ops_per_sequence, Counts& c) {
       check(Array::open(base), m, {});
       ASSERT_EQ(Array::open(base).attributes(), attrs);
       if (file) {
-        for (const auto& k : base->list_prefix("")) ASSERT_EQ(k.find(".zarrpp-tmp"), std::string::npos) << k;  // torn temp files stay invisible
+        for (const auto& k : base->list_prefix(""))
+          ASSERT_EQ(k.find(".zarrpp-tmp"), std::string::npos) << k;  // torn temp files stay invisible
       }
       faulty->armed = true;
       if (::testing::Test::HasFatalFailure()) return;
@@ -286,8 +311,11 @@ TEST(Reliability, WritersGrowersAndReadersAtOnce) {
   const auto root = tmp.path();
   // 8 column blocks of width 4; writers own a block each and rewrite it; growers add rows.
   constexpr int kWriters = 4, kWidth = 4;
-  Array::create(FileStore::open(root), {.shape = {8, kWriters * kWidth}, .chunks = {3, 4}, .dtype = DataType::int32,
-                                        .fill_value = -1, .compressor = codec::Zstd{.level = 1}});
+  Array::create(FileStore::open(root), {.shape = {8, kWriters * kWidth},
+                                        .chunks = {3, 4},
+                                        .dtype = DataType::int32,
+                                        .fill_value = -1,
+                                        .compressor = codec::Zstd{.level = 1}});
   std::atomic<bool> stop{false};
   std::atomic<int> bad{0}, reads{0};
   std::vector<std::thread> ts;
@@ -306,8 +334,10 @@ TEST(Reliability, WritersGrowersAndReadersAtOnce) {
       auto z = Array::open(FileStore::open(root));
       for (int i = 0; i < 15 && !stop; ++i) {
         const auto row = NDArray::full<std::int32_t>({1, kWriters * kWidth}, -1);
-        if (g == 0) z.prepend(row, 0);
-        else z.append(row, 0);
+        if (g == 0)
+          z.prepend(row, 0);
+        else
+          z.append(row, 0);
       }
     });
   for (int r = 0; r < 2; ++r)
@@ -344,16 +374,21 @@ TEST(Reliability, EightProcessesGrowAndWriteWithoutLosingAnything) {
   ref::TempDir tmp("procs8");
   const auto root = tmp.path();
   constexpr int kProcs = 8, kEach = 6;
-  Array::create(FileStore::open(root), {.shape = {0, kProcs}, .chunks = {2, 1}, .dtype = DataType::int32, .fill_value = -1});
-  EXPECT_EQ(ref::run_in_processes(kProcs, [&](int p) {
-              auto z = Array::open(FileStore::open(root));
-              for (int i = 0; i < kEach; ++i) {
-                NDArray row = NDArray::full<std::int32_t>({1, kProcs}, -1);
-                row.data<std::int32_t>()[p] = p * 1000 + i;  // each process owns a column of its rows
-                if (p % 2) z.append(row, 0);
-                else z.prepend(row, 0);
-              }
-            }),
+  Array::create(FileStore::open(root),
+                {.shape = {0, kProcs}, .chunks = {2, 1}, .dtype = DataType::int32, .fill_value = -1});
+  EXPECT_EQ(ref::run_in_processes(kProcs,
+                                  [&](int p) {
+                                    auto z = Array::open(FileStore::open(root));
+                                    for (int i = 0; i < kEach; ++i) {
+                                      NDArray row = NDArray::full<std::int32_t>({1, kProcs}, -1);
+                                      row.data<std::int32_t>()[p] =
+                                          p * 1000 + i;  // each process owns a column of its rows
+                                      if (p % 2)
+                                        z.append(row, 0);
+                                      else
+                                        z.prepend(row, 0);
+                                    }
+                                  }),
             0);
   auto z = Array::open(FileStore::open(root));
   ASSERT_EQ(z.shape()[0], kProcs * kEach);
@@ -384,7 +419,8 @@ TEST(Reliability, HostileSizesAreRefusedWithoutLargeAllocations) {
     "chunk_key_encoding":{"name":"default"},"fill_value":0,"codecs":[{"name":"bytes"}]})";
   store->set("zarr.json", Bytes(huge.begin(), huge.end()));
   auto z = Array::open(store);  // opening is fine: nothing is allocated
-  EXPECT_EQ(z.read({slice(0, 2)}).to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{0, 0}));  // missing: fill, no chunk buffer
+  EXPECT_EQ(z.read({slice(0, 2)}).to_vector<std::uint8_t>(),
+            (std::vector<std::uint8_t>{0, 0}));  // missing: fill, no chunk buffer
   try {
     z.write_scalar<std::uint8_t>({0}, 1);
     ADD_FAILURE();
@@ -394,10 +430,12 @@ TEST(Reliability, HostileSizesAreRefusedWithoutLargeAllocations) {
   store->set("c/0", Bytes(16, 1));  // a stored chunk of that array: refused before decoding
   EXPECT_THROW(z.read({slice(0, 2)}), Error);
   // products that overflow int64
-  const std::string overflow = R"({"zarr_format":3,"node_type":"array","shape":[4294967296,4294967296],"data_type":"uint8",
+  const std::string overflow =
+      R"({"zarr_format":3,"node_type":"array","shape":[4294967296,4294967296],"data_type":"uint8",
     "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[1,1]}},
     "chunk_key_encoding":{"name":"default"},"fill_value":0,"codecs":[{"name":"bytes"}]})";
   store->set("zarr.json", Bytes(overflow.begin(), overflow.end()));
   EXPECT_THROW(Array::open(store), MetadataError);
-  EXPECT_THROW(Array::create(store, "x", {.shape = {std::int64_t{1} << 40, std::int64_t{1} << 40}, .chunks = {1, 1}}), MetadataError);
+  EXPECT_THROW(Array::create(store, "x", {.shape = {std::int64_t{1} << 40, std::int64_t{1} << 40}, .chunks = {1, 1}}),
+               MetadataError);
 }

@@ -90,10 +90,14 @@ TEST(ConcurrentWriters, DisjointWritesIntoOneChunkWhileItGrowsLoseNothing) {
     SCOPED_TRACE(kind);
     TempDir dir("race");
     for (int round = 0; round < 4; ++round) {
-      StorePtr store = std::string(kind) == "memory" ? StorePtr(MemoryStore::create())
-                                                     : StorePtr(FileStore::open((dir / std::to_string(round)).string()));
+      StorePtr store = std::string(kind) == "memory"
+                           ? StorePtr(MemoryStore::create())
+                           : StorePtr(FileStore::open((dir / std::to_string(round)).string()));
       // One chunk of 8 rows covering rows [-4, 4): the domain starts as rows [0, 2).
-      Array::create(store, {.shape = {2, 8}, .chunks = {8, 8}, .dtype = DataType::int32, .lower_bound = Shape{0, 0},
+      Array::create(store, {.shape = {2, 8},
+                            .chunks = {8, 8},
+                            .dtype = DataType::int32,
+                            .lower_bound = Shape{0, 0},
                             .origin = Shape{-4, 0}});
       constexpr int kWriters = 6, kWritesEach = 8;
       std::atomic<bool> go{false};
@@ -207,7 +211,8 @@ TEST(Overwrite, StopsAtTheFirstDeletionErrorAndSaysSo) {
     auto copy = MemoryStore::create();
     for (const auto& k : mem->list_prefix("")) copy->set(k, *mem->get(k));
     auto faulty = std::make_shared<FaultyStore>(copy, at, true);
-    const auto c = catch_error([&] { Array::create(faulty, {.shape = {8}, .chunks = {2}, .dtype = DataType::int16, .overwrite = true}); });
+    const auto c = catch_error(
+        [&] { Array::create(faulty, {.shape = {8}, .chunks = {2}, .dtype = DataType::int16, .overwrite = true}); });
     if (!c.thrown) break;
     // Whatever failed: the old array whole, no node at all (zarr.json goes first), or the new
     // array without old chunks; never an old zarr.json over some of its chunks, nor a new array
@@ -217,7 +222,8 @@ TEST(Overwrite, StopsAtTheFirstDeletionErrorAndSaysSo) {
     } else if (auto now = Array::open(copy); now.dtype() == DataType::int16) {
       EXPECT_EQ(now.nchunks_stored(), 0) << "new array shows old chunks (fault at " << at << ")";
     } else {
-      EXPECT_EQ(now.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(8, 1)) << "old array torn (fault at " << at << ")";
+      EXPECT_EQ(now.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(8, 1))
+          << "old array torn (fault at " << at << ")";
     }
     // Doing it again finishes the job.
     auto z2 = Array::create(copy, {.shape = {8}, .chunks = {2}, .dtype = DataType::int16, .overwrite = true});
@@ -230,7 +236,8 @@ TEST(Overwrite, BrokenMetadataIsNotGuessedAround) {
   mem->set("zarr.json", B("{not json"));
   mem->set("c/0", B("x"));
   mem->set("other", B("y"));
-  const auto c = catch_error([&] { Array::create(mem, {.shape = {2}, .chunks = {2}, .dtype = DataType::int8, .overwrite = true}); });
+  const auto c = catch_error(
+      [&] { Array::create(mem, {.shape = {2}, .chunks = {2}, .dtype = DataType::int8, .overwrite = true}); });
   EXPECT_EQ(c.code, ErrorCode::invalid_metadata) << c.what;
   EXPECT_TRUE(c.has("nothing was deleted")) << c.what;
   EXPECT_TRUE(mem->exists("c/0"));
@@ -255,13 +262,16 @@ TEST(Copy, RefusesTheSameOrNestedNodes) {
   src.fill<std::int8_t>(5);
   const auto meta = src.metadata();
   auto same = FileStore::open((dir / "g" / "." / "arr" / "").string());
-  expect_error<ArgumentError>([&] { copy_array(src, same, "", meta, {.overwrite = true}); }, ErrorCode::invalid_argument, {"same node"});
+  expect_error<ArgumentError>([&] { copy_array(src, same, "", meta, {.overwrite = true}); },
+                              ErrorCode::invalid_argument, {"same node"});
   expect_error<ArgumentError>([&] { copy_array(src, s1, "", meta, {.overwrite = true}); }, ErrorCode::invalid_argument,
                               {"source lies inside the destination"});
-  expect_error<ArgumentError>([&] { copy_array(src, s1, "arr/sub", meta); }, ErrorCode::invalid_argument, {"destination lies inside"});
+  expect_error<ArgumentError>([&] { copy_array(src, s1, "arr/sub", meta); }, ErrorCode::invalid_argument,
+                              {"destination lies inside"});
   fs::create_directory_symlink(dir / "g", dir / "link");
-  expect_error<ArgumentError>([&] { copy_array(src, FileStore::open((dir / "link").string()), "arr", meta, {.overwrite = true}); },
-                              ErrorCode::invalid_argument, {"same node"});
+  expect_error<ArgumentError>(
+      [&] { copy_array(src, FileStore::open((dir / "link").string()), "arr", meta, {.overwrite = true}); },
+      ErrorCode::invalid_argument, {"same node"});
   EXPECT_EQ(Array::open(s1, "arr").read().to_vector<std::int8_t>(), (std::vector<std::int8_t>{5, 5, 5, 5}));
 }
 
@@ -324,14 +334,25 @@ TEST(Growth0, ZeroRowsChangeNothing) {
 
 TEST(Create, RefusesChunksThatCouldNeverBeWritten) {
   auto mem = MemoryStore::create();
-  expect_error<LimitError>([&] { Array::create(mem, {.shape = {std::int64_t{1} << 32, 4}, .chunks = {std::int64_t{1} << 32, 4}, .dtype = DataType::int8}); },
-                           ErrorCode::limit_exceeded, {"4 GiB"});
-  expect_error<LimitError>([&] { Array::create(mem, {.shape = {std::int64_t{3} << 29}, .chunks = {std::int64_t{3} << 29}, .dtype = DataType::int16,
-                                                     .compressor = codec::Blosc{}}); },
-                           ErrorCode::limit_exceeded, {"blosc", "limit"});
+  expect_error<LimitError>(
+      [&] {
+        Array::create(
+            mem, {.shape = {std::int64_t{1} << 32, 4}, .chunks = {std::int64_t{1} << 32, 4}, .dtype = DataType::int8});
+      },
+      ErrorCode::limit_exceeded, {"4 GiB"});
+  expect_error<LimitError>(
+      [&] {
+        Array::create(mem, {.shape = {std::int64_t{3} << 29},
+                            .chunks = {std::int64_t{3} << 29},
+                            .dtype = DataType::int16,
+                            .compressor = codec::Blosc{}});
+      },
+      ErrorCode::limit_exceeded, {"blosc", "limit"});
   EXPECT_FALSE(mem->exists("zarr.json"));
   // Sharded: the inner chunk is what must fit.
-  EXPECT_NO_THROW(Array::create(mem, {.shape = {std::int64_t{1} << 33}, .chunks = {1 << 20}, .dtype = DataType::int8,
+  EXPECT_NO_THROW(Array::create(mem, {.shape = {std::int64_t{1} << 33},
+                                      .chunks = {1 << 20},
+                                      .dtype = DataType::int8,
                                       .shards = Shape{std::int64_t{1} << 33}}));
 }
 

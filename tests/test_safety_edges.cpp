@@ -145,7 +145,8 @@ TEST(Overwrite, AnInterruptedCopyLeavesNoNodeOrAWholeOne) {
     if (!c.thrown) break;
     if (!dst->exists("zarr.json")) continue;  // no node: nothing reads as data
     const auto v = Array::open(dst).read().to_vector<std::int8_t>();
-    EXPECT_TRUE(v == std::vector<std::int8_t>(8, 1) || v == std::vector<std::int8_t>(8, 5)) << "torn at " << at << ": " << c.what;
+    EXPECT_TRUE(v == std::vector<std::int8_t>(8, 1) || v == std::vector<std::int8_t>(8, 5))
+        << "torn at " << at << ": " << c.what;
   }
 }
 
@@ -162,7 +163,9 @@ TEST(Overwrite, AFailedRemovalSaysWhatIsGone) {
     c = catch_error([&] { remove_node(faulty, ""); });
     if (c.has("c/1")) break;
   }
-  EXPECT_TRUE(c.has("removing the node at '/' stopped at 'c/1': its zarr.json and 1 of 4 chunk(s) were removed, so it no longer opens"))
+  EXPECT_TRUE(
+      c.has("removing the node at '/' stopped at 'c/1': its zarr.json and 1 of 4 chunk(s) were removed, so it no "
+            "longer opens"))
       << c.what;
 }
 
@@ -196,7 +199,9 @@ TEST(Listing, ChunksThatAreSymlinksInsideTheRootAreSeenByEveryOperation) {
 
 TEST(Listing, WhatStandsWhereAChunkShouldBeIsAnErrorForEveryOperation) {
   TempDir outside("outside");
-  { std::ofstream(outside / "blob") << "xx"; }
+  {
+    std::ofstream(outside / "blob") << "xx";
+  }
   struct Case {
     const char* name;
     std::function<void(const fs::path&)> make;
@@ -204,9 +209,15 @@ TEST(Listing, WhatStandsWhereAChunkShouldBeIsAnErrorForEveryOperation) {
   };
   const std::vector<Case> cases = {
       {"an empty directory", [](const fs::path& p) { fs::create_directory(p); }, "is a directory"},
-      {"a directory with a file", [](const fs::path& p) { fs::create_directory(p); std::ofstream(p / "x") << "x"; }, "is a directory"},
+      {"a directory with a file",
+       [](const fs::path& p) {
+         fs::create_directory(p);
+         std::ofstream(p / "x") << "x";
+       },
+       "is a directory"},
       {"a FIFO", [](const fs::path& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0); }, "is a FIFO"},
-      {"a symlink out of the root", [&](const fs::path& p) { fs::create_symlink(outside / "blob", p); }, "leading outside the store root"},
+      {"a symlink out of the root", [&](const fs::path& p) { fs::create_symlink(outside / "blob", p); },
+       "leading outside the store root"},
       {"a symlink to nothing", [](const fs::path& p) { fs::create_symlink("nowhere", p); }, "symlink to nothing"},
   };
   for (const auto& k : cases) {
@@ -229,7 +240,8 @@ TEST(Listing, WhatStandsWhereAChunkShouldBeIsAnErrorForEveryOperation) {
     EXPECT_TRUE(conv.thrown) << "a re-chunking copy skipped it";
     // An overwrite removes what is the node's (a link itself, an empty directory, a FIFO), and
     // refuses, deleting nothing, where a directory holds other files.
-    const auto o = catch_error([&] { Array::create(store, {.shape = {6}, .chunks = {2}, .dtype = DataType::int8, .overwrite = true}); });
+    const auto o = catch_error(
+        [&] { Array::create(store, {.shape = {6}, .chunks = {2}, .dtype = DataType::int8, .overwrite = true}); });
     if (std::string(k.name) == "a directory with a file") {
       EXPECT_TRUE(o.has("is a directory where a chunk should be")) << o.what;
       EXPECT_TRUE(fs::exists(dir / "c" / "0"));
@@ -251,7 +263,8 @@ TEST(Listing, FolderSymlinksAreListedAndNeverWrittenThrough) {
   fs::create_directory_symlink("0", dir / "c" / "1");  // row 1 of chunks aliases row 0
   EXPECT_EQ(z.nchunks_stored(), 4);
   EXPECT_EQ(z.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(16, 2));
-  const auto w = catch_error([&] { z.write(Selection{slice(2, 3), slice(0, 1)}, NDArray::full<std::int8_t>({1, 1}, 9).view()); });
+  const auto w =
+      catch_error([&] { z.write(Selection{slice(2, 3), slice(0, 1)}, NDArray::full<std::int8_t>({1, 1}, 9).view()); });
   EXPECT_TRUE(w.has("is a symlink") && w.has("never writes or deletes through one")) << w.what;
   EXPECT_EQ(z.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(16, 2));  // chunk (0, 0) unchanged
   fs::create_directory_symlink(".", dir / "c" / "loop");

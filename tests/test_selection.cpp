@@ -147,7 +147,8 @@ RC_GTEST_PROP(Selections, BlockReadAndWrite, ()) {
     const auto b0 = *rc::gen::inRange<std::int64_t>(0, nb);
     const auto b1 = *rc::gen::inRange<std::int64_t>(b0 + 1, nb + 1);
     blocks.push_back(slice(b0, b1));
-    const auto x0 = std::max(o + (k0 + b0) * c, dom[d].inclusive_min), x1 = std::min(o + (k0 + b1) * c, dom[d].exclusive_max);
+    const auto x0 = std::max(o + (k0 + b0) * c, dom[d].inclusive_min),
+               x1 = std::min(o + (k0 + b1) * c, dom[d].exclusive_max);
     equivalent.push_back(slice(x0 - lo, x1 - lo));
   }
   assert_same(f.z.read_blocks(blocks), f.model.select(equivalent));
@@ -244,7 +245,8 @@ TEST(SelectionErrors, CarryCodesForTheirKind) {
   EXPECT_EQ(catch_error([&] { z.read_blocks({slice(0, 2, 2)}); }).code, ErrorCode::invalid_selection);
   EXPECT_EQ(catch_error([&] { z.write({}, NDArray(DataType::float64, {6, 4})); }).code, ErrorCode::dtype_mismatch);
   EXPECT_EQ(catch_error([&] { z.read<double>(); }).code, ErrorCode::dtype_mismatch);
-  EXPECT_EQ(catch_error([&] { z.write({slice(0, 2)}, NDArray(DataType::int32, {3, 4})); }).code, ErrorCode::shape_mismatch);
+  EXPECT_EQ(catch_error([&] { z.write({slice(0, 2)}, NDArray(DataType::int32, {3, 4})); }).code,
+            ErrorCode::shape_mismatch);
   NDArray out(DataType::int32, {6, 3});
   EXPECT_EQ(catch_error([&] { z.read_into({}, out.view()); }).code, ErrorCode::shape_mismatch);
   EXPECT_EQ(catch_error([&] { z.prepend(NDArray(DataType::int32, {2, 3})); }).code, ErrorCode::shape_mismatch);
@@ -278,13 +280,17 @@ TEST(Selections, ZeroDimensionalArrays) {
 // A step so large that only one element of a chunk is selected: the copy loops must not multiply
 // it by byte strides (a signed overflow UBSan reports; found by fuzz_selection).
 TEST(Selections, HugeStepsSelectOneElementPerChunk) {
-  auto z = Array::create(MemoryStore::create(), {.shape = {7, 5, 3}, .chunks = {3, 2, 2}, .dtype = DataType::int32,
-                                                 .lower_bound = Shape{-4, 0, 2}, .origin = Shape{0, 1, 0}});
+  auto z = Array::create(MemoryStore::create(), {.shape = {7, 5, 3},
+                                                 .chunks = {3, 2, 2},
+                                                 .dtype = DataType::int32,
+                                                 .lower_bound = Shape{-4, 0, 2},
+                                                 .origin = Shape{0, 1, 0}});
   const std::int64_t huge = 3074457345618258602;
-  for (const auto& sel : std::vector<Selection>{{slice(4), slice(std::nullopt, std::nullopt, huge), slice(2)},
-                                                {slice(std::nullopt, std::nullopt, huge)},
-                                                {slice(std::nullopt, std::nullopt, -huge), slice(), slice(1, std::nullopt, huge)},
-                                                {slice(std::nullopt, std::nullopt, INT64_MAX)}}) {
+  for (const auto& sel :
+       std::vector<Selection>{{slice(4), slice(std::nullopt, std::nullopt, huge), slice(2)},
+                              {slice(std::nullopt, std::nullopt, huge)},
+                              {slice(std::nullopt, std::nullopt, -huge), slice(), slice(1, std::nullopt, huge)},
+                              {slice(std::nullopt, std::nullopt, INT64_MAX)}}) {
     z.fill<std::int32_t>(3);
     const auto a = z.read(sel);
     EXPECT_EQ(a.shape(), z.selection_shape(sel));

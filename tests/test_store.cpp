@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "store_conformance.hpp"
@@ -19,7 +19,8 @@ using namespace zarrpp::test;
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
                          ::testing::Values(StoreFactory{"memory", [] { return StorePtr(MemoryStore::create()); }},
-                                           StoreFactory{"file", [] {
+                                           StoreFactory{"file",
+                                                        [] {
                                                           // The directory lives as long as the store.
                                                           auto dir = std::make_shared<TempDir>("conformance");
                                                           auto fs = FileStore::open(dir->path());
@@ -28,7 +29,8 @@ INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
                                                             dir.reset();
                                                           });
                                                         }},
-                                           StoreFactory{"file_not_made_yet", [] {
+                                           StoreFactory{"file_not_made_yet",
+                                                        [] {
                                                           // A root that does not exist: the first write makes it.
                                                           auto dir = std::make_shared<TempDir>("conformance");
                                                           auto fs = FileStore::open(dir->path() / "new" / "store.zarr");
@@ -59,7 +61,7 @@ TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
   }
   fs::create_directories(base / "root");
   auto s = FileStore::open(base / "root");
-  fs::create_symlink(base / "outside", base / "root" / "link");           // a directory link out
+  fs::create_symlink(base / "outside", base / "root" / "link");             // a directory link out
   fs::create_symlink(base / "outside" / "secret", base / "root" / "file");  // a file link out
   fs::create_directories(base / "root" / "in");
   s->set("in/real", B("inside"));
@@ -90,7 +92,9 @@ TEST(FileStore, TempAndLockFilesAreInvisible) {
   TempDir tmp("filestore");
   auto s = FileStore::open(tmp.path());
   s->set("a/zarr.json", B("{}"));
-  { auto lk = s->lock("a/zarr.json"); }
+  {
+    auto lk = s->lock("a/zarr.json");
+  }
   EXPECT_TRUE(s->compare_and_set("a/zarr.json", B("{}"), B("{ }")));
   EXPECT_EQ(s->list_prefix(""), (std::vector<std::string>{"a/zarr.json"}));
   EXPECT_EQ(s->list_dir("a/").keys, (std::vector<std::string>{"zarr.json"}));
@@ -119,7 +123,8 @@ TEST(FileStore, OpeningAndReadingCreateNothing) {
     (void)Array::open(s);
     FAIL() << "opened an array in a directory that does not exist";
   } catch (const NotFoundError& e) {
-    EXPECT_NE(std::string(e.what()).find("the directory '" + root.string() + "' does not exist"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the directory '" + root.string() + "' does not exist"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW((void)Group::open(s), NotFoundError);
   EXPECT_FALSE(fs::exists(root));

@@ -88,7 +88,8 @@ std::optional<codec::Any> parse_compressor(const std::string& s) {
     throw ArgumentError(std::string("--compressor: ") + e.what());
   }
   if (codec::role_of(m.name) != codec::Role::bytes_to_bytes)
-    throw ArgumentError("--compressor: '" + m.name + "' is not a compressor (bytes -> bytes codec); use " + compressor_forms());
+    throw ArgumentError("--compressor: '" + m.name + "' is not a compressor (bytes -> bytes codec); use " +
+                        compressor_forms());
   return m;
 }
 
@@ -129,9 +130,12 @@ std::string one_line(std::string_view m) {
   std::string out;
   for (const char ch : m) {
     const auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
     else if (c < 0x20 || c == 0x7f) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
@@ -149,8 +153,7 @@ std::size_t parse_axis(const std::string& text, std::size_t ndim) {
   const char* b = text.data();
   const char* e = b + text.size();
   const auto [p, ec] = std::from_chars(b, e, a);
-  if (text.empty() || ec != std::errc() || p != e)
-    throw ArgumentError("--axis: '" + text + "' is not an integer");
+  if (text.empty() || ec != std::errc() || p != e) throw ArgumentError("--axis: '" + text + "' is not an integer");
   const auto n = static_cast<std::int64_t>(ndim);
   if (a < -n || a >= n)
     throw ArgumentError("--axis " + text + " is out of range for a " + std::to_string(ndim) + "-d array (valid: " +
@@ -240,16 +243,26 @@ std::string element_str(const std::byte* p, const DataType& t) {
     return x;
   };
   switch (t.id()) {
-    case Id::bool_: return get(std::uint8_t{}) ? "True" : "False";
-    case Id::int8: return std::to_string(get(std::int8_t{}));
-    case Id::int16: return std::to_string(get(std::int16_t{}));
-    case Id::int32: return std::to_string(get(std::int32_t{}));
-    case Id::int64: return std::to_string(get(std::int64_t{}));
-    case Id::uint8: return std::to_string(get(std::uint8_t{}));
-    case Id::uint16: return std::to_string(get(std::uint16_t{}));
-    case Id::uint32: return std::to_string(get(std::uint32_t{}));
-    case Id::uint64: return std::to_string(get(std::uint64_t{}));
-    case Id::float16: return fmt_float(static_cast<float>(get(float16{})));
+    case Id::bool_:
+      return get(std::uint8_t{}) ? "True" : "False";
+    case Id::int8:
+      return std::to_string(get(std::int8_t{}));
+    case Id::int16:
+      return std::to_string(get(std::int16_t{}));
+    case Id::int32:
+      return std::to_string(get(std::int32_t{}));
+    case Id::int64:
+      return std::to_string(get(std::int64_t{}));
+    case Id::uint8:
+      return std::to_string(get(std::uint8_t{}));
+    case Id::uint16:
+      return std::to_string(get(std::uint16_t{}));
+    case Id::uint32:
+      return std::to_string(get(std::uint32_t{}));
+    case Id::uint64:
+      return std::to_string(get(std::uint64_t{}));
+    case Id::float16:
+      return fmt_float(static_cast<float>(get(float16{})));
     case Id::float32: {
       const float f = get(float{});
       if (std::isnan(f) || std::isinf(f)) return fmt_float(f);
@@ -259,7 +272,8 @@ std::string element_str(const std::byte* p, const DataType& t) {
       if (s.find_first_of(".en") == std::string::npos) s += ".";
       return s;
     }
-    case Id::float64: return fmt_float(get(double{}));
+    case Id::float64:
+      return fmt_float(get(double{}));
     case Id::complex64: {
       const auto c = get(std::complex<float>{});
       return fmt_float(c.real()) + (c.imag() < 0 || std::signbit(c.imag()) ? "" : "+") + fmt_float(c.imag()) + "j";
@@ -292,9 +306,12 @@ void print_vlen(std::ostream& os, const VlenValues& v, bool bytes) {
     static const char* hex = "0123456789abcdef";
     std::string r = "b'";
     for (const unsigned char c : x) {
-      if (c == '\\' || c == '\'') r += std::string("\\") + static_cast<char>(c);
-      else if (c >= 0x20 && c < 0x7f) r += static_cast<char>(c);
-      else r += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+      if (c == '\\' || c == '\'')
+        r += std::string("\\") + static_cast<char>(c);
+      else if (c >= 0x20 && c < 0x7f)
+        r += static_cast<char>(c);
+      else
+        r += std::string("\\x") + hex[c >> 4] + hex[c & 15];
     }
     return r + "'";
   };
@@ -314,8 +331,8 @@ void print_vlen(std::ostream& os, const VlenValues& v, bool bytes) {
 // the file. Memory holds one slab, not the selection. Selections with index arrays or masks (and
 // reversed slices) are read whole first.
 struct SlabDim {
-  Selection full;     // the selection with one item per dimension (no ellipsis)
-  std::size_t dim = 0;       // the array dimension of the output's first dimension
+  Selection full;                    // the selection with one item per dimension (no ellipsis)
+  std::size_t dim = 0;               // the array dimension of the output's first dimension
   std::int64_t start = 0, step = 1;  // zero-based element of output row 0, and the stride
 };
 
@@ -325,14 +342,18 @@ std::optional<SlabDim> slab_dimension(const Array& z, const Selection& sel, bool
   std::size_t given = 0;
   bool ell = false;
   for (const auto& it : sel) {
-    if (std::holds_alternative<Ellipsis>(it)) ell = true;
-    else ++given;
+    if (std::holds_alternative<Ellipsis>(it))
+      ell = true;
+    else
+      ++given;
   }
   if (given > nd) return std::nullopt;
   SlabDim r;
   for (const auto& it : sel) {
-    if (std::holds_alternative<Ellipsis>(it)) r.full.insert(r.full.end(), nd - given, all);
-    else r.full.push_back(it);
+    if (std::holds_alternative<Ellipsis>(it))
+      r.full.insert(r.full.end(), nd - given, all);
+    else
+      r.full.push_back(it);
   }
   if (!ell) r.full.resize(nd, all);
   if (r.full.size() != nd) return std::nullopt;
@@ -361,14 +382,17 @@ std::optional<SlabDim> slab_dimension(const Array& z, const Selection& sel, bool
 
 // Slabs of about 32 MiB along the output's first dimension, each extended to the next chunk
 // boundary of the array dimension it runs along, as [first row, end row) pairs.
-std::vector<std::pair<std::int64_t, std::int64_t>> slab_rows(const Array& z, const SlabDim& sd, const Shape& out_shape) {
+std::vector<std::pair<std::int64_t, std::int64_t>> slab_rows(const Array& z, const SlabDim& sd,
+                                                             const Shape& out_shape) {
   std::uint64_t row_bytes = z.dtype().size();
   for (std::size_t d = 1; d < out_shape.size(); ++d) row_bytes *= static_cast<std::uint64_t>(out_shape[d]);
   const std::int64_t rows = out_shape[0];
   // ZARRPP_CLI_SLAB_BYTES sets another size (the tests use tiny slabs to cross many boundaries).
   std::uint64_t kSlab = std::uint64_t{32} << 20;
-  if (const char* env = std::getenv("ZARRPP_CLI_SLAB_BYTES"); env && std::strtoull(env, nullptr, 10) > 0) kSlab = std::strtoull(env, nullptr, 10);
-  const std::int64_t want = std::max<std::int64_t>(1, static_cast<std::int64_t>(kSlab / std::max<std::uint64_t>(row_bytes, 1)));
+  if (const char* env = std::getenv("ZARRPP_CLI_SLAB_BYTES"); env && std::strtoull(env, nullptr, 10) > 0)
+    kSlab = std::strtoull(env, nullptr, 10);
+  const std::int64_t want =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(kSlab / std::max<std::uint64_t>(row_bytes, 1)));
   const auto meta = z.metadata();
   const std::int64_t c = z.chunks()[sd.dim];
   const std::int64_t origin = meta.chunk_grid.origin.empty() ? 0 : meta.chunk_grid.origin[sd.dim];
@@ -378,9 +402,9 @@ std::vector<std::pair<std::int64_t, std::int64_t>> slab_rows(const Array& z, con
     std::int64_t b = std::min(rows, a + want);
     if (b < rows) {
       // The first row at or after b whose element starts a chunk.
-      const std::int64_t e = sd.start + b * sd.step;  // zero-based element
-      const std::int64_t x = lower + e - origin;      // its offset from the grid's origin
-      const std::int64_t k = x / c + (x % c > 0 ? 1 : 0);  // the first chunk starting at or after it
+      const std::int64_t e = sd.start + b * sd.step;         // zero-based element
+      const std::int64_t x = lower + e - origin;             // its offset from the grid's origin
+      const std::int64_t k = x / c + (x % c > 0 ? 1 : 0);    // the first chunk starting at or after it
       const std::int64_t boundary = origin + k * c - lower;  // zero-based element where that chunk starts
       b = std::clamp<std::int64_t>((boundary - sd.start + sd.step - 1) / sd.step, b, rows);
     }
@@ -417,7 +441,9 @@ struct SlabBuffer {
     buf.resize(bytes(0, max_rows));
     detail::prefault(buf.data(), buf.size(), z.concurrency());
   }
-  std::size_t bytes(std::int64_t a, std::int64_t b) const { return static_cast<std::size_t>(static_cast<std::uint64_t>(b - a) * row_bytes); }
+  std::size_t bytes(std::int64_t a, std::int64_t b) const {
+    return static_cast<std::size_t>(static_cast<std::uint64_t>(b - a) * row_bytes);
+  }
   // Output rows [a, b) in the buffer's first bytes.
   NDView view(std::int64_t a, std::int64_t b) {
     Shape vs = out_shape;
@@ -440,8 +466,10 @@ void save_selection(const Array& z, const Selection& sel, bool coords, const std
   SlabBuffer buf(z, slabs, out_shape);
   for (const auto& [a, b] : slabs) {
     const Selection s = slab_selection(z, *sd, coords, a, b);
-    if (coords) z.coords().read_into(s, buf.view(a, b));
-    else z.read_into(s, buf.view(a, b));
+    if (coords)
+      z.coords().read_into(s, buf.view(a, b));
+    else
+      z.read_into(s, buf.view(a, b));
     w.write({buf.buf.data(), buf.bytes(a, b)});
   }
   w.commit();
@@ -456,16 +484,21 @@ void set_from_npy(Array& z, const Selection& sel, bool coords, const std::string
   npy::Reader in(path);
   const Shape out_shape = coords ? z.coords().selection_shape(sel) : z.selection_shape(sel);
   const auto sd = in.dtype() == z.dtype() && in.shape() == out_shape && !in.fortran_order()
-                      ? slab_dimension(z, sel, coords, out_shape) : std::nullopt;
+                      ? slab_dimension(z, sel, coords, out_shape)
+                      : std::nullopt;
   const auto slabs = sd ? slab_rows(z, *sd, out_shape) : std::vector<std::pair<std::int64_t, std::int64_t>>{};
   if (!sd || slabs.size() < 2) {
     const npy::Loaded data = npy::load_view(path, z.concurrency());
-    if (coords) z.coords().write(sel, data.view);
-    else z.write(sel, data.view);
+    if (coords)
+      z.coords().write(sel, data.view);
+    else
+      z.write(sel, data.view);
     return;
   }
   SlabBuffer buf(z, slabs, out_shape);
-  auto read_slab = [&](std::int64_t a, std::int64_t b) { in.read(buf.bytes(0, a), buf.bytes(a, b), buf.buf.data(), z.concurrency()); };
+  auto read_slab = [&](std::int64_t a, std::int64_t b) {
+    in.read(buf.bytes(0, a), buf.bytes(a, b), buf.buf.data(), z.concurrency());
+  };
   // Bool values are the only thing in the data that can be wrong: checked all through first.
   if (z.dtype() == DataType::bool_t)
     for (const auto& [a, b] : slabs) read_slab(a, b);
@@ -474,14 +507,17 @@ void set_from_npy(Array& z, const Selection& sel, bool coords, const std::string
     for (const auto& [a, b] : slabs) {
       read_slab(a, b);
       const Selection s = slab_selection(z, *sd, coords, a, b);
-      if (coords) z.coords().write(s, buf.view(a, b));
-      else z.write(s, buf.view(a, b));
+      if (coords)
+        z.coords().write(s, buf.view(a, b));
+      else
+        z.write(s, buf.view(a, b));
       done = b;
     }
   } catch (const Error& e) {
     if (done == 0) throw;
     throw_like(e, std::string(e.what()) + " (set stopped after " + std::to_string(done) + " of the selection's " +
-                      std::to_string(out_shape[0]) + " rows along its first dimension were written; the rest is unchanged)");
+                      std::to_string(out_shape[0]) +
+                      " rows along its first dimension were written; the rest is unchanged)");
   }
 }
 
@@ -492,7 +528,8 @@ void print_array(std::ostream& os, const NDArray& a) {
   std::vector<std::string> cells(static_cast<std::size_t>(a.size()));
   std::size_t width = 0;
   for (std::int64_t i = 0; i < a.size(); ++i) {
-    cells[static_cast<std::size_t>(i)] = element_str(a.raw_data() + i * static_cast<std::int64_t>(a.dtype().size()), a.dtype());
+    cells[static_cast<std::size_t>(i)] =
+        element_str(a.raw_data() + i * static_cast<std::int64_t>(a.dtype().size()), a.dtype());
     width = std::max(width, cells[static_cast<std::size_t>(i)].size());
   }
   if (shape.empty()) {
@@ -500,14 +537,17 @@ void print_array(std::ostream& os, const NDArray& a) {
     return;
   }
   const auto strides = c_strides(shape, 1);
-  std::function<void(std::size_t, std::int64_t, std::size_t)> rec = [&](std::size_t d, std::int64_t off, std::size_t indent) {
+  std::function<void(std::size_t, std::int64_t, std::size_t)> rec = [&](std::size_t d, std::int64_t off,
+                                                                        std::size_t indent) {
     os << "[";
     const std::int64_t n = shape[d];
     bool first = true;
     for (std::int64_t i = 0; i < n; ++i) {
       if (summarize && n > 2 * edge && i == edge) {
-        if (d + 1 == shape.size()) os << " ...";
-        else os << "\n" << std::string(indent + 1, ' ') << "...";
+        if (d + 1 == shape.size())
+          os << " ...";
+        else
+          os << "\n" << std::string(indent + 1, ' ') << "...";
         i = n - edge - 1;
         continue;
       }
@@ -591,19 +631,27 @@ std::string codecs_summary(const ArrayMetadata& m) {
 void print_info(const Array& z) {
   const auto j = info_json(z);
   std::string dom;
-  for (const auto& d : z.domain()) dom += (dom.empty() ? "" : ", ") + ("[" + std::to_string(d.inclusive_min) + ", " + std::to_string(d.exclusive_max) + ")");
+  for (const auto& d : z.domain())
+    dom += (dom.empty() ? "" : ", ") +
+           ("[" + std::to_string(d.inclusive_min) + ", " + std::to_string(d.exclusive_max) + ")");
   const auto& m = z.metadata();
-  std::cout << "Type          : Array\n"
-            << "Zarr format   : " << m.zarr_format
-            << (j.contains("unfinished_conversion") ? "  (v2 documents are still there: an interrupted conversion; run 'zarrpp convert' again to finish it)" : "")
-            << "\n"
-            << "Data type     : " << z.dtype().name()
-            << (m.zarr_format == 2 ? "  (v2 dtype " + m.v2.dtype + (m.v2_time_unit().empty() ? "" : ", values in units of " + m.v2_time_unit()) + ")" : "")
-            << "\n"
-            << "Shape         : " << shape_str(z.shape()) << "\n"
-            << "Domain        : " << dom << "\n"
-            << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << json_text(j["chunk_grid"]["configuration"]) << "\n"
-            << "Chunk shape   : " << shape_str(z.chunks()) << "\n";
+  std::cout
+      << "Type          : Array\n"
+      << "Zarr format   : " << m.zarr_format
+      << (j.contains("unfinished_conversion")
+              ? "  (v2 documents are still there: an interrupted conversion; run 'zarrpp convert' again to finish it)"
+              : "")
+      << "\n"
+      << "Data type     : " << z.dtype().name()
+      << (m.zarr_format == 2 ? "  (v2 dtype " + m.v2.dtype +
+                                   (m.v2_time_unit().empty() ? "" : ", values in units of " + m.v2_time_unit()) + ")"
+                             : "")
+      << "\n"
+      << "Shape         : " << shape_str(z.shape()) << "\n"
+      << "Domain        : " << dom << "\n"
+      << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << json_text(j["chunk_grid"]["configuration"])
+      << "\n"
+      << "Chunk shape   : " << shape_str(z.chunks()) << "\n";
   if (z.shards()) std::cout << "Shard shape   : " << shape_str(*z.shards()) << "\n";
   std::cout << "Fill value    : " << json_text(j["fill_value"]) << "\n"
             << "Codecs        : " << codecs_summary(z.metadata()) << "\n"
@@ -620,15 +668,16 @@ Array open_array_at(const std::string& typed) {
     return Array::open(store);
   } catch (const MetadataError& e) {
     if (e.code() != ErrorCode::wrong_node_type) throw;
-    throw MetadataError(ErrorCode::wrong_node_type, "'" + typed + "' is a group, not an array (zarrpp tree '" + typed + "' shows what it holds)");
+    throw MetadataError(ErrorCode::wrong_node_type,
+                        "'" + typed + "' is a group, not an array (zarrpp tree '" + typed + "' shows what it holds)");
   } catch (const NotFoundError&) {
     // Opening reads only the node's documents: not found means no node there.
     throw NotFoundError("no array at '" + typed + "' (no zarr.json or .zarray)");
   }
 }
 
-void print_tree(const StorePtr& store, const std::string& path, const std::string& name, const std::string& indent, bool last,
-                bool root) {
+void print_tree(const StorePtr& store, const std::string& path, const std::string& name, const std::string& indent,
+                bool last, bool root) {
   const auto t = node_type(store, path);
   const std::string branch = root ? "" : indent + (last ? "└── " : "├── ");
   // The root is named as the user typed it.
@@ -645,14 +694,17 @@ void print_tree(const StorePtr& store, const std::string& path, const std::strin
   const std::string next = root ? "" : indent + (last ? "    " : "│   ");
   for (std::size_t i = 0; i < kids.size(); ++i) {
     if (!kids[i].error.empty()) {
-      std::cout << next << (i + 1 == kids.size() ? "└── " : "├── ") << kids[i].name << " (unreadable: " << kids[i].error << ")\n";
+      std::cout << next << (i + 1 == kids.size() ? "└── " : "├── ") << kids[i].name << " (unreadable: " << kids[i].error
+                << ")\n";
       continue;
     }
     try {
-      print_tree(store, path.empty() ? kids[i].name : path + "/" + kids[i].name, kids[i].name, next, i + 1 == kids.size(), false);
+      print_tree(store, path.empty() ? kids[i].name : path + "/" + kids[i].name, kids[i].name, next,
+                 i + 1 == kids.size(), false);
     } catch (const Error& e) {
       // One member zarrpp cannot open is shown as such; the rest of the tree still prints.
-      std::cout << next << (i + 1 == kids.size() ? "└── " : "├── ") << kids[i].name << " (unreadable: " << e.what() << ")\n";
+      std::cout << next << (i + 1 == kids.size() ? "└── " : "├── ") << kids[i].name << " (unreadable: " << e.what()
+                << ")\n";
     }
   }
 }
@@ -679,7 +731,8 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app, int argc, cha
       continue;
     }
     std::string names;
-    for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; })) names += (names.empty() ? "" : ", ") + s->get_name();
+    for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; }))
+      names += (names.empty() ? "" : ", ") + s->get_name();
     return "unknown subcommand '" + a + "' (the subcommands are " + names + ")";
   }
   return std::nullopt;
@@ -688,10 +741,12 @@ std::optional<std::string> unknown_subcommand(const CLI::App& app, int argc, cha
 int main(int argc, char** argv) {
   // Signals the caller ignores (nohup, background jobs) stay ignored.
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old {};
+    struct sigaction old{};
     if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::signal(sig, on_termination_signal);
   }
-  CLI::App app{"zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
+  CLI::App app{
+      "zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding "
+      "zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);
   // Network options: checked by RemoteOptions::set (the rules Python's storage_options follow too).
@@ -718,22 +773,30 @@ int main(int argc, char** argv) {
             },
             std::string(name) == "max_attempts" ? "N" : "SECONDS"));
   };
-  net_option("--timeout", "timeout", "For URLs: seconds one request (one attempt) may take (0 = no limit; default 300)");
+  net_option("--timeout", "timeout",
+             "For URLs: seconds one request (one attempt) may take (0 = no limit; default 300)");
   net_option("--connect-timeout", "connect_timeout", "For URLs: seconds to connect (default 10)");
-  net_option("--stall-timeout", "stall_timeout", "For URLs: give up an attempt when no byte moves for this long (0 = never; default 10)");
+  net_option("--stall-timeout", "stall_timeout",
+             "For URLs: give up an attempt when no byte moves for this long (0 = never; default 10)");
   net_option("--retry-window", "retry_window",
-             "For URLs: start no new attempt this long after the first (or the last one that moved data) (0 = no limit; default 30)");
+             "For URLs: start no new attempt this long after the first (or the last one that moved data) (0 = no "
+             "limit; default 30)");
   net_option("--max-attempts", "max_attempts", "For URLs: attempts per request, 1 = no retries (default 4)");
 
   // create
   auto* create = app.add_subcommand("create", "Create an array");
-  std::string c_array, c_shape, c_chunks, c_dtype, c_fill, c_comp = "none", c_shards, c_lower, c_dims, c_sep = "/", c_attrs;
+  std::string c_array, c_shape, c_chunks, c_dtype, c_fill, c_comp = "none", c_shards, c_lower, c_dims, c_sep = "/",
+                                                           c_attrs;
   bool c_crc = false, c_over = false;
   int c_format = 3;
   create->add_option("ARRAY", c_array, "Directory for the array")->required();
   create->add_option("--shape", c_shape, "Shape, e.g. 6,4")->required();
   create->add_option("--chunks", c_chunks, "Chunk shape, e.g. 4,4")->required();
-  create->add_option("--dtype", c_dtype, "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's spelling (i4, <f8, ...)")->required();
+  create
+      ->add_option("--dtype", c_dtype,
+                   "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's "
+                   "spelling (i4, <f8, ...)")
+      ->required();
   create->add_option("--fill-value", c_fill, "Fill value (default 0 / false)");
   create->add_option("--compressor", c_comp, compressor_forms());
   create->add_flag("--crc32c", c_crc, "Append a CRC32C checksum to every chunk");
@@ -744,7 +807,9 @@ int main(int argc, char** argv) {
                         ->check(CLI::IsMember({"/", "."}));
   create->add_option("--attrs", c_attrs, "Attributes as a JSON object");
   create->add_flag("--overwrite", c_over, "Replace an existing node");
-  create->add_option("--zarr-format", c_format, "2 writes .zarray/.zattrs as zarr-python 2 does (no shards, crc32c or lower bound); default 3")
+  create
+      ->add_option("--zarr-format", c_format,
+                   "2 writes .zarray/.zattrs as zarr-python 2 does (no shards, crc32c or lower bound); default 3")
       ->check(CLI::IsMember({2, 3}));
 
   auto* info = app.add_subcommand("info", "Describe an array");
@@ -767,7 +832,8 @@ int main(int argc, char** argv) {
   get->add_option("SELECTION", g_sel, "e.g. \"0:3, ::2\", \"-1\", \"...\", \"[0,2,5], :\"");
   get->add_option("--out", g_out, "Write a .npy file instead of printing");
   bool g_coords = false;
-  get->add_flag("--coords", g_coords, "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
+  get->add_flag("--coords", g_coords,
+                "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
 
   auto* set = app.add_subcommand("set", "Write a value or a .npy file into a selection");
   std::string s_array, s_sel, s_value, s_from;
@@ -776,7 +842,8 @@ int main(int argc, char** argv) {
   auto* s_v = set->add_option("--value", s_value, "A scalar, broadcast over the selection");
   auto* s_f = set->add_option("--from", s_from, "A .npy file of the selection's shape");
   bool s_coords = false;
-  set->add_flag("--coords", s_coords, "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
+  set->add_flag("--coords", s_coords,
+                "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
   s_v->excludes(s_f);
 
   auto* prepend = app.add_subcommand("prepend", "Add data before index 0 along an axis");
@@ -784,7 +851,9 @@ int main(int argc, char** argv) {
   std::string p_array, p_from, p_axis;
   for (auto* sub : {prepend, append}) {
     sub->add_option("ARRAY", p_array, "The array: its directory or URL")->required();
-    sub->add_option("--axis", p_axis, "Axis to grow (negative counts from the end)")->required()->allow_extra_args(false);
+    sub->add_option("--axis", p_axis, "Axis to grow (negative counts from the end)")
+        ->required()
+        ->allow_extra_args(false);
     sub->add_option("--from", p_from, "A .npy file")->required();
   }
 
@@ -811,18 +880,21 @@ int main(int argc, char** argv) {
                    "regular) or regular_bounded; default: SRC's")
       ->check(CLI::IsMember({"regular", "regular_bounded"}));
 
-  auto* convert = app.add_subcommand("convert", "Convert a Zarr v2 array or group (with everything under it) to Zarr v3, rewriting no chunk");
+  auto* convert = app.add_subcommand(
+      "convert", "Convert a Zarr v2 array or group (with everything under it) to Zarr v3, rewriting no chunk");
   std::string v_src, v_dst;
   int v_format = 3;
   bool v_over = false;
   convert->add_option("SRC", v_src, "The v2 node (a local directory or URL)")->required();
-  convert->add_option("DST", v_dst, "Write the v3 node here (chunks copied byte for byte); default: convert SRC in place");
+  convert->add_option("DST", v_dst,
+                      "Write the v3 node here (chunks copied byte for byte); default: convert SRC in place");
   convert->add_option("--zarr-format", v_format, "The format to convert to (3)")->check(CLI::IsMember({3}));
   convert->add_flag("--overwrite", v_over, "Replace an existing node at DST");
   std::string v_grid;
-  convert->add_option("--grid", v_grid,
-                      "Instead: switch the array SRC to this chunk grid in place, moving no chunk (regular needs "
-                      "lower bound and origin 0; otherwise use 'copy --grid regular')")
+  convert
+      ->add_option("--grid", v_grid,
+                   "Instead: switch the array SRC to this chunk grid in place, moving no chunk (regular needs "
+                   "lower bound and origin 0; otherwise use 'copy --grid regular')")
       ->check(CLI::IsMember({"regular", "regular_bounded"}));
 
   auto* demo = app.add_subcommand("demo", "The prepend walkthrough, step by step, in a local directory");
@@ -830,7 +902,8 @@ int main(int argc, char** argv) {
   demo->add_option("DIR", d_dir, "Directory to (re)create");
 
   // Warnings (e.g. consolidated metadata that could not be refreshed): one line each on stderr.
-  set_warning_handler([](const std::string& message) { std::cerr << "zarrpp: warning: " << one_line(message) << std::endl; });
+  set_warning_handler(
+      [](const std::string& message) { std::cerr << "zarrpp: warning: " << one_line(message) << std::endl; });
 
   try {
     app.parse(argc, argv);
@@ -846,7 +919,8 @@ int main(int argc, char** argv) {
 
   try {
     if (create->parsed()) {
-      ArraySpec spec{.shape = parse_shape(c_shape, "--shape"), .chunks = parse_shape(c_chunks, "--chunks"),
+      ArraySpec spec{.shape = parse_shape(c_shape, "--shape"),
+                     .chunks = parse_shape(c_chunks, "--chunks"),
                      .dtype = DataType::from_user(c_dtype)};
       if (!c_fill.empty()) spec.fill_value = spec.dtype == DataType::string_t ? Json(c_fill) : scalar_json(c_fill);
       spec.compressor = parse_compressor(c_comp);
@@ -867,14 +941,20 @@ int main(int argc, char** argv) {
       if (!c_over && holds_node(c_array))
         throw ConflictError(ErrorCode::already_exists, "'" + c_array + "' already holds a Zarr node (use --overwrite)");
       // Everything is validated before a directory is made; a failure after leaves none behind.
-      { ArraySpec probe = spec; probe.overwrite = false; Array::create(MemoryStore::create(), probe); }
+      {
+        ArraySpec probe = spec;
+        probe.overwrite = false;
+        Array::create(MemoryStore::create(), probe);
+      }
       NewDirs made(c_array);
       Array::create(open_dir(c_array, true), spec);
       made.keep();
     } else if (info->parsed()) {
       auto z = open_array_at(i_array);
-      if (i_json) std::cout << json_text(info_json(z)) << "\n";
-      else print_info(z);
+      if (i_json)
+        std::cout << json_text(info_json(z)) << "\n";
+      else
+        print_info(z);
     } else if (tree->parsed()) {
       print_tree(open_dir(t_store, false), "", t_store, "", true, true);
     } else if (ls->parsed()) {
@@ -901,44 +981,61 @@ int main(int argc, char** argv) {
       const auto sel = parse_selection(s_sel);
       if (z.dtype().is_vlen()) {
         if (!s_from.empty())
-          throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() + " elements; use --value TEXT");
-        if (s_coords) z.coords().write_vlen(sel, VlenValues{{}, {s_value}});
-        else z.write_vlen(sel, VlenValues{{}, {s_value}});
+          throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() +
+                              " elements; use --value TEXT");
+        if (s_coords)
+          z.coords().write_vlen(sel, VlenValues{{}, {s_value}});
+        else
+          z.write_vlen(sel, VlenValues{{}, {s_value}});
       } else if (!s_value.empty() || !s_from.empty()) {
         if (!s_from.empty()) {
           set_from_npy(z, sel, s_coords, s_from);
         } else {
           const NDArray data = scalar_array(s_value, z.dtype(), "--value");
-          if (s_coords) z.coords().write(sel, data);
-          else z.write(sel, data);
+          if (s_coords)
+            z.coords().write(sel, data);
+          else
+            z.write(sel, data);
         }
-      } else throw ArgumentError("set: give --value V or --from FILE.npy");
+      } else
+        throw ArgumentError("set: give --value V or --from FILE.npy");
     } else if (prepend->parsed() || append->parsed()) {
       auto z = open_array_at(p_array);
       const std::size_t axis = parse_axis(p_axis, z.ndim());
       if (z.dtype().is_vlen())
-        throw ArgumentError(std::string(prepend->parsed() ? "prepend" : "append") + ": a .npy file cannot hold the variable-length " +
-                            z.dtype().name() + " elements of this array (grow it from C++ or Python)");
+        throw ArgumentError(std::string(prepend->parsed() ? "prepend" : "append") +
+                            ": a .npy file cannot hold the variable-length " + z.dtype().name() +
+                            " elements of this array (grow it from C++ or Python)");
       const auto data = npy::load_view(p_from, z.concurrency());
-      if (prepend->parsed()) z.prepend(data.view, axis);
-      else z.append(data.view, axis);
+      if (prepend->parsed())
+        z.prepend(data.view, axis);
+      else
+        z.append(data.view, axis);
     } else if (resize->parsed()) {
       auto z = open_array_at(r_array);
-      if (!r_shape.empty()) z.resize(parse_shape(r_shape, "--shape"));
-      else if (!r_domain.empty()) z.resize_domain(parse_domain(r_domain));
-      else throw ArgumentError("resize: give --shape or --domain");
+      if (!r_shape.empty())
+        z.resize(parse_shape(r_shape, "--shape"));
+      else if (!r_domain.empty())
+        z.resize_domain(parse_domain(r_domain));
+      else
+        throw ArgumentError("resize: give --shape or --domain");
     } else if (convert->parsed() && !v_grid.empty()) {
       if (convert->count("--overwrite") || convert->count("--zarr-format"))
-        throw ArgumentError("convert --grid changes only the grid of SRC, in place; it takes no --overwrite or --zarr-format");
+        throw ArgumentError(
+            "convert --grid changes only the grid of SRC, in place; it takes no --overwrite or --zarr-format");
       if (!v_dst.empty())
-        throw ArgumentError("convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy " + v_src +
-                            " " + v_dst + " --grid " + v_grid + "'");
+        throw ArgumentError("convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy " +
+                            v_src + " " + v_dst + " --grid " + v_grid + "'");
       auto z = open_array_at(v_src);
       const auto before = z.metadata().chunk_grid.kind;
-      if (v_grid == "regular") z.convert_to_regular();
-      else z.convert_to_regular_bounded();
+      if (v_grid == "regular")
+        z.convert_to_regular();
+      else
+        z.convert_to_regular_bounded();
       const bool same = z.metadata().chunk_grid.kind == before;
-      std::cout << v_src << ": " << (same ? "already " + v_grid : "chunk grid is now " + v_grid + " (zarr.json only; no chunk was moved)")
+      std::cout << v_src << ": "
+                << (same ? "already " + v_grid
+                         : "chunk grid is now " + v_grid + " (zarr.json only; no chunk was moved)")
                 << "\n";
     } else if (convert->parsed()) {
       ConvertReport rep;
@@ -973,17 +1070,21 @@ int main(int argc, char** argv) {
             if (codec::role_of(c.name) != codec::Role::bytes_to_bytes || c.name == crc.name) kept.push_back(c);
           if (const auto comp = parse_compressor(y_comp)) {
             // The new compressor goes before any checksum, which covers the compressed bytes.
-            auto at = std::find_if(kept.begin(), kept.end(), [&](const CodecMetadata& c) { return c.name == crc.name; });
+            auto at =
+                std::find_if(kept.begin(), kept.end(), [&](const CodecMetadata& c) { return c.name == crc.name; });
             kept.insert(at, codec::to_metadata(*comp, m.data_type));
           }
           inner = kept;
         }
-        if (y_crc && std::none_of(inner.begin(), inner.end(), [&](const CodecMetadata& c) { return c.name == crc.name; }))
+        if (y_crc &&
+            std::none_of(inner.begin(), inner.end(), [&](const CodecMetadata& c) { return c.name == crc.name; }))
           inner.push_back(crc);
         const Shape chunks = y_chunks.empty() ? src.chunks() : parse_shape(y_chunks, "--chunks");
         std::optional<Shape> shards;
-        if (!y_shards.empty()) shards = parse_shape(y_shards, "--shards");
-        else if (src.shards() && y_chunks.empty()) shards = src.shards();
+        if (!y_shards.empty())
+          shards = parse_shape(y_shards, "--shards");
+        else if (src.shards() && y_chunks.empty())
+          shards = src.shards();
         ArraySpec spec{.shape = src.shape(), .chunks = chunks, .dtype = src.dtype()};
         std::vector<codec::Any> codecs(inner.begin(), inner.end());
         if (shards) {
@@ -1001,7 +1102,9 @@ int main(int argc, char** argv) {
         dm.chunk_grid.chunk_shape = probe.metadata().chunk_grid.chunk_shape;
       }
       if (!y_grid.empty()) dm = with_chunk_grid(dm, y_grid);
-      { Array::create(MemoryStore::create(), "", dm, false); }  // validated before anything is made
+      {
+        Array::create(MemoryStore::create(), "", dm, false);
+      }  // validated before anything is made
       NewDirs made(y_dst);
       const bool tty = ::isatty(2);
       const auto t0 = std::chrono::steady_clock::now();
@@ -1036,7 +1139,8 @@ int main(int argc, char** argv) {
       const fs::path marker = dir / ".zarrpp-demo";
       std::error_code ec;
       if (fs::exists(fs::symlink_status(dir, ec))) {
-        if (!fs::is_directory(dir)) throw ArgumentError("'" + d_dir + "' exists and is not a directory; choose another DIR");
+        if (!fs::is_directory(dir))
+          throw ArgumentError("'" + d_dir + "' exists and is not a directory; choose another DIR");
         if (!fs::is_empty(dir, ec) && !fs::is_regular_file(fs::symlink_status(marker, ec)))
           throw ArgumentError("'" + d_dir + "' is not empty and not an earlier demo's output; choose another DIR");
       }
@@ -1074,10 +1178,10 @@ int main(int argc, char** argv) {
                 << "   (as: zarrpp prepend " << d_dir << " --axis 0 --from block.npy)\n";
       z.prepend(NDArray::full<std::int32_t>({3, 4}, 2), 0);
       const auto d = z.domain();
-      std::cout << "   shape " << shape_str(z.shape()) << "\n   domain ((" << d[0].inclusive_min << ", " << d[0].exclusive_max
-                << "), (" << d[1].inclusive_min << ", " << d[1].exclusive_max << "))\n   chunk grid '"
-                << z.metadata().chunk_grid.name() << "' " << z.metadata().chunk_grid.to_json()["configuration"].dump()
-                << "\n   stored chunks:\n";
+      std::cout << "   shape " << shape_str(z.shape()) << "\n   domain ((" << d[0].inclusive_min << ", "
+                << d[0].exclusive_max << "), (" << d[1].inclusive_min << ", " << d[1].exclusive_max
+                << "))\n   chunk grid '" << z.metadata().chunk_grid.name() << "' "
+                << z.metadata().chunk_grid.to_json()["configuration"].dump() << "\n   stored chunks:\n";
       print_keys(z);
       std::cout << "\n3. The chunks that were there are unchanged, byte for byte (CRC32C of each file):\n";
       const auto after = checksums(z);

@@ -62,9 +62,12 @@ int main(int argc, char** argv) {
   std::string dir = "/tmp";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--mib" && i + 1 < argc) mib = std::stoi(argv[++i]);
-    else if (a == "--rounds" && i + 1 < argc) rounds = std::stoi(argv[++i]);
-    else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
+    if (a == "--mib" && i + 1 < argc)
+      mib = std::stoi(argv[++i]);
+    else if (a == "--rounds" && i + 1 < argc)
+      rounds = std::stoi(argv[++i]);
+    else if (a == "--dir" && i + 1 < argc)
+      dir = argv[++i];
     else {
       std::fprintf(stderr, "usage: zarrpp-bench-peers [--mib 512] [--rounds 5] [--dir DIR]\n");
       return 2;
@@ -86,25 +89,35 @@ int main(int argc, char** argv) {
     for (std::uint64_t i = 0; i < n; ++i) src[i] = static_cast<u16>(((i % X) * 16 + (rng() & 0xfff)) & 0xffff);
     const std::uint64_t half_z = (Z / 2) / 64 * 64;  // two halves of whole chunk rows (when Z allows)
 
-    std::printf("data: uint16 %llux%llux%llu (%d MiB), chunks 64x256x256, Zarr v3 on the file store under %s; %d rounds, medians\n",
-                static_cast<unsigned long long>(Z), static_cast<unsigned long long>(Y), static_cast<unsigned long long>(X), mib,
-                work.c_str(), rounds);
+    std::printf(
+        "data: uint16 %llux%llux%llu (%d MiB), chunks 64x256x256, Zarr v3 on the file store under %s; %d rounds, "
+        "medians\n",
+        static_cast<unsigned long long>(Z), static_cast<unsigned long long>(Y), static_cast<unsigned long long>(X), mib,
+        work.c_str(), rounds);
     std::printf("peers: z5 and libzarr built from their sources (commits recorded by scripts/bench_peers.sh)\n\n");
-    std::printf("| codec | threads | workload | zarrpp GiB/s | z5 GiB/s | libzarr GiB/s | zarrpp ÷ best peer |\n|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "| codec | threads | workload | zarrpp GiB/s | z5 GiB/s | libzarr GiB/s | zarrpp ÷ best peer "
+        "|\n|---|---|---|---|---|---|---|\n");
 
     for (const std::string codec : {"none", "zstd-1"}) {
       const bool zstd = codec != "none";
       // ---- zarrpp
-      zarrpp::ArraySpec spec{.shape = {static_cast<std::int64_t>(Z), 1024, 1024}, .chunks = {64, 256, 256}, .dtype = zarrpp::DataType::uint16};
+      zarrpp::ArraySpec spec{.shape = {static_cast<std::int64_t>(Z), 1024, 1024},
+                             .chunks = {64, 256, 256},
+                             .dtype = zarrpp::DataType::uint16};
       if (zstd) spec.compressor = zarrpp::codec::Zstd{.level = 1};
       auto zp = zarrpp::Array::create(zarrpp::FileStore::open(work / ("zarrpp-" + codec)), spec);
       const zarrpp::NDView src_view(const_cast<u16*>(src.data()), zarrpp::DataType::uint16, spec.shape,
                                     zarrpp::c_strides(spec.shape, 2));
       Lib zl{"zarrpp",
-             [&](const std::vector<u16>&, int t) { zp.set_concurrency(static_cast<std::size_t>(t)); zp.write({}, src_view); },
+             [&](const std::vector<u16>&, int t) {
+               zp.set_concurrency(static_cast<std::size_t>(t));
+               zp.write({}, src_view);
+             },
              [&](u16* out, int t) {
                zp.set_concurrency(static_cast<std::size_t>(t));
-               zp.read_into({}, zarrpp::NDView(out, zarrpp::DataType::uint16, spec.shape, zarrpp::c_strides(spec.shape, 2)));
+               zp.read_into(
+                   {}, zarrpp::NDView(out, zarrpp::DataType::uint16, spec.shape, zarrpp::c_strides(spec.shape, 2)));
              },
              [&](const std::vector<u16>& want, int t) {
                zp.set_concurrency(static_cast<std::size_t>(t));
@@ -120,14 +133,17 @@ int main(int argc, char** argv) {
       const z5::types::ShapeType shape5{Z, Y, X}, strides5{Y * X, X, 1}, origin5{0, 0, 0};
       Lib l5{"z5",
              [&](const std::vector<u16>& s, int t) {
-               z5::multiarray::writeSubarray<u16>(*ds, z5::multiarray::ConstArrayView<u16>(s.data(), shape5, strides5), origin5.begin(), t);
+               z5::multiarray::writeSubarray<u16>(*ds, z5::multiarray::ConstArrayView<u16>(s.data(), shape5, strides5),
+                                                  origin5.begin(), t);
              },
              [&](u16* out, int t) {
-               z5::multiarray::readSubarray<u16>(*ds, z5::multiarray::ArrayView<u16>(out, shape5, strides5), origin5.begin(), t);
+               z5::multiarray::readSubarray<u16>(*ds, z5::multiarray::ArrayView<u16>(out, shape5, strides5),
+                                                 origin5.begin(), t);
              },
              [&](const std::vector<u16>& want, int t) {
                std::unique_ptr<u16[]> out(new u16[n]);
-               z5::multiarray::readSubarray<u16>(*ds, z5::multiarray::ArrayView<u16>(out.get(), shape5, strides5), origin5.begin(), t);
+               z5::multiarray::readSubarray<u16>(*ds, z5::multiarray::ArrayView<u16>(out.get(), shape5, strides5),
+                                                 origin5.begin(), t);
                check(out.get(), want, "z5 fresh read");
              }};
       // ---- libzarr (one handle per thread: its core is single-threaded)
@@ -142,7 +158,9 @@ int main(int argc, char** argv) {
         if (zstd) ls.codecs = {zarr::codec::zstd(1)};
         zarr::Group::create(store, "", zarr::ZarrFormat::v3).create_array("a", ls);
       }
-      auto lz_open = [&] { return zarr::Group::open(std::make_shared<zarr::FilesystemStore>(lzdir, false)).open_array("a"); };
+      auto lz_open = [&] {
+        return zarr::Group::open(std::make_shared<zarr::FilesystemStore>(lzdir, false)).open_array("a");
+      };
       // Runs fn(z_begin, z_end, handle) on 1 thread or on 2 (halves of whole chunk rows).
       auto lz_split = [&](int t, const std::function<void(std::uint64_t, std::uint64_t, zarr::Array&)>& fn) {
         if (t <= 1 || half_z == 0) {
@@ -202,8 +220,8 @@ int main(int argc, char** argv) {
         for (const char* w : {"write", "read, reused buffer", "read, fresh buffer"}) {
           const double bytes = static_cast<double>(n) * 2 / (1 << 30);
           const double a = median(tm[w]["zarrpp"]), b = median(tm[w]["z5"]), c = median(tm[w]["libzarr"]);
-          std::printf("| %s | %d | %s | %.2f | %.2f | %.2f | %.2f |\n", codec.c_str(), t, w, bytes / a, bytes / b, bytes / c,
-                      std::min(b, c) / a);
+          std::printf("| %s | %d | %s | %.2f | %.2f | %.2f | %.2f |\n", codec.c_str(), t, w, bytes / a, bytes / b,
+                      bytes / c, std::min(b, c) / a);
           std::fflush(stdout);
         }
       }

@@ -41,9 +41,12 @@ namespace codec = zarrpp::codec;
 PyObject* exception_for(zarrpp::ErrorCode code) {
   using C = zarrpp::ErrorCode;
   switch (code) {
-    case C::not_found: return PyExc_FileNotFoundError;
-    case C::index_out_of_bounds: return PyExc_IndexError;
-    case C::dtype_mismatch: return PyExc_TypeError;
+    case C::not_found:
+      return PyExc_FileNotFoundError;
+    case C::index_out_of_bounds:
+      return PyExc_IndexError;
+    case C::dtype_mismatch:
+      return PyExc_TypeError;
     case C::invalid_selection:
     case C::shape_mismatch:
     case C::invalid_metadata:
@@ -53,10 +56,12 @@ PyObject* exception_for(zarrpp::ErrorCode code) {
     case C::already_exists:
     case C::limit_exceeded:
     case C::read_only:  // as zarr-python: ValueError for a write to a read-only store
-    case C::invalid_argument: return PyExc_ValueError;
+    case C::invalid_argument:
+      return PyExc_ValueError;
     case C::store_failure:
     case C::invalid_key:
-    case C::conflict: return PyExc_RuntimeError;
+    case C::conflict:
+      return PyExc_RuntimeError;
   }
   return PyExc_RuntimeError;
 }
@@ -84,8 +89,7 @@ DataType zarr_dtype(const py::dtype& dt) {
   const char kind = dt.kind();
   const auto size = static_cast<std::size_t>(dt.itemsize());
   const char order = py::cast<char>(dt.attr("byteorder"));
-  const bool native = order == '=' || order == '|' ||
-                      (order == '<') == (std::endian::native == std::endian::little);
+  const bool native = order == '=' || order == '|' || (order == '<') == (std::endian::native == std::endian::little);
   if (!native) throw py::type_error("zarrpp needs data in native byte order");
   switch (kind) {
     case 'b':
@@ -127,9 +131,7 @@ std::vector<std::int64_t> strides_of(const py::array& a) {
 
 // A view of a NumPy array's buffer: its data pointer (element [0, ..., 0]) and byte strides, so
 // any layout works, negative and zero strides included.
-NDView view_of(const py::array& a) {
-  return NDView(a.data(), zarr_dtype(a.dtype()), shape_of(a), strides_of(a));
-}
+NDView view_of(const py::array& a) { return NDView(a.data(), zarr_dtype(a.dtype()), shape_of(a), strides_of(a)); }
 
 NDView writable_view_of(py::array& a) {
   if (!a.writeable()) throw py::value_error("the output array is read-only");
@@ -141,8 +143,7 @@ py::array to_numpy(zarrpp::NDArray&& a) {
   auto* owned = new zarrpp::NDArray(std::move(a));
   py::capsule owner(owned, [](void* p) { delete static_cast<zarrpp::NDArray*>(p); });
   const auto strides = zarrpp::c_strides(owned->shape(), owned->dtype().size());
-  return py::array(numpy_dtype(owned->dtype()),
-                   std::vector<py::ssize_t>(owned->shape().begin(), owned->shape().end()),
+  return py::array(numpy_dtype(owned->dtype()), std::vector<py::ssize_t>(owned->shape().begin(), owned->shape().end()),
                    std::vector<py::ssize_t>(strides.begin(), strides.end()), owned->raw_data(), owner);
 }
 
@@ -181,10 +182,10 @@ zarrpp::Selection to_selection(const py::tuple& t) {
       auto a = py::reinterpret_borrow<py::array>(h);
       if (a.ndim() != 1) throw py::index_error("index arrays in a selection must be 1-dimensional");
       if (a.dtype().kind() == 'b') {
-        auto b = py::array_t<bool, py::array::c_style | py::array::forcecast>::ensure(a);
+        auto b = py::array_t < bool, py::array::c_style | py::array::forcecast > ::ensure(a);
         sel.emplace_back(zarrpp::BoolArray(b.data(), b.data() + b.size()));
       } else if (a.dtype().kind() == 'i' || a.dtype().kind() == 'u') {
-        auto i = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+        auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(a);
         sel.emplace_back(zarrpp::IndexArray(i.data(), i.data() + i.size()));
       } else {
         throw py::index_error("arrays used as indices must be of integer or boolean type");
@@ -201,7 +202,7 @@ zarrpp::Selection to_selection(const py::tuple& t) {
 zarrpp::Coordinates to_coordinates(const py::sequence& arrays) {
   zarrpp::Coordinates c;
   for (const auto& h : arrays) {
-    auto i = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(h);
+    auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(h);
     if (!i || i.ndim() != 1) throw py::index_error("coordinate arrays must be 1-d integer arrays");
     c.emplace_back(i.data(), i.data() + i.size());
   }
@@ -257,22 +258,26 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   if (!a.separator.empty() && a.separator != "/" && a.separator != ".")
     throw zarrpp::ArgumentError("chunk key separator must be '/' or '.', got '" + a.separator + "'");
   const char sep = a.separator.empty() ? (a.zarr_format == 2 ? '.' : '/') : a.separator[0];
-  spec.chunk_key_encoding = a.zarr_format == 2 ? zarrpp::ChunkKeyEncoding::v2(sep) : zarrpp::ChunkKeyEncoding::default_(sep);
+  spec.chunk_key_encoding =
+      a.zarr_format == 2 ? zarrpp::ChunkKeyEncoding::v2(sep) : zarrpp::ChunkKeyEncoding::default_(sep);
 
   if (a.shards) {
     if (a.shards->size() != a.chunks.size())
-      throw zarrpp::MetadataError("shards: " + zarrpp::shape_str(*a.shards) + " has " + std::to_string(a.shards->size()) +
-                                  " entries, the chunks " + zarrpp::shape_str(a.chunks) + " have " + std::to_string(a.chunks.size()));
+      throw zarrpp::MetadataError("shards: " + zarrpp::shape_str(*a.shards) + " has " +
+                                  std::to_string(a.shards->size()) + " entries, the chunks " +
+                                  zarrpp::shape_str(a.chunks) + " have " + std::to_string(a.chunks.size()));
     for (std::size_t d = 0; d < a.chunks.size(); ++d)
       if ((*a.shards)[d] < 1 || a.chunks[d] < 1 || (*a.shards)[d] % a.chunks[d] != 0)
         throw zarrpp::MetadataError("shards[" + std::to_string(d) + "]: " + std::to_string((*a.shards)[d]) +
-                                    " must be a positive multiple of chunks[" + std::to_string(d) + "] = " + std::to_string(a.chunks[d]));
+                                    " must be a positive multiple of chunks[" + std::to_string(d) +
+                                    "] = " + std::to_string(a.chunks[d]));
   }
   // The whole pipeline: filters, the bytes serializer, compressors; wrapped in a shard when sharded.
   std::vector<codec::Any> pipeline;
   for (const auto& f : a.filters) pipeline.push_back(to_codec(f));
   if (spec.dtype.is_vlen())  // serialised by vlen-utf8 / vlen-bytes, as zarr-python 3 does
-    pipeline.push_back(zarrpp::CodecMetadata{spec.dtype == DataType::string_t ? "vlen-utf8" : "vlen-bytes", Json::object()});
+    pipeline.push_back(
+        zarrpp::CodecMetadata{spec.dtype == DataType::string_t ? "vlen-utf8" : "vlen-bytes", Json::object()});
   else
     pipeline.push_back(codec::BytesCodec{a.endian == "big" ? codec::Endian::big : codec::Endian::little});
   for (const auto& c : a.compressors) pipeline.push_back(to_codec(c));
@@ -310,8 +315,11 @@ auto without_gil(F&& f) -> decltype(f());
 py::array vlen_to_numpy(const zarrpp::VlenValues& v, bool bytes) {
   py::list items;
   for (const auto& x : v.values) {
-    if (bytes) items.append(py::bytes(x));
-    else items.append(py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(x.data(), static_cast<Py_ssize_t>(x.size()), "strict")));
+    if (bytes)
+      items.append(py::bytes(x));
+    else
+      items.append(py::reinterpret_steal<py::object>(
+          PyUnicode_DecodeUTF8(x.data(), static_cast<Py_ssize_t>(x.size()), "strict")));
   }
   py::array flat = py::module_::import("numpy").attr("empty")(items.size(), "dtype"_a = "O");
   for (std::size_t i = 0; i < v.values.size(); ++i) flat[py::int_(i)] = items[i];
@@ -328,11 +336,13 @@ zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
   for (const auto& o : flat) {
     if (bytes) {
       if (!py::isinstance<py::bytes>(o) && !PyByteArray_Check(o.ptr()))
-        throw py::type_error("a bytes array takes bytes objects, got " + py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+        throw py::type_error("a bytes array takes bytes objects, got " +
+                             py::str(py::type::of(o).attr("__name__")).cast<std::string>());
       v.values.push_back(py::reinterpret_steal<py::bytes>(PyBytes_FromObject(o.ptr())).cast<std::string>());
     } else {
       if (!py::isinstance<py::str>(o))
-        throw py::type_error("a string array takes str objects, got " + py::str(py::type::of(o).attr("__name__")).cast<std::string>());
+        throw py::type_error("a string array takes str objects, got " +
+                             py::str(py::type::of(o).attr("__name__")).cast<std::string>());
       v.values.push_back(o.cast<std::string>());
     }
   }
@@ -345,20 +355,24 @@ bool is_bytes(const Array& a) { return a.dtype() == DataType::bytes_t; }
 py::array read_selection(const Array& a, const py::tuple& sel_py, bool coords) {
   const auto sel = to_selection(sel_py);
   if (a.dtype().is_vlen())
-    return vlen_to_numpy(without_gil([&] { return coords ? a.coords().read_vlen(sel) : a.read_vlen(sel); }), is_bytes(a));
+    return vlen_to_numpy(without_gil([&] { return coords ? a.coords().read_vlen(sel) : a.read_vlen(sel); }),
+                         is_bytes(a));
   // A coordinate selection outside the domain this handle knows re-reads the metadata: let that
   // refresh the handle itself, not only the pinned copy.
   if (coords) without_gil([&] { a.coords().selection_shape(sel); });
   const Array snap = pinned(a);  // one snapshot for the shape and the read
-  const Shape shape = without_gil([&] { return coords ? snap.coords().selection_shape(sel) : snap.selection_shape(sel); });
+  const Shape shape =
+      without_gil([&] { return coords ? snap.coords().selection_shape(sel) : snap.selection_shape(sel); });
   py::array out(numpy_dtype(snap.dtype()), std::vector<py::ssize_t>(shape.begin(), shape.end()));
   const NDView view = writable_view_of(out);
   {
     py::gil_scoped_release nogil;
     // A fresh array: its pages are mapped in by the threads in contiguous parts before the fill.
     zarrpp::detail::prefault(view.data(), static_cast<std::size_t>(out.nbytes()), snap.concurrency());
-    if (coords) snap.coords().read_into(sel, view);
-    else snap.read_into(sel, view);
+    if (coords)
+      snap.coords().read_into(sel, view);
+    else
+      snap.read_into(sel, view);
   }
   return out;
 }
@@ -367,8 +381,10 @@ void read_into(const Array& a, const py::tuple& sel_py, py::array& out, bool coo
   const auto sel = to_selection(sel_py);
   const NDView view = writable_view_of(out);
   py::gil_scoped_release nogil;
-  if (coords) a.coords().read_into(sel, view);
-  else a.read_into(sel, view);
+  if (coords)
+    a.coords().read_into(sel, view);
+  else
+    a.read_into(sel, view);
 }
 
 void write_selection(Array& a, const py::tuple& sel_py, const py::array& data, bool coords) {
@@ -376,14 +392,18 @@ void write_selection(Array& a, const py::tuple& sel_py, const py::array& data, b
   if (a.dtype().is_vlen()) {
     const auto v = numpy_to_vlen(data, is_bytes(a));
     py::gil_scoped_release nogil;
-    if (coords) a.coords().write_vlen(sel, v);
-    else a.write_vlen(sel, v);
+    if (coords)
+      a.coords().write_vlen(sel, v);
+    else
+      a.write_vlen(sel, v);
     return;
   }
   const NDView view = view_of(data);
   py::gil_scoped_release nogil;
-  if (coords) a.coords().write(sel, view);
-  else a.write(sel, view);
+  if (coords)
+    a.coords().write(sel, view);
+  else
+    a.write(sel, view);
 }
 
 template <class F>
@@ -394,9 +414,7 @@ auto without_gil(F&& f) -> decltype(f()) {
 
 // Through Python's json module, so NaN/Infinity come back as floats and a lone surrogate (held as
 // WTF-8) as the str json.loads gives for "\udcff".
-py::object attrs_to_python(const Json& j) {
-  return py::module_::import("json").attr("loads")(zarrpp::json_text(j));
-}
+py::object attrs_to_python(const Json& j) { return py::module_::import("json").attr("loads")(zarrpp::json_text(j)); }
 
 // ---- groups -------------------------------------------------------------------------------------
 
@@ -428,30 +446,41 @@ PYBIND11_MODULE(_zarrpp, m) {
   // ---- stores ----
   py::class_<zarrpp::Store, std::shared_ptr<zarrpp::Store>>(m, "Store")
       .def("describe", &zarrpp::Store::describe)
-      .def("get",
-           [](zarrpp::Store& s, const std::string& key) -> py::object {
-             auto v = without_gil([&] { return s.get(key); });
-             if (!v) return py::none();
-             return py::bytes(reinterpret_cast<const char*>(v->data()), v->size());
-           }, "key"_a, "The value of `key` as bytes, or None.")
-      .def("set",
-           [](zarrpp::Store& s, const std::string& key, const py::bytes& value) {
-             const std::string v = value;
-             without_gil([&] { s.set(key, zarrpp::Bytes(v.begin(), v.end())); });
-           }, "key"_a, "value"_a)
-      .def("exists", [](zarrpp::Store& s, const std::string& key) { return without_gil([&] { return s.exists(key); }); },
-           "key"_a)
-      .def("delete", [](zarrpp::Store& s, const std::string& key) { without_gil([&] { s.erase(key); }); }, "key"_a)
-      .def("list_prefix",
-           [](zarrpp::Store& s, const std::string& prefix) { return without_gil([&] { return s.list_prefix(prefix); }); },
-           "prefix"_a = "", "Every key starting with `prefix`, sorted.");
+      .def(
+          "get",
+          [](zarrpp::Store& s, const std::string& key) -> py::object {
+            auto v = without_gil([&] { return s.get(key); });
+            if (!v) return py::none();
+            return py::bytes(reinterpret_cast<const char*>(v->data()), v->size());
+          },
+          "key"_a, "The value of `key` as bytes, or None.")
+      .def(
+          "set",
+          [](zarrpp::Store& s, const std::string& key, const py::bytes& value) {
+            const std::string v = value;
+            without_gil([&] { s.set(key, zarrpp::Bytes(v.begin(), v.end())); });
+          },
+          "key"_a, "value"_a)
+      .def(
+          "exists", [](zarrpp::Store& s, const std::string& key) { return without_gil([&] { return s.exists(key); }); },
+          "key"_a)
+      .def(
+          "delete", [](zarrpp::Store& s, const std::string& key) { without_gil([&] { s.erase(key); }); }, "key"_a)
+      .def(
+          "list_prefix",
+          [](zarrpp::Store& s, const std::string& prefix) {
+            return without_gil([&] { return s.list_prefix(prefix); });
+          },
+          "prefix"_a = "", "Every key starting with `prefix`, sorted.");
   py::class_<zarrpp::MemoryStore, zarrpp::Store, std::shared_ptr<zarrpp::MemoryStore>>(m, "MemoryStore")
       .def(py::init([] { return zarrpp::MemoryStore::create(); }))
       .def("__repr__", [](const zarrpp::MemoryStore& s) { return memory_repr(s); });
   py::class_<zarrpp::FileStore, zarrpp::Store, std::shared_ptr<zarrpp::FileStore>>(m, "LocalStore")
       .def(py::init([](const std::filesystem::path& root, bool read_only) {
-             return zarrpp::FileStore::open(root, zarrpp::FileStore::Options{.create = !read_only, .read_only = read_only});
-           }), "root"_a, "read_only"_a = false)
+             return zarrpp::FileStore::open(root,
+                                            zarrpp::FileStore::Options{.create = !read_only, .read_only = read_only});
+           }),
+           "root"_a, "read_only"_a = false)
       .def_property_readonly("root", [](const zarrpp::FileStore& s) { return s.root(); })
       .def("__repr__", [](const zarrpp::FileStore& s) { return "LocalStore('" + s.root().string() + "')"; });
 
@@ -474,17 +503,25 @@ PYBIND11_MODULE(_zarrpp, m) {
         };
         for (const auto& [kh, v] : options) {
           const std::string k = py::str(kh);
-          if (k == "endpoint_url" || k == "endpoint") o.s3.endpoint = text(v, k);
-          else if (k == "region" || k == "region_name") o.s3.region = text(v, k);
-          else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id") o.s3.access_key_id = text(v, k);
-          else if (k == "secret" || k == "secret_access_key" || k == "aws_secret_access_key") o.s3.secret_access_key = text(v, k);
-          else if (k == "token" || k == "session_token" || k == "aws_session_token") o.s3.session_token = text(v, k);
+          if (k == "endpoint_url" || k == "endpoint")
+            o.s3.endpoint = text(v, k);
+          else if (k == "region" || k == "region_name")
+            o.s3.region = text(v, k);
+          else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id")
+            o.s3.access_key_id = text(v, k);
+          else if (k == "secret" || k == "secret_access_key" || k == "aws_secret_access_key")
+            o.s3.secret_access_key = text(v, k);
+          else if (k == "token" || k == "session_token" || k == "aws_session_token")
+            o.s3.session_token = text(v, k);
           else if (k == "anon") {
-            if (!py::isinstance<py::bool_>(v)) throw zarrpp::ArgumentError("storage_options: 'anon' must be True or False");
+            if (!py::isinstance<py::bool_>(v))
+              throw zarrpp::ArgumentError("storage_options: 'anon' must be True or False");
             o.s3.anonymous = v.cast<bool>();
           } else if (k == "headers") {
-            if (!py::isinstance<py::dict>(v)) throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
-            for (const auto& [hk, hv] : v.cast<py::dict>()) o.http.headers.emplace_back(text(hk, "headers"), text(hv, "headers"));
+            if (!py::isinstance<py::dict>(v))
+              throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
+            for (const auto& [hk, hv] : v.cast<py::dict>())
+              o.http.headers.emplace_back(text(hk, "headers"), text(hv, "headers"));
           } else if (zarrpp::RemoteOptions::is_option(k)) {
             // Network bounds (seconds; max_attempts a count), checked by the C++ rules the CLI uses.
             if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
@@ -519,31 +556,38 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def_property_readonly("dtype", [](const Array& a) { return numpy_dtype(pinned(a).dtype()); })
       .def_property_readonly("dtype_name", [](const Array& a) { return pinned(a).dtype().name(); })
       .def_property_readonly("chunks", [](const Array& a) { return to_tuple(a.chunks()); })
-      .def_property_readonly("shards", [](const Array& a) -> py::object {
-        auto s = a.shards();
-        if (!s) return py::none();
-        return to_tuple(*s);
-      })
-      .def_property_readonly("domain", [](const Array& a) {
-        const auto d = a.domain();
-        py::tuple t(d.size());
-        for (std::size_t i = 0; i < d.size(); ++i) t[i] = py::make_tuple(d[i].inclusive_min, d[i].exclusive_max);
-        return t;
-      })
-      .def_property_readonly("fill_value_bytes", [](const Array& a) {
-        const Array s = pinned(a);
-        return py::bytes(reinterpret_cast<const char*>(s.fill_value().data()), s.fill_value().size());
-      })
+      .def_property_readonly("shards",
+                             [](const Array& a) -> py::object {
+                               auto s = a.shards();
+                               if (!s) return py::none();
+                               return to_tuple(*s);
+                             })
+      .def_property_readonly("domain",
+                             [](const Array& a) {
+                               const auto d = a.domain();
+                               py::tuple t(d.size());
+                               for (std::size_t i = 0; i < d.size(); ++i)
+                                 t[i] = py::make_tuple(d[i].inclusive_min, d[i].exclusive_max);
+                               return t;
+                             })
+      .def_property_readonly("fill_value_bytes",
+                             [](const Array& a) {
+                               const Array s = pinned(a);
+                               return py::bytes(reinterpret_cast<const char*>(s.fill_value().data()),
+                                                s.fill_value().size());
+                             })
       .def_property_readonly("fill_value_json", [](const Array& a) { return zarrpp::json_text(a.fill_value_json()); })
-      .def_property_readonly("metadata_json", [](const Array& a) {
-        const auto md = pinned(a).metadata();
-        return zarrpp::json_text(md.zarr_format == 2 ? md.to_v2_json() : md.to_json());
-      })
-      .def_property_readonly("codecs_json", [](const Array& a) {
-        Json cs = Json::array();
-        for (const auto& c : pinned(a).metadata().codecs) cs.push_back(c.to_json());
-        return zarrpp::json_text(cs);
-      })
+      .def_property_readonly("metadata_json",
+                             [](const Array& a) {
+                               const auto md = pinned(a).metadata();
+                               return zarrpp::json_text(md.zarr_format == 2 ? md.to_v2_json() : md.to_json());
+                             })
+      .def_property_readonly("codecs_json",
+                             [](const Array& a) {
+                               Json cs = Json::array();
+                               for (const auto& c : pinned(a).metadata().codecs) cs.push_back(c.to_json());
+                               return zarrpp::json_text(cs);
+                             })
       .def_property_readonly("zarr_format", [](const Array& a) { return pinned(a).metadata().zarr_format; })
       .def_property_readonly("v2_dtype", [](const Array& a) { return pinned(a).metadata().v2.dtype; })
       .def_property_readonly("v2_order", [](const Array& a) { return std::string(1, pinned(a).metadata().v2.order); })
@@ -562,7 +606,9 @@ PYBIND11_MODULE(_zarrpp, m) {
              without_gil([&] { a.update_attributes(patch); });
            })
       .def("remove_attributes",
-           [](Array& a, const std::vector<std::string>& keys) { return without_gil([&] { return a.remove_attributes(keys); }); })
+           [](Array& a, const std::vector<std::string>& keys) {
+             return without_gil([&] { return a.remove_attributes(keys); });
+           })
       .def("nchunks", [](const Array& a) { return a.nchunks(); })
       .def("nchunks_stored", [](const Array& a) { return without_gil([&] { return a.nchunks_stored(); }); })
       .def("nbytes_stored", [](const Array& a) { return without_gil([&] { return a.nbytes_stored(); }); })
@@ -572,40 +618,50 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def("set_write_empty_chunks", &Array::set_write_empty_chunks)
       // selections
       // `coords=True`: every index is a coordinate of the domain (Array::Coords), not zero-based.
-      .def("selection_shape",
-           [](const Array& a, const py::tuple& sel, bool coords) {
-             const auto s = to_selection(sel);
-             return to_tuple(without_gil([&] { return coords ? a.coords().selection_shape(s) : a.selection_shape(s); }));
-           },
-           "selection"_a, "coords"_a = false)
-      .def("read", &read_selection, "selection"_a, "coords"_a = false, "Reads a basic/orthogonal selection into a new NumPy array.")
+      .def(
+          "selection_shape",
+          [](const Array& a, const py::tuple& sel, bool coords) {
+            const auto s = to_selection(sel);
+            return to_tuple(without_gil([&] { return coords ? a.coords().selection_shape(s) : a.selection_shape(s); }));
+          },
+          "selection"_a, "coords"_a = false)
+      .def("read", &read_selection, "selection"_a, "coords"_a = false,
+           "Reads a basic/orthogonal selection into a new NumPy array.")
       .def("read_into", &read_into, "selection"_a, "out"_a, "coords"_a = false)
       .def("write", &write_selection, "selection"_a, "data"_a, "coords"_a = false)
-      .def("read_points",
-           [](const Array& a, const py::sequence& coords, bool in_coords) -> py::array {
-             const auto c = to_coordinates(coords);
-             if (a.dtype().is_vlen())
-               return vlen_to_numpy(without_gil([&] { return in_coords ? a.coords().read_vlen_points(c) : a.read_vlen_points(c); }), is_bytes(a));
-             return to_numpy(without_gil([&] { return in_coords ? a.coords().read_points(c) : a.read_points(c); }));
-           },
-           "points"_a, "coords"_a = false)
-      .def("write_points",
-           [](Array& a, const py::sequence& coords, const py::array& data, bool in_coords) {
-             const auto c = to_coordinates(coords);
-             if (a.dtype().is_vlen()) {
-               const auto vv = numpy_to_vlen(data, is_bytes(a));
-               return without_gil([&] {
-                 if (in_coords) a.coords().write_vlen_points(c, vv);
-                 else a.write_vlen_points(c, vv);
-               });
-             }
-             const NDView v = view_of(data);
-             without_gil([&] {
-               if (in_coords) a.coords().write_points(c, v);
-               else a.write_points(c, v);
-             });
-           },
-           "points"_a, "data"_a, "coords"_a = false)
+      .def(
+          "read_points",
+          [](const Array& a, const py::sequence& coords, bool in_coords) -> py::array {
+            const auto c = to_coordinates(coords);
+            if (a.dtype().is_vlen())
+              return vlen_to_numpy(
+                  without_gil([&] { return in_coords ? a.coords().read_vlen_points(c) : a.read_vlen_points(c); }),
+                  is_bytes(a));
+            return to_numpy(without_gil([&] { return in_coords ? a.coords().read_points(c) : a.read_points(c); }));
+          },
+          "points"_a, "coords"_a = false)
+      .def(
+          "write_points",
+          [](Array& a, const py::sequence& coords, const py::array& data, bool in_coords) {
+            const auto c = to_coordinates(coords);
+            if (a.dtype().is_vlen()) {
+              const auto vv = numpy_to_vlen(data, is_bytes(a));
+              return without_gil([&] {
+                if (in_coords)
+                  a.coords().write_vlen_points(c, vv);
+                else
+                  a.write_vlen_points(c, vv);
+              });
+            }
+            const NDView v = view_of(data);
+            without_gil([&] {
+              if (in_coords)
+                a.coords().write_points(c, v);
+              else
+                a.write_points(c, v);
+            });
+          },
+          "points"_a, "data"_a, "coords"_a = false)
       .def("read_mask",
            [](const Array& a, const py::array& mask) -> py::array {
              if (a.dtype().is_vlen()) {
@@ -629,7 +685,8 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def("read_blocks",
            [](const Array& a, const py::tuple& sel_py) -> py::array {
              const auto sel = to_selection(sel_py);
-             if (a.dtype().is_vlen()) return vlen_to_numpy(without_gil([&] { return a.read_vlen_blocks(sel); }), is_bytes(a));
+             if (a.dtype().is_vlen())
+               return vlen_to_numpy(without_gil([&] { return a.read_vlen_blocks(sel); }), is_bytes(a));
              return to_numpy(without_gil([&] { return a.read_blocks(sel); }));
            })
       .def("write_blocks",
@@ -643,62 +700,87 @@ PYBIND11_MODULE(_zarrpp, m) {
              without_gil([&] { a.write_blocks(sel, v); });
            })
       // growth
-      .def("prepend",
-           [](Array& a, const py::array& data, std::size_t axis) {
-             if (a.dtype().is_vlen()) {
-               const auto vv = numpy_to_vlen(data, is_bytes(a));
-               return without_gil([&] { a.prepend_vlen(vv, axis); });
-             }
-             const NDView v = view_of(data);
-             without_gil([&] { a.prepend(v, axis); });
-           }, "data"_a, "axis"_a = 0)
-      .def("append",
-           [](Array& a, const py::array& data, std::size_t axis) {
-             if (a.dtype().is_vlen()) {
-               const auto vv = numpy_to_vlen(data, is_bytes(a));
-               return without_gil([&] { a.append_vlen(vv, axis); });
-             }
-             const NDView v = view_of(data);
-             without_gil([&] { a.append(v, axis); });
-           }, "data"_a, "axis"_a = 0)
-      .def("resize", [](Array& a, const Shape& s) { without_gil([&] { a.resize(s); }); }, "new_shape"_a)
-      .def("resize_domain",
-           [](Array& a, const std::vector<std::pair<std::int64_t, std::int64_t>>& bounds) {
-             zarrpp::Domain d;
-             for (const auto& [lo, hi] : bounds) d.push_back({lo, hi});
-             without_gil([&] { a.resize_domain(d); });
-           }, "bounds"_a)
+      .def(
+          "prepend",
+          [](Array& a, const py::array& data, std::size_t axis) {
+            if (a.dtype().is_vlen()) {
+              const auto vv = numpy_to_vlen(data, is_bytes(a));
+              return without_gil([&] { a.prepend_vlen(vv, axis); });
+            }
+            const NDView v = view_of(data);
+            without_gil([&] { a.prepend(v, axis); });
+          },
+          "data"_a, "axis"_a = 0)
+      .def(
+          "append",
+          [](Array& a, const py::array& data, std::size_t axis) {
+            if (a.dtype().is_vlen()) {
+              const auto vv = numpy_to_vlen(data, is_bytes(a));
+              return without_gil([&] { a.append_vlen(vv, axis); });
+            }
+            const NDView v = view_of(data);
+            without_gil([&] { a.append(v, axis); });
+          },
+          "data"_a, "axis"_a = 0)
+      .def(
+          "resize", [](Array& a, const Shape& s) { without_gil([&] { a.resize(s); }); }, "new_shape"_a)
+      .def(
+          "resize_domain",
+          [](Array& a, const std::vector<std::pair<std::int64_t, std::int64_t>>& bounds) {
+            zarrpp::Domain d;
+            for (const auto& [lo, hi] : bounds) d.push_back({lo, hi});
+            without_gil([&] { a.resize_domain(d); });
+          },
+          "bounds"_a)
       .def("convert_to_regular", [](Array& a) { without_gil([&] { a.convert_to_regular(); }); })
       .def("convert_to_regular_bounded", [](Array& a) { without_gil([&] { a.convert_to_regular_bounded(); }); })
-      .def("expand_domain",
-           [](Array& a, std::size_t axis, std::int64_t before, std::int64_t after) {
-             const auto d = without_gil([&] { return a.expand_domain(axis, before, after); });
-             py::tuple t(d.size());
-             for (std::size_t i = 0; i < d.size(); ++i) t[i] = py::make_tuple(d[i].inclusive_min, d[i].exclusive_max);
-             return t;
-           }, "axis"_a, py::kw_only(), "before"_a, "after"_a = 0,
-           "Grows (negative: shrinks) the domain along `axis`; `before` and `after` are keyword-only, as a "
-           "swap of the two would delete the wrong end.");
+      .def(
+          "expand_domain",
+          [](Array& a, std::size_t axis, std::int64_t before, std::int64_t after) {
+            const auto d = without_gil([&] { return a.expand_domain(axis, before, after); });
+            py::tuple t(d.size());
+            for (std::size_t i = 0; i < d.size(); ++i) t[i] = py::make_tuple(d[i].inclusive_min, d[i].exclusive_max);
+            return t;
+          },
+          "axis"_a, py::kw_only(), "before"_a, "after"_a = 0,
+          "Grows (negative: shrinks) the domain along `axis`; `before` and `after` are keyword-only, as a "
+          "swap of the two would delete the wrong end.");
 
   m.def(
       "create_array",
       [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype,
          std::optional<std::string> fill_value_json, std::vector<py::tuple> filters, std::vector<py::tuple> compressors,
          std::optional<Shape> shards, std::optional<std::vector<std::optional<std::string>>> dimension_names,
-         std::string attributes_json, bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format,
-         std::string separator) {
-        CreateArgs args{std::move(store), std::move(path), std::move(shape), std::move(chunks), std::move(dtype),
-                        std::move(fill_value_json), std::move(filters), std::move(compressors), std::move(shards),
-                        std::move(dimension_names), std::move(attributes_json), overwrite, std::move(lower_bound),
-                        std::move(endian), zarr_format, std::move(separator)};
+         std::string attributes_json, bool overwrite, std::optional<Shape> lower_bound, std::string endian,
+         int zarr_format, std::string separator) {
+        CreateArgs args{std::move(store),
+                        std::move(path),
+                        std::move(shape),
+                        std::move(chunks),
+                        std::move(dtype),
+                        std::move(fill_value_json),
+                        std::move(filters),
+                        std::move(compressors),
+                        std::move(shards),
+                        std::move(dimension_names),
+                        std::move(attributes_json),
+                        overwrite,
+                        std::move(lower_bound),
+                        std::move(endian),
+                        zarr_format,
+                        std::move(separator)};
         const auto spec = make_spec(args);
         return without_gil([&] { return Array::create(args.store, args.path, spec); });
       },
       "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value_json"_a, "filters"_a, "compressors"_a,
-      "shards"_a, "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a, "zarr_format"_a = 3, "separator"_a = "");
-  m.def("open_array", [](StorePtr store, const std::string& path) {
-    return without_gil([&] { return Array::open(std::move(store), path); });
-  }, "store"_a, "path"_a = "");
+      "shards"_a, "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a,
+      "zarr_format"_a = 3, "separator"_a = "");
+  m.def(
+      "open_array",
+      [](StorePtr store, const std::string& path) {
+        return without_gil([&] { return Array::open(std::move(store), path); });
+      },
+      "store"_a, "path"_a = "");
 
   // ---- groups ----
   py::class_<zarrpp::Group>(m, "Group")
@@ -706,49 +788,75 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def_property_readonly("store", &zarrpp::Group::store)
       .def("attributes", [](const zarrpp::Group& g) { return attrs_to_python(g.attributes()); })
       .def_property_readonly("generation", &zarrpp::Group::generation)
-      .def("set_attributes_json", [](zarrpp::Group& g, const std::string& j) { g.set_attributes(parse_json(j, "attributes")); })
+      .def("set_attributes_json",
+           [](zarrpp::Group& g, const std::string& j) { g.set_attributes(parse_json(j, "attributes")); })
       .def("update_attributes_json",
            [](zarrpp::Group& g, const std::string& j) { g.update_attributes(parse_json(j, "attributes")); })
       .def("remove_attributes",
-           [](zarrpp::Group& g, const std::vector<std::string>& keys) { return without_gil([&] { return g.remove_attributes(keys); }); })
+           [](zarrpp::Group& g, const std::vector<std::string>& keys) {
+             return without_gil([&] { return g.remove_attributes(keys); });
+           })
       .def_property_readonly("zarr_format", &zarrpp::Group::zarr_format)
       .def("children", [](const zarrpp::Group& g) {
         py::list out;
         for (const auto& c : g.children()) {
-          if (c.error.empty()) out.append(py::make_tuple(c.name, type_name(c.type), py::none()));
-          else out.append(py::make_tuple(c.name, py::none(), c.error));
+          if (c.error.empty())
+            out.append(py::make_tuple(c.name, type_name(c.type), py::none()));
+          else
+            out.append(py::make_tuple(c.name, py::none(), c.error));
         }
         return out;
       });
-  m.def("create_group", [](StorePtr store, const std::string& path, const std::string& attributes_json, bool overwrite, int zarr_format) {
-    return zarrpp::Group::create(std::move(store), path, parse_json(attributes_json, "attributes"), overwrite, zarr_format);
-  }, "store"_a, "path"_a, "attributes_json"_a, "overwrite"_a, "zarr_format"_a = 3);
-  m.def("convert_to_v3", [](const StorePtr& store, const std::string& path, const std::optional<StorePtr>& dst,
-                            const std::string& dst_path, bool overwrite) {
-    const auto rep = without_gil([&] {
-      return dst ? zarrpp::convert_to_v3(store, path, *dst, dst_path, overwrite) : zarrpp::convert_to_v3(store, path);
-    });
-    return py::make_tuple(rep.nodes, rep.chunks_copied, rep.notes);
-  }, "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false);
-  m.def("copy_array", [](const Array& src, const StorePtr& store, const std::string& path, const std::string& grid, bool overwrite) {
-    return without_gil([&] {
-      const auto meta = grid.empty() ? src.metadata() : zarrpp::with_chunk_grid(src.metadata(), grid);
-      return zarrpp::copy_array(src, store, path, meta, zarrpp::CopyOptions{.overwrite = overwrite});
-    });
-  }, "src"_a, "store"_a, "path"_a = "", "grid"_a = "", "overwrite"_a = false);
-  m.def("open_group", [](StorePtr store, const std::string& path) { return zarrpp::Group::open(std::move(store), path); },
-        "store"_a, "path"_a = "");
-  m.def("node_type", [](const StorePtr& store, const std::string& path) -> py::object {
-    const auto t = zarrpp::node_type(store, path);
-    if (!t) return py::none();
-    return py::str(type_name(*t));
-  }, "store"_a, "path"_a);
-  m.def("remove_node", [](const StorePtr& store, const std::string& path) { zarrpp::remove_node(store, path); },
-        "store"_a, "path"_a);
-  m.def("codec_role", [](const std::string& name) -> py::object {
-    const auto r = codec::role_of(name);
-    if (!r) return py::none();
-    return py::str(*r == codec::Role::array_to_array ? "array_to_array" : *r == codec::Role::array_to_bytes ? "array_to_bytes" : "bytes_to_bytes");
-  }, "name"_a);
+  m.def(
+      "create_group",
+      [](StorePtr store, const std::string& path, const std::string& attributes_json, bool overwrite, int zarr_format) {
+        return zarrpp::Group::create(std::move(store), path, parse_json(attributes_json, "attributes"), overwrite,
+                                     zarr_format);
+      },
+      "store"_a, "path"_a, "attributes_json"_a, "overwrite"_a, "zarr_format"_a = 3);
+  m.def(
+      "convert_to_v3",
+      [](const StorePtr& store, const std::string& path, const std::optional<StorePtr>& dst,
+         const std::string& dst_path, bool overwrite) {
+        const auto rep = without_gil([&] {
+          return dst ? zarrpp::convert_to_v3(store, path, *dst, dst_path, overwrite)
+                     : zarrpp::convert_to_v3(store, path);
+        });
+        return py::make_tuple(rep.nodes, rep.chunks_copied, rep.notes);
+      },
+      "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false);
+  m.def(
+      "copy_array",
+      [](const Array& src, const StorePtr& store, const std::string& path, const std::string& grid, bool overwrite) {
+        return without_gil([&] {
+          const auto meta = grid.empty() ? src.metadata() : zarrpp::with_chunk_grid(src.metadata(), grid);
+          return zarrpp::copy_array(src, store, path, meta, zarrpp::CopyOptions{.overwrite = overwrite});
+        });
+      },
+      "src"_a, "store"_a, "path"_a = "", "grid"_a = "", "overwrite"_a = false);
+  m.def(
+      "open_group", [](StorePtr store, const std::string& path) { return zarrpp::Group::open(std::move(store), path); },
+      "store"_a, "path"_a = "");
+  m.def(
+      "node_type",
+      [](const StorePtr& store, const std::string& path) -> py::object {
+        const auto t = zarrpp::node_type(store, path);
+        if (!t) return py::none();
+        return py::str(type_name(*t));
+      },
+      "store"_a, "path"_a);
+  m.def(
+      "remove_node", [](const StorePtr& store, const std::string& path) { zarrpp::remove_node(store, path); },
+      "store"_a, "path"_a);
+  m.def(
+      "codec_role",
+      [](const std::string& name) -> py::object {
+        const auto r = codec::role_of(name);
+        if (!r) return py::none();
+        return py::str(*r == codec::Role::array_to_array   ? "array_to_array"
+                       : *r == codec::Role::array_to_bytes ? "array_to_bytes"
+                                                           : "bytes_to_bytes");
+      },
+      "name"_a);
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
 }

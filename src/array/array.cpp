@@ -17,7 +17,8 @@ namespace {
 std::string domain_str(const ArrayMetadata& m) {
   std::string out = "domain [";
   for (std::size_t i = 0; i < m.rank(); ++i)
-    out += (i ? ", " : "") + std::to_string(m.chunk_grid.lower_bound[i]) + ":" + std::to_string(m.chunk_grid.lower_bound[i] + m.shape[i]);
+    out += (i ? ", " : "") + std::to_string(m.chunk_grid.lower_bound[i]) + ":" +
+           std::to_string(m.chunk_grid.lower_bound[i] + m.shape[i]);
   return out + "]";
 }
 }  // namespace
@@ -28,12 +29,15 @@ std::string domain_str(const ArrayMetadata& m) {
 std::string Array::State::remove_new_chunks(const Snapshot& cur, const Snapshot& next, const StoreLock* lock) const {
   try {
     if (lock) lock->check();  // without the lock, another grower may own those chunks now
-    if (!store->capabilities().listing) return "the chunks it wrote outside the domain could not be listed and stay (invisible)";
+    if (!store->capabilities().listing)
+      return "the chunks it wrote outside the domain could not be listed and stay (invisible)";
     // A writer that does not take zarrpp's lock (another program) may have grown the array
     // meanwhile: then those chunks may be its data.
-    const auto now = store->get(node::doc_key(path, cur.meta.zarr_format, NodeType::Array), ByteRange::all(), node::kMaxMetadataBytes);
+    const auto now = store->get(node::doc_key(path, cur.meta.zarr_format, NodeType::Array), ByteRange::all(),
+                                node::kMaxMetadataBytes);
     if (!now || *now != cur.meta_bytes)
-      return "the array's metadata changed meanwhile, so the chunks it wrote outside the domain were left (invisible unless "
+      return "the array's metadata changed meanwhile, so the chunks it wrote outside the domain were left (invisible "
+             "unless "
              "the new domain holds them)";
     std::vector<std::string> gone;
     for (const auto& [idx, key] : node::list_chunks(*store, path, next.meta.chunk_key_encoding, next.meta.rank())) {
@@ -42,8 +46,9 @@ std::string Array::State::remove_new_chunks(const Snapshot& cur, const Snapshot&
       gone.push_back(key);
     }
     node::prune_dirs_of(*store, gone, prefix);
-    return gone.empty() ? "it left nothing outside the domain"
-                        : "the " + std::to_string(gone.size()) + " chunk(s) it had written outside the domain were removed";
+    return gone.empty()
+               ? "it left nothing outside the domain"
+               : "the " + std::to_string(gone.size()) + " chunk(s) it had written outside the domain were removed";
   } catch (const Error& e) {
     return std::string("removing the chunks it had written outside the domain failed too (") + e.what() +
            "): they are invisible, and the next growth there overwrites them";
@@ -85,15 +90,17 @@ std::shared_ptr<const Snapshot> Array::State::parse_stored(const Bytes& bytes, i
 // anyway (the request reached the store, its answer was lost) is read back. Returns the stored
 // snapshot when it did; throws, saying what is known, when it did not or that is unknown. Must be
 // called from the handler of `e` (it rethrows it).
-std::shared_ptr<const Snapshot> Array::State::after_failed_switch(const Error& e, const Snapshot& cur, const Snapshot& next,
-                                                                  int format, const Json& v2_attrs, const StoreLock* lock) const {
+std::shared_ptr<const Snapshot> Array::State::after_failed_switch(const Error& e, const Snapshot& cur,
+                                                                  const Snapshot& next, int format,
+                                                                  const Json& v2_attrs, const StoreLock* lock) const {
   const std::string unknown = std::string(e.what()) + "; whether the change took effect is unknown: ";
   const std::string kept = "; the chunks it wrote are kept; open the array again to see its domain";
   std::shared_ptr<const Snapshot> now;
   try {
     // Without the lock another grower may have made the same change: then a match proves nothing.
     if (lock) lock->check();
-    const auto bytes = store->get(node::doc_key(path, format, NodeType::Array), ByteRange::all(), node::kMaxMetadataBytes);
+    const auto bytes =
+        store->get(node::doc_key(path, format, NodeType::Array), ByteRange::all(), node::kMaxMetadataBytes);
     if (bytes) now = parse_stored(*bytes, format, v2_attrs);
   } catch (const Error& again) {
     throw_like(e, unknown + "it could not be checked (" + again.what() + ")" + kept);
@@ -101,7 +108,8 @@ std::shared_ptr<const Snapshot> Array::State::after_failed_switch(const Error& e
   if (now && landed(cur, next, *now)) return now;
   // The request may still be carried out (a server holding it): the old metadata proves nothing.
   if (dynamic_cast<const UncertainWriteError*>(&e))
-    throw_like(e, unknown + "zarr.json still shows the old " + domain_str(cur.meta) + ", but the request may still take effect" + kept);
+    throw_like(e, unknown + "zarr.json still shows the old " + domain_str(cur.meta) +
+                      ", but the request may still take effect" + kept);
   if (now && beyond_attributes(now->meta) == beyond_attributes(cur.meta))
     throw_like(e, "not applied; the array is unchanged (" + domain_str(cur.meta) + "): " + e.what() + "; " +
                       remove_new_chunks(cur, next, lock));
@@ -198,9 +206,10 @@ std::vector<codec::Any> build_codecs(const ArraySpec& spec) {
     return *spec.codecs;
   }
   // Variable-length elements are serialised by vlen-utf8 / vlen-bytes (as zarr-python 3 does).
-  std::vector<codec::Any> inner = {spec.dtype == DataType::string_t  ? codec::Any(CodecMetadata{"vlen-utf8", Json::object()})
-                                   : spec.dtype == DataType::bytes_t ? codec::Any(CodecMetadata{"vlen-bytes", Json::object()})
-                                                                     : codec::Any(codec::BytesCodec{spec.endian.value_or(codec::Endian::little)})};
+  std::vector<codec::Any> inner = {
+      spec.dtype == DataType::string_t  ? codec::Any(CodecMetadata{"vlen-utf8", Json::object()})
+      : spec.dtype == DataType::bytes_t ? codec::Any(CodecMetadata{"vlen-bytes", Json::object()})
+                                        : codec::Any(codec::BytesCodec{spec.endian.value_or(codec::Endian::little)})};
   if (spec.compressor) inner.push_back(*spec.compressor);
   if (spec.crc32c) inner.push_back(codec::Crc32c{});
   if (!spec.shards) return inner;
@@ -218,19 +227,21 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   const std::size_t r = spec.shape.size();
   auto need_rank = [&](const Shape& v, const char* what) {
     if (v.size() != r)
-      throw MetadataError(std::string(what) + ": " + shape_str(v) + " has " + std::to_string(v.size()) + " entries, the shape " +
-                          shape_str(spec.shape) + " has " + std::to_string(r));
+      throw MetadataError(std::string(what) + ": " + shape_str(v) + " has " + std::to_string(v.size()) +
+                          " entries, the shape " + shape_str(spec.shape) + " has " + std::to_string(r));
   };
   need_rank(spec.chunks, "chunks");
   for (std::size_t d = 0; d < r; ++d)
-    if (spec.chunks[d] < 1) throw MetadataError("chunks[" + std::to_string(d) + "]: must be >= 1, got " + std::to_string(spec.chunks[d]));
+    if (spec.chunks[d] < 1)
+      throw MetadataError("chunks[" + std::to_string(d) + "]: must be >= 1, got " + std::to_string(spec.chunks[d]));
   Shape grid_chunks = spec.chunks;
   if (spec.shards && !spec.codecs) {
     need_rank(*spec.shards, "shards");
     for (std::size_t d = 0; d < r; ++d)
       if ((*spec.shards)[d] < 1 || (*spec.shards)[d] % spec.chunks[d] != 0)
         throw MetadataError("shards[" + std::to_string(d) + "]: " + std::to_string((*spec.shards)[d]) +
-                            " must be a positive multiple of chunks[" + std::to_string(d) + "] = " + std::to_string(spec.chunks[d]));
+                            " must be a positive multiple of chunks[" + std::to_string(d) +
+                            "] = " + std::to_string(spec.chunks[d]));
     grid_chunks = *spec.shards;
   }
   ArrayMetadata m;
@@ -259,7 +270,8 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
       throw UnsupportedError("lower_bound/origin: a Zarr v2 array cannot store a lower bound; create it as Zarr v3");
     if (spec.chunk_key_encoding.kind == ChunkKeyEncoding::Kind::Default && spec.chunk_key_encoding.separator == '/')
       m.chunk_key_encoding = ChunkKeyEncoding::v2('.');
-    m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+    m.codecs =
+        CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
     m = m.as_v2();
   }
   return create(std::move(store), path, m, spec.overwrite);
@@ -272,15 +284,18 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   m.validate_for_write();
   // Validate everything (every codec included) before anything is written, with the codecs'
   // automatic parameters resolved so zarr.json states them.
-  m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+  m.codecs =
+      CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
   // A v2 array's .zarray states its codecs again: brought in line with the codecs given.
   if (m.zarr_format == 2) m = m.as_v2();
   auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
   // What we write must parse back to the same metadata.
   const std::string text(snap->meta_bytes.begin(), snap->meta_bytes.end());
-  if (m.zarr_format == 2) ArrayMetadata::from_v2_json(parse_json_document(text, ".zarray"), m.attributes);
-  else ArrayMetadata::parse(text);
+  if (m.zarr_format == 2)
+    ArrayMetadata::from_v2_json(parse_json_document(text, ".zarray"), m.attributes);
+  else
+    ArrayMetadata::parse(text);
 
   const int replaced = node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
   node::write_array_documents(*store, path, snap->meta, snap->meta_bytes, replaced);
@@ -336,7 +351,8 @@ std::size_t Array::concurrency() const { return st_->concurrency; }
 void Array::set_write_empty_chunks(bool on) { st_->write_empty = on; }
 void Array::check_dtype(const DataType& t) const {
   if (!(t == dtype()))
-    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype().name() + ", requested " + t.name());
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         "data type mismatch: array holds " + dtype().name() + ", requested " + t.name());
 }
 
 Domain Array::domain() const {
@@ -443,8 +459,8 @@ void change_v2_attributes(Array::State& st, const std::function<Json(const Json&
 namespace {
 void check_out_view(const NDView& out, const Shape& shape, const DataType& dtype) {
   if (!(out.dtype() == dtype))
-    throw SelectionError(ErrorCode::dtype_mismatch,
-                         "data type mismatch: array holds " + dtype.name() + ", output buffer is " + out.dtype().name());
+    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype.name() +
+                                                        ", output buffer is " + out.dtype().name());
   if (out.shape() != shape)
     throw SelectionError(ErrorCode::shape_mismatch, "output buffer of shape " + shape_str(out.shape()) +
                                                         " does not match the selection's shape " + shape_str(shape));
@@ -488,7 +504,8 @@ VlenValues from_indices(const NDArray& idx, const VlenHeap& heap) {
   VlenValues out;
   out.shape = idx.shape();
   const auto n = static_cast<std::size_t>(idx.size());
-  const auto items = heap.get(std::span<const std::uint64_t>(reinterpret_cast<const std::uint64_t*>(idx.raw_data()), n));
+  const auto items =
+      heap.get(std::span<const std::uint64_t>(reinterpret_cast<const std::uint64_t*>(idx.raw_data()), n));
   out.values.reserve(n);
   for (const auto* p : items) out.values.push_back(*p);
   return out;
@@ -500,13 +517,16 @@ NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
   const auto n = shape_size(data.shape);
   if (static_cast<std::size_t>(n) != data.values.size())
     throw SelectionError(ErrorCode::shape_mismatch, "variable-length data: shape " + shape_str(data.shape) + " holds " +
-                                                        std::to_string(n) + " values, " + std::to_string(data.values.size()) + " given");
+                                                        std::to_string(n) + " values, " +
+                                                        std::to_string(data.values.size()) + " given");
   if (!s.meta.data_type.is_vlen())
-    throw SelectionError(ErrorCode::dtype_mismatch, "the array holds " + s.meta.data_type.name() + ", not variable-length elements");
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         "the array holds " + s.meta.data_type.name() + ", not variable-length elements");
   if (s.meta.data_type == DataType::string_t)
     for (std::size_t i = 0; i < data.values.size(); ++i)
       if (!is_valid_utf8(data.values[i]))
-        throw SelectionError(ErrorCode::dtype_mismatch, "value " + std::to_string(i) + " is not valid UTF-8 text, which a string array holds");
+        throw SelectionError(ErrorCode::dtype_mismatch,
+                             "value " + std::to_string(i) + " is not valid UTF-8 text, which a string array holds");
   std::vector<std::string> fresh;
   std::vector<std::uint64_t> idx(data.values.size(), 0);
   for (std::size_t i = 0; i < data.values.size(); ++i)
@@ -531,7 +551,8 @@ VlenValues read_vlen_with(const Array::State& st, const std::function<Plan(const
   auto hs = with_heap(*s, heap);
   return from_indices(read_new(st.engine(*hs), make_plan(*hs)), *heap);
 }
-void write_vlen_with(const Array::State& st, const VlenValues& data, const std::function<Plan(const Snapshot&)>& make_plan,
+void write_vlen_with(const Array::State& st, const VlenValues& data,
+                     const std::function<Plan(const Snapshot&)>& make_plan,
                      std::shared_ptr<const Snapshot> s = nullptr) {
   if (!s) s = st.current();
   auto heap = new_heap(*s);
@@ -542,22 +563,32 @@ void write_vlen_with(const Array::State& st, const VlenValues& data, const std::
 }  // namespace
 
 VlenValues Array::read_vlen(const Selection& sel) const {
-  return read_vlen_with(*st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid); });
+  return read_vlen_with(
+      *st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid); });
 }
 void Array::write_vlen(const Selection& sel, const VlenValues& data) {
-  write_vlen_with(*st_, data, [&](const Snapshot& s) { return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid); });
+  write_vlen_with(*st_, data, [&](const Snapshot& s) {
+    return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid);
+  });
 }
 VlenValues Array::read_vlen_points(const Coordinates& coords) const {
-  return read_vlen_with(*st_, [&](const Snapshot& s) { return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid); });
+  return read_vlen_with(
+      *st_, [&](const Snapshot& s) { return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid); });
 }
 void Array::write_vlen_points(const Coordinates& coords, const VlenValues& data) {
-  write_vlen_with(*st_, data, [&](const Snapshot& s) { return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid); });
+  write_vlen_with(*st_, data, [&](const Snapshot& s) {
+    return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid);
+  });
 }
 VlenValues Array::read_vlen_blocks(const Selection& sel) const {
-  return read_vlen_with(*st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid); });
+  return read_vlen_with(*st_, [&](const Snapshot& s) {
+    return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid);
+  });
 }
 void Array::write_vlen_blocks(const Selection& sel, const VlenValues& data) {
-  write_vlen_with(*st_, data, [&](const Snapshot& s) { return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid); });
+  write_vlen_with(*st_, data, [&](const Snapshot& s) {
+    return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid);
+  });
 }
 
 void Array::prepend_vlen(const VlenValues& data, std::size_t axis) {
@@ -605,7 +636,8 @@ void Array::write_points(const Coordinates& coords, const NDView& data) {
 NDArray Array::read_mask(const NDView& mask) const {
   auto s = st_->current();
   const auto coords = mask_to_coordinates(mask, s->meta.shape);
-  if (s->meta.rank() == 0 && *reinterpret_cast<const std::uint8_t*>(mask.data()) == 0) return NDArray(s->meta.data_type, {0});
+  if (s->meta.rank() == 0 && *reinterpret_cast<const std::uint8_t*>(mask.data()) == 0)
+    return NDArray(s->meta.data_type, {0});
   return read_new(st_->engine(*s), plan_points(coords, s->unit_grid));
 }
 
@@ -634,7 +666,8 @@ namespace {
 // The snapshot to run a coordinate selection on: the handle's, or, when the selection falls
 // outside the domain it knows, the array's metadata as stored now (another process may have grown
 // it). `normalize` throws SelectionError index_out_of_bounds for a selection outside a domain.
-std::shared_ptr<const Snapshot> coordinate_snapshot(Array::State& st, const std::function<void(const Snapshot&)>& normalize) {
+std::shared_ptr<const Snapshot> coordinate_snapshot(Array::State& st,
+                                                    const std::function<void(const Snapshot&)>& normalize) {
   auto s = st.current();
   try {
     normalize(*s);
@@ -648,7 +681,9 @@ std::shared_ptr<const Snapshot> coordinate_snapshot(Array::State& st, const std:
 std::vector<DimSel> in_coords(const Selection& sel, const Snapshot& s) {
   return normalize_selection(sel, s.meta.shape, &s.meta.chunk_grid.lower_bound);
 }
-Coordinates in_coords(const Coordinates& c, const Snapshot& s) { return normalize_coordinates(c, s.meta.shape, &s.meta.chunk_grid.lower_bound); }
+Coordinates in_coords(const Coordinates& c, const Snapshot& s) {
+  return normalize_coordinates(c, s.meta.shape, &s.meta.chunk_grid.lower_bound);
+}
 }  // namespace
 
 Shape Array::Coords::selection_shape(const Selection& sel) const {

@@ -27,7 +27,9 @@ struct Array::State {
     std::lock_guard lk(mu);
     snap = std::move(s);
   }
-  Engine engine(const Snapshot& s) const { return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr}; }
+  Engine engine(const Snapshot& s) const {
+    return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr};
+  }
   // For growth's data work: a failure there means "not applied" (modify says so), so the engine
   // does not count the chunks it wrote.
   Engine growth_engine(const Snapshot& s) const {
@@ -52,8 +54,8 @@ struct Array::State {
   // by what is stored (landed) rather than applied again.
   static bool landed(const Snapshot& before_change, const Snapshot& proposed, const Snapshot& stored);
   std::shared_ptr<const Snapshot> parse_stored(const Bytes& bytes, int format, const Json& v2_attrs) const;
-  std::shared_ptr<const Snapshot> after_failed_switch(const Error& e, const Snapshot& cur, const Snapshot& next, int format,
-                                                      const Json& v2_attrs, const StoreLock* lock) const;
+  std::shared_ptr<const Snapshot> after_failed_switch(const Error& e, const Snapshot& cur, const Snapshot& next,
+                                                      int format, const Json& v2_attrs, const StoreLock* lock) const;
 };
 
 }  // namespace zarrpp

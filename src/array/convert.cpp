@@ -19,10 +19,15 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
   if (!unit.empty()) {
     // The int64 values keep their meaning only with their unit: recorded as an attribute.
     m.attributes["_zarrpp_v2_dtype"] = v2.v2.dtype;
-    if (notes) notes->push_back(shown + ": " + v2.v2.dtype + " stored as int64; its dtype is kept in the attribute _zarrpp_v2_dtype");
+    if (notes)
+      notes->push_back(shown + ": " + v2.v2.dtype +
+                       " stored as int64; its dtype is kept in the attribute _zarrpp_v2_dtype");
   }
   if (v2.v2.fill_null && notes)
-    notes->push_back(shown + ": fill_value null (no fill value) became " + (m.data_type.is_vlen() ? vlen_fill_value_to_json(m.fill_vlen, m.data_type) : fill_value_to_json(m.fill_value, m.data_type)).dump() +
+    notes->push_back(shown + ": fill_value null (no fill value) became " +
+                     (m.data_type.is_vlen() ? vlen_fill_value_to_json(m.fill_vlen, m.data_type)
+                                            : fill_value_to_json(m.fill_value, m.data_type))
+                         .dump() +
                      ", which missing chunks read as (zarrpp read them so already)");
   m.v2 = ArrayMetadata::V2{};
   if (m.attributes.contains("_ARRAY_DIMENSIONS")) {
@@ -36,7 +41,8 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
       m.dimension_names = names;
       m.attributes.erase("_ARRAY_DIMENSIONS");
     } else if (notes) {
-      notes->push_back(shown + ": _ARRAY_DIMENSIONS " + d.dump() + " is not one name per dimension; kept as an attribute");
+      notes->push_back(shown + ": _ARRAY_DIMENSIONS " + d.dump() +
+                       " is not one name per dimension; kept as an attribute");
     }
   }
   m.validate_for_write();
@@ -83,12 +89,13 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
   }
   // zarr.json is in place: the v2 documents go (.zmetadata too: it would describe v2 nodes that
   // are no longer there).
-  for (const char* name : {node::kZattrs, node::kZmetadata, node::kZarray, node::kZgroup}) store->erase(node::key_in(path, name));
+  for (const char* name : {node::kZattrs, node::kZmetadata, node::kZarray, node::kZgroup})
+    store->erase(node::key_in(path, name));
   ++rep.nodes;
 }
 
-void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp, ConvertReport& rep,
-                  std::vector<std::string>& written) {
+void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp,
+                  ConvertReport& rep, std::vector<std::string>& written) {
   auto d = node::read_doc(*src, sp);
   if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   if (d->type == NodeType::Group) {
@@ -137,16 +144,18 @@ ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
   return rep;
 }
 
-ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst, const std::string& dst_path_in,
-                            bool overwrite) {
+ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
+                            const std::string& dst_path_in, bool overwrite) {
   if (!src || !dst) throw ArgumentError("convert_to_v3: no store given");
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
   const std::string a = sp.empty() ? src->location() : src->location() + "/" + sp;
   const std::string b = dp.empty() ? dst->location() : dst->location() + "/" + dp;
   // By what the stores say the folders are: a bind mount or symlink of the source is the source.
   if (node::overlap(*src, sp, *dst, dp) != node::Overlap::none)
-    throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a + "'; convert in place instead (no DST)");
-  if (!node::read_doc(*src, sp)) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
+    throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a +
+                        "'; convert in place instead (no DST)");
+  if (!node::read_doc(*src, sp))
+    throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
   ConvertReport rep;
   std::vector<std::string> written;

@@ -19,11 +19,20 @@ namespace {
 
 inline void copy_elem(std::byte* dst, const std::byte* src, std::size_t es) {
   switch (es) {
-    case 1: *dst = *src; break;
-    case 2: std::memcpy(dst, src, 2); break;
-    case 4: std::memcpy(dst, src, 4); break;
-    case 8: std::memcpy(dst, src, 8); break;
-    default: std::memcpy(dst, src, es);
+    case 1:
+      *dst = *src;
+      break;
+    case 2:
+      std::memcpy(dst, src, 2);
+      break;
+    case 4:
+      std::memcpy(dst, src, 4);
+      break;
+    case 8:
+      std::memcpy(dst, src, 8);
+      break;
+    default:
+      std::memcpy(dst, src, es);
   }
 }
 
@@ -83,7 +92,7 @@ inline void store_fence() {}
 #endif
 
 struct OrthoCopy {
-  const std::vector<const DimChunkMap*>& dims;  // the task's, per array dimension
+  const std::vector<const DimChunkMap*>& dims;     // the task's, per array dimension
   const std::vector<std::int64_t>& chunk_strides;  // bytes, per array dim
   std::vector<std::int64_t> view_strides;          // bytes, per array dim (0 for dropped dims)
   std::size_t es;
@@ -95,8 +104,10 @@ struct OrthoCopy {
   bool stream = false;  // reads into a large output: non-temporal stores for runs of 64 bytes or more
 
   void out(std::byte* v, const std::byte* c, std::size_t len) const {
-    if (stream && len >= 64) copy_streaming(v, c, len);
-    else std::memcpy(v, c, len);
+    if (stream && len >= 64)
+      copy_streaming(v, c, len);
+    else
+      std::memcpy(v, c, len);
   }
   std::int64_t flat_chunk_off = 0, flat_view_off = 0;  // where the run starts, from dimension flat_from on
 
@@ -126,8 +137,10 @@ struct OrthoCopy {
 
   void run(std::byte* chunk, std::byte* view, std::size_t d) const {
     if (d == flat_from) {
-      if (to_chunk) std::memcpy(chunk + flat_chunk_off, view + flat_view_off, flat_bytes);
-      else out(view + flat_view_off, chunk + flat_chunk_off, flat_bytes);
+      if (to_chunk)
+        std::memcpy(chunk + flat_chunk_off, view + flat_view_off, flat_bytes);
+      else
+        out(view + flat_view_off, chunk + flat_chunk_off, flat_bytes);
       return;
     }
     const auto& m = *dims[d];
@@ -153,15 +166,19 @@ struct OrthoCopy {
       if (m.unit() && vs == static_cast<std::int64_t>(es) && cs == static_cast<std::int64_t>(es)) {
         std::byte* c = chunk + m.chunk_start * cs;
         std::byte* v = view + m.out_start * vs;
-        if (to_chunk) std::memcpy(c, v, static_cast<std::size_t>(n) * es);
-        else out(v, c, static_cast<std::size_t>(n) * es);
+        if (to_chunk)
+          std::memcpy(c, v, static_cast<std::size_t>(n) * es);
+        else
+          out(v, c, static_cast<std::size_t>(n) * es);
         return;
       }
       for (std::int64_t i = 0; i < n; ++i) {
         std::byte* c = chunk + m.cpos(i) * cs;
         std::byte* v = view + m.opos(i) * vs;
-        if (to_chunk) copy_elem(c, v, es);
-        else copy_elem(v, c, es);
+        if (to_chunk)
+          copy_elem(c, v, es);
+        else
+          copy_elem(v, c, es);
       }
       return;
     }
@@ -179,7 +196,8 @@ std::vector<std::int64_t> view_strides_per_dim(const Plan& plan, const NDView& v
 
 }  // namespace
 
-TaskCopier::TaskCopier(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, const NDView& view, bool to_chunk)
+TaskCopier::TaskCopier(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, const NDView& view,
+                       bool to_chunk)
     : plan_(plan), task_(task), spec_(spec), view_(view), to_chunk_(to_chunk), es_(spec.dtype.size()) {
   if (plan.points || task.dims.empty()) return;
   chunk_strides_ = c_strides(spec.shape, es_);
@@ -198,14 +216,18 @@ void TaskCopier::copy(std::byte* chunk) const {
     for (const auto& [off, k] : task_.points) {
       std::byte* c = chunk + off * static_cast<std::int64_t>(es_);
       std::byte* v = view_.data() + k * vs;
-      if (to_chunk_) copy_elem(c, v, es_);
-      else copy_elem(v, c, es_);
+      if (to_chunk_)
+        copy_elem(c, v, es_);
+      else
+        copy_elem(v, c, es_);
     }
     return;
   }
   if (task_.dims.empty()) {  // 0-d
-    if (to_chunk_) copy_elem(chunk, view_.data(), es_);
-    else copy_elem(view_.data(), chunk, es_);
+    if (to_chunk_)
+      copy_elem(chunk, view_.data(), es_);
+    else
+      copy_elem(view_.data(), chunk, es_);
     return;
   }
   run(task_.dims, chunk);
@@ -261,8 +283,7 @@ std::byte* contiguous_target(const Plan& plan, const ChunkTask& task, const Chun
   const auto& cs = g.chunk_shape();
   for (std::size_t d = 0; d < task.dims.size(); ++d) {
     const auto& m = *task.dims[d];
-    if (plan.out_dim_of[d] == SIZE_MAX || !m.unit() || m.chunk_start != 0 || m.count != cs[d])
-      return nullptr;
+    if (plan.out_dim_of[d] == SIZE_MAX || !m.unit() || m.chunk_start != 0 || m.count != cs[d]) return nullptr;
   }
   // The box is contiguous when every dimension after the first non-trivial one spans the view.
   std::size_t f = 0;
@@ -270,7 +291,8 @@ std::byte* contiguous_target(const Plan& plan, const ChunkTask& task, const Chun
   for (std::size_t d = f + 1; d < cs.size(); ++d)
     if (cs[d] != view.shape()[plan.out_dim_of[d]]) return nullptr;
   std::int64_t off = 0;
-  for (std::size_t d = 0; d < task.dims.size(); ++d) off += task.dims[d]->out_start * view.strides()[plan.out_dim_of[d]];
+  for (std::size_t d = 0; d < task.dims.size(); ++d)
+    off += task.dims[d]->out_start * view.strides()[plan.out_dim_of[d]];
   return view.data() + off;
 }
 

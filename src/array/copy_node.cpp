@@ -103,12 +103,14 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   // Both are read and written by 0-based selections: a regular destination starts at the
   // source's first element, wherever the source's domain starts.
   const bool to_regular = m.chunk_grid.kind == ChunkGridMetadata::Kind::Regular;
-  if (m.shape != sm.shape || !(m.data_type == sm.data_type) || (!to_regular && m.chunk_grid.lower_bound != sm.chunk_grid.lower_bound))
+  if (m.shape != sm.shape || !(m.data_type == sm.data_type) ||
+      (!to_regular && m.chunk_grid.lower_bound != sm.chunk_grid.lower_bound))
     throw ArgumentError("copy_array: the destination's shape, data type and lower bound must be the source's (" +
-                        shape_str(sm.shape) + " " + sm.data_type.name() + ", lower bound " + shape_str(sm.chunk_grid.lower_bound) +
-                        "), or its grid regular");
+                        shape_str(sm.shape) + " " + sm.data_type.name() + ", lower bound " +
+                        shape_str(sm.chunk_grid.lower_bound) + "), or its grid regular");
   m.validate_for_write();
-  m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+  m.codecs =
+      CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
   // A v2 destination's .zarray states the codecs given, not the source's.
   if (m.zarr_format == 2) m = m.as_v2();
   const auto snap = make_snapshot(m, std::nullopt);
@@ -120,9 +122,10 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   const auto o = node::overlap(*src.store(), src.path(), *store, path);
   if (o != node::Overlap::none)
     throw ArgumentError("copy: source '" + from + "' and destination '" + to + "' " +
-                        (o == node::Overlap::same                  ? "are the same node"
-                         : o == node::Overlap::first_inside_second ? "overlap (the source lies inside the destination)"
-                                                                   : "overlap (the destination lies inside the source)") +
+                        (o == node::Overlap::same ? "are the same node"
+                         : o == node::Overlap::first_inside_second
+                             ? "overlap (the source lies inside the destination)"
+                             : "overlap (the destination lies inside the source)") +
                         "; copy to another place");
 
   // Either format: a v2 node there must be refused before anything is written (its chunk keys
@@ -131,7 +134,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   // The format of the node replaced, whose consolidated metadata must forget it.
   const int replaced = !exists ? 0 : node::has_v2_documents(*store, path) ? 2 : 3;
   if (exists && !options.overwrite)  // refused before the source is listed (a remote listing is slow)
-    throw ConflictError(ErrorCode::already_exists, "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");
+    throw ConflictError(ErrorCode::already_exists,
+                        "a node already exists at '" + node::shown(path) + "' (use overwrite to replace it)");
 
   // With another fill value, what the source does not store must be written out too.
   const bool vlen = m.data_type.is_vlen();
@@ -143,8 +147,10 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
     // Read the whole source first: a corrupt or unreadable source fails here, with the
     // destination exactly as it was.
     ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {
-      if (vlen) (void)s.read_vlen(unit_selection(snap->grid, units[i]));
-      else (void)s.read(unit_selection(snap->grid, units[i]));
+      if (vlen)
+        (void)s.read_vlen(unit_selection(snap->grid, units[i]));
+      else
+        (void)s.read(unit_selection(snap->grid, units[i]));
     });
     node::check_can_write_document(*store, path, &snap->meta, m.zarr_format);
     node::remove_owned(*store, path);
@@ -196,11 +202,13 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       for (const auto& k : keys) store->erase(k);
       node::prune_dirs_of(*store, keys, node::prefix_of(path));
     } catch (const Error& e2) {
-      undo = std::string("removing what it had written failed too (") + e2.what() + "): chunk keys without a zarr.json remain";
+      undo = std::string("removing what it had written failed too (") + e2.what() +
+             "): chunk keys without a zarr.json remain";
     }
-    throw_like(err, "copy to '" + to + "' failed; " + undo +
-                        (exists ? "; the node that was there had been removed before (the source was read whole first)" : "") +
-                        ": " + err.what());
+    throw_like(
+        err, "copy to '" + to + "' failed; " + undo +
+                 (exists ? "; the node that was there had been removed before (the source was read whole first)" : "") +
+                 ": " + err.what());
   }
   return Array::open(store, path);
 }

@@ -21,7 +21,8 @@ constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
 // How long a read-modify-write keeps retrying while other writers change its object.
 constexpr auto kConflictPatience = std::chrono::seconds(60);
 
-std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored, std::shared_ptr<VlenHeap> heap) {
+std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored,
+                                              std::shared_ptr<VlenHeap> heap) {
   auto s = std::make_shared<Snapshot>();
   s->generation = node::next_generation();
   s->meta = std::move(meta);
@@ -31,7 +32,8 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
   s->layout = unit_layout(s->pipeline);
   s->max_stored = max_stored_size(s->pipeline);
   if (s->layout) {
-    s->unit_grid = ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
+    s->unit_grid =
+        ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
     s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, s->meta.fill_value, heap};
     s->units_per_storage = s->layout->units_per_chunk;
   } else {
@@ -50,11 +52,13 @@ std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, std::shared_ptr<Vle
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path) {
   auto cur = node::read_doc(store, path);
   if (!cur)
-    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)" + node::absent(store));
+    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() +
+                        " (no zarr.json or .zarray)" + node::absent(store));
   if (cur->format == 2) {
     if (cur->type != NodeType::Array)
       throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is a group, not an array");
-    return make_snapshot(ArrayMetadata::from_v2_json(cur->json, node::read_v2_attributes(store, path)), std::move(cur->stored.bytes));
+    return make_snapshot(ArrayMetadata::from_v2_json(cur->json, node::read_v2_attributes(store, path)),
+                         std::move(cur->stored.bytes));
   }
   node::expect_type(cur->json, path, NodeType::Array);
   return make_snapshot(ArrayMetadata::from_json(cur->json), std::move(cur->stored.bytes));
@@ -79,7 +83,8 @@ std::vector<Group> group_tasks(const Plan& plan, const Snapshot& s) {
   std::vector<Group> out;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     std::vector<std::int64_t> sh(plan.tasks[i].chunk.size());
-    for (std::size_t d = 0; d < sh.size(); ++d) sh[d] = checked::floor_div(plan.tasks[i].chunk[d], s.units_per_storage[d]);
+    for (std::size_t d = 0; d < sh.size(); ++d)
+      sh[d] = checked::floor_div(plan.tasks[i].chunk[d], s.units_per_storage[d]);
     auto [it, ins] = idx.try_emplace(sh, out.size());
     if (ins) out.push_back(Group{sh, {}});
     out[it->second].tasks.push_back(i);
@@ -120,8 +125,10 @@ class ReadSink final : public UnitSink {
     if (!c) c = std::make_unique<TaskCopier>(plan_, task(i), spec_, out_, false);
     const std::int64_t slabs = spec_.shape.empty() ? 1 : spec_.shape[0];
     auto* chunk = reinterpret_cast<std::byte*>(const_cast<std::uint8_t*>(data));
-    if (first == 0 && end == slabs) c->copy(chunk);
-    else c->copy_slabs(first, end, chunk);
+    if (first == 0 && end == slabs)
+      c->copy(chunk);
+    else
+      c->copy_slabs(first, end, chunk);
   }
 
  private:
@@ -139,7 +146,8 @@ class ReadSink final : public UnitSink {
 // data written.
 class WriteBuilder final : public UnitBuilder {
  public:
-  WriteBuilder(const Engine& e, const Plan& plan, const Group& g, const NDView& data) : e_(e), plan_(plan), g_(g), data_(data) {}
+  WriteBuilder(const Engine& e, const Plan& plan, const Group& g, const NDView& data)
+      : e_(e), plan_(plan), g_(g), data_(data) {}
 
   // Elements outside the domain are kept as they are, never reset: another process may be growing
   // the array into them right now (its data is written before its metadata), and this write's
@@ -196,11 +204,13 @@ struct WriteJob {
   std::vector<UnitWrite> writes;
   std::unique_ptr<WriteBuilder> builder;
   std::unique_ptr<PartialEncoder> enc;
-  bool reads = false;               // builds on the old object (read-modify-write)
+  bool reads = false;                // builds on the old object (read-modify-write)
   std::optional<PendingWrite> held;  // prepared, not yet written
 };
 
-std::uint64_t held_bytes(const PendingWrite& w) { return w.bytes.size() + (w.fill_encoded ? w.fill_encoded->size() : 0); }
+std::uint64_t held_bytes(const PendingWrite& w) {
+  return w.bytes.size() + (w.fill_encoded ? w.fill_encoded->size() : 0);
+}
 
 // Writes a prepared object; when a concurrent writer changed what it was built from, builds it
 // again from the new contents, until kConflictPatience has passed.
@@ -214,7 +224,8 @@ void commit_with_retry(WriteJob& j, PendingWrite&& first) {
                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kConflictPatience).count()) +
                           " s (other writers); it was not written");
     // Short, growing, jittered pauses so contending writers interleave.
-    const auto us = (50u << std::min(attempt, 8u)) + static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 97);
+    const auto us = (50u << std::min(attempt, 8u)) +
+                    static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 97);
     std::this_thread::sleep_for(std::chrono::microseconds(us));
     w = j.enc->prepare(j.writes, *j.builder);
   }
@@ -242,15 +253,16 @@ void Engine::write(const Plan& plan, const NDView& data) const {
       w.unit = s.layout ? unit_index(t.chunk, s.units_per_storage) : 0;
       // Only a write of every element of the unit, in the domain or not, may skip reading it:
       // elements outside this snapshot's domain may belong to a concurrent growth.
-      w.covered = t.covers_domain && s.unit_grid.chunk_is_full(t.chunk) &&
-                  !(keep && unit_intersects_domain(*keep, t.chunk));
+      w.covered =
+          t.covers_domain && s.unit_grid.chunk_is_full(t.chunk) && !(keep && unit_intersects_domain(*keep, t.chunk));
       if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
     }
     j.builder = std::make_unique<WriteBuilder>(*this, plan, g, data);
     // A v2 array whose .zarray fill value is null (or, for objects, not a string) reads missing
     // chunks in zarr-python 2 as something else than zarrpp's fill: every chunk is stored.
     const bool store_all = write_empty || (s.meta.zarr_format == 2 && s.meta.v2.fill_null);
-    j.enc = partial_encoder(s.pipeline, *j.target, EncodeOptions{.write_empty = store_all, .concurrency = inner_concurrency});
+    j.enc = partial_encoder(s.pipeline, *j.target,
+                            EncodeOptions{.write_empty = store_all, .concurrency = inner_concurrency});
     j.reads = j.enc->needs_old(j.writes, *j.builder);
     (j.reads ? reading : covered).push_back(gi);
   }
@@ -274,7 +286,8 @@ void Engine::write(const Plan& plan, const NDView& data) const {
       if (__builtin_mul_overflow(object_bytes, static_cast<std::uint64_t>(n), &object_bytes)) object_bytes = UINT64_MAX;
     object_bytes = std::max<std::uint64_t>(object_bytes, 1);
     const std::size_t wave = std::max<std::size_t>(
-        concurrency, std::min<std::uint64_t>(std::max<std::size_t>(16, 4 * concurrency), kWriteWorkingSet / object_bytes));
+        concurrency,
+        std::min<std::uint64_t>(std::max<std::size_t>(16, 4 * concurrency), kWriteWorkingSet / object_bytes));
     std::vector<std::size_t> held;
     std::uint64_t held_total = 0;
     for (std::size_t first = 0; first < reading.size(); first += wave) {
@@ -301,14 +314,16 @@ void Engine::write(const Plan& plan, const NDView& data) const {
     });
   } catch (const Error& e) {
     if (written.load() == 0 || !count_written) throw;
-    throw_like(e, std::string(e.what()) + " (after " + std::to_string(written.load()) + " of " + std::to_string(jobs.size()) +
-                      (s.layout ? " shards" : " chunks") + " of this write were written; the others are unchanged)");
+    throw_like(e, std::string(e.what()) + " (after " + std::to_string(written.load()) + " of " +
+                      std::to_string(jobs.size()) + (s.layout ? " shards" : " chunks") +
+                      " of this write were written; the others are unchanged)");
   }
 }
 
 NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype) {
   if (!(data.dtype() == dtype))
-    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype.name() + ", data is " + data.dtype().name());
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         "data type mismatch: array holds " + dtype.name() + ", data is " + data.dtype().name());
   if (data.shape() == shape) return data;
   if (data.ndim() > shape.size()) {
     // NumPy accepts extra leading dimensions of length 1.
@@ -317,20 +332,24 @@ NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtyp
     for (std::size_t d = 0; d < extra; ++d) ones = ones && data.shape()[d] == 1;
     if (!ones)
       throw SelectionError(ErrorCode::shape_mismatch, "data of shape " + shape_str(data.shape()) +
-                                                          " cannot be broadcast to the selection's shape " + shape_str(shape));
+                                                          " cannot be broadcast to the selection's shape " +
+                                                          shape_str(shape));
     const Shape s(data.shape().begin() + static_cast<std::ptrdiff_t>(extra), data.shape().end());
-    const std::vector<std::int64_t> st(data.strides().begin() + static_cast<std::ptrdiff_t>(extra), data.strides().end());
+    const std::vector<std::int64_t> st(data.strides().begin() + static_cast<std::ptrdiff_t>(extra),
+                                       data.strides().end());
     return broadcast_to(NDView(data.data(), data.dtype(), s, st), shape, dtype);
   }
   std::vector<std::int64_t> strides(shape.size(), 0);
   const std::size_t off = shape.size() - data.ndim();
   for (std::size_t d = 0; d < data.ndim(); ++d) {
     const auto n = data.shape()[d];
-    if (n == shape[off + d]) strides[off + d] = data.strides()[d];
+    if (n == shape[off + d])
+      strides[off + d] = data.strides()[d];
     else if (n != 1)
       throw SelectionError(ErrorCode::shape_mismatch, "data of shape " + shape_str(data.shape()) +
-                                                          " cannot be broadcast to the selection's shape " + shape_str(shape) +
-                                                          " (dimension " + std::to_string(off + d) + ")");
+                                                          " cannot be broadcast to the selection's shape " +
+                                                          shape_str(shape) + " (dimension " + std::to_string(off + d) +
+                                                          ")");
   }
   return NDView(data.data(), dtype, shape, strides);
 }

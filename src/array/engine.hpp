@@ -16,15 +16,15 @@ namespace zarrpp {
 // Immutable: readers keep the one they started with while growth publishes the next.
 struct Snapshot {
   ArrayMetadata meta;
-  Bytes meta_bytes;          // exactly what is stored, for compare-and-swap
-  ChunkGrid grid;            // stored objects (shards when sharded)
-  ChunkGrid unit_grid;       // read/write units (inner chunks when sharded)
-  CodecPipeline pipeline;    // for a stored object
-  std::optional<UnitLayout> layout;  // inner chunks per shard, when sharded
-  ChunkSpec unit_spec;       // a decoded read/write unit
-  Shape units_per_storage;   // units per stored object (all 1 when not sharded)
+  Bytes meta_bytes;                     // exactly what is stored, for compare-and-swap
+  ChunkGrid grid;                       // stored objects (shards when sharded)
+  ChunkGrid unit_grid;                  // read/write units (inner chunks when sharded)
+  CodecPipeline pipeline;               // for a stored object
+  std::optional<UnitLayout> layout;     // inner chunks per shard, when sharded
+  ChunkSpec unit_spec;                  // a decoded read/write unit
+  Shape units_per_storage;              // units per stored object (all 1 when not sharded)
   std::uint64_t max_stored = kNoLimit;  // the most bytes a stored object can hold
-  std::uint64_t generation = 0;  // node::next_generation() when made
+  std::uint64_t generation = 0;         // node::next_generation() when made
 };
 
 // Validates metadata into a snapshot (every codec built). `stored` is the document's bytes as

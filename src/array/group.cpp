@@ -23,7 +23,8 @@ std::optional<NodeType> node_type(const StorePtr& store, const std::string& path
 int zarr_format_of(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
   auto cur = node::read_doc(*store, path);
-  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
+  if (!cur)
+    throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
   return cur->format;
 }
 
@@ -32,18 +33,21 @@ Group::Group(StorePtr store, std::string path, GroupMetadata meta)
   st_->meta = std::move(meta);
 }
 
-Group Group::create(StorePtr store, const std::string& path_in, const Json& attributes, bool overwrite, int zarr_format) {
+Group Group::create(StorePtr store, const std::string& path_in, const Json& attributes, bool overwrite,
+                    int zarr_format) {
   if (!store) throw ArgumentError("Group::create: no store given");
   const std::string path = normalize_node_path(path_in);
   if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
-  if (zarr_format != 2 && zarr_format != 3) throw ArgumentError("zarr_format: " + std::to_string(zarr_format) + " is not 2 or 3");
+  if (zarr_format != 2 && zarr_format != 3)
+    throw ArgumentError("zarr_format: " + std::to_string(zarr_format) + " is not 2 or 3");
   check_json_depth(attributes, "attributes");
   GroupMetadata m;
   m.attributes = attributes;
   m.zarr_format = zarr_format;
   const int replaced = node::prepare_create(*store, path, overwrite, nullptr, zarr_format);
   if (zarr_format == 2) {
-    if (!attributes.empty()) store->set(node::key_in(path, node::kZattrs), node::to_bytes(dump_v2_attributes(attributes)));
+    if (!attributes.empty())
+      store->set(node::key_in(path, node::kZattrs), node::to_bytes(dump_v2_attributes(attributes)));
     store->set(node::key_in(path, node::kZgroup), node::to_bytes(m.dump()));
     node::refresh_consolidated(*store, path, replaced);
   } else {
@@ -57,7 +61,9 @@ Group Group::open(StorePtr store, const std::string& path_in) {
   if (!store) throw ArgumentError("Group::open: no store given");
   const std::string path = normalize_node_path(path_in);
   auto cur = node::read_doc(*store, path);
-  if (!cur) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + " (no zarr.json or .zgroup)" + node::absent(*store));
+  if (!cur)
+    throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() +
+                        " (no zarr.json or .zgroup)" + node::absent(*store));
   if (cur->format == 2) {
     if (cur->type != NodeType::Group)
       throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is an array, not a group");

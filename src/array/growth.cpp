@@ -27,18 +27,20 @@ bool is_zero(const std::vector<std::int64_t>& v) {
 void check_growth_data(const Snapshot& cur, const NDView& data, std::size_t axis, const char* op) {
   const auto& m = cur.meta;
   if (axis >= m.rank())
-    throw SelectionError(ErrorCode::index_out_of_bounds, std::string(op) + ": axis " + std::to_string(axis) + " is out of range for a " +
-                         std::to_string(m.rank()) + "-d array");
+    throw SelectionError(ErrorCode::index_out_of_bounds, std::string(op) + ": axis " + std::to_string(axis) +
+                                                             " is out of range for a " + std::to_string(m.rank()) +
+                                                             "-d array");
   if (!(data.dtype() == m.data_type))
-    throw SelectionError(ErrorCode::dtype_mismatch, std::string(op) + ": data type " + data.dtype().name() + " does not match the array's " +
-                         m.data_type.name());
+    throw SelectionError(ErrorCode::dtype_mismatch, std::string(op) + ": data type " + data.dtype().name() +
+                                                        " does not match the array's " + m.data_type.name());
   if (data.ndim() != m.rank())
-    throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data has " + std::to_string(data.ndim()) + " dimensions, the array has " +
-                         std::to_string(m.rank()));
+    throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data has " + std::to_string(data.ndim()) +
+                                                        " dimensions, the array has " + std::to_string(m.rank()));
   for (std::size_t d = 0; d < m.rank(); ++d)
     if (d != axis && data.shape()[d] != m.shape[d])
-      throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data of shape " + shape_str(data.shape()) + " does not match the array's shape " +
-                           shape_str(m.shape) + " in dimension " + std::to_string(d));
+      throw SelectionError(ErrorCode::shape_mismatch, std::string(op) + ": data of shape " + shape_str(data.shape()) +
+                                                          " does not match the array's shape " + shape_str(m.shape) +
+                                                          " in dimension " + std::to_string(d));
 }
 
 // Boxes (in the new array's index space) that cover new-domain elements outside the old domain.
@@ -101,7 +103,8 @@ void Array::append(const NDView& data, std::size_t axis) { grow(data, axis, fals
 void Array::grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap) {
   const char* what = front ? "prepend" : "append";
   if (st_->current()->meta.data_type.is_vlen() && !heap)
-    throw SelectionError(ErrorCode::dtype_mismatch, std::string(what) + ": the array holds variable-length elements; use " + what + "_vlen");
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         std::string(what) + ": the array holds variable-length elements; use " + what + "_vlen");
   if (grows_by_nothing(*st_->current(), data, axis, what)) return;
   std::int64_t old_n = 0;
   st_->modify(
@@ -110,7 +113,8 @@ void Array::grow(const NDView& data, std::size_t axis, bool front, const std::sh
         ArrayMetadata m = front ? as_bounded(cur.meta) : cur.meta;
         const std::int64_t p = data.shape()[axis];
         old_n = m.shape[axis];
-        if (front) m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
+        if (front)
+          m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
         m.shape[axis] = checked::add(m.shape[axis], p, "the new shape");
         return m;
       },
@@ -179,7 +183,8 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
         const Domain nd = target(cur.meta);
         ArrayMetadata m = cur.meta;
         bool moves_lower = false;
-        for (std::size_t i = 0; i < m.rank(); ++i) moves_lower = moves_lower || nd[i].inclusive_min != m.chunk_grid.lower_bound[i];
+        for (std::size_t i = 0; i < m.rank(); ++i)
+          moves_lower = moves_lower || nd[i].inclusive_min != m.chunk_grid.lower_bound[i];
         if (moves_lower) m = as_bounded(m);
         for (std::size_t i = 0; i < m.rank(); ++i) {
           m.chunk_grid.lower_bound[i] = nd[i].inclusive_min;
@@ -193,7 +198,9 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
       },
       [&](const Snapshot& cur, const Snapshot& next_in) {
         // Variable-length elements: the fill value written into entering elements is index 0.
-        const auto bound = next_in.meta.data_type.is_vlen() ? with_heap(next_in, std::make_shared<VlenHeap>(next_in.meta.fill_vlen)) : nullptr;
+        const auto bound = next_in.meta.data_type.is_vlen()
+                               ? with_heap(next_in, std::make_shared<VlenHeap>(next_in.meta.fill_vlen))
+                               : nullptr;
         const Snapshot& next = bound ? *bound : next_in;
         Engine e = st_->growth_engine(next);
         e.keep = &cur.unit_grid;  // a failure before the switch must leave the old domain intact
@@ -202,7 +209,8 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
       },
       [&](const Snapshot&, const Snapshot& next) {
         try {
-          for (const auto& [idx, key] : node::list_chunks(*st_->store, st_->path, next.meta.chunk_key_encoding, next.meta.rank()))
+          for (const auto& [idx, key] :
+               node::list_chunks(*st_->store, st_->path, next.meta.chunk_key_encoding, next.meta.rank()))
             if (!next.grid.contains_chunk(idx)) st_->store->erase(key);
         } catch (const Error& e) {
           std::string dom;
@@ -220,7 +228,9 @@ void Array::resize(const Shape& new_shape) {
     throw SelectionError("resize: new shape " + shape_str(new_shape) + " has " + std::to_string(new_shape.size()) +
                          " dimensions, the array has " + std::to_string(ndim()));
   for (std::size_t i = 0; i < new_shape.size(); ++i)
-    if (new_shape[i] < 0) throw SelectionError("resize: shape[" + std::to_string(i) + "] must be >= 0, got " + std::to_string(new_shape[i]));
+    if (new_shape[i] < 0)
+      throw SelectionError("resize: shape[" + std::to_string(i) + "] must be >= 0, got " +
+                           std::to_string(new_shape[i]));
   // The lower bound is taken under the lock, so a concurrent prepend keeps its elements.
   change_domain([&](const ArrayMetadata& m) {
     Domain d;
@@ -246,8 +256,8 @@ void Array::resize_domain(const Domain& new_domain) {
 
 Domain Array::expand_domain(std::size_t axis, std::int64_t before, std::int64_t after) {
   if (axis >= ndim())
-    throw SelectionError("expand_domain: axis " + std::to_string(axis) + " is out of range for a " + std::to_string(ndim()) +
-                         "-d array");
+    throw SelectionError("expand_domain: axis " + std::to_string(axis) + " is out of range for a " +
+                         std::to_string(ndim()) + "-d array");
   Domain result;
   // Relative to the domain as stored when the change is made (under the lock), so growth by others
   // in the meantime is kept.
@@ -261,8 +271,8 @@ Domain Array::expand_domain(std::size_t axis, std::int64_t before, std::int64_t 
     d[axis].exclusive_max = checked::add(d[axis].exclusive_max, after, "the new upper bound");
     if (d[axis].inclusive_min > d[axis].exclusive_max)
       throw SelectionError("expand_domain: removing " + std::to_string(-before) + " + " + std::to_string(-after) +
-                           " elements from dimension " + std::to_string(axis) + " of size " + std::to_string(m.shape[axis]) +
-                           ": that is more than it has");
+                           " elements from dimension " + std::to_string(axis) + " of size " +
+                           std::to_string(m.shape[axis]) + ": that is more than it has");
     result = d;
     return d;
   });
@@ -280,12 +290,13 @@ void Array::convert_to_regular() {
         const auto& g = m.chunk_grid;
         if (g.kind == ChunkGridMetadata::Kind::Regular) return m;
         if (!is_zero(g.lower_bound) || !is_zero(g.origin))
-          throw ArgumentError("cannot switch the array to the regular grid in place: " +
-                                  (is_zero(g.lower_bound) ? "" : "its domain starts at " + shape_str(g.lower_bound) + " (lower_bound)") +
-                                  (is_zero(g.lower_bound) || is_zero(g.origin) ? "" : " and ") +
-                                  (is_zero(g.origin) ? "" : "its chunk 0 starts at " + shape_str(g.origin) + " (origin)") +
-                                  ", and a regular grid starts both at 0, so chunks would move; copy it into a regular array "
-                                  "instead (copy_array with a regular grid; zarrpp copy --grid regular)");
+          throw ArgumentError(
+              "cannot switch the array to the regular grid in place: " +
+              (is_zero(g.lower_bound) ? "" : "its domain starts at " + shape_str(g.lower_bound) + " (lower_bound)") +
+              (is_zero(g.lower_bound) || is_zero(g.origin) ? "" : " and ") +
+              (is_zero(g.origin) ? "" : "its chunk 0 starts at " + shape_str(g.origin) + " (origin)") +
+              ", and a regular grid starts both at 0, so chunks would move; copy it into a regular array "
+              "instead (copy_array with a regular grid; zarrpp copy --grid regular)");
         m.chunk_grid = ChunkGridMetadata::regular(g.chunk_shape);
         return m;
       },

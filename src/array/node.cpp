@@ -46,8 +46,8 @@ Doc parse_doc(int format, NodeType type, const std::string& key, VersionedBytes 
                           ", expected 3 (Zarr v2 nodes keep their metadata in .zarray/.zgroup)");
     d.type = type_of(d.json, path);
   } else {
-    d.json = parse_json_document(std::string_view(reinterpret_cast<const char*>(d.stored.bytes.data()), d.stored.bytes.size()),
-                                 key);
+    d.json = parse_json_document(
+        std::string_view(reinterpret_cast<const char*>(d.stored.bytes.data()), d.stored.bytes.size()), key);
     d.type = type;
     if (!d.json.is_object() || !d.json.contains("zarr_format") || d.json["zarr_format"] != 2)
       throw MetadataError(key + ": expected a JSON object with \"zarr_format\": 2");
@@ -63,9 +63,11 @@ std::optional<Doc> read_doc(Store& store, const std::string& path) {
   };
   if (auto v3 = read(store, path)) return doc(3, NodeType::Group, meta_key(path), std::move(*v3));
   const std::string za = key_in(path, kZarray);
-  if (auto a = store.get_versioned(za, ByteRange::all(), kMaxMetadataBytes)) return doc(2, NodeType::Array, za, std::move(*a));
+  if (auto a = store.get_versioned(za, ByteRange::all(), kMaxMetadataBytes))
+    return doc(2, NodeType::Array, za, std::move(*a));
   const std::string zg = key_in(path, kZgroup);
-  if (auto g = store.get_versioned(zg, ByteRange::all(), kMaxMetadataBytes)) return doc(2, NodeType::Group, zg, std::move(*g));
+  if (auto g = store.get_versioned(zg, ByteRange::all(), kMaxMetadataBytes))
+    return doc(2, NodeType::Group, zg, std::move(*g));
   return std::nullopt;
 }
 
@@ -98,7 +100,8 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
     auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
     Json now = Json::object();
     if (cur) {
-      now = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
+      now = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()),
+                                key);
       if (!now.is_object()) throw MetadataError(key + ": expected a JSON object");
     }
     // The handle may be older than a removal or a conversion to v3: .zattrs must not be
@@ -106,7 +109,8 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
     const auto d = read_doc(store, path);
     if (!d) throw NotFoundError("no node at '" + shown(path) + "' any more (it was removed)");
     if (d->format != 2)
-      throw ConflictError("the node at '" + shown(path) + "' is Zarr v3 now (converted after it was opened): open it again");
+      throw ConflictError("the node at '" + shown(path) +
+                          "' is Zarr v3 now (converted after it was opened): open it again");
     Json next = change(now);
     check_json_depth(next, "attributes");
     const Bytes bytes = to_bytes(dump_v2_attributes(next));
@@ -156,8 +160,9 @@ std::string where(const Store& store, const std::string& key) {
 // The warning for one consolidated document that could not be brought up to date.
 void warn_stale(const Store& store, const std::string& level, const std::string& key, bool v3, const std::string& why) {
   const std::string dir = where(store, level);
-  warn("consolidated metadata " + std::string(v3 ? "in '" : "at '") + where(store, key) + "' is stale: refreshing it failed (" +
-       why + "); refresh it with zarr-python" + (v3 ? " 3" : "") + ": zarr.consolidate_metadata('" + dir + "')");
+  warn("consolidated metadata " + std::string(v3 ? "in '" : "at '") + where(store, key) +
+       "' is stale: refreshing it failed (" + why + "); refresh it with zarr-python" + (v3 ? " 3" : "") +
+       ": zarr.consolidate_metadata('" + dir + "')");
 }
 
 // Brings the consolidated documents at `path` and above it, inside `store`, up to date. A document
@@ -173,13 +178,15 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
   } catch (const std::exception& e) {
     // A node that cannot be read is not put into anyone's consolidated metadata: what lists it is
     // left as it is, which may be stale.
-    warn("consolidated metadata above '" + where(store, path) + "' was not refreshed: the node cannot be read (" + e.what() +
-         "); fix the node, then refresh it with zarr-python: zarr.consolidate_metadata('" + where(store, "") + "')");
+    warn("consolidated metadata above '" + where(store, path) + "' was not refreshed: the node cannot be read (" +
+         e.what() + "); fix the node, then refresh it with zarr-python: zarr.consolidate_metadata('" +
+         where(store, "") + "')");
     return;
   }
   // A removed node leaves both kinds of consolidated metadata.
   // A node that replaced one of the other format (or was converted) leaves that format's too.
-  const bool v2 = replaced_format == 2 || !now || now->format == 2, v3 = replaced_format == 3 || !now || now->format == 3;
+  const bool v2 = replaced_format == 2 || !now || now->format == 2,
+             v3 = replaced_format == 3 || !now || now->format == 3;
   // The groups between a consolidated level and the node (parents a create may have just made):
   // read once, listed by every level below which they lie.
   std::map<std::string, std::optional<Doc>> between;
@@ -206,13 +213,15 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
         for (int attempt = 0;; ++attempt) {
           auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
           if (!cur) break;
-          Json z = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
+          Json z = parse_json_document(
+              std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
           if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
             throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
           put_entries(z["metadata"], store, path, rel);
           for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
             const std::string& mid = levels[i];
-            if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0)) continue;
+            if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0))
+              continue;
             const auto& d = group_at(mid);
             if (d && d->format == 2 && d->type == NodeType::Group)
               put_entries(z["metadata"], store, mid, mid.substr(level.empty() ? 0 : level.size() + 1));
@@ -245,7 +254,8 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
             if (now->type == NodeType::Array) erase_under(cm["metadata"], rel + "/");
             for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
               const std::string& mid = levels[i];
-              if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0)) continue;
+              if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0))
+                continue;
               const auto& d = group_at(mid);
               const std::string mrel = mid.substr(level.empty() ? 0 : level.size() + 1);
               if (!d || d->format != 3 || d->type != NodeType::Group || cm["metadata"].contains(mrel)) continue;
@@ -302,7 +312,7 @@ void refresh_consolidated(Store& store, const std::string& path, int replaced_fo
   // The hierarchy may begin above the store's root (a store opened on ds.zarr/sub/var): walk up
   // while the parent folder is a group, and refresh from the outermost one, which also covers the
   // levels inside this store.
-  StorePtr top;  // the outermost enclosing group's store (null: this store is the top)
+  StorePtr top;       // the outermost enclosing group's store (null: this store is the top)
   std::string above;  // this store's root inside it ("sub/var")
   try {
     for (auto p = store.parent(); p; p = p->store->parent()) {
@@ -317,8 +327,10 @@ void refresh_consolidated(Store& store, const std::string& path, int replaced_fo
   }
   if (!top && store.parent_unseen() && first_unseen_warning(store.location()))
     warn("consolidated metadata in groups above " + store.location() +
-         " (the root this store was opened at) was not checked: zarrpp does not look above a remote store's root; if a group "
-         "there is consolidated, open the store at that group, or refresh it with zarr-python: zarr.consolidate_metadata(<that "
+         " (the root this store was opened at) was not checked: zarrpp does not look above a remote store's root; if a "
+         "group "
+         "there is consolidated, open the store at that group, or refresh it with zarr-python: "
+         "zarr.consolidate_metadata(<that "
          "group>)");
   if (!top) return refresh_levels(store, path, replaced_format);
   refresh_levels(*top, path.empty() ? above : above + "/" + path, replaced_format);
@@ -327,13 +339,15 @@ void refresh_consolidated(Store& store, const std::string& path, int replaced_fo
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path) {
   std::vector<std::pair<std::string, NodeType>> out;
   std::vector<std::string> levels = {""};
-  for (std::size_t pos = 0; (pos = group_path.find('/', pos)) != std::string::npos;) levels.push_back(group_path.substr(0, pos++));
+  for (std::size_t pos = 0; (pos = group_path.find('/', pos)) != std::string::npos;)
+    levels.push_back(group_path.substr(0, pos++));
   if (!group_path.empty()) levels.push_back(group_path);
   for (const auto& level : levels) {
     auto v = store.get(key_in(level, kZmetadata), ByteRange::all(), kMaxMetadataBytes);
     if (!v) continue;
     const Json z = naming_transport(store, key_in(level, kZmetadata), [&] {
-      return parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key_in(level, kZmetadata));
+      return parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()),
+                                 key_in(level, kZmetadata));
     });
     if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object()) continue;
     std::string under = group_path.substr(level.size());
@@ -346,8 +360,10 @@ std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store
       const auto slash = rest.find('/');
       if (slash == std::string::npos || rest.find('/', slash + 1) != std::string::npos) continue;
       const std::string leaf = rest.substr(slash + 1);
-      if (leaf == kZarray) out.emplace_back(rest.substr(0, slash), NodeType::Array);
-      else if (leaf == kZgroup) out.emplace_back(rest.substr(0, slash), NodeType::Group);
+      if (leaf == kZarray)
+        out.emplace_back(rest.substr(0, slash), NodeType::Array);
+      else if (leaf == kZgroup)
+        out.emplace_back(rest.substr(0, slash), NodeType::Group);
     }
     return out;
   }
@@ -356,11 +372,14 @@ std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store
     const Json j = parse(d->bytes, group_path);
     if (j.contains("consolidated_metadata") && j["consolidated_metadata"].is_object() &&
         j["consolidated_metadata"].contains("metadata") && j["consolidated_metadata"]["metadata"].is_object()) {
-      for (auto it = j["consolidated_metadata"]["metadata"].begin(); it != j["consolidated_metadata"]["metadata"].end(); ++it) {
+      for (auto it = j["consolidated_metadata"]["metadata"].begin(); it != j["consolidated_metadata"]["metadata"].end();
+           ++it) {
         if (it.key().find('/') != std::string::npos || !it.value().is_object()) continue;
         const auto& nt = it.value().value("node_type", Json());
-        if (nt == "array") out.emplace_back(it.key(), NodeType::Array);
-        else if (nt == "group") out.emplace_back(it.key(), NodeType::Group);
+        if (nt == "array")
+          out.emplace_back(it.key(), NodeType::Array);
+        else if (nt == "group")
+          out.emplace_back(it.key(), NodeType::Group);
       }
     }
   }
@@ -411,7 +430,8 @@ void check_chunk_folder_entry(Store& store, const std::string& key, std::string_
 }  // namespace
 
 std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store& store, const std::string& path,
-                                                                            const ChunkKeyEncoding& enc, std::size_t rank) {
+                                                                           const ChunkKeyEncoding& enc,
+                                                                           std::size_t rank) {
   const std::string prefix = prefix_of(path);
   const std::string under = prefix + (rank == 0 ? enc.encode({}) : enc.prefix());
   std::vector<std::pair<std::vector<std::int64_t>, std::string>> out;
@@ -435,7 +455,8 @@ std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store
 namespace {
 
 // The chunk keys (relative to the store root) that `enc` gives an array of `rank` at `path`.
-std::vector<std::string> chunk_keys_of(Store& store, const std::string& path, const ChunkKeyEncoding& enc, std::size_t rank) {
+std::vector<std::string> chunk_keys_of(Store& store, const std::string& path, const ChunkKeyEncoding& enc,
+                                       std::size_t rank) {
   std::vector<std::string> out;
   for (auto& [idx, key] : list_chunks(store, path, enc, rank)) out.push_back(std::move(key));
   return out;
@@ -474,7 +495,8 @@ void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std
   // Every directory between a deleted key and the node's folder, deepest first; only empty ones go.
   std::set<std::string> dirs;
   for (const auto& k : keys) {
-    for (auto slash = k.rfind('/'); slash != std::string::npos && slash + 1 > node_prefix.size(); slash = k.rfind('/', slash - 1)) {
+    for (auto slash = k.rfind('/'); slash != std::string::npos && slash + 1 > node_prefix.size();
+         slash = k.rfind('/', slash - 1)) {
       dirs.insert(k.substr(0, slash + 1));
       if (slash == 0) break;
     }
@@ -504,7 +526,8 @@ std::vector<std::string> owned_chunks(Store& store, const Doc& d, const std::str
     char sep = '.';
     if (d.json.contains("dimension_separator") && d.json["dimension_separator"] == "/") sep = '/';
     if (!d.json.contains("shape") || !d.json["shape"].is_array())
-      throw MetadataError(d.key + " has no shape, so which keys are its chunks is unknown and nothing was deleted; remove it by hand");
+      throw MetadataError(
+          d.key + " has no shape, so which keys are its chunks is unknown and nothing was deleted; remove it by hand");
     layout = {ChunkKeyEncoding::v2(sep), d.json["shape"].size()};
   } else {
     layout = key_layout(d.json, path);
@@ -619,7 +642,8 @@ int prepare_create(Store& store, const std::string& path, bool overwrite, const 
   for (const auto& parent : parents) {
     if (auto cur = read_doc(store, parent)) {
       if (cur->type != NodeType::Group)
-        throw MetadataError(ErrorCode::wrong_node_type, "cannot create a node under '" + shown(parent) + "': it is an array");
+        throw MetadataError(ErrorCode::wrong_node_type,
+                            "cannot create a node under '" + shown(parent) + "': it is an array");
     } else {
       missing.push_back(parent);
     }
@@ -661,7 +685,8 @@ int prepare_create(Store& store, const std::string& path, bool overwrite, const 
   return replaced;
 }
 
-void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
+void update(Store& store, const std::string& path,
+            const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
             std::chrono::milliseconds patience, const std::string& key_in_store) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + patience;
@@ -670,7 +695,9 @@ void update(Store& store, const std::string& path, const std::function<std::opti
   const std::string key = key_in_store.empty() ? meta_key(path) : key_in_store;
   for (int attempt = 1;; ++attempt) {
     auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-    if (!cur) throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (no " + key.substr(key.rfind('/') + 1) + ")");
+    if (!cur)
+      throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (no " +
+                          key.substr(key.rfind('/') + 1) + ")");
     const auto next = change(*cur);
     if (!next) return;
     if (store.set_if(key, *next, cur->version)) return;

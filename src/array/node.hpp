@@ -53,9 +53,9 @@ auto naming_transport(Store& store, const std::string& key, F&& f) -> decltype(f
 }
 
 struct Doc {
-  int format = 3;     // 3: zarr.json; 2: .zarray or .zgroup
+  int format = 3;  // 3: zarr.json; 2: .zarray or .zgroup
   NodeType type = NodeType::Group;
-  std::string key;    // the document's store key
+  std::string key;  // the document's store key
   VersionedBytes stored;
   Json json;
 };
@@ -101,7 +101,7 @@ void expect_type(const Json& doc, const std::string& path, NodeType want);
 // `array`: the metadata of the array about to be created (nullptr for a group): chunk keys of
 // its encoding already at `path` without a node are refused, or deleted with `overwrite`.
 int prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array = nullptr,
-                    int zarr_format = 3);
+                   int zarr_format = 3);
 
 // Writes a new array's metadata documents (zarr.json; or .zattrs then .zarray for v2, .zarray
 // last as it makes the node), then refreshes consolidated metadata.
@@ -126,7 +126,8 @@ void prune_dirs_of(Store& store, const std::vector<std::string>& keys, const std
 // are left out. StoreError when a listed key lies in a directory standing where a chunk should be
 // (reading that chunk fails, so it must not be taken for missing).
 std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store& store, const std::string& path,
-                                                                            const ChunkKeyEncoding& enc, std::size_t rank);
+                                                                           const ChunkKeyEncoding& enc,
+                                                                           std::size_t rank);
 
 // Which of two places (a store and a node path in it) lies in the other, by what the stores say
 // the folders are (Store::identity_chain): on a local file system through bind mounts, symlinks
@@ -138,7 +139,8 @@ Overlap overlap(const Store& a, const std::string& path_a, const Store& b, const
 // and returns the new bytes, or nullopt to leave it as it is. Retried while other writers win,
 // with bounded exponential backoff, until `patience` has passed (ConflictError naming the node).
 // NotFoundError when the node disappears.
-void update(Store& store, const std::string& path, const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
+void update(Store& store, const std::string& path,
+            const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
             std::chrono::milliseconds patience = std::chrono::seconds(60), const std::string& key = "");
 
 // `attributes` with the keys of `patch` set (a JSON object each; MetadataError otherwise).

@@ -18,7 +18,9 @@ struct DimSel {
   std::vector<std::int64_t> list;               // List: in-bounds indices
   bool dropped() const { return kind == Kind::Int; }
   std::int64_t size() const { return kind == Kind::List ? static_cast<std::int64_t>(list.size()) : count; }
-  std::int64_t at(std::int64_t k) const { return kind == Kind::List ? list[static_cast<std::size_t>(k)] : start + k * step; }
+  std::int64_t at(std::int64_t k) const {
+    return kind == Kind::List ? list[static_cast<std::size_t>(k)] : start + k * step;
+  }
 };
 
 // Which positions of one chunk a dimension's selection touches, and where they go in the output.
@@ -28,25 +30,29 @@ struct DimChunkMap {
   std::int64_t chunk = 0;
   std::int64_t count = 0;
   std::int64_t chunk_start = 0, chunk_step = 1, out_start = 0, out_step = 1;  // arithmetic form
-  std::vector<std::int64_t> chunk_list, out_list;                            // explicit form
+  std::vector<std::int64_t> chunk_list, out_list;                             // explicit form
   bool is_list = false;
   bool covers_domain = false;  // touches every in-domain position of the chunk
 
-  std::int64_t cpos(std::int64_t i) const { return is_list ? chunk_list[static_cast<std::size_t>(i)] : chunk_start + i * chunk_step; }
-  std::int64_t opos(std::int64_t i) const { return is_list ? out_list[static_cast<std::size_t>(i)] : out_start + i * out_step; }
+  std::int64_t cpos(std::int64_t i) const {
+    return is_list ? chunk_list[static_cast<std::size_t>(i)] : chunk_start + i * chunk_step;
+  }
+  std::int64_t opos(std::int64_t i) const {
+    return is_list ? out_list[static_cast<std::size_t>(i)] : out_start + i * out_step;
+  }
   // Both sequences step by +1 (memcpy-able).
   bool unit() const { return !is_list && chunk_step == 1 && out_step == 1; }
 };
 
 struct ChunkTask {
   std::vector<std::int64_t> chunk;
-  std::vector<const DimChunkMap*> dims;                    // orthogonal plans
+  std::vector<const DimChunkMap*> dims;                       // orthogonal plans
   std::vector<std::pair<std::int64_t, std::int64_t>> points;  // point plans: (chunk element, output element)
-  bool covers_domain = false;  // a write covers every in-domain element of the chunk
+  bool covers_domain = false;                                 // a write covers every in-domain element of the chunk
 };
 
 struct Plan {
-  Shape out_shape;                 // shape of the selection's result
+  Shape out_shape;                      // shape of the selection's result
   std::vector<std::size_t> out_dim_of;  // orthogonal: array dim -> output dim (SIZE_MAX if dropped)
   bool points = false;
   std::vector<std::vector<DimChunkMap>> dim_maps;  // orthogonal: per array dim

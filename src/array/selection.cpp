@@ -13,8 +13,8 @@ std::string dim_str(std::size_t d) { return "dimension " + std::to_string(d); }
 std::int64_t normalize_int(std::int64_t i, std::int64_t n, std::size_t d) {
   const std::int64_t j = i < 0 ? i + n : i;
   if (j < 0 || j >= n)
-    throw SelectionError(ErrorCode::index_out_of_bounds, "index " + std::to_string(i) + " is out of bounds for " + dim_str(d) + " with size " +
-                         std::to_string(n));
+    throw SelectionError(ErrorCode::index_out_of_bounds, "index " + std::to_string(i) + " is out of bounds for " +
+                                                             dim_str(d) + " with size " + std::to_string(n));
   return j;
 }
 
@@ -54,8 +54,8 @@ std::string domain_str(std::int64_t lo, std::int64_t n) {
 std::int64_t coordinate_to_index(std::int64_t c, std::int64_t lo, std::int64_t n, std::size_t d) {
   std::int64_t j = 0;
   if (__builtin_sub_overflow(c, lo, &j) || j < 0 || j >= n)
-    throw SelectionError(ErrorCode::index_out_of_bounds, "coordinate " + std::to_string(c) + " is outside the domain " + domain_str(lo, n) +
-                         " of " + dim_str(d));
+    throw SelectionError(ErrorCode::index_out_of_bounds, "coordinate " + std::to_string(c) + " is outside the domain " +
+                                                             domain_str(lo, n) + " of " + dim_str(d));
   return j;
 }
 
@@ -66,8 +66,9 @@ DimSel coordinate_slice(const Slice& s, std::int64_t lo, std::int64_t n, std::si
   auto bound = [&](std::int64_t c, std::int64_t min_index, std::int64_t max_index) {
     std::int64_t j = 0;
     if (__builtin_sub_overflow(c, lo, &j) || j < min_index || j > max_index)
-      throw SelectionError(ErrorCode::index_out_of_bounds, "slice bound " + std::to_string(c) + " is outside the domain " + domain_str(lo, n) +
-                           " of " + dim_str(d));
+      throw SelectionError(
+          ErrorCode::index_out_of_bounds,
+          "slice bound " + std::to_string(c) + " is outside the domain " + domain_str(lo, n) + " of " + dim_str(d));
     return j;
   };
   DimSel r;
@@ -90,19 +91,24 @@ DimSel coordinate_slice(const Slice& s, std::int64_t lo, std::int64_t n, std::si
 
 }  // namespace
 
-std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape) { return normalize_selection(sel, shape, nullptr); }
+std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape) {
+  return normalize_selection(sel, shape, nullptr);
+}
 
 std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape, const Shape* lower) {
   const std::size_t rank = shape.size();
   std::size_t explicit_dims = 0, ellipses = 0;
   for (const auto& s : sel) {
-    if (std::holds_alternative<Ellipsis>(s)) ++ellipses;
-    else ++explicit_dims;
+    if (std::holds_alternative<Ellipsis>(s))
+      ++ellipses;
+    else
+      ++explicit_dims;
   }
   if (ellipses > 1) throw SelectionError("a selection can have only one ellipsis (...)");
   if (explicit_dims > rank)
-    throw SelectionError(ErrorCode::index_out_of_bounds, "too many indices for the array: array is " + std::to_string(rank) + "-dimensional, but " +
-                         std::to_string(explicit_dims) + " were indexed");
+    throw SelectionError(ErrorCode::index_out_of_bounds, "too many indices for the array: array is " +
+                                                             std::to_string(rank) + "-dimensional, but " +
+                                                             std::to_string(explicit_dims) + " were indexed");
   std::vector<DimSel> out;
   auto add = [&](const DimSelector& s) {
     const std::size_t d = out.size();
@@ -123,8 +129,9 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
       out.push_back(std::move(r));
     } else if (auto* ba = std::get_if<BoolArray>(&s)) {
       if (static_cast<std::int64_t>(ba->size()) != n)
-        throw SelectionError(ErrorCode::index_out_of_bounds, "boolean index of length " + std::to_string(ba->size()) + " does not match " + dim_str(d) +
-                             " with size " + std::to_string(n));
+        throw SelectionError(ErrorCode::index_out_of_bounds, "boolean index of length " + std::to_string(ba->size()) +
+                                                                 " does not match " + dim_str(d) + " with size " +
+                                                                 std::to_string(n));
       DimSel r;
       r.kind = DimSel::Kind::List;
       for (std::int64_t k = 0; k < n; ++k)
@@ -147,7 +154,8 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
 std::vector<DimSel> normalize_block_selection(const Selection& sel, const ChunkGrid& grid) {
   const std::size_t rank = grid.rank();
   if (sel.size() > rank)
-    throw SelectionError(ErrorCode::index_out_of_bounds, "too many block indices: array is " + std::to_string(rank) + "-dimensional");
+    throw SelectionError(ErrorCode::index_out_of_bounds,
+                         "too many block indices: array is " + std::to_string(rank) + "-dimensional");
   std::vector<DimSel> out;
   for (std::size_t d = 0; d < rank; ++d) {
     const std::int64_t nb = grid.num_chunks(d);
@@ -157,8 +165,9 @@ std::vector<DimSel> normalize_block_selection(const Selection& sel, const ChunkG
       if (auto* i = std::get_if<std::int64_t>(&s)) {
         const std::int64_t b = *i < 0 ? *i + nb : *i;
         if (b < 0 || b >= nb)
-          throw SelectionError(ErrorCode::index_out_of_bounds, "block index " + std::to_string(*i) + " is out of bounds for " + dim_str(d) + " with " +
-                               std::to_string(nb) + " blocks");
+          throw SelectionError(ErrorCode::index_out_of_bounds, "block index " + std::to_string(*i) +
+                                                                   " is out of bounds for " + dim_str(d) + " with " +
+                                                                   std::to_string(nb) + " blocks");
         b0 = b;
         b1 = b + 1;
       } else if (auto* sl = std::get_if<Slice>(&s)) {
@@ -227,8 +236,10 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid) {
       const auto loc = grid.locate(d, idx);
       const std::int64_t chunk_lo = grid.chunk_start_index(d, loc.chunk);  // array index of position 0
       std::int64_t in_chunk;
-      if (s.step > 0) in_chunk = (chunk_lo + cs - 1 - idx) / s.step + 1;
-      else in_chunk = (idx - chunk_lo) / (-s.step) + 1;
+      if (s.step > 0)
+        in_chunk = (chunk_lo + cs - 1 - idx) / s.step + 1;
+      else
+        in_chunk = (idx - chunk_lo) / (-s.step) + 1;
       in_chunk = std::min(in_chunk, n - k);
       DimChunkMap m;
       m.chunk = loc.chunk;
@@ -247,7 +258,8 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid) {
   }
   // Cartesian product of the per-dimension chunk lists.
   std::int64_t ntasks = 1;
-  for (const auto& maps : plan.dim_maps) ntasks = checked::mul(ntasks, static_cast<std::int64_t>(maps.size()), "chunks touched");
+  for (const auto& maps : plan.dim_maps)
+    ntasks = checked::mul(ntasks, static_cast<std::int64_t>(maps.size()), "chunks touched");
   if (ntasks == 0) return plan;
   std::vector<std::size_t> it(rank, 0);
   plan.tasks.reserve(static_cast<std::size_t>(ntasks));
@@ -272,7 +284,9 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid) {
   }
 }
 
-Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape) { return normalize_coordinates(coords, shape, nullptr); }
+Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape) {
+  return normalize_coordinates(coords, shape, nullptr);
+}
 
 Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape, const Shape* lower) {
   if (coords.size() != shape.size())
@@ -337,8 +351,8 @@ Coordinates mask_to_coordinates(const NDView& mask, const Shape& shape) {
   if (!(mask.dtype() == DataType::bool_t))
     throw SelectionError(ErrorCode::dtype_mismatch, "mask selection needs a bool array, got " + mask.dtype().name());
   if (mask.shape() != shape)
-    throw SelectionError(ErrorCode::index_out_of_bounds, "mask of shape " + shape_str(mask.shape()) + " does not match the array's shape " +
-                         shape_str(shape));
+    throw SelectionError(ErrorCode::index_out_of_bounds, "mask of shape " + shape_str(mask.shape()) +
+                                                             " does not match the array's shape " + shape_str(shape));
   const std::size_t rank = shape.size();
   Coordinates coords(rank);
   if (shape_size(shape) == 0) return coords;
@@ -408,7 +422,8 @@ Selection parse_selection(std::string_view text) {
   int depth = 0;
   std::size_t start = 0;
   for (std::size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] == '[') ++depth;
+    if (rest[i] == '[')
+      ++depth;
     else if (rest[i] == ']') {
       if (--depth < 0) parse_fail(text, rest.substr(i), "unbalanced ']'");
     } else if (rest[i] == ',' && depth == 0) {
@@ -445,8 +460,10 @@ Selection parse_selection(std::string_view text) {
         if (c == std::string_view::npos) break;
         s0 = c + 1;
       }
-      if (bools) sel.push_back(std::move(mask));
-      else sel.push_back(std::move(idx));
+      if (bools)
+        sel.push_back(std::move(mask));
+      else
+        sel.push_back(std::move(idx));
     } else if (p.find(':') != std::string_view::npos) {
       std::vector<std::string_view> f;
       std::size_t s0 = 0;

@@ -22,15 +22,20 @@ class BloscCodecImpl final : public BytesToBytesCodec {
     if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return cname_ == k; }))
       config_fail(kName, "unknown \"cname\" \"" + cname_ + "\"", cfg);
     if (blosc_compname_to_compcode(cname_.c_str()) < 0)
-      throw UnsupportedError(std::string("codec ") + kName + ": compressor \"" + cname_ + "\" is not available in this Blosc build");
+      throw UnsupportedError(std::string("codec ") + kName + ": compressor \"" + cname_ +
+                             "\" is not available in this Blosc build");
     clevel_ = static_cast<int>(config_int(kName, cfg, "clevel", 0, 9, std::nullopt));
     if (!cfg.contains("shuffle") || !cfg["shuffle"].is_string())
       config_fail(kName, "\"shuffle\" must be \"noshuffle\", \"shuffle\" or \"bitshuffle\"", cfg);
     const auto s = cfg["shuffle"].get<std::string>();
-    if (s == "noshuffle") shuffle_ = BLOSC_NOSHUFFLE;
-    else if (s == "shuffle") shuffle_ = BLOSC_SHUFFLE;
-    else if (s == "bitshuffle") shuffle_ = BLOSC_BITSHUFFLE;
-    else config_fail(kName, "\"shuffle\" must be \"noshuffle\", \"shuffle\" or \"bitshuffle\"", cfg);
+    if (s == "noshuffle")
+      shuffle_ = BLOSC_NOSHUFFLE;
+    else if (s == "shuffle")
+      shuffle_ = BLOSC_SHUFFLE;
+    else if (s == "bitshuffle")
+      shuffle_ = BLOSC_BITSHUFFLE;
+    else
+      config_fail(kName, "\"shuffle\" must be \"noshuffle\", \"shuffle\" or \"bitshuffle\"", cfg);
     const std::int64_t def_ts = static_cast<std::int64_t>(std::min<std::size_t>(dtype.size(), 255));
     if (!cfg.contains("typesize") && shuffle_ != BLOSC_NOSHUFFLE)
       config_fail(kName, "\"typesize\" is required unless \"shuffle\" is \"noshuffle\"", cfg);
@@ -40,7 +45,8 @@ class BloscCodecImpl final : public BytesToBytesCodec {
   std::string name() const override { return kName; }
   Bytes encode(std::span<const std::uint8_t> in) const override {
     if (in.size() > static_cast<std::size_t>(BLOSC_MAX_BUFFERSIZE))
-      throw CodecError(std::string("codec ") + kName + ": a chunk of " + std::to_string(in.size()) + " bytes exceeds Blosc's 2 GB limit");
+      throw CodecError(std::string("codec ") + kName + ": a chunk of " + std::to_string(in.size()) +
+                       " bytes exceeds Blosc's 2 GB limit");
     Bytes out(in.size() + BLOSC_MAX_OVERHEAD);
     const int n = blosc_compress_ctx(clevel_, shuffle_, static_cast<std::size_t>(typesize_), in.size(), in.data(),
                                      out.data(), out.size(), cname_.c_str(), static_cast<std::size_t>(blocksize_), 1);
@@ -65,8 +71,11 @@ class BloscCodecImpl final : public BytesToBytesCodec {
   std::optional<std::size_t> max_input() const override { return static_cast<std::size_t>(BLOSC_MAX_BUFFERSIZE); }
   CodecMetadata to_metadata() const override {
     const char* s = shuffle_ == BLOSC_NOSHUFFLE ? "noshuffle" : shuffle_ == BLOSC_SHUFFLE ? "shuffle" : "bitshuffle";
-    return {kName, Json::object({{"cname", cname_}, {"clevel", clevel_}, {"shuffle", s},
-                                   {"typesize", typesize_}, {"blocksize", blocksize_}})};
+    return {kName, Json::object({{"cname", cname_},
+                                 {"clevel", clevel_},
+                                 {"shuffle", s},
+                                 {"typesize", typesize_},
+                                 {"blocksize", blocksize_}})};
   }
 
  private:
@@ -76,7 +85,7 @@ class BloscCodecImpl final : public BytesToBytesCodec {
       decode_fail(kName, "corrupt or truncated Blosc frame");
     if (nbytes > max_out)
       decode_fail(kName, "frame declares " + std::to_string(nbytes) + " bytes, more than the expected " +
-                               std::to_string(max_out));
+                             std::to_string(max_out));
     return nbytes;
   }
   static void run(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) {
@@ -86,7 +95,6 @@ class BloscCodecImpl final : public BytesToBytesCodec {
   std::string cname_;
   int clevel_ = 5, shuffle_ = BLOSC_SHUFFLE, typesize_ = 1, blocksize_ = 0;
 };
-
 
 // zarr-python's automatic choices: bit-shuffle for one-byte types, byte shuffle otherwise; the
 // type size is the element's (capped at Blosc's 255).
@@ -102,8 +110,10 @@ CodecEntry blosc_codec_entry() {
     Json c = cfg.is_object() ? cfg : Json::object();
     if (!c.contains("cname") || c["cname"].is_null()) c["cname"] = "zstd";  // zarr-python's default
     if (!c.contains("clevel") || c["clevel"].is_null()) c["clevel"] = 5;
-    if (!c.contains("shuffle") || c["shuffle"].is_null() || c["shuffle"] == "auto") c["shuffle"] = auto_shuffle(in.dtype);
-    if (!c.contains("typesize") || c["typesize"].is_null() || c["typesize"] == 0) c["typesize"] = auto_typesize(in.dtype);
+    if (!c.contains("shuffle") || c["shuffle"].is_null() || c["shuffle"] == "auto")
+      c["shuffle"] = auto_shuffle(in.dtype);
+    if (!c.contains("typesize") || c["typesize"].is_null() || c["typesize"] == 0)
+      c["typesize"] = auto_typesize(in.dtype);
     if (!c.contains("blocksize") || c["blocksize"].is_null()) c["blocksize"] = 0;
     return c;
   };
@@ -115,10 +125,10 @@ CodecMetadata codec::Blosc::to_metadata(const DataType& dtype) const {
   Json j = Json::object();
   j["cname"] = cname;
   j["clevel"] = clevel;
-  j["shuffle"] = shuffle == Shuffle::Auto ? auto_shuffle(dtype)
-                 : shuffle == Shuffle::NoShuffle ? "noshuffle"
+  j["shuffle"] = shuffle == Shuffle::Auto         ? auto_shuffle(dtype)
+                 : shuffle == Shuffle::NoShuffle  ? "noshuffle"
                  : shuffle == Shuffle::BitShuffle ? "bitshuffle"
-                                                   : "shuffle";
+                                                  : "shuffle";
   j["typesize"] = typesize > 0 ? typesize : auto_typesize(dtype);
   j["blocksize"] = blocksize;
   return {kName, j};

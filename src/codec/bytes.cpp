@@ -14,13 +14,18 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
   BytesCodecImpl(const Json& cfg, const ChunkSpec& spec) {
     allowed_keys(kName, cfg, {"endian"});
     if (spec.dtype.is_vlen())
-      config_fail(kName, "cannot store the variable-length data type " + spec.dtype.name() + " (use " +
-                             (spec.dtype == DataType::string_t ? "vlen-utf8" : "vlen-bytes") + ")", cfg);
+      config_fail(kName,
+                  "cannot store the variable-length data type " + spec.dtype.name() + " (use " +
+                      (spec.dtype == DataType::string_t ? "vlen-utf8" : "vlen-bytes") + ")",
+                  cfg);
     if (cfg.contains("endian")) {
       const auto& e = cfg["endian"];
-      if (e == "little") big_ = false;
-      else if (e == "big") big_ = true;
-      else config_fail(kName, "\"endian\" must be \"little\" or \"big\"", cfg);
+      if (e == "little")
+        big_ = false;
+      else if (e == "big")
+        big_ = true;
+      else
+        config_fail(kName, "\"endian\" must be \"little\" or \"big\"", cfg);
     } else if (spec.dtype.component_size() > 1) {
       config_fail(kName, "\"endian\" is required for data type " + spec.dtype.name(), cfg);
     }
@@ -33,8 +38,9 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
   }
   void decode(const ChunkSpec& spec, std::span<const std::uint8_t> enc, std::span<std::uint8_t> out) const override {
     if (enc.size() != out.size())
-      decode_fail(kName, "expected " + std::to_string(out.size()) + " bytes for a chunk of shape " + shape_str(spec.shape) +
-                             " and data type " + spec.dtype.name() + ", got " + std::to_string(enc.size()));
+      decode_fail(kName, "expected " + std::to_string(out.size()) + " bytes for a chunk of shape " +
+                             shape_str(spec.shape) + " and data type " + spec.dtype.name() + ", got " +
+                             std::to_string(enc.size()));
     if (!out.empty() && enc.data() != out.data()) std::memcpy(out.data(), enc.data(), out.size());
     if (big_) swap(out, spec.dtype.component_size());
   }

@@ -45,7 +45,9 @@ class StoredChunk final : public ChunkSource {
   // `max_bytes`: more than that stored is refused before it is read (a hostile store).
   StoredChunk(Store& store, std::string key, std::uint64_t max_bytes = kNoLimit)
       : store_(store), key_(std::move(key)), max_bytes_(max_bytes) {}
-  std::optional<VersionedBytes> read(const ByteRange& range) override { return store_.get_versioned(key_, range, max_bytes_); }
+  std::optional<VersionedBytes> read(const ByteRange& range) override {
+    return store_.get_versioned(key_, range, max_bytes_);
+  }
   std::optional<std::uint64_t> size() override { return store_.size(key_); }
   bool read_streamed(const ByteRange& range, std::size_t piece, const Store::PieceSink& sink) override {
     return store_.get_streamed(key_, range, piece, sink);
@@ -141,8 +143,8 @@ struct PendingWrite {
   enum class Kind { none, set, erase };
   Kind kind = Kind::none;
   Bytes bytes;
-  bool read_old = false;             // the old object was read
-  std::optional<Version> based_on;   // its version when it existed
+  bool read_old = false;            // the old object was read
+  std::optional<Version> based_on;  // its version when it existed
   // For an erase of an object that was read: the object encoded with only the fill value, for
   // stores that can write conditionally but not erase conditionally.
   std::optional<Bytes> fill_encoded;

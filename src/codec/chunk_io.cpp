@@ -38,7 +38,8 @@ bool ChunkSource::read_streamed(const ByteRange& range, std::size_t piece, const
 std::optional<VersionedBytes> BytesChunk::read(const ByteRange& range) {
   if (!bytes_) return std::nullopt;
   const auto [b, e] = range.resolve(bytes_->size());
-  return VersionedBytes{Bytes(bytes_->begin() + static_cast<std::ptrdiff_t>(b), bytes_->begin() + static_cast<std::ptrdiff_t>(e)), ""};
+  return VersionedBytes{
+      Bytes(bytes_->begin() + static_cast<std::ptrdiff_t>(b), bytes_->begin() + static_cast<std::ptrdiff_t>(e)), ""};
 }
 
 std::optional<std::uint64_t> BytesChunk::size() {
@@ -87,7 +88,8 @@ bool commit(StoredChunk& target, PendingWrite&& w) {
   // writer's change in between makes this return false, and the caller builds again.
   const bool conditional = w.read_old && store.capabilities().conditional_writes;
   switch (w.kind) {
-    case PendingWrite::Kind::none: return true;
+    case PendingWrite::Kind::none:
+      return true;
     case PendingWrite::Kind::set:
       if (conditional) return store.set_if(target.key(), w.bytes, w.based_on);
       store.set(target.key(), w.bytes);
@@ -125,7 +127,8 @@ void check_decoded_size(const ChunkSpec& spec, const char* what) {
                      spec.dtype.name() + " exceeds zarrpp's limit of 4 GiB per decoded chunk");
 }
 
-void decode_unit(const CodecPipeline::Impl& p, std::span<const std::uint8_t> enc, const UnitRead& r, std::size_t i, UnitSink& sink) {
+void decode_unit(const CodecPipeline::Impl& p, std::span<const std::uint8_t> enc, const UnitRead& r, std::size_t i,
+                 UnitSink& sink) {
   const std::size_t nbytes = p.spec.nbytes();
   const std::int64_t slabs = p.spec.shape.empty() ? 1 : p.spec.shape[0];
   // Uncompressed: straight from the stored bytes (checksums verified in place).
@@ -179,24 +182,27 @@ class ChunkDecoder final : public PartialDecoder {
     const auto check = *trailer ? p_.b2b[0]->trailer_check() : nullptr;
     std::uint8_t stored_trailer[16] = {};
     std::uint64_t next = *trailer ? 0 : first;  // the next byte expected
-    const bool found = src_.read_streamed(range, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
-      if (total != expected)
-        decode_fail(p_.a2b->name(), "expected " + std::to_string(expected) + " bytes for a chunk of shape " + shape_str(spec.shape) +
-                                        " and data type " + spec.dtype.name() +
-                                        (*trailer ? " (plus its " + p_.b2b[0]->name() + ")" : "") + ", got " + std::to_string(total));
-      if (off != next) throw StoreError("internal: pieces of " + src_.describe() + " arrived out of order");
-      next = off + b.size();
-      // The trailer's bytes (when the piece runs into it) are kept for the check, not handed on.
-      for (std::uint64_t k = std::max(off, payload); k < off + b.size(); ++k) stored_trailer[k - payload] = b[k - off];
-      const std::uint64_t pend = std::min<std::uint64_t>(off + b.size(), payload);
-      if (pend <= off) return;
-      const auto data = b.first(static_cast<std::size_t>(pend - off));
-      if (check) check->update(data);
-      // The slabs [a, e) of this piece that the read wants.
-      const auto z0 = static_cast<std::int64_t>(off / slab), z1 = static_cast<std::int64_t>(pend / slab);
-      const std::int64_t a = std::max(z0, r.first_slab), e = std::min(z1, r.end_slab);
-      if (a < e) sink.decoded(i, a, e, data.data() + static_cast<std::size_t>(a - z0) * slab);
-    });
+    const bool found =
+        src_.read_streamed(range, piece, [&](std::uint64_t total, std::uint64_t off, std::span<const std::uint8_t> b) {
+          if (total != expected)
+            decode_fail(p_.a2b->name(), "expected " + std::to_string(expected) + " bytes for a chunk of shape " +
+                                            shape_str(spec.shape) + " and data type " + spec.dtype.name() +
+                                            (*trailer ? " (plus its " + p_.b2b[0]->name() + ")" : "") + ", got " +
+                                            std::to_string(total));
+          if (off != next) throw StoreError("internal: pieces of " + src_.describe() + " arrived out of order");
+          next = off + b.size();
+          // The trailer's bytes (when the piece runs into it) are kept for the check, not handed on.
+          for (std::uint64_t k = std::max(off, payload); k < off + b.size(); ++k)
+            stored_trailer[k - payload] = b[k - off];
+          const std::uint64_t pend = std::min<std::uint64_t>(off + b.size(), payload);
+          if (pend <= off) return;
+          const auto data = b.first(static_cast<std::size_t>(pend - off));
+          if (check) check->update(data);
+          // The slabs [a, e) of this piece that the read wants.
+          const auto z0 = static_cast<std::int64_t>(off / slab), z1 = static_cast<std::int64_t>(pend / slab);
+          const std::int64_t a = std::max(z0, r.first_slab), e = std::min(z1, r.end_slab);
+          if (a < e) sink.decoded(i, a, e, data.data() + static_cast<std::size_t>(a - z0) * slab);
+        });
     if (!found) {
       sink.missing(i);
       return true;
@@ -226,11 +232,14 @@ class ChunkEncoder final : public PartialEncoder {
   ChunkEncoder(const Impl& p, ChunkSource& src, const EncodeOptions& o) : p_(p), src_(src), o_(o) {}
 
   PendingWrite prepare(std::span<const UnitWrite> writes, UnitBuilder& builder) override {
-    if (writes.size() != 1 || writes[0].unit != 0) throw CodecError("internal: a chunk that is not sharded has one unit, 0");
+    if (writes.size() != 1 || writes[0].unit != 0)
+      throw CodecError("internal: a chunk that is not sharded has one unit, 0");
     check_decoded_size(p_.spec, "write");
     return in_context(src_, [&] { return prepare_one(writes[0], builder); });
   }
-  bool needs_old(std::span<const UnitWrite> writes, UnitBuilder&) override { return !writes.empty() && !writes[0].covered; }
+  bool needs_old(std::span<const UnitWrite> writes, UnitBuilder&) override {
+    return !writes.empty() && !writes[0].covered;
+  }
 
  private:
   PendingWrite prepare_one(const UnitWrite& w, UnitBuilder& builder) {
@@ -279,14 +288,16 @@ class ChunkEncoder final : public PartialEncoder {
 
 }  // namespace
 
-std::unique_ptr<PartialDecoder> partial_decoder(const CodecPipeline& pipeline, ChunkSource& source, std::size_t concurrency) {
+std::unique_ptr<PartialDecoder> partial_decoder(const CodecPipeline& pipeline, ChunkSource& source,
+                                                std::size_t concurrency) {
   const auto& p = pipeline_impl(pipeline);
   if (p.a2a.empty() && p.b2b.empty())
     if (auto d = p.a2b->partial_decoder(source, concurrency)) return d;
   return std::make_unique<ChunkDecoder>(p, source);
 }
 
-std::unique_ptr<PartialEncoder> partial_encoder(const CodecPipeline& pipeline, ChunkSource& source, const EncodeOptions& options) {
+std::unique_ptr<PartialEncoder> partial_encoder(const CodecPipeline& pipeline, ChunkSource& source,
+                                                const EncodeOptions& options) {
   const auto& p = pipeline_impl(pipeline);
   if (p.a2a.empty() && p.b2b.empty())
     if (auto e = p.a2b->partial_encoder(source, options)) return e;

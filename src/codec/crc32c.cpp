@@ -29,7 +29,8 @@ class Crc32cCheck final : public TrailerCheck {
  public:
   void update(std::span<const std::uint8_t> payload) override { state_ = crc32c_update(state_, payload); }
   void verify(std::span<const std::uint8_t> trailer) const override {
-    if (trailer.size() != 4) decode_fail(kName, "the checksum trailer has " + std::to_string(trailer.size()) + " bytes, not 4");
+    if (trailer.size() != 4)
+      decode_fail(kName, "the checksum trailer has " + std::to_string(trailer.size()) + " bytes, not 4");
     const std::uint32_t computed = crc32c_finish(state_);
     if (stored_crc(trailer) != computed) mismatch(stored_crc(trailer), computed);
   }
@@ -60,11 +61,14 @@ class Crc32cCodecImpl final : public BytesToBytesCodec {
     if (payload.size() > max_out) decode_fail(kName, "payload larger than expected");
     return Bytes(payload.begin(), payload.end());
   }
-  std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t> in) const override { return check(in); }
+  std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t> in) const override {
+    return check(in);
+  }
   void decode_into(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) const override {
     const auto payload = check(in);
     if (payload.size() != out.size())
-      decode_fail(kName, "payload has " + std::to_string(payload.size()) + " bytes, expected " + std::to_string(out.size()));
+      decode_fail(kName,
+                  "payload has " + std::to_string(payload.size()) + " bytes, expected " + std::to_string(out.size()));
     if (!payload.empty()) std::memcpy(out.data(), payload.data(), payload.size());
   }
   std::size_t trailer_size() const override { return 4; }
@@ -78,7 +82,8 @@ class Crc32cCodecImpl final : public BytesToBytesCodec {
     for (int i = 0; i < 4; ++i) out[at + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(c >> (8 * i));
   }
   static std::span<const std::uint8_t> check(std::span<const std::uint8_t> in) {
-    if (in.size() < 4) decode_fail(kName, "input of " + std::to_string(in.size()) + " bytes is too short for a checksum");
+    if (in.size() < 4)
+      decode_fail(kName, "input of " + std::to_string(in.size()) + " bytes is too short for a checksum");
     const auto payload = in.first(in.size() - 4);
     const std::uint32_t stored = stored_crc(in.subspan(payload.size())), actual = crc32c(payload);
     if (stored != actual) mismatch(stored, actual);

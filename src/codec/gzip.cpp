@@ -57,8 +57,8 @@ class GzipCodecImpl final : public BytesToBytesCodec {
     std::size_t in_off = 0, out_off = 0;
     do {
       std::size_t actual = 0, used = 0;
-      const auto r = libdeflate_gzip_decompress_ex(d.get(), in.data() + in_off, in.size() - in_off, out.data() + out_off,
-                                                   out.size() - out_off, &used, &actual);
+      const auto r = libdeflate_gzip_decompress_ex(d.get(), in.data() + in_off, in.size() - in_off,
+                                                   out.data() + out_off, out.size() - out_off, &used, &actual);
       if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
         decode_fail(kName, "decoded data is larger than the expected " + std::to_string(out.size()) + " bytes");
       if (r != LIBDEFLATE_SUCCESS) decode_fail(kName, "corrupt or truncated gzip stream");

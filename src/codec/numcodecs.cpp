@@ -22,18 +22,23 @@ namespace {
 
 // ---- numcodecs dtype strings ("<f8", "|u1", "int16") ----------------------------------------
 
-DataType numcodecs_dtype(const std::string& codec, const Json& cfg, const char* key, std::optional<DataType> fallback = std::nullopt) {
+DataType numcodecs_dtype(const std::string& codec, const Json& cfg, const char* key,
+                         std::optional<DataType> fallback = std::nullopt) {
   // zarr-python 3 leaves out a filter's "dtype" when it is the array's own.
   if (fallback && (!cfg.is_object() || !cfg.contains(key) || cfg[key].is_null())) return *fallback;
-  if (!cfg.contains(key) || !cfg[key].is_string()) config_fail(codec, std::string("\"") + key + "\" must be a dtype string such as \"<f8\"", cfg);
+  if (!cfg.contains(key) || !cfg[key].is_string())
+    config_fail(codec, std::string("\"") + key + "\" must be a dtype string such as \"<f8\"", cfg);
   std::string s = cfg[key].get<std::string>();
   // Filters compute on the elements' values; the byte order of the bytes is the bytes codec's
   // business (Zarr v2 chains state it there too), so it is not part of the type here.
   if (!s.empty() && (s[0] == '<' || s[0] == '>' || s[0] == '|' || s[0] == '=')) s = s.substr(1);
-  static const struct { const char* code; DataType::Id id; } table[] = {
-      {"b1", DataType::Id::bool_},  {"i1", DataType::Id::int8},    {"i2", DataType::Id::int16},   {"i4", DataType::Id::int32},
-      {"i8", DataType::Id::int64},  {"u1", DataType::Id::uint8},   {"u2", DataType::Id::uint16},  {"u4", DataType::Id::uint32},
-      {"u8", DataType::Id::uint64}, {"f4", DataType::Id::float32}, {"f8", DataType::Id::float64}};
+  static const struct {
+    const char* code;
+    DataType::Id id;
+  } table[] = {{"b1", DataType::Id::bool_},   {"i1", DataType::Id::int8},   {"i2", DataType::Id::int16},
+               {"i4", DataType::Id::int32},   {"i8", DataType::Id::int64},  {"u1", DataType::Id::uint8},
+               {"u2", DataType::Id::uint16},  {"u4", DataType::Id::uint32}, {"u8", DataType::Id::uint64},
+               {"f4", DataType::Id::float32}, {"f8", DataType::Id::float64}};
   for (const auto& e : table)
     if (s == e.code) return DataType(e.id);
   try {
@@ -41,24 +46,38 @@ DataType numcodecs_dtype(const std::string& codec, const Json& cfg, const char* 
     if (t.kind() != DataKind::Raw && t.kind() != DataKind::Complex && !(t == DataType::float16_t)) return t;
   } catch (const MetadataError&) {
   }
-  config_fail(codec, std::string("\"") + key + "\": data type \"" + cfg[key].get<std::string>() +
-                         "\" is not supported by this filter (integers, bool, float32, float64)", cfg);
+  config_fail(codec,
+              std::string("\"") + key + "\": data type \"" + cfg[key].get<std::string>() +
+                  "\" is not supported by this filter (integers, bool, float32, float64)",
+              cfg);
 }
 
 std::string dtype_str(const DataType& t) {
   switch (t.id()) {
-    case DataType::Id::bool_: return "|b1";
-    case DataType::Id::int8: return "|i1";
-    case DataType::Id::uint8: return "|u1";
-    case DataType::Id::int16: return "<i2";
-    case DataType::Id::int32: return "<i4";
-    case DataType::Id::int64: return "<i8";
-    case DataType::Id::uint16: return "<u2";
-    case DataType::Id::uint32: return "<u4";
-    case DataType::Id::uint64: return "<u8";
-    case DataType::Id::float32: return "<f4";
-    case DataType::Id::float64: return "<f8";
-    default: return t.name();
+    case DataType::Id::bool_:
+      return "|b1";
+    case DataType::Id::int8:
+      return "|i1";
+    case DataType::Id::uint8:
+      return "|u1";
+    case DataType::Id::int16:
+      return "<i2";
+    case DataType::Id::int32:
+      return "<i4";
+    case DataType::Id::int64:
+      return "<i8";
+    case DataType::Id::uint16:
+      return "<u2";
+    case DataType::Id::uint32:
+      return "<u4";
+    case DataType::Id::uint64:
+      return "<u8";
+    case DataType::Id::float32:
+      return "<f4";
+    case DataType::Id::float64:
+      return "<f8";
+    default:
+      return t.name();
   }
 }
 
@@ -66,18 +85,30 @@ std::string dtype_str(const DataType& t) {
 template <class F>
 void visit_numeric(const DataType& t, F&& f) {
   switch (t.id()) {
-    case DataType::Id::bool_: return f(bool{});
-    case DataType::Id::int8: return f(std::int8_t{});
-    case DataType::Id::int16: return f(std::int16_t{});
-    case DataType::Id::int32: return f(std::int32_t{});
-    case DataType::Id::int64: return f(std::int64_t{});
-    case DataType::Id::uint8: return f(std::uint8_t{});
-    case DataType::Id::uint16: return f(std::uint16_t{});
-    case DataType::Id::uint32: return f(std::uint32_t{});
-    case DataType::Id::uint64: return f(std::uint64_t{});
-    case DataType::Id::float32: return f(float{});
-    case DataType::Id::float64: return f(double{});
-    default: throw UnsupportedError("numcodecs filters: data type " + t.name() + " is not supported");
+    case DataType::Id::bool_:
+      return f(bool{});
+    case DataType::Id::int8:
+      return f(std::int8_t{});
+    case DataType::Id::int16:
+      return f(std::int16_t{});
+    case DataType::Id::int32:
+      return f(std::int32_t{});
+    case DataType::Id::int64:
+      return f(std::int64_t{});
+    case DataType::Id::uint8:
+      return f(std::uint8_t{});
+    case DataType::Id::uint16:
+      return f(std::uint16_t{});
+    case DataType::Id::uint32:
+      return f(std::uint32_t{});
+    case DataType::Id::uint64:
+      return f(std::uint64_t{});
+    case DataType::Id::float32:
+      return f(float{});
+    case DataType::Id::float64:
+      return f(double{});
+    default:
+      throw UnsupportedError("numcodecs filters: data type " + t.name() + " is not supported");
   }
 }
 
@@ -150,7 +181,7 @@ class ElementFilter : public ArrayToArrayCodec {
     ChunkSpec out = in;
     out.dtype = enc_;
     out.fill_value = encode(in, in.fill_value.size() == in.dtype.size() ? std::span<const std::uint8_t>(in.fill_value)
-                                                                          : std::span<const std::uint8_t>());
+                                                                        : std::span<const std::uint8_t>());
     if (out.fill_value.size() != enc_.size()) out.fill_value.assign(enc_.size(), 0);
     return out;
   }
@@ -176,7 +207,9 @@ class ElementFilter : public ArrayToArrayCodec {
 
 void check_input(const std::string& codec, const DataType& filter, const ChunkSpec& in, const Json& cfg) {
   if (!(filter == in.dtype))
-    config_fail(codec, "its \"dtype\" " + filter.name() + " differs from the data type " + in.dtype.name() + " it receives", cfg);
+    config_fail(codec,
+                "its \"dtype\" " + filter.name() + " differs from the data type " + in.dtype.name() + " it receives",
+                cfg);
 }
 
 // ---- delta -------------------------------------------------------------------------------------
@@ -185,7 +218,8 @@ class Delta final : public ElementFilter {
  public:
   Delta(const Json& cfg, const ChunkSpec& in)
       : ElementFilter("numcodecs.delta", numcodecs_dtype("numcodecs.delta", cfg, "dtype", in.dtype),
-                      numcodecs_dtype("numcodecs.delta", cfg, "astype", numcodecs_dtype("numcodecs.delta", cfg, "dtype", in.dtype))) {
+                      numcodecs_dtype("numcodecs.delta", cfg, "astype",
+                                      numcodecs_dtype("numcodecs.delta", cfg, "dtype", in.dtype))) {
     allowed_keys(name_, cfg, {"dtype", "astype"});
     check_input(name_, dec_, in, cfg);
     if (dec_ == DataType::bool_t) config_fail(name_, "delta is not defined for bool", cfg);
@@ -220,7 +254,8 @@ class Delta final : public ElementFilter {
 // ---- fixedscaleoffset: round((x - offset) * scale) ------------------------------------------------
 
 double config_number(const std::string& codec, const Json& cfg, const char* key) {
-  if (!cfg.contains(key) || !cfg[key].is_number()) config_fail(codec, std::string("\"") + key + "\" must be a number", cfg);
+  if (!cfg.contains(key) || !cfg[key].is_number())
+    config_fail(codec, std::string("\"") + key + "\" must be a number", cfg);
   const double v = cfg[key].get<double>();
   if (!std::isfinite(v)) config_fail(codec, std::string("\"") + key + "\" must be finite", cfg);
   return v;
@@ -229,8 +264,10 @@ double config_number(const std::string& codec, const Json& cfg, const char* key)
 class FixedScaleOffset final : public ElementFilter {
  public:
   FixedScaleOffset(const Json& cfg, const ChunkSpec& in)
-      : ElementFilter("numcodecs.fixedscaleoffset", numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype", in.dtype),
-                      numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "astype", numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype", in.dtype))) {
+      : ElementFilter("numcodecs.fixedscaleoffset",
+                      numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype", in.dtype),
+                      numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "astype",
+                                      numcodecs_dtype("numcodecs.fixedscaleoffset", cfg, "dtype", in.dtype))) {
     allowed_keys(name_, cfg, {"dtype", "astype", "offset", "scale"});
     check_input(name_, dec_, in, cfg);
     offset_ = config_number(name_, cfg, "offset");
@@ -240,7 +277,10 @@ class FixedScaleOffset final : public ElementFilter {
     cfg_scale_ = cfg["scale"];
   }
   CodecMetadata to_metadata() const override {
-    return {name_, Json::object({{"offset", cfg_offset_}, {"scale", cfg_scale_}, {"dtype", dtype_str(dec_)}, {"astype", dtype_str(enc_)}})};
+    return {
+        name_,
+        Json::object(
+            {{"offset", cfg_offset_}, {"scale", cfg_scale_}, {"dtype", dtype_str(dec_)}, {"astype", dtype_str(enc_)}})};
   }
 
  private:
@@ -263,7 +303,8 @@ class FixedScaleOffset final : public ElementFilter {
       using C = std::conditional_t<std::is_same_v<A, float>, float, double>;
       const A* y = as<A>(in);
       T* x = as<T>(out);
-      for (std::size_t i = 0; i < n; ++i) x[i] = cast<T>(static_cast<C>(y[i]) / static_cast<C>(scale_) + static_cast<C>(offset_));
+      for (std::size_t i = 0; i < n; ++i)
+        x[i] = cast<T>(static_cast<C>(y[i]) / static_cast<C>(scale_) + static_cast<C>(offset_));
     });
   }
   double offset_ = 0, scale_ = 1;
@@ -276,7 +317,8 @@ class Quantize final : public ElementFilter {
  public:
   Quantize(const Json& cfg, const ChunkSpec& in)
       : ElementFilter("numcodecs.quantize", numcodecs_dtype("numcodecs.quantize", cfg, "dtype", in.dtype),
-                      numcodecs_dtype("numcodecs.quantize", cfg, "astype", numcodecs_dtype("numcodecs.quantize", cfg, "dtype", in.dtype))) {
+                      numcodecs_dtype("numcodecs.quantize", cfg, "astype",
+                                      numcodecs_dtype("numcodecs.quantize", cfg, "dtype", in.dtype))) {
     allowed_keys(name_, cfg, {"digits", "dtype", "astype"});
     check_input(name_, dec_, in, cfg);
     if (dec_.kind() != DataKind::Float || enc_.kind() != DataKind::Float)
@@ -385,11 +427,12 @@ class Zlib final : public SimpleB2B {
   }
   Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const override {
     std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d{libdeflate_alloc_decompressor(),
-                                                                                    libdeflate_free_decompressor};
+                                                                                   libdeflate_free_decompressor};
     Bytes out(max_out);
     std::size_t actual = 0;
     const auto r = libdeflate_zlib_decompress(d.get(), in.data(), in.size(), out.data(), out.size(), &actual);
-    if (r == LIBDEFLATE_INSUFFICIENT_SPACE) decode_fail(name_, "decoded data is larger than the expected " + std::to_string(max_out) + " bytes");
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+      decode_fail(name_, "decoded data is larger than the expected " + std::to_string(max_out) + " bytes");
     if (r != LIBDEFLATE_SUCCESS) decode_fail(name_, "corrupt or truncated zlib stream");
     out.resize(actual);
     return out;
@@ -425,7 +468,9 @@ class Lz4 final : public SimpleB2B {
     if (in.size() < 4) decode_fail(name_, "truncated: no size header");
     std::uint32_t sz = 0;
     for (int i = 0; i < 4; ++i) sz |= static_cast<std::uint32_t>(in[static_cast<std::size_t>(i)]) << (8 * i);
-    if (sz > max_out) decode_fail(name_, "header declares " + std::to_string(sz) + " bytes, more than the expected " + std::to_string(max_out));
+    if (sz > max_out)
+      decode_fail(
+          name_, "header declares " + std::to_string(sz) + " bytes, more than the expected " + std::to_string(max_out));
     Bytes out(sz);
     if (sz == 0) return out;
     const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data() + 4), reinterpret_cast<char*>(out.data()),
@@ -489,7 +534,8 @@ class Bz2 final : public SimpleB2B {
           break;
         }
       }
-      const std::size_t used = static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(s.next_in) - (in.data() + in_off));
+      const std::size_t used =
+          static_cast<std::size_t>(reinterpret_cast<const std::uint8_t*>(s.next_in) - (in.data() + in_off));
       BZ2_bzDecompressEnd(&s);
       if (r != BZ_STREAM_END) decode_fail(name_, "corrupt or truncated bzip2 stream");
       in_off += used;
@@ -512,16 +558,19 @@ class Lzma final : public SimpleB2B {
     allowed_keys(name_, cfg, {"format", "check", "preset", "filters"});
     const auto format = config_int(name_, cfg, "format", 0, 3, 1);
     if (format != 1)
-      throw UnsupportedError(name_ + ": only the .xz format (\"format\": 1, numcodecs' default) is supported, got " + cfg.dump());
+      throw UnsupportedError(name_ + ": only the .xz format (\"format\": 1, numcodecs' default) is supported, got " +
+                             cfg.dump());
     if (cfg.contains("filters") && !cfg["filters"].is_null())
-      throw UnsupportedError(name_ + ": custom LZMA filter chains are not supported (\"filters\" must be null), got " + cfg.dump());
+      throw UnsupportedError(name_ + ": custom LZMA filter chains are not supported (\"filters\" must be null), got " +
+                             cfg.dump());
     check_ = static_cast<int>(config_int(name_, cfg, "check", -1, 10, -1));
     if (check_ != -1 && check_ != 0 && check_ != 1 && check_ != 4 && check_ != 10)
       config_fail(name_, "\"check\" must be -1, 0 (none), 1 (CRC32), 4 (CRC64) or 10 (SHA-256)", cfg);
     if (cfg.contains("preset") && !cfg["preset"].is_null()) {
       if (!cfg["preset"].is_number_integer()) config_fail(name_, "\"preset\" must be an integer or null", cfg);
       const auto p = cfg["preset"].get<std::int64_t>();
-      if ((p & ~static_cast<std::int64_t>(LZMA_PRESET_EXTREME)) < 0 || (p & ~static_cast<std::int64_t>(LZMA_PRESET_EXTREME)) > 9)
+      if ((p & ~static_cast<std::int64_t>(LZMA_PRESET_EXTREME)) < 0 ||
+          (p & ~static_cast<std::int64_t>(LZMA_PRESET_EXTREME)) > 9)
         config_fail(name_, "\"preset\" must be 0..9 (optionally | the extreme flag)", cfg);
       preset_ = static_cast<std::uint32_t>(p);
       has_preset_ = true;
@@ -531,14 +580,18 @@ class Lzma final : public SimpleB2B {
     Bytes out(lzma_stream_buffer_bound(in.size()));
     std::size_t pos = 0;
     const lzma_check check = check_ == -1 ? LZMA_CHECK_CRC64 : static_cast<lzma_check>(check_);
-    const auto r = lzma_easy_buffer_encode(has_preset_ ? preset_ : 6, check, nullptr, in.data(), in.size(), out.data(), &pos, out.size());
+    const auto r = lzma_easy_buffer_encode(has_preset_ ? preset_ : 6, check, nullptr, in.data(), in.size(), out.data(),
+                                           &pos, out.size());
     if (r != LZMA_OK) throw CodecError(name_ + ": compression failed (" + std::to_string(static_cast<int>(r)) + ")");
     out.resize(pos);
     return out;
   }
   Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const override {
     lzma_stream s = LZMA_STREAM_INIT;
-    if (lzma_stream_decoder(&s, std::uint64_t{256} << 20, LZMA_CONCATENATED)  /* preset 9e needs ~65 MiB; a hostile header cannot claim more */ != LZMA_OK) throw CodecError(name_ + ": cannot start decompression");
+    if (lzma_stream_decoder(&s, std::uint64_t{256} << 20,
+                            LZMA_CONCATENATED) /* preset 9e needs ~65 MiB; a hostile header cannot claim more */
+        != LZMA_OK)
+      throw CodecError(name_ + ": cannot start decompression");
     Bytes out(max_out + 1);  // one byte more than allowed, to notice too much output
     s.next_in = in.data();
     s.avail_in = in.size();
@@ -547,14 +600,18 @@ class Lzma final : public SimpleB2B {
     lzma_ret r = lzma_code(&s, LZMA_FINISH);
     const std::size_t produced = out.size() - s.avail_out;
     lzma_end(&s);
-    if (produced > max_out) decode_fail(name_, "decoded data is larger than the expected " + std::to_string(max_out) + " bytes");
+    if (produced > max_out)
+      decode_fail(name_, "decoded data is larger than the expected " + std::to_string(max_out) + " bytes");
     if (r != LZMA_STREAM_END) decode_fail(name_, "corrupt or truncated .xz stream");
     out.resize(produced);
     return out;
   }
   std::size_t max_encoded_size(std::size_t in) const override { return lzma_stream_buffer_bound(in); }
   CodecMetadata to_metadata() const override {
-    Json j = Json::object({{"format", 1}, {"check", check_}, {"preset", has_preset_ ? Json(preset_) : Json(nullptr)}, {"filters", nullptr}});
+    Json j = Json::object({{"format", 1},
+                           {"check", check_},
+                           {"preset", has_preset_ ? Json(preset_) : Json(nullptr)},
+                           {"filters", nullptr}});
     return {name_, j};
   }
 
@@ -575,17 +632,22 @@ class Shuffle final : public SimpleB2B {
   Bytes encode(std::span<const std::uint8_t> in) const override {
     Bytes out(in.begin(), in.end());
     if (size_ <= 1) return out;
-    if (in.size() % size_ != 0) throw CodecError(name_ + ": a buffer of " + std::to_string(in.size()) + " bytes is not a multiple of the element size " + std::to_string(size_));
+    if (in.size() % size_ != 0)
+      throw CodecError(name_ + ": a buffer of " + std::to_string(in.size()) +
+                       " bytes is not a multiple of the element size " + std::to_string(size_));
     const std::size_t count = in.size() / size_;
     for (std::size_t i = 0; i < count; ++i)
       for (std::size_t j = 0; j < size_; ++j) out[j * count + i] = in[i * size_ + j];
     return out;
   }
   Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const override {
-    if (in.size() > max_out) decode_fail(name_, "holds " + std::to_string(in.size()) + " bytes, more than the expected " + std::to_string(max_out));
+    if (in.size() > max_out)
+      decode_fail(name_,
+                  "holds " + std::to_string(in.size()) + " bytes, more than the expected " + std::to_string(max_out));
     Bytes out(in.begin(), in.end());
     if (size_ <= 1) return out;
-    if (in.size() % size_ != 0) decode_fail(name_, "a buffer of " + std::to_string(in.size()) + " bytes is not a multiple of the element size");
+    if (in.size() % size_ != 0)
+      decode_fail(name_, "a buffer of " + std::to_string(in.size()) + " bytes is not a multiple of the element size");
     const std::size_t count = in.size() / size_;
     for (std::size_t i = 0; i < count; ++i)
       for (std::size_t j = 0; j < size_; ++j) out[i * size_ + j] = in[j * count + i];
@@ -601,7 +663,8 @@ class Shuffle final : public SimpleB2B {
 
 // A codec zarrpp has natively, under its numcodecs name: the configuration is translated and the
 // native codec does the work (the bytes are the same).
-CodecEntry alias(const std::string& name, const CodecEntry& native, std::function<Json(const Json&, const ChunkSpec&)> translate) {
+CodecEntry alias(const std::string& name, const CodecEntry& native,
+                 std::function<Json(const Json&, const ChunkSpec&)> translate) {
   CodecEntry e{name, native.role};
   auto make = native.make_b2b;
   e.make_b2b = [name, make, translate](const Json& cfg, const ChunkSpec& in) {
@@ -611,8 +674,12 @@ CodecEntry alias(const std::string& name, const CodecEntry& native, std::functio
       Json cfg;
       std::string name() const override { return nm; }
       Bytes encode(std::span<const std::uint8_t> in) const override { return inner->encode(in); }
-      Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const override { return inner->decode(in, max_out); }
-      void decode_into(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) const override { inner->decode_into(in, out); }
+      Bytes decode(std::span<const std::uint8_t> in, std::size_t max_out) const override {
+        return inner->decode(in, max_out);
+      }
+      void decode_into(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) const override {
+        inner->decode_into(in, out);
+      }
       std::optional<std::size_t> encoded_size(std::size_t in) const override { return inner->encoded_size(in); }
       std::size_t max_encoded_size(std::size_t in) const override { return inner->max_encoded_size(in); }
       std::optional<std::size_t> max_input() const override { return inner->max_input(); }
@@ -639,14 +706,20 @@ Json blosc_from_numcodecs(const Json& cfg, std::size_t itemsize) {
   const Json s = cfg.value("shuffle", Json(1));
   if (!s.is_number_integer()) config_fail("numcodecs.blosc", "\"shuffle\" must be -1, 0, 1 or 2", cfg);
   const auto sv = s.get<std::int64_t>();
-  const std::size_t ts = cfg.contains("typesize") && cfg["typesize"].is_number_integer() && cfg["typesize"].get<std::int64_t>() > 0
-                             ? cfg["typesize"].get<std::size_t>()
-                             : itemsize;
-  if (sv == -1) c["shuffle"] = ts == 1 ? "bitshuffle" : "shuffle";
-  else if (sv == 0) c["shuffle"] = "noshuffle";
-  else if (sv == 1) c["shuffle"] = "shuffle";
-  else if (sv == 2) c["shuffle"] = "bitshuffle";
-  else config_fail("numcodecs.blosc", "\"shuffle\" must be -1, 0, 1 or 2", cfg);
+  const std::size_t ts =
+      cfg.contains("typesize") && cfg["typesize"].is_number_integer() && cfg["typesize"].get<std::int64_t>() > 0
+          ? cfg["typesize"].get<std::size_t>()
+          : itemsize;
+  if (sv == -1)
+    c["shuffle"] = ts == 1 ? "bitshuffle" : "shuffle";
+  else if (sv == 0)
+    c["shuffle"] = "noshuffle";
+  else if (sv == 1)
+    c["shuffle"] = "shuffle";
+  else if (sv == 2)
+    c["shuffle"] = "bitshuffle";
+  else
+    config_fail("numcodecs.blosc", "\"shuffle\" must be -1, 0, 1 or 2", cfg);
   c["typesize"] = ts >= 1 && ts <= 255 ? ts : 1;
   c["blocksize"] = cfg.value("blocksize", Json(0));
   return c;
@@ -660,7 +733,8 @@ std::vector<CodecEntry> numcodecs_entries() {
     out.push_back(std::move(e));
   };
   a2a("numcodecs.delta", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<Delta>(cfg, in); });
-  a2a("numcodecs.fixedscaleoffset", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<FixedScaleOffset>(cfg, in); });
+  a2a("numcodecs.fixedscaleoffset",
+      [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<FixedScaleOffset>(cfg, in); });
   a2a("numcodecs.quantize", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<Quantize>(cfg, in); });
   a2a("numcodecs.astype", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<AsType>(cfg, in); });
   auto b2b = [&](const char* name, auto make, std::vector<std::pair<std::string, Json>> shorthand) {
@@ -670,10 +744,13 @@ std::vector<CodecEntry> numcodecs_entries() {
     out.push_back(std::move(e));
   };
   b2b("numcodecs.zlib", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Zlib>(cfg); }, {{"level", 1}});
-  b2b("numcodecs.lz4", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Lz4>(cfg); }, {{"acceleration", 1}});
+  b2b("numcodecs.lz4", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Lz4>(cfg); },
+      {{"acceleration", 1}});
   b2b("numcodecs.bz2", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Bz2>(cfg); }, {{"level", 1}});
-  b2b("numcodecs.lzma", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Lzma>(cfg); }, {{"preset", nullptr}});
-  b2b("numcodecs.shuffle", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Shuffle>(cfg); }, {{"elementsize", 4}});
+  b2b("numcodecs.lzma", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Lzma>(cfg); },
+      {{"preset", nullptr}});
+  b2b("numcodecs.shuffle", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Shuffle>(cfg); },
+      {{"elementsize", 4}});
   out.push_back(alias("numcodecs.gzip", gzip_codec_entry(), [](const Json& cfg, const ChunkSpec&) {
     allowed_keys("numcodecs.gzip", cfg, {"level"});
     return Json::object({{"level", cfg.value("level", Json(1))}});

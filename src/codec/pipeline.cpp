@@ -49,7 +49,8 @@ std::optional<std::size_t> CodecPipeline::Impl::plain_trailer() const {
 
 bool CodecPipeline::Impl::encodes_as_is() const { return a2a.empty() && b2b.empty() && a2b->native_identity(); }
 
-std::optional<std::span<const std::uint8_t>> CodecPipeline::Impl::decode_view(std::span<const std::uint8_t> encoded) const {
+std::optional<std::span<const std::uint8_t>> CodecPipeline::Impl::decode_view(
+    std::span<const std::uint8_t> encoded) const {
   if (!a2a.empty() || !a2b->native_identity()) return std::nullopt;
   std::span<const std::uint8_t> in = encoded;
   for (std::size_t i = b2b.size(); i-- > 0;) {
@@ -152,7 +153,8 @@ void build(CodecPipeline::Impl& im, const std::vector<CodecMetadata>& codecs, co
     const Json cfg = complete && e->complete ? e->complete(config_of(m), cur) : config_of(m);
     switch (e->role) {
       case CodecRole::array_to_array: {
-        if (stage != 0) throw MetadataError(where + ": an array -> array codec must come before the array -> bytes codec");
+        if (stage != 0)
+          throw MetadataError(where + ": an array -> array codec must come before the array -> bytes codec");
         auto c = e->make_a2a(cfg, cur);
         im.a2a.push_back(c);
         im.a2a_specs.push_back(cur);
@@ -166,7 +168,8 @@ void build(CodecPipeline::Impl& im, const std::vector<CodecMetadata>& codecs, co
         stage = 1;
         break;
       case CodecRole::bytes_to_bytes:
-        if (stage != 1) throw MetadataError(where + ": a bytes -> bytes codec must come after the array -> bytes codec");
+        if (stage != 1)
+          throw MetadataError(where + ": a bytes -> bytes codec must come after the array -> bytes codec");
         im.b2b.push_back(e->make_b2b(cfg, cur));
         break;
     }
@@ -197,7 +200,9 @@ std::vector<CodecMetadata> CodecPipeline::to_metadata() const {
 }
 
 Bytes CodecPipeline::encode(std::span<const std::uint8_t> chunk) const { return impl_->encode(chunk); }
-void CodecPipeline::decode(std::span<const std::uint8_t> e, std::span<std::uint8_t> out) const { impl_->decode(e, out); }
+void CodecPipeline::decode(std::span<const std::uint8_t> e, std::span<std::uint8_t> out) const {
+  impl_->decode(e, out);
+}
 std::optional<std::size_t> CodecPipeline::encoded_size() const { return impl_->encoded_size(); }
 const ChunkSpec& CodecPipeline::spec() const { return impl_->spec; }
 

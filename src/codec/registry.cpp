@@ -9,9 +9,9 @@ namespace zarrpp {
 
 const std::vector<CodecEntry>& codec_registry() {
   static const std::vector<CodecEntry> all = [] {
-    std::vector<CodecEntry> v = {bytes_codec_entry(), transpose_codec_entry(), gzip_codec_entry(), zstd_codec_entry(),
-                                 blosc_codec_entry(), crc32c_codec_entry(),    sharding_codec_entry(),
-                                 vlen_utf8_codec_entry(), vlen_bytes_codec_entry()};
+    std::vector<CodecEntry> v = {bytes_codec_entry(),    transpose_codec_entry(), gzip_codec_entry(),
+                                 zstd_codec_entry(),     blosc_codec_entry(),     crc32c_codec_entry(),
+                                 sharding_codec_entry(), vlen_utf8_codec_entry(), vlen_bytes_codec_entry()};
     for (auto& e : numcodecs_entries()) v.push_back(std::move(e));
     return v;
   }();
@@ -49,7 +49,8 @@ std::int64_t config_int(const std::string& codec, const Json& cfg, const char* k
     config_fail(codec, std::string("\"") + key + "\" out of range", cfg);
   const auto x = v.get<std::int64_t>();
   if (x < lo || x > hi)
-    config_fail(codec, std::string("\"") + key + "\" must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", cfg);
+    config_fail(
+        codec, std::string("\"") + key + "\" must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", cfg);
   return x;
 }
 
@@ -62,9 +63,12 @@ namespace codec {
 namespace {
 Role public_role(CodecRole r) {
   switch (r) {
-    case CodecRole::array_to_array: return Role::array_to_array;
-    case CodecRole::array_to_bytes: return Role::array_to_bytes;
-    case CodecRole::bytes_to_bytes: return Role::bytes_to_bytes;
+    case CodecRole::array_to_array:
+      return Role::array_to_array;
+    case CodecRole::array_to_bytes:
+      return Role::array_to_bytes;
+    case CodecRole::bytes_to_bytes:
+      return Role::bytes_to_bytes;
   }
   return Role::bytes_to_bytes;
 }

@@ -33,7 +33,8 @@ class ArrayToBytesCodec {
   virtual ~ArrayToBytesCodec() = default;
   virtual std::string name() const = 0;
   virtual Bytes encode(const ChunkSpec& spec, std::span<const std::uint8_t> data) const = 0;
-  virtual void decode(const ChunkSpec& spec, std::span<const std::uint8_t> encoded, std::span<std::uint8_t> out) const = 0;
+  virtual void decode(const ChunkSpec& spec, std::span<const std::uint8_t> encoded,
+                      std::span<std::uint8_t> out) const = 0;
   virtual std::optional<std::size_t> encoded_size(const ChunkSpec& spec) const = 0;
   // An upper bound on the encoded size, to refuse decompression bombs.
   virtual std::size_t max_encoded_size(const ChunkSpec& spec) const = 0;
@@ -42,7 +43,9 @@ class ArrayToBytesCodec {
   virtual bool native_identity() const { return false; }
   // Codecs that store many units in one object (sharding) read and write them partially;
   // nullptr / nullopt for the others.
-  virtual std::unique_ptr<PartialDecoder> partial_decoder(ChunkSource&, std::size_t /*concurrency*/) const { return nullptr; }
+  virtual std::unique_ptr<PartialDecoder> partial_decoder(ChunkSource&, std::size_t /*concurrency*/) const {
+    return nullptr;
+  }
   virtual std::unique_ptr<PartialEncoder> partial_encoder(ChunkSource&, const EncodeOptions&) const { return nullptr; }
   virtual std::optional<UnitLayout> unit_layout() const { return std::nullopt; }
   // The pipeline of the units, for codecs that hold units; nullptr for the others.
@@ -71,7 +74,9 @@ class BytesToBytesCodec {
   virtual void decode_into(std::span<const std::uint8_t> in, std::span<std::uint8_t> out) const;
   // When the decoded bytes are a part of the input (a checksum: verified, then stripped), that
   // part, without copying; nullopt for codecs that transform.
-  virtual std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t>) const { return std::nullopt; }
+  virtual std::optional<std::span<const std::uint8_t>> decode_view(std::span<const std::uint8_t>) const {
+    return std::nullopt;
+  }
   // Codecs that only append a checksum trailer: its size, and a checker fed the payload in
   // pieces (so a chunk can be verified while it streams in). 0 / nullptr for the others.
   virtual std::size_t trailer_size() const { return 0; }

@@ -17,10 +17,12 @@ const char* const kName = "sharding_indexed";
 [[noreturn]] void shard_fail(const std::string& why) { decode_fail(kName, why); }
 
 std::vector<CodecMetadata> codec_list(const Json& cfg, const char* key) {
-  if (!cfg.contains(key) || !cfg[key].is_array()) config_fail(kName, std::string("\"") + key + "\" must be an array of codecs", cfg);
+  if (!cfg.contains(key) || !cfg[key].is_array())
+    config_fail(kName, std::string("\"") + key + "\" must be an array of codecs", cfg);
   std::vector<CodecMetadata> out;
   for (std::size_t i = 0; i < cfg[key].size(); ++i)
-    out.push_back(CodecMetadata::from_json(cfg[key][i], std::string(kName) + "." + key + "[" + std::to_string(i) + "]"));
+    out.push_back(
+        CodecMetadata::from_json(cfg[key][i], std::string(kName) + "." + key + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -50,18 +52,25 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
       config_fail(kName, "\"chunk_shape\" must be an array of " + std::to_string(r) + " integers", cfg);
     for (std::size_t d = 0; d < r; ++d) {
       const auto& e = cfg["chunk_shape"][d];
-      if (!e.is_number_integer() || e.get<std::int64_t>() < 1) config_fail(kName, "\"chunk_shape\" entries must be integers >= 1", cfg);
+      if (!e.is_number_integer() || e.get<std::int64_t>() < 1)
+        config_fail(kName, "\"chunk_shape\" entries must be integers >= 1", cfg);
       const auto c = e.get<std::int64_t>();
       if (shard_spec.shape[d] % c != 0)
-        config_fail(kName, "inner chunk_shape " + cfg["chunk_shape"].dump() + " must divide the shard shape " + shape_str(shard_spec.shape), cfg);
+        config_fail(kName,
+                    "inner chunk_shape " + cfg["chunk_shape"].dump() + " must divide the shard shape " +
+                        shape_str(shard_spec.shape),
+                    cfg);
       layout_.unit_shape.push_back(c);
       layout_.units_per_chunk.push_back(shard_spec.shape[d] / c);
     }
     if (cfg.contains("index_location")) {
       const auto& l = cfg["index_location"];
-      if (l == "end") index_at_end_ = true;
-      else if (l == "start") index_at_end_ = false;
-      else config_fail(kName, "\"index_location\" must be \"start\" or \"end\"", cfg);
+      if (l == "end")
+        index_at_end_ = true;
+      else if (l == "start")
+        index_at_end_ = false;
+      else
+        config_fail(kName, "\"index_location\" must be \"start\" or \"end\"", cfg);
     }
     const ChunkSpec inner_spec{layout_.unit_shape, shard_spec.dtype, shard_spec.fill_value, shard_spec.heap};
     Shape ishape = layout_.units_per_chunk;
@@ -105,10 +114,13 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
   const UnitLayout& layout() const { return layout_; }
   bool index_at_end() const { return index_at_end_; }
   std::size_t index_size() const { return index_size_; }
-  ByteRange index_range() const { return index_at_end_ ? ByteRange::last(index_size_) : ByteRange::range(0, index_size_); }
+  ByteRange index_range() const {
+    return index_at_end_ ? ByteRange::last(index_size_) : ByteRange::range(0, index_size_);
+  }
 
   // Decodes and validates the index bytes. shard_size, when known, bounds every entry.
-  std::vector<Entry> decode_index(std::span<const std::uint8_t> index_bytes, std::optional<std::uint64_t> shard_size) const;
+  std::vector<Entry> decode_index(std::span<const std::uint8_t> index_bytes,
+                                  std::optional<std::uint64_t> shard_size) const;
   // Builds a shard from each inner chunk's encoded bytes (nullopt = empty). No chunk -> {}.
   Bytes assemble(const std::vector<std::optional<Bytes>>& inner_encoded) const;
 
@@ -125,7 +137,8 @@ std::vector<ShardingCodecImpl::Entry> ShardingCodecImpl::decode_index(std::span<
   const std::size_t n = num_units();
   std::vector<std::uint64_t> raw(n * 2);
   if (index_bytes.size() != index_size_)
-    shard_fail("shard index has " + std::to_string(index_bytes.size()) + " bytes, expected " + std::to_string(index_size_));
+    shard_fail("shard index has " + std::to_string(index_bytes.size()) + " bytes, expected " +
+               std::to_string(index_size_));
   index_.decode(index_bytes, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(raw.data()), raw.size() * 8));
   std::vector<Entry> entries(n);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> used;
@@ -134,18 +147,20 @@ std::vector<ShardingCodecImpl::Entry> ShardingCodecImpl::decode_index(std::span<
     Entry e{raw[2 * i], raw[2 * i + 1]};
     if (e.empty()) continue;
     if (e.offset == kEmpty || e.nbytes == kEmpty)
-      shard_fail("index entry " + std::to_string(i) + " is half empty (offset " + std::to_string(e.offset) + ", nbytes " +
-                 std::to_string(e.nbytes) + ")");
+      shard_fail("index entry " + std::to_string(i) + " is half empty (offset " + std::to_string(e.offset) +
+                 ", nbytes " + std::to_string(e.nbytes) + ")");
     std::uint64_t end;
     if (__builtin_add_overflow(e.offset, e.nbytes, &end))
       shard_fail("index entry " + std::to_string(i) + " overflows (offset " + std::to_string(e.offset) + ", nbytes " +
                  std::to_string(e.nbytes) + ")");
     if (e.offset < data_begin) shard_fail("index entry " + std::to_string(i) + " points into the shard index");
     if (shard_size) {
-      const std::uint64_t data_end = index_at_end_ ? *shard_size - std::min<std::uint64_t>(*shard_size, index_size_) : *shard_size;
+      const std::uint64_t data_end =
+          index_at_end_ ? *shard_size - std::min<std::uint64_t>(*shard_size, index_size_) : *shard_size;
       if (end > data_end)
         shard_fail("index entry " + std::to_string(i) + " (offset " + std::to_string(e.offset) + ", nbytes " +
-                   std::to_string(e.nbytes) + ") points outside the shard of " + std::to_string(*shard_size) + " bytes");
+                   std::to_string(e.nbytes) + ") points outside the shard of " + std::to_string(*shard_size) +
+                   " bytes");
     }
     used.emplace_back(e.offset, end);
     entries[i] = e;
@@ -153,7 +168,8 @@ std::vector<ShardingCodecImpl::Entry> ShardingCodecImpl::decode_index(std::span<
   std::sort(used.begin(), used.end());
   for (std::size_t i = 1; i < used.size(); ++i)
     if (used[i].first < used[i - 1].second)
-      shard_fail("index entries overlap (bytes " + std::to_string(used[i].first) + ".." + std::to_string(used[i - 1].second) + ")");
+      shard_fail("index entries overlap (bytes " + std::to_string(used[i].first) + ".." +
+                 std::to_string(used[i - 1].second) + ")");
   return entries;
 }
 
@@ -171,7 +187,8 @@ Bytes ShardingCodecImpl::assemble(const std::vector<std::optional<Bytes>>& inner
     offset += inner[i]->size();
   }
   if (!any) return {};
-  const Bytes index = index_.encode(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size() * 8));
+  const Bytes index =
+      index_.encode(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(raw.data()), raw.size() * 8));
   Bytes out;
   out.reserve(offset + (index_at_end_ ? index.size() : 0));
   if (!index_at_end_) out.insert(out.end(), index.begin(), index.end());
@@ -220,8 +237,10 @@ class ShardDecoder final : public PartialDecoder {
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (requests[i].unit >= entries.size()) throw CodecError("internal: inner chunk index out of range");
       const auto& e = entries[requests[i].unit];
-      if (e.empty()) sink.missing(i);
-      else needs.push_back({i, e});
+      if (e.empty())
+        sink.missing(i);
+      else
+        needs.push_back({i, e});
     }
     std::sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.e.offset < b.e.offset; });
     // Coalesce neighbouring inner chunks into one range request when the gap is small.
@@ -230,7 +249,9 @@ class ShardDecoder final : public PartialDecoder {
     // leave the other threads idle). The ranges are fetched concurrently, each decoded as it
     // arrives (its inner chunks shared out again when threads are free).
     constexpr std::uint64_t kGap = 16 * 1024;
-    const std::uint64_t max_range = src_.streams_natively() ? std::uint64_t{1} << 20 : concurrency_ > 1 ? std::uint64_t{8} << 20 : UINT64_MAX;
+    const std::uint64_t max_range = src_.streams_natively() ? std::uint64_t{1} << 20
+                                    : concurrency_ > 1      ? std::uint64_t{8} << 20
+                                                            : UINT64_MAX;
     struct Range {
       std::size_t first, last;  // needs[first, last)
       std::uint64_t begin, end;
@@ -293,8 +314,8 @@ class ShardEncoder final : public PartialEncoder {
   }
   // Which untouched units survive (asked once each, into keep), and whether anything needs the
   // old shard.
-  static bool survivors(std::span<const UnitWrite> writes, UnitBuilder& builder, const std::vector<std::int64_t>& touched,
-                        std::vector<char>& keep) {
+  static bool survivors(std::span<const UnitWrite> writes, UnitBuilder& builder,
+                        const std::vector<std::int64_t>& touched, std::vector<char>& keep) {
     bool need_old = false;
     for (std::size_t u = 0; u < touched.size(); ++u) {
       if (touched[u] >= 0) {
@@ -390,29 +411,35 @@ Bytes ShardingCodecImpl::encode(const ChunkSpec& spec, std::span<const std::uint
     const ShardingCodecImpl& c;
     const ChunkSpec& spec;
     std::span<const std::uint8_t> data;
-    FromData(const ShardingCodecImpl& cc, const ChunkSpec& s, std::span<const std::uint8_t> d) : c(cc), spec(s), data(d) {}
+    FromData(const ShardingCodecImpl& cc, const ChunkSpec& s, std::span<const std::uint8_t> d)
+        : c(cc), spec(s), data(d) {}
     void build(std::size_t u, std::span<std::uint8_t> buf, bool) override {
-      extract_box(data.data(), spec.shape, inner_start(u, c.layout().units_per_chunk, c.layout().unit_shape), c.layout().unit_shape,
-                  buf.data(), spec.dtype.size());
+      extract_box(data.data(), spec.shape, inner_start(u, c.layout().units_per_chunk, c.layout().unit_shape),
+                  c.layout().unit_shape, buf.data(), spec.dtype.size());
     }
     bool keep_untouched(std::size_t) override { return false; }
   } builder(*this, spec, data);
   std::vector<UnitWrite> writes(num_units());
   for (std::size_t u = 0; u < writes.size(); ++u) writes[u] = UnitWrite{u, true, nullptr};
   BytesChunk nothing(std::nullopt, "shard");
-  ShardEncoder enc(shared_from_this(), nothing, EncodeOptions{.write_empty = false, .concurrency = default_concurrency()});
+  ShardEncoder enc(shared_from_this(), nothing,
+                   EncodeOptions{.write_empty = false, .concurrency = default_concurrency()});
   return enc.prepare(writes, builder).bytes;
 }
 
-void ShardingCodecImpl::decode(const ChunkSpec& spec, std::span<const std::uint8_t> encoded, std::span<std::uint8_t> out) const {
+void ShardingCodecImpl::decode(const ChunkSpec& spec, std::span<const std::uint8_t> encoded,
+                               std::span<std::uint8_t> out) const {
   struct IntoOutput final : UnitSink {
     const ShardingCodecImpl& c;
     const ChunkSpec& spec;
     std::span<std::uint8_t> out;
     const std::vector<UnitRead>& reqs;
-    IntoOutput(const ShardingCodecImpl& cc, const ChunkSpec& s, std::span<std::uint8_t> o, const std::vector<UnitRead>& r)
+    IntoOutput(const ShardingCodecImpl& cc, const ChunkSpec& s, std::span<std::uint8_t> o,
+               const std::vector<UnitRead>& r)
         : c(cc), spec(s), out(o), reqs(r) {}
-    Shape start(std::size_t i) const { return inner_start(reqs[i].unit, c.layout().units_per_chunk, c.layout().unit_shape); }
+    Shape start(std::size_t i) const {
+      return inner_start(reqs[i].unit, c.layout().units_per_chunk, c.layout().unit_shape);
+    }
     void missing(std::size_t i) override {
       Scratch buf(pipeline_impl(c.inner()).spec.nbytes());
       fill_with(buf.span(), spec.fill_value);
@@ -423,8 +450,8 @@ void ShardingCodecImpl::decode(const ChunkSpec& spec, std::span<const std::uint8
     }
   };
   if (encoded.size() < index_size_)
-    shard_fail("shard of " + std::to_string(encoded.size()) + " bytes is too small for its " + std::to_string(index_size_) +
-               "-byte index (truncated?)");
+    shard_fail("shard of " + std::to_string(encoded.size()) + " bytes is too small for its " +
+               std::to_string(index_size_) + "-byte index (truncated?)");
   std::vector<UnitRead> reqs(num_units());
   for (std::size_t u = 0; u < reqs.size(); ++u) reqs[u].unit = u;
   IntoOutput sink(*this, spec, out, reqs);

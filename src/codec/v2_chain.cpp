@@ -13,7 +13,8 @@ const char* const kFilters = "delta, fixedscaleoffset, quantize, astype, shuffle
 
 std::string id_of(const Json& c, const char* what) {
   if (!c.is_object() || !c.contains("id") || !c["id"].is_string())
-    throw MetadataError(std::string(".zarray: ") + what + " must be an object with a string \"id\" (got " + c.dump() + ")");
+    throw MetadataError(std::string(".zarray: ") + what + " must be an object with a string \"id\" (got " + c.dump() +
+                        ")");
   return c["id"].get<std::string>();
 }
 
@@ -53,7 +54,8 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
     bytes_level = true;
   };
   if (!filters.is_null()) {
-    if (!filters.is_array()) throw MetadataError(".zarray: \"filters\" must be null or an array (got " + filters.dump() + ")");
+    if (!filters.is_array())
+      throw MetadataError(".zarray: \"filters\" must be null or an array (got " + filters.dump() + ")");
     bool first = true;
     for (const auto& f : filters) {
       const std::string id = id_of(f, "a filter");
@@ -68,16 +70,23 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
       first = false;
       const std::string name = "numcodecs." + id;
       const auto* e = find_codec(name);
-      if (id == "vlen-utf8" || id == "vlen-bytes" || id == "vlen-array" || id == "json2" || id == "msgpack2" || id == "pickle")
-        throw UnsupportedError("filter '" + id + "' is an object codec: it must be the first filter of an object (\"|O\") array" +
-                               (dtype.is_vlen() ? std::string(" and there can be only one") : std::string(", and this array's dtype is not one")));
-      if (!e || id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma" || id == "gzip" || id == "zstd" || id == "blosc") {
-        if (!e) throw UnsupportedError("filter '" + id + "' is not supported (zarrpp reads the filters " + kFilters + ")");
+      if (id == "vlen-utf8" || id == "vlen-bytes" || id == "vlen-array" || id == "json2" || id == "msgpack2" ||
+          id == "pickle")
+        throw UnsupportedError("filter '" + id +
+                               "' is an object codec: it must be the first filter of an object (\"|O\") array" +
+                               (dtype.is_vlen() ? std::string(" and there can be only one")
+                                                : std::string(", and this array's dtype is not one")));
+      if (!e || id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma" || id == "gzip" || id == "zstd" ||
+          id == "blosc") {
+        if (!e)
+          throw UnsupportedError("filter '" + id + "' is not supported (zarrpp reads the filters " + kFilters + ")");
       }
       if (e->role == CodecRole::array_to_array) {
         if (bytes_level)
           throw UnsupportedError("filter '" + id + "' after " +
-                                 (dtype.is_vlen() ? std::string("the object codec (which turns the elements into bytes)") : std::string("a byte-level filter (shuffle)")) +
+                                 (dtype.is_vlen()
+                                      ? std::string("the object codec (which turns the elements into bytes)")
+                                      : std::string("a byte-level filter (shuffle)")) +
                                  " is not supported");
         CodecMetadata c{name, without_id(f)};
         // numcodecs views the filter's input in the byte order its type string states; one
@@ -86,8 +95,9 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
           if (!f.contains(key) || !f[key].is_string()) continue;
           const std::string ts = f[key].get<std::string>();
           if (cur.component_size() > 1 && !ts.empty() && (ts[0] == '<' || ts[0] == '>') && (ts[0] == '>') != big_endian)
-            throw UnsupportedError("filter '" + id + "': its " + key + " \"" + ts + "\" is in the other byte order than the " +
-                                   (big_endian ? "big" : "little") + "-endian data it filters (zarr-python 2 then filters " +
+            throw UnsupportedError("filter '" + id + "': its " + key + " \"" + ts +
+                                   "\" is in the other byte order than the " + (big_endian ? "big" : "little") +
+                                   "-endian data it filters (zarr-python 2 then filters " +
                                    "byte-swapped values, which zarrpp does not reproduce)");
           break;
         }
@@ -124,7 +134,8 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
     } else if (id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma") {
       out.push_back({"numcodecs." + id, cfg});
     } else {
-      throw UnsupportedError("compressor '" + id + "' is not supported (zarrpp reads the compressors " + kCompressors + ")");
+      throw UnsupportedError("compressor '" + id + "' is not supported (zarrpp reads the compressors " + kCompressors +
+                             ")");
     }
   }
   return out;
@@ -140,9 +151,11 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
     std::vector<std::int64_t> rev, id;
     for (std::size_t d = rank; d-- > 0;) rev.push_back(static_cast<std::int64_t>(d));
     for (std::size_t d = 0; d < rank; ++d) id.push_back(static_cast<std::int64_t>(d));
-    if (order == Json(rev)) v.order = rank > 1 ? 'F' : 'C';
+    if (order == Json(rev))
+      v.order = rank > 1 ? 'F' : 'C';
     else if (order != Json(id))
-      throw UnsupportedError("codec transpose with order " + order.dump() + " has no Zarr v2 form (v2 stores C or F order only)");
+      throw UnsupportedError("codec transpose with order " + order.dump() +
+                             " has no Zarr v2 form (v2 stores C or F order only)");
     ++i;
   }
   DataType cur = dtype;
@@ -165,7 +178,10 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
   } else if (i >= codecs.size() || codecs[i].name != "bytes") {
     const std::string what = i < codecs.size() ? codecs[i].name : "(none)";
     throw UnsupportedError("codec " + what + " has no Zarr v2 form (" +
-                           (what == "sharding_indexed" ? std::string("sharding needs Zarr v3") : std::string("v2 takes numcodecs filters, then bytes, then one compressor")) + ")");
+                           (what == "sharding_indexed"
+                                ? std::string("sharding needs Zarr v3")
+                                : std::string("v2 takes numcodecs filters, then bytes, then one compressor")) +
+                           ")");
   }
   v.big_endian = cfg_of(codecs[i]).value("endian", Json("little")) == "big" && cur.component_size() > 1;
   // numcodecs filters view their input and write their output in the byte order their type
@@ -189,23 +205,32 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
       filters.push_back(f);
       continue;
     }
-    if (!last) throw UnsupportedError("codec " + c.name + " followed by " + codecs[i + 1].name + ": Zarr v2 has one compressor");
+    if (!last)
+      throw UnsupportedError("codec " + c.name + " followed by " + codecs[i + 1].name + ": Zarr v2 has one compressor");
     Json comp;
     if (c.name == "blosc" || c.name == "numcodecs.blosc") {
-      const std::string s = cfg.value("shuffle", Json("shuffle")).is_string() ? cfg.value("shuffle", Json("shuffle")).get<std::string>() : "";
+      const std::string s = cfg.value("shuffle", Json("shuffle")).is_string()
+                                ? cfg.value("shuffle", Json("shuffle")).get<std::string>()
+                                : "";
       int sh = 1;
-      if (c.name == "numcodecs.blosc") sh = cfg.value("shuffle", Json(1)).get<int>();
-      else sh = s == "noshuffle" ? 0 : s == "bitshuffle" ? 2 : 1;
-      comp = Json::object({{"id", "blosc"}, {"cname", cfg.value("cname", Json("lz4"))}, {"clevel", cfg.value("clevel", Json(5))},
-                           {"shuffle", sh}, {"blocksize", cfg.value("blocksize", Json(0))}});
+      if (c.name == "numcodecs.blosc")
+        sh = cfg.value("shuffle", Json(1)).get<int>();
+      else
+        sh = s == "noshuffle" ? 0 : s == "bitshuffle" ? 2 : 1;
+      comp = Json::object({{"id", "blosc"},
+                           {"cname", cfg.value("cname", Json("lz4"))},
+                           {"clevel", cfg.value("clevel", Json(5))},
+                           {"shuffle", sh},
+                           {"blocksize", cfg.value("blocksize", Json(0))}});
     } else if (c.name == "zstd" || c.name == "numcodecs.zstd") {
       if (cfg.value("checksum", Json(false)) == Json(true))
-        throw UnsupportedError("codec zstd with \"checksum\": true has no Zarr v2 form in numcodecs 0.11 (use checksum false)");
+        throw UnsupportedError(
+            "codec zstd with \"checksum\": true has no Zarr v2 form in numcodecs 0.11 (use checksum false)");
       comp = Json::object({{"id", "zstd"}, {"level", cfg.value("level", Json(0))}});
     } else if (c.name == "gzip" || c.name == "numcodecs.gzip") {
       comp = Json::object({{"id", "gzip"}, {"level", cfg.value("level", Json(5))}});
-    } else if (c.name == "numcodecs.zlib" || c.name == "numcodecs.lz4" || c.name == "numcodecs.bz2" || c.name == "numcodecs.lzma" ||
-               c.name == "numcodecs.shuffle") {
+    } else if (c.name == "numcodecs.zlib" || c.name == "numcodecs.lz4" || c.name == "numcodecs.bz2" ||
+               c.name == "numcodecs.lzma" || c.name == "numcodecs.shuffle") {
       if (c.name == "numcodecs.shuffle") {
         Json f = Json::object({{"id", "shuffle"}});
         for (auto& [k, val] : cfg.items()) f[k] = val;

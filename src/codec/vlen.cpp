@@ -22,7 +22,9 @@ std::vector<const std::string*> VlenHeap::get(std::span<const std::uint64_t> ind
   std::vector<const std::string*> out(indices.size());
   std::lock_guard lk(mu_);
   for (std::size_t i = 0; i < indices.size(); ++i) {
-    if (indices[i] >= items_.size()) throw CodecError("variable-length element index " + std::to_string(indices[i]) + " is not in this operation's strings");
+    if (indices[i] >= items_.size())
+      throw CodecError("variable-length element index " + std::to_string(indices[i]) +
+                       " is not in this operation's strings");
     out[i] = &items_[indices[i]];
   }
   return out;
@@ -94,7 +96,8 @@ class VlenCodec final : public ArrayToBytesCodec {
     const auto items = heap.get(idx);
     std::size_t total = 4;
     for (const auto* s : items) {
-      if (s->size() > 0xffffffffu) throw CodecError(name_ + ": an element of " + std::to_string(s->size()) + " bytes exceeds the format's 4 GiB");
+      if (s->size() > 0xffffffffu)
+        throw CodecError(name_ + ": an element of " + std::to_string(s->size()) + " bytes exceeds the format's 4 GiB");
       total += 4 + s->size();
     }
     Bytes out(total);
@@ -129,9 +132,11 @@ class VlenCodec final : public ArrayToBytesCodec {
       if (enc.size() - at < 4) decode_fail(name_, "truncated at element " + std::to_string(i));
       const std::size_t len = get32(at);
       at += 4;
-      if (enc.size() - at < len) decode_fail(name_, "element " + std::to_string(i) + " claims " + std::to_string(len) + " bytes past the end");
+      if (enc.size() - at < len)
+        decode_fail(name_, "element " + std::to_string(i) + " claims " + std::to_string(len) + " bytes past the end");
       items.emplace_back(reinterpret_cast<const char*>(enc.data() + at), len);
-      if (utf8_ && !valid_utf8(items.back())) decode_fail(name_, "element " + std::to_string(i) + " is not valid UTF-8");
+      if (utf8_ && !valid_utf8(items.back()))
+        decode_fail(name_, "element " + std::to_string(i) + " is not valid UTF-8");
       at += len;
     }
     if (at != enc.size()) decode_fail(name_, std::to_string(enc.size() - at) + " bytes after the last element");
@@ -148,8 +153,9 @@ class VlenCodec final : public ArrayToBytesCodec {
  private:
   VlenHeap& need_heap(const ChunkSpec& spec) const {
     if (!spec.heap)
-      throw CodecError(name_ + ": variable-length elements are read and written with Array::read_vlen/write_vlen "
-                               "(Python: object arrays of str/bytes)");
+      throw CodecError(name_ +
+                       ": variable-length elements are read and written with Array::read_vlen/write_vlen "
+                       "(Python: object arrays of str/bytes)");
     return *spec.heap;
   }
   std::string name_;
@@ -162,13 +168,17 @@ bool is_valid_utf8(std::string_view s) { return valid_utf8(s); }
 
 CodecEntry vlen_utf8_codec_entry() {
   CodecEntry e{"vlen-utf8", CodecRole::array_to_bytes};
-  e.make_a2b = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<VlenCodec>("vlen-utf8", true, cfg, in); };
+  e.make_a2b = [](const Json& cfg, const ChunkSpec& in) {
+    return std::make_shared<VlenCodec>("vlen-utf8", true, cfg, in);
+  };
   return e;
 }
 
 CodecEntry vlen_bytes_codec_entry() {
   CodecEntry e{"vlen-bytes", CodecRole::array_to_bytes};
-  e.make_a2b = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<VlenCodec>("vlen-bytes", false, cfg, in); };
+  e.make_a2b = [](const Json& cfg, const ChunkSpec& in) {
+    return std::make_shared<VlenCodec>("vlen-bytes", false, cfg, in);
+  };
   return e;
 }
 

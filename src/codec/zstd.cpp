@@ -28,7 +28,8 @@ class ZstdCodecImpl final : public BytesToBytesCodec {
     ZSTD_CCtx_setParameter(c.get(), ZSTD_c_checksumFlag, checksum_ ? 1 : 0);
     Bytes out(ZSTD_compressBound(in.size()));
     const std::size_t n = ZSTD_compress2(c.get(), out.data(), out.size(), in.data(), in.size());
-    if (ZSTD_isError(n)) throw CodecError(std::string("codec ") + kName + ": compression failed: " + ZSTD_getErrorName(n));
+    if (ZSTD_isError(n))
+      throw CodecError(std::string("codec ") + kName + ": compression failed: " + ZSTD_getErrorName(n));
     out.resize(n);
     return out;
   }
@@ -39,7 +40,7 @@ class ZstdCodecImpl final : public BytesToBytesCodec {
     if (fcs != ZSTD_CONTENTSIZE_UNKNOWN) {
       if (fcs > max_out)
         decode_fail(kName, "frame declares " + std::to_string(fcs) + " bytes, more than the expected " +
-                                std::to_string(max_out));
+                               std::to_string(max_out));
       cap = static_cast<std::size_t>(fcs);
     }
     Bytes out(cap);

@@ -128,7 +128,7 @@ void big_deallocate(void* p, std::size_t bytes) noexcept {
 }
 
 void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept {
-  constexpr std::size_t kMin = std::size_t{4} << 20;     // below this, faulting during the fill is as cheap
+  constexpr std::size_t kMin = std::size_t{4} << 20;    // below this, faulting during the fill is as cheap
   constexpr std::size_t kGrain = std::size_t{2} << 20;  // parts end on huge-page boundaries
   if (!p || bytes < kMin) return;
   const auto begin = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095};
@@ -143,7 +143,9 @@ void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept {
   }
   auto populate = [&](std::size_t i) {
     const auto a = cut[i], b = (cut[i + 1] + 4095) & ~std::uintptr_t{4095};
-    if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_POPULATE_WRITE);  // an old kernel says EINVAL: the fill faults instead
+    if (b > a)
+      ::madvise(reinterpret_cast<void*>(a), b - a,
+                MADV_POPULATE_WRITE);  // an old kernel says EINVAL: the fill faults instead
   };
   try {
     ThreadPool::global().parallel_for(parts, parts, populate);

@@ -10,8 +10,10 @@ namespace {
 void box_rec(const std::uint8_t* a, const std::vector<std::int64_t>& astr, std::uint8_t* b,
              const std::vector<std::int64_t>& bstr, const Shape& shape, std::size_t d, std::size_t run, bool a_to_b) {
   if (d + 1 == shape.size()) {
-    if (a_to_b) std::memcpy(b, a, run);
-    else std::memcpy(const_cast<std::uint8_t*>(a), b, run);
+    if (a_to_b)
+      std::memcpy(b, a, run);
+    else
+      std::memcpy(const_cast<std::uint8_t*>(a), b, run);
     return;
   }
   for (std::int64_t i = 0; i < shape[d]; ++i)

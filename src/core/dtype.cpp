@@ -8,11 +8,10 @@
 namespace zarrpp {
 
 const DataType DataType::bool_t{Id::bool_}, DataType::int8{Id::int8}, DataType::int16{Id::int16},
-    DataType::int32{Id::int32}, DataType::int64{Id::int64}, DataType::uint8{Id::uint8},
-    DataType::uint16{Id::uint16}, DataType::uint32{Id::uint32}, DataType::uint64{Id::uint64};
-const DataType DataType::float16_t{Id::float16}, DataType::float32{Id::float32},
-    DataType::float64{Id::float64}, DataType::complex64{Id::complex64},
-    DataType::complex128{Id::complex128};
+    DataType::int32{Id::int32}, DataType::int64{Id::int64}, DataType::uint8{Id::uint8}, DataType::uint16{Id::uint16},
+    DataType::uint32{Id::uint32}, DataType::uint64{Id::uint64};
+const DataType DataType::float16_t{Id::float16}, DataType::float32{Id::float32}, DataType::float64{Id::float64},
+    DataType::complex64{Id::complex64}, DataType::complex128{Id::complex128};
 const DataType DataType::string_t{Id::string}, DataType::bytes_t{Id::bytes};
 
 // binary16 <-> binary32, round to nearest even; NaN payloads keep their top bits.
@@ -82,13 +81,18 @@ DataType DataType::raw(std::size_t bits) {
 }
 
 DataType DataType::parse(std::string_view n) {
-  static const struct { std::string_view name; Id id; } table[] = {
-      {"bool", Id::bool_},       {"int8", Id::int8},       {"int16", Id::int16},
-      {"int32", Id::int32},      {"int64", Id::int64},     {"uint8", Id::uint8},
-      {"uint16", Id::uint16},    {"uint32", Id::uint32},   {"uint64", Id::uint64},
-      {"float16", Id::float16},  {"float32", Id::float32}, {"float64", Id::float64},
-      {"complex64", Id::complex64}, {"complex128", Id::complex128},
-      {"string", Id::string},    {"variable_length_bytes", Id::bytes}, {"bytes", Id::bytes}};
+  static const struct {
+    std::string_view name;
+    Id id;
+  } table[] = {{"bool", Id::bool_},          {"int8", Id::int8},
+               {"int16", Id::int16},         {"int32", Id::int32},
+               {"int64", Id::int64},         {"uint8", Id::uint8},
+               {"uint16", Id::uint16},       {"uint32", Id::uint32},
+               {"uint64", Id::uint64},       {"float16", Id::float16},
+               {"float32", Id::float32},     {"float64", Id::float64},
+               {"complex64", Id::complex64}, {"complex128", Id::complex128},
+               {"string", Id::string},       {"variable_length_bytes", Id::bytes},
+               {"bytes", Id::bytes}};
   for (const auto& e : table)
     if (e.name == n) return DataType(e.id);
   if (n.size() >= 2 && n[0] == 'r' && n[1] >= '1' && n[1] <= '9') {
@@ -101,13 +105,30 @@ DataType DataType::parse(std::string_view n) {
 
 DataKind DataType::kind() const {
   switch (id_) {
-    case Id::bool_: return DataKind::Bool;
-    case Id::int8: case Id::int16: case Id::int32: case Id::int64: return DataKind::Int;
-    case Id::uint8: case Id::uint16: case Id::uint32: case Id::uint64: return DataKind::UInt;
-    case Id::float16: case Id::float32: case Id::float64: return DataKind::Float;
-    case Id::complex64: case Id::complex128: return DataKind::Complex;
-    case Id::raw: return DataKind::Raw;
-    case Id::string: case Id::bytes: return DataKind::Vlen;
+    case Id::bool_:
+      return DataKind::Bool;
+    case Id::int8:
+    case Id::int16:
+    case Id::int32:
+    case Id::int64:
+      return DataKind::Int;
+    case Id::uint8:
+    case Id::uint16:
+    case Id::uint32:
+    case Id::uint64:
+      return DataKind::UInt;
+    case Id::float16:
+    case Id::float32:
+    case Id::float64:
+      return DataKind::Float;
+    case Id::complex64:
+    case Id::complex128:
+      return DataKind::Complex;
+    case Id::raw:
+      return DataKind::Raw;
+    case Id::string:
+    case Id::bytes:
+      return DataKind::Vlen;
   }
   return DataKind::Raw;
 }
@@ -120,23 +141,40 @@ std::size_t DataType::component_size() const {
 
 std::string DataType::name() const {
   switch (id_) {
-    case Id::bool_: return "bool";
-    case Id::int8: return "int8";
-    case Id::int16: return "int16";
-    case Id::int32: return "int32";
-    case Id::int64: return "int64";
-    case Id::uint8: return "uint8";
-    case Id::uint16: return "uint16";
-    case Id::uint32: return "uint32";
-    case Id::uint64: return "uint64";
-    case Id::float16: return "float16";
-    case Id::float32: return "float32";
-    case Id::float64: return "float64";
-    case Id::complex64: return "complex64";
-    case Id::complex128: return "complex128";
-    case Id::raw: return "r" + std::to_string(size_ * 8);
-    case Id::string: return "string";
-    case Id::bytes: return "variable_length_bytes";  // zarr-python 3.1's name
+    case Id::bool_:
+      return "bool";
+    case Id::int8:
+      return "int8";
+    case Id::int16:
+      return "int16";
+    case Id::int32:
+      return "int32";
+    case Id::int64:
+      return "int64";
+    case Id::uint8:
+      return "uint8";
+    case Id::uint16:
+      return "uint16";
+    case Id::uint32:
+      return "uint32";
+    case Id::uint64:
+      return "uint64";
+    case Id::float16:
+      return "float16";
+    case Id::float32:
+      return "float32";
+    case Id::float64:
+      return "float64";
+    case Id::complex64:
+      return "complex64";
+    case Id::complex128:
+      return "complex128";
+    case Id::raw:
+      return "r" + std::to_string(size_ * 8);
+    case Id::string:
+      return "string";
+    case Id::bytes:
+      return "variable_length_bytes";  // zarr-python 3.1's name
   }
   return "?";
 }
@@ -148,7 +186,8 @@ namespace zarrpp {
 DataType DataType::from_user(std::string_view text) {
   const std::string all =
       "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, "
-      "complex128, r<bits>, string, bytes, or NumPy's spellings (i4, <i4, u1, f8, c16, ?, V2, int, float, complex, str; "
+      "complex128, r<bits>, string, bytes, or NumPy's spellings (i4, <i4, u1, f8, c16, ?, V2, int, float, complex, "
+      "str; "
       "not O: say string or bytes)";
   std::string_view t = text;
   // One-byte types, bool and raw bytes have no byte order: NumPy ignores it there, and so do we.
@@ -156,15 +195,19 @@ DataType DataType::from_user(std::string_view text) {
     return x == "i1" || x == "u1" || x == "b1" || x == "?" || (x.size() >= 2 && x[0] == 'V');
   };
   if (!t.empty() && t.front() == '>' && !order_free(t.substr(1)))
-    throw ArgumentError("data type '" + std::string(text) + "' is big-endian: give the data type without the byte order ('" +
-                        std::string(t.substr(1)) + "'); the byte order is the bytes codec's");
+    throw ArgumentError("data type '" + std::string(text) +
+                        "' is big-endian: give the data type without the byte order ('" + std::string(t.substr(1)) +
+                        "'); the byte order is the bytes codec's");
   if (!t.empty() && (t.front() == '<' || t.front() == '|' || t.front() == '=' || t.front() == '>')) t.remove_prefix(1);
-  static const struct { std::string_view spelling; Id id; } numpy[] = {
-      {"?", Id::bool_},      {"b1", Id::bool_},     {"i1", Id::int8},       {"i2", Id::int16},     {"i4", Id::int32},
-      {"i8", Id::int64},     {"u1", Id::uint8},     {"u2", Id::uint16},     {"u4", Id::uint32},    {"u8", Id::uint64},
-      {"f2", Id::float16},   {"f4", Id::float32},   {"f8", Id::float64},    {"c8", Id::complex64}, {"c16", Id::complex128},
-      {"int", Id::int64},    {"float", Id::float64}, {"complex", Id::complex128}, {"str", Id::string}, {"U", Id::string},
-      {"uint", Id::uint64},  {"double", Id::float64}, {"single", Id::float32}, {"half", Id::float16}};
+  static const struct {
+    std::string_view spelling;
+    Id id;
+  } numpy[] = {{"?", Id::bool_},       {"b1", Id::bool_},           {"i1", Id::int8},        {"i2", Id::int16},
+               {"i4", Id::int32},      {"i8", Id::int64},           {"u1", Id::uint8},       {"u2", Id::uint16},
+               {"u4", Id::uint32},     {"u8", Id::uint64},          {"f2", Id::float16},     {"f4", Id::float32},
+               {"f8", Id::float64},    {"c8", Id::complex64},       {"c16", Id::complex128}, {"int", Id::int64},
+               {"float", Id::float64}, {"complex", Id::complex128}, {"str", Id::string},     {"U", Id::string},
+               {"uint", Id::uint64},   {"double", Id::float64},     {"single", Id::float32}, {"half", Id::float16}};
   for (const auto& e : numpy)
     if (e.spelling == t) return DataType(e.id);
   if (t.size() >= 2 && t[0] == 'V' && t[1] >= '1' && t[1] <= '9') {

@@ -41,8 +41,7 @@ std::vector<std::int64_t> f_strides(std::span<const std::int64_t> shape, std::si
 }
 
 NDView::NDView(void* data, DataType dtype, Shape shape, std::vector<std::int64_t> byte_strides)
-    : data_(static_cast<std::byte*>(data)), dtype_(dtype), shape_(std::move(shape)),
-      strides_(std::move(byte_strides)) {
+    : data_(static_cast<std::byte*>(data)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(byte_strides)) {
   if (strides_.size() != shape_.size())
     throw SelectionError("NDView: " + std::to_string(strides_.size()) + " strides for " +
                          std::to_string(shape_.size()) + " dimensions");
@@ -71,13 +70,14 @@ bool NDView::is_c_contiguous() const {
 
 std::byte* NDView::ptr(std::span<const std::int64_t> index) const {
   if (index.size() != shape_.size())
-    throw SelectionError(ErrorCode::index_out_of_bounds, "index has " + std::to_string(index.size()) + " dimensions, view has " +
-                         std::to_string(shape_.size()));
+    throw SelectionError(ErrorCode::index_out_of_bounds, "index has " + std::to_string(index.size()) +
+                                                             " dimensions, view has " + std::to_string(shape_.size()));
   std::int64_t off = 0;
   for (std::size_t d = 0; d < index.size(); ++d) {
     if (index[d] < 0 || index[d] >= shape_[d])
-      throw SelectionError(ErrorCode::index_out_of_bounds, "index " + std::to_string(index[d]) + " is out of bounds for dimension " +
-                           std::to_string(d) + " with size " + std::to_string(shape_[d]));
+      throw SelectionError(ErrorCode::index_out_of_bounds, "index " + std::to_string(index[d]) +
+                                                               " is out of bounds for dimension " + std::to_string(d) +
+                                                               " with size " + std::to_string(shape_[d]));
     off += index[d] * strides_[d];
   }
   return data_ + off;
@@ -85,14 +85,13 @@ std::byte* NDView::ptr(std::span<const std::int64_t> index) const {
 
 void NDView::check_type(const DataType& t) const {
   if (!(t == dtype_))
-    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: view holds " + dtype_.name() + ", accessed as " +
-                         t.name());
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         "data type mismatch: view holds " + dtype_.name() + ", accessed as " + t.name());
 }
 
 NDArray::NDArray(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   size_ = shape_size(shape_);
-  bytes_.assign(static_cast<std::size_t>(
-                    checked::mul(size_, static_cast<std::int64_t>(dtype_.size()), "array bytes")),
+  bytes_.assign(static_cast<std::size_t>(checked::mul(size_, static_cast<std::int64_t>(dtype_.size()), "array bytes")),
                 0);
 }
 
@@ -101,7 +100,8 @@ NDArray NDArray::uninitialized(DataType dtype, Shape shape) {
   a.dtype_ = dtype;
   a.shape_ = std::move(shape);
   a.size_ = shape_size(a.shape_);
-  a.bytes_.resize(static_cast<std::size_t>(checked::mul(a.size_, static_cast<std::int64_t>(dtype.size()), "array bytes")));
+  a.bytes_.resize(
+      static_cast<std::size_t>(checked::mul(a.size_, static_cast<std::int64_t>(dtype.size()), "array bytes")));
   return a;
 }
 
@@ -113,14 +113,15 @@ NDArray NDArray::copy_of(const NDView& v) {
 
 void NDArray::reshape(Shape new_shape) {
   if (shape_size(new_shape) != size_)
-    throw SelectionError(ErrorCode::shape_mismatch, "cannot reshape " + shape_str(shape_) + " to " + shape_str(new_shape));
+    throw SelectionError(ErrorCode::shape_mismatch,
+                         "cannot reshape " + shape_str(shape_) + " to " + shape_str(new_shape));
   shape_ = std::move(new_shape);
 }
 
 void NDArray::check_type(const DataType& t) const {
   if (!(t == dtype_))
-    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype_.name() + ", accessed as " +
-                         t.name());
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         "data type mismatch: array holds " + dtype_.name() + ", accessed as " + t.name());
 }
 
 namespace {
@@ -138,11 +139,11 @@ void copy_rec(const std::byte* s, std::byte* d, const NDView& src, const NDView&
 
 void copy_view(const NDView& src, const NDView& dst) {
   if (!(src.dtype() == dst.dtype()))
-    throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: cannot copy " + src.dtype().name() + " into " +
-                         dst.dtype().name());
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         "data type mismatch: cannot copy " + src.dtype().name() + " into " + dst.dtype().name());
   if (src.shape() != dst.shape())
-    throw SelectionError(ErrorCode::shape_mismatch, "shape mismatch: cannot copy " + shape_str(src.shape()) + " into " +
-                         shape_str(dst.shape()));
+    throw SelectionError(ErrorCode::shape_mismatch,
+                         "shape mismatch: cannot copy " + shape_str(src.shape()) + " into " + shape_str(dst.shape()));
   if (src.size() == 0) return;
   // Find the longest trailing block that is contiguous in both.
   const std::size_t nd = src.ndim();

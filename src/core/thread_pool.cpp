@@ -46,8 +46,7 @@ void ThreadPool::worker_loop() {
   }
 }
 
-void ThreadPool::parallel_for(std::size_t n, std::size_t concurrency,
-                              const std::function<void(std::size_t)>& fn) {
+void ThreadPool::parallel_for(std::size_t n, std::size_t concurrency, const std::function<void(std::size_t)>& fn) {
   if (n == 0) return;
   if (concurrency <= 1 || n == 1 || workers_.empty()) {
     for (std::size_t i = 0; i < n; ++i) fn(i);

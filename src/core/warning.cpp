@@ -43,8 +43,10 @@ void warn(const std::string& message) {
     std::lock_guard lk(handler_mu());
     h = current();
   }
-  if (h) (*h)(message);
-  else print_to_stderr(message);
+  if (h)
+    (*h)(message);
+  else
+    print_to_stderr(message);
 }
 
 }  // namespace zarrpp

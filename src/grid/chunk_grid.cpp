@@ -6,12 +6,13 @@ namespace zarrpp {
 
 ChunkGrid::ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> chunk_shape,
                      std::vector<std::int64_t> origin, std::vector<std::int64_t> lower_bound)
-    : shape_(std::move(shape)), chunk_(std::move(chunk_shape)), origin_(std::move(origin)),
+    : shape_(std::move(shape)),
+      chunk_(std::move(chunk_shape)),
+      origin_(std::move(origin)),
       lower_(std::move(lower_bound)) {
   const auto r = shape_.size();
   if (chunk_.size() != r || origin_.size() != r || lower_.size() != r)
-    throw MetadataError("chunk grid: chunk_shape, origin and lower_bound need " + std::to_string(r) +
-                        " entries");
+    throw MetadataError("chunk grid: chunk_shape, origin and lower_bound need " + std::to_string(r) + " entries");
   rel_lower_.resize(r);
   for (std::size_t d = 0; d < r; ++d) {
     if (chunk_[d] < 1) throw MetadataError("chunk grid: chunk_shape[" + std::to_string(d) + "] must be >= 1");

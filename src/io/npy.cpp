@@ -44,9 +44,11 @@ class HeaderParser {
 
   Header parse() {
     if (s_.size() > kMaxHeaderChars)
-      fail("header of " + std::to_string(s_.size()) + " characters (NumPy refuses more than " + std::to_string(kMaxHeaderChars) + ")");
+      fail("header of " + std::to_string(s_.size()) + " characters (NumPy refuses more than " +
+           std::to_string(kMaxHeaderChars) + ")");
     for (const char c : s_)
-      if (static_cast<unsigned char>(c) >= 0x80 || (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r'))
+      if (static_cast<unsigned char>(c) >= 0x80 ||
+          (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r'))
         fail("malformed header: unexpected byte " + std::to_string(static_cast<unsigned char>(c)));
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;  // as literal_eval strips
     expect('{', "expected '{'");
@@ -58,13 +60,19 @@ class HeaderParser {
       ws();
       expect(':', "expected ':' after '" + key + "'");
       ws();
-      bool* seen = key == "descr" ? &has_descr : key == "fortran_order" ? &has_order : key == "shape" ? &has_shape : nullptr;
+      bool* seen = key == "descr"           ? &has_descr
+                   : key == "fortran_order" ? &has_order
+                   : key == "shape"         ? &has_shape
+                                            : nullptr;
       if (!seen) fail("unexpected header key '" + key + "'");
       if (*seen) fail("header key '" + key + "' given twice");
       *seen = true;
-      if (key == "descr") h.descr = str();
-      else if (key == "fortran_order") h.fortran = boolean();
-      else h.shape = shape();
+      if (key == "descr")
+        h.descr = str();
+      else if (key == "fortran_order")
+        h.fortran = boolean();
+      else
+        h.shape = shape();
       ws();
       if (peek() == ',') {
         ++i_;
@@ -99,7 +107,8 @@ class HeaderParser {
     if (q != '\'' && q != '"') fail("malformed header: expected a string");
     const std::size_t start = ++i_;
     while (i_ < s_.size() && s_[i_] != q) {
-      if (s_[i_] == '\\' || s_[i_] == '\n' || s_[i_] == '\r') fail("malformed header: unsupported string (escape or line break)");
+      if (s_[i_] == '\\' || s_[i_] == '\n' || s_[i_] == '\r')
+        fail("malformed header: unsupported string (escape or line break)");
       ++i_;
     }
     if (i_ >= s_.size()) fail("malformed header: unterminated string");
@@ -188,16 +197,27 @@ Descr parse_descr(const std::string& d) {
     fail("unsupported dtype '" + d + "'");
   };
   switch (kind) {
-    case 'b': r.dtype = pick({{1, Id::bool_}}); break;
-    case 'i': r.dtype = pick({{1, Id::int8}, {2, Id::int16}, {4, Id::int32}, {8, Id::int64}}); break;
-    case 'u': r.dtype = pick({{1, Id::uint8}, {2, Id::uint16}, {4, Id::uint32}, {8, Id::uint64}}); break;
-    case 'f': r.dtype = pick({{2, Id::float16}, {4, Id::float32}, {8, Id::float64}}); break;
-    case 'c': r.dtype = pick({{8, Id::complex64}, {16, Id::complex128}}); break;
+    case 'b':
+      r.dtype = pick({{1, Id::bool_}});
+      break;
+    case 'i':
+      r.dtype = pick({{1, Id::int8}, {2, Id::int16}, {4, Id::int32}, {8, Id::int64}});
+      break;
+    case 'u':
+      r.dtype = pick({{1, Id::uint8}, {2, Id::uint16}, {4, Id::uint32}, {8, Id::uint64}});
+      break;
+    case 'f':
+      r.dtype = pick({{2, Id::float16}, {4, Id::float32}, {8, Id::float64}});
+      break;
+    case 'c':
+      r.dtype = pick({{8, Id::complex64}, {16, Id::complex128}});
+      break;
     case 'V':
       if (n == 0) fail("unsupported dtype '" + d + "'");
       r.dtype = DataType::raw(n * 8);
       break;
-    default: fail("unsupported dtype '" + d + "'");
+    default:
+      fail("unsupported dtype '" + d + "'");
   }
   return r;
 }
@@ -207,13 +227,21 @@ Descr parse_descr(const std::string& d) {
 std::string descr_of(const DataType& t) {
   using Id = DataType::Id;
   switch (t.id()) {
-    case Id::bool_: return "|b1";
-    case Id::int8: return "|i1";
-    case Id::uint8: return "|u1";
-    case Id::raw: return "|V" + std::to_string(t.size());
-    default: break;
+    case Id::bool_:
+      return "|b1";
+    case Id::int8:
+      return "|i1";
+    case Id::uint8:
+      return "|u1";
+    case Id::raw:
+      return "|V" + std::to_string(t.size());
+    default:
+      break;
   }
-  const char kind = t.kind() == DataKind::Int ? 'i' : t.kind() == DataKind::UInt ? 'u' : t.kind() == DataKind::Float ? 'f' : 'c';
+  const char kind = t.kind() == DataKind::Int     ? 'i'
+                    : t.kind() == DataKind::UInt  ? 'u'
+                    : t.kind() == DataKind::Float ? 'f'
+                                                  : 'c';
   return std::string("<") + kind + std::to_string(t.size());
 }
 
@@ -237,8 +265,8 @@ std::pair<std::size_t, std::size_t> header_extent(std::span<const std::uint8_t> 
   if (major == 1) return {10, static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8)};
   if (major == 2 || major == 3) {
     if (b.size() < 12) fail("truncated header");
-    return {12, static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8) | (static_cast<std::size_t>(b[10]) << 16) |
-                    (static_cast<std::size_t>(b[11]) << 24)};
+    return {12, static_cast<std::size_t>(b[8]) | (static_cast<std::size_t>(b[9]) << 8) |
+                    (static_cast<std::size_t>(b[10]) << 16) | (static_cast<std::size_t>(b[11]) << 24)};
   }
   fail("unsupported format version " + std::to_string(major));
 }
@@ -258,8 +286,8 @@ Layout layout_of(std::span<const std::uint8_t> b, std::uint64_t total) {
   l.data_off = off + hlen;
   const std::uint64_t have = total - l.data_off;
   if (have != l.need)
-    fail("the file holds " + std::to_string(have) + " bytes of data, but its header claims shape " + shape_str(l.h.shape) + " of " +
-         l.h.descr + " (" + std::to_string(l.need) + " bytes)");
+    fail("the file holds " + std::to_string(have) + " bytes of data, but its header claims shape " +
+         shape_str(l.h.shape) + " of " + l.h.descr + " (" + std::to_string(l.need) + " bytes)");
   return l;
 }
 
@@ -281,8 +309,10 @@ NDArray parse(std::span<const std::uint8_t> b) {
   const Layout l = layout_of(b, b.size());
   const auto data = b.subspan(l.data_off);
   NDArray a = NDArray::uninitialized(l.d.dtype, l.h.shape);
-  if (l.h.fortran && l.h.shape.size() > 1) copy_view(NDView::f_order(static_cast<const void*>(data.data()), l.d.dtype, l.h.shape), a.view());
-  else if (!data.empty()) std::memcpy(a.raw_data(), data.data(), data.size());
+  if (l.h.fortran && l.h.shape.size() > 1)
+    copy_view(NDView::f_order(static_cast<const void*>(data.data()), l.d.dtype, l.h.shape), a.view());
+  else if (!data.empty())
+    std::memcpy(a.raw_data(), data.data(), data.size());
   finish_in_place(l, reinterpret_cast<std::uint8_t*>(a.raw_data()), a.nbytes());
   return a;
 }
@@ -290,9 +320,11 @@ NDArray parse(std::span<const std::uint8_t> b) {
 struct Reader::Impl {
   std::filesystem::path path;
   int fd = -1;
-  struct stat st {};
+  struct stat st{};
   Layout l;
-  [[noreturn]] void changed() const { throw StoreError(".npy: '" + path.string() + "' changed while it was being read"); }
+  [[noreturn]] void changed() const {
+    throw StoreError(".npy: '" + path.string() + "' changed while it was being read");
+  }
   // Reads [at, at + n) of the file into p.
   void read_at(void* p, std::size_t n, std::uint64_t at) const {
     std::size_t got = 0;
@@ -346,7 +378,7 @@ std::uint64_t Reader::data_bytes() const { return impl_->l.need; }
 
 void Reader::check_unchanged() const {
   const auto& m = *impl_;
-  struct stat now {};
+  struct stat now{};
   if (::fstat(m.fd, &now) != 0 || now.st_size != m.st.st_size || now.st_mtim.tv_sec != m.st.st_mtim.tv_sec ||
       now.st_mtim.tv_nsec != m.st.st_mtim.tv_nsec)
     m.changed();
@@ -362,9 +394,8 @@ void Reader::read(std::uint64_t at, std::size_t n, void* p, std::size_t concurre
   std::vector<std::size_t> cut(parts + 1, n);
   cut[0] = 0;
   for (std::size_t i = 1; i < parts; ++i) cut[i] = std::max(cut[i - 1], n / parts * i / kGrain * kGrain);
-  ThreadPool::global().parallel_for(parts, parts, [&](std::size_t i) {
-    m.read_at(dst + cut[i], cut[i + 1] - cut[i], m.l.data_off + at + cut[i]);
-  });
+  ThreadPool::global().parallel_for(
+      parts, parts, [&](std::size_t i) { m.read_at(dst + cut[i], cut[i + 1] - cut[i], m.l.data_off + at + cut[i]); });
   // A file that grew or was rewritten meanwhile may be half old, half new.
   check_unchanged();
   try {
@@ -396,7 +427,8 @@ namespace {
 // The bytes before the data: magic, version, header length and the padded header.
 Bytes header_bytes(const DataType& dtype, const Shape& shape_) {
   std::string shape = "(";
-  for (std::size_t i = 0; i < shape_.size(); ++i) shape += std::to_string(shape_[i]) + (shape_.size() == 1 ? "," : i + 1 < shape_.size() ? ", " : "");
+  for (std::size_t i = 0; i < shape_.size(); ++i)
+    shape += std::to_string(shape_[i]) + (shape_.size() == 1 ? "," : i + 1 < shape_.size() ? ", " : "");
   shape += ")";
   std::string header = "{'descr': '" + descr_of(dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so the data starts on a 64-byte boundary; the header ends with '\n'.
@@ -512,14 +544,16 @@ struct Writer::Impl {
   }
 };
 
-Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const Shape& shape) : impl_(std::make_unique<Impl>()) {
+Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const Shape& shape)
+    : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   m.target = path;
   std::uint64_t n = dtype.size();
   for (const auto d : shape)
-    if (d < 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n)) throw ArgumentError(".npy: shape " + shape_str(shape) + " overflows");
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n))
+      throw ArgumentError(".npy: shape " + shape_str(shape) + " overflows");
   m.expected = n;
-  struct stat st {};
+  struct stat st{};
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) throw ArgumentError(".npy: '" + path.string() + "' is a directory");
@@ -534,8 +568,8 @@ Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const S
     if (!ec) m.target = real;
     const auto dir = m.target.parent_path().empty() ? std::filesystem::path(".") : m.target.parent_path();
     sweep_dead_writers(dir, m.target.filename().string());
-    m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + detail::host_tag() + "-" + std::to_string(::getpid()) +
-                   "-" + std::to_string(g_writer_counter.fetch_add(1)));
+    m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + detail::host_tag() + "-" +
+                   std::to_string(::getpid()) + "-" + std::to_string(g_writer_counter.fetch_add(1)));
     m.fd = ::open(m.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (m.fd < 0) {
       const int e = errno;
@@ -553,7 +587,8 @@ Writer::~Writer() = default;  // Impl removes an unfinished temporary
 
 void Writer::write(std::span<const std::uint8_t> bytes) {
   auto& m = *impl_;
-  if (m.done || m.written + bytes.size() > m.expected) throw ArgumentError(".npy: more data than the header's shape holds");
+  if (m.done || m.written + bytes.size() > m.expected)
+    throw ArgumentError(".npy: more data than the header's shape holds");
   m.put(bytes.data(), bytes.size());
   m.written += bytes.size();
 }
@@ -561,7 +596,8 @@ void Writer::write(std::span<const std::uint8_t> bytes) {
 void Writer::commit() {
   auto& m = *impl_;
   if (m.written != m.expected)
-    throw ArgumentError(".npy: " + std::to_string(m.written) + " of " + std::to_string(m.expected) + " data bytes were written");
+    throw ArgumentError(".npy: " + std::to_string(m.written) + " of " + std::to_string(m.expected) +
+                        " data bytes were written");
   const int fd = m.fd;
   m.fd = -1;
   if (::close(fd) != 0) m.io_fail("write", errno);
@@ -573,7 +609,8 @@ void Writer::commit() {
 void save(const std::filesystem::path& path, const NDView& view) {
   Writer w(path, view.dtype(), view.shape());
   if (view.strides() == c_strides(view.shape(), view.dtype().size())) {
-    w.write({reinterpret_cast<const std::uint8_t*>(view.data()), static_cast<std::size_t>(view.size()) * view.dtype().size()});
+    w.write({reinterpret_cast<const std::uint8_t*>(view.data()),
+             static_cast<std::size_t>(view.size()) * view.dtype().size()});
   } else {
     const NDArray c = NDArray::copy_of(view);
     w.write({reinterpret_cast<const std::uint8_t*>(c.raw_data()), c.nbytes()});

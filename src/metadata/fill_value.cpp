@@ -11,8 +11,7 @@ namespace zarrpp {
 namespace {
 
 [[noreturn]] void bad(const Json& j, const DataType& t, const std::string& why) {
-  throw MetadataError("fill_value: " + json_text(j) + " is not valid for data type " + t.name() +
-                      ": " + why);
+  throw MetadataError("fill_value: " + json_text(j) + " is not valid for data type " + t.name() + ": " + why);
 }
 
 template <class T>
@@ -58,10 +57,14 @@ std::uint64_t float_bits(const Json& j, const DataType& t, std::size_t size) {
       for (std::size_t i = 2; i < s.size(); ++i) {
         const char c = s[i];
         int d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else bad(j, t, "hex fill value has a non-hex digit");
+        if (c >= '0' && c <= '9')
+          d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+          d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+          d = c - 'A' + 10;
+        else
+          bad(j, t, "hex fill value has a non-hex digit");
         bits = (bits << 4) | static_cast<std::uint64_t>(d);
       }
       return bits;
@@ -109,15 +112,31 @@ Json float_json(std::uint64_t bits, std::size_t size) {
 }
 
 void put_float(std::uint8_t* out, std::uint64_t bits, std::size_t size) {
-  if (size == 8) std::memcpy(out, &bits, 8);
-  else if (size == 4) { auto b = static_cast<std::uint32_t>(bits); std::memcpy(out, &b, 4); }
-  else { auto b = static_cast<std::uint16_t>(bits); std::memcpy(out, &b, 2); }
+  if (size == 8)
+    std::memcpy(out, &bits, 8);
+  else if (size == 4) {
+    auto b = static_cast<std::uint32_t>(bits);
+    std::memcpy(out, &b, 4);
+  } else {
+    auto b = static_cast<std::uint16_t>(bits);
+    std::memcpy(out, &b, 2);
+  }
 }
 
 std::uint64_t get_float(const std::uint8_t* in, std::size_t size) {
-  if (size == 8) { std::uint64_t b; std::memcpy(&b, in, 8); return b; }
-  if (size == 4) { std::uint32_t b; std::memcpy(&b, in, 4); return b; }
-  std::uint16_t b; std::memcpy(&b, in, 2); return b;
+  if (size == 8) {
+    std::uint64_t b;
+    std::memcpy(&b, in, 8);
+    return b;
+  }
+  if (size == 4) {
+    std::uint32_t b;
+    std::memcpy(&b, in, 4);
+    return b;
+  }
+  std::uint16_t b;
+  std::memcpy(&b, in, 2);
+  return b;
 }
 
 }  // namespace
@@ -132,19 +151,38 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
       if (!j.is_boolean()) bad(j, t, "expected true or false");
       b.assign(1, j.get<bool>() ? 1 : 0);
       return b;
-    case Id::int8: put(b, static_cast<std::int8_t>(json_int(j, t, INT8_MIN, INT8_MAX))); return b;
-    case Id::int16: put(b, static_cast<std::int16_t>(json_int(j, t, INT16_MIN, INT16_MAX))); return b;
-    case Id::int32: put(b, static_cast<std::int32_t>(json_int(j, t, INT32_MIN, INT32_MAX))); return b;
-    case Id::int64: put(b, json_int(j, t, INT64_MIN, INT64_MAX)); return b;
-    case Id::uint8: put(b, static_cast<std::uint8_t>(json_uint(j, t, UINT8_MAX))); return b;
-    case Id::uint16: put(b, static_cast<std::uint16_t>(json_uint(j, t, UINT16_MAX))); return b;
-    case Id::uint32: put(b, static_cast<std::uint32_t>(json_uint(j, t, UINT32_MAX))); return b;
-    case Id::uint64: put(b, json_uint(j, t, UINT64_MAX)); return b;
-    case Id::float16: case Id::float32: case Id::float64:
+    case Id::int8:
+      put(b, static_cast<std::int8_t>(json_int(j, t, INT8_MIN, INT8_MAX)));
+      return b;
+    case Id::int16:
+      put(b, static_cast<std::int16_t>(json_int(j, t, INT16_MIN, INT16_MAX)));
+      return b;
+    case Id::int32:
+      put(b, static_cast<std::int32_t>(json_int(j, t, INT32_MIN, INT32_MAX)));
+      return b;
+    case Id::int64:
+      put(b, json_int(j, t, INT64_MIN, INT64_MAX));
+      return b;
+    case Id::uint8:
+      put(b, static_cast<std::uint8_t>(json_uint(j, t, UINT8_MAX)));
+      return b;
+    case Id::uint16:
+      put(b, static_cast<std::uint16_t>(json_uint(j, t, UINT16_MAX)));
+      return b;
+    case Id::uint32:
+      put(b, static_cast<std::uint32_t>(json_uint(j, t, UINT32_MAX)));
+      return b;
+    case Id::uint64:
+      put(b, json_uint(j, t, UINT64_MAX));
+      return b;
+    case Id::float16:
+    case Id::float32:
+    case Id::float64:
       b.resize(t.size());
       put_float(b.data(), float_bits(j, t, t.size()), t.size());
       return b;
-    case Id::complex64: case Id::complex128: {
+    case Id::complex64:
+    case Id::complex128: {
       if (!j.is_array() || j.size() != 2) bad(j, t, "expected a [real, imaginary] pair");
       const std::size_t c = t.size() / 2;
       b.resize(t.size());
@@ -158,7 +196,8 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
       for (const auto& e : j) b.push_back(static_cast<std::uint8_t>(json_uint(e, t, 255)));
       return b;
     }
-    case Id::string: case Id::bytes:
+    case Id::string:
+    case Id::bytes:
       // Checked here; the value itself is parse_vlen_fill_value's. In memory a variable-length
       // fill value is the index 0 of every read's strings.
       parse_vlen_fill_value(j, t);
@@ -170,26 +209,37 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
 Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
   using Id = DataType::Id;
   if (v.size() != t.size())
-    throw MetadataError("fill_value: " + std::to_string(v.size()) + " bytes given for data type " +
-                        t.name());
+    throw MetadataError("fill_value: " + std::to_string(v.size()) + " bytes given for data type " + t.name());
   auto get = [&](auto tag) {
     decltype(tag) x;
     std::memcpy(&x, v.data(), sizeof x);
     return x;
   };
   switch (t.id()) {
-    case Id::bool_: return v[0] != 0;
-    case Id::int8: return get(std::int8_t{});
-    case Id::int16: return get(std::int16_t{});
-    case Id::int32: return get(std::int32_t{});
-    case Id::int64: return get(std::int64_t{});
-    case Id::uint8: return get(std::uint8_t{});
-    case Id::uint16: return get(std::uint16_t{});
-    case Id::uint32: return get(std::uint32_t{});
-    case Id::uint64: return get(std::uint64_t{});
-    case Id::float16: case Id::float32: case Id::float64:
+    case Id::bool_:
+      return v[0] != 0;
+    case Id::int8:
+      return get(std::int8_t{});
+    case Id::int16:
+      return get(std::int16_t{});
+    case Id::int32:
+      return get(std::int32_t{});
+    case Id::int64:
+      return get(std::int64_t{});
+    case Id::uint8:
+      return get(std::uint8_t{});
+    case Id::uint16:
+      return get(std::uint16_t{});
+    case Id::uint32:
+      return get(std::uint32_t{});
+    case Id::uint64:
+      return get(std::uint64_t{});
+    case Id::float16:
+    case Id::float32:
+    case Id::float64:
       return float_json(get_float(v.data(), t.size()), t.size());
-    case Id::complex64: case Id::complex128: {
+    case Id::complex64:
+    case Id::complex128: {
       const std::size_t c = t.size() / 2;
       return Json::array({float_json(get_float(v.data(), c), c), float_json(get_float(v.data() + c, c), c)});
     }
@@ -198,7 +248,8 @@ Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
       for (auto x : v) a.push_back(x);
       return a;
     }
-    case Id::string: case Id::bytes:
+    case Id::string:
+    case Id::bytes:
       throw MetadataError("fill_value: a variable-length fill value is held as text (ArrayMetadata::fill_vlen)");
   }
   return nullptr;

@@ -188,7 +188,8 @@ class Reader {
         ++col;
       }
     }
-    std::string msg = where_ + ": malformed JSON: " + what + " at line " + std::to_string(line) + ", column " + std::to_string(col);
+    std::string msg =
+        where_ + ": malformed JSON: " + what + " at line " + std::to_string(line) + ", column " + std::to_string(col);
     if (i_ >= s_.size()) msg += " (end of input)";
     throw MetadataError(msg);
   }
@@ -254,8 +255,10 @@ class Reader {
     }
     double d = 0;
     const auto r = std::from_chars(first, last, d);
-    if (r.ec == std::errc::result_out_of_range) d = out_of_range(std::string_view(first, static_cast<std::size_t>(last - first)));
-    else if (r.ec != std::errc() || r.ptr != last) fail("invalid number");
+    if (r.ec == std::errc::result_out_of_range)
+      d = out_of_range(std::string_view(first, static_cast<std::size_t>(last - first)));
+    else if (r.ec != std::errc() || r.ptr != last)
+      fail("invalid number");
     return Json(d);
   }
 
@@ -291,10 +294,14 @@ class Reader {
     for (int k = 0; k < 4; ++k) {
       const char h = s_[i_++];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= static_cast<std::uint32_t>(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= static_cast<std::uint32_t>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= static_cast<std::uint32_t>(h - 'A' + 10);
-      else fail("invalid \\u escape");
+      if (h >= '0' && h <= '9')
+        v |= static_cast<std::uint32_t>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= static_cast<std::uint32_t>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= static_cast<std::uint32_t>(h - 'A' + 10);
+      else
+        fail("invalid \\u escape");
     }
     return v;
   }
@@ -329,14 +336,30 @@ class Reader {
       const char e = peek();
       ++i_;
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           std::uint32_t cp = hex4();
           // A high surrogate followed by an escaped low one is one code point; any other surrogate
@@ -345,8 +368,10 @@ class Reader {
             const std::size_t back = i_;
             i_ += 2;
             const std::uint32_t lo = hex4();
-            if (lo >= 0xDC00 && lo <= 0xDFFF) cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            else i_ = back;
+            if (lo >= 0xDC00 && lo <= 0xDFFF)
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            else
+              i_ = back;
           }
           append_utf8(out, cp);
           break;
@@ -367,11 +392,11 @@ class Reader {
 // ---- writing ----
 
 struct Style {
-  int indent = -1;            // spaces per level; -1: one line, no spaces (as nlohmann's dump())
-  int indent_depth = 1 << 30; // values nested this deep are written on one line
-  bool ascii = false;         // non-ASCII escaped as \uXXXX (Python's ensure_ascii)
-  bool sort_keys = false;     // object keys in byte (= code point) order
-  bool lenient = false;       // invalid UTF-8 written as U+FFFD instead of refused
+  int indent = -1;             // spaces per level; -1: one line, no spaces (as nlohmann's dump())
+  int indent_depth = 1 << 30;  // values nested this deep are written on one line
+  bool ascii = false;          // non-ASCII escaped as \uXXXX (Python's ensure_ascii)
+  bool sort_keys = false;      // object keys in byte (= code point) order
+  bool lenient = false;        // invalid UTF-8 written as U+FFFD instead of refused
 };
 
 void write_hex_escape(std::string& out, std::uint32_t u) {  // u < 0x10000; lowercase, as Python
@@ -386,16 +411,32 @@ void write_string(std::string& out, std::string_view s, const Style& st) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         default:
-          if (c < 0x20 || (c == 0x7F && st.ascii)) write_hex_escape(out, c);
-          else out += static_cast<char>(c);
+          if (c < 0x20 || (c == 0x7F && st.ascii))
+            write_hex_escape(out, c);
+          else
+            out += static_cast<char>(c);
       }
       ++i;
       continue;
@@ -425,17 +466,25 @@ void write_string(std::string& out, std::string_view s, const Style& st) {
 
 void write_value(const Json& j, std::string& out, const Style& st, int depth) {
   switch (j.type()) {
-    case Json::value_t::string: write_string(out, j.get_ref<const std::string&>(), st); return;
+    case Json::value_t::string:
+      write_string(out, j.get_ref<const std::string&>(), st);
+      return;
     case Json::value_t::number_float: {
       const double d = j.get<double>();
-      if (std::isnan(d)) out += "NaN";
-      else if (std::isinf(d)) out += d > 0 ? "Infinity" : "-Infinity";
-      else out += j.dump();
+      if (std::isnan(d))
+        out += "NaN";
+      else if (std::isinf(d))
+        out += d > 0 ? "Infinity" : "-Infinity";
+      else
+        out += j.dump();
       return;
     }
     case Json::value_t::object:
-    case Json::value_t::array: break;
-    default: out += j.dump(); return;  // null, booleans, integers (binary never occurs in documents)
+    case Json::value_t::array:
+      break;
+    default:
+      out += j.dump();
+      return;  // null, booleans, integers (binary never occurs in documents)
   }
   const bool obj = j.is_object();
   if (j.empty()) {
@@ -443,7 +492,8 @@ void write_value(const Json& j, std::string& out, const Style& st, int depth) {
     return;
   }
   const bool pretty = st.indent >= 0 && depth < st.indent_depth;
-  const std::string pad = pretty ? std::string(static_cast<std::size_t>(depth + 1) * static_cast<std::size_t>(st.indent), ' ') : "";
+  const std::string pad =
+      pretty ? std::string(static_cast<std::size_t>(depth + 1) * static_cast<std::size_t>(st.indent), ' ') : "";
   out += obj ? '{' : '[';
   bool first = true;
   const auto sep = [&] {

@@ -22,14 +22,11 @@ std::int64_t get_int64(const Json& j, const std::string& field) {
   return j.get<std::int64_t>();
 }
 
-std::vector<std::int64_t> get_int_array(const Json& j, const std::string& field,
-                                        std::optional<std::size_t> len) {
+std::vector<std::int64_t> get_int_array(const Json& j, const std::string& field, std::optional<std::size_t> len) {
   if (!j.is_array()) fail(field, j, "expected an array of integers");
-  if (len && j.size() != *len)
-    fail(field, j, "expected " + std::to_string(*len) + " entries, one per dimension");
+  if (len && j.size() != *len) fail(field, j, "expected " + std::to_string(*len) + " entries, one per dimension");
   std::vector<std::int64_t> out;
-  for (std::size_t i = 0; i < j.size(); ++i)
-    out.push_back(get_int64(j[i], field + "[" + std::to_string(i) + "]"));
+  for (std::size_t i = 0; i < j.size(); ++i) out.push_back(get_int64(j[i], field + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -66,8 +63,7 @@ NamedConfig get_named(const Json& j, const std::string& field) {
 }
 
 void no_must_understand_false(const NamedConfig& nc, const std::string& field, const Json& j) {
-  if (nc.must_understand && !*nc.must_understand)
-    fail(field, j, "\"must_understand\": false is not allowed here");
+  if (nc.must_understand && !*nc.must_understand) fail(field, j, "\"must_understand\": false is not allowed here");
 }
 
 void check_config_keys(const Json& cfg, const std::string& field, std::initializer_list<const char*> allowed) {
@@ -133,8 +129,7 @@ std::string ChunkKeyEncoding::prefix() const {
   return kind == Kind::Default ? std::string("c") + separator : std::string();
 }
 
-std::optional<std::vector<std::int64_t>> ChunkKeyEncoding::decode(std::string_view key,
-                                                                  std::size_t rank) const {
+std::optional<std::vector<std::int64_t>> ChunkKeyEncoding::decode(std::string_view key, std::size_t rank) const {
   std::vector<std::int64_t> out;
   if (kind == Kind::Default) {
     if (rank == 0) return key == "c" ? std::optional(out) : std::nullopt;
@@ -161,8 +156,7 @@ std::vector<std::int64_t> ChunkKeyEncoding::decode_or_throw(std::string_view key
   auto r = decode(key, rank);
   if (!r)
     throw MetadataError("chunk key '" + std::string(key) + "' is not a valid " +
-                        (kind == Kind::Default ? "default" : "v2") + " chunk key for a " +
-                        std::to_string(rank) +
+                        (kind == Kind::Default ? "default" : "v2") + " chunk key for a " + std::to_string(rank) +
                         "-d array (indices must match ^(0|-?[1-9][0-9]*)$ and fit int64)");
   return *r;
 }
@@ -209,8 +203,7 @@ ChunkGridMetadata ChunkGridMetadata::regular(std::vector<std::int64_t> cs) {
   return g;
 }
 
-ChunkGridMetadata ChunkGridMetadata::regular_bounded(std::vector<std::int64_t> cs,
-                                                     std::vector<std::int64_t> origin,
+ChunkGridMetadata ChunkGridMetadata::regular_bounded(std::vector<std::int64_t> cs, std::vector<std::int64_t> origin,
                                                      std::vector<std::int64_t> lower_bound) {
   ChunkGridMetadata g;
   g.kind = Kind::RegularBounded;
@@ -234,11 +227,13 @@ ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) 
     // it as this grid would misread every edge chunk.
     if (nc.configuration && nc.configuration->is_object() && nc.configuration->contains("chunk_shape") &&
         !nc.configuration->contains("origin") && !nc.configuration->contains("lower_bound"))
-      throw UnsupportedError(field + ": this is zarrs' clipped-edge regular grid (chunk_shape only, edge chunks stored at "
+      throw UnsupportedError(field +
+                             ": this is zarrs' clipped-edge regular grid (chunk_shape only, edge chunks stored at "
                              "their clipped shapes), not zarrpp's regular_bounded, which needs \"origin\" and "
                              "\"lower_bound\"; zarrpp does not read the clipped form");
   } else if (nc.name == "zarrs.regular_bounded") {
-    throw UnsupportedError(field + ": \"zarrs.regular_bounded\" is zarrs' experimental clipped-edge regular grid (edge "
+    throw UnsupportedError(field +
+                           ": \"zarrs.regular_bounded\" is zarrs' experimental clipped-edge regular grid (edge "
                            "chunks stored at their clipped shapes), which zarrpp does not read; zarrpp's own grid is "
                            "\"regular_bounded\" with \"origin\" and \"lower_bound\"");
   } else {
@@ -258,8 +253,7 @@ ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) 
   g.chunk_shape = get_int_array(need("chunk_shape"), field + ".configuration.chunk_shape", rank);
   for (std::size_t d = 0; d < rank; ++d)
     if (g.chunk_shape[d] < 1)
-      fail(field + ".configuration.chunk_shape[" + std::to_string(d) + "]", cfg["chunk_shape"][d],
-           "must be >= 1");
+      fail(field + ".configuration.chunk_shape[" + std::to_string(d) + "]", cfg["chunk_shape"][d], "must be >= 1");
   if (g.kind == Kind::Regular) {
     g.origin.assign(rank, 0);
     g.lower_bound.assign(rank, 0);
@@ -311,8 +305,7 @@ void check_common(const Json& j, const char* node_type) {
     fail("zarr_format", zf, "expected 3 (only Zarr v3 is supported)");
   if (!j.contains("node_type")) fail("node_type", j, "missing required field");
   const auto& nt = j["node_type"];
-  if (!nt.is_string() || nt != node_type)
-    fail("node_type", nt, std::string("expected \"") + node_type + "\"");
+  if (!nt.is_string() || nt != node_type) fail("node_type", nt, std::string("expected \"") + node_type + "\"");
 }
 
 // An unknown top-level field is allowed only as {"must_understand": false, ...}.
@@ -345,8 +338,9 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
   check_common(j, "array");
   ArrayMetadata m;
   static const std::set<std::string> known = {
-      "zarr_format", "node_type", "shape", "data_type", "chunk_grid", "chunk_key_encoding",
-      "fill_value", "codecs", "attributes", "storage_transformers", "dimension_names"};
+      "zarr_format",        "node_type",  "shape",  "data_type",  "chunk_grid",
+      "chunk_key_encoding", "fill_value", "codecs", "attributes", "storage_transformers",
+      "dimension_names"};
   for (const char* req : {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs"})
     if (!j.contains(req)) fail(req, j, "missing required field");
 
@@ -381,8 +375,7 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
     const auto& st = j["storage_transformers"];
     if (!st.is_array()) fail("storage_transformers", st, "expected an array");
     if (!st.empty())
-      throw UnsupportedError("storage_transformers: " + st.dump() +
-                             " — zarrpp supports no storage transformers");
+      throw UnsupportedError("storage_transformers: " + st.dump() + " — zarrpp supports no storage transformers");
   }
   if (j.contains("dimension_names")) {
     const auto& dn = j["dimension_names"];
@@ -390,9 +383,12 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
       fail("dimension_names", dn, "expected an array with one entry per dimension");
     std::vector<std::optional<std::string>> names;
     for (const auto& e : dn) {
-      if (e.is_null()) names.emplace_back(std::nullopt);
-      else if (e.is_string()) names.emplace_back(e.get<std::string>());
-      else fail("dimension_names", dn, "entries must be strings or null");
+      if (e.is_null())
+        names.emplace_back(std::nullopt);
+      else if (e.is_string())
+        names.emplace_back(e.get<std::string>());
+      else
+        fail("dimension_names", dn, "entries must be strings or null");
     }
     m.dimension_names = std::move(names);
   }
@@ -407,17 +403,14 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
       fail("chunk_grid.configuration.lower_bound[" + std::to_string(d) + "]", j["chunk_grid"],
            "lower_bound + shape overflows int64");
     std::int64_t a, b;
-    if (__builtin_sub_overflow(g.lower_bound[d], g.origin[d], &a) ||
-        __builtin_sub_overflow(hi, g.origin[d], &b))
+    if (__builtin_sub_overflow(g.lower_bound[d], g.origin[d], &a) || __builtin_sub_overflow(hi, g.origin[d], &b))
       fail("chunk_grid.configuration.origin[" + std::to_string(d) + "]", j["chunk_grid"],
            "coordinates relative to the origin overflow int64");
   }
   return m;
 }
 
-ArrayMetadata ArrayMetadata::parse(std::string_view text) {
-  return from_json(parse_json_document(text, "zarr.json"));
-}
+ArrayMetadata ArrayMetadata::parse(std::string_view text) { return from_json(parse_json_document(text, "zarr.json")); }
 
 Json ArrayMetadata::to_json() const {
   Json j = Json::object();
@@ -427,7 +420,8 @@ Json ArrayMetadata::to_json() const {
   j["data_type"] = data_type.name();
   j["chunk_grid"] = chunk_grid.to_json();
   j["chunk_key_encoding"] = chunk_key_encoding.to_json();
-  j["fill_value"] = data_type.is_vlen() ? vlen_fill_value_to_json(fill_vlen, data_type) : fill_value_to_json(fill_value, data_type);
+  j["fill_value"] =
+      data_type.is_vlen() ? vlen_fill_value_to_json(fill_vlen, data_type) : fill_value_to_json(fill_value, data_type);
   Json cs = Json::array();
   for (const auto& c : codecs) cs.push_back(c.to_json());
   j["codecs"] = std::move(cs);
@@ -450,8 +444,8 @@ void ArrayMetadata::validate_for_write() const {
   if (zarr_format == 2) {
     if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
       throw UnsupportedError(
-                             "this is a Zarr v2 array, which cannot store a lower bound (prepending needs one); convert it "
-                             "to Zarr v3 first: zarrpp convert PATH --zarr-format 3 (C++: convert_to_v3)");
+          "this is a Zarr v2 array, which cannot store a lower bound (prepending needs one); convert it "
+          "to Zarr v3 first: zarrpp convert PATH --zarr-format 3 (C++: convert_to_v3)");
   }
   auto check_safe = [](std::int64_t v, const std::string& field) {
     if (v > checked::kMaxSafeInteger || v < -checked::kMaxSafeInteger)
@@ -510,9 +504,7 @@ GroupMetadata GroupMetadata::from_json(const Json& j) {
   return g;
 }
 
-GroupMetadata GroupMetadata::parse(std::string_view text) {
-  return from_json(parse_json_document(text, "zarr.json"));
-}
+GroupMetadata GroupMetadata::parse(std::string_view text) { return from_json(parse_json_document(text, "zarr.json")); }
 
 Json GroupMetadata::to_json() const {
   Json j = Json::object();

@@ -26,7 +26,8 @@ struct V2Type {
 // (|V<n>), and datetime64/timedelta64 read as int64. Strings, objects and structured types are
 // refused by name.
 V2Type parse_v2_dtype(const Json& j) {
-  if (j.is_array()) throw UnsupportedError(".zarray: dtype: structured data types (" + j.dump() + ") are not supported by zarrpp");
+  if (j.is_array())
+    throw UnsupportedError(".zarray: dtype: structured data types (" + j.dump() + ") are not supported by zarrpp");
   if (!j.is_string()) fail("dtype", j, "expected a NumPy dtype string such as \"<f8\"");
   const std::string s = j.get<std::string>();
   std::size_t i = 0;
@@ -50,7 +51,8 @@ V2Type parse_v2_dtype(const Json& j) {
     case 'u': {
       const auto n = size();
       using Id = DataType::Id;
-      const Id si[] = {Id::int8, Id::int16, Id::int32, Id::int64}, ui[] = {Id::uint8, Id::uint16, Id::uint32, Id::uint64};
+      const Id si[] = {Id::int8, Id::int16, Id::int32, Id::int64},
+               ui[] = {Id::uint8, Id::uint16, Id::uint32, Id::uint64};
       const int k = n == 1 ? 0 : n == 2 ? 1 : n == 4 ? 2 : n == 8 ? 3 : -1;
       if (k < 0) fail("dtype", j, "integers have 1, 2, 4 or 8 bytes");
       t.dtype = kind == 'i' ? DataType(si[k]) : DataType(ui[k]);
@@ -58,17 +60,25 @@ V2Type parse_v2_dtype(const Json& j) {
     }
     case 'f': {
       const auto n = size();
-      if (n == 2) t.dtype = DataType::float16_t;
-      else if (n == 4) t.dtype = DataType::float32;
-      else if (n == 8) t.dtype = DataType::float64;
-      else throw UnsupportedError(".zarray: dtype " + s + ": floats of " + std::to_string(n) + " bytes are not supported");
+      if (n == 2)
+        t.dtype = DataType::float16_t;
+      else if (n == 4)
+        t.dtype = DataType::float32;
+      else if (n == 8)
+        t.dtype = DataType::float64;
+      else
+        throw UnsupportedError(".zarray: dtype " + s + ": floats of " + std::to_string(n) + " bytes are not supported");
       break;
     }
     case 'c': {
       const auto n = size();
-      if (n == 8) t.dtype = DataType::complex64;
-      else if (n == 16) t.dtype = DataType::complex128;
-      else throw UnsupportedError(".zarray: dtype " + s + ": complex numbers of " + std::to_string(n) + " bytes are not supported");
+      if (n == 8)
+        t.dtype = DataType::complex64;
+      else if (n == 16)
+        t.dtype = DataType::complex128;
+      else
+        throw UnsupportedError(".zarray: dtype " + s + ": complex numbers of " + std::to_string(n) +
+                               " bytes are not supported");
       break;
     }
     case 'V':
@@ -82,8 +92,8 @@ V2Type parse_v2_dtype(const Json& j) {
       break;
     case 'S':
     case 'U':
-      throw UnsupportedError(".zarray: dtype " + s + ": fixed-length " + (kind == 'S' ? "byte strings" : "unicode strings") +
-                             " are not supported by zarrpp");
+      throw UnsupportedError(".zarray: dtype " + s + ": fixed-length " +
+                             (kind == 'S' ? "byte strings" : "unicode strings") + " are not supported by zarrpp");
     case 'O':
       if (!rest.empty()) fail("dtype", j, "not a NumPy dtype string");
       t.dtype = DataType::string_t;  // or bytes: the object codec (the first filter) says which
@@ -219,13 +229,20 @@ Json v2_fill_json(const ArrayMetadata& m) {
 std::string v2_dtype_of(const DataType& t, bool big) {
   const char bo = t.component_size() > 1 ? (big ? '>' : '<') : '|';
   switch (t.kind()) {
-    case DataKind::Bool: return "|b1";
-    case DataKind::Int: return std::string(1, bo) + "i" + std::to_string(t.size());
-    case DataKind::UInt: return std::string(1, bo) + "u" + std::to_string(t.size());
-    case DataKind::Float: return std::string(1, bo) + "f" + std::to_string(t.size());
-    case DataKind::Complex: return std::string(1, bo) + "c" + std::to_string(t.size());
-    case DataKind::Raw: return "|V" + std::to_string(t.size());
-    case DataKind::Vlen: return "|O";
+    case DataKind::Bool:
+      return "|b1";
+    case DataKind::Int:
+      return std::string(1, bo) + "i" + std::to_string(t.size());
+    case DataKind::UInt:
+      return std::string(1, bo) + "u" + std::to_string(t.size());
+    case DataKind::Float:
+      return std::string(1, bo) + "f" + std::to_string(t.size());
+    case DataKind::Complex:
+      return std::string(1, bo) + "c" + std::to_string(t.size());
+    case DataKind::Raw:
+      return "|V" + std::to_string(t.size());
+    case DataKind::Vlen:
+      return "|O";
   }
   return "?";
 }
@@ -255,7 +272,8 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
     if (!a.is_array()) fail(key, a, "expected an array of integers");
     std::vector<std::int64_t> out;
     for (const auto& e : a) {
-      if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)))
+      if (!e.is_number_integer() ||
+          (e.is_number_unsigned() && e.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)))
         fail(key, a, "expected an array of integers");
       out.push_back(e.get<std::int64_t>());
     }
@@ -264,7 +282,8 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
   m.shape = ints("shape");
   const auto chunks = ints("chunks");
   if (chunks.size() != m.shape.size())
-    fail("chunks", j["chunks"], "has " + std::to_string(chunks.size()) + " entries, shape has " + std::to_string(m.shape.size()));
+    fail("chunks", j["chunks"],
+         "has " + std::to_string(chunks.size()) + " entries, shape has " + std::to_string(m.shape.size()));
   for (std::size_t d = 0; d < m.shape.size(); ++d) {
     if (m.shape[d] < 0) fail("shape", j["shape"], "entries must be >= 0");
     if (chunks[d] < 1) fail("chunks", j["chunks"], "entries must be >= 1");
@@ -279,15 +298,19 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
   if (t.dtype.is_vlen()) {
     // An object array: its first filter is the object codec, which says what the objects are.
     const auto& f = j["filters"];
-    const std::string id = f.is_array() && !f.empty() && f[0].is_object() && f[0].contains("id") && f[0]["id"].is_string()
-                               ? f[0]["id"].get<std::string>()
-                               : "";
-    if (id == "vlen-utf8") t.dtype = DataType::string_t;
-    else if (id == "vlen-bytes") t.dtype = DataType::bytes_t;
+    const std::string id =
+        f.is_array() && !f.empty() && f[0].is_object() && f[0].contains("id") && f[0]["id"].is_string()
+            ? f[0]["id"].get<std::string>()
+            : "";
+    if (id == "vlen-utf8")
+      t.dtype = DataType::string_t;
+    else if (id == "vlen-bytes")
+      t.dtype = DataType::bytes_t;
     else
-      throw UnsupportedError(".zarray: an object array (dtype |O) " +
-                             (id.empty() ? std::string("without an object codec") : "with the object codec '" + id + "'") +
-                             " is not supported (zarrpp reads vlen-utf8 and vlen-bytes)");
+      throw UnsupportedError(
+          ".zarray: an object array (dtype |O) " +
+          (id.empty() ? std::string("without an object codec") : "with the object codec '" + id + "'") +
+          " is not supported (zarrpp reads vlen-utf8 and vlen-bytes)");
   }
   m.data_type = t.dtype;
   m.v2.dtype = j["dtype"].get<std::string>();
@@ -318,7 +341,8 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
   if (m.v2.filters.is_array() && m.v2.filters.empty()) m.v2.filters = nullptr;
   m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, t.big, m.v2.order, m.rank());
   if (!zattrs.is_null()) {
-    if (!zattrs.is_object()) throw MetadataError(".zattrs: expected a JSON object (got " + json_text(zattrs).substr(0, 200) + ")");
+    if (!zattrs.is_object())
+      throw MetadataError(".zattrs: expected a JSON object (got " + json_text(zattrs).substr(0, 200) + ")");
     m.attributes = zattrs;
   }
   return m;
@@ -340,7 +364,8 @@ ArrayMetadata ArrayMetadata::as_v2() const {
   }
   if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
     throw UnsupportedError("a Zarr v2 array has no lower bound or origin (regular_bounded grid); create it as Zarr v3");
-  if (!extra_fields.empty()) throw UnsupportedError("Zarr v2 cannot store the extra zarr.json fields " + extra_fields.dump());
+  if (!extra_fields.empty())
+    throw UnsupportedError("Zarr v2 cannot store the extra zarr.json fields " + extra_fields.dump());
   m.zarr_format = 2;
   const auto chain = codec::to_v2(codecs, data_type, rank());
   m.v2.dtype = v2_dtype_of(data_type, chain.big_endian);
@@ -349,14 +374,17 @@ ArrayMetadata ArrayMetadata::as_v2() const {
   m.v2.filters = chain.filters;
   m.v2.fill_null = false;
   if (data_type == DataType::bytes_t) {
-    if (!fill_vlen.empty()) throw UnsupportedError("fill_value: Zarr v2 cannot state a bytes fill value (zarr-python 2 writes none)");
+    if (!fill_vlen.empty())
+      throw UnsupportedError("fill_value: Zarr v2 cannot state a bytes fill value (zarr-python 2 writes none)");
     m.v2.fill_null = true;
   }
-  m.chunk_key_encoding = ChunkKeyEncoding::v2(chunk_key_encoding.kind == ChunkKeyEncoding::Kind::V2 ? chunk_key_encoding.separator : '.');
+  m.chunk_key_encoding =
+      ChunkKeyEncoding::v2(chunk_key_encoding.kind == ChunkKeyEncoding::Kind::V2 ? chunk_key_encoding.separator : '.');
   if (dimension_names) {
     Json names = Json::array();
     for (const auto& n : *dimension_names) {
-      if (!n) throw UnsupportedError("dimension_names: Zarr v2 (\"_ARRAY_DIMENSIONS\") needs a name for every dimension");
+      if (!n)
+        throw UnsupportedError("dimension_names: Zarr v2 (\"_ARRAY_DIMENSIONS\") needs a name for every dimension");
       names.push_back(*n);
     }
     m.attributes["_ARRAY_DIMENSIONS"] = names;

@@ -27,8 +27,10 @@ RangePlan plan_range(const ByteRange& r) {
       }
       return p;
     case ByteRange::Kind::Suffix:
-      if (r.suffix == 0) p.empty = true;
-      else p.header = "Range: bytes=-" + std::to_string(r.suffix);
+      if (r.suffix == 0)
+        p.empty = true;
+      else
+        p.header = "Range: bytes=-" + std::to_string(r.suffix);
       return p;
   }
   p.whole = true;
@@ -95,8 +97,9 @@ std::uint64_t body_cap(const ByteRange& r, std::uint64_t max_bytes) {
 void check_unsatisfiable(const ByteRange& r, std::uint64_t size, const std::string& what) {
   const auto [b, e] = r.resolve(size);
   if (b < e)
-    throw StoreError(what + "HTTP 416 Range Not Satisfiable for " + plan_range(r).header.substr(7) + " of an object of " +
-                     std::to_string(size) + " bytes, which holds that range; the answer is wrong, the data is not known to be damaged");
+    throw StoreError(what + "HTTP 416 Range Not Satisfiable for " + plan_range(r).header.substr(7) +
+                     " of an object of " + std::to_string(size) +
+                     " bytes, which holds that range; the answer is wrong, the data is not known to be damaged");
 }
 
 Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what) {
@@ -123,8 +126,9 @@ Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what
     if (r.length && want_b < want_e && *r.length < want_e - want_b) want_e = want_b + *r.length;
   } else if (r.kind == ByteRange::Kind::Suffix && want_e - want_b > r.suffix) {
     // Without the total, the last `suffix` bytes cannot be told apart in a longer range.
-    throw StoreError(what + "asked for the last " + std::to_string(r.suffix) + " bytes, the server sent Content-Range '" +
-                     *cr + "' (" + std::to_string(want_e - want_b) + " bytes, total unknown)");
+    throw StoreError(what + "asked for the last " + std::to_string(r.suffix) +
+                     " bytes, the server sent Content-Range '" + *cr + "' (" + std::to_string(want_e - want_b) +
+                     " bytes, total unknown)");
   }
   if (want_b >= want_e) return {};
   if (want_b < a || want_e > last + 1)

@@ -12,9 +12,9 @@
 namespace zarrpp::detail {
 
 struct RangePlan {
-  bool whole = false;   // no Range header
-  bool empty = false;   // zero bytes asked for: only existence matters
-  std::string header;   // "Range: bytes=..." otherwise
+  bool whole = false;  // no Range header
+  bool empty = false;  // zero bytes asked for: only existence matters
+  std::string header;  // "Range: bytes=..." otherwise
 };
 RangePlan plan_range(const ByteRange& r);
 // The requested bytes from a 2xx response to a request made with plan_range(r): slices a 200

@@ -2,11 +2,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <linux/openat2.h>
-#include <sys/syscall.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,7 +72,8 @@ int open_beneath(int dirfd, const std::string& rel, int flags, mode_t mode = 0, 
     const std::size_t j = rel.find('/', i);
     const std::string seg = rel.substr(i, j == std::string::npos ? std::string::npos : j - i);
     const bool last = j == std::string::npos;
-    const int next = ::openat(cur, seg.c_str(), (last ? flags : (O_RDONLY | O_DIRECTORY)) | O_NOFOLLOW | O_CLOEXEC, mode);
+    const int next =
+        ::openat(cur, seg.c_str(), (last ? flags : (O_RDONLY | O_DIRECTORY)) | O_NOFOLLOW | O_CLOEXEC, mode);
     const int e = errno;
     ::close(cur);
     if (next < 0) {
@@ -102,7 +103,6 @@ bool through_symlink(const fs::path& root, const std::string& dir) {
   return false;
 }
 
-
 // The first symlink on the way from the root to root/rel ("" when there is none).
 std::string first_symlink(const fs::path& root, const std::string& rel) {
   fs::path p = root;
@@ -129,9 +129,10 @@ std::string link_target(const fs::path& p) {
 [[noreturn]] void escape_fail(const std::string& key, const fs::path& root) {
   const std::string link = first_symlink(root, key);
   if (link.empty())
-    throw StoreError("store key '" + key + "' leads outside the store root '" + root.string() + "' (through a symlink); refused");
-  throw StoreError("'" + (root / link).string() + "' is a symlink leading outside the store root '" + root.string() + "' (to '" +
-                   link_target(root / link) +
+    throw StoreError("store key '" + key + "' leads outside the store root '" + root.string() +
+                     "' (through a symlink); refused");
+  throw StoreError("'" + (root / link).string() + "' is a symlink leading outside the store root '" + root.string() +
+                   "' (to '" + link_target(root / link) +
                    "'); zarrpp follows symlinks only inside the store (for git-annex or DataLad data, unlock the files "
                    "or copy them in with cp -L)");
 }
@@ -174,7 +175,7 @@ void expect_regular(const struct stat& st, const fs::path& p) {
 
 std::optional<VersionedBytes> read_fd(int fd, const fs::path& p, const ByteRange& range, std::uint64_t max_bytes) {
   Fd f(fd);
-  struct stat st {};
+  struct stat st{};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", p, errno);
   expect_regular(st, p);
   auto [b, e] = range.resolve(static_cast<std::uint64_t>(st.st_size));
@@ -210,11 +211,16 @@ FileStore::FileStore(fs::path root, Options options) : root_(std::move(root)), o
   std::error_code ec;
   const auto st = fs::status(root_, ec);
   if (fs::exists(st) && !fs::is_directory(st)) {
-    const char* what = fs::is_fifo(st) ? "a FIFO" : fs::is_regular_file(st) ? "a file" : fs::is_socket(st) ? "a socket"
-                       : fs::is_character_file(st) || fs::is_block_file(st) ? "a device" : "not a directory";
-    throw StoreError(ErrorCode::invalid_argument, "'" + root_.string() + "' is " + what + ", not a directory (a Zarr store on disk is a directory)");
+    const char* what = fs::is_fifo(st)                                      ? "a FIFO"
+                       : fs::is_regular_file(st)                            ? "a file"
+                       : fs::is_socket(st)                                  ? "a socket"
+                       : fs::is_character_file(st) || fs::is_block_file(st) ? "a device"
+                                                                            : "not a directory";
+    throw StoreError(ErrorCode::invalid_argument,
+                     "'" + root_.string() + "' is " + what + ", not a directory (a Zarr store on disk is a directory)");
   }
-  if (!fs::exists(st) && !options_.create) throw NotFoundError("store directory '" + root_.string() + "' does not exist");
+  if (!fs::exists(st) && !options_.create)
+    throw NotFoundError("store directory '" + root_.string() + "' does not exist");
   root_ = fs::absolute(root_, ec).lexically_normal();
   (void)root_fd(false);  // opened now when it exists; otherwise made by the first write
 }
@@ -243,7 +249,7 @@ int FileStore::root_fd(bool create) const {
     if (errno == ENOENT && !create) return -1;
     sys_fail("cannot open store directory", root_, errno);
   }
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd);
@@ -327,7 +333,7 @@ void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
   while (const dirent* e = ::readdir(dp)) {
     const std::string n = e->d_name;
     if (n.compare(0, kTmp.size(), kTmp) != 0) continue;
-    struct stat st {};
+    struct stat st{};
     if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
     const auto age = now - st.st_mtime;
     // Only a writer of this machine can be known dead by its process id.
@@ -388,7 +394,7 @@ void FileStore::broken_link_check(const std::string& key) const {
   // The first component that is missing: a symlink there (to a file or a folder) leads nowhere.
   for (std::size_t end = key.find('/');; end = key.find('/', end + 1)) {
     const std::string part = key.substr(0, end);
-    struct stat st {};
+    struct stat st{};
     const int root = root_fd(false);
     if (root < 0) return;
     if (::fstatat(root, part.c_str(), &st, 0) != 0) {
@@ -417,17 +423,19 @@ int FileStore::open_for_read(const std::string& key) const {
   return fd;
 }
 
-std::optional<VersionedBytes> FileStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+std::optional<VersionedBytes> FileStore::do_get(const std::string& key, const ByteRange& range,
+                                                std::uint64_t max_bytes) {
   const int fd = open_for_read(key);
   if (fd < 0) return std::nullopt;
   return read_fd(fd, root_ / key, range, max_bytes);
 }
 
-bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+bool FileStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                                const PieceSink& sink) {
   const int fd0 = open_for_read(key);
   if (fd0 < 0) return false;
   Fd f(fd0);
-  struct stat st {};
+  struct stat st{};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", root_ / key, errno);
   expect_regular(st, root_ / key);
   const auto total = static_cast<std::uint64_t>(st.st_size);
@@ -504,7 +512,7 @@ std::optional<Version> FileStore::current_version(const std::string& key) const 
     sys_fail("cannot open", root_ / key, errno);
   }
   Fd f(fd);
-  struct stat st {};
+  struct stat st{};
   if (::fstat(f.fd, &st) != 0) sys_fail("cannot stat", root_ / key, errno);
   expect_regular(st, root_ / key);
   return version_of(st);
@@ -552,7 +560,8 @@ void FileStore::do_erase(const std::string& key) {
   if (errno != EISDIR) sys_fail("cannot remove", root_ / key, errno);
   if (::unlinkat(d.fd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return;
   if (errno == ENOTEMPTY || errno == EEXIST)
-    throw StoreError("'" + (root_ / key).string() + "' is a directory holding other files, not a stored value; not removed");
+    throw StoreError("'" + (root_ / key).string() +
+                     "' is a directory holding other files, not a stored value; not removed");
   sys_fail("cannot remove", root_ / key, errno);
 }
 
@@ -601,9 +610,11 @@ std::vector<std::string> FileStore::identity_chain(const std::string& path) cons
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   std::vector<std::string> out;
   for (fs::path cur = p;; cur = cur.parent_path()) {
-    struct stat st {};
-    if (::stat(cur.c_str(), &st) == 0) out.push_back("file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino));
-    else out.push_back("path:" + cur.string());  // not made yet: only its own path can name it
+    struct stat st{};
+    if (::stat(cur.c_str(), &st) == 0)
+      out.push_back("file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino));
+    else
+      out.push_back("path:" + cur.string());  // not made yet: only its own path can name it
     if (cur == cur.parent_path() || cur.empty()) break;
   }
   return out;
@@ -670,7 +681,7 @@ std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {
     return std::nullopt;
   }
   Fd f(fd);
-  struct stat st {};
+  struct stat st{};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   return static_cast<std::uint64_t>(st.st_size);
 }
@@ -679,19 +690,20 @@ std::optional<std::uint64_t> FileStore::do_size(const std::string& key) {
 // file: a value; to a directory: walked, a loop refused); everything else that stands where a value
 // could be (a FIFO, socket or device, a symlink to nothing or out of the root, an empty directory)
 // is listed too, so that reading it says what it is instead of the key being silently skipped.
-FileStore::Entry FileStore::classify(int dir_fd, const std::string& name, const std::string& rel, unsigned char type) const {
+FileStore::Entry FileStore::classify(int dir_fd, const std::string& name, const std::string& rel,
+                                     unsigned char type) const {
   // readdir's type answers without a stat for files and folders (most entries).
   if (type == DT_REG) return Entry::value;
   if (type == DT_DIR) return Entry::directory;
   if (type != DT_LNK && type != DT_UNKNOWN) return Entry::other;
-  struct stat st {};
+  struct stat st{};
   if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return Entry::gone;  // removed while listing
     sys_fail("cannot stat", root_ / rel, errno);
   }
   if (S_ISLNK(st.st_mode)) {
     const int fd = open_beneath(root_fd(false), rel, O_PATH);  // the root exists: it is being listed
-    if (fd < 0) return Entry::other;  // out of the root or to nothing: reading says which
+    if (fd < 0) return Entry::other;                           // out of the root or to nothing: reading says which
     Fd f(fd);
     if (::fstat(fd, &st) != 0) return Entry::other;
   }
@@ -735,26 +747,31 @@ void FileStore::walk(const std::string& dir, const std::string& prefix, std::vec
                      std::vector<std::pair<dev_t, ino_t>>& open_dirs) const {
   Fd d(open_listed_dir(dir));
   if (d.fd < 0) return;
-  struct stat st {};
+  struct stat st{};
   if (::fstat(d.fd, &st) != 0) sys_fail("cannot stat", root_ / dir, errno);
   const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
   if (std::find(open_dirs.begin(), open_dirs.end(), id) != open_dirs.end())
-    throw StoreError("'" + (root_ / dir).string() + "' is a symlink to a folder containing it (a loop); refusing to list it");
+    throw StoreError("'" + (root_ / dir).string() +
+                     "' is a symlink to a folder containing it (a loop); refusing to list it");
   open_dirs.push_back(id);
   const auto names = entries_of(d.fd, dir);
-  if (names.empty() && !dir.empty() && dir.compare(0, prefix.size(), prefix) == 0) out.push_back(dir);  // an empty directory
+  if (names.empty() && !dir.empty() && dir.compare(0, prefix.size(), prefix) == 0)
+    out.push_back(dir);  // an empty directory
   for (const auto& [name, type] : names) {
     const std::string rel = dir.empty() ? name : dir + "/" + name;
     const bool listed = rel.compare(0, prefix.size(), prefix) == 0;
     // Only what can hold keys under the prefix is visited.
     if (!listed && prefix.compare(0, rel.size() + 1, rel + "/") != 0) continue;
     switch (classify(d.fd, name, rel, type)) {
-      case Entry::directory: walk(rel, prefix, out, open_dirs); break;
+      case Entry::directory:
+        walk(rel, prefix, out, open_dirs);
+        break;
       case Entry::value:
       case Entry::other:
         if (listed) out.push_back(rel);
         break;
-      case Entry::gone: break;
+      case Entry::gone:
+        break;
     }
   }
   open_dirs.pop_back();
@@ -780,10 +797,15 @@ DirListing FileStore::do_list_dir(const std::string& prefix) {
   if (d.fd < 0) return out;
   for (const auto& [name, type] : entries_of(d.fd, p)) {
     switch (classify(d.fd, name, p.empty() ? name : p + "/" + name, type)) {
-      case Entry::directory: out.prefixes.push_back(name); break;
+      case Entry::directory:
+        out.prefixes.push_back(name);
+        break;
       case Entry::value:
-      case Entry::other: out.keys.push_back(name); break;
-      case Entry::gone: break;
+      case Entry::other:
+        out.keys.push_back(name);
+        break;
+      case Entry::gone:
+        break;
     }
   }
   std::sort(out.keys.begin(), out.keys.end());
@@ -791,7 +813,9 @@ DirListing FileStore::do_list_dir(const std::string& prefix) {
   return out;
 }
 
-std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return locks().lock(lock_name("lock", key, false)); }
+std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) {
+  return locks().lock(lock_name("lock", key, false));
+}
 
 // "kind:<inode of the key's directory>/<file name>": the same for every store whose root reaches
 // that directory (a store opened on a sub-folder of another's). A key whose directory does not
@@ -799,7 +823,7 @@ std::unique_ptr<StoreLock> FileStore::do_lock(const std::string& key) { return l
 std::string FileStore::lock_name(const char* kind, const std::string& key, bool create_dir, int* dir_fd) const {
   const auto [dir, name] = split_key(key);
   Fd d(open_dir(dir, create_dir));
-  struct stat st {};
+  struct stat st{};
   std::string out = std::string(kind) + ":root/" + key;
   if (d.fd >= 0 && ::fstat(d.fd, &st) == 0) out = std::string(kind) + ":" + std::to_string(st.st_ino) + "/" + name;
   if (dir_fd && d.fd >= 0) std::swap(*dir_fd, d.fd);  // the caller writes through it

@@ -54,31 +54,56 @@ const std::string* HttpResponse::header(std::string_view lower_name) const {
 
 const char* standard_reason(long status) {
   switch (status) {
-    case 200: return "OK";
-    case 204: return "No Content";
-    case 206: return "Partial Content";
-    case 301: return "Moved Permanently";
-    case 302: return "Found";
-    case 304: return "Not Modified";
-    case 307: return "Temporary Redirect";
-    case 308: return "Permanent Redirect";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 412: return "Precondition Failed";
-    case 416: return "Range Not Satisfiable";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "";
+    case 200:
+      return "OK";
+    case 204:
+      return "No Content";
+    case 206:
+      return "Partial Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 304:
+      return "Not Modified";
+    case 307:
+      return "Temporary Redirect";
+    case 308:
+      return "Permanent Redirect";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 411:
+      return "Length Required";
+    case 412:
+      return "Precondition Failed";
+    case 416:
+      return "Range Not Satisfiable";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "";
   }
 }
 
@@ -107,7 +132,6 @@ bool transient_curl_error(CURLcode rc) {
   }
 }
 
-
 // Whether a failed attempt moved enough data that a retry is progress, not a dead server again:
 // a response body began, or a large request body went out.
 constexpr curl_off_t kProgressUpload = 64 * 1024;
@@ -116,8 +140,8 @@ bool retryable_status(long s) { return s == 408 || s == 429 || s == 500 || s == 
 
 struct Sink {
   HttpResponse* resp;
-  bool head;           // HEAD: Content-Length describes a body that will not come
-  std::uint64_t cap;   // the most body bytes accepted
+  bool head;          // HEAD: Content-Length describes a body that will not come
+  std::uint64_t cap;  // the most body bytes accepted
 };
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
@@ -155,9 +179,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   const std::size_t colon = line.find(':');
   if (colon == std::string_view::npos) return size * n;
   std::string name = trim(line.substr(0, colon));
-  std::transform(name.begin(), name.end(), name.begin(), [](char c) {
-    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  });
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
   std::string value = trim(line.substr(colon + 1));
   if (name == "content-length" && !static_cast<Sink*>(user)->head) {
     const auto len = parse_content_length(value);
@@ -198,14 +221,16 @@ int on_send(void* user, char*, char*, int, int) {
 }
 }  // namespace
 
-HttpClient::HttpClient(RemoteOptions options, std::string label) : options_(std::move(options)), label_(std::move(label)) {
+HttpClient::HttpClient(RemoteOptions options, std::string label)
+    : options_(std::move(options)), label_(std::move(label)) {
   global_init();
   if (options_.max_attempts < 1)
     throw StoreError(label_ + ": max_attempts must be at least 1 (got " + std::to_string(options_.max_attempts) + ")");
-  for (auto [v, name] : {std::pair{options_.connect_timeout, "connect_timeout"}, std::pair{options_.timeout, "timeout"},
-                         std::pair{options_.stall_timeout, "stall_timeout"},
-                         std::pair{options_.retry_initial_delay, "retry_initial_delay"},
-                         std::pair{options_.retry_max_delay, "retry_max_delay"}, std::pair{options_.retry_window, "retry_window"}})
+  for (auto [v, name] :
+       {std::pair{options_.connect_timeout, "connect_timeout"}, std::pair{options_.timeout, "timeout"},
+        std::pair{options_.stall_timeout, "stall_timeout"},
+        std::pair{options_.retry_initial_delay, "retry_initial_delay"},
+        std::pair{options_.retry_max_delay, "retry_max_delay"}, std::pair{options_.retry_window, "retry_window"}})
     if (v.count() < 0) throw StoreError(label_ + ": " + name + " must not be negative");
 }
 
@@ -243,7 +268,8 @@ std::string HttpClient::failure_prefix(const HttpRequest& req, int attempts) con
          (attempts > 1 ? " after " + std::to_string(attempts) + " attempts" : std::string()) + ": ";
 }
 
-CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf, Attempt& seen) const {
+CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf,
+                                  Attempt& seen) const {
   curl_easy_reset(h);  // keeps the connection cache
   errbuf[0] = '\0';
   Sink sink{&resp, req.method == "HEAD", req.max_body ? req.max_body : options_.max_response_bytes};
@@ -259,7 +285,8 @@ CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse&
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-  if (options_.timeout.count() > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+  if (options_.timeout.count() > 0)
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
   if (options_.stall_timeout.count() > 0) {
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, static_cast<long>((options_.stall_timeout.count() + 999) / 1000));
@@ -315,8 +342,10 @@ CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse&
   curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &seen.redirects);
   curl_easy_getinfo(h, CURLINFO_SIZE_UPLOAD_T, &seen.uploaded);
   curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &seen.downloaded);
-  if (counted) curl_easy_setopt(h, CURLOPT_PREREQDATA, static_cast<void*>(nullptr));
-  else seen.sends = rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_COULDNT_CONNECT ? 1 : 0;
+  if (counted)
+    curl_easy_setopt(h, CURLOPT_PREREQDATA, static_cast<void*>(nullptr));
+  else
+    seen.sends = rc != CURLE_COULDNT_RESOLVE_HOST && rc != CURLE_COULDNT_CONNECT ? 1 : 0;
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   resp.status = status;
@@ -364,12 +393,14 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
     // first copy may have been carried out.
     if (seen.sends > 1 + seen.redirects) ambiguous = true;
     if (seen.uploaded >= kProgressUpload || seen.downloaded > 0) window_start = Clock::now();
-    const bool out_of_window = options_.retry_window.count() > 0 && Clock::now() - window_start >= options_.retry_window;
+    const bool out_of_window =
+        options_.retry_window.count() > 0 && Clock::now() - window_start >= options_.retry_window;
     const bool last = attempt >= options_.max_attempts || out_of_window;
     if (rc != CURLE_OK && resp.too_large)
       throw HttpFailure(ErrorCode::limit_exceeded,
                         failure_prefix(req, attempt) + "the response is larger than the " +
-                            std::to_string(req.max_body ? req.max_body : options_.max_response_bytes) + " bytes expected; it was not read",
+                            std::to_string(req.max_body ? req.max_body : options_.max_response_bytes) +
+                            " bytes expected; it was not read",
                         ambiguous || seen.sends > 0);
     if (rc != CURLE_OK) {
       ambiguous = ambiguous || seen.sends > 0;
@@ -422,7 +453,8 @@ std::string ReadLog::explain(const std::string& key, std::optional<std::uint64_t
   for (const auto& e : entries_) {
     if (e.key != key || !size_now || *size_now == e.received) continue;
     return "the response it came in was cut in transit: " + e.request + " answered HTTP " + std::to_string(e.status) +
-           (e.content_length.empty() ? std::string(" without a Content-Length") : " with Content-Length " + e.content_length) +
+           (e.content_length.empty() ? std::string(" without a Content-Length")
+                                     : " with Content-Length " + e.content_length) +
            " and " + std::to_string(e.received) + " bytes, but the object is " + std::to_string(*size_now) +
            " bytes (HEAD); the stored data is not shown to be damaged";
   }
@@ -436,8 +468,9 @@ namespace zarrpp {
 // ---- RemoteOptions by name ----------------------------------------------------------------------
 
 const std::vector<std::string>& RemoteOptions::option_names() {
-  static const std::vector<std::string> names = {"connect_timeout",     "timeout",         "stall_timeout", "retry_window",
-                                                 "retry_initial_delay", "retry_max_delay", "max_attempts"};
+  static const std::vector<std::string> names = {
+      "connect_timeout",     "timeout",         "stall_timeout", "retry_window",
+      "retry_initial_delay", "retry_max_delay", "max_attempts"};
   return names;
 }
 
@@ -468,10 +501,11 @@ void RemoteOptions::set(std::string_view name, double value) {
     for (const auto& o : option_names()) all += (all.empty() ? "" : ", ") + o;
     throw ArgumentError("unknown network option '" + n + "' (the options are " + all + ")");
   }
-  const bool zero_ok = name == "timeout" || name == "stall_timeout" || name == "retry_window" || name == "retry_initial_delay";
+  const bool zero_ok =
+      name == "timeout" || name == "stall_timeout" || name == "retry_window" || name == "retry_initial_delay";
   if (!std::isfinite(value) || value < 0 || (value == 0 && !zero_ok) || value > 1e7)
-    throw ArgumentError(n + " must be a number of seconds" + (zero_ok ? " (0 or more" : " (more than 0") + ", at most 1e7; got " +
-                        got + ")");
+    throw ArgumentError(n + " must be a number of seconds" + (zero_ok ? " (0 or more" : " (more than 0") +
+                        ", at most 1e7; got " + got + ")");
   *target = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(value * 1000)));
   if (*target == std::chrono::milliseconds(0) && value > 0) *target = std::chrono::milliseconds(1);
 }

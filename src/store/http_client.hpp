@@ -25,8 +25,8 @@ void check_http_url(const std::string& url, const std::string& what);
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
   std::string url;
-  std::vector<std::string> headers;       // "Name: value"
-  std::span<const std::uint8_t> body{};   // sent with PUT and POST
+  std::vector<std::string> headers;      // "Name: value"
+  std::span<const std::uint8_t> body{};  // sent with PUT and POST
   bool follow_redirects = false;
   // AWS Signature V4 through libcurl: "aws:amz:REGION:SERVICE"; empty = unsigned.
   std::string aws_sigv4;
@@ -59,7 +59,8 @@ struct HttpResponse {
 // `maybe_applied` when some attempt may have reached the server (so a write may have taken effect).
 class HttpFailure : public StoreError {
  public:
-  HttpFailure(ErrorCode code, const std::string& what, bool maybe_applied) : StoreError(code, what), maybe_applied_(maybe_applied) {}
+  HttpFailure(ErrorCode code, const std::string& what, bool maybe_applied)
+      : StoreError(code, what), maybe_applied_(maybe_applied) {}
   bool maybe_applied() const noexcept { return maybe_applied_; }
 
  private:

@@ -61,13 +61,17 @@ HttpStore::HttpStore(const std::string& url, Options options) : options_(std::mo
     const std::size_t colon = userinfo.find(':');
     const std::string user = detail::percent_decode(userinfo.substr(0, colon), "HTTP store URL: the user name");
     const std::string password =
-        colon == std::string::npos ? "" : detail::percent_decode(userinfo.substr(colon + 1), "HTTP store URL: the password");
+        colon == std::string::npos ? ""
+                                   : detail::percent_decode(userinfo.substr(colon + 1), "HTTP store URL: the password");
     const bool has_auth = std::any_of(options_.headers.begin(), options_.headers.end(), [](const auto& hd) {
       std::string n = hd.first;
-      std::transform(n.begin(), n.end(), n.begin(), [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
+      std::transform(n.begin(), n.end(), n.begin(),
+                     [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
       return n == "authorization";
     });
-    if (!has_auth) options_.headers.emplace_back("Authorization", "Basic " + detail::base64(detail::as_bytes(user + ":" + password)));
+    if (!has_auth)
+      options_.headers.emplace_back("Authorization",
+                                    "Basic " + detail::base64(detail::as_bytes(user + ":" + password)));
   }
   const std::size_t q = clean.find('?');
   root_ = clean.substr(0, q);
@@ -97,7 +101,8 @@ std::vector<std::string> HttpStore::request_headers() const {
   return h;
 }
 
-std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const ByteRange& range,
+                                                std::uint64_t max_bytes) {
   const auto plan = detail::plan_range(range);
   if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
   detail::HttpRequest req;
@@ -145,7 +150,7 @@ HttpStore::HeadResult HttpStore::head(const std::string& key) const {
     req.method = "GET";
     req.headers.push_back("Range: bytes=0-0");
     resp = client_->perform(req);
-    if (resp.status == 416) return {true, 0};  // exists, but empty
+    if (resp.status == 416) return {true, 0};                 // exists, but empty
     if (resp.status == 200) return {true, resp.body.size()};  // the server ignored Range
     if (resp.status == 206) {
       // The total length is in Content-Range ("bytes 0-0/TOTAL"), unless the server gave "*".

@@ -4,7 +4,8 @@
 
 namespace zarrpp {
 
-std::optional<VersionedBytes> MemoryStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+std::optional<VersionedBytes> MemoryStore::do_get(const std::string& key, const ByteRange& range,
+                                                  std::uint64_t max_bytes) {
   std::shared_lock lk(mu_);
   auto it = data_.find(key);
   if (it == data_.end()) return std::nullopt;

@@ -68,7 +68,7 @@ class RangeLock final : public StoreLock {
     auto it = h.find(key_);
     if (it != h.end() && --it->second > 0) return;  // still held by an outer lock of this thread
     if (it != h.end()) h.erase(it);
-    struct flock fl {};
+    struct flock fl{};
     fl.l_type = F_UNLCK;
     fl.l_whence = SEEK_SET;
     fl.l_start = static_cast<off_t>(key_.second);
@@ -107,8 +107,8 @@ std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
       if (nfd < 0 && errno == EEXIST) nfd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     }
     if (nfd < 0)
-      throw StoreError("cannot lock '" + name + "' of " + describe_root_ + ": cannot open the lock file '" + path_ + "': " +
-                       std::strerror(errno) + " (set ZARRPP_LOCK_DIR to a writable folder)");
+      throw StoreError("cannot lock '" + name + "' of " + describe_root_ + ": cannot open the lock file '" + path_ +
+                       "': " + std::strerror(errno) + " (set ZARRPP_LOCK_DIR to a writable folder)");
     ::fchmod(nfd, 0666);  // other users' processes lock the same store too (fails harmlessly if not ours)
     f = fds.emplace(path_, nfd).first;
   }
@@ -117,7 +117,7 @@ std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
     ++it->second;
     return std::make_unique<RangeLock>(fd, std::move(key));
   }
-  struct flock fl {};
+  struct flock fl{};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
   fl.l_start = static_cast<off_t>(key.second);
@@ -125,7 +125,8 @@ std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
   while (::fcntl(fd, F_OFD_SETLKW, &fl) != 0) {
     if (errno == EINTR) continue;
     const int e = errno;
-    throw StoreError("cannot lock '" + name + "' of " + describe_root_ + " (lock file '" + path_ + "'): " + std::strerror(e));
+    throw StoreError("cannot lock '" + name + "' of " + describe_root_ + " (lock file '" + path_ +
+                     "'): " + std::strerror(e));
   }
   h.emplace(key, 1);
   return std::make_unique<RangeLock>(fd, std::move(key));

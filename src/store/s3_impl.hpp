@@ -35,9 +35,9 @@ inline std::string random_hex(std::size_t n) {
 struct S3Store::Impl {
   std::unique_ptr<detail::HttpClient> client;
   std::string bucket;
-  std::string base;         // endpoint/bucket
-  std::string root_slash;   // "" or "prefix/"
-  std::string sigv4;        // "" = unsigned
+  std::string base;        // endpoint/bucket
+  std::string root_slash;  // "" or "prefix/"
+  std::string sigv4;       // "" = unsigned
   std::string access_key, secret_key, token;
   int page_size = 1000;
   std::atomic<bool> bulk_delete{true};
@@ -51,7 +51,8 @@ struct S3Store::Impl {
     r.method = method;
     r.url = std::move(url);
     r.body = body;
-    r.headers.push_back(std::string("x-amz-content-sha256: ") + (body.empty() ? detail::kEmptySha256 : detail::sha256_hex(body)));
+    r.headers.push_back(std::string("x-amz-content-sha256: ") +
+                        (body.empty() ? detail::kEmptySha256 : detail::sha256_hex(body)));
     if (!token.empty()) r.headers.push_back("x-amz-security-token: " + token);
     if (!sigv4.empty()) {
       r.aws_sigv4 = sigv4;
@@ -74,9 +75,12 @@ struct S3Store::Impl {
     if (!err.code.empty()) msg += " (" + err.code + (err.message.empty() ? "" : ": " + err.message) + ")";
     if (err.code == "NoSuchBucket") msg += "; bucket '" + bucket + "' does not exist";
     if (resp.status == 403 && sigv4.empty())
-      msg += "; the request was unsigned: no credentials in S3Store::Options or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY";
-    else if (resp.status == 403 && (req.method == "GET" || req.method == "HEAD") && req.url.find('?') == std::string::npos)
-      msg += "; note that S3 answers 403 rather than 404 for a missing key when the credentials may not list the bucket";
+      msg +=
+          "; the request was unsigned: no credentials in S3Store::Options or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY";
+    else if (resp.status == 403 && (req.method == "GET" || req.method == "HEAD") &&
+             req.url.find('?') == std::string::npos)
+      msg +=
+          "; note that S3 answers 403 rather than 404 for a missing key when the credentials may not list the bucket";
     throw StoreError(msg);
   }
 
@@ -125,7 +129,8 @@ struct S3Store::Impl {
         throw StoreError(client->failure_prefix(req, resp.attempts) +
                          "IsTruncated is true but there is no NextContinuationToken");
       if (continuation && *next == *continuation)
-        throw StoreError(client->failure_prefix(req, resp.attempts) + "the server repeated continuation token '" + *next + "'");
+        throw StoreError(client->failure_prefix(req, resp.attempts) + "the server repeated continuation token '" +
+                         *next + "'");
       continuation = std::move(next);
     }
   }
@@ -148,8 +153,9 @@ struct S3Store::Impl {
         batch.clear();
         return;
       }
-      std::string body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
-                         "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>";
+      std::string body =
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+          "<Delete xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Quiet>true</Quiet>";
       for (const auto& k : batch) body += "<Object><Key>" + detail::xml_escape(k) + "</Key></Object>";
       body += "</Delete>";
       const auto bytes = detail::as_bytes(body);
@@ -196,6 +202,5 @@ struct S3Store::Impl {
     flush();
   }
 };
-
 
 }  // namespace zarrpp

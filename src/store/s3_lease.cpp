@@ -18,7 +18,8 @@ class S3Store::Lease : public StoreLock {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Lease(S3Store& store, std::string full, std::string what) : store_(store), im_(*store.impl_), full_(std::move(full)), what_(std::move(what)) {
+  Lease(S3Store& store, std::string full, std::string what)
+      : store_(store), im_(*store.impl_), full_(std::move(full)), what_(std::move(what)) {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
     owner_ = detail::random_hex(16);
@@ -62,7 +63,8 @@ class S3Store::Lease : public StoreLock {
       if (cur && owner_of(cur->first) == owner_ && !cur->second.empty() && try_put(cur->second)) break;
       if (cur) {
         if (cur->second.empty())
-          throw StoreError("S3 GET " + im_.object_url(full_) + ": the response has no ETag, so the lease cannot be checked");
+          throw StoreError("S3 GET " + im_.object_url(full_) +
+                           ": the response has no ETag, so the lease cannot be checked");
         if (cur->second != seen_etag) {  // a new holder, or the holder renewed
           seen_etag = cur->second;
           seen_text = std::string(cur->first.begin(), cur->first.end());
@@ -79,7 +81,8 @@ class S3Store::Lease : public StoreLock {
                             (seen_text.empty() ? std::string("another process") : seen_text));
       std::uniform_int_distribution<int> d(0, static_cast<int>(backoff.count()));
       std::this_thread::sleep_for(backoff / 2 + std::chrono::milliseconds(d(jitter) / 2));
-      backoff = std::min(backoff * 2, std::min(std::chrono::milliseconds(500), std::max(seen_ttl / 4, std::chrono::milliseconds(10))));
+      backoff = std::min(
+          backoff * 2, std::min(std::chrono::milliseconds(500), std::max(seen_ttl / 4, std::chrono::milliseconds(10))));
     }
     renewed_ = put_sent_;
     heartbeat_ = std::thread([this] { heartbeat(); });
@@ -91,13 +94,14 @@ class S3Store::Lease : public StoreLock {
                           "); nothing more is changed under it");
     if (Clock::now() - renewed_.load() > ttl_)
       throw ConflictError("S3 store " + store_.describe() + ": the lock on " + what_ + " was not renewed within " +
-                          std::to_string(ttl_.count()) + " ms and may have been taken over; nothing more is changed under it");
+                          std::to_string(ttl_.count()) +
+                          " ms and may have been taken over; nothing more is changed under it");
   }
 
  private:
   std::string body() const {
-    return nlohmann::json{{"zarrpp_lock", what_}, {"owner", owner_}, {"holder", about_}, {"ttl_ms", ttl_.count()},
-                          {"renewal", renewals_}}
+    return nlohmann::json{
+        {"zarrpp_lock", what_}, {"owner", owner_}, {"holder", about_}, {"ttl_ms", ttl_.count()}, {"renewal", renewals_}}
         .dump();
   }
 
@@ -177,7 +181,8 @@ class S3Store::Lease : public StoreLock {
         if (try_put(etag_)) {
           renewed_ = put_sent_;
         } else {
-          lost_why_ = "another process took it over after it was not renewed for " + std::to_string(ttl_.count()) + " ms";
+          lost_why_ =
+              "another process took it over after it was not renewed for " + std::to_string(ttl_.count()) + " ms";
           lost_ = true;
           return;
         }

@@ -10,8 +10,10 @@ S3Error parse_s3_error(std::string_view body) {
   if (body.empty()) return e;
   try {
     parse_xml(body, [&](const std::vector<std::string>& path, std::string& text) {
-      if (path.size() == 2 && path[0] == "Error" && path[1] == "Code") e.code = std::move(text);
-      else if (path.size() == 2 && path[0] == "Error" && path[1] == "Message") e.message = std::move(text);
+      if (path.size() == 2 && path[0] == "Error" && path[1] == "Code")
+        e.code = std::move(text);
+      else if (path.size() == 2 && path[0] == "Error" && path[1] == "Message")
+        e.message = std::move(text);
     });
   } catch (const ArgumentError&) {
     return S3Error{};  // not XML: the status alone tells what happened
@@ -25,10 +27,14 @@ S3ListPage parse_s3_list_page(std::string_view body) {
   parse_xml(body, [&](const std::vector<std::string>& path, std::string& text) {
     if (path[0] != "ListBucketResult") return;
     root_ok = true;
-    if (path.size() == 3 && path[1] == "Contents" && path[2] == "Key") page.keys.push_back(std::move(text));
-    else if (path.size() == 3 && path[1] == "CommonPrefixes" && path[2] == "Prefix") page.prefixes.push_back(std::move(text));
-    else if (path.size() == 2 && path[1] == "IsTruncated") page.truncated = text == "true";
-    else if (path.size() == 2 && path[1] == "NextContinuationToken") page.next = std::move(text);
+    if (path.size() == 3 && path[1] == "Contents" && path[2] == "Key")
+      page.keys.push_back(std::move(text));
+    else if (path.size() == 3 && path[1] == "CommonPrefixes" && path[2] == "Prefix")
+      page.prefixes.push_back(std::move(text));
+    else if (path.size() == 2 && path[1] == "IsTruncated")
+      page.truncated = text == "true";
+    else if (path.size() == 2 && path[1] == "NextContinuationToken")
+      page.next = std::move(text);
   });
   if (!root_ok) throw ArgumentError("the response is not a ListBucketResult (is the endpoint an S3 server?)");
   return page;
@@ -40,9 +46,12 @@ std::vector<S3DeleteFailure> parse_s3_delete_result(std::string_view body) {
   // Children of <Error> close before it does: fill `cur`, then keep it.
   parse_xml(body, [&](const std::vector<std::string>& path, std::string& text) {
     if (path.size() == 3 && path[0] == "DeleteResult" && path[1] == "Error") {
-      if (path[2] == "Key") cur.key = std::move(text);
-      else if (path[2] == "Code") cur.code = std::move(text);
-      else if (path[2] == "Message") cur.message = std::move(text);
+      if (path[2] == "Key")
+        cur.key = std::move(text);
+      else if (path[2] == "Code")
+        cur.code = std::move(text);
+      else if (path[2] == "Message")
+        cur.message = std::move(text);
     } else if (path.size() == 2 && path[0] == "DeleteResult" && path[1] == "Error") {
       failures.push_back(std::move(cur));
       cur = S3DeleteFailure{};

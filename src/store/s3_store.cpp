@@ -53,16 +53,21 @@ S3Store::S3Store(Options options) : options_(std::move(options)), impl_(std::mak
   }
   options_.prefix = p;
 
-  region_ = options_.region ? *options_.region : env("AWS_REGION").value_or(env("AWS_DEFAULT_REGION").value_or("us-east-1"));
+  region_ =
+      options_.region ? *options_.region : env("AWS_REGION").value_or(env("AWS_DEFAULT_REGION").value_or("us-east-1"));
   if (region_.empty() || region_.size() > 64 || !std::all_of(region_.begin(), region_.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
       }))
     throw StoreError("S3Store: invalid region '" + region_ + "'");
 
-  if (options_.endpoint) endpoint_ = *options_.endpoint;
-  else if (auto e = env("AWS_ENDPOINT_URL_S3")) endpoint_ = *e;
-  else if (auto e2 = env("AWS_ENDPOINT_URL")) endpoint_ = *e2;
-  else endpoint_ = "https://s3." + region_ + ".amazonaws.com";
+  if (options_.endpoint)
+    endpoint_ = *options_.endpoint;
+  else if (auto e = env("AWS_ENDPOINT_URL_S3"))
+    endpoint_ = *e;
+  else if (auto e2 = env("AWS_ENDPOINT_URL"))
+    endpoint_ = *e2;
+  else
+    endpoint_ = "https://s3." + region_ + ".amazonaws.com";
   if (endpoint_.find_first_of("?#") != std::string::npos)
     throw StoreError("S3Store: endpoint '" + endpoint_ + "' must not have a query or fragment");
   detail::check_http_url(endpoint_, "S3Store: endpoint");
@@ -71,7 +76,8 @@ S3Store::S3Store(Options options) : options_(std::move(options)), impl_(std::mak
   if (options_.list_page_size < 1 || options_.list_page_size > 1000)
     throw StoreError("S3Store: list_page_size must be 1..1000 (got " + std::to_string(options_.list_page_size) + ")");
   if (options_.lock_ttl < std::chrono::milliseconds(40))
-    throw StoreError("S3Store: lock_ttl must be at least 40 ms (got " + std::to_string(options_.lock_ttl.count()) + " ms)");
+    throw StoreError("S3Store: lock_ttl must be at least 40 ms (got " + std::to_string(options_.lock_ttl.count()) +
+                     " ms)");
   if (options_.lock_timeout < std::chrono::milliseconds(0))
     throw StoreError("S3Store: lock_timeout must not be negative");
 
@@ -83,7 +89,8 @@ S3Store::S3Store(Options options) : options_(std::move(options)), impl_(std::mak
     const auto ak = options_.access_key_id ? options_.access_key_id : env("AWS_ACCESS_KEY_ID");
     const auto sk = options_.secret_access_key ? options_.secret_access_key : env("AWS_SECRET_ACCESS_KEY");
     if (ak.has_value() != sk.has_value())
-      throw StoreError(std::string("S3Store: ") + (ak ? "an access key id" : "a secret access key") + " is set but no " +
+      throw StoreError(std::string("S3Store: ") + (ak ? "an access key id" : "a secret access key") +
+                       " is set but no " +
                        (ak ? "secret access key (AWS_SECRET_ACCESS_KEY)" : "access key id (AWS_ACCESS_KEY_ID)"));
     if (ak) {
       if (ak->empty() || sk->empty()) throw StoreError("S3Store: empty access key id or secret access key");
@@ -94,8 +101,8 @@ S3Store::S3Store(Options options) : options_(std::move(options)), impl_(std::mak
       im.access_key = *ak;
       im.secret_key = *sk;
       im.token = options_.session_token ? *options_.session_token
-                 : key_from_env           ? env("AWS_SESSION_TOKEN").value_or("")
-                                          : "";
+                 : key_from_env         ? env("AWS_SESSION_TOKEN").value_or("")
+                                        : "";
       if (im.token.find_first_of("\r\n") != std::string::npos)
         throw StoreError("S3Store: the session token contains a line break");
     }
@@ -115,7 +122,8 @@ std::string S3Store::url_of(const std::string& key) const {
 }
 
 std::string S3Store::describe() const {
-  return "s3://" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix) + " (endpoint " + endpoint_ + ")";
+  return "s3://" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix) + " (endpoint " +
+         endpoint_ + ")";
 }
 
 std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
@@ -194,7 +202,8 @@ DirListing S3Store::do_list_dir(const std::string& prefix_in) {
   for (auto& k : listing.keys) {
     if (k.compare(0, full.size(), full) != 0) continue;
     std::string name = k.substr(full.size());
-    if (!name.empty() && name.find('/') == std::string::npos && valid_key(prefix + name)) out.keys.push_back(std::move(name));
+    if (!name.empty() && name.find('/') == std::string::npos && valid_key(prefix + name))
+      out.keys.push_back(std::move(name));
   }
   for (auto& cp : listing.prefixes) {
     if (cp.compare(0, full.size(), full) != 0 || cp.size() <= full.size() + 1 || cp.back() != '/') continue;
@@ -222,9 +231,12 @@ S3Store::Conditional S3Store::conditional() {
   switch (options_.conditional_writes) {
     // Asserting conditional writes says nothing of conditional deletes: without a probe, erase_if
     // falls back to writing the fill value conditionally.
-    case ConditionalWrites::On: return {true, true, false};
-    case ConditionalWrites::Off: return {false, false, false};
-    case ConditionalWrites::Auto: break;
+    case ConditionalWrites::On:
+      return {true, true, false};
+    case ConditionalWrites::Off:
+      return {false, false, false};
+    case ConditionalWrites::Auto:
+      break;
   }
   using Clock = std::chrono::steady_clock;
   // One refusal may be a glitch (a proxy, a node being replaced): a server is taken not to
@@ -281,19 +293,25 @@ S3Store::Conditional S3Store::probe_conditional() {
   if (unsupported(first.status)) return c;
   if (first.status != 200 && first.status != 412) im.fail(req1, first);
   auto [req2, second] = put("If-None-Match: *");
-  if (second.status == 412) c.create_only = true;
-  else if (second.status != 200 && !unsupported(second.status)) im.fail(req2, second);
+  if (second.status == 412)
+    c.create_only = true;
+  else if (second.status != 200 && !unsupported(second.status))
+    im.fail(req2, second);
   auto [req3, third] = put("If-Match: \"00000000000000000000000000000000\"");
-  if (third.status == 412) c.replace = true;
-  else if (third.status != 200 && !unsupported(third.status)) im.fail(req3, third);
+  if (third.status == 412)
+    c.replace = true;
+  else if (third.status != 200 && !unsupported(third.status))
+    im.fail(req3, third);
   // DELETE with a wrong If-Match: 412 when honoured; a server that ignores it deletes the probe.
   // (Asked only of servers with conditional writes: without them nothing is erased conditionally.)
   if (!(c.create_only && c.replace)) return c;
   auto del = im.make("DELETE", im.object_url(probe));
   del.headers.push_back("If-Match: \"00000000000000000000000000000000\"");
   const auto fourth = im.perform(del);
-  if (fourth.status == 412) c.erase = true;
-  else if (!(fourth.status >= 200 && fourth.status < 300) && fourth.status != 404 && !unsupported(fourth.status)) im.fail(del, fourth);
+  if (fourth.status == 412)
+    c.erase = true;
+  else if (!(fourth.status >= 200 && fourth.status < 300) && fourth.status != 404 && !unsupported(fourth.status))
+    im.fail(del, fourth);
   return c;
 }
 
@@ -310,15 +328,17 @@ bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::o
   if (!ok)
     throw ConflictError("S3 store " + describe() + " does not support conditional writes (" +
                         (expected ? "If-Match" : "If-None-Match: *") + " on PUT " +
-                        (options_.conditional_writes == ConditionalWrites::Off ? "is switched off by conditional_writes = Off"
-                                                                               : "was ignored or refused by the server") +
+                        (options_.conditional_writes == ConditionalWrites::Off
+                             ? "is switched off by conditional_writes = Off"
+                             : "was ignored or refused by the server") +
                         "), so a conditional write of '" + key + "' cannot be atomic");
   auto& im = *impl_;
   const std::string full = im.full_key(key);
   auto req = im.put_request(full, value);
   if (expected) {
     if (expected->empty())
-      throw StoreError("S3 store " + describe() + ": '" + key + "' was read without an ETag, so a write conditioned on it cannot be made");
+      throw StoreError("S3 store " + describe() + ": '" + key +
+                       "' was read without an ETag, so a write conditioned on it cannot be made");
     req.headers.push_back("If-Match: " + *expected);
   } else {
     req.headers.push_back("If-None-Match: *");
@@ -333,13 +353,14 @@ bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::o
       const auto now = im.get_with_etag(full);
       return now && now->first == value;
     } catch (const StoreError& e) {
-      throw UncertainWriteError("S3 store " + describe() + ": whether the conditional write of '" + key + "' took effect is unknown (" +
-                                why + "; reading it back failed: " + e.what() + ")");
+      throw UncertainWriteError("S3 store " + describe() + ": whether the conditional write of '" + key +
+                                "' took effect is unknown (" + why + "; reading it back failed: " + e.what() + ")");
     }
   };
   auto uncertain = [&](const std::string& why) {
-    return UncertainWriteError(why + "; '" + key + "' does not hold this write now, but the request reached the server and may still "
-                                     "take effect");
+    return UncertainWriteError(why + "; '" + key +
+                               "' does not hold this write now, but the request reached the server and may still "
+                               "take effect");
   };
   detail::HttpResponse resp;
   try {
@@ -355,7 +376,9 @@ bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::o
     // another writer replaced it since, false is still right for this call: the condition no
     // longer holds, so no copy of it can take effect any more; a relative change must recognise
     // its own result, as growth does.)
-    if (resp.ambiguous) return stored_is_ours("the answer was HTTP " + std::to_string(resp.status) + " to a request that may have been sent twice");
+    if (resp.ambiguous)
+      return stored_is_ours("the answer was HTTP " + std::to_string(resp.status) +
+                            " to a request that may have been sent twice");
     return false;
   }
   if (resp.ambiguous && resp.status >= 500) {
@@ -373,11 +396,13 @@ bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& 
   const auto c = conditional();
   if (!c.erase)
     throw ConflictError("S3 store " + describe() + " does not support conditional deletes (If-Match on DELETE " +
-                        (options_.conditional_writes == ConditionalWrites::Off ? "is switched off by conditional_writes = Off"
-                                                                               : "was ignored or refused by the server") +
+                        (options_.conditional_writes == ConditionalWrites::Off
+                             ? "is switched off by conditional_writes = Off"
+                             : "was ignored or refused by the server") +
                         "), so erasing '" + key + "' only if it is what was read cannot be atomic");
   if (expected->empty())
-    throw StoreError("S3 store " + describe() + ": '" + key + "' was read without an ETag, so a delete conditioned on it cannot be made");
+    throw StoreError("S3 store " + describe() + ": '" + key +
+                     "' was read without an ETag, so a delete conditioned on it cannot be made");
   auto req = im.make("DELETE", im.object_url(full));
   req.headers.push_back("If-Match: " + *expected);
   req.extra_retry_statuses = {409};
@@ -388,7 +413,8 @@ bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& 
     // The DELETE may have been carried out before the failure: gone now means gone as asked.
     if (!e.maybe_applied()) throw;
     if (!do_size(key).has_value()) return true;
-    throw UncertainWriteError(std::string(e.what()) + "; '" + key + "' is still there, but the request reached the server and may still take effect");
+    throw UncertainWriteError(std::string(e.what()) + "; '" + key +
+                              "' is still there, but the request reached the server and may still take effect");
   }
   if (resp.status >= 200 && resp.status < 300) return true;
   if (resp.status == 412 || resp.status == 409 || resp.status == 404) {

@@ -11,13 +11,15 @@ namespace zarrpp {
 
 std::pair<std::uint64_t, std::uint64_t> ByteRange::resolve(std::uint64_t size) const {
   switch (kind) {
-    case Kind::All: return {0, size};
+    case Kind::All:
+      return {0, size};
     case Kind::FromOffset: {
       const std::uint64_t b = std::min(offset, size);
       const std::uint64_t e = length ? (size - b < *length ? size : b + *length) : size;
       return {b, e};
     }
-    case Kind::Suffix: return {size > suffix ? size - suffix : 0, size};
+    case Kind::Suffix:
+      return {size > suffix ? size - suffix : 0, size};
   }
   return {0, size};
 }
@@ -26,8 +28,9 @@ std::pair<std::uint64_t, std::uint64_t> ByteRange::resolve(std::uint64_t size) c
 
 void check_size_limit(const Store& store, const std::string& key, std::uint64_t size, std::uint64_t max_bytes) {
   if (size > max_bytes)
-    throw StoreError(ErrorCode::limit_exceeded, "'" + key + "' in " + store.describe() + " holds " + std::to_string(size) +
-                                                    " bytes, more than the " + std::to_string(max_bytes) + " expected");
+    throw StoreError(ErrorCode::limit_exceeded, "'" + key + "' in " + store.describe() + " holds " +
+                                                    std::to_string(size) + " bytes, more than the " +
+                                                    std::to_string(max_bytes) + " expected");
 }
 
 std::optional<Store::Parent> Store::parent() const { return std::nullopt; }
@@ -38,7 +41,8 @@ std::optional<Bytes> Store::get(const std::string& key, const ByteRange& range, 
   return std::move(v->bytes);
 }
 
-std::optional<VersionedBytes> Store::get_versioned(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+std::optional<VersionedBytes> Store::get_versioned(const std::string& key, const ByteRange& range,
+                                                   std::uint64_t max_bytes) {
   validate_key(key);
   auto v = do_get(key, range, max_bytes);
   if (v) check_size_limit(*this, key, v->bytes.size(), max_bytes);
@@ -82,7 +86,8 @@ bool Store::compare_and_set(const std::string& key, const std::optional<Bytes>& 
   validate_key(key);
   check_writable("write", key);
   // Without conditional writes, do_set_if refuses (naming the reason) before anything is read.
-  if (!capabilities().conditional_writes) return do_set_if(key, value, expected ? std::optional<Version>(Version()) : std::nullopt);
+  if (!capabilities().conditional_writes)
+    return do_set_if(key, value, expected ? std::optional<Version>(Version()) : std::nullopt);
   if (!expected) return do_set_if(key, value, std::nullopt);
   auto cur = do_get(key, ByteRange::all(), kNoLimit);
   if (!cur || cur->bytes != *expected) return false;
@@ -108,8 +113,7 @@ void Store::prune_empty(const std::string& prefix) {
 }
 
 void Store::check_listing(const std::string& prefix) const {
-  if (!capabilities().listing)
-    throw StoreError("store " + describe() + " cannot list keys (prefix '" + prefix + "')");
+  if (!capabilities().listing) throw StoreError("store " + describe() + " cannot list keys (prefix '" + prefix + "')");
 }
 
 std::vector<std::string> Store::list_prefix(const std::string& prefix) {
@@ -136,7 +140,8 @@ std::vector<std::string> Store::identity_chain(const std::string& path) const {
   const auto scheme = at.find("://");
   const std::size_t floor = scheme == std::string::npos ? at.find(':') + 1 : at.find('/', scheme + 3);
   std::vector<std::string> out{at};
-  for (auto slash = at.rfind('/'); slash != std::string::npos && floor != std::string::npos && slash >= floor && slash > 0;
+  for (auto slash = at.rfind('/');
+       slash != std::string::npos && floor != std::string::npos && slash >= floor && slash > 0;
        slash = at.rfind('/', slash - 1)) {
     out.push_back(at.substr(0, slash));
     if (slash == 0) break;
@@ -157,14 +162,21 @@ std::string normalize_url(std::string_view url) {
     rest = url.substr(scheme_end + 3);
     const auto slash = rest.find('/');
     std::string host = lower(std::string(rest.substr(0, slash)));
-    for (const auto& [s, port] : {std::pair<const char*, const char*>{"http", ":80"}, {"https", ":443"}, {"s3", ":443"}})
-      if (scheme == s && host.size() > std::strlen(port) && host.ends_with(port)) host.resize(host.size() - std::strlen(port));
+    for (const auto& [s, port] :
+         {std::pair<const char*, const char*>{"http", ":80"}, {"https", ":443"}, {"s3", ":443"}})
+      if (scheme == s && host.size() > std::strlen(port) && host.ends_with(port))
+        host.resize(host.size() - std::strlen(port));
     out = scheme + "://" + host;
     rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
   }
   // The path: %-escapes of unreserved characters decoded, repeated and trailing '/' dropped.
-  auto unreserved = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~'; };
-  auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10; };
+  auto unreserved = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' || c == '~';
+  };
+  auto hex = [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                                                       : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
+  };
   for (std::size_t i = 0; i < rest.size(); ++i) {
     char c = rest[i];
     if (c == '%' && i + 2 < rest.size() && std::isxdigit(static_cast<unsigned char>(rest[i + 1])) &&
@@ -200,8 +212,7 @@ std::string Store::explain_absent() noexcept {
 
 std::unique_ptr<StoreLock> Store::lock(const std::string& key) {
   validate_key(key);
-  if (!capabilities().locking)
-    throw ConflictError("store " + describe() + " cannot lock '" + key + "'");
+  if (!capabilities().locking) throw ConflictError("store " + describe() + " cannot lock '" + key + "'");
   return do_lock(key);
 }
 
@@ -257,8 +268,10 @@ DirListing Store::do_list_dir(const std::string& prefix_in) {
   for (const auto& k : do_list_prefix(prefix)) {
     const auto rest = k.substr(prefix.size());
     const auto slash = rest.find('/');
-    if (slash == std::string::npos) out.keys.push_back(rest);
-    else dirs.insert(rest.substr(0, slash));
+    if (slash == std::string::npos)
+      out.keys.push_back(rest);
+    else
+      dirs.insert(rest.substr(0, slash));
   }
   out.prefixes.assign(dirs.begin(), dirs.end());
   std::sort(out.keys.begin(), out.keys.end());
@@ -274,14 +287,16 @@ std::unique_ptr<StoreLock> Store::do_lock(const std::string& key) {
 StoreWrapper::StoreWrapper(StorePtr inner) : inner_(std::move(inner)) {
   if (!inner_) throw ArgumentError("StoreWrapper: no store to wrap");
 }
-std::optional<VersionedBytes> StoreWrapper::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+std::optional<VersionedBytes> StoreWrapper::do_get(const std::string& key, const ByteRange& range,
+                                                   std::uint64_t max_bytes) {
   return inner_->get_versioned(key, range, max_bytes);
 }
 void StoreWrapper::do_set(const std::string& key, const Bytes& value) { inner_->set(key, value); }
 void StoreWrapper::do_erase(const std::string& key) { inner_->erase(key); }
 std::vector<std::string> StoreWrapper::do_list_prefix(const std::string& prefix) { return inner_->list_prefix(prefix); }
 std::optional<std::uint64_t> StoreWrapper::do_size(const std::string& key) { return inner_->size(key); }
-bool StoreWrapper::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+bool StoreWrapper::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                                   const PieceSink& sink) {
   return inner_->get_streamed(key, range, piece, sink);
 }
 bool StoreWrapper::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {

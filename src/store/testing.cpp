@@ -6,17 +6,28 @@ namespace zarrpp {
 
 std::string to_string(StoreOp::Kind k) {
   switch (k) {
-    case StoreOp::Kind::Get: return "get";
-    case StoreOp::Kind::GetStreamed: return "get_streamed";
-    case StoreOp::Kind::Set: return "set";
-    case StoreOp::Kind::SetIf: return "set_if";
-    case StoreOp::Kind::Erase: return "erase";
-    case StoreOp::Kind::EraseIf: return "erase_if";
-    case StoreOp::Kind::ErasePrefix: return "erase_prefix";
-    case StoreOp::Kind::ListPrefix: return "list_prefix";
-    case StoreOp::Kind::ListDir: return "list_dir";
-    case StoreOp::Kind::Lock: return "lock";
-    case StoreOp::Kind::Size: return "size";
+    case StoreOp::Kind::Get:
+      return "get";
+    case StoreOp::Kind::GetStreamed:
+      return "get_streamed";
+    case StoreOp::Kind::Set:
+      return "set";
+    case StoreOp::Kind::SetIf:
+      return "set_if";
+    case StoreOp::Kind::Erase:
+      return "erase";
+    case StoreOp::Kind::EraseIf:
+      return "erase_if";
+    case StoreOp::Kind::ErasePrefix:
+      return "erase_prefix";
+    case StoreOp::Kind::ListPrefix:
+      return "list_prefix";
+    case StoreOp::Kind::ListDir:
+      return "list_dir";
+    case StoreOp::Kind::Lock:
+      return "lock";
+    case StoreOp::Kind::Size:
+      return "size";
   }
   return "?";
 }
@@ -44,11 +55,13 @@ std::vector<std::string> RecordingStore::keys(std::initializer_list<StoreOp::Kin
   return out;
 }
 
-std::optional<VersionedBytes> RecordingStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+std::optional<VersionedBytes> RecordingStore::do_get(const std::string& key, const ByteRange& range,
+                                                     std::uint64_t max_bytes) {
   record(StoreOp::Kind::Get, key, range);
   return StoreWrapper::do_get(key, range, max_bytes);
 }
-bool RecordingStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+bool RecordingStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                                     const PieceSink& sink) {
   record(StoreOp::Kind::GetStreamed, key, range);
   return StoreWrapper::do_get_streamed(key, range, piece, sink);
 }
@@ -98,11 +111,13 @@ void FaultyStore::step(const char* op, const std::string& key) {
     throw StoreError(std::string("injected fault at operation ") + std::to_string(n) + " (" + op + " '" + key + "')");
   }
 }
-std::optional<VersionedBytes> FaultyStore::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+std::optional<VersionedBytes> FaultyStore::do_get(const std::string& key, const ByteRange& range,
+                                                  std::uint64_t max_bytes) {
   step("get", key);
   return StoreWrapper::do_get(key, range, max_bytes);
 }
-bool FaultyStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) {
+bool FaultyStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                                  const PieceSink& sink) {
   step("get_streamed", key);
   return StoreWrapper::do_get_streamed(key, range, piece, sink);
 }

@@ -20,7 +20,8 @@ std::string scheme_of(const std::string& url) {
     if (!alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return "";
   }
   std::string s = url.substr(0, sep);
-  std::transform(s.begin(), s.end(), s.begin(), [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); });
   return s;
 }
 
@@ -55,9 +56,11 @@ StorePtr open_store(const std::string& url, const OpenStoreOptions& options) {
     const std::string host = rest.substr(0, slash);
     if (!host.empty() && host != "localhost")
       throw StoreError("open_store: '" + url + "': file URLs on another host ('" + host + "') are not supported");
-    if (slash == std::string::npos) throw StoreError("open_store: '" + url + "' has no path (write file:///absolute/path)");
+    if (slash == std::string::npos)
+      throw StoreError("open_store: '" + url + "' has no path (write file:///absolute/path)");
     const std::string path = detail::percent_decode(rest.substr(slash), "open_store: '" + url + "'");
-    if (path.find('\0') != std::string::npos) throw StoreError("open_store: '" + url + "' decodes to a path with a NUL byte");
+    if (path.find('\0') != std::string::npos)
+      throw StoreError("open_store: '" + url + "' decodes to a path with a NUL byte");
     return FileStore::open(path, options.file);
   }
   throw StoreError("open_store: unsupported URL scheme '" + scheme + "' in '" + url +

@@ -13,15 +13,15 @@ namespace zarrpp::test {
 
 struct Fault {
   enum class Kind {
-    pass,           // forward, answer with the server's reply
-    refuse,         // close the connection before forwarding (the request never reaches the server)
-    lose_reply,     // forward (the server carries it out), then close without answering
-    status,         // answer `status` without forwarding
-    cut_body,       // forward; send the headers and half the body, then close
-    short_length,   // forward; announce and send only half the body (a complete-looking reply)
-    drop_etag,      // forward; remove the ETag header
-    change_etag,    // forward; replace the ETag with another value
-    stall,          // forward nothing, answer nothing for `stall` (then close)
+    pass,          // forward, answer with the server's reply
+    refuse,        // close the connection before forwarding (the request never reaches the server)
+    lose_reply,    // forward (the server carries it out), then close without answering
+    status,        // answer `status` without forwarding
+    cut_body,      // forward; send the headers and half the body, then close
+    short_length,  // forward; announce and send only half the body (a complete-looking reply)
+    drop_etag,     // forward; remove the ETag header
+    change_etag,   // forward; replace the ETag with another value
+    stall,         // forward nothing, answer nothing for `stall` (then close)
   };
   Kind kind = Kind::pass;
   int status = 0;
@@ -33,15 +33,24 @@ struct Fault {
 
 inline const char* to_string(Fault::Kind k) {
   switch (k) {
-    case Fault::Kind::pass: return "pass";
-    case Fault::Kind::refuse: return "refuse";
-    case Fault::Kind::lose_reply: return "lose_reply";
-    case Fault::Kind::status: return "status";
-    case Fault::Kind::cut_body: return "cut_body";
-    case Fault::Kind::short_length: return "short_length";
-    case Fault::Kind::drop_etag: return "drop_etag";
-    case Fault::Kind::change_etag: return "change_etag";
-    case Fault::Kind::stall: return "stall";
+    case Fault::Kind::pass:
+      return "pass";
+    case Fault::Kind::refuse:
+      return "refuse";
+    case Fault::Kind::lose_reply:
+      return "lose_reply";
+    case Fault::Kind::status:
+      return "status";
+    case Fault::Kind::cut_body:
+      return "cut_body";
+    case Fault::Kind::short_length:
+      return "short_length";
+    case Fault::Kind::drop_etag:
+      return "drop_etag";
+    case Fault::Kind::change_etag:
+      return "change_etag";
+    case Fault::Kind::stall:
+      return "stall";
   }
   return "?";
 }
@@ -318,8 +327,8 @@ class FaultProxy {
       if (f.kind == K::status) {
         const std::string body = "<Error><Code>Injected</Code><Message>injected by the fault proxy</Message></Error>";
         const std::string out = "HTTP/1.1 " + std::to_string(f.status) + " " + detail::standard_reason(f.status) +
-                                "\r\nContent-Type: application/xml\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
-                                (req.method == "HEAD" ? std::string() : body);
+                                "\r\nContent-Type: application/xml\r\nContent-Length: " + std::to_string(body.size()) +
+                                "\r\n\r\n" + (req.method == "HEAD" ? std::string() : body);
         if (!send_all(fd, out)) return;
         continue;
       }
@@ -337,9 +346,14 @@ class FaultProxy {
           body.resize(body.size() / 2);
           up->head.set("Content-Length", std::to_string(body.size()));
           break;
-        case K::drop_etag: up->head.erase("etag"); break;
-        case K::change_etag: up->head.set("ETag", "\"0123456789abcdef0123456789abcdef\""); break;
-        default: break;
+        case K::drop_etag:
+          up->head.erase("etag");
+          break;
+        case K::change_etag:
+          up->head.set("ETag", "\"0123456789abcdef0123456789abcdef\"");
+          break;
+        default:
+          break;
       }
       up->head.erase("connection");
       if (!send_all(fd, up->head.text() + (req.method == "HEAD" ? std::string() : body))) return;

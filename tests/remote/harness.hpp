@@ -28,16 +28,16 @@
 #include <sstream>
 #include <thread>
 
+#include "../common.hpp"
 #include "store/byte_ranges.hpp"
 #include "store/encoding.hpp"
 #include "store/http_client.hpp"
 #include "store/s3_responses.hpp"
 #include "store/xml.hpp"
-#include "../common.hpp"
-#include "zarrpp/zarrpp.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/s3_store.hpp"
 #include "zarrpp/store/url.hpp"
+#include "zarrpp/zarrpp.hpp"
 
 namespace zarrpp::test {
 
@@ -52,7 +52,8 @@ inline int free_port() {
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   a.sin_port = 0;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("cannot bind a port");
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+    throw std::runtime_error("cannot bind a port");
   socklen_t len = sizeof a;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
@@ -159,7 +160,8 @@ struct RunResult {
 };
 
 // Runs a program to completion with extra environment variables; captures stdout and stderr.
-inline RunResult run(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env = {}) {
+inline RunResult run(const std::vector<std::string>& argv,
+                     const std::vector<std::pair<std::string, std::string>>& env = {}) {
   TempDir t{"run"};
   const fs::path out = t.path() / "out", err = t.path() / "err";
   const pid_t pid = ::fork();
@@ -186,7 +188,8 @@ inline RunResult run(const std::vector<std::string>& argv, const std::vector<std
   return r;
 }
 
-inline void wait_for_port(int port, Process& p, const std::string& what, const fs::path& log, std::chrono::seconds limit) {
+inline void wait_for_port(int port, Process& p, const std::string& what, const fs::path& log,
+                          std::chrono::seconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!port_open(port)) {
     if (!p.running()) throw std::runtime_error(what + " exited at start-up; its log:\n" + read_text(log));
@@ -199,7 +202,7 @@ inline void wait_for_port(int port, Process& p, const std::string& what, const f
 
 // A plain request with libcurl (for test plumbing: moto's control API, sentinels in nginx's log).
 inline long raw_request(const std::string& method, const std::string& url, const std::string& body = "",
-                 const std::string& content_type = "text/plain") {
+                        const std::string& content_type = "text/plain") {
   CURL* h = curl_easy_init();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -344,8 +347,8 @@ struct Reply {
   int status = 200;
   std::string body{};
   std::vector<std::pair<std::string, std::string>> headers{};
-  bool hang_up = false;                   // close the connection without answering
-  std::chrono::milliseconds delay{0};     // wait before answering
+  bool hang_up = false;                // close the connection without answering
+  std::chrono::milliseconds delay{0};  // wait before answering
 };
 
 // A listening socket on 127.0.0.1 at a free port (set in `port`); throws naming `who`.
@@ -395,7 +398,9 @@ class ScriptedServer {
   ScriptedServer(const ScriptedServer&) = delete;
   ScriptedServer& operator=(const ScriptedServer&) = delete;
 
-  std::string url(const std::string& path = "") const { return "http://127.0.0.1:" + std::to_string(port_) + "/" + path; }
+  std::string url(const std::string& path = "") const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
+  }
   std::vector<SeenRequest> requests() const {
     std::lock_guard lk(mu_);
     return requests_;
@@ -521,7 +526,8 @@ class Moto {
     port_ = free_port();
     endpoint_ = "http://127.0.0.1:" + std::to_string(port_);
     const fs::path log = dir_.path() / "moto.log";
-    proc_ = std::make_unique<Process>(std::vector<std::string>{bin, "-H", "127.0.0.1", "-p", std::to_string(port_)}, log);
+    proc_ =
+        std::make_unique<Process>(std::vector<std::string>{bin, "-H", "127.0.0.1", "-p", std::to_string(port_)}, log);
     wait_for_port(port_, *proc_, "moto_server", log, 60s);
     const auto creds = Json::parse(python(kMotoSetup));
     user_ak_ = creds["ak"];
@@ -543,11 +549,15 @@ class Moto {
         "aws_access_key_id=os.environ['AK'], aws_secret_access_key=os.environ['SK'])\n"
         "B = os.environ['BUCKET']\n" +
         body;
-    const auto r = run({"python3", "-c", script},
-                       {{"EP", endpoint_}, {"BUCKET", kBucket}, {"AK", user_ak_.empty() ? "testing" : user_ak_},
-                        {"SK", user_sk_.empty() ? "testing" : user_sk_}, {"AWS_EC2_METADATA_DISABLED", "true"},
-                        {"AWS_CONFIG_FILE", "/dev/null"}, {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}});
-    if (r.status != 0) throw std::runtime_error("python3 (boto3) failed with status " + std::to_string(r.status) + ":\n" + r.err);
+    const auto r = run({"python3", "-c", script}, {{"EP", endpoint_},
+                                                   {"BUCKET", kBucket},
+                                                   {"AK", user_ak_.empty() ? "testing" : user_ak_},
+                                                   {"SK", user_sk_.empty() ? "testing" : user_sk_},
+                                                   {"AWS_EC2_METADATA_DISABLED", "true"},
+                                                   {"AWS_CONFIG_FILE", "/dev/null"},
+                                                   {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}});
+    if (r.status != 0)
+      throw std::runtime_error("python3 (boto3) failed with status " + std::to_string(r.status) + ":\n" + r.err);
     return r.out;
   }
 
@@ -596,12 +606,12 @@ class S3StoreMoto : public ::testing::Test {
   Moto& moto() { return *server_; }
   // A store rooted at a prefix of its own for each test.
   std::shared_ptr<S3Store> store(const std::string& name) {
-    return S3Store::open(moto().options(std::string("t/") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+    return S3Store::open(moto().options(std::string("t/") +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name() +
                                         (name.empty() ? "" : "/" + name)));
   }
   static inline std::unique_ptr<Moto> server_;
 };
-
 
 // Restores an environment variable on scope exit.
 struct EnvVar {
@@ -609,12 +619,16 @@ struct EnvVar {
   std::optional<std::string> old;
   EnvVar(std::string n, const std::optional<std::string>& value) : name(std::move(n)) {
     if (const char* v = std::getenv(name.c_str())) old = v;
-    if (value) ::setenv(name.c_str(), value->c_str(), 1);
-    else ::unsetenv(name.c_str());
+    if (value)
+      ::setenv(name.c_str(), value->c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
   }
   ~EnvVar() {
-    if (old) ::setenv(name.c_str(), old->c_str(), 1);
-    else ::unsetenv(name.c_str());
+    if (old)
+      ::setenv(name.c_str(), old->c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
   }
 };
 

@@ -17,7 +17,9 @@ std::string path_of(const SeenRequest& r) { return r.target.substr(0, r.target.f
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
-bool is(const SeenRequest& r, const char* method, const std::string& tail) { return r.method == method && ends_with(path_of(r), tail); }
+bool is(const SeenRequest& r, const char* method, const std::string& tail) {
+  return r.method == method && ends_with(path_of(r), tail);
+}
 bool conditional(const SeenRequest& r) { return r.headers.count("if-match") || r.headers.count("if-none-match"); }
 
 // A rule that gives `fault` to the first request matching `pick` (and `later` to the next ones).
@@ -34,7 +36,9 @@ std::size_t count_seen(const FaultProxy& p, const std::function<bool(const SeenR
 
 class S3Faults : public S3StoreMoto {
  protected:
-  std::string prefix() const { return std::string("t/faults/") + ::testing::UnitTest::GetInstance()->current_test_info()->name(); }
+  std::string prefix() const {
+    return std::string("t/faults/") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  }
   // A store on moto directly (to set up and to check what is really stored).
   std::shared_ptr<S3Store> direct() { return S3Store::open(moto().options(prefix())); }
   // A store whose requests go through the proxy.
@@ -87,7 +91,8 @@ TEST_F(S3Faults, LostReplyToTheGrowthSwitchAppliesItOnce) {
 // are no longer this writer's, yet its growth is there and must not be applied again.
 TEST_F(S3Faults, LostReplyThenAnAttributeUpdateStillAppliesTheGrowthOnce) {
   make_array();
-  Fault f{.kind = K::lose_reply, .then = [this] { Array::open(direct(), "a").update_attributes(Json{{"note", "meanwhile"}}); }};
+  Fault f{.kind = K::lose_reply,
+          .then = [this] { Array::open(direct(), "a").update_attributes(Json{{"note", "meanwhile"}}); }};
   FaultProxy p(moto().port(), first(growth_switch, f));
   auto a = Array::open(through(p), "a");
   a.append(NDArray::full<std::int32_t>({2, 6}, 5));
@@ -121,10 +126,11 @@ TEST_F(S3Faults, LostReplyAndFailingRetriesNeverApplyTwiceOrLoseData) {
       }
       return {};
     });
-    auto a = Array::open(through(p, [](S3Store::Options& o) {
-                           o.net.max_idle_connections = 0;
-                           o.lock_ttl = 500ms;
-                         }),
+    auto a = Array::open(through(p,
+                                 [](S3Store::Options& o) {
+                                   o.net.max_idle_connections = 0;
+                                   o.lock_ttl = 500ms;
+                                 }),
                          "a");
     expect_throw_with<StoreError>([&] { a.prepend(NDArray::full<std::int32_t>({2, 6}, -1)); },
                                   {"took effect is unknown", "the chunks it wrote are kept"});
@@ -135,10 +141,12 @@ TEST_F(S3Faults, LostReplyAndFailingRetriesNeverApplyTwiceOrLoseData) {
     // Every copy of the switch is cut off after it was sent (it never reaches the server here,
     // but the writer cannot know): the array reads as before, and the error does not claim the
     // change was undone, nor delete what it wrote.
-    FaultProxy p(moto().port(), [](const SeenRequest& r, int) { return growth_switch(r) ? Fault{.kind = K::refuse} : Fault{}; });
+    FaultProxy p(moto().port(),
+                 [](const SeenRequest& r, int) { return growth_switch(r) ? Fault{.kind = K::refuse} : Fault{}; });
     auto a = Array::open(through(p), "a");
-    expect_throw_with<UncertainWriteError>([&] { a.prepend(NDArray::full<std::int32_t>({4, 6}, -1)); },
-                                           {"whether the change took effect is unknown", "may still take effect", "chunks it wrote are kept"});
+    expect_throw_with<UncertainWriteError>(
+        [&] { a.prepend(NDArray::full<std::int32_t>({4, 6}, -1)); },
+        {"whether the change took effect is unknown", "may still take effect", "chunks it wrote are kept"});
     expect_prepended_once(5);
     EXPECT_TRUE(direct()->exists("a/c/-3/0")) << "the chunks the growth wrote are kept";
   }
@@ -161,7 +169,8 @@ TEST_F(S3Faults, LostRepliesToCreateOnlyWritesAndConditionalDeletes) {
   EXPECT_TRUE(s->set_if("k", B("next"), v->version));
   EXPECT_EQ(*d->get("k"), B("next"));
   const auto v2 = d->get_versioned("k");
-  p.set_rule(first([](const SeenRequest& r) { return is(r, "DELETE", "/k") && conditional(r); }, {.kind = K::lose_reply}));
+  p.set_rule(
+      first([](const SeenRequest& r) { return is(r, "DELETE", "/k") && conditional(r); }, {.kind = K::lose_reply}));
   EXPECT_TRUE(s->erase_if("k", v2->version)) << "deleted, though the reply was lost";
   EXPECT_FALSE(d->get("k").has_value());
 }
@@ -169,7 +178,9 @@ TEST_F(S3Faults, LostRepliesToCreateOnlyWritesAndConditionalDeletes) {
 // A lost reply to the lease's own PUT does not make its process wait out the lease (30 s) for
 // itself; lost replies to renewals do not lose the lease.
 TEST_F(S3Faults, LostLeaseRepliesNeitherBlockNorLoseTheLease) {
-  auto lease_put = [](const SeenRequest& r) { return r.method == "PUT" && path_of(r).find(".zarrpp-lock.") != std::string::npos; };
+  auto lease_put = [](const SeenRequest& r) {
+    return r.method == "PUT" && path_of(r).find(".zarrpp-lock.") != std::string::npos;
+  };
   {
     FaultProxy p(moto().port(), first(lease_put, {.kind = K::lose_reply}));
     auto s = through(p);
@@ -197,7 +208,9 @@ TEST_F(S3Faults, LostLeaseRepliesNeitherBlockNorLoseTheLease) {
 
 // One refused probe (501) does not switch conditional writes off for the store's life.
 TEST_F(S3Faults, OneRefusedProbeDoesNotSwitchConditionalWritesOff) {
-  auto probe = [](const SeenRequest& r) { return r.method == "PUT" && path_of(r).find(".zarrpp-probe-") != std::string::npos; };
+  auto probe = [](const SeenRequest& r) {
+    return r.method == "PUT" && path_of(r).find(".zarrpp-probe-") != std::string::npos;
+  };
   FaultProxy p(moto().port(), first(probe, {.kind = K::status, .status = 501}));
   auto s = through(p);
   EXPECT_TRUE(s->set_if("m", B("v"), std::nullopt));
@@ -206,9 +219,11 @@ TEST_F(S3Faults, OneRefusedProbeDoesNotSwitchConditionalWritesOff) {
   Array::open(s, "a").prepend(NDArray::full<std::int32_t>({1, 6}, -1));
   expect_prepended_once(1);
   // A server that keeps refusing is believed, and said so.
-  FaultProxy q(moto().port(), [&](const SeenRequest& r, int) { return probe(r) ? Fault{.kind = K::status, .status = 501} : Fault{}; });
+  FaultProxy q(moto().port(),
+               [&](const SeenRequest& r, int) { return probe(r) ? Fault{.kind = K::status, .status = 501} : Fault{}; });
   auto t = through(q);
-  expect_throw_with<ConflictError>([&] { t->set_if("m2", B("v"), std::nullopt); }, {"does not support conditional writes"});
+  expect_throw_with<ConflictError>([&] { t->set_if("m2", B("v"), std::nullopt); },
+                                   {"does not support conditional writes"});
   EXPECT_EQ(count_seen(q, probe), 3u) << "three probes, not one";
 }
 
@@ -258,18 +273,22 @@ TEST_F(S3Faults, ASpurious416IsNamedAndARealOneIsEmpty) {
 // fail to parse or decode, the error names the response, not corrupt data.
 TEST_F(S3Faults, ACutResponseIsNamedNotTakenForCorruptData) {
   auto d = direct();
-  Array::create(d, "z", {.shape = {64}, .chunks = {64}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}})
+  Array::create(d, "z",
+                {.shape = {64}, .chunks = {64}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}})
       .write({}, iota_i32({64}));
   {
-    FaultProxy p(moto().port(), first([](const SeenRequest& r) { return is(r, "GET", "/z/zarr.json"); }, {.kind = K::short_length}));
+    FaultProxy p(moto().port(),
+                 first([](const SeenRequest& r) { return is(r, "GET", "/z/zarr.json"); }, {.kind = K::short_length}));
     expect_throw_with<MetadataError>([&] { Array::open(through(p), "z"); },
                                      {"malformed JSON", "cut in transit", "Content-Length", "/z/zarr.json", "(HEAD)"});
   }
   {
-    FaultProxy p(moto().port(), first([](const SeenRequest& r) { return is(r, "GET", "/z/c/0"); }, {.kind = K::short_length}));
+    FaultProxy p(moto().port(),
+                 first([](const SeenRequest& r) { return is(r, "GET", "/z/c/0"); }, {.kind = K::short_length}));
     auto a = Array::open(through(p), "z");
     expect_throw_with<CodecError>([&] { a.read({slice(0, 4)}); }, {"chunk 'z/c/0'", "cut in transit", "HTTP 200"});
-    EXPECT_EQ(a.read({slice(0, 4)}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 1, 2, 3})) << "the data itself is fine";
+    EXPECT_EQ(a.read({slice(0, 4)}).to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 1, 2, 3}))
+        << "the data itself is fine";
   }
 }
 
@@ -288,10 +307,13 @@ FaultProxy::Rule random_faults(std::uint32_t seed, double rate) {
     std::lock_guard lk(*mu);
     if (std::uniform_real_distribution<double>(0, 1)(*rng) >= rate) return {};
     const bool get = r.method == "GET" || r.method == "HEAD";
-    static const K kinds[] = {K::lose_reply, K::refuse, K::status, K::status, K::cut_body, K::short_length, K::drop_etag, K::change_etag};
+    static const K kinds[] = {K::lose_reply, K::refuse,       K::status,    K::status,
+                              K::cut_body,   K::short_length, K::drop_etag, K::change_etag};
     const K k = kinds[std::uniform_int_distribution<int>(0, 7)(*rng)];
-    if (k == K::status) return {.kind = K::status, .status = std::uniform_int_distribution<int>(0, 1)(*rng) ? 503 : 500};
-    if (!get && (k == K::cut_body || k == K::short_length || k == K::drop_etag || k == K::change_etag)) return {.kind = K::lose_reply};
+    if (k == K::status)
+      return {.kind = K::status, .status = std::uniform_int_distribution<int>(0, 1)(*rng) ? 503 : 500};
+    if (!get && (k == K::cut_body || k == K::short_length || k == K::drop_etag || k == K::change_etag))
+      return {.kind = K::lose_reply};
     return {.kind = k};
   };
 }
@@ -332,7 +354,8 @@ std::string check_growths(const Array& a, const std::vector<Outcome>& outcomes, 
     }
   }
   for (const auto& [tag, n] : rows)
-    EXPECT_TRUE(tag == 0 || std::any_of(outcomes.begin(), outcomes.end(), [&](const Outcome& o) { return o.tag == tag; }))
+    EXPECT_TRUE(tag == 0 ||
+                std::any_of(outcomes.begin(), outcomes.end(), [&](const Outcome& o) { return o.tag == tag; }))
         << "a row nobody wrote: " << tag;
   std::ostringstream summary;
   summary << "growths " << outcomes.size() << " (" << ok << " ok, " << failed << " failed, " << not_applied
@@ -351,7 +374,8 @@ std::string check_growths(const Array& a, const std::vector<Outcome>& outcomes, 
 TEST_F(S3Faults, ConcurrentWritersUnderRandomFaultsLoseNothingAndApplyNothingTwice) {
   const std::size_t writers = env_count("ZARRPP_SOAK_REMOTE_WRITERS", 3), ops = env_count("ZARRPP_SOAK_REMOTE_OPS", 8);
   const auto seed = static_cast<std::uint32_t>(env_count("ZARRPP_SOAK_REMOTE_SEED", 20261201));
-  Array::create(direct(), "r", {.shape = {2, 4}, .chunks = {2, 4}, .dtype = DataType::int32}).write({}, NDArray::full<std::int32_t>({2, 4}, 0));
+  Array::create(direct(), "r", {.shape = {2, 4}, .chunks = {2, 4}, .dtype = DataType::int32})
+      .write({}, NDArray::full<std::int32_t>({2, 4}, 0));
   FaultProxy p(moto().port(), random_faults(seed, 0.08));
   p.keep_requests(false);
   std::mutex out_mu;
@@ -369,8 +393,10 @@ TEST_F(S3Faults, ConcurrentWritersUnderRandomFaultsLoseNothingAndApplyNothingTwi
         Outcome o{tag, false, ""};
         try {
           if (!a) a = Array::open(s, "r");
-          if ((w + i) % 2) a->prepend(NDArray::full<std::int32_t>({1, 4}, tag));
-          else a->append(NDArray::full<std::int32_t>({1, 4}, tag));
+          if ((w + i) % 2)
+            a->prepend(NDArray::full<std::int32_t>({1, 4}, tag));
+          else
+            a->append(NDArray::full<std::int32_t>({1, 4}, tag));
           o.ok = true;
         } catch (const Error& e) {
           o.error = e.what();
@@ -381,7 +407,8 @@ TEST_F(S3Faults, ConcurrentWritersUnderRandomFaultsLoseNothingAndApplyNothingTwi
       }
     });
   for (auto& t : threads) t.join();
-  const std::string summary = "writers " + std::to_string(writers) + ", " + check_growths(Array::open(direct(), "r"), outcomes, p);
+  const std::string summary =
+      "writers " + std::to_string(writers) + ", " + check_growths(Array::open(direct(), "r"), outcomes, p);
   std::cout << summary << std::endl;
   RecordProperty("summary", summary);
 }
@@ -390,7 +417,8 @@ TEST_F(S3Faults, ConcurrentWritersUnderRandomFaultsLoseNothingAndApplyNothingTwi
 // The same from the CLI: processes (one per command) prepend and append through the proxy.
 TEST_F(S3Faults, CliProcessesUnderRandomFaultsLoseNothingAndApplyNothingTwice) {
   const std::size_t writers = 3, ops = 4;
-  Array::create(direct(), "r", {.shape = {2, 4}, .chunks = {2, 4}, .dtype = DataType::int32}).write({}, NDArray::full<std::int32_t>({2, 4}, 0));
+  Array::create(direct(), "r", {.shape = {2, 4}, .chunks = {2, 4}, .dtype = DataType::int32})
+      .write({}, NDArray::full<std::int32_t>({2, 4}, 0));
   FaultProxy p(moto().port(), random_faults(7, 0.08));
   TempDir dir{"npy"};
   const auto o = moto().options("");
@@ -404,9 +432,12 @@ TEST_F(S3Faults, CliProcessesUnderRandomFaultsLoseNothingAndApplyNothingTwice) {
         const auto tag = static_cast<std::int32_t>((w + 1) * 10000 + i + 1);
         const auto file = dir.path() / (std::to_string(tag) + ".npy");
         npy::save(file, NDArray::full<std::int32_t>({1, 4}, tag).view());
-        const auto r = run({"timeout", "120", ZARRPP_CLI_PATH, "--stall-timeout", "5", (w + i) % 2 ? "prepend" : "append", url, "--axis", "0", "--from", file.string()},
-                           {{"AWS_ENDPOINT_URL", p.endpoint()}, {"AWS_REGION", "us-east-1"},
-                            {"AWS_ACCESS_KEY_ID", *o.access_key_id}, {"AWS_SECRET_ACCESS_KEY", *o.secret_access_key}});
+        const auto r = run({"timeout", "120", ZARRPP_CLI_PATH, "--stall-timeout", "5",
+                            (w + i) % 2 ? "prepend" : "append", url, "--axis", "0", "--from", file.string()},
+                           {{"AWS_ENDPOINT_URL", p.endpoint()},
+                            {"AWS_REGION", "us-east-1"},
+                            {"AWS_ACCESS_KEY_ID", *o.access_key_id},
+                            {"AWS_SECRET_ACCESS_KEY", *o.secret_access_key}});
         std::lock_guard lk(out_mu);
         outcomes.push_back({tag, r.status == 0, r.err});
       }
@@ -436,8 +467,10 @@ TEST(HttpFaults, CutResponsesAndSpurious416AreNamed) {
     return r.method == "GET" && r.headers.count("range") ? Fault{.kind = K::status, .status = 416} : Fault{};
   });
   const auto a = Array::open(remote());
-  expect_throw_with<StoreError>([&] { a.read({slice(0, 2), slice(0, 2)}); }, {"HTTP 416 Range Not Satisfiable", "which holds that range"});
-  p.set_rule(first([](const SeenRequest& r) { return r.method == "GET" && r.headers.count("range"); }, {.kind = K::lose_reply}));
+  expect_throw_with<StoreError>([&] { a.read({slice(0, 2), slice(0, 2)}); },
+                                {"HTTP 416 Range Not Satisfiable", "which holds that range"});
+  p.set_rule(first([](const SeenRequest& r) { return r.method == "GET" && r.headers.count("range"); },
+                   {.kind = K::lose_reply}));
   EXPECT_EQ(Array::open(remote()).read({slice(0, 2), slice(0, 2)}), NDArray::full<std::uint16_t>({2, 2}, 9));
 }
 
@@ -446,7 +479,9 @@ TEST(HttpFaults, CutResponsesAndSpurious416AreNamed) {
 // succeeds; the source is never touched.
 TEST_F(S3Faults, CopiesUnderRandomFaultsAreWholeOrAbsent) {
   auto src_store = MemoryStore::create();
-  auto src = Array::create(src_store, "s", {.shape = {24, 20}, .chunks = {4, 5}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}});
+  auto src = Array::create(
+      src_store, "s",
+      {.shape = {24, 20}, .chunks = {4, 5}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}});
   src.write({}, iota_i32({24, 20}));
   std::size_t whole = 0, refused = 0;
   for (std::uint32_t seed = 1; seed <= 6; ++seed) {

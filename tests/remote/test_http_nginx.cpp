@@ -6,7 +6,6 @@ using namespace zarrpp::test;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 TEST_F(HttpStoreNginx, GetsRangesAndMissingKeys) {
   write_text(nginx().root() / "r" / "k", "0123456789");
   write_text(nginx().root() / "r" / "empty", "");
@@ -29,7 +28,8 @@ TEST_F(HttpStoreNginx, GetsRangesAndMissingKeys) {
   EXPECT_EQ(s->get("empty"), B(""));
   EXPECT_EQ(s->get("empty", ByteRange::last(3)), B(""));
   EXPECT_EQ(s->get("empty", ByteRange::range(0, 3)), B(""));
-  for (const auto& r : {ByteRange::all(), ByteRange::range(1, 2), ByteRange::from(3), ByteRange::last(4), ByteRange::last(0)})
+  for (const auto& r :
+       {ByteRange::all(), ByteRange::range(1, 2), ByteRange::from(3), ByteRange::last(4), ByteRange::last(0)})
     EXPECT_FALSE(s->get("missing", r).has_value());
   EXPECT_TRUE(s->exists("k"));
   EXPECT_TRUE(s->exists("empty"));
@@ -108,11 +108,15 @@ TEST_F(HttpStoreNginx, ReadsArraysAndGroupsWrittenByFileStore) {
   {
     auto fsstore = FileStore::open(dir);
     auto g = Group::create(fsstore, "", {{"title", "served by nginx"}});
-    auto a = g.create_array("plain", {.shape = {10, 7}, .chunks = {4, 3}, .dtype = DataType::int32, .fill_value = Json(-1),
+    auto a = g.create_array("plain", {.shape = {10, 7},
+                                      .chunks = {4, 3},
+                                      .dtype = DataType::int32,
+                                      .fill_value = Json(-1),
                                       .compressor = codec::Zstd{.level = 3}});
     a.write({slice(0, 9), all}, iota_i32({9, 7}));
-    g.create_group("sub").create_array("f", {.shape = {5}, .chunks = {2}, .dtype = DataType::float64}).write(
-        {}, NDArray::from_vector<double>({5}, {0.5, 1.5, 2.5, 3.5, 4.5}));
+    g.create_group("sub")
+        .create_array("f", {.shape = {5}, .chunks = {2}, .dtype = DataType::float64})
+        .write({}, NDArray::from_vector<double>({5}, {0.5, 1.5, 2.5, 3.5, 4.5}));
   }
   auto opened = open_store(nginx().url("zarr/data.zarr"));
   EXPECT_NE(dynamic_cast<HttpStore*>(opened.get()), nullptr);
@@ -135,9 +139,12 @@ TEST_F(HttpStoreNginx, ReadsArraysAndGroupsWrittenByFileStore) {
 TEST_F(HttpStoreNginx, ShardedReadFetchesTheIndexThenOnlyTheInnerChunk) {
   const fs::path dir = nginx().root() / "sharded.zarr";
   {
-    auto a = Array::create(FileStore::open(dir), {.shape = {16, 16}, .chunks = {4, 4}, .dtype = DataType::int32,
-                                                   .compressor = codec::Zstd{.level = 1}, .crc32c = true,
-                                                   .shards = Shape{16, 16}});
+    auto a = Array::create(FileStore::open(dir), {.shape = {16, 16},
+                                                  .chunks = {4, 4},
+                                                  .dtype = DataType::int32,
+                                                  .compressor = codec::Zstd{.level = 1},
+                                                  .crc32c = true,
+                                                  .shards = Shape{16, 16}});
     a.write({}, iota_i32({16, 16}));
   }
   auto store = HttpStore::open(nginx().url("sharded.zarr"));
@@ -188,7 +195,8 @@ TEST_F(HttpStoreNginx, ReusesConnectionsAndSendsTheRootQuery) {
 }
 
 TEST_F(HttpStoreNginx, ConcurrentReadersEachGetTheirValue) {
-  for (int i = 0; i < 32; ++i) write_text(nginx().root() / "conc" / std::to_string(i), std::string(1000 + i, 'a' + i % 26));
+  for (int i = 0; i < 32; ++i)
+    write_text(nginx().root() / "conc" / std::to_string(i), std::string(1000 + i, 'a' + i % 26));
   auto s = HttpStore::open(nginx().url("conc"));
   std::atomic<int> bad{0};
   std::vector<std::thread> ts;

@@ -6,7 +6,6 @@ using namespace zarrpp::test;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 TEST(HttpStoreScripted, RetriesTransientStatusesWithBackoff) {
   ScriptedServer srv([](const SeenRequest&, int n) {
     if (n < 2) return Reply{.status = n == 0 ? 503 : 502, .body = "busy"};
@@ -61,16 +60,19 @@ TEST(HttpStoreScripted, ConnectionRefusedIsAStoreError) {
   const int port = free_port();  // nothing listens there
   auto net = quick_net();
   net.max_attempts = 2;
-  auto s = HttpStore::open("http://127.0.0.1:" + std::to_string(port) + "/x", {.headers = {}, .follow_redirects = true, .net = net});
-  expect_throw_with<StoreError>([&] { s->get("k"); }, {"HTTP GET", "127.0.0.1:" + std::to_string(port), "after 2 attempts",
-                                                       "connect"});
+  auto s = HttpStore::open("http://127.0.0.1:" + std::to_string(port) + "/x",
+                           {.headers = {}, .follow_redirects = true, .net = net});
+  expect_throw_with<StoreError>([&] { s->get("k"); },
+                                {"HTTP GET", "127.0.0.1:" + std::to_string(port), "after 2 attempts", "connect"});
 }
 
 TEST(HttpStoreScripted, ServersIgnoringRangeAreSliced) {
   ScriptedServer srv([](const SeenRequest& r, int) {
     if (r.target == "/k") return Reply{.status = 200, .body = "0123456789"};
-    if (r.target == "/partial") return Reply{.status = 206, .body = "789", .headers = {{"Content-Range", "bytes 7-9/*"}}};
-    if (r.target == "/wrong") return Reply{.status = 206, .body = "012", .headers = {{"Content-Range", "bytes 0-2/10"}}};
+    if (r.target == "/partial")
+      return Reply{.status = 206, .body = "789", .headers = {{"Content-Range", "bytes 7-9/*"}}};
+    if (r.target == "/wrong")
+      return Reply{.status = 206, .body = "012", .headers = {{"Content-Range", "bytes 0-2/10"}}};
     return Reply{.status = 404};
   });
   auto s = HttpStore::open(srv.url());
@@ -78,7 +80,8 @@ TEST(HttpStoreScripted, ServersIgnoringRangeAreSliced) {
   EXPECT_EQ(s->get("k", ByteRange::last(3)), B("789"));
   EXPECT_EQ(s->get("k", ByteRange::from(20)), B(""));
   EXPECT_EQ(s->get("partial", ByteRange::last(3)), B("789"));
-  expect_throw_with<StoreError>([&] { s->get("wrong", ByteRange::range(5, 2)); }, {"asked for bytes 5..7", "bytes 0-2/10"});
+  expect_throw_with<StoreError>([&] { s->get("wrong", ByteRange::range(5, 2)); },
+                                {"asked for bytes 5..7", "bytes 0-2/10"});
   EXPECT_FALSE(s->get("missing").has_value());
   const auto reqs = srv.requests();
   ASSERT_GE(reqs.size(), 3u);
@@ -123,12 +126,15 @@ TEST(HttpStoreScripted, SendsConfiguredHeadersAndFallsBackWithoutHead) {
   const auto last = srv.requests().back();
   EXPECT_EQ(last.target, "/base/forbidden");
   EXPECT_EQ(last.headers.at("authorization"), "Basic " + detail::base64(detail::as_bytes("us@er:p:ss")));
-  expect_throw_with<StoreError>([&] { HttpStore::open(srv.url(), {.headers = {{"Bad Name", "x"}}}); }, {"invalid header name 'Bad Name'"});
-  expect_throw_with<StoreError>([&] { HttpStore::open(srv.url(), {.headers = {{"X", "a\r\nInjected: 1"}}}); }, {"line break"});
+  expect_throw_with<StoreError>([&] { HttpStore::open(srv.url(), {.headers = {{"Bad Name", "x"}}}); },
+                                {"invalid header name 'Bad Name'"});
+  expect_throw_with<StoreError>([&] { HttpStore::open(srv.url(), {.headers = {{"X", "a\r\nInjected: 1"}}}); },
+                                {"line break"});
 }
 
 TEST(HttpStoreScripted, RejectsUnusableUrlsAndOptions) {
-  expect_throw_with<StoreError>([] { HttpStore::open("ftp://example.com/x"); }, {"'ftp://example.com/x'", "http:// or https://"});
+  expect_throw_with<StoreError>([] { HttpStore::open("ftp://example.com/x"); },
+                                {"'ftp://example.com/x'", "http:// or https://"});
   expect_throw_with<StoreError>([] { HttpStore::open("http://"); }, {"'http://'"});
   expect_throw_with<StoreError>([] { HttpStore::open("not a url"); }, {"'not a url'"});
   expect_throw_with<StoreError>([] { HttpStore::open("http://h/x#frag"); }, {"fragment"});
@@ -169,7 +175,8 @@ TEST(HttpStoreScripted, S3ServerIgnoringConditionalWritesIsDetected) {
   EXPECT_EQ(reqs[3].target, reqs[0].target);
   // Requests are signed, with the payload hash S3 requires.
   EXPECT_EQ(reqs[0].headers.at("authorization").rfind("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/", 0), 0u);
-  EXPECT_EQ(reqs[0].headers.at("x-amz-content-sha256"), detail::sha256_hex(detail::as_bytes("zarrpp conditional-write probe")));
+  EXPECT_EQ(reqs[0].headers.at("x-amz-content-sha256"),
+            detail::sha256_hex(detail::as_bytes("zarrpp conditional-write probe")));
   EXPECT_EQ(reqs[0].headers.count("x-amz-date"), 1u);
 
   o.conditional_writes = ConditionalWrites::Off;

@@ -7,17 +7,19 @@ using namespace zarrpp::test;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 TEST(RemoteInternals, HashesMatchKnownVectorsAndPython) {
-  EXPECT_EQ(detail::sha256_hex(detail::as_bytes("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(detail::sha256_hex(detail::as_bytes("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(detail::sha256_hex(detail::as_bytes("")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(detail::sha256_hex(detail::as_bytes("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(detail::sha256_hex(detail::as_bytes("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(detail::sha256_hex(detail::as_bytes(std::string(1000000, 'a'))),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   // Content-MD5 is base64 of the digest.
   EXPECT_EQ(detail::md5_base64(detail::as_bytes("")), "1B2M2Y8AsgTpgAmY7PhCfg==");
-  EXPECT_EQ(detail::md5_base64(detail::as_bytes("The quick brown fox jumps over the lazy dog")), "nhB9nTcrtoJr2B01QqQZ1g==");
+  EXPECT_EQ(detail::md5_base64(detail::as_bytes("The quick brown fox jumps over the lazy dog")),
+            "nhB9nTcrtoJr2B01QqQZ1g==");
   // Every padding case (lengths 0..200) against Python's hashlib.
   const auto r = run({"python3", "-c",
                       "import base64, hashlib\n"
@@ -46,7 +48,8 @@ TEST(RemoteInternals, UrlEncoding) {
   EXPECT_EQ(detail::percent_encode("a/b", false), "a%2Fb");
   EXPECT_EQ(detail::percent_encode("\xc3\xa9&=?#", true), "%C3%A9%26%3D%3F%23");
   EXPECT_EQ(detail::percent_decode("a%20b%2fc", "x"), "a b/c");
-  expect_throw_with<StoreError>([] { detail::percent_decode("a%2", "the URL 'u'"); }, {"the URL 'u'", "malformed percent-escape"});
+  expect_throw_with<StoreError>([] { detail::percent_decode("a%2", "the URL 'u'"); },
+                                {"the URL 'u'", "malformed percent-escape"});
   expect_throw_with<StoreError>([] { detail::percent_decode("a%zz", "u"); }, {"'%zz'"});
   EXPECT_EQ(detail::canonical_query({{"prefix", "a b/"}, {"list-type", "2"}, {"continuation-token", "x+y=="}}),
             "continuation-token=x%2By%3D%3D&list-type=2&prefix=a%20b%2F");
@@ -62,12 +65,8 @@ TEST(RemoteInternals, XmlReaderDecodesAndRejects) {
         for (const auto& s : path) p += "/" + s;
         seen.emplace_back(p, text);
       });
-  const std::vector<std::pair<std::string, std::string>> want = {{"/R/K", "a&b<c>\"'A\xe2\x98\xba"},
-                                                                 {"/R/E", ""},
-                                                                 {"/R/C", "<raw&>"},
-                                                                 {"/R/N/K", "in"},
-                                                                 {"/R/N", ""},
-                                                                 {"/R", ""}};
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"/R/K", "a&b<c>\"'A\xe2\x98\xba"}, {"/R/E", ""}, {"/R/C", "<raw&>"}, {"/R/N/K", "in"}, {"/R/N", ""}, {"/R", ""}};
   EXPECT_EQ(seen, want);
   auto bad = [](const std::string& x, const std::string& why) {
     try {
@@ -86,7 +85,10 @@ TEST(RemoteInternals, XmlReaderDecodesAndRejects) {
   bad("<a/><b/>", "junk after document element");
   // A handler's failure stops the parse and is reported.
   expect_throw_with<ArgumentError>(
-      [] { detail::parse_xml("<a><b/></a>", [](const std::vector<std::string>&, std::string&) { throw ArgumentError("stop here"); }); },
+      [] {
+        detail::parse_xml("<a><b/></a>",
+                          [](const std::vector<std::string>&, std::string&) { throw ArgumentError("stop here"); });
+      },
       {"stop here"});
   EXPECT_EQ(detail::xml_escape("a&<>\"'\r"), "a&amp;&lt;&gt;&quot;&apos;&#13;");
 }
@@ -157,7 +159,8 @@ TEST(RemoteInternals, RangesFromResponses) {
   expect_throw_with<StoreError>([&] { detail::take_range(r, ByteRange::range(2, 3), "GET x: "); },
                                 {"GET x: ", "asked for bytes 2..5", "bytes 3-5/10"});
   r = resp(206, "34", "bytes 3-5/10");
-  expect_throw_with<StoreError>([&] { detail::take_range(r, ByteRange::range(3, 3), ""); }, {"announces 3 bytes, got 2"});
+  expect_throw_with<StoreError>([&] { detail::take_range(r, ByteRange::range(3, 3), ""); },
+                                {"announces 3 bytes, got 2"});
   r = resp(206, "345");
   expect_throw_with<StoreError>([&] { detail::take_range(r, ByteRange::range(3, 3), ""); }, {"no Content-Range"});
 }

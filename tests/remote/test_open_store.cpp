@@ -6,7 +6,6 @@ using namespace zarrpp::test;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 TEST(OpenStore, EveryUrlForm) {
   TempDir t{"open-store"};
   const fs::path d = t.path() / "a b";
@@ -41,7 +40,8 @@ TEST(OpenStore, EveryUrlForm) {
   auto whole = open_store("s3://bucket", so);
   EXPECT_EQ(dynamic_cast<S3Store*>(whole.get())->url_of("a/b"), "http://127.0.0.1:1/bucket/a/b");
 
-  expect_throw_with<StoreError>([] { open_store("gs://bucket/x"); }, {"unsupported URL scheme 'gs'", "'gs://bucket/x'"});
+  expect_throw_with<StoreError>([] { open_store("gs://bucket/x"); },
+                                {"unsupported URL scheme 'gs'", "'gs://bucket/x'"});
   expect_throw_with<StoreError>([&] { open_store("s3://", so); }, {"names no bucket"});
   expect_throw_with<StoreError>([&] { open_store("s3:///x", so); }, {"names no bucket"});
   expect_throw_with<StoreError>([&] { open_store("s3://b/x?versionId=1", so); }, {"no query"});
@@ -76,7 +76,10 @@ TEST(OpenStore, S3SettingsComeFromTheEnvironment) {
   EXPECT_EQ(aws->endpoint(), "https://s3.ap-south-1.amazonaws.com");
   expect_throw_with<StoreError>([] { S3Store::open({.bucket = ""}); }, {"no bucket"});
   expect_throw_with<StoreError>([] { S3Store::open({.bucket = "a/b"}); }, {"invalid bucket name 'a/b'"});
-  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .region = "us east"}); }, {"invalid region 'us east'"});
-  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .endpoint = "ftp://x"}); }, {"endpoint", "'ftp://x'"});
-  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .list_page_size = 0}); }, {"list_page_size must be 1..1000"});
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .region = "us east"}); },
+                                {"invalid region 'us east'"});
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .endpoint = "ftp://x"}); },
+                                {"endpoint", "'ftp://x'"});
+  expect_throw_with<StoreError>([] { S3Store::open({.bucket = "b", .list_page_size = 0}); },
+                                {"list_page_size must be 1..1000"});
 }

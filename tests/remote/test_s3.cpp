@@ -7,7 +7,6 @@ using namespace zarrpp::test;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 // The store conformance suite over S3 (moto): every store behaves the same.
 namespace {
 std::shared_ptr<Moto> conformance_moto() {
@@ -25,7 +24,8 @@ INSTANTIATE_TEST_SUITE_P(S3, StoreConformance,
                                                         [] {
                                                           static int n = 0;
                                                           auto moto = conformance_moto();  // kept alive by the store
-                                                          auto s = S3Store::open(moto->options("conformance/" + std::to_string(n++)));
+                                                          auto s = S3Store::open(
+                                                              moto->options("conformance/" + std::to_string(n++)));
                                                           return StorePtr(s.get(), [s, moto](Store*) mutable {
                                                             s.reset();
                                                             moto.reset();
@@ -38,16 +38,21 @@ TEST_F(S3StoreMoto, ConditionalWriteProbeLeavesNothingBehind) {
   auto s = store("");
   EXPECT_TRUE(s->supports_conditional_writes());
   EXPECT_TRUE(s->compare_and_set("m", std::nullopt, B("v1")));
-  { auto lk = s->lock("zarr.json"); EXPECT_NO_THROW(lk->check()); }
+  {
+    auto lk = s->lock("zarr.json");
+    EXPECT_NO_THROW(lk->check());
+  }
   s->erase("m");
-  const auto names = Json::parse(moto().python(
-      "print(json.dumps([o['Key'] for o in s3.list_objects_v2(Bucket=B, Prefix='t/ConditionalWriteProbeLeavesNothingBehind/').get('Contents', [])]))"));
+  const auto names =
+      Json::parse(moto().python("print(json.dumps([o['Key'] for o in s3.list_objects_v2(Bucket=B, "
+                                "Prefix='t/ConditionalWriteProbeLeavesNothingBehind/').get('Contents', [])]))"));
   EXPECT_TRUE(names.empty()) << names.dump();
 }
 
 TEST_F(S3StoreMoto, Boto3SeesWhatZarrppWroteAndViceVersa) {
   auto s = store("x");
-  const std::vector<std::string> keys = {"plain", "sp ace/k", "plus+sign", "pct%20lit", "amp&lt;<gt>\"q'", "uni\xc3\xa9\xe2\x82\xac",
+  const std::vector<std::string> keys = {"plain",     "sp ace/k",          "plus+sign",
+                                         "pct%20lit", "amp&lt;<gt>\"q'",   "uni\xc3\xa9\xe2\x82\xac",
                                          "tilde~-._", "eq=semi;colon:at@", "deep/er/key"};
   for (const auto& k : keys) s->set(k, B("value of " + k));
   Bytes big(3 * 1024 * 1024 + 17);  // > 1 MiB: curl sends Expect: 100-continue
@@ -72,8 +77,9 @@ print(json.dumps(res))
   for (const auto& k : keys) {
     const std::string latin1 = [&] {
       std::string r;
-      for (unsigned char c : "value of " + k) r += c < 0x80 ? std::string(1, static_cast<char>(c))
-                                                             : std::string{static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
+      for (unsigned char c : "value of " + k)
+        r += c < 0x80 ? std::string(1, static_cast<char>(c))
+                      : std::string{static_cast<char>(0xC0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3F))};
       return r;
     }();
     EXPECT_EQ(out["values"]["t/Boto3SeesWhatZarrppWroteAndViceVersa/x/" + k].get<std::string>(), latin1) << k;
@@ -81,9 +87,13 @@ print(json.dumps(res))
   EXPECT_EQ(out["big"], detail::sha256_hex(big));
   EXPECT_EQ(out["ctype"], "application/octet-stream");
   EXPECT_EQ(s->get("big"), big);
-  EXPECT_EQ(s->get("big", ByteRange::range(1024 * 1024, 5)), Bytes(big.begin() + 1024 * 1024, big.begin() + 1024 * 1024 + 5));
+  EXPECT_EQ(s->get("big", ByteRange::range(1024 * 1024, 5)),
+            Bytes(big.begin() + 1024 * 1024, big.begin() + 1024 * 1024 + 5));
   // What boto3 wrote, zarrpp reads; the "folder/" marker is no key but shows as a directory.
-  const std::string bin("\x00\x01" "binary\xff", 9);
+  const std::string bin(
+      "\x00\x01"
+      "binary\xff",
+      9);
   EXPECT_EQ(s->get("from boto3/v"), B(bin));
   auto listed = s->list_prefix("");
   EXPECT_EQ(listed.size(), keys.size() + 2);
@@ -96,7 +106,8 @@ print(json.dumps(res))
   // erase_prefix removes everything under the root, markers included.
   s->erase_prefix("");
   const auto left = moto().python(
-      "print(len(s3.list_objects_v2(Bucket=B, Prefix='t/Boto3SeesWhatZarrppWroteAndViceVersa/x/').get('Contents', [])))");
+      "print(len(s3.list_objects_v2(Bucket=B, Prefix='t/Boto3SeesWhatZarrppWroteAndViceVersa/x/').get('Contents', "
+      "[])))");
   EXPECT_EQ(left, "0\n");
 }
 
@@ -105,7 +116,8 @@ TEST_F(S3StoreMoto, ListingPaginatesAndErasesInBulk) {
   o.list_page_size = 2;
   auto s = S3Store::open(o);
   std::vector<std::string> keys;
-  for (int i = 0; i < 9; ++i) keys.push_back("d" + std::to_string(i % 3) + "/k" + std::to_string(i) + (i == 4 ? "&<>\"'" : ""));
+  for (int i = 0; i < 9; ++i)
+    keys.push_back("d" + std::to_string(i % 3) + "/k" + std::to_string(i) + (i == 4 ? "&<>\"'" : ""));
   keys.push_back("top");
   for (const auto& k : keys) s->set(k, B(k));
   std::sort(keys.begin(), keys.end());
@@ -174,9 +186,9 @@ TEST_F(S3StoreMoto, SignaturesAreVerifiedByTheServer) {
 
   auto wrong = moto().options("t/SignaturesAreVerifiedByTheServer/signed");
   wrong.secret_access_key = "not-the-secret";
-  expect_throw_with<StoreError>([&] { S3Store::open(wrong)->get("cas"); },
-                                {"S3 GET", "/zarrpp-test/t/SignaturesAreVerifiedByTheServer/signed/cas", "HTTP 403",
-                                 "SignatureDoesNotMatch"});
+  expect_throw_with<StoreError>(
+      [&] { S3Store::open(wrong)->get("cas"); },
+      {"S3 GET", "/zarrpp-test/t/SignaturesAreVerifiedByTheServer/signed/cas", "HTTP 403", "SignatureDoesNotMatch"});
   expect_throw_with<StoreError>([&] { S3Store::open(wrong)->set("x", B("1")); }, {"S3 PUT", "SignatureDoesNotMatch"});
   auto anon = moto().options("t/SignaturesAreVerifiedByTheServer/signed");
   anon.anonymous = true;
@@ -194,10 +206,11 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
   {
     auto opened = open_store(url);
     auto g = Group::create(opened, "", {{"k", 1}});
-    auto a = g.create_array("plain", {.shape = {12, 5}, .chunks = {5, 5}, .dtype = DataType::int32,
-                                      .compressor = codec::Zstd{.level = 1}});
+    auto a = g.create_array(
+        "plain", {.shape = {12, 5}, .chunks = {5, 5}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}});
     a.write({}, iota_i32({12, 5}));
-    auto sh = g.create_array("sharded", {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::uint16, .shards = Shape{4, 8}});
+    auto sh = g.create_array("sharded",
+                             {.shape = {8, 8}, .chunks = {2, 2}, .dtype = DataType::uint16, .shards = Shape{4, 8}});
     NDArray v(DataType::uint16, {8, 8});
     for (int i = 0; i < 64; ++i) v.data<std::uint16_t>()[i] = static_cast<std::uint16_t>(i * 3);
     sh.write({}, v);
@@ -215,7 +228,8 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
     auto o = moto().options("t/ArraysThroughAnS3Url/data.zarr");
     o.conditional_writes = ConditionalWrites::Off;
     auto nolock = Array::open(S3Store::open(o), "plain");
-    expect_throw_with<ConflictError>([&] { nolock.prepend(NDArray::full<std::int32_t>({5, 5}, 9)); }, {"cannot lock", "s3://"});
+    expect_throw_with<ConflictError>([&] { nolock.prepend(NDArray::full<std::int32_t>({5, 5}, 9)); },
+                                     {"cannot lock", "s3://"});
     expect_throw_with<ConflictError>([&] { nolock.append(NDArray::full<std::int32_t>({5, 5}, 9)); }, {"cannot lock"});
     a.resize_domain({{0, 12}, {0, 5}});  // back to the original rows; chunk c/-1/0 goes
     EXPECT_EQ(a.shape(), (Shape{12, 5}));
@@ -231,7 +245,8 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
   EXPECT_EQ(a.read(), iota_i32({12, 5}));
   EXPECT_EQ(a.nchunks_stored(), 3);
   const auto sh = g.open_array("sharded");
-  EXPECT_EQ(sh.read({slice(2, 4), slice(6, 8)}).to_vector<std::uint16_t>(), (std::vector<std::uint16_t>{66, 69, 90, 93}));
+  EXPECT_EQ(sh.read({slice(2, 4), slice(6, 8)}).to_vector<std::uint16_t>(),
+            (std::vector<std::uint16_t>{66, 69, 90, 93}));
   // boto3 sees the layout Zarr v3 prescribes.
   const auto out = Json::parse(moto().python(R"PY(
 p = "t/ArraysThroughAnS3Url/data.zarr/"
@@ -254,8 +269,9 @@ TEST_F(S3StoreMoto, LeasesExcludeExpireAndCanBeLost) {
   o.lock_ttl = 400ms;
   auto s1 = S3Store::open(o), s2 = S3Store::open(o);
   auto lease_objects = [&] {
-    return Json::parse(moto().python(
-        "print(json.dumps(sorted(o['Key'] for o in s3.list_objects_v2(Bucket=B, Prefix='t/Leases/').get('Contents', []))))"));
+    return Json::parse(
+        moto().python("print(json.dumps(sorted(o['Key'] for o in s3.list_objects_v2(Bucket=B, "
+                      "Prefix='t/Leases/').get('Contents', []))))"));
   };
   // Exclusion: s2 waits while s1 holds (and renews) the lease, for several times its ttl.
   auto l1 = s1->lock("a/zarr.json");
@@ -284,12 +300,14 @@ TEST_F(S3StoreMoto, LeasesExcludeExpireAndCanBeLost) {
   auto impatient = S3Store::open(impatient_opts);
   {
     auto held = s1->lock("b/zarr.json");
-    expect_throw_with<ConflictError>([&] { impatient->lock("b/zarr.json"); }, {"could not lock 'b/zarr.json'", "held by", "pid"});
+    expect_throw_with<ConflictError>([&] { impatient->lock("b/zarr.json"); },
+                                     {"could not lock 'b/zarr.json'", "held by", "pid"});
   }
 
   // A crashed holder's lease (never renewed) is taken over after its own ttl.
-  moto().python("s3.put_object(Bucket=B, Key='t/Leases/c/.zarrpp-lock.zarr.json', "
-                "Body=b'{\"owner\": \"crashed\", \"ttl_ms\": 300, \"renewal\": 0}')");
+  moto().python(
+      "s3.put_object(Bucket=B, Key='t/Leases/c/.zarrpp-lock.zarr.json', "
+      "Body=b'{\"owner\": \"crashed\", \"ttl_ms\": 300, \"renewal\": 0}')");
   const auto t1 = std::chrono::steady_clock::now();
   {
     auto l3 = s1->lock("c/zarr.json");
@@ -300,13 +318,20 @@ TEST_F(S3StoreMoto, LeasesExcludeExpireAndCanBeLost) {
 
   // A holder whose lease is overwritten (taken over) notices at its next renewal: check() throws.
   auto l4 = s1->lock("d/zarr.json");
-  moto().python("s3.put_object(Bucket=B, Key='t/Leases/d/.zarrpp-lock.zarr.json', Body=b'{\"owner\": \"someone else\"}')");
+  moto().python(
+      "s3.put_object(Bucket=B, Key='t/Leases/d/.zarrpp-lock.zarr.json', Body=b'{\"owner\": \"someone else\"}')");
   std::this_thread::sleep_for(500ms);
   expect_throw_with<ConflictError>([&] { l4->check(); }, {"lock on 'd/zarr.json' was lost", "took it over"});
   l4.reset();  // must not delete the other holder's lease
-  EXPECT_EQ(moto().python("print(s3.get_object(Bucket=B, Key='t/Leases/d/.zarrpp-lock.zarr.json')['Body'].read().decode())"),
-            "{\"owner\": \"someone else\"}\n");
-  EXPECT_THROW(S3Store::open([&] { auto x = o; x.lock_ttl = 1ms; return x; }()), StoreError);
+  EXPECT_EQ(
+      moto().python("print(s3.get_object(Bucket=B, Key='t/Leases/d/.zarrpp-lock.zarr.json')['Body'].read().decode())"),
+      "{\"owner\": \"someone else\"}\n");
+  EXPECT_THROW(S3Store::open([&] {
+                 auto x = o;
+                 x.lock_ttl = 1ms;
+                 return x;
+               }()),
+               StoreError);
 }
 
 // Issue "remote stores": prepend on S3 writes only the new chunks and zarr.json, and reads no
@@ -314,7 +339,8 @@ TEST_F(S3StoreMoto, LeasesExcludeExpireAndCanBeLost) {
 TEST_F(S3StoreMoto, PrependWritesOnlyTheNewChunksAndMetadata) {
   using K = StoreOp::Kind;
   auto rec = std::make_shared<RecordingStore>(store(""));
-  auto a = Array::create(rec, "ts", {.shape = {8, 6}, .chunks = {4, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}});
+  auto a = Array::create(
+      rec, "ts", {.shape = {8, 6}, .chunks = {4, 3}, .dtype = DataType::int32, .compressor = codec::Zstd{.level = 1}});
   a.write({}, iota_i32({8, 6}));
   rec->clear();
   a.prepend(NDArray::full<std::int32_t>({4, 6}, -1));
@@ -335,9 +361,10 @@ TEST_F(S3StoreMoto, PrependWritesOnlyTheNewChunksAndMetadata) {
 TEST_F(S3StoreMoto, ProcessesWriteAndGrowOneArrayTogether) {
   const auto o = moto().options("");
   const std::string url = std::string("s3://") + kBucket + "/t/Distributed/series.zarr";
-  const auto r = run({ZARRPP_EXAMPLE_DISTRIBUTED, url, "4", "5"},
-                     {{"AWS_ENDPOINT_URL", moto().endpoint()}, {"AWS_REGION", "us-east-1"},
-                      {"AWS_ACCESS_KEY_ID", *o.access_key_id}, {"AWS_SECRET_ACCESS_KEY", *o.secret_access_key}});
+  const auto r = run({ZARRPP_EXAMPLE_DISTRIBUTED, url, "4", "5"}, {{"AWS_ENDPOINT_URL", moto().endpoint()},
+                                                                   {"AWS_REGION", "us-east-1"},
+                                                                   {"AWS_ACCESS_KEY_ID", *o.access_key_id},
+                                                                   {"AWS_SECRET_ACCESS_KEY", *o.secret_access_key}});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("complete: 4 workers, 20 growth steps"), std::string::npos) << r.out;
   // Independently: 4 blocks of 16 rows plus 20 growth steps of 4 rows, around domain row 0.
@@ -351,10 +378,12 @@ TEST_F(S3StoreMoto, ProcessesWriteAndGrowOneArrayTogether) {
   std::set<std::int32_t> tags;
   for (std::int64_t row = 0; row < 144; ++row) tags.insert(v.data<std::int32_t>()[row * 32] / 100);
   EXPECT_EQ(tags.size(), 144u) << "every row is a different write";
-  EXPECT_EQ(v.data<std::int32_t>()[-d[0].inclusive_min * 32] / 100, 1'000'000) << "worker 0's block starts at domain row 0";
+  EXPECT_EQ(v.data<std::int32_t>()[-d[0].inclusive_min * 32] / 100, 1'000'000)
+      << "worker 0's block starts at domain row 0";
   // No lease is left behind.
-  const auto names = Json::parse(moto().python(
-      "print(json.dumps([o['Key'] for o in s3.list_objects_v2(Bucket=B, Prefix='t/Distributed/').get('Contents', []) if 'lock' in o['Key']]))"));
+  const auto names =
+      Json::parse(moto().python("print(json.dumps([o['Key'] for o in s3.list_objects_v2(Bucket=B, "
+                                "Prefix='t/Distributed/').get('Contents', []) if 'lock' in o['Key']]))"));
   EXPECT_TRUE(names.empty()) << names.dump();
 }
 #endif
@@ -371,7 +400,8 @@ TEST_F(S3StoreMoto, ErrorsNameWhatWentWrong) {
   auto down = moto().options("t/errors");
   down.endpoint = "http://127.0.0.1:" + std::to_string(free_port());
   down.net.max_attempts = 2;
-  expect_throw_with<StoreError>([&] { S3Store::open(down)->get("k"); }, {"S3 GET", down.endpoint.value(), "after 2 attempts"});
+  expect_throw_with<StoreError>([&] { S3Store::open(down)->get("k"); },
+                                {"S3 GET", down.endpoint.value(), "after 2 attempts"});
 
   auto s = store("");
   expect_throw_with<StoreError>([&] { s->get("a/../b"); }, {"invalid store key 'a/../b'"});

@@ -24,12 +24,12 @@ struct ArraySpec {
   Shape shape{};
   Shape chunks{};  // the (inner) chunk shape; with `shards`, the inner chunk of each shard
   DataType dtype = DataType::float64;
-  std::optional<Json> fill_value = std::nullopt;               // JSON encoding ("NaN", 0, [1, 2], ...); default 0/false
-  std::optional<codec::Any> compressor = std::nullopt;         // e.g. codec::Zstd{.level = 3}
-  bool crc32c = false;                          // append a crc32c checksum to every chunk
+  std::optional<Json> fill_value = std::nullopt;        // JSON encoding ("NaN", 0, [1, 2], ...); default 0/false
+  std::optional<codec::Any> compressor = std::nullopt;  // e.g. codec::Zstd{.level = 3}
+  bool crc32c = false;                                  // append a crc32c checksum to every chunk
   OptionalShape shards = std::nullopt;                  // shard shape (a multiple of `chunks`), e.g. {8, 8}
   std::optional<std::vector<codec::Any>> codecs = std::nullopt;  // the whole pipeline, instead of the shorthand above
-  std::optional<codec::Endian> endian = std::nullopt;  // of the bytes codec (default little)
+  std::optional<codec::Endian> endian = std::nullopt;            // of the bytes codec (default little)
   ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');
   std::optional<std::vector<std::optional<std::string>>> dimension_names = std::nullopt;
   Json attributes = Json::object();
@@ -192,7 +192,7 @@ class Array {
   // them otherwise; copy_array into a regular grid re-chunks instead). A regular grid is left as is.
   void convert_to_regular();
 
- // The state behind a handle (the library's own).
+  // The state behind a handle (the library's own).
   struct State;
 
  private:
@@ -235,8 +235,8 @@ class Array::Coords {
 };
 
 struct CopyOptions {
-  bool overwrite = false;        // replace a node at the destination
-  std::size_t concurrency = 0;   // 0: the default
+  bool overwrite = false;       // replace a node at the destination
+  std::size_t concurrency = 0;  // 0: the default
   // Called after each destination chunk (shard) is written, from any thread.
   std::function<void(std::int64_t done, std::int64_t total)> progress = nullptr;
 };

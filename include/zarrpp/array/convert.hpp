@@ -21,7 +21,8 @@ struct ConvertReport {
 // their "numcodecs.*" names), the "v2" chunk key encoding (so the chunk keys stay), attributes
 // from .zattrs with "_ARRAY_DIMENSIONS" moved to dimension_names, a null fill value replaced by
 // the type's zero. `notes` (optional) receives what changed.
-ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* notes = nullptr, const std::string& shown = "/");
+ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* notes = nullptr,
+                             const std::string& shown = "/");
 
 // In place: for the node at `path` (and, for a group, every node under it) writes zarr.json, then
 // removes .zarray/.zgroup/.zattrs/.zmetadata. No chunk is read or written. A node that has both
@@ -29,7 +30,7 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
 ConvertReport convert_to_v3(const StorePtr& store, const std::string& path = "");
 // To another place: the destination gets the v3 nodes, each array's chunks copied byte for byte
 // before its zarr.json. The source is not changed. Refuses overlapping source and destination.
-ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst, const std::string& dst_path,
-                            bool overwrite = false);
+ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
+                            const std::string& dst_path, bool overwrite = false);
 
 }  // namespace zarrpp

@@ -29,8 +29,21 @@ enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen 
 class DataType {
  public:
   enum class Id : std::uint8_t {
-    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float16, float32, float64, complex64, complex128, raw,
+    bool_,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+    raw,
     string,  // UTF-8 text of any length (zarr-python 3's "string"), codec vlen-utf8
     bytes    // bytes of any length ("variable_length_bytes", also read as "bytes"), codec vlen-bytes
   };
@@ -57,9 +70,7 @@ class DataType {
   std::size_t component_size() const;
   std::string name() const;
 
-  friend bool operator==(const DataType& a, const DataType& b) {
-    return a.id_ == b.id_ && a.size_ == b.size_;
-  }
+  friend bool operator==(const DataType& a, const DataType& b) { return a.id_ == b.id_ && a.size_ == b.size_; }
 
   // Shorthand constants: zarrpp::DataType::int32 etc.
   static const DataType bool_t, int8, int16, int32, int64, uint8, uint16, uint32, uint64;
@@ -70,13 +81,30 @@ class DataType {
   constexpr DataType(Id id, std::size_t size) : id_(id), size_(size) {}
   static constexpr std::size_t size_of(Id id) {
     switch (id) {
-      case Id::bool_: case Id::int8: case Id::uint8: return 1;
-      case Id::int16: case Id::uint16: case Id::float16: return 2;
-      case Id::int32: case Id::uint32: case Id::float32: return 4;
-      case Id::int64: case Id::uint64: case Id::float64: case Id::complex64: return 8;
-      case Id::complex128: return 16;
-      case Id::raw: return 1;
-      case Id::string: case Id::bytes: return 8;
+      case Id::bool_:
+      case Id::int8:
+      case Id::uint8:
+        return 1;
+      case Id::int16:
+      case Id::uint16:
+      case Id::float16:
+        return 2;
+      case Id::int32:
+      case Id::uint32:
+      case Id::float32:
+        return 4;
+      case Id::int64:
+      case Id::uint64:
+      case Id::float64:
+      case Id::complex64:
+        return 8;
+      case Id::complex128:
+        return 16;
+      case Id::raw:
+        return 1;
+      case Id::string:
+      case Id::bytes:
+        return 8;
     }
     return 1;
   }
@@ -84,24 +112,69 @@ class DataType {
   std::size_t size_;
 };
 
-
 // The DataType of a C++ element type.
-template <class T> struct dtype_of;
-template <> struct dtype_of<bool> { static DataType get() { return DataType::Id::bool_; } };
-template <> struct dtype_of<std::int8_t> { static DataType get() { return DataType::Id::int8; } };
-template <> struct dtype_of<std::int16_t> { static DataType get() { return DataType::Id::int16; } };
-template <> struct dtype_of<std::int32_t> { static DataType get() { return DataType::Id::int32; } };
-template <> struct dtype_of<std::int64_t> { static DataType get() { return DataType::Id::int64; } };
-template <> struct dtype_of<std::uint8_t> { static DataType get() { return DataType::Id::uint8; } };
-template <> struct dtype_of<std::uint16_t> { static DataType get() { return DataType::Id::uint16; } };
-template <> struct dtype_of<std::uint32_t> { static DataType get() { return DataType::Id::uint32; } };
-template <> struct dtype_of<std::uint64_t> { static DataType get() { return DataType::Id::uint64; } };
-template <> struct dtype_of<float16> { static DataType get() { return DataType::Id::float16; } };
-template <> struct dtype_of<float> { static DataType get() { return DataType::Id::float32; } };
-template <> struct dtype_of<double> { static DataType get() { return DataType::Id::float64; } };
-template <> struct dtype_of<std::complex<float>> { static DataType get() { return DataType::Id::complex64; } };
-template <> struct dtype_of<std::complex<double>> { static DataType get() { return DataType::Id::complex128; } };
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<bool> {
+  static DataType get() { return DataType::Id::bool_; }
+};
+template <>
+struct dtype_of<std::int8_t> {
+  static DataType get() { return DataType::Id::int8; }
+};
+template <>
+struct dtype_of<std::int16_t> {
+  static DataType get() { return DataType::Id::int16; }
+};
+template <>
+struct dtype_of<std::int32_t> {
+  static DataType get() { return DataType::Id::int32; }
+};
+template <>
+struct dtype_of<std::int64_t> {
+  static DataType get() { return DataType::Id::int64; }
+};
+template <>
+struct dtype_of<std::uint8_t> {
+  static DataType get() { return DataType::Id::uint8; }
+};
+template <>
+struct dtype_of<std::uint16_t> {
+  static DataType get() { return DataType::Id::uint16; }
+};
+template <>
+struct dtype_of<std::uint32_t> {
+  static DataType get() { return DataType::Id::uint32; }
+};
+template <>
+struct dtype_of<std::uint64_t> {
+  static DataType get() { return DataType::Id::uint64; }
+};
+template <>
+struct dtype_of<float16> {
+  static DataType get() { return DataType::Id::float16; }
+};
+template <>
+struct dtype_of<float> {
+  static DataType get() { return DataType::Id::float32; }
+};
+template <>
+struct dtype_of<double> {
+  static DataType get() { return DataType::Id::float64; }
+};
+template <>
+struct dtype_of<std::complex<float>> {
+  static DataType get() { return DataType::Id::complex64; }
+};
+template <>
+struct dtype_of<std::complex<double>> {
+  static DataType get() { return DataType::Id::complex128; }
+};
 
-template <class T> DataType dtype_v() { return dtype_of<T>::get(); }
+template <class T>
+DataType dtype_v() {
+  return dtype_of<T>::get();
+}
 
 }  // namespace zarrpp

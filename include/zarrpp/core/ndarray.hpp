@@ -4,11 +4,11 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
-#include <optional>
 #include <memory>
-#include <type_traits>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "zarrpp/core/dtype.hpp"
@@ -24,9 +24,10 @@ class OptionalShape : public std::optional<Shape> {
  public:
   using std::optional<Shape>::optional;
   OptionalShape() = default;
-  OptionalShape(std::initializer_list<std::int64_t> dims) : std::optional<Shape>(Shape(dims)) {}  // NOLINT(google-explicit-constructor)
-  OptionalShape(Shape s) : std::optional<Shape>(std::move(s)) {}                                   // NOLINT(google-explicit-constructor)
-  OptionalShape(std::optional<Shape> s) : std::optional<Shape>(std::move(s)) {}                    // NOLINT(google-explicit-constructor)
+  OptionalShape(std::initializer_list<std::int64_t> dims)
+      : std::optional<Shape>(Shape(dims)) {}                                     // NOLINT(google-explicit-constructor)
+  OptionalShape(Shape s) : std::optional<Shape>(std::move(s)) {}                 // NOLINT(google-explicit-constructor)
+  OptionalShape(std::optional<Shape> s) : std::optional<Shape>(std::move(s)) {}  // NOLINT(google-explicit-constructor)
   // Assignment goes through the constructors above: = {4, 4}, = Shape{...}, = std::nullopt, = {}.
   friend bool operator==(const OptionalShape& a, const OptionalShape& b) {
     return static_cast<const std::optional<Shape>&>(a) == static_cast<const std::optional<Shape>&>(b);
@@ -71,11 +72,13 @@ struct default_init_allocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   T* allocate(std::size_t n) {
-    if (n >= detail::kBigAlloc / sizeof(T) && n <= SIZE_MAX / sizeof(T)) return static_cast<T*>(detail::big_allocate(n * sizeof(T)));
+    if (n >= detail::kBigAlloc / sizeof(T) && n <= SIZE_MAX / sizeof(T))
+      return static_cast<T*>(detail::big_allocate(n * sizeof(T)));
     return std::allocator<T>::allocate(n);
   }
   void deallocate(T* p, std::size_t n) noexcept {
-    if (n >= detail::kBigAlloc / sizeof(T) && n <= SIZE_MAX / sizeof(T)) return detail::big_deallocate(p, n * sizeof(T));
+    if (n >= detail::kBigAlloc / sizeof(T) && n <= SIZE_MAX / sizeof(T))
+      return detail::big_deallocate(p, n * sizeof(T));
     std::allocator<T>::deallocate(p, n);
   }
   template <class U>
@@ -154,7 +157,7 @@ class NDArray {
     NDArray a(dtype_v<T>(), std::move(shape));
     if (static_cast<std::int64_t>(values.size()) != a.size())
       throw SelectionError(ErrorCode::shape_mismatch, "NDArray::from_vector: " + std::to_string(values.size()) +
-                           " values do not fill shape " + shape_str(a.shape()));
+                                                          " values do not fill shape " + shape_str(a.shape()));
     if (!values.empty()) std::memcpy(a.raw_data(), values.data(), values.size() * sizeof(T));
     return a;
   }
@@ -195,9 +198,7 @@ class NDArray {
     return view().at<T>(index);
   }
 
-  NDView view() const {
-    return NDView::c_order(static_cast<const void*>(bytes_.data()), dtype_, shape_);
-  }
+  NDView view() const { return NDView::c_order(static_cast<const void*>(bytes_.data()), dtype_, shape_); }
   operator NDView() const { return view(); }  // NOLINT: arrays pass where views are expected
 
   void reshape(Shape new_shape);

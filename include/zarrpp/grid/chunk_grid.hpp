@@ -13,8 +13,8 @@ namespace zarrpp {
 class ChunkGrid {
  public:
   ChunkGrid() = default;
-  ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> chunk_shape,
-            std::vector<std::int64_t> origin, std::vector<std::int64_t> lower_bound);
+  ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
+            std::vector<std::int64_t> lower_bound);
   static ChunkGrid from_metadata(const ArrayMetadata& m);
 
   std::size_t rank() const { return shape_.size(); }
@@ -38,9 +38,7 @@ class ChunkGrid {
   std::int64_t num_chunks(std::size_t d) const { return end_chunk(d) - first_chunk(d); }
   std::int64_t total_chunks() const;  // checked product
   // Array index that chunk k's buffer position 0 corresponds to (may lie outside [0, shape)).
-  std::int64_t chunk_start_index(std::size_t d, std::int64_t k) const {
-    return k * chunk_[d] - rel_lower_[d];
-  }
+  std::int64_t chunk_start_index(std::size_t d, std::int64_t k) const { return k * chunk_[d] - rel_lower_[d]; }
   // Array indices held by chunk k along d: [lo, hi) clamped to [0, shape).
   std::pair<std::int64_t, std::int64_t> index_range(std::size_t d, std::int64_t k) const;
   // Whether a chunk index lies in the grid's chunk range (a key outside it is not a chunk of the array).

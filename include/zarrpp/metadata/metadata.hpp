@@ -70,8 +70,7 @@ struct ChunkGridMetadata {
 
   std::string name() const { return kind == Kind::Regular ? "regular" : "regular_bounded"; }
   static ChunkGridMetadata regular(std::vector<std::int64_t> chunk_shape);
-  static ChunkGridMetadata regular_bounded(std::vector<std::int64_t> chunk_shape,
-                                           std::vector<std::int64_t> origin,
+  static ChunkGridMetadata regular_bounded(std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
                                            std::vector<std::int64_t> lower_bound);
   static ChunkGridMetadata from_json(const Json& j, std::size_t rank);
   Json to_json() const;
@@ -90,12 +89,14 @@ struct CodecMetadata {
   // braces (a list of {"key", value} pairs is an object).
   // (A null Json, as from CodecMetadata{"x", {}}, means no configuration.)
   CodecMetadata(std::string codec_name, Json config)
-      : name(std::move(codec_name)), configuration(config.is_null() ? std::nullopt : std::optional<Json>(std::move(config))) {}
+      : name(std::move(codec_name)),
+        configuration(config.is_null() ? std::nullopt : std::optional<Json>(std::move(config))) {}
   CodecMetadata(std::string codec_name, std::nullopt_t) : name(std::move(codec_name)) {}
   // An optional configuration as read (a template, so braces above never pick it).
   template <class O>
     requires std::same_as<std::remove_cvref_t<O>, std::optional<Json>>
-  CodecMetadata(std::string codec_name, O&& config) : name(std::move(codec_name)), configuration(std::forward<O>(config)) {}
+  CodecMetadata(std::string codec_name, O&& config)
+      : name(std::move(codec_name)), configuration(std::forward<O>(config)) {}
 
   static CodecMetadata from_json(const Json& j, const std::string& where);
   Json to_json() const;
@@ -110,7 +111,7 @@ struct ArrayMetadata {
   DataType data_type;
   ChunkGridMetadata chunk_grid;
   ChunkKeyEncoding chunk_key_encoding;
-  Bytes fill_value;  // element bytes, native order (index 0 for variable-length types)
+  Bytes fill_value;       // element bytes, native order (index 0 for variable-length types)
   std::string fill_vlen;  // the fill value of a variable-length data type (text or bytes)
   std::vector<CodecMetadata> codecs;
   Json attributes = Json::object();
@@ -123,12 +124,12 @@ struct ArrayMetadata {
   // plus what only .zarray states, so it is written back as it was.
   int zarr_format = 3;
   struct V2 {
-    std::string dtype;            // as .zarray gives it: "<i4", ">f8", "|b1", "<M8[ns]"
-    char order = 'C';             // 'C' or 'F'
-    Json compressor = nullptr;    // numcodecs configuration or null
-    Json filters = nullptr;       // array of numcodecs configurations or null
-    bool fill_null = false;       // "fill_value": null (missing chunks read as zeros, see the README)
-    Json fill_json = nullptr;     // an object array's fill value as .zarray gives it
+    std::string dtype;          // as .zarray gives it: "<i4", ">f8", "|b1", "<M8[ns]"
+    char order = 'C';           // 'C' or 'F'
+    Json compressor = nullptr;  // numcodecs configuration or null
+    Json filters = nullptr;     // array of numcodecs configurations or null
+    bool fill_null = false;     // "fill_value": null (missing chunks read as zeros, see the README)
+    Json fill_json = nullptr;   // an object array's fill value as .zarray gives it
     friend bool operator==(const V2&, const V2&) = default;
   } v2;
 

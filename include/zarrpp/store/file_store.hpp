@@ -1,10 +1,10 @@
 #pragma once
+#include <sys/types.h>
 #include <atomic>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <sys/types.h>
 #include <utility>
 #include <vector>
 
@@ -51,7 +51,10 @@ class FileStore : public Store {
   std::filesystem::path path_of(const std::string& key) const;
 
   StoreCapabilities capabilities() const override {
-    return {.writable = !options_.read_only, .listing = true, .conditional_writes = true, .locking = true,
+    return {.writable = !options_.read_only,
+            .listing = true,
+            .conditional_writes = true,
+            .locking = true,
             .native_streaming = true};
   }
   std::string describe() const override { return "file://" + root_.string(); }
@@ -64,8 +67,10 @@ class FileStore : public Store {
  protected:
   // Versions name the file a key's value lives in (device, inode, size, modification and change
   // times): every write renames a new file into place, so a new value is a new version.
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
-  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                       const PieceSink& sink) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;

@@ -26,7 +26,7 @@ namespace zarrpp {
 namespace detail {
 class HttpClient;
 class ReadLog;
-}
+}  // namespace detail
 
 // Network behaviour shared by HttpStore and S3Store. The defaults fail a request to a stalled or
 // dead server in about 30 s (stall_timeout per attempt, no new attempt after retry_window) while a
@@ -44,8 +44,8 @@ struct RemoteOptions {
   // one that moved data: a response body began, or 64 KiB or more of a request body went out);
   // 0 = only max_attempts bounds the retries.
   std::chrono::milliseconds retry_window{30'000};
-  bool verify_tls = true;         // check the server's certificate and host name (https)
-  std::string ca_file{};          // a CA bundle to verify with instead of the system's ("" = system)
+  bool verify_tls = true;                 // check the server's certificate and host name (https)
+  std::string ca_file{};                  // a CA bundle to verify with instead of the system's ("" = system)
   std::size_t max_idle_connections = 16;  // kept-alive connections (curl handles) pooled per store
   // The largest response body read when the caller gives no smaller bound (chunks are bounded by
   // their largest encoding, metadata by 256 MiB, ranges by their length).
@@ -85,14 +85,16 @@ class HttpStore : public Store {
   std::string url_of(const std::string& key) const;
 
   StoreCapabilities capabilities() const override {
-    return {.writable = false, .listing = false, .conditional_writes = false, .locking = false, .native_streaming = false};
+    return {
+        .writable = false, .listing = false, .conditional_writes = false, .locking = false, .native_streaming = false};
   }
   std::string describe() const override;
 
  protected:
   // nullopt on 404; any other failure (403, 5xx after retries, ...) throws StoreError. The
   // version is the ETag when the server sends one.
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
   // HEAD (a one-byte GET on servers without HEAD).
   std::optional<std::uint64_t> do_size(const std::string& key) override;
   // A value that fails to decode: a HEAD says whether the GET's response was cut in transit.

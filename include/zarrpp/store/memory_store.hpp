@@ -21,7 +21,8 @@ class MemoryStore : public Store {
   std::string location() const override { return "memory:" + std::to_string(reinterpret_cast<std::uintptr_t>(this)); }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;

@@ -56,7 +56,7 @@ class S3Store : public Store {
     std::optional<std::string> access_key_id = std::nullopt;
     std::optional<std::string> secret_access_key = std::nullopt;
     std::optional<std::string> session_token = std::nullopt;  // "" = none, even if AWS_SESSION_TOKEN is set
-    bool anonymous = false;  // never sign, even when credentials are found
+    bool anonymous = false;                                   // never sign, even when credentials are found
     ConditionalWrites conditional_writes = ConditionalWrites::Auto;
     int list_page_size = 1000;  // max-keys per ListObjectsV2 request, 1..1000
     // The lease of lock(): not renewed for this long, it may be taken over (>= 1 s in practice;
@@ -91,11 +91,14 @@ class S3Store : public Store {
   std::string describe() const override;
   // Opened below the bucket's root: groups above the prefix are not looked at.
   bool parent_unseen() const override { return !options_.prefix.empty(); }
-  std::string location() const override { return endpoint_ + "/" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix); }
+  std::string location() const override {
+    return endpoint_ + "/" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix);
+  }
 
  protected:
   // Versions are ETags.
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
   // A value that fails to decode: a HEAD says whether the GET's response was cut in transit.
   std::string do_explain_unreadable(const std::string& key) override;

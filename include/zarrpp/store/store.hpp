@@ -22,14 +22,12 @@ namespace zarrpp {
 struct ByteRange {
   enum class Kind { All, FromOffset, Suffix };
   Kind kind = Kind::All;
-  std::uint64_t offset = 0;                 // FromOffset
-  std::optional<std::uint64_t> length;      // FromOffset: nullopt = to the end
-  std::uint64_t suffix = 0;                 // Suffix: the last `suffix` bytes
+  std::uint64_t offset = 0;             // FromOffset
+  std::optional<std::uint64_t> length;  // FromOffset: nullopt = to the end
+  std::uint64_t suffix = 0;             // Suffix: the last `suffix` bytes
 
   static ByteRange all() { return {}; }
-  static ByteRange range(std::uint64_t offset, std::uint64_t length) {
-    return {Kind::FromOffset, offset, length, 0};
-  }
+  static ByteRange range(std::uint64_t offset, std::uint64_t length) { return {Kind::FromOffset, offset, length, 0}; }
   static ByteRange from(std::uint64_t offset) { return {Kind::FromOffset, offset, std::nullopt, 0}; }
   static ByteRange last(std::uint64_t n) { return {Kind::Suffix, 0, std::nullopt, n}; }
   // The [begin, end) this range selects from a value of `size` bytes (clamped to it).
@@ -84,7 +82,8 @@ class Store {
   // nullopt when the key does not exist. A value (or range) of more than `max_bytes` bytes is a
   // StoreError (limit_exceeded), found before it is read whole: a hostile file or server cannot
   // make zarrpp allocate what it claims.
-  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all(), std::uint64_t max_bytes = kNoLimit);
+  std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all(),
+                           std::uint64_t max_bytes = kNoLimit);
   // The same, with the value's version (for set_if).
   std::optional<VersionedBytes> get_versioned(const std::string& key, const ByteRange& range = ByteRange::all(),
                                               std::uint64_t max_bytes = kNoLimit);
@@ -95,7 +94,8 @@ class Store {
   // start at multiples of `piece` from the range's start, through a small reused buffer (so a
   // large value is never held whole); sink(value_size, offset_in_value, bytes). Returns false
   // when the key does not exist; a value that ends early just delivers fewer bytes.
-  using PieceSink = std::function<void(std::uint64_t value_size, std::uint64_t offset, std::span<const std::uint8_t> bytes)>;
+  using PieceSink =
+      std::function<void(std::uint64_t value_size, std::uint64_t offset, std::span<const std::uint8_t> bytes)>;
   bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
 
   // ---- writing ----
@@ -172,7 +172,8 @@ class Store {
 
  protected:
   // Keys reaching these are valid (validate_key), prefixes valid (validate_prefix).
-  virtual std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) = 0;
+  virtual std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                               std::uint64_t max_bytes) = 0;
   virtual void do_set(const std::string& key, const Bytes& value) = 0;
   virtual void do_erase(const std::string& key) = 0;
   virtual std::vector<std::string> do_list_prefix(const std::string& prefix) = 0;
@@ -181,7 +182,8 @@ class Store {
   // from list_prefix; lock throws (no locking). do_get must refuse more than max_bytes before
   // reading them (the base checks again after).
   virtual std::optional<std::uint64_t> do_size(const std::string& key);
-  virtual bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
+  virtual bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                               const PieceSink& sink);
   virtual bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);
   virtual bool do_erase_if(const std::string& key, const std::optional<Version>& expected);
   virtual void do_erase_prefix(const std::string& prefix);
@@ -211,19 +213,23 @@ class StoreWrapper : public Store {
   explicit StoreWrapper(StorePtr inner);
   const StorePtr& inner() const { return inner_; }
   std::string location() const override { return inner_->location(); }
-  std::vector<std::string> identity_chain(const std::string& path) const override { return inner_->identity_chain(path); }
+  std::vector<std::string> identity_chain(const std::string& path) const override {
+    return inner_->identity_chain(path);
+  }
   StoreCapabilities capabilities() const override { return inner_->capabilities(); }
   // The inner store's (unwrapped: a wrapper that must watch the parent too overrides this).
   std::optional<Parent> parent() const override { return inner_->parent(); }
   bool parent_unseen() const override { return inner_->parent_unseen(); }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
   void do_set(const std::string& key, const Bytes& value) override;
   void do_erase(const std::string& key) override;
   std::vector<std::string> do_list_prefix(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
-  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                       const PieceSink& sink) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
   void do_erase_prefix(const std::string& prefix) override;

@@ -29,8 +29,10 @@ class RecordingStore : public StoreWrapper {
   std::string describe() const override { return "recording(" + inner()->describe() + ")"; }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
-  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                       const PieceSink& sink) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
@@ -58,8 +60,10 @@ class FaultyStore : public StoreWrapper {
   std::string describe() const override { return "faulty(" + inner()->describe() + ")"; }
 
  protected:
-  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) override;
-  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink) override;
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                       const PieceSink& sink) override;
   void do_set(const std::string& key, const Bytes& value) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;

@@ -23,9 +23,9 @@
 namespace zarrpp {
 
 struct OpenStoreOptions {
-  FileStore::Options file{};   // file:// and plain paths (by default a missing directory is made by the first write)
-  HttpStore::Options http{};   // http:// and https://
-  S3Store::Options s3{};       // s3:// (bucket and prefix come from the URL)
+  FileStore::Options file{};  // file:// and plain paths (by default a missing directory is made by the first write)
+  HttpStore::Options http{};  // http:// and https://
+  S3Store::Options s3{};      // s3:// (bucket and prefix come from the URL)
 };
 
 StorePtr open_store(const std::string& url);
