@@ -127,3 +127,38 @@ RC_GTEST_PROP(ChunkGrid, MatchesTheSpecFormulas, ()) {
     RC_ASSERT(O + loc.chunk * c <= x && x < O + (loc.chunk + 1) * c);
   }
 }
+
+// chunk_sizes against a plain model: walk the coordinates [L + lo, L + hi) one by one, cutting
+// where a group of `per` chunks (chunk indices with one floor(k / per)) ends.
+RC_GTEST_PROP(ChunkGrid, ChunkSizesMatchAWalkOverTheElements, ()) {
+  const auto c = *rc::gen::inRange<std::int64_t>(1, 9);
+  const auto n = *rc::gen::inRange<std::int64_t>(0, 60);
+  const auto L = *rc::gen::inRange<std::int64_t>(-50, 50);
+  const auto O = *rc::gen::inRange<std::int64_t>(-50, 50);
+  const auto per = *rc::gen::inRange<std::int64_t>(1, 4);
+  const auto lo = *rc::gen::inRange<std::int64_t>(0, n + 1);
+  const auto hi = *rc::gen::inRange<std::int64_t>(lo, n + 1);
+  ChunkGrid g({n}, {c}, {O}, {L});
+  std::vector<std::int64_t> expect;
+  std::int64_t prev_group = 0;
+  for (std::int64_t i = lo; i < hi; ++i) {
+    const std::int64_t k = g.locate(0, i).chunk;
+    const std::int64_t group = k >= 0 ? k / per : -((-k + per - 1) / per);
+    if (i == lo || group != prev_group) expect.push_back(0);
+    ++expect.back();
+    prev_group = group;
+  }
+  RC_ASSERT(g.chunk_sizes(0, per, lo, hi) == expect);
+  if (lo == 0 && hi == n) RC_ASSERT(g.chunk_sizes(0, per) == expect);
+}
+
+TEST(ChunkGrid, ChunkSizesOfTheUpstreamExample) {
+  // 9 rows from coordinate -3, chunks of 4 from origin 0: [-3, 0) [0, 4) [4, 6)
+  ChunkGrid g({9}, {4}, {0}, {-3});
+  EXPECT_EQ(g.chunk_sizes(0), (std::vector<std::int64_t>{3, 4, 2}));
+  EXPECT_EQ(g.chunk_sizes(0, 2), (std::vector<std::int64_t>{3, 6}));  // chunks {-2, -1} and {0, 1}
+  EXPECT_EQ(g.chunk_sizes(0, 1, 2, 5), (std::vector<std::int64_t>{1, 2}));
+  EXPECT_TRUE(g.chunk_sizes(0, 1, 4, 4).empty());
+  EXPECT_THROW((void)g.chunk_sizes(0, 0), ArgumentError);
+  EXPECT_THROW((void)g.chunk_sizes(0, 1, 0, 10), ArgumentError);
+}

@@ -393,19 +393,25 @@ std::vector<std::pair<std::int64_t, std::int64_t>> slab_rows(const Array& z, con
     kSlab = std::strtoull(env, nullptr, 10);
   const std::int64_t want =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(kSlab / std::max<std::uint64_t>(row_bytes, 1)));
-  const auto meta = z.metadata();
-  const std::int64_t c = z.chunks()[sd.dim];
-  const std::int64_t origin = meta.chunk_grid.origin.empty() ? 0 : meta.chunk_grid.origin[sd.dim];
-  const std::int64_t lower = z.lower_bound()[sd.dim];
+  // Where the chunks (read/write units) the rows run through start, as zero-based elements of
+  // sd.dim: the grid's answer over the rows' range only (other dimensions: one element).
+  if (rows == 0) return {};
+  Domain region = z.domain();
+  for (auto& r : region) r.exclusive_max = std::min(r.exclusive_max, r.inclusive_min + 1);
+  const std::int64_t lower = z.domain()[sd.dim].inclusive_min;
+  region[sd.dim] = {lower + sd.start, lower + sd.start + (rows - 1) * sd.step + 1};
+  std::vector<std::int64_t> starts;  // after the first chunk's
+  std::int64_t pos = sd.start;
+  const auto sizes = z.read_chunk_sizes(region);
+  for (const std::int64_t n : sizes[sd.dim]) starts.push_back(pos += n);
   std::vector<std::pair<std::int64_t, std::int64_t>> out;
   for (std::int64_t a = 0; a < rows;) {
     std::int64_t b = std::min(rows, a + want);
     if (b < rows) {
       // The first row at or after b whose element starts a chunk.
-      const std::int64_t e = sd.start + b * sd.step;         // zero-based element
-      const std::int64_t x = lower + e - origin;             // its offset from the grid's origin
-      const std::int64_t k = x / c + (x % c > 0 ? 1 : 0);    // the first chunk starting at or after it
-      const std::int64_t boundary = origin + k * c - lower;  // zero-based element where that chunk starts
+      const std::int64_t e = sd.start + b * sd.step;  // zero-based element
+      const auto next = std::lower_bound(starts.begin(), starts.end(), e);
+      const std::int64_t boundary = next == starts.end() ? sd.start + rows * sd.step : *next;
       b = std::clamp<std::int64_t>((boundary - sd.start + sd.step - 1) / sd.step, b, rows);
     }
     out.emplace_back(a, b);

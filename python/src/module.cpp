@@ -66,7 +66,8 @@ PyObject* exception_for(zarrpp::ErrorCode code) {
   return PyExc_RuntimeError;
 }
 
-void translate(std::exception_ptr p) {
+// By value: pybind11's translator signature.
+void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (p) std::rethrow_exception(p);
   } catch (const zarrpp::Error& e) {
@@ -732,6 +733,19 @@ PYBIND11_MODULE(_zarrpp, m) {
             without_gil([&] { a.resize_domain(d); });
           },
           "bounds"_a)
+      .def(
+          "write_chunk_sizes",
+          [](const Array& a, const Shape& per,
+             const std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>>& region) {
+            std::optional<zarrpp::Domain> d;
+            if (region) {
+              d.emplace();
+              for (const auto& [lo, hi] : *region) d->push_back({lo, hi});
+            }
+            return a.write_chunk_sizes(per, d);
+          },
+          "per"_a = Shape{}, "region"_a = py::none())
+      .def("read_chunk_sizes", [](const Array& a) { return a.read_chunk_sizes(); })  // the whole domain
       .def("convert_to_regular", [](Array& a) { without_gil([&] { a.convert_to_regular(); }); })
       .def("convert_to_regular_bounded", [](Array& a) { without_gil([&] { a.convert_to_regular_bounded(); }); })
       .def(

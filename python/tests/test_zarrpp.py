@@ -1014,3 +1014,13 @@ def test_opening_a_missing_path_creates_nothing(tmp_path):
     assert not missing.exists()
     zarr.create_array(str(missing), shape=(2,), chunks=(2,), dtype="int8")  # the first write makes it
     assert (missing / "zarr.json").is_file()
+
+
+def test_chunk_sizes_come_from_the_grid():
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(6, 10), chunks=(2, 5), shards=(4, 10), dtype="int8")
+    z.prepend(np.zeros((3, 10), dtype="int8"))  # domain -3:6 along 0; shards from origin 0
+    assert z.write_chunk_sizes == ((3, 4, 2), (10,))
+    assert z.read_chunk_sizes == ((1, 2, 2, 2, 2), (5, 5))
+    assert z.cdata_shape == (5, 2)
+    empty = zarr.create_array(zarr.storage.MemoryStore(), shape=(0, 3), chunks=(2, 2), dtype="int8")
+    assert empty.read_chunk_sizes == ((), (2, 1))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import itertools
 import json
 import math
 import operator
@@ -650,13 +651,19 @@ class Array(_Node):
         """The shape of the chunk grid: chunks per dimension (inner chunks when sharded), as
         zarr-python; with a lower bound, the chunks the domain touches (a partly filled first chunk
         counts)."""
-        grid = self.metadata.get("chunk_grid", {}).get("configuration", {})
-        out = []
-        for d, (n, c) in enumerate(zip(self.shape, self.chunks)):
-            lo = grid.get("lower_bound", [0] * self.ndim)[d] if "lower_bound" in grid else 0
-            o = grid.get("origin", [0] * self.ndim)[d] if "origin" in grid else 0
-            out.append(0 if n == 0 else (lo + n - 1 - o) // c - (lo - o) // c + 1)
-        return tuple(out)
+        return tuple(len(sizes) for sizes in self._core.read_chunk_sizes())
+
+    @property
+    def read_chunk_sizes(self) -> Tuple[Tuple[int, ...], ...]:
+        """How many elements each chunk (inner chunk when sharded) holds, per dimension, the first
+        and last cut to the domain."""
+        return tuple(tuple(sizes) for sizes in self._core.read_chunk_sizes())
+
+    @property
+    def write_chunk_sizes(self) -> Tuple[Tuple[int, ...], ...]:
+        """How many elements each stored object (shard when sharded, else chunk) holds, per
+        dimension, the first and last cut to the domain."""
+        return tuple(tuple(sizes) for sizes in self._core.write_chunk_sizes())
 
     @property
     def dimension_names(self) -> Optional[Tuple[Optional[str], ...]]:
@@ -1003,15 +1010,11 @@ class Array(_Node):
     def _shard_block_slices(self, items: tuple) -> tuple:
         """A block selection on a sharded array in shard units (zarr-python's blocks are shards),
         as slices of array indices; block 0 is the first shard the domain touches."""
-        grid = self.metadata.get("chunk_grid", {}).get("configuration", {})
         out = []
-        for d in range(self.ndim):
+        for d, sizes in enumerate(self._core.write_chunk_sizes()):
             x = items[d] if d < len(items) else slice(None)
-            n, s = self.shape[d], cast("Tuple[int, ...]", self.shards)[d]  # a sharded array: shards is set
-            lo = grid.get("lower_bound", [0] * self.ndim)[d] if "lower_bound" in grid else 0
-            o = grid.get("origin", [0] * self.ndim)[d] if "origin" in grid else 0
-            first = (lo - o) // s
-            nb = 0 if n == 0 else (lo + n - 1 - o) // s - first + 1
+            starts = [0, *itertools.accumulate(sizes)]  # where each shard's elements begin
+            nb = len(sizes)
             if isinstance(x, slice):
                 start, stop, step = x.indices(nb)
                 if step != 1:
@@ -1022,9 +1025,7 @@ class Array(_Node):
                 if not 0 <= k < nb:
                     raise IndexError(f"block index {x} is out of bounds for axis {d} with {nb} blocks")
                 ks = (k, k + 1)
-            a = max(lo, o + (first + ks[0]) * s) - lo
-            b = min(lo + n, o + (first + ks[1]) * s) - lo
-            out.append(slice(a, max(a, b)))
+            out.append(slice(starts[ks[0]], starts[ks[1]]))
         return tuple(out)
 
     def get_block_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,

@@ -29,31 +29,14 @@ from ._array import Array, _reopen, _store_for_pickle, create_array, open_array
 __all__ = ["from_zarrpp", "to_zarrpp", "grid_chunks"]
 
 
-def _edges(lo: int, n: int, origin: int, step: int) -> Tuple[int, ...]:
-    """Block sizes covering coordinates [lo, lo + n) with boundaries at origin + k * step."""
-    if n == 0:
-        return (0,)
-    sizes = []
-    pos, end = lo, lo + n
-    while pos < end:
-        nxt = min(origin + ((pos - origin) // step + 1) * step, end)
-        sizes.append(nxt - pos)
-        pos = nxt
-    return tuple(sizes)
-
-
-def _unit(z: Array) -> Tuple[int, ...]:
-    return tuple(z.shards) if z.shards is not None else tuple(z.chunks)
-
-
 def grid_chunks(z: Array, per_block: Optional[Sequence[int]] = None) -> Tuple[Tuple[int, ...], ...]:
     """Dask ``chunks`` for ``z``: one block per stored object (shard when sharded, else chunk), or
     ``per_block[d]`` objects per block along dimension ``d``; boundaries follow the chunk grid."""
-    unit = _unit(z)
     per = tuple(per_block) if per_block is not None else (1,) * z.ndim
     if len(per) != z.ndim or any(int(k) < 1 for k in per):
         raise ValueError(f"per_block: one positive count of stored objects per dimension ({z.ndim}), got {per_block!r}")
-    return tuple(_edges(lo, hi - lo, o, u * int(k)) for (lo, hi), o, u, k in zip(z.domain, z.origin, unit, per))
+    # The grid's own answer; Dask wants (0,) for an empty extent, which has no chunks.
+    return tuple(tuple(sizes) or (0,) for sizes in z._core.write_chunk_sizes([int(k) for k in per]))
 
 
 # ---- the array as tasks see it -------------------------------------------------------------------
@@ -196,7 +179,8 @@ def _region_start(z: Array, region: Optional[Sequence[slice]], shape: Tuple[int,
 
 
 def _aligned_chunks(z: Array, start: Tuple[int, ...], shape: Tuple[int, ...]) -> Tuple[Tuple[int, ...], ...]:
-    return tuple(_edges(a, n, o, u) for a, n, o, u in zip(start, shape, z.origin, _unit(z)))
+    region = [(a, a + n) for a, n in zip(start, shape)]
+    return tuple(tuple(sizes) or (0,) for sizes in z._core.write_chunk_sizes([], region))
 
 
 def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequence[slice]] = None,

@@ -14,13 +14,7 @@ namespace zarrpp {
 // ---- changing zarr.json ---------------------------------------------------------------------------
 
 namespace {
-std::string domain_str(const ArrayMetadata& m) {
-  std::string out = "domain [";
-  for (std::size_t i = 0; i < m.rank(); ++i)
-    out += (i ? ", " : "") + std::to_string(m.chunk_grid.lower_bound[i]) + ":" +
-           std::to_string(m.chunk_grid.lower_bound[i] + m.shape[i]);
-  return out + "]";
-}
+std::string domain_str(const ArrayMetadata& m) { return "domain " + domain_str(m.domain()); }
 }  // namespace
 
 // After growth's data work failed (the metadata was not switched): the objects it wrote wholly
@@ -355,12 +349,41 @@ void Array::check_dtype(const DataType& t) const {
                          "data type mismatch: array holds " + dtype().name() + ", requested " + t.name());
 }
 
-Domain Array::domain() const {
-  auto s = st_->current();
-  Domain d;
-  for (std::size_t i = 0; i < s->meta.rank(); ++i)
-    d.push_back({s->meta.chunk_grid.lower_bound[i], s->meta.chunk_grid.lower_bound[i] + s->meta.shape[i]});
-  return d;
+Domain Array::domain() const { return st_->current()->meta.domain(); }
+
+namespace {
+// The sizes of `grid`'s chunks per dimension, `per[d]` at a time, within `region` (coordinates).
+std::vector<std::vector<std::int64_t>> chunk_sizes_of(const char* what, const ArrayMetadata& m, const ChunkGrid& grid,
+                                                      const Shape& per, const std::optional<Domain>& region) {
+  const std::size_t r = m.rank();
+  if ((!per.empty() && per.size() != r) || (region && region->size() != r))
+    throw ArgumentError(std::string(what) + ": " + std::to_string(region ? region->size() : per.size()) +
+                        " values given for a " + std::to_string(r) + "-d array");
+  const Domain dom = m.domain();
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::size_t d = 0; d < r; ++d) {
+    const DimDomain want = region ? (*region)[d] : dom[d];
+    if (want.inclusive_min < dom[d].inclusive_min || want.exclusive_max > dom[d].exclusive_max ||
+        want.inclusive_min > want.exclusive_max)
+      throw SelectionError(ErrorCode::index_out_of_bounds,
+                           std::string(what) + ": region " + zarrpp::domain_str(Domain{want}) + " of dimension " +
+                               std::to_string(d) + " is outside the domain " + zarrpp::domain_str(Domain{dom[d]}));
+    out.push_back(grid.chunk_sizes(d, per.empty() ? 1 : per[d], want.inclusive_min - dom[d].inclusive_min,
+                                   want.exclusive_max - dom[d].inclusive_min));
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::vector<std::int64_t>> Array::write_chunk_sizes(const Shape& per,
+                                                                const std::optional<Domain>& region) const {
+  const auto s = st_->current();
+  return chunk_sizes_of("write_chunk_sizes", s->meta, s->grid, per, region);
+}
+
+std::vector<std::vector<std::int64_t>> Array::read_chunk_sizes(const std::optional<Domain>& region) const {
+  const auto s = st_->current();
+  return chunk_sizes_of("read_chunk_sizes", s->meta, s->unit_grid, {}, region);
 }
 Shape Array::lower_bound() const { return st_->current()->meta.chunk_grid.lower_bound; }
 std::int64_t Array::nchunks() const { return st_->current()->grid.total_chunks(); }

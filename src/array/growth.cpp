@@ -78,13 +78,6 @@ std::vector<std::vector<DimSel>> entering_boxes(const Domain& oldd, const Domain
   return boxes;
 }
 
-Domain domain_of(const ArrayMetadata& m) {
-  Domain d;
-  for (std::size_t i = 0; i < m.rank(); ++i)
-    d.push_back({m.chunk_grid.lower_bound[i], m.chunk_grid.lower_bound[i] + m.shape[i]});
-  return d;
-}
-
 }  // namespace
 
 // Growing by nothing changes nothing (the grid stays `regular`, which every reader knows); the
@@ -204,7 +197,7 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
         const Snapshot& next = bound ? *bound : next_in;
         Engine e = st_->growth_engine(next);
         e.keep = &cur.unit_grid;  // a failure before the switch must leave the old domain intact
-        for (const auto& box : entering_boxes(domain_of(cur.meta), domain_of(next.meta)))
+        for (const auto& box : entering_boxes(cur.meta.domain(), next.meta.domain()))
           clear_box(*st_->store, st_->path, e, next, box);
       },
       [&](const Snapshot&, const Snapshot& next) {
@@ -213,12 +206,9 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
                node::list_chunks(*st_->store, st_->path, next.meta.chunk_key_encoding, next.meta.rank()))
             if (!next.grid.contains_chunk(idx)) st_->store->erase(key);
         } catch (const Error& e) {
-          std::string dom;
-          for (std::size_t i = 0; i < next.meta.rank(); ++i)
-            dom += (i ? ", " : "") + std::to_string(next.meta.chunk_grid.lower_bound[i]) + ":" +
-                   std::to_string(next.meta.chunk_grid.lower_bound[i] + next.meta.shape[i]);
-          throw_like(e, "the new domain [" + dom + "] is in effect, but removing the chunks now outside it failed (" +
-                            e.what() + "); they are invisible, and the next resize removes them");
+          throw_like(e, "the new domain " + domain_str(next.meta.domain()) +
+                            " is in effect, but removing the chunks now outside it failed (" + e.what() +
+                            "); they are invisible, and the next resize removes them");
         }
       });
 }
@@ -233,11 +223,9 @@ void Array::resize(const Shape& new_shape) {
                            std::to_string(new_shape[i]));
   // The lower bound is taken under the lock, so a concurrent prepend keeps its elements.
   change_domain([&](const ArrayMetadata& m) {
-    Domain d;
-    for (std::size_t i = 0; i < new_shape.size(); ++i) {
-      const auto lo = m.chunk_grid.lower_bound[i];
-      d.push_back({lo, checked::add(lo, new_shape[i], "the new upper bound")});
-    }
+    Domain d = m.domain();
+    for (std::size_t i = 0; i < d.size(); ++i)
+      d[i].exclusive_max = checked::add(d[i].inclusive_min, new_shape[i], "the new upper bound");
     return d;
   });
 }
@@ -262,11 +250,7 @@ Domain Array::expand_domain(std::size_t axis, std::int64_t before, std::int64_t 
   // Relative to the domain as stored when the change is made (under the lock), so growth by others
   // in the meantime is kept.
   change_domain([&](const ArrayMetadata& m) {
-    Domain d;
-    for (std::size_t i = 0; i < m.rank(); ++i) {
-      const auto lo = m.chunk_grid.lower_bound[i];
-      d.push_back({lo, checked::add(lo, m.shape[i], "the upper bound")});
-    }
+    Domain d = m.domain();
     d[axis].inclusive_min = checked::sub(d[axis].inclusive_min, before, "the new lower bound");
     d[axis].exclusive_max = checked::add(d[axis].exclusive_max, after, "the new upper bound");
     if (d[axis].inclusive_min > d[axis].exclusive_max)

@@ -1,6 +1,10 @@
 #include "zarrpp/grid/chunk_grid.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "zarrpp/core/checked.hpp"
+#include "zarrpp/core/error.hpp"
 
 namespace zarrpp {
 
@@ -26,11 +30,11 @@ ChunkGrid ChunkGrid::from_metadata(const ArrayMetadata& m) {
   return ChunkGrid(m.shape, m.chunk_grid.chunk_shape, m.chunk_grid.origin, m.chunk_grid.lower_bound);
 }
 
-std::int64_t ChunkGrid::first_chunk(std::size_t d) const { return floor_div(rel_lower_[d], chunk_[d]); }
+std::int64_t ChunkGrid::first_chunk(std::size_t d) const { return checked::floor_div(rel_lower_[d], chunk_[d]); }
 
 std::int64_t ChunkGrid::end_chunk(std::size_t d) const {
   if (shape_[d] == 0) return first_chunk(d);
-  return floor_div(rel_lower_[d] + shape_[d] - 1, chunk_[d]) + 1;
+  return checked::floor_div(rel_lower_[d] + shape_[d] - 1, chunk_[d]) + 1;
 }
 
 std::int64_t ChunkGrid::total_chunks() const {
@@ -43,6 +47,27 @@ std::pair<std::int64_t, std::int64_t> ChunkGrid::index_range(std::size_t d, std:
   const std::int64_t lo = chunk_start_index(d, k);
   const std::int64_t hi = lo + chunk_[d];
   return {std::max<std::int64_t>(lo, 0), std::min(hi, shape_[d])};
+}
+
+std::vector<std::int64_t> ChunkGrid::chunk_sizes(std::size_t d, std::int64_t per, std::int64_t lo,
+                                                 std::int64_t hi) const {
+  if (hi < 0) hi = shape_[d];
+  if (per < 1) throw ArgumentError("chunk_sizes: chunks per group must be >= 1, got " + std::to_string(per));
+  if (lo < 0 || lo > hi || hi > shape_[d])
+    throw ArgumentError("chunk_sizes: range [" + std::to_string(lo) + ", " + std::to_string(hi) + ") is outside [0, " +
+                        std::to_string(shape_[d]) + ")");
+  std::vector<std::int64_t> out;
+  if (lo == hi) return out;
+  // Groups of `per` count from chunk 0 (the origin), so growth at either end never moves them.
+  const std::int64_t last = locate(d, hi - 1).chunk;
+  for (std::int64_t k = checked::floor_div(locate(d, lo).chunk, per) * per; k <= last;) {
+    const std::int64_t n = std::min(per, last - k + 1);
+    const std::int64_t a = std::max(lo, chunk_start_index(d, k));
+    const std::int64_t b = std::min(hi, chunk_start_index(d, k + n - 1) + chunk_[d]);
+    out.push_back(b - a);
+    k += n;
+  }
+  return out;
 }
 
 bool ChunkGrid::contains_chunk(std::span<const std::int64_t> k) const {

@@ -440,6 +440,22 @@ std::string ArrayMetadata::dump() const {
   return dump_json(to_json());
 }
 
+std::string domain_str(const Domain& d) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < d.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(d[i].inclusive_min) + ":" + std::to_string(d[i].exclusive_max);
+  return out + "]";
+}
+
+Domain ArrayMetadata::domain() const {
+  Domain d;
+  for (std::size_t i = 0; i < rank(); ++i) {
+    const std::int64_t lo = chunk_grid.lower_bound.empty() ? 0 : chunk_grid.lower_bound[i];
+    d.push_back({lo, checked::add(lo, shape[i], "the domain's upper bound")});
+  }
+  return d;
+}
+
 void ArrayMetadata::validate_for_write() const {
   if (zarr_format == 2) {
     if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)

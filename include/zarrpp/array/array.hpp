@@ -43,14 +43,6 @@ struct ArraySpec {
   int zarr_format = 0;
 };
 
-// Per-dimension coordinate range [inclusive_min, exclusive_max).
-struct DimDomain {
-  std::int64_t inclusive_min;
-  std::int64_t exclusive_max;
-  friend bool operator==(const DimDomain&, const DimDomain&) = default;
-};
-using Domain = std::vector<DimDomain>;
-
 // The elements of a variable-length ("string" / "bytes") selection: its shape and the values in
 // C order (UTF-8 text for "string", any bytes for "bytes").
 struct VlenValues {
@@ -85,6 +77,14 @@ class Array {
   DataType dtype() const;
   Shape chunks() const;                 // read/write unit (inner chunk when sharded)
   std::optional<Shape> shards() const;  // shard shape, when sharded
+  // How many elements each chunk holds along each dimension, in order, the first and last cut to
+  // the domain (the grid's answer; nothing else recomputes it): the stored objects (shards when
+  // sharded), `per[d]` of them counted as one (default 1; Dask's `chunks`), within `region` (in
+  // coordinates; default the domain), and the read/write units (inner chunks when sharded).
+  // zarr-python 3's write_chunk_sizes / read_chunk_sizes.
+  std::vector<std::vector<std::int64_t>> write_chunk_sizes(const Shape& per = {},
+                                                           const std::optional<Domain>& region = std::nullopt) const;
+  std::vector<std::vector<std::int64_t>> read_chunk_sizes(const std::optional<Domain>& region = std::nullopt) const;
   Bytes fill_value() const;
   Json fill_value_json() const;
   ArrayMetadata metadata() const;

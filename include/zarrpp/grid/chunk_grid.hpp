@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "zarrpp/core/checked.hpp"
 #include "zarrpp/metadata/metadata.hpp"
 
 namespace zarrpp {
@@ -30,7 +31,7 @@ class ChunkGrid {
   // Array index i (0-based, 0 <= i < shape) of dimension d -> chunk and buffer position.
   Location locate(std::size_t d, std::int64_t i) const {
     const std::int64_t x = i + rel_lower_[d];  // coordinate relative to the origin
-    return {floor_div(x, chunk_[d]), floor_mod(x, chunk_[d])};
+    return {checked::floor_div(x, chunk_[d]), checked::floor_mod(x, chunk_[d])};
   }
   // First and one-past-last chunk index along d ([first, first) when the extent is 0).
   std::int64_t first_chunk(std::size_t d) const;
@@ -43,18 +44,16 @@ class ChunkGrid {
   std::pair<std::int64_t, std::int64_t> index_range(std::size_t d, std::int64_t k) const;
   // Whether a chunk index lies in the grid's chunk range (a key outside it is not a chunk of the array).
   bool contains_chunk(std::span<const std::int64_t> k) const;
+  // How many of the array indices [lo, hi) along d each chunk holds, in order (the first and last
+  // cut), `per` consecutive chunks counted as one: chunks k with the same floor(k / per), so the
+  // groups stay where they are when the array grows at either end. Empty for an
+  // empty range. With the defaults, the whole extent: Dask's `chunks`, zarr-python's chunk sizes.
+  std::vector<std::int64_t> chunk_sizes(std::size_t d, std::int64_t per = 1, std::int64_t lo = 0,
+                                        std::int64_t hi = -1) const;
   // Whether every buffer position of chunk k is inside the array's domain.
   bool chunk_is_full(std::span<const std::int64_t> k) const;
 
  private:
-  static std::int64_t floor_div(std::int64_t a, std::int64_t d) {
-    std::int64_t q = a / d;
-    return (a % d != 0 && (a < 0)) ? q - 1 : q;
-  }
-  static std::int64_t floor_mod(std::int64_t a, std::int64_t d) {
-    std::int64_t m = a % d;
-    return m < 0 ? m + d : m;
-  }
   std::vector<std::int64_t> shape_, chunk_, origin_, lower_, rel_lower_;
 };
 

@@ -106,6 +106,16 @@ struct CodecMetadata {
 };
 
 // ---- array and group documents ---------------------------------------------------------------
+// Per-dimension coordinate range [inclusive_min, exclusive_max).
+struct DimDomain {
+  std::int64_t inclusive_min;
+  std::int64_t exclusive_max;
+  friend bool operator==(const DimDomain&, const DimDomain&) = default;
+};
+using Domain = std::vector<DimDomain>;
+// "[-3:6, 0:4]".
+std::string domain_str(const Domain& d);
+
 struct ArrayMetadata {
   std::vector<std::int64_t> shape;
   DataType data_type;
@@ -134,6 +144,9 @@ struct ArrayMetadata {
   } v2;
 
   std::size_t rank() const { return shape.size(); }
+  // The coordinates the array covers: [lower_bound, lower_bound + shape) per dimension (lower
+  // bound 0 on a `regular` grid). The one place the domain is derived from the metadata.
+  Domain domain() const;
   // The time unit of a v2 datetime64/timedelta64 array read as int64 ("ns"), else "".
   std::string v2_time_unit() const;
 
