@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
       fs::rename(tmp, dir / ".limit");
     });
     std::printf("| %lld | %.2f GiB | %.3f s | %.2f s | %.2f s | %.3f s | %.3f ms | %.3f ms | %.2f |\n",
-                static_cast<long long>(n * n * n), gib, t_rename, t_store, t_copy, t_prepend, t_meta * 1e3,
+                static_cast<long long>(n) * n * n, gib, t_rename, t_store, t_copy, t_prepend, t_meta * 1e3,
                 t_limit * 1e3, t_meta / t_limit);
     std::fflush(stdout);
     fs::remove_all(dir);

@@ -12,6 +12,7 @@ packages=(
   libcli11-dev libgtest-dev librapidcheck-dev libssl-dev libexpat1-dev
   python3-numpy python3-numcodecs python3-zarr python3-xarray python3-dask python3-distributed pybind11-dev python3-dev python3-pytest
   python3-venv python3-pip python3-setuptools python3-wheel
+  clang-format-19 clang-tidy-19 flake8 mypy
 )
 for arg in "$@"; do
   case "$arg" in

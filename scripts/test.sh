@@ -9,7 +9,7 @@
 #   tests      ctest on the release build: unit, property, interop, CLI, Python, benchmark smoke runs
 #   asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with the
 #              portable copy path forced (ZARRPP_PORTABLE), property tests at 30 cases, without the
-#              CLI scripts; ends the run with ctest's summary
+#              CLI scripts or the style checks; ends the run with ctest's summary
 # Locally: ZARRPP_SKIP_ASAN=1 and ZARRPP_SKIP_FUZZ=1 leave those stages out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +53,5 @@ if [ "${ZARRPP_SKIP_ASAN:-0}" != "1" ]; then
   # end-to-end script (many short processes over code the unit tests cover) only in the release
   # stage: the sanitizer stage is the slowest, and the 40-minute budget is shared (docs/ci.md).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 RC_PARAMS="max_success=30" \
-    ctest --preset asan -j "$jobs" -E '^install\.|^cli\.end_to_end$|^cli\.safety_privileged$'
+    ctest --preset asan -j "$jobs" -E '^install\.|^cli\.end_to_end$|^cli\.safety_privileged$|^style\.'
 fi

@@ -361,7 +361,6 @@ TEST(Array, StreamedReadsOfLocalUncompressedChunks) {
         EXPECT_EQ(asked, 6u * 64 * 64 * 2) << key << ": only the 6 slabs the box needs";
     }
     // A flipped bit (checksum), a short file, a long file: errors naming the key.
-    const auto path = dir / "a" / "c" / "0" / "0" / "0";
     auto bytes = *fs->get("a/c/0/0/0");
     auto expect_error = [&](const std::string& what) {
       try {

@@ -293,7 +293,7 @@ TEST(Sharding, LayoutIsByteExact) {
   Bytes in(16);
   for (int i = 0; i < 16; ++i) in[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i + 1);
   for (int r = 0; r < 2; ++r)
-    for (int c = 2; c < 4; ++c) in[static_cast<std::size_t>(r * 4 + c)] = 0;
+    for (int c = 2; c < 4; ++c) in[static_cast<std::size_t>(r) * 4 + static_cast<std::size_t>(c)] = 0;
   for (const char* loc : {"end", "start"}) {
     auto p =
         CodecPipeline::from_metadata({cm(sharding_json(loc).c_str())}, ChunkSpec{{4, 4}, DataType::uint8, Bytes{0}});

@@ -46,7 +46,6 @@ TEST(Npy, BadFilesAreClearErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("(16 bytes)"), std::string::npos) << e.what();
   }
-  std::string h(reinterpret_cast<const char*>(b.data() + 10), 20);
   Bytes c = npy::serialize(a);
   const std::string obj = "'<i4'";
   auto pos = std::search(c.begin(), c.end(), obj.begin(), obj.end());

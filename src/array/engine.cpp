@@ -22,7 +22,7 @@ constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
 constexpr auto kConflictPatience = std::chrono::seconds(60);
 
 std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored,
-                                              std::shared_ptr<VlenHeap> heap) {
+                                              const std::shared_ptr<VlenHeap>& heap) {
   auto s = std::make_shared<Snapshot>();
   s->generation = node::next_generation();
   s->meta = std::move(meta);
@@ -45,8 +45,8 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
   return s;
 }
 
-std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, std::shared_ptr<VlenHeap> heap) {
-  return make_snapshot(s.meta, s.meta_bytes, std::move(heap));
+std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_ptr<VlenHeap>& heap) {
+  return make_snapshot(s.meta, s.meta_bytes, heap);
 }
 
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path) {

@@ -31,9 +31,9 @@ struct Snapshot {
 // they are in the store, when the snapshot was read from it.
 // `heap`: for a variable-length array, the strings of the read or write the snapshot serves.
 std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored,
-                                              std::shared_ptr<VlenHeap> heap = nullptr);
+                                              const std::shared_ptr<VlenHeap>& heap = nullptr);
 // The same snapshot bound to a fresh heap (seeded with the fill value), for one vlen operation.
-std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, std::shared_ptr<VlenHeap> heap);
+std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_ptr<VlenHeap>& heap);
 // Reads and validates the array at `path`.
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path);
 

@@ -664,7 +664,7 @@ class Shuffle final : public SimpleB2B {
 // A codec zarrpp has natively, under its numcodecs name: the configuration is translated and the
 // native codec does the work (the bytes are the same).
 CodecEntry alias(const std::string& name, const CodecEntry& native,
-                 std::function<Json(const Json&, const ChunkSpec&)> translate) {
+                 const std::function<Json(const Json&, const ChunkSpec&)>& translate) {
   CodecEntry e{name, native.role};
   auto make = native.make_b2b;
   e.make_b2b = [name, make, translate](const Json& cfg, const ChunkSpec& in) {

@@ -449,15 +449,14 @@ void write_string(std::string& out, std::string_view s, const Style& st) {
       ++i;
       continue;
     }
-    if (cp >= 0xD800 && cp <= 0xDFFF) {
-      write_hex_escape(out, cp);  // a lone surrogate, as Python writes it
-    } else if (!st.ascii) {
+    const bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
+    if (!surrogate && !st.ascii) {
       out.append(s.substr(i, n));
-    } else if (cp >= 0x10000) {
+    } else if (!surrogate && cp >= 0x10000) {
       write_hex_escape(out, 0xD800 + ((cp - 0x10000) >> 10));
       write_hex_escape(out, 0xDC00 + ((cp - 0x10000) & 0x3FF));
     } else {
-      write_hex_escape(out, cp);
+      write_hex_escape(out, cp);  // an ASCII-only escape, or a lone surrogate (as Python writes it)
     }
     i += n;
   }

@@ -149,8 +149,11 @@ std::optional<Bytes> base64_decode(std::string_view s) {
       if (c == '=' && i + 4 == s.size() && k >= 2) {
         v[k] = 0;
         ++pad;
-      } else if (pad || (v[k] = val(c)) < 0) {
+      } else if (pad) {
         return std::nullopt;
+      } else {
+        v[k] = val(c);
+        if (v[k] < 0) return std::nullopt;
       }
     }
     const std::uint32_t x = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |

@@ -83,7 +83,7 @@ std::optional<std::uint64_t> parse_content_length(std::string_view v) {
 std::uint64_t body_cap(const ByteRange& r, std::uint64_t max_bytes) {
   std::uint64_t cap = max_bytes == kNoLimit ? 0 : max_bytes;
   std::optional<std::uint64_t> len;
-  if (r.kind == ByteRange::Kind::FromOffset && r.length) len = *r.length;
+  if (r.kind == ByteRange::Kind::FromOffset && r.length) len = r.length;
   if (r.kind == ByteRange::Kind::Suffix) len = r.suffix;
   // A server that ignores Range sends the whole value, which is sliced: allow that for values up
   // to 64 MiB, so a small range never brings more.
