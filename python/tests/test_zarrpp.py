@@ -1024,3 +1024,5 @@ def test_chunk_sizes_come_from_the_grid():
     assert z.cdata_shape == (5, 2)
     empty = zarr.create_array(zarr.storage.MemoryStore(), shape=(0, 3), chunks=(2, 2), dtype="int8")
     assert empty.read_chunk_sizes == ((), (2, 1))
+    huge = zarr.create_array(zarr.storage.MemoryStore(), shape=(10**15,), chunks=(1,), dtype="int8")
+    assert huge.cdata_shape == (10**15,)  # counted by the grid, never listed

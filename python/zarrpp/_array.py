@@ -651,7 +651,7 @@ class Array(_Node):
         """The shape of the chunk grid: chunks per dimension (inner chunks when sharded), as
         zarr-python; with a lower bound, the chunks the domain touches (a partly filled first chunk
         counts)."""
-        return tuple(len(sizes) for sizes in self._core.read_chunk_sizes())
+        return tuple(self._core.read_chunk_counts())
 
     @property
     def read_chunk_sizes(self) -> Tuple[Tuple[int, ...], ...]:
