@@ -153,7 +153,7 @@ TEST(Codecs, BloscAutomaticParametersAreWrittenIntoMetadata) {
   const auto m = codec::to_metadata(codec::Blosc{}, DataType::float32);
   EXPECT_EQ(
       m.to_json().dump(),
-      R"({"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":4,"blocksize":0}})");
+      R"({"name":"blosc","configuration":{"cname":"zstd","clevel":5,"shuffle":"shuffle","typesize":4,"blocksize":0}})");
   const auto m1 = codec::to_metadata(codec::Blosc{.cname = "zstd", .clevel = 3}, DataType::uint8);
   EXPECT_EQ((*m1.configuration)["shuffle"], "bitshuffle");
   EXPECT_EQ((*m1.configuration)["typesize"], 1);

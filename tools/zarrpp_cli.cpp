@@ -64,7 +64,7 @@ Domain parse_domain(const std::string& s) {
 // The compressors the registry knows (bytes -> bytes codecs), with their shorthand:
 // "zstd[:level[:checksum]]", ... for messages and --help.
 std::string compressor_forms() {
-  std::string out = "none";
+  std::string out = "none | auto";
   for (const auto& c : codec::known()) {
     if (c.role != codec::Role::bytes_to_bytes) continue;
     std::string form = c.name;
@@ -78,7 +78,7 @@ std::string compressor_forms() {
   return out;
 }
 
-// "none" or a compressor's shorthand ("zstd:3", "blosc:lz4:5:bitshuffle"), through the registry.
+// "none", "auto" or a compressor's shorthand ("zstd:3", "blosc:lz4:5:bitshuffle"), through the registry.
 std::optional<codec::Any> parse_compressor(const std::string& s) {
   if (s.empty() || s == "none") return std::nullopt;
   CodecMetadata m;
@@ -91,6 +91,13 @@ std::optional<codec::Any> parse_compressor(const std::string& s) {
     throw ArgumentError("--compressor: '" + m.name + "' is not a compressor (bytes -> bytes codec); use " +
                         compressor_forms());
   return m;
+}
+
+// --compressor's value as the compressors of a chain: "auto" is the core's default.
+std::vector<codec::Any> compressors_of(const std::string& s) {
+  if (s == "auto") return codec::default_compressors();
+  const auto c = parse_compressor(s);
+  return c ? std::vector<codec::Any>{*c} : std::vector<codec::Any>{};
 }
 
 // A scalar given on the command line, in the data type's fill-value encoding: 5, -1.5, NaN, true, 0x7fc00000.
@@ -929,7 +936,7 @@ int main(int argc, char** argv) {
                      .chunks = parse_shape(c_chunks, "--chunks"),
                      .dtype = DataType::from_user(c_dtype)};
       if (!c_fill.empty()) spec.fill_value = spec.dtype == DataType::string_t ? Json(c_fill) : scalar_json(c_fill);
-      spec.compressor = parse_compressor(c_comp);
+      spec.compressors = compressors_of(c_comp);
       spec.crc32c = c_crc;
       if (!c_shards.empty()) spec.shards = parse_shape(c_shards, "--shards");
       if (!c_lower.empty()) spec.lower_bound = parse_shape(c_lower, "--lower-bound");
@@ -1067,42 +1074,17 @@ int main(int argc, char** argv) {
       if (!y_chunks.empty() || !y_comp.empty() || !y_shards.empty() || y_crc) {
         // Re-encode: what is not given is taken from the source (its codecs inside the shard
         // when sharded; the compressors replaced by --compressor, a checksum added by --crc32c).
-        const auto pipeline = pipeline_of(m);
-        std::vector<CodecMetadata> inner = pipeline.inner_codecs().value_or(m.codecs);
-        const CodecMetadata crc = codec::Crc32c{}.to_metadata(m.data_type);
-        if (!y_comp.empty()) {
-          std::vector<CodecMetadata> kept;
-          for (const auto& c : inner)
-            if (codec::role_of(c.name) != codec::Role::bytes_to_bytes || c.name == crc.name) kept.push_back(c);
-          if (const auto comp = parse_compressor(y_comp)) {
-            // The new compressor goes before any checksum, which covers the compressed bytes.
-            auto at =
-                std::find_if(kept.begin(), kept.end(), [&](const CodecMetadata& c) { return c.name == crc.name; });
-            kept.insert(at, codec::to_metadata(*comp, m.data_type));
-          }
-          inner = kept;
-        }
-        if (y_crc &&
-            std::none_of(inner.begin(), inner.end(), [&](const CodecMetadata& c) { return c.name == crc.name; }))
-          inner.push_back(crc);
-        const Shape chunks = y_chunks.empty() ? src.chunks() : parse_shape(y_chunks, "--chunks");
-        std::optional<Shape> shards;
+        auto [parts, chunks] = codec::split_chain(m.codecs, m.chunk_grid.chunk_shape);
+        if (!y_comp.empty()) parts.compressors = compressors_of(y_comp);
+        parts.crc32c = parts.crc32c || y_crc;
         if (!y_shards.empty())
-          shards = parse_shape(y_shards, "--shards");
-        else if (src.shards() && y_chunks.empty())
-          shards = src.shards();
-        ArraySpec spec{.shape = src.shape(), .chunks = chunks, .dtype = src.dtype()};
-        std::vector<codec::Any> codecs(inner.begin(), inner.end());
-        if (shards) {
-          auto sh = std::make_shared<codec::Sharding>();
-          sh->chunk_shape = chunks;
-          sh->codecs = codecs;
-          spec.chunks = *shards;
-          spec.codecs = std::vector<codec::Any>{sh};
-        } else {
-          spec.codecs = codecs;
-        }
-        // Build the codecs and grid the spec describes, keeping everything else of the source.
+          parts.shards = parse_shape(y_shards, "--shards");
+        else if (!y_chunks.empty())
+          parts.shards = std::nullopt;
+        if (!y_chunks.empty()) chunks = parse_shape(y_chunks, "--chunks");
+        // Build the codecs and grid the parts describe, keeping everything else of the source.
+        const auto chain = codec::build_chain(parts, m.data_type, chunks);
+        ArraySpec spec{.shape = src.shape(), .chunks = chain.grid_chunks, .dtype = src.dtype(), .codecs = chain.codecs};
         auto probe = Array::create(MemoryStore::create(), spec);
         dm.codecs = probe.metadata().codecs;
         dm.chunk_grid.chunk_shape = probe.metadata().chunk_grid.chunk_shape;

@@ -4,6 +4,7 @@
 #include "zarrpp/array/convert.hpp"
 #include "zarrpp/array/group.hpp"
 #include "zarrpp/array/selection.hpp"
+#include "zarrpp/codec/chain.hpp"
 #include "zarrpp/codec/codec.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/dtype.hpp"

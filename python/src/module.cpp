@@ -234,7 +234,8 @@ struct CreateArgs {
   Shape shape, chunks;
   std::string dtype;
   std::optional<std::string> fill_value_json;
-  std::vector<py::tuple> filters, compressors;
+  std::vector<py::tuple> filters;
+  std::optional<std::vector<py::tuple>> compressors;  // None: the default ("auto")
   std::optional<Shape> shards;
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
   std::string attributes_json;
@@ -243,8 +244,12 @@ struct CreateArgs {
   std::string endian = "little";
   int zarr_format = 3;
   std::string separator;  // "" = the format's default
+  std::optional<py::tuple> serializer;
+  std::string order = "C";
 };
 
+// The arguments as an ArraySpec: codec::build_chain (through Array::create) puts the chain
+// together, with its defaults; nothing of the chain is decided here.
 zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   zarrpp::ArraySpec spec;
   spec.shape = a.shape;
@@ -261,36 +266,18 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   const char sep = a.separator.empty() ? (a.zarr_format == 2 ? '.' : '/') : a.separator[0];
   spec.chunk_key_encoding =
       a.zarr_format == 2 ? zarrpp::ChunkKeyEncoding::v2(sep) : zarrpp::ChunkKeyEncoding::default_(sep);
-
-  if (a.shards) {
-    if (a.shards->size() != a.chunks.size())
-      throw zarrpp::MetadataError("shards: " + zarrpp::shape_str(*a.shards) + " has " +
-                                  std::to_string(a.shards->size()) + " entries, the chunks " +
-                                  zarrpp::shape_str(a.chunks) + " have " + std::to_string(a.chunks.size()));
-    for (std::size_t d = 0; d < a.chunks.size(); ++d)
-      if ((*a.shards)[d] < 1 || a.chunks[d] < 1 || (*a.shards)[d] % a.chunks[d] != 0)
-        throw zarrpp::MetadataError("shards[" + std::to_string(d) + "]: " + std::to_string((*a.shards)[d]) +
-                                    " must be a positive multiple of chunks[" + std::to_string(d) +
-                                    "] = " + std::to_string(a.chunks[d]));
-  }
-  // The whole pipeline: filters, the bytes serializer, compressors; wrapped in a shard when sharded.
-  std::vector<codec::Any> pipeline;
-  for (const auto& f : a.filters) pipeline.push_back(to_codec(f));
-  if (spec.dtype.is_vlen())  // serialised by vlen-utf8 / vlen-bytes, as zarr-python 3 does
-    pipeline.push_back(
-        zarrpp::CodecMetadata{spec.dtype == DataType::string_t ? "vlen-utf8" : "vlen-bytes", Json::object()});
+  spec.shards = a.shards;
+  for (const auto& f : a.filters) spec.filters.push_back(to_codec(f));
+  if (a.serializer)
+    spec.serializer = to_codec(*a.serializer);
+  else if (a.endian == "big")
+    spec.endian = codec::Endian::big;
+  if (a.compressors)
+    for (const auto& c : *a.compressors) spec.compressors.push_back(to_codec(c));
   else
-    pipeline.push_back(codec::BytesCodec{a.endian == "big" ? codec::Endian::big : codec::Endian::little});
-  for (const auto& c : a.compressors) pipeline.push_back(to_codec(c));
-  if (a.shards) {
-    auto sh = std::make_shared<codec::Sharding>();
-    sh->chunk_shape = a.chunks;
-    sh->codecs = pipeline;
-    spec.chunks = *a.shards;  // the grid's chunks are the shards
-    spec.codecs = std::vector<codec::Any>{sh};
-  } else {
-    spec.codecs = pipeline;
-  }
+    spec.compressors = codec::default_compressors();
+  if (a.order.size() != 1) throw zarrpp::ArgumentError("order: must be 'C' or 'F', got '" + a.order + "'");
+  spec.order = a.order[0];
   return spec;
 }
 
@@ -589,6 +576,26 @@ PYBIND11_MODULE(_zarrpp, m) {
                                for (const auto& c : pinned(a).metadata().codecs) cs.push_back(c.to_json());
                                return zarrpp::json_text(cs);
                              })
+      // zarr-python's filters / serializer / compressors (inside the shard when sharded; a
+      // checksum is the last compressor), as codec::split_chain divides the chain.
+      .def_property_readonly(
+          "codec_parts_json",
+          [](const Array& a) {
+            const auto md = pinned(a).metadata();
+            const auto parts = codec::split_chain(md.codecs, md.chunk_grid.chunk_shape).spec;
+            auto list = [&](const std::vector<codec::Any>& cs) {
+              Json out = Json::array();
+              for (const auto& c : cs) out.push_back(codec::to_metadata(c, md.data_type).to_json());
+              return out;
+            };
+            auto compressors = list(parts.compressors.value_or(std::vector<codec::Any>{}));
+            if (parts.crc32c) compressors.push_back(zarrpp::CodecMetadata{"crc32c"}.to_json());
+            return zarrpp::json_text(Json::object(
+                {{"filters", list(parts.filters)},
+                 {"serializer",
+                  parts.serializer ? codec::to_metadata(*parts.serializer, md.data_type).to_json() : Json()},
+                 {"compressors", compressors}}));
+          })
       .def_property_readonly("zarr_format", [](const Array& a) { return pinned(a).metadata().zarr_format; })
       .def_property_readonly("v2_dtype", [](const Array& a) { return pinned(a).metadata().v2.dtype; })
       .def_property_readonly("v2_order", [](const Array& a) { return std::string(1, pinned(a).metadata().v2.order); })
@@ -773,10 +780,11 @@ PYBIND11_MODULE(_zarrpp, m) {
   m.def(
       "create_array",
       [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype,
-         std::optional<std::string> fill_value_json, std::vector<py::tuple> filters, std::vector<py::tuple> compressors,
-         std::optional<Shape> shards, std::optional<std::vector<std::optional<std::string>>> dimension_names,
-         std::string attributes_json, bool overwrite, std::optional<Shape> lower_bound, std::string endian,
-         int zarr_format, std::string separator) {
+         std::optional<std::string> fill_value_json, std::vector<py::tuple> filters,
+         std::optional<std::vector<py::tuple>> compressors, std::optional<Shape> shards,
+         std::optional<std::vector<std::optional<std::string>>> dimension_names, std::string attributes_json,
+         bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format, std::string separator,
+         std::optional<py::tuple> serializer, std::string order) {
         CreateArgs args{std::move(store),
                         std::move(path),
                         std::move(shape),
@@ -792,13 +800,15 @@ PYBIND11_MODULE(_zarrpp, m) {
                         std::move(lower_bound),
                         std::move(endian),
                         zarr_format,
-                        std::move(separator)};
+                        std::move(separator),
+                        std::move(serializer),
+                        std::move(order)};
         const auto spec = make_spec(args);
         return without_gil([&] { return Array::create(args.store, args.path, spec); });
       },
       "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value_json"_a, "filters"_a, "compressors"_a,
       "shards"_a, "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a,
-      "zarr_format"_a = 3, "separator"_a = "");
+      "zarr_format"_a = 3, "separator"_a = "", "serializer"_a = py::none(), "order"_a = "C");
   m.def(
       "open_array",
       [](StorePtr store, const std::string& path) {
@@ -882,5 +892,8 @@ PYBIND11_MODULE(_zarrpp, m) {
                                                            : "bytes_to_bytes");
       },
       "name"_a);
+  m.def(
+      "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
+      "name"_a, "A codec's default configuration (JSON text), from its registry entry.");
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
 }

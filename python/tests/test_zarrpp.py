@@ -678,6 +678,45 @@ def test_codec_configuration_written():
         zarr.create_array(zarr.storage.MemoryStore(), shape=(3,), compressors=3)
 
 
+def test_codec_defaults_are_the_registrys():
+    # One default per codec, held by the C++ registry: the classes, "auto" and an empty
+    # configuration agree (zarr-python 3's values).
+    assert (codecs.Zstd().level, codecs.Zstd().checksum) == (0, False)
+    assert codecs.Gzip().level == 5
+    assert (codecs.Blosc().cname, codecs.Blosc().clevel) == ("zstd", 5)
+    assert codecs.BloscCodec is codecs.Blosc
+    auto = zarr.create_array(zarr.storage.MemoryStore(), shape=(4,), dtype="f8")
+    assert auto.metadata["codecs"][1] == {"name": "zstd", "configuration": codecs.Zstd().to_dict()["configuration"]}
+    empty = zarr.create_array(zarr.storage.MemoryStore(), shape=(4,), dtype="f8",
+                              compressors={"name": "gzip", "configuration": {}})
+    assert empty.compressors == (codecs.Gzip(),)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"compressors": codecs.Bytes()}, "compressors[0]: 'bytes' is not a bytes -> bytes codec"),
+    ({"filters": [codecs.Zstd()]}, "filters[0]: 'zstd' is not an array -> array codec"),
+    ({"serializer": codecs.Gzip()}, "serializer: 'gzip' is not an array -> bytes codec"),
+    ({"serializer": codecs.VLenBytesCodec()}, "serializer: 'vlen-bytes' cannot serialise int32 elements"),
+    ({"order": "F"}, "order='F' is a Zarr v2 setting"),
+    ({"order": "X", "zarr_format": 2}, "order: must be 'C' or 'F'"),
+    ({"shards": (3,)}, "shards[0]: 3 must be a positive multiple of chunks[0] = 2"),
+])
+def test_codec_chain_refusals_come_from_the_core(kwargs, message):
+    store = zarr.storage.MemoryStore()
+    with pytest.raises(ValueError) as e:
+        zarr.create_array(store, shape=(4,), chunks=(2,), dtype="i4", **kwargs)
+    assert message in str(e.value)
+    assert store.list_prefix("") == []  # nothing written
+
+
+def test_fortran_order_v2_is_a_transpose_in_the_core():
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(2, 3), chunks=(2, 3), dtype="i4", zarr_format=2,
+                          order="F")
+    assert z.metadata["order"] == "F"
+    z[:] = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(z[:], np.arange(6).reshape(2, 3))
+
+
 # ---- attributes ----------------------------------------------------------------------------------
 
 def test_array_attributes_persist(tmp_path):

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, 
 import numpy as np
 
 from . import _zarrpp
-from .codecs import (Codec, ShardingCodec, Transpose, VLenBytesCodec, VLenUTF8Codec, Zstd, _as_list, from_metadata)
+from .codecs import Codec, ShardingCodec, _as_list, from_metadata
 from .errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError, NodeNotFoundError,
                      NodeTypeValidationError)
 from .storage import is_read_only, make_store
@@ -575,20 +575,12 @@ class Array(_Node):
         return Metadata(json.loads(self._core.metadata_json))
 
     def _codec_lists(self) -> Tuple[tuple, Optional[Codec], tuple]:
-        codecs = json.loads(self._core.codecs_json)
-        if codecs and codecs[0].get("name") == "sharding_indexed":
-            codecs = (codecs[0].get("configuration") or {}).get("codecs", [])
-        # Zarr v3 order: array -> array codecs (filters), one array -> bytes codec, bytes -> bytes.
-        filters, serializer, compressors = [], None, []
-        for c in codecs:
-            obj = from_metadata(c) or c
-            if _zarrpp.codec_role(str(c.get("name"))) == "array_to_bytes":
-                serializer = obj
-            elif serializer is None:
-                filters.append(obj)
-            else:
-                compressors.append(obj)
-        return tuple(filters), serializer, tuple(compressors)
+        parts = json.loads(self._core.codec_parts_json)
+
+        def obj(c: Any) -> Any:
+            return from_metadata(c) or c
+        serializer = None if parts["serializer"] is None else obj(parts["serializer"])
+        return tuple(map(obj, parts["filters"])), serializer, tuple(map(obj, parts["compressors"]))
 
     @property
     def compressors(self) -> tuple:
@@ -1564,10 +1556,6 @@ def create_array(
     """
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
-    if order not in (None, "C", "F"):
-        raise ValueError(f"order must be 'C' or 'F', got {order!r}")
-    if order == "F" and zarr_format != 2:
-        raise ValueError("order='F' is a Zarr v2 setting; for Zarr v3 use filters=[zarrpp.codecs.Transpose(order=...)]")
     if name is not None and path is not None and name.strip("/") != path.strip("/"):
         raise ValueError(f"name={name!r} and path={path!r} disagree; give one of them")
     node_path = (name if name is not None else path) or ""
@@ -1597,16 +1585,10 @@ def create_array(
             serializer = inner_s or "auto"
         else:
             serializer = "auto"
-    if isinstance(serializer, Codec) and serializer.name == "bytes":
-        endian = serializer._spec()[1]["endian"]
-    elif isinstance(serializer, (VLenUTF8Codec, VLenBytesCodec)):
-        want = "string" if isinstance(serializer, VLenUTF8Codec) else "variable_length_bytes"
-        if zarr_name not in (want, "bytes") or (zarr_name == "bytes" and want == "string"):
-            raise ValueError(f"serializer {serializer.name} is for "
-                             f"dtype={'str' if want == 'string' else 'bytes'} arrays")
-    elif serializer not in ("auto", None):
-        raise ValueError(f"serializer: zarrpp supports zarrpp.codecs.Bytes(endian=...), the vlen serializers of string "
-                         f"and bytes arrays, a ShardingCodec, or 'auto'; got {serializer!r}")
+    if isinstance(serializer, str) and serializer == "auto" or serializer is None:
+        serializer = None
+    elif not isinstance(serializer, Codec):
+        raise ValueError(f"serializer: a zarrpp.codecs codec, a ShardingCodec or 'auto', got {serializer!r}")
     chunks_t = _resolve_chunks(chunks, shape_t, np_dtype.itemsize)
     if isinstance(shards, dict):
         loc = shards.get("index_location", "end")
@@ -1619,21 +1601,9 @@ def create_array(
         # zarr-python's rule: two chunks per shard along axes with more than 8 chunks, else one.
         shards = tuple(2 * c if n // c > 8 else c for n, c in zip(shape_t, chunks_t))
     shards_t = None if shards is None else _as_shape(shards, "shards")
-    if isinstance(compressors, str) and compressors == "auto":
-        comp: Sequence[Codec] = [Zstd(level=0)]
-    else:
-        comp = _as_list(compressors, "compressors")
+    # "auto" (None to the core): the core's default compressors.
+    comp = None if isinstance(compressors, str) and compressors == "auto" else _as_list(compressors, "compressors")
     filt = [] if isinstance(filters, str) and filters == "auto" else _as_list(filters, "filters")
-    # numcodecs' byte-level filters (shuffle) come after the bytes codec in a v3 chain.
-    byte_filters = [f for f in filt if _zarrpp.codec_role(f.name) == "bytes_to_bytes"]
-    filt = [f for f in filt if f not in byte_filters]
-    comp = byte_filters + list(comp)
-    for c in comp:
-        if _zarrpp.codec_role(c.name) != "bytes_to_bytes":
-            raise ValueError(f"compressors: {c!r} is not a bytes -> bytes codec")
-    for f in filt:
-        if _zarrpp.codec_role(f.name) != "array_to_array":
-            raise ValueError(f"filters: {f!r} is not an array -> array codec")
     separator = dimension_separator or ""
     if chunk_key_encoding is not None:
         cke = dict(chunk_key_encoding) if isinstance(chunk_key_encoding, dict) else {"name": str(chunk_key_encoding)}
@@ -1642,8 +1612,6 @@ def create_array(
             raise ValueError(f"chunk_key_encoding: zarrpp writes {want!r} keys for Zarr format {zarr_format or 3}, "
                              f"got {chunk_key_encoding!r}")
         separator = cke.get("separator", cke.get("configuration", {}).get("separator", separator)) or separator
-    if order == "F" and len(shape_t) > 1:
-        filt = [Transpose(order=tuple(range(len(shape_t) - 1, -1, -1)))] + filt
     cfg = dict(config or {})
     unknown = sorted(set(cfg) - {"write_empty_chunks", "concurrency"})
     if unknown:
@@ -1665,10 +1633,10 @@ def create_array(
     core = _zarrpp.create_array(
         st, node_path, list(shape_t), list(chunks_t), zarr_name,
         _fill_value_json(fill_value, np_dtype, zarr_name),
-        [f._spec() for f in filt], [c._spec() for c in comp],
+        [f._spec() for f in filt], None if comp is None else [c._spec() for c in comp],
         None if shards_t is None else list(shards_t), dims,
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),
-        separator)
+        separator, None if serializer is None else serializer._spec(), order or "C")
     arr = Array(core, store=st)
     if "write_empty_chunks" in cfg:
         core.set_write_empty_chunks(bool(cfg.pop("write_empty_chunks")))

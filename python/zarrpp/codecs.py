@@ -1,19 +1,28 @@
 """Codecs for ``zarrpp.create_array(..., compressors=..., filters=...)``.
 
-Each class mirrors a Zarr v3 codec; zarrpp's C++ core does the work::
+Each class mirrors a Zarr v3 codec; zarrpp's C++ core does the work, and its codec registry holds
+each default (zarr-python 3's)::
 
     zarrpp.create_array(store, shape=(100,), chunks=(10,), dtype="f8",
                         compressors=[zarrpp.codecs.Zstd(level=3), zarrpp.codecs.Crc32c()])
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, List, Optional, Sequence, Tuple
+
+from . import _zarrpp
 
 __all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "Numcodec", "from_metadata",
            "ZstdCodec", "GzipCodec", "BloscCodec", "Crc32cCodec", "BytesCodec", "TransposeCodec", "BloscCname",
            "BloscShuffle", "ShardingCodec", "VLenUTF8Codec", "VLenBytesCodec"]
+
+
+def _default(codec: str, key: str) -> Any:
+    """A codec's default for ``key``, from its entry in the C++ registry."""
+    return json.loads(_zarrpp.codec_defaults(codec))[key]
 
 
 class Codec:
@@ -34,8 +43,8 @@ class Codec:
 class Zstd(Codec):
     """``zstd``: Zstandard compression (bytes -> bytes)."""
 
-    level: int = 0
-    checksum: bool = False
+    level: int = _default("zstd", "level")
+    checksum: bool = _default("zstd", "checksum")
     name = "zstd"
 
     def _spec(self):
@@ -46,7 +55,7 @@ class Zstd(Codec):
 class Gzip(Codec):
     """``gzip``: RFC 1952 compression (bytes -> bytes)."""
 
-    level: int = 5
+    level: int = _default("gzip", "level")
     name = "gzip"
 
     def _spec(self):
@@ -60,18 +69,19 @@ _SHUFFLE_NAMES = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle",
 
 @dataclass(frozen=True)
 class Blosc(Codec):
-    """``blosc``: Blosc 1 compression (bytes -> bytes).
+    """``blosc``: Blosc 1 compression (bytes -> bytes); zarr-python's ``BloscCodec``. By default
+    zstd at level 5, as zarr-python 3.
 
     ``shuffle`` is "noshuffle", "shuffle", "bitshuffle" (or 0/1/2), or None for automatic
     (bit-shuffle for 1-byte types, byte-shuffle otherwise); ``typesize`` 0 means the data type's
     size. Both are resolved when the array is created.
     """
 
-    cname: str = "lz4"
-    clevel: int = 5
+    cname: Any = _default("blosc", "cname")
+    clevel: int = _default("blosc", "clevel")
     shuffle: Any = None
     typesize: int = 0
-    blocksize: int = 0
+    blocksize: int = _default("blosc", "blocksize")
     name = "blosc"
 
     def __post_init__(self):
@@ -173,19 +183,6 @@ class BloscShuffle(str, Enum):
 
 
 @dataclass(frozen=True)
-class BloscCodec(Blosc):
-    """zarr-python's ``BloscCodec``: as :class:`Blosc`, with zarr-python's default compressor zstd
-    (level 5; shuffle automatic: bit-shuffle for 1-byte types, byte-shuffle otherwise)."""
-
-    cname: Any = "zstd"
-
-    def _spec(self):
-        name, cfg = super()._spec()
-        cfg["cname"] = self.cname.value if isinstance(self.cname, Enum) else str(self.cname)
-        return name, cfg
-
-
-@dataclass(frozen=True)
 class ShardingCodec(Codec):
     """zarr-python's ``ShardingCodec``: chunks of ``chunk_shape`` (the inner chunks) stored together
     in shards (the array's chunk grid), encoded with ``codecs``. zarrpp writes the index at the end
@@ -232,20 +229,17 @@ class VLenBytesCodec(Codec):
 
 
 # zarr-python's class names.
-ZstdCodec, GzipCodec, Crc32cCodec, BytesCodec, TransposeCodec = Zstd, Gzip, Crc32c, Bytes, Transpose
+ZstdCodec, GzipCodec, BloscCodec, Crc32cCodec, BytesCodec, TransposeCodec = Zstd, Gzip, Blosc, Crc32c, Bytes, Transpose
 
 
 def from_metadata(doc: dict) -> Optional[Codec]:
     """The codec object for one entry of zarr.json's ``codecs`` (None when zarrpp has no class)."""
     name = doc.get("name")
     cfg = doc.get("configuration") or {}
-    if name == "zstd":
-        return Zstd(level=cfg.get("level", 0), checksum=cfg.get("checksum", False))
-    if name == "gzip":
-        return Gzip(level=cfg.get("level", 5))
-    if name == "blosc":
-        return Blosc(cname=cfg.get("cname", "lz4"), clevel=cfg.get("clevel", 5), shuffle=cfg.get("shuffle"),
-                     typesize=cfg.get("typesize", 0), blocksize=cfg.get("blocksize", 0))
+    if name in ("zstd", "gzip", "blosc"):
+        cls: Any = {"zstd": Zstd, "gzip": Gzip, "blosc": Blosc}[name]
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in cfg.items() if k in known})
     if name == "crc32c":
         return Crc32c()
     if name == "bytes":

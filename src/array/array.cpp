@@ -6,6 +6,7 @@
 
 #include "array_state.hpp"
 #include "node.hpp"
+#include "zarrpp/codec/chain.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
 #include "zarrpp/store/url.hpp"
 
@@ -183,34 +184,51 @@ Array::~Array() = default;
 
 namespace {
 
-std::vector<codec::Any> build_codecs(const ArraySpec& spec) {
-  if (spec.codecs) {
-    // The whole pipeline is given: the shorthand fields would be silently ignored, so refuse them.
-    std::vector<std::string> also;
-    if (spec.compressor) also.emplace_back("compressor");
-    if (spec.crc32c) also.emplace_back("crc32c");
-    if (spec.shards) also.emplace_back("shards");
-    if (spec.endian) also.emplace_back("endian");
-    if (!also.empty()) {
-      std::string list;
-      for (const auto& a : also) list += (list.empty() ? "" : ", ") + a;
-      throw ArgumentError("ArraySpec: `codecs` gives the whole pipeline, so " + list +
-                          " cannot be given too (put them into `codecs` instead)");
-    }
-    return *spec.codecs;
+// The whole pipeline is given: the parts would be silently ignored, so refuse them.
+void refuse_parts_with_codecs(const ArraySpec& spec) {
+  std::vector<std::string> also;
+  if (spec.compressor) also.emplace_back("compressor");
+  if (spec.crc32c) also.emplace_back("crc32c");
+  if (spec.shards) also.emplace_back("shards");
+  if (spec.endian) also.emplace_back("endian");
+  if (!spec.filters.empty()) also.emplace_back("filters");
+  if (!spec.compressors.empty()) also.emplace_back("compressors");
+  if (spec.serializer) also.emplace_back("serializer");
+  if (spec.order != 'C') also.emplace_back("order");
+  if (also.empty()) return;
+  std::string list;
+  for (const auto& a : also) list += (list.empty() ? "" : ", ") + a;
+  throw ArgumentError("ArraySpec: `codecs` gives the whole pipeline, so " + list +
+                      " cannot be given too (put them into `codecs` instead)");
+}
+
+// The parts of the spec as codec::build_chain takes them.
+codec::ChainSpec chain_spec(const ArraySpec& spec) {
+  if (spec.compressor && !spec.compressors.empty())
+    throw ArgumentError("ArraySpec: give `compressor` or `compressors`, not both");
+  if (spec.serializer && spec.endian)
+    throw ArgumentError("ArraySpec: `serializer` states the byte order, so `endian` cannot be given too");
+  if (spec.order != 'C' && spec.order != 'F')
+    throw ArgumentError(std::string("order: must be 'C' or 'F', got '") + spec.order + "'");
+  if (spec.order == 'F' && spec.zarr_format != 2)
+    throw ArgumentError("order='F' is a Zarr v2 setting; for Zarr v3 state a transpose filter instead");
+  codec::ChainSpec c{
+      .filters = spec.filters, .serializer = spec.serializer, .crc32c = spec.crc32c, .shards = spec.shards};
+  if (spec.order == 'F' && spec.shape.size() > 1) {
+    codec::Transpose t;
+    for (auto d = static_cast<std::int64_t>(spec.shape.size()); d-- > 0;) t.order.push_back(d);
+    c.filters.insert(c.filters.begin(), t);
   }
-  // Variable-length elements are serialised by vlen-utf8 / vlen-bytes (as zarr-python 3 does).
-  std::vector<codec::Any> inner = {
-      spec.dtype == DataType::string_t  ? codec::Any(CodecMetadata{"vlen-utf8", Json::object()})
-      : spec.dtype == DataType::bytes_t ? codec::Any(CodecMetadata{"vlen-bytes", Json::object()})
-                                        : codec::Any(codec::BytesCodec{spec.endian.value_or(codec::Endian::little)})};
-  if (spec.compressor) inner.push_back(*spec.compressor);
-  if (spec.crc32c) inner.push_back(codec::Crc32c{});
-  if (!spec.shards) return inner;
-  auto sh = std::make_shared<codec::Sharding>();
-  sh->chunk_shape = spec.chunks;
-  sh->codecs = inner;
-  return {sh};
+  // The byte order is the bytes codec's; a variable-length type has none.
+  if (spec.endian && !spec.dtype.is_vlen()) c.serializer = codec::BytesCodec{*spec.endian};
+  c.compressors = spec.compressor ? std::vector<codec::Any>{*spec.compressor} : spec.compressors;
+  return c;
+}
+
+codec::Chain build_codecs(const ArraySpec& spec) {
+  if (!spec.codecs) return codec::build_chain(chain_spec(spec), spec.dtype, spec.chunks);
+  refuse_parts_with_codecs(spec);
+  return {*spec.codecs, spec.chunks};
 }
 
 }  // namespace
@@ -228,16 +246,8 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   for (std::size_t d = 0; d < r; ++d)
     if (spec.chunks[d] < 1)
       throw MetadataError("chunks[" + std::to_string(d) + "]: must be >= 1, got " + std::to_string(spec.chunks[d]));
-  Shape grid_chunks = spec.chunks;
-  if (spec.shards && !spec.codecs) {
-    need_rank(*spec.shards, "shards");
-    for (std::size_t d = 0; d < r; ++d)
-      if ((*spec.shards)[d] < 1 || (*spec.shards)[d] % spec.chunks[d] != 0)
-        throw MetadataError("shards[" + std::to_string(d) + "]: " + std::to_string((*spec.shards)[d]) +
-                            " must be a positive multiple of chunks[" + std::to_string(d) +
-                            "] = " + std::to_string(spec.chunks[d]));
-    grid_chunks = *spec.shards;
-  }
+  const codec::Chain chain = build_codecs(spec);
+  const Shape& grid_chunks = chain.grid_chunks;
   ArrayMetadata m;
   m.shape = spec.shape;
   m.data_type = spec.dtype;
@@ -253,7 +263,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   m.chunk_key_encoding = spec.chunk_key_encoding;
   m.fill_value = spec.fill_value ? parse_fill_value(*spec.fill_value, spec.dtype) : default_fill_value(spec.dtype);
   if (spec.dtype.is_vlen() && spec.fill_value) m.fill_vlen = parse_vlen_fill_value(*spec.fill_value, spec.dtype);
-  m.codecs = codec::to_metadata(build_codecs(spec), spec.dtype);
+  m.codecs = codec::to_metadata(chain.codecs, spec.dtype);
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;
   m.dimension_names = spec.dimension_names;

@@ -108,16 +108,18 @@ CodecEntry blosc_codec_entry() {
   e.make_b2b = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<BloscCodecImpl>(cfg, in.dtype); };
   e.complete = [](const Json& cfg, const ChunkSpec& in) {
     Json c = cfg.is_object() ? cfg : Json::object();
-    if (!c.contains("cname") || c["cname"].is_null()) c["cname"] = "zstd";  // zarr-python's default
-    if (!c.contains("clevel") || c["clevel"].is_null()) c["clevel"] = 5;
     if (!c.contains("shuffle") || c["shuffle"].is_null() || c["shuffle"] == "auto")
       c["shuffle"] = auto_shuffle(in.dtype);
     if (!c.contains("typesize") || c["typesize"].is_null() || c["typesize"] == 0)
       c["typesize"] = auto_typesize(in.dtype);
-    if (!c.contains("blocksize") || c["blocksize"].is_null()) c["blocksize"] = 0;
     return c;
   };
-  e.shorthand = {{"cname", "lz4"}, {"clevel", 5}, {"shuffle", nullptr}, {"typesize", nullptr}, {"blocksize", nullptr}};
+  // shuffle and typesize: resolved from the data type by `complete`.
+  e.shorthand = {{"cname", codec::defaults::blosc_cname},
+                 {"clevel", codec::defaults::blosc_clevel},
+                 {"shuffle", nullptr},
+                 {"typesize", nullptr},
+                 {"blocksize", codec::defaults::blosc_blocksize}};
   return e;
 }
 

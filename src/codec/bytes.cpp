@@ -67,7 +67,7 @@ CodecEntry bytes_codec_entry() {
     if (!c.contains("endian") && in.dtype.component_size() > 1) c["endian"] = "little";
     return c;
   };
-  e.shorthand = {{"endian", "little"}};
+  e.shorthand = {{"endian", nullptr}};  // `complete`: little, and none for 1-byte types
   return e;
 }
 

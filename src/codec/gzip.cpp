@@ -76,7 +76,7 @@ class GzipCodecImpl final : public BytesToBytesCodec {
 CodecEntry gzip_codec_entry() {
   CodecEntry e{kName, CodecRole::bytes_to_bytes};
   e.make_b2b = [](const Json& cfg, const ChunkSpec&) { return std::make_shared<GzipCodecImpl>(cfg); };
-  e.shorthand = {{"level", 5}};
+  e.shorthand = {{"level", codec::defaults::gzip_level}};
   return e;
 }
 

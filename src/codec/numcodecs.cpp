@@ -661,8 +661,12 @@ class Shuffle final : public SimpleB2B {
   std::size_t size_ = 4;
 };
 
+// numcodecs' GZip and Zstd default to level 1 (zarr-python 3's gzip and zstd do not).
+constexpr int kNumcodecsLevel = 1;
+
 // A codec zarrpp has natively, under its numcodecs name: the configuration is translated and the
 // native codec does the work (the bytes are the same).
+
 CodecEntry alias(const std::string& name, const CodecEntry& native,
                  const std::function<Json(const Json&, const ChunkSpec&)>& translate) {
   CodecEntry e{name, native.role};
@@ -753,14 +757,16 @@ std::vector<CodecEntry> numcodecs_entries() {
       {{"elementsize", 4}});
   out.push_back(alias("numcodecs.gzip", gzip_codec_entry(), [](const Json& cfg, const ChunkSpec&) {
     allowed_keys("numcodecs.gzip", cfg, {"level"});
-    return Json::object({{"level", cfg.value("level", Json(1))}});
+    return Json::object({{"level", cfg.value("level", Json(kNumcodecsLevel))}});
   }));
+  out.back().shorthand = {{"level", kNumcodecsLevel}};
   out.push_back(alias("numcodecs.zstd", zstd_codec_entry(), [](const Json& cfg, const ChunkSpec&) {
     allowed_keys("numcodecs.zstd", cfg, {"level", "checksum"});
-    Json c = Json::object({{"level", cfg.value("level", Json(1))}});
+    Json c = Json::object({{"level", cfg.value("level", Json(kNumcodecsLevel))}});
     if (cfg.contains("checksum")) c["checksum"] = cfg["checksum"];
     return c;
   }));
+  out.back().shorthand = {{"level", kNumcodecsLevel}, {"checksum", nullptr}};
   out.push_back(alias("numcodecs.blosc", blosc_codec_entry(),
                       [](const Json& cfg, const ChunkSpec& in) { return blosc_from_numcodecs(cfg, in.dtype.size()); }));
   return out;

@@ -140,6 +140,16 @@ namespace {
 const Json kEmptyConfig = Json::object();
 const Json& config_of(const CodecMetadata& m) { return m.configuration ? *m.configuration : kEmptyConfig; }
 
+// A new array's configuration: the keys left out take the registry's defaults, then the codec
+// resolves what depends on the data type.
+Json completed(const CodecEntry& e, const Json& given, const ChunkSpec& in) {
+  Json cfg = given;
+  if (cfg.is_object())
+    for (const auto& [key, def] : e.shorthand)
+      if (!def.is_null() && (!cfg.contains(key) || cfg[key].is_null())) cfg[key] = def;
+  return e.complete ? e.complete(cfg, in) : cfg;
+}
+
 void build(CodecPipeline::Impl& im, const std::vector<CodecMetadata>& codecs, const ChunkSpec& spec, bool complete) {
   im.spec = spec;
   if (codecs.empty()) throw MetadataError("codecs: at least one codec (an array -> bytes codec) is required");
@@ -150,7 +160,7 @@ void build(CodecPipeline::Impl& im, const std::vector<CodecMetadata>& codecs, co
     const std::string where = "codecs[" + std::to_string(i) + "] (" + m.name + ")";
     const CodecEntry* e = find_codec(m.name);
     if (!e) throw UnsupportedError(where + ": unknown codec \"" + m.name + "\"; zarrpp cannot decode this array");
-    const Json cfg = complete && e->complete ? e->complete(config_of(m), cur) : config_of(m);
+    const Json cfg = complete ? completed(*e, config_of(m), cur) : config_of(m);
     switch (e->role) {
       case CodecRole::array_to_array: {
         if (stage != 0)

@@ -106,7 +106,8 @@ struct CodecEntry {
   // and shuffle), so zarr.json states it. Unset: the configuration is taken as given.
   std::function<Json(const Json& cfg, const ChunkSpec& in)> complete;
   // The configuration keys of the shorthand "name:v1:v2..." (CLI, Python), in order, each with
-  // the value used when it is not given (null: leave it out).
+  // its default: the value used when it is not given, in the shorthand and when an array is
+  // created (null: no default; `complete` resolves it or the codec does without).
   std::vector<std::pair<std::string, Json>> shorthand;
 };
 

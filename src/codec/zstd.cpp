@@ -78,7 +78,7 @@ class ZstdCodecImpl final : public BytesToBytesCodec {
 CodecEntry zstd_codec_entry() {
   CodecEntry e{kName, CodecRole::bytes_to_bytes};
   e.make_b2b = [](const Json& cfg, const ChunkSpec&) { return std::make_shared<ZstdCodecImpl>(cfg); };
-  e.shorthand = {{"level", 3}, {"checksum", nullptr}};
+  e.shorthand = {{"level", codec::defaults::zstd_level}, {"checksum", codec::defaults::zstd_checksum}};
   return e;
 }
 

@@ -110,6 +110,16 @@ expect_ok "$Z" copy "$B" "$T/g.zarr" --overwrite --chunks 1,1
 expect_eq "$("$Z" get "$T/g.zarr")" "$("$Z" get "$B")" "copy with --overwrite and new chunks (keeps zstd+crc32c)"
 expect_eq "$("$Z" info "$T/g.zarr" --json | $PY -c 'import json,sys; print([c["name"] for c in json.load(sys.stdin)["codecs"]])')" \
   "['bytes', 'zstd', 'crc32c']" "re-chunking copy keeps the compressor"
+# codec defaults are the core registry's (zarr-python 3's), the same in every front end
+expect_eq "$("$Z" info "$E" --json | $PY -c 'import json,sys; c=json.load(sys.stdin)["codecs"][0]["configuration"]["codecs"][1]["configuration"]; print(c["cname"], c["clevel"])')" \
+  "zstd 5" "blosc's default compressor and level"
+expect_ok "$Z" create "$T/auto.zarr" --shape 4 --chunks 2 --dtype int8 --compressor auto
+expect_eq "$("$Z" info "$T/auto.zarr" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["codecs"][1])')" \
+  "{'name': 'zstd', 'configuration': {'level': 0, 'checksum': False}}" "--compressor auto: zstd with its defaults"
+expect_ok "$Z" copy "$E" "$T/f2.zarr" --compressor gzip
+expect_eq "$("$Z" info "$T/f2.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin)["codecs"][0]["configuration"]; print(j["chunk_shape"], [c["name"] for c in j["codecs"]])')" \
+  "[2, 2] ['bytes', 'gzip']" "re-encoding copy keeps the shards and replaces the compressor"
+expect_err "'bytes' is not a compressor" "$Z" create "$T/bad.zarr" --shape 4 --chunks 2 --dtype int8 --compressor bytes
 
 # copy --grid regular: for readers that know only `regular`; index 0 is the domain's start
 expect_eq "$("$Z" copy "$E" "$T/r.zarr" --grid regular)" \

@@ -25,11 +25,13 @@ struct ArraySpec {
   Shape chunks{};  // the (inner) chunk shape; with `shards`, the inner chunk of each shard
   DataType dtype = DataType::float64;
   std::optional<Json> fill_value = std::nullopt;        // JSON encoding ("NaN", 0, [1, 2], ...); default 0/false
-  std::optional<codec::Any> compressor = std::nullopt;  // e.g. codec::Zstd{.level = 3}
+  std::optional<codec::Any> compressor = std::nullopt;  // one compressor, e.g. codec::Zstd{.level = 3}
   bool crc32c = false;                                  // append a crc32c checksum to every chunk
   OptionalShape shards = std::nullopt;                  // shard shape (a multiple of `chunks`), e.g. {8, 8}
-  std::optional<std::vector<codec::Any>> codecs = std::nullopt;  // the whole pipeline, instead of the shorthand above
-  std::optional<codec::Endian> endian = std::nullopt;            // of the bytes codec (default little)
+  // The whole pipeline, instead of the parts (compressor, crc32c, shards, endian, filters,
+  // compressors, serializer), which codec::build_chain puts together otherwise.
+  std::optional<std::vector<codec::Any>> codecs = std::nullopt;
+  std::optional<codec::Endian> endian = std::nullopt;  // of the bytes codec (default little)
   ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');
   std::optional<std::vector<std::optional<std::string>>> dimension_names = std::nullopt;
   Json attributes = Json::object();
@@ -41,6 +43,15 @@ struct ArraySpec {
   // lower bound, and keeps dimension_names as the "_ARRAY_DIMENSIONS" attribute. 0 (the
   // default): the format of the group it is created in by Group::create_array, else 3.
   int zarr_format = 0;
+  // The other parts of the chain (see codec::ChainSpec): array -> array filters, several
+  // compressors in order (instead of `compressor`; codec::default_compressors() for zarr-python's
+  // "auto"), and a serializer other than the default bytes / vlen codec.
+  std::vector<codec::Any> filters = {};
+  std::vector<codec::Any> compressors = {};
+  std::optional<codec::Any> serializer = std::nullopt;
+  // 'F': elements stored in Fortran order, as zarr-python 2's order="F" (a Zarr v2 array only;
+  // a v3 array states a transpose filter instead).
+  char order = 'C';
 };
 
 // The elements of a variable-length ("string" / "bytes") selection: its shape and the values in

@@ -18,6 +18,18 @@
 namespace zarrpp {
 namespace codec {
 
+// Each codec's defaults, zarr-python 3's. The structs below and the registry entries (the CLI's
+// shorthand, Python's codec classes, what a key left out means when an array is created) take
+// them from here.
+namespace defaults {
+inline constexpr int zstd_level = 0;  // zstd's own default level (3): the same bytes, stated as 0
+inline constexpr bool zstd_checksum = false;
+inline constexpr int gzip_level = 5;
+inline constexpr std::string_view blosc_cname = "zstd";
+inline constexpr int blosc_clevel = 5;
+inline constexpr int blosc_blocksize = 0;
+}  // namespace defaults
+
 enum class Endian { little, big };
 // `bytes` (array -> bytes): C-order element bytes in the given byte order.
 struct BytesCodec {
@@ -31,24 +43,24 @@ struct Transpose {
 };
 // `gzip` (bytes -> bytes), RFC 1952.
 struct Gzip {
-  int level = 5;
+  int level = defaults::gzip_level;
   CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `zstd` (bytes -> bytes).
 struct Zstd {
-  int level = 0;
-  bool checksum = false;
+  int level = defaults::zstd_level;
+  bool checksum = defaults::zstd_checksum;
   CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `blosc` (bytes -> bytes), Blosc 1 frames. typesize 0 and shuffle Auto are resolved from the
 // data type when the array is created, and the resolved values are written into zarr.json.
 struct Blosc {
   enum class Shuffle { Auto, NoShuffle, Shuffle, BitShuffle };
-  std::string cname = "lz4";
-  int clevel = 5;
+  std::string cname{defaults::blosc_cname};
+  int clevel = defaults::blosc_clevel;
   Shuffle shuffle = Shuffle::Auto;
   int typesize = 0;
-  int blocksize = 0;
+  int blocksize = defaults::blosc_blocksize;
   CodecMetadata to_metadata(const DataType& dtype) const;
 };
 // `crc32c` (bytes -> bytes): appends a CRC32C and verifies it on decode.
