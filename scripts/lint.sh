@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The style the tools enforce (ctest runs the first three as style.*):
 #   bash scripts/lint.sh format-check      every C++ file formatted as .clang-format says (names the others)
-#   bash scripts/lint.sh python            flake8 (.flake8) on every Python file; mypy (python/mypy.ini) on the package
+#   bash scripts/lint.sh python            flake8 (.flake8) on every Python file; mypy (python/mypy.ini) on the package;
+#                                          no package function over 80 lines
 #   bash scripts/lint.sh tidy BUILD [BASE] clang-tidy (.clang-tidy) on the C++ sources changed since BASE
 #                                          (default: the last commit), with BUILD's compile_commands.json
 #   bash scripts/lint.sh tidy-all BUILD    clang-tidy on every library, CLI and test source (tens of minutes;
@@ -68,6 +69,15 @@ case "${1:-}" in
     git ls-files '*.py' | xargs "$PY" -m flake8
     echo "lint: flake8 clean on $(git ls-files '*.py' | wc -l) files"
     (cd python && "$PY" -m mypy --config-file mypy.ini zarrpp)
+    # The package is glue: no function longer than 80 lines (signature and docstring included).
+    "$PY" - python/zarrpp/*.py <<'PYEOF'
+import ast, sys
+long = [f"{path}:{node.lineno}: {node.name} is {node.end_lineno - node.lineno + 1} lines (at most 80)"
+        for path in sys.argv[1:] for node in ast.walk(ast.parse(open(path).read()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80]
+print("\n".join(long) or "lint: no Python function over 80 lines")
+sys.exit(1 if long else 0)
+PYEOF
     ;;
   tidy)
     build=${2:?usage: lint.sh tidy BUILD [BASE]}

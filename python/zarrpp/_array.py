@@ -1545,8 +1545,8 @@ def create_array(
     ``store``: a store, a path (-> LocalStore) or None (-> a new MemoryStore). ``name``/``path``:
     where in the store ("" = the root). ``shape``/``dtype`` (or ``data``, a NumPy array whose shape
     and dtype are used and whose values are written). ``chunks``: tuple, int, or "auto".
-    ``shards``: shard shape (a multiple of ``chunks``) or None. ``compressors``: "auto" (Zstd level
-    0), None, one ``zarrpp.codecs`` codec or a list of them (``Crc32c()`` last adds checksums).
+    ``shards``: shard shape (a multiple of ``chunks``) or None. ``compressors``: "auto" (the core's
+    default, zstd), None, one ``zarrpp.codecs`` codec or a list of them (``Crc32c()`` last adds checksums).
     ``filters``: ``zarrpp.codecs.Transpose`` codecs. ``fill_value``: default 0 / False.
     ``lower_bound``: zarrpp extension, a domain starting at this index (default 0).
     ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
@@ -1561,6 +1561,58 @@ def create_array(
     node_path = (name if name is not None else path) or ""
     st = make_store(store, storage_options=storage_options)
     _check_store_writable(st)
+    data, shape, dtype = _from_data(data, shape, dtype)
+    shape_t = _as_shape(shape, "shape")
+    np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
+    if isinstance(serializer, ShardingCodec):
+        serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
+                                                                            compressors)
+    chunks_t = _resolve_chunks(chunks, shape_t, np_dtype.itemsize)
+    shards_t = _resolve_shards(shards, shape_t, chunks_t)
+    filter_specs, compressor_specs = _codec_specs(filters, compressors)
+    separator = _key_separator(chunk_key_encoding, dimension_separator, zarr_format)
+    cfg = _checked_config(config)
+    if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
+        # Checked (and cast) before anything is created: a value that does not fit leaves nothing behind.
+        data = _python_numbers(data, np.asarray(data), np_dtype)
+    if not overwrite:
+        _refuse_existing(st, _zarrpp.normalize_path(node_path))
+    dims = None if dimension_names is None else [None if d is None else str(d) for d in dimension_names]
+    lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
+    core = _zarrpp.create_array(
+        st, node_path, list(shape_t), list(chunks_t), zarr_name,
+        _fill_value_json(fill_value, np_dtype, zarr_name),
+        filter_specs, compressor_specs,
+        None if shards_t is None else list(shards_t), dims,
+        _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),
+        separator, _serializer_spec(serializer), order or "C")
+    arr = Array(core, store=st)
+    _apply_config(core, cfg)
+    if data is not None and write_data:
+        arr[...] = data
+    return arr
+
+
+def _codec_specs(filters: Any, compressors: Any) -> Tuple[List[tuple], Optional[List[tuple]]]:
+    """The (name, configuration) pairs of ``filters=`` and ``compressors=`` for the core; "auto"
+    compressors are None (the core's default)."""
+    filt = [] if isinstance(filters, str) and filters == "auto" else _as_list(filters, "filters")
+    if isinstance(compressors, str) and compressors == "auto":
+        return [f._spec() for f in filt], None
+    return [f._spec() for f in filt], [c._spec() for c in _as_list(compressors, "compressors")]
+
+
+def _serializer_spec(serializer: Any) -> Optional[tuple]:
+    """``serializer=`` for the core: None for "auto" (the data type's default)."""
+    if isinstance(serializer, str) and serializer == "auto" or serializer is None:
+        return None
+    if not isinstance(serializer, Codec):
+        raise ValueError(f"serializer: a zarrpp.codecs codec, a ShardingCodec or 'auto', got {serializer!r}")
+    return serializer._spec()
+
+
+def _from_data(data: Any, shape: Any, dtype: Any) -> Tuple[Any, Any, Any]:
+    """``data=`` gives the shape and dtype not given; (data, shape, dtype)."""
     if data is not None:
         if not isinstance(data, np.ndarray) and dtype is None:
             data = np.asarray(data)
@@ -1570,26 +1622,33 @@ def create_array(
             dtype = data.dtype
     if shape is None:
         raise TypeError("create_array: shape= (or data=) is required")
-    shape_t = _as_shape(shape, "shape")
-    np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
-    if isinstance(serializer, ShardingCodec):
-        # zarr-python's v3 form: the grid's chunks are the shards, the codec's chunk_shape the chunks.
-        if shards is not None:
-            raise ValueError("give shards= or a ShardingCodec, not both")
-        if isinstance(chunks, str):
-            raise ValueError("with a ShardingCodec, chunks= gives the shard shape")
-        shards, chunks = chunks, serializer.chunk_shape
-        if serializer.codecs is not None:
-            inner_f, inner_s, compressors = _split_codecs(serializer.codecs, "ShardingCodec.codecs")
-            filters = inner_f or filters
-            serializer = inner_s or "auto"
-        else:
-            serializer = "auto"
-    if isinstance(serializer, str) and serializer == "auto" or serializer is None:
-        serializer = None
-    elif not isinstance(serializer, Codec):
-        raise ValueError(f"serializer: a zarrpp.codecs codec, a ShardingCodec or 'auto', got {serializer!r}")
-    chunks_t = _resolve_chunks(chunks, shape_t, np_dtype.itemsize)
+    return data, shape, dtype
+
+
+def _apply_config(core: Any, cfg: Dict[str, Any]) -> None:
+    if "write_empty_chunks" in cfg:
+        core.set_write_empty_chunks(bool(cfg["write_empty_chunks"]))
+    if "concurrency" in cfg:
+        core.concurrency = int(cfg["concurrency"])
+
+
+def _unwrap_sharding(sharding: ShardingCodec, shards: Any, chunks: Any, filters: Any, compressors: Any
+                     ) -> Tuple[Any, Any, Any, Any, Any]:
+    """zarr-python's v3 form (serializer=ShardingCodec): the grid's chunks are the shards, the
+    codec's chunk_shape the chunks, its codecs the chain's. (serializer, shards, chunks, filters,
+    compressors) as create_array takes them otherwise."""
+    if shards is not None:
+        raise ValueError("give shards= or a ShardingCodec, not both")
+    if isinstance(chunks, str):
+        raise ValueError("with a ShardingCodec, chunks= gives the shard shape")
+    if sharding.codecs is None:
+        return "auto", chunks, sharding.chunk_shape, filters, compressors
+    inner_f, inner_s, inner_c = _split_codecs(sharding.codecs, "ShardingCodec.codecs")
+    return inner_s or "auto", chunks, sharding.chunk_shape, inner_f or filters, inner_c
+
+
+def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
+    """``shards=`` as zarr-python takes it: a shape, ``{"shape": ...}``, "auto" or None."""
     if isinstance(shards, dict):
         loc = shards.get("index_location", "end")
         if getattr(loc, "value", loc) != "end":
@@ -1599,19 +1658,26 @@ def create_array(
         if shards != "auto":
             raise ValueError(f"shards: a shape, a dict {{'shape': ...}}, 'auto' or None, got {shards!r}")
         # zarr-python's rule: two chunks per shard along axes with more than 8 chunks, else one.
-        shards = tuple(2 * c if n // c > 8 else c for n, c in zip(shape_t, chunks_t))
-    shards_t = None if shards is None else _as_shape(shards, "shards")
-    # "auto" (None to the core): the core's default compressors.
-    comp = None if isinstance(compressors, str) and compressors == "auto" else _as_list(compressors, "compressors")
-    filt = [] if isinstance(filters, str) and filters == "auto" else _as_list(filters, "filters")
+        shards = tuple(2 * c if n // c > 8 else c for n, c in zip(shape, chunks))
+    return None if shards is None else _as_shape(shards, "shards")
+
+
+def _key_separator(chunk_key_encoding: Any, dimension_separator: Optional[str], zarr_format: Optional[int]) -> str:
+    """The chunk key separator ``chunk_key_encoding=`` / ``dimension_separator=`` ask for ("": the
+    format's default)."""
     separator = dimension_separator or ""
-    if chunk_key_encoding is not None:
-        cke = dict(chunk_key_encoding) if isinstance(chunk_key_encoding, dict) else {"name": str(chunk_key_encoding)}
-        want = "v2" if zarr_format == 2 else "default"
-        if cke.get("name", want) != want:
-            raise ValueError(f"chunk_key_encoding: zarrpp writes {want!r} keys for Zarr format {zarr_format or 3}, "
-                             f"got {chunk_key_encoding!r}")
-        separator = cke.get("separator", cke.get("configuration", {}).get("separator", separator)) or separator
+    if chunk_key_encoding is None:
+        return separator
+    cke = dict(chunk_key_encoding) if isinstance(chunk_key_encoding, dict) else {"name": str(chunk_key_encoding)}
+    want = "v2" if zarr_format == 2 else "default"
+    if cke.get("name", want) != want:
+        raise ValueError(f"chunk_key_encoding: zarrpp writes {want!r} keys for Zarr format {zarr_format or 3}, "
+                         f"got {chunk_key_encoding!r}")
+    return cke.get("separator", cke.get("configuration", {}).get("separator", separator)) or separator
+
+
+def _checked_config(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """``config=``: write_empty_chunks and concurrency, checked."""
     cfg = dict(config or {})
     unknown = sorted(set(cfg) - {"write_empty_chunks", "concurrency"})
     if unknown:
@@ -1623,28 +1689,7 @@ def create_array(
             raise ValueError(f"config: concurrency must be an integer, got {cfg['concurrency']!r}") from None
         if cfg["concurrency"] < 0:
             raise ValueError(f"config: concurrency must be >= 0, got {cfg['concurrency']}")
-    if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
-        # Checked (and cast) before anything is created: a value that does not fit leaves nothing behind.
-        data = _python_numbers(data, np.asarray(data), np_dtype)
-    if not overwrite:
-        _refuse_existing(st, _zarrpp.normalize_path(node_path))
-    dims = None if dimension_names is None else [None if d is None else str(d) for d in dimension_names]
-    lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
-    core = _zarrpp.create_array(
-        st, node_path, list(shape_t), list(chunks_t), zarr_name,
-        _fill_value_json(fill_value, np_dtype, zarr_name),
-        [f._spec() for f in filt], None if comp is None else [c._spec() for c in comp],
-        None if shards_t is None else list(shards_t), dims,
-        _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),
-        separator, None if serializer is None else serializer._spec(), order or "C")
-    arr = Array(core, store=st)
-    if "write_empty_chunks" in cfg:
-        core.set_write_empty_chunks(bool(cfg.pop("write_empty_chunks")))
-    if "concurrency" in cfg:
-        core.concurrency = int(cfg.pop("concurrency"))
-    if data is not None and write_data:
-        arr[...] = data
-    return arr
+    return cfg
 
 
 def _split_codecs(codecs: Any, what: str) -> Tuple[List[Codec], Optional[Codec], List[Codec]]:

@@ -1,0 +1,85 @@
+"""What the xarray backend and writer share: dimension names, attribute values, and each
+dimension's extent as the group records it."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+from ._array import Array, Group, open_group
+
+DIMENSIONS_ATTR = "_zarrpp_dimensions"  # group attribute: {dimension: [lower, upper]} coordinates
+_V2_DIMS = "_ARRAY_DIMENSIONS"
+# Attributes holding a value of the variable's type: NaN and infinities are stored as Zarr v3
+# spells them in fill_value ("NaN", "Infinity", "-Infinity"), since JSON has no such numbers.
+_VALUE_ATTRS = ("_FillValue", "missing_value", "valid_min", "valid_max")
+_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _dimension_names(name: str, z: Array) -> Tuple[str, ...]:
+    names = z.metadata.get("dimension_names") if z.zarr_format == 3 else z.attrs.get(_V2_DIMS)
+    if names is None and z.zarr_format == 3:
+        names = z.attrs.get(_V2_DIMS)
+    if names is None:
+        raise ValueError(f"zarrpp backend: array {name!r} has no dimension names (Zarr v3 dimension_names, or the "
+                         f"{_V2_DIMS} attribute in Zarr v2): xarray needs a name for each dimension")
+    names = list(names)
+    if len(names) != z.ndim or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"zarrpp backend: array {name!r} has dimension names {names!r}, not one name per "
+                         f"dimension ({z.ndim})")
+    return tuple(names)
+
+
+def _decode_attr(key: str, value: Any) -> Any:
+    if key in _VALUE_ATTRS and isinstance(value, str) and value in _SPECIAL:
+        return _SPECIAL[value]
+    return value
+
+
+def _open_group(filename_or_obj: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],
+                mode: str = "r") -> Group:
+    if isinstance(filename_or_obj, Group):
+        g = filename_or_obj
+    else:
+        src = filename_or_obj.__fspath__() if hasattr(filename_or_obj, "__fspath__") else filename_or_obj
+        g = open_group(src, mode=mode, storage_options=storage_options)
+    if group:
+        if group not in g:
+            from .errors import GroupNotFoundError
+            raise GroupNotFoundError(f"no group {group!r} in {filename_or_obj!r}")
+        node = g[group]
+        if not isinstance(node, Group):
+            raise ValueError(f"group={group!r} is an array, not a group")
+        g = node
+    return g
+
+
+def _extent(g: Group) -> Dict[str, List[int]]:
+    """Each dimension's extent: the intersection of the domains of the arrays having it."""
+    extent: Dict[str, List[int]] = {}
+    for name, z in g.arrays():
+        try:
+            dims = _dimension_names(name, z)
+        except ValueError:
+            continue
+        for dim, (lo, hi) in zip(dims, z.domain):
+            if dim in extent:
+                extent[dim] = [max(extent[dim][0], lo), min(extent[dim][1], hi)]
+            else:
+                extent[dim] = [lo, hi]
+    return extent
+
+
+def _record_extent(g: Group) -> None:
+    """Records each dimension's extent in the group's attributes. Another process growing the
+    dataset at the same time may record its view after ours: so look again after writing, and
+    record again while the arrays say otherwise. Not in Zarr v2 groups, whose readers (xarray's
+    zarr engine) would show it as a dataset attribute."""
+    if g.zarr_format == 2:
+        return
+    extent = _extent(g)
+    for _ in range(10):
+        g.attrs[DIMENSIONS_ATTR] = extent
+        now = _extent(g)
+        if now == extent:
+            return
+        extent = now

@@ -1,0 +1,185 @@
+"""Writing xarray variables: their encoding (xarray's CF conventions, the user's ``encoding=``, the
+stored variables' for growth), and creating each variable's array."""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Hashable, Mapping, Optional, Tuple, cast
+
+import numpy as np
+import xarray as xr
+
+from ._array import Array, Group
+from ._xarray_common import _VALUE_ATTRS, _decode_attr
+
+_ENCODING_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "dtype", "_FillValue", "units",
+                  "calendar", "scale_factor", "add_offset", "missing_value", "preferred_chunks", "zarrpp_domain"}
+# Encodings the stored variable fixes for data appended or prepended to it.
+_CF_KEYS = ("units", "calendar", "scale_factor", "add_offset", "_FillValue", "missing_value")
+
+
+def _json_value(key: str, v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return [_json_value(key, x) for x in v.tolist()]
+    if isinstance(v, (list, tuple)):
+        return [_json_value(key, x) for x in v]
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        if key in _VALUE_ATTRS:
+            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        raise ValueError(f"attribute {key!r}: {v} cannot be stored in JSON")
+    if isinstance(v, bytes):
+        return v.decode("utf-8")
+    return v
+
+
+def _check_encoding(name: Hashable, enc: Mapping[str, Any]) -> None:
+    bad = sorted(set(enc) - _ENCODING_KEYS)
+    if bad:
+        raise ValueError(f"variable {name!r}: unknown encoding {bad} (zarrpp takes {sorted(_ENCODING_KEYS)})")
+
+
+def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]],
+            fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None
+            ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
+    """The Dataset's variables CF-encoded by xarray (times as numbers with units, _FillValue,
+    packing), after the user's ``encoding`` (or, for growth, the stored variables') is applied."""
+    ds = ds.copy(deep=False)
+    if encoding:
+        unknown = [n for n in encoding if n not in ds.variables]
+        if unknown:
+            raise ValueError(f"encoding given for {unknown}, which are not variables of the dataset")
+    for name, v in ds.variables.items():
+        # what a variable brings from where it was read (netCDF's "source", zarr's "compressor"
+        # objects, ...) is dropped unless zarrpp uses it; the user's encoding= is checked
+        enc = {k: x for k, x in v.encoding.items() if k in _ENCODING_KEYS}
+        if encoding and name in encoding:
+            _check_encoding(name, encoding[name])
+            enc.update(encoding[name])
+        if fixed and name in fixed:
+            enc = {k: x for k, x in enc.items() if k not in _CF_KEYS and k != "dtype"}
+            enc.update(fixed[name])
+        v.encoding = enc
+    variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
+    out = {}
+    for name, v in variables.items():
+        out[name] = xr.conventions.encode_cf_variable(v, name=name)
+    return out, dict(attrs)
+
+
+def _storage_dtype(v: xr.Variable) -> np.dtype:
+    dt = v.dtype
+    if dt.kind == "U":
+        return np.dtype(object)  # a Zarr "string" array
+    if dt.kind == "S":
+        return np.dtype(object) if v.encoding.get("dtype") is None else dt
+    return dt
+
+
+def _values(v: xr.Variable, dtype: np.dtype) -> Any:
+    data = v.data
+    if dtype.kind == "O":
+        arr = np.asarray(v.values)
+        return arr.astype(str).astype(object) if arr.dtype.kind == "U" else arr
+    return data
+
+
+def _attrs_for(v: xr.Variable) -> Dict[str, Any]:
+    return {str(k): _json_value(str(k), x) for k, x in v.attrs.items()}
+
+
+def _fill_for(v: xr.Variable, dtype: np.dtype) -> Any:
+    fv = v.attrs.get("_FillValue")
+    if fv is None:
+        return None
+    if dtype.kind == "O":
+        return fv if isinstance(fv, str) else None
+    try:
+        return np.array(fv).astype(dtype).item()
+    except (TypeError, ValueError):
+        return None
+
+
+def _write_data(z: Array, data: Any) -> None:
+    if hasattr(data, "dask") and hasattr(data, "chunks"):
+        from .dask import to_zarrpp as dask_to_zarrpp
+        dask_to_zarrpp(data, z)
+    else:
+        z[...] = np.asarray(data)
+
+
+def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True,
+                     lower_bound: Optional[Tuple[int, ...]] = None) -> Array:
+    dims = tuple(str(d) for d in v.dims)
+    dtype = _storage_dtype(v)
+    kw: Dict[str, Any] = {}
+    chunks = enc.get("chunks")
+    if chunks is None and v.chunks is not None:
+        chunks = tuple(max(c) if c else 1 for c in v.chunks)
+    if chunks is not None:
+        kw["chunks"] = tuple(int(c) for c in chunks) if not isinstance(chunks, int) else chunks
+    if enc.get("shards") is not None:
+        kw["shards"] = tuple(enc["shards"])
+    if "compressors" in enc:
+        kw["compressors"] = enc["compressors"]
+    elif "compressor" in enc:
+        kw["compressors"] = enc["compressor"]
+    if "filters" in enc:
+        kw["filters"] = enc["filters"]
+    fill = _fill_for(v, dtype)
+    if fill is not None:
+        kw["fill_value"] = fill
+    if lower_bound is not None:
+        kw["lower_bound"] = lower_bound
+    create_dtype: Any = dtype
+    if dtype.kind == "O":  # variable-length text (or bytes, when the values are bytes)
+        flat = np.asarray(v.values).ravel()
+        create_dtype = bytes if flat.size and isinstance(flat[0], bytes) else str
+    z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=_attrs_for(v), dimension_names=dims,
+                       zarr_format=3, **kw)
+    if write and v.size:
+        _write_data(z, _values(v, dtype))
+    return z
+
+
+def _stored_encoding(z: Array) -> Dict[str, Any]:
+    enc = {"dtype": z.dtype}
+    for k in _CF_KEYS:
+        if k in z.attrs:
+            enc[k] = _decode_attr(k, z.attrs[k])
+    return enc
+
+
+def _check_round_trip(word: str, name: Hashable, original: xr.Variable, encoded: xr.Variable, stored: np.ndarray,
+                      enc: Mapping[str, Any]) -> None:
+    """Refuses new data the stored encoding cannot hold: decoding what would be stored must give
+    the data back (within half a packing step when scale_factor packs it)."""
+    back = xr.conventions.decode_cf_variable(str(name), xr.Variable(encoded.dims, stored, encoded.attrs))
+    a, b = np.asarray(back.values), np.asarray(original.values)
+    if a.shape != b.shape:
+        return  # reported by the shape checks
+    if a.dtype.kind in "fc" and b.dtype.kind in "fciub":
+        wide = np.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else np.float64
+        aw, bw = a.astype(wide), b.astype(wide)
+        # no value may turn infinite (overflow) or lose integer precision
+        ok = not np.any(np.isinf(aw) & np.isfinite(bw))
+        if "scale_factor" in enc:
+            ok = ok and np.allclose(aw, bw, rtol=0, atol=abs(float(enc["scale_factor"])) / 2 + 1e-12, equal_nan=True)
+        elif b.dtype.kind in "iub":
+            ok = ok and bool(np.all(a == b))
+        else:  # float data into a float type: rounding to the stored precision only
+            eps = cast(float, np.finfo(stored.dtype).eps) if stored.dtype.kind in "fc" else 0.0
+            ok = ok and np.allclose(aw, bw, rtol=2 * eps, atol=0, equal_nan=True)
+    elif a.dtype.kind == "O" or b.dtype.kind == "O" or a.dtype.kind in "US":
+        ok = bool(np.all(a.astype(object) == b.astype(object)))
+    else:
+        try:
+            ok = np.array_equal(a, b, equal_nan=a.dtype.kind in "fcmM")
+        except TypeError:
+            ok = np.array_equal(a, b)
+    if not ok:
+        shown = {k: enc[k] for k in ("dtype", "units", "calendar", "scale_factor", "add_offset", "_FillValue")
+                 if k in enc}
+        raise ValueError(f"{word}: variable {name!r}: the new values cannot be stored with the stored encoding "
+                         f"{shown} without changing them (e.g. fractions into integers, or times finer than "
+                         "the units)")

@@ -1,0 +1,122 @@
+"""``to_zarrpp``: writing an xarray Dataset to a zarrpp group, or growing a stored one."""
+from __future__ import annotations
+
+from typing import Any, Dict, Hashable, Mapping, Optional, Tuple
+
+import xarray as xr
+
+from ._array import Group, open_group
+from ._xarray_common import DIMENSIONS_ATTR, _extent, _open_group, _record_extent
+from ._xarray_encode import _create_variable, _encode, _json_value
+from ._xarray_grow import _grow
+
+
+def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: Optional[str] = None,
+              encoding: Optional[Mapping[Hashable, Mapping[str, Any]]] = None, append_dim: Optional[str] = None,
+              prepend_dim: Optional[str] = None,
+              storage_options: Optional[Dict[str, Any]] = None) -> Group:
+    """Writes ``ds`` to a zarrpp group at ``store`` (a path, ``s3://`` URL or zarrpp store).
+
+    ``mode``: "w-" (default; fail if something is there), "w" (replace), "a" (add or overwrite
+    variables). ``encoding``: per variable, ``chunks``, ``shards``, ``compressors``, ``filters``,
+    ``dtype``, ``_FillValue``, ``units``, ``calendar``, ``scale_factor``, ``add_offset``.
+    ``append_dim``/``prepend_dim``: grow every stored variable having that dimension at its end /
+    in front (coordinates included), one metadata step per array; the new data is encoded as the
+    stored variables are, and mismatches (other variables, dimensions, shapes, values the stored
+    encoding cannot hold) are refused before anything changes. Returns the group."""
+    if append_dim is not None and prepend_dim is not None:
+        raise ValueError("give append_dim or prepend_dim, not both")
+    growing = append_dim or prepend_dim
+    if mode is None:
+        mode = "a" if growing else "w-"
+    if growing and mode not in ("a", "r+"):
+        raise ValueError(f"append_dim/prepend_dim need mode 'a' (got {mode!r})")
+    if mode not in ("w", "w-", "a", "r+"):
+        raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', got {mode!r}")
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"to_zarrpp: expected an xarray.Dataset, got {type(ds).__name__}")
+    if growing:
+        g = _target_group(store, group, storage_options, mode, True)
+        _grow(g, ds, growing, prepend_dim is not None, encoding)
+        return g
+    variables, new_attrs = _rehearse(ds, encoding)
+    g = _target_group(store, group, storage_options, mode, False)
+    if g.zarr_format == 2:
+        raise ValueError("to_zarrpp writes Zarr v3 datasets; this group is Zarr v2 (convert it first with "
+                         "zarrpp.convert_to_v3, or grow it with append_dim=)")
+    _write_dataset(g, variables, new_attrs, mode)
+    return g
+
+
+def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]]
+              ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
+    """Everything that can be refused is, before the store is touched (mode "w" replaces what is
+    there): the encoding, names, attributes, and each array's creation, rehearsed in memory."""
+    variables, attrs = _encode(ds, encoding)
+    for name in variables:
+        if "/" in str(name) or not str(name):
+            raise ValueError(f"variable name {name!r} cannot name a zarr array")
+    new_attrs = {str(k): _json_value(str(k), x) for k, x in attrs.items()}
+    from .storage import MemoryStore
+    rehearsal = open_group(MemoryStore(), mode="w")
+    for name, v in variables.items():
+        _create_variable(rehearsal, str(name), v, dict(v.encoding), write=False)
+    return variables, new_attrs
+
+
+def _target_group(store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]], mode: str,
+                  growing: bool) -> Group:
+    """The group written into, opened or created as ``mode`` says."""
+    if not group:
+        return _open_group(store, None, storage_options, mode="r+" if growing else mode)
+    from .errors import ContainsGroupError
+    root = _open_group(store, None, storage_options, mode="r+" if growing or mode == "r+" else "a")
+    exists = group in root
+    if not growing and (root.zarr_format == 2 or (exists and isinstance(root[group], Group)
+                                                  and root[group].zarr_format == 2)):
+        raise ValueError("to_zarrpp writes Zarr v3 datasets; this store is Zarr v2 (convert it first with "
+                         "zarrpp.convert_to_v3, or grow it with append_dim=)")
+    if growing or mode == "r+":
+        if not exists:
+            raise FileNotFoundError(f"group {group!r} does not exist "
+                                    f"(mode {mode!r} writes into an existing dataset)")
+        g = root[group]
+    elif mode == "w":
+        g = root.create_group(group, overwrite=True)
+    elif exists and mode == "w-":
+        raise ContainsGroupError(f"group {group!r} already exists (mode='w-'); use mode='w' to replace it")
+    else:
+        g = root[group] if exists else root.create_group(group)
+    if not isinstance(g, Group):
+        raise ValueError(f"group={group!r} is an array, not a group")
+    return g
+
+
+def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any], mode: str) -> None:
+    """Creates (or replaces) each variable's array in ``g``, then the attributes and the extent."""
+    existing = set(g.array_keys())
+    if mode == "r+" and any(str(n) not in existing for n in variables):
+        raise ValueError("mode='r+' only overwrites existing variables")
+    # Into an existing dataset: each dimension keeps its size, and new or replaced variables take
+    # the dataset's coordinates along it (its extent may start below 0 after a prepend).
+    extent = _extent(g) if existing else {}
+    if existing:
+        recorded = g.attrs.get(DIMENSIONS_ATTR)
+        if isinstance(recorded, dict):
+            extent.update({str(k): [int(v[0]), int(v[1])] for k, v in recorded.items()})
+        for name, v in variables.items():
+            for dim, n in zip(map(str, v.dims), v.shape):
+                if dim in extent and extent[dim][1] - extent[dim][0] != n:
+                    raise ValueError(f"variable {name!r} has {n} elements along {dim!r}, the stored dataset "
+                                     f"{extent[dim][1] - extent[dim][0]}: use append_dim=/prepend_dim= to grow it")
+    for name, v in variables.items():
+        enc = dict(v.encoding)
+        lower = tuple(extent[str(d)][0] if str(d) in extent else 0 for d in v.dims)
+        if str(name) in existing:
+            del g[str(name)]
+        _create_variable(g, str(name), v, enc, lower_bound=lower if any(lower) else None)
+    if mode in ("a", "r+"):
+        g.attrs.update(new_attrs)
+    else:
+        g.attrs.put(new_attrs) if hasattr(g.attrs, "put") else g.attrs.update(new_attrs)
+    _record_extent(g)
