@@ -408,12 +408,10 @@ py::object attrs_to_python(const Json& j) { return py::module_::import("json").a
 
 const char* type_name(zarrpp::NodeType t) { return t == zarrpp::NodeType::Array ? "array" : "group"; }
 
-}  // namespace
+// ---- the module, bound a part at a time -------------------------------------------------------
 
-PYBIND11_MODULE(_zarrpp, m) {
-  m.doc() = "zarrpp's compiled core; use the zarrpp package instead.";
-  m.attr("__version__") = zarrpp::kVersion;
-  py::register_exception_translator(&translate);
+// zarrpp's warnings as Python warnings.
+void route_warnings() {
   // zarrpp's warnings become warnings.warn(message, zarrpp.ZarrppWarning), raised on the calling
   // thread where zarrpp made them (so "-W error" turns them into the exception of the call).
   zarrpp::set_warning_handler([](const std::string& message) {
@@ -430,7 +428,10 @@ PYBIND11_MODULE(_zarrpp, m) {
     }
     if (PyErr_WarnEx(category.ptr(), message.c_str(), 2) != 0) throw py::error_already_set();
   });
+}
 
+// Stores: memory, local, HTTP, S3, and opening one by URL.
+void bind_stores(py::module_& m) {
   // ---- stores ----
   py::class_<zarrpp::Store, std::shared_ptr<zarrpp::Store>>(m, "Store")
       .def("describe", &zarrpp::Store::describe)
@@ -536,10 +537,11 @@ PYBIND11_MODULE(_zarrpp, m) {
         }
       },
       "url"_a, "options"_a);
+}
 
-  // ---- arrays ----
-  py::class_<Array>(m, "Array")
-      .def_property_readonly("shape", [](const Array& a) { return to_tuple(pinned(a).shape()); })
+// An array's description, attributes and settings.
+void bind_array_description(py::class_<Array>& cls) {
+  cls.def_property_readonly("shape", [](const Array& a) { return to_tuple(pinned(a).shape()); })
       .def_property_readonly("ndim", [](const Array& a) { return a.ndim(); })
       .def_property_readonly("dtype", [](const Array& a) { return numpy_dtype(pinned(a).dtype()); })
       .def_property_readonly("dtype_name", [](const Array& a) { return pinned(a).dtype().name(); })
@@ -623,16 +625,20 @@ PYBIND11_MODULE(_zarrpp, m) {
       .def("stored_chunk_keys", [](const Array& a) { return without_gil([&] { return a.stored_chunk_keys(); }); })
       .def("refresh", [](Array& a) { without_gil([&] { a.refresh(); }); })
       .def_property("concurrency", &Array::concurrency, &Array::set_concurrency)
-      .def("set_write_empty_chunks", &Array::set_write_empty_chunks)
-      // selections
-      // `coords=True`: every index is a coordinate of the domain (Array::Coords), not zero-based.
-      .def(
-          "selection_shape",
-          [](const Array& a, const py::tuple& sel, bool coords) {
-            const auto s = to_selection(sel);
-            return to_tuple(without_gil([&] { return coords ? a.coords().selection_shape(s) : a.selection_shape(s); }));
-          },
-          "selection"_a, "coords"_a = false)
+      .def("set_write_empty_chunks", &Array::set_write_empty_chunks);
+}
+
+// Reading and writing selections.
+void bind_array_selections(py::class_<Array>& cls) {
+  // selections
+  // `coords=True`: every index is a coordinate of the domain (Array::Coords), not zero-based.
+  cls.def(
+         "selection_shape",
+         [](const Array& a, const py::tuple& sel, bool coords) {
+           const auto s = to_selection(sel);
+           return to_tuple(without_gil([&] { return coords ? a.coords().selection_shape(s) : a.selection_shape(s); }));
+         },
+         "selection"_a, "coords"_a = false)
       .def("read", &read_selection, "selection"_a, "coords"_a = false,
            "Reads a basic/orthogonal selection into a new NumPy array.")
       .def("read_into", &read_into, "selection"_a, "out"_a, "coords"_a = false)
@@ -697,28 +703,31 @@ PYBIND11_MODULE(_zarrpp, m) {
                return vlen_to_numpy(without_gil([&] { return a.read_vlen_blocks(sel); }), is_bytes(a));
              return to_numpy(without_gil([&] { return a.read_blocks(sel); }));
            })
-      .def("write_blocks",
-           [](Array& a, const py::tuple& sel_py, const py::array& data) {
-             const auto sel = to_selection(sel_py);
-             if (a.dtype().is_vlen()) {
-               const auto vv = numpy_to_vlen(data, is_bytes(a));
-               return without_gil([&] { a.write_vlen_blocks(sel, vv); });
-             }
-             const NDView v = view_of(data);
-             without_gil([&] { a.write_blocks(sel, v); });
-           })
-      // growth
-      .def(
-          "prepend",
-          [](Array& a, const py::array& data, std::size_t axis) {
-            if (a.dtype().is_vlen()) {
-              const auto vv = numpy_to_vlen(data, is_bytes(a));
-              return without_gil([&] { a.prepend_vlen(vv, axis); });
-            }
-            const NDView v = view_of(data);
-            without_gil([&] { a.prepend(v, axis); });
-          },
-          "data"_a, "axis"_a = 0)
+      .def("write_blocks", [](Array& a, const py::tuple& sel_py, const py::array& data) {
+        const auto sel = to_selection(sel_py);
+        if (a.dtype().is_vlen()) {
+          const auto vv = numpy_to_vlen(data, is_bytes(a));
+          return without_gil([&] { a.write_vlen_blocks(sel, vv); });
+        }
+        const NDView v = view_of(data);
+        without_gil([&] { a.write_blocks(sel, v); });
+      });
+}
+
+// Growth, the grid, and changing the grid.
+void bind_array_growth(py::class_<Array>& cls) {
+  // growth
+  cls.def(
+         "prepend",
+         [](Array& a, const py::array& data, std::size_t axis) {
+           if (a.dtype().is_vlen()) {
+             const auto vv = numpy_to_vlen(data, is_bytes(a));
+             return without_gil([&] { a.prepend_vlen(vv, axis); });
+           }
+           const NDView v = view_of(data);
+           without_gil([&] { a.prepend(v, axis); });
+         },
+         "data"_a, "axis"_a = 0)
       .def(
           "append",
           [](Array& a, const py::array& data, std::size_t axis) {
@@ -776,7 +785,10 @@ PYBIND11_MODULE(_zarrpp, m) {
           "axis"_a, py::kw_only(), "before"_a, "after"_a = 0,
           "Grows (negative: shrinks) the domain along `axis`; `before` and `after` are keyword-only, as a "
           "swap of the two would delete the wrong end.");
+}
 
+// Creating and opening arrays.
+void bind_array_creation(py::module_& m) {
   m.def(
       "create_array",
       [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype,
@@ -815,8 +827,10 @@ PYBIND11_MODULE(_zarrpp, m) {
         return without_gil([&] { return Array::open(std::move(store), path); });
       },
       "store"_a, "path"_a = "");
+}
 
-  // ---- groups ----
+// Groups.
+void bind_groups(py::module_& m) {
   py::class_<zarrpp::Group>(m, "Group")
       .def_property_readonly("path", &zarrpp::Group::path)
       .def_property_readonly("store", &zarrpp::Group::store)
@@ -841,6 +855,10 @@ PYBIND11_MODULE(_zarrpp, m) {
         }
         return out;
       });
+}
+
+// Groups and nodes by path, codecs by name, paths.
+void bind_nodes(py::module_& m) {
   m.def(
       "create_group",
       [](StorePtr store, const std::string& path, const std::string& attributes_json, bool overwrite, int zarr_format) {
@@ -896,4 +914,21 @@ PYBIND11_MODULE(_zarrpp, m) {
       "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
       "name"_a, "A codec's default configuration (JSON text), from its registry entry.");
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_zarrpp, m) {
+  m.doc() = "zarrpp's compiled core; use the zarrpp package instead.";
+  m.attr("__version__") = zarrpp::kVersion;
+  py::register_exception_translator(&translate);
+  route_warnings();
+  bind_stores(m);
+  py::class_<Array> array(m, "Array");
+  bind_array_description(array);
+  bind_array_selections(array);
+  bind_array_growth(array);
+  bind_array_creation(m);
+  bind_groups(m);
+  bind_nodes(m);
 }
