@@ -1010,26 +1010,131 @@ void Bench::run() {
   }
 }
 
-void Bench::run_config(const std::vector<u16>& src, const std::string& data, const Layout& L, const Grid& g,
-                       const std::vector<Bytes>& raw, const Codec& C, bool crc) {
-  const Shape& S = o.shape;
-  const std::size_t nbytes = static_cast<std::size_t>(S[0] * S[1] * S[2]) * 2;
-  const std::string name = "a-" + L.key + "-" + C.key + (crc ? "-crc" : "") + "-" + data;
-  const std::string label = L.name + ", " + C.name + ", crc32c " + (crc ? "on" : "off") + ", " + data;
-  const bool compressed = C.kind != Kind::none;
-  const NDView src_view = NDView::c_order(src.data(), DataType::uint16, S);
-  const int maxthreads = *std::max_element(o.threads.begin(), o.threads.end());
-  const bool w_write = contains(o.workloads, "write"), w_whole = contains(o.workloads, "whole"),
-             w_chunks = contains(o.workloads, "chunks"), w_boxes = contains(o.workloads, "boxes");
-  const std::size_t ub = g.unit_bytes();
-  const std::size_t box_bytes = [&] {
-    std::size_t t = 0;
-    for (const auto& b : boxes) t += static_cast<std::size_t>(b.volume()) * 2;
-    return t;
-  }();
+// One configuration (layout, codec, crc32c setting, data kind) measured at every thread count:
+// zarrpp on one array against the limits of the same run, then zarrita.js on it; prints its rows.
+// The phases, in the order run() calls them, each in its own function below.
+struct ConfigRun {
+  ConfigRun(Bench& owner, const std::vector<u16>& source, const std::string& data_kind, const Layout& layout,
+            const Grid& grid, const std::vector<Bytes>& raw_units, const Codec& codec, bool with_crc);
+  ConfigRun(const ConfigRun&) = delete;
+  ConfigRun& operator=(const ConfigRun&) = delete;
 
-  progress(label + ": create and write (untimed)");
-  Array z = Array::create(store, name,
+  void run();
+
+  // ---- the phases ----
+  Array create_and_write();
+  void validate_whole(const Array& z, const char* what) const;
+  void prepare_raw_limits();
+  void prepare_read_buffers(const Array& z);
+  void measure_threads(Array& z, int n);
+  void measure_write(Array& z, int n, const std::string& tl);
+  double measure_write_floor(Array& z, int n);
+  void measure_whole(const Array& z, int n, const std::string& tl);
+  double measure_read_floor(const Array& z, int n) const;
+  void measure_peak_memory(const Array& z, std::size_t ri);
+  void measure_chunks(const Array& z, int n, const std::string& tl);
+  void measure_boxes(const Array& z, int n, const std::string& tl);
+  void check_boxes(const Array& z, Bytes& bbuf) const;
+  void run_zarrita();
+  void report();
+
+  // ---- the limits ----
+  void encode_all(int n);
+  void decode_unit(int t, std::size_t i);
+  std::vector<std::vector<std::size_t>> stored_objects() const;
+  void write_objects(int n, const std::vector<std::vector<std::size_t>>& objs, std::vector<Bytes>& obuf) const;
+  void replace_objects_encoded(int n, const std::vector<std::vector<std::size_t>>& wobjs);
+  std::string read_limit_kind() const;
+  void read_limit(int n);
+  void pread_touched_chunks(int n, std::vector<Bytes>& pbuf);
+
+  std::size_t add_row(int threads, const std::string& w, double bytes, const Timing& tm, const std::string& lim_kind);
+
+  // ---- the configuration ----
+  Bench& bench;
+  const Options& o;
+  const std::vector<Box>& boxes;
+  const std::vector<u16>& src;
+  const std::string& data;
+  const Layout& L;
+  const Grid& g;
+  const std::vector<Bytes>& raw;
+  const Codec& C;
+  const bool crc;
+  const Shape& S;
+  const std::size_t nbytes;
+  const std::string name, label;
+  const bool compressed;
+  const NDView src_view;
+  const int maxthreads;
+  const bool w_write, w_whole, w_chunks, w_boxes;
+  const std::size_t ub;
+  const std::size_t box_bytes;
+  const fs::path scratch;  // the files of the write limits
+
+  double stored_ratio = 0;
+  // Raw-library state: per-thread contexts and buffers, the encoded chunks.
+  std::vector<std::unique_ptr<RawCtx>> ctx;
+  std::vector<Bytes> enc;
+  std::vector<std::size_t> enc_len;
+  std::size_t cap = 0;
+  std::vector<Bytes> dst;
+  // Where the stored chunks are (pread limit of uncompressed box reads), and the (box, chunk) pairs.
+  std::vector<Loc> locs;
+  std::vector<std::size_t> pairs;
+  std::size_t maxloc = 0;
+  Bytes out;  // the reused output of whole reads (touched once)
+  NDView out_view;
+  Bytes cbuf;
+  Bytes lim_out;  // the memcpy limit's destination (uncompressed whole and chunks reads)
+  std::atomic<std::uint32_t> crc_sink{0};
+  std::vector<Row> cfg_rows;
+};
+
+ConfigRun::ConfigRun(Bench& owner, const std::vector<u16>& source, const std::string& data_kind, const Layout& layout,
+                     const Grid& grid, const std::vector<Bytes>& raw_units, const Codec& codec, bool with_crc)
+    : bench(owner),
+      o(owner.o),
+      boxes(owner.boxes),
+      src(source),
+      data(data_kind),
+      L(layout),
+      g(grid),
+      raw(raw_units),
+      C(codec),
+      crc(with_crc),
+      S(o.shape),
+      nbytes(static_cast<std::size_t>(S[0] * S[1] * S[2]) * 2),
+      name("a-" + L.key + "-" + C.key + (crc ? "-crc" : "") + "-" + data),
+      label(L.name + ", " + C.name + ", crc32c " + (crc ? "on" : "off") + ", " + data),
+      compressed(C.kind != Kind::none),
+      src_view(NDView::c_order(src.data(), DataType::uint16, S)),
+      maxthreads(*std::max_element(o.threads.begin(), o.threads.end())),
+      w_write(contains(o.workloads, "write")),
+      w_whole(contains(o.workloads, "whole")),
+      w_chunks(contains(o.workloads, "chunks")),
+      w_boxes(contains(o.workloads, "boxes")),
+      ub(g.unit_bytes()),
+      box_bytes([&] {
+        std::size_t t = 0;
+        for (const auto& b : boxes) t += static_cast<std::size_t>(b.volume()) * 2;
+        return t;
+      }()),
+      scratch(owner.work / "limit-write") {}
+
+void ConfigRun::run() {
+  Array z = create_and_write();
+  prepare_raw_limits();
+  prepare_read_buffers(z);
+  for (int n : o.threads) measure_threads(z, n);
+  run_zarrita();
+  report();
+}
+
+// Creates the array, writes it once (untimed), checks it and records its compression ratio.
+Array ConfigRun::create_and_write() {
+  bench.progress(label + ": create and write (untimed)");
+  Array z = Array::create(bench.store, name,
                           ArraySpec{.shape = S,
                                     .chunks = L.chunk,
                                     .dtype = DataType::uint16,
@@ -1039,50 +1144,33 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
                                     .overwrite = true});
   z.set_concurrency(static_cast<std::size_t>(maxthreads));
   z.write({}, src_view);
-  auto validate_whole = [&](const char* what) {
-    const NDArray back = z.read();
-    if (back.nbytes() != nbytes || std::memcmp(back.raw_data(), src.data(), nbytes) != 0)
-      mismatch(label + ": " + what + ": data read back differs from the source");
-  };
-  validate_whole("after the first write");
-  const std::uint64_t stored = stored_bytes(store_root / name);
-  const double stored_ratio = stored ? static_cast<double>(nbytes) / static_cast<double>(stored) : 0;
-  compression.push_back({{"layout", L.name},
-                         {"codec", C.name},
-                         {"crc32c", crc},
-                         {"data", data},
-                         {"logical_bytes", nbytes},
-                         {"stored_bytes", stored},
-                         {"ratio", stored_ratio}});
+  validate_whole(z, "after the first write");
+  const std::uint64_t stored = stored_bytes(bench.store_root / name);
+  stored_ratio = stored ? static_cast<double>(nbytes) / static_cast<double>(stored) : 0;
+  bench.compression.push_back({{"layout", L.name},
+                               {"codec", C.name},
+                               {"crc32c", crc},
+                               {"data", data},
+                               {"logical_bytes", nbytes},
+                               {"stored_bytes", stored},
+                               {"ratio", stored_ratio}});
+  return z;
+}
 
-  // Raw-library state: per-thread contexts and buffers, the encoded chunks.
-  std::vector<std::unique_ptr<RawCtx>> ctx;
+void ConfigRun::validate_whole(const Array& z, const char* what) const {
+  const NDArray back = z.read();
+  if (back.nbytes() != nbytes || std::memcmp(back.raw_data(), src.data(), nbytes) != 0)
+    mismatch(label + ": " + what + ": data read back differs from the source");
+}
+
+// The raw libraries' per-thread contexts and buffers; when compressed, every chunk encoded
+// (untimed: the input of the decode limits) and decoded back once as a check.
+void ConfigRun::prepare_raw_limits() {
   for (int t = 0; t < maxthreads; ++t) ctx.push_back(std::make_unique<RawCtx>(C));
-  std::vector<Bytes> enc(g.units.size());
-  std::vector<std::size_t> enc_len(g.units.size());
-  const std::size_t cap = raw_bound(C, *ctx[0], ub);
-  auto encode_all = [&](int n) {
-    parallel(n, g.units.size(), [&](int t, std::size_t i) {
-      std::size_t m = raw_encode(C, *ctx[static_cast<std::size_t>(t)], raw[i].data(), ub, enc[i].data(), cap);
-      if (crc) {
-        const std::uint32_t c = crc32c_of(enc[i].data(), m);
-        std::memcpy(enc[i].data() + m, &c, 4);
-        m += 4;
-      }
-      enc_len[i] = m;
-    });
-  };
-  std::vector<Bytes> dst(static_cast<std::size_t>(maxthreads));
-  auto decode_unit = [&](int t, std::size_t i) {
-    std::size_t m = enc_len[i];
-    if (crc) {
-      m -= 4;
-      std::uint32_t stored_crc;
-      std::memcpy(&stored_crc, enc[i].data() + m, 4);
-      if (crc32c_of(enc[i].data(), m) != stored_crc) throw std::runtime_error("crc mismatch in the limit");
-    }
-    raw_decode(C, *ctx[static_cast<std::size_t>(t)], enc[i].data(), m, dst[static_cast<std::size_t>(t)].data(), ub);
-  };
+  enc.resize(g.units.size());
+  enc_len.resize(g.units.size());
+  cap = raw_bound(C, *ctx[0], ub);
+  dst.resize(static_cast<std::size_t>(maxthreads));
   if (compressed) {
     for (auto& e : enc) e = Bytes(cap + 4);
     for (auto& d : dst) d = Bytes(ub, 0);
@@ -1093,307 +1181,368 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
         throw std::runtime_error("raw round trip differs");
     });
   }
-  // Where the stored chunks are (pread limit of uncompressed box reads), and the (box, chunk) pairs.
-  std::vector<Loc> locs;
-  std::vector<std::size_t> pairs;
+}
+
+// The raw encode limit: every chunk compressed (+ crc32c of the output when on) on n threads.
+void ConfigRun::encode_all(int n) {
+  parallel(n, g.units.size(), [&](int t, std::size_t i) {
+    std::size_t m = raw_encode(C, *ctx[static_cast<std::size_t>(t)], raw[i].data(), ub, enc[i].data(), cap);
+    if (crc) {
+      const std::uint32_t c = crc32c_of(enc[i].data(), m);
+      std::memcpy(enc[i].data() + m, &c, 4);
+      m += 4;
+    }
+    enc_len[i] = m;
+  });
+}
+
+// The raw decode of encoded chunk i on thread t (crc32c checked when on).
+void ConfigRun::decode_unit(int t, std::size_t i) {
+  std::size_t m = enc_len[i];
+  if (crc) {
+    m -= 4;
+    std::uint32_t stored_crc;
+    std::memcpy(&stored_crc, enc[i].data() + m, 4);
+    if (crc32c_of(enc[i].data(), m) != stored_crc) throw std::runtime_error("crc mismatch in the limit");
+  }
+  raw_decode(C, *ctx[static_cast<std::size_t>(t)], enc[i].data(), m, dst[static_cast<std::size_t>(t)].data(), ub);
+}
+
+// The (box, chunk) pairs, where the stored chunks are, and the buffers the reads reuse.
+void ConfigRun::prepare_read_buffers(const Array& z) {
   for (const auto& b : boxes)
     for (std::size_t u : g.touched(b)) pairs.push_back(u);
-  if (w_boxes && !compressed) locs = locate_units(z, store_root, g, L);
-  std::size_t maxloc = 0;
+  if (w_boxes && !compressed) locs = locate_units(z, bench.store_root, g, L);
   for (const auto& l : locs) maxloc = std::max<std::size_t>(maxloc, l.len);
 
-  Bytes out(nbytes, 0);  // the reused output of whole reads (touched once)
-  const NDView out_view = NDView::c_order(out.data(), DataType::uint16, S);
-  Bytes cbuf(ub, 0);
-  Bytes lim_out;  // the memcpy limit's destination (uncompressed whole and chunks reads)
+  out = Bytes(nbytes, 0);
+  out_view = NDView::c_order(out.data(), DataType::uint16, S);
+  cbuf = Bytes(ub, 0);
   if (!compressed && (w_whole || w_chunks)) lim_out = Bytes(nbytes, 0);
-  std::atomic<std::uint32_t> crc_sink{0};
-  const fs::path scratch = work / "limit-write";
-  std::vector<Row> cfg_rows;
-  auto add = [&](int threads, const std::string& w, double bytes, const Timing& tm, const std::string& lim_kind) {
-    Row r;
-    r.layout = L.name;
-    r.codec = C.name;
-    r.crc = crc;
-    r.data = data;
-    r.threads = threads;
-    r.workload = w;
-    r.bytes = bytes;
-    r.seconds = tm.a;
-    r.limit_seconds = tm.b;
-    r.runs = tm.a_runs;
-    r.limit_runs = tm.b_runs;
-    r.limit_kind = lim_kind;
-    r.stored_ratio = stored_ratio;
-    cfg_rows.push_back(r);
-    return cfg_rows.size() - 1;
-  };
+}
 
-  for (int n : o.threads) {
-    z.set_concurrency(static_cast<std::size_t>(n));
-    const std::string tl = label + ", " + std::to_string(n) + " thread(s)";
-    // ---- (a) write the whole array from one buffer ----
-    if (w_write) {
-      progress(tl + ": write");
-      std::function<void()> limit;
-      std::string kind;
-      std::vector<std::vector<std::size_t>> objs;
-      std::vector<Bytes> obuf;
-      if (!compressed) {
-        // Objects: chunks, or shards of inner chunks (each + crc), written with plain POSIX I/O.
-        kind = "memcpy+write()";
-        fs::create_directories(scratch);
-        if (!L.shard) {
-          for (std::size_t i = 0; i < g.units.size(); ++i) objs.push_back({i});
-        } else {
-          const Shape& sh = *L.shard;
-          const i64 r[3] = {sh[0] / L.chunk[0], sh[1] / L.chunk[1], sh[2] / L.chunk[2]};
-          for (i64 a = 0; a < (S[0] + sh[0] - 1) / sh[0]; ++a)
-            for (i64 b = 0; b < (S[1] + sh[1] - 1) / sh[1]; ++b)
-              for (i64 c = 0; c < (S[2] + sh[2] - 1) / sh[2]; ++c) {
-                std::vector<std::size_t> us;
-                for (i64 x = 0; x < r[0]; ++x)
-                  for (i64 y = 0; y < r[1]; ++y)
-                    for (i64 w = 0; w < r[2]; ++w) {
-                      const i64 gi = a * r[0] + x, gj = b * r[1] + y, gk = c * r[2] + w;
-                      if (gi < g.n[0] && gj < g.n[1] && gk < g.n[2]) us.push_back(g.id(gi, gj, gk));
-                    }
-                objs.push_back(us);
-              }
-        }
-        std::size_t maxobj = 0;
-        for (const auto& ob : objs)
-          maxobj = std::max(maxobj, ob.size() * (ub + 4) + (L.shard ? ob.size() * 16 + 4 : 0));
-        obuf.resize(static_cast<std::size_t>(n));
-        for (auto& b : obuf) b = Bytes(maxobj, 0);
-        limit = [&] {
-          parallel(n, objs.size(), [&](int th, std::size_t oi) {
-            u8* p = obuf[static_cast<std::size_t>(th)].data();
-            std::size_t pos = 0;
-            std::vector<std::uint64_t> index;
-            for (std::size_t u : objs[oi]) {
-              gather(src.data(), S, g.units[u], L.chunk, reinterpret_cast<u16*>(p + pos));
-              std::size_t m = ub;
-              if (crc) {
-                const std::uint32_t c = crc32c_of(p + pos, ub);
-                std::memcpy(p + pos + ub, &c, 4);
-                m += 4;
-              }
-              index.push_back(pos);
-              index.push_back(m);
-              pos += m;
-            }
-            if (L.shard) {
-              std::memcpy(p + pos, index.data(), index.size() * 8);
-              const std::uint32_t c = crc32c_of(p + pos, index.size() * 8);
-              pos += index.size() * 8;
-              std::memcpy(p + pos, &c, 4);
-              pos += 4;
-            }
-            write_file_fully((scratch / std::to_string(oi)).string(), p, pos);
-          });
-        };
-        limit();  // untimed: creates the files, so every timed run overwrites as zarrpp's do
-      } else {
-        kind = std::string("raw encode") + (crc ? "+crc32c" : "");
-        limit = [&] { encode_all(n); };
-      }
-      const Timing tm = time_pair(o.repeats, [&] { z.write({}, src_view); }, limit, [] { ::sync(); });
-      if (!compressed) fs::remove_all(scratch);
-      validate_whole("after the timed writes");
-      const std::size_t wi = add(n, "write", static_cast<double>(nbytes), tm, kind);
-      if (compressed) {
-        // The file-write floor of a compressed write: the raw encode, then each stored object's
-        // encoded bytes (a chunk, or a shard's inner chunks back to back) written to a new file
-        // (open O_EXCL/write/close) renamed over the old one, N threads: the encode limit plus the
-        // least file I/O that atomic replacement of every object needs.
-        std::vector<std::vector<std::size_t>> wobjs;
-        if (!L.shard) {
-          for (std::size_t i = 0; i < g.units.size(); ++i) wobjs.push_back({i});
-        } else {
-          std::map<std::array<i64, 3>, std::vector<std::size_t>> by_shard;
-          const Shape& sh = *L.shard;
-          for (i64 a = 0; a < g.n[0]; ++a)
-            for (i64 b = 0; b < g.n[1]; ++b)
-              for (i64 c = 0; c < g.n[2]; ++c)
-                by_shard[{a * L.chunk[0] / sh[0], b * L.chunk[1] / sh[1], c * L.chunk[2] / sh[2]}].push_back(
-                    g.id(a, b, c));
-          for (auto& [k, v] : by_shard) wobjs.push_back(std::move(v));
-        }
-        fs::create_directories(scratch);
-        const auto floor_fn = [&] {
-          encode_all(n);
-          parallel(n, wobjs.size(), [&](int, std::size_t oi) {
-            const std::string path = (scratch / std::to_string(oi)).string(), tmp = path + ".tmp";
-            const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-            if (fd < 0) throw std::runtime_error("cannot create " + tmp);
-            for (std::size_t u : wobjs[oi]) {
-              std::size_t done = 0;
-              while (done < enc_len[u]) {
-                const ssize_t w = ::write(fd, enc[u].data() + done, enc_len[u] - done);
-                if (w <= 0) throw std::runtime_error("cannot write " + path);
-                done += static_cast<std::size_t>(w);
-              }
-            }
-            ::close(fd);
-            if (::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp);
-          });
-        };
-        floor_fn();  // untimed: creates the files, so timed runs replace them as zarrpp does
-        const Timing ft = time_pair(o.repeats, [&] { z.write({}, src_view); }, floor_fn, [] { ::sync(); });
-        fs::remove_all(scratch);
-        cfg_rows[wi].floor_seconds = ft.b;
-      }
-    }
+// A row of this configuration; returns its index in cfg_rows.
+std::size_t ConfigRun::add_row(int threads, const std::string& w, double bytes, const Timing& tm,
+                               const std::string& lim_kind) {
+  Row r;
+  r.layout = L.name;
+  r.codec = C.name;
+  r.crc = crc;
+  r.data = data;
+  r.threads = threads;
+  r.workload = w;
+  r.bytes = bytes;
+  r.seconds = tm.a;
+  r.limit_seconds = tm.b;
+  r.runs = tm.a_runs;
+  r.limit_runs = tm.b_runs;
+  r.limit_kind = lim_kind;
+  r.stored_ratio = stored_ratio;
+  cfg_rows.push_back(r);
+  return cfg_rows.size() - 1;
+}
 
-    // The limit of whole and chunks reads.
-    const std::string read_kind = std::string(compressed ? "raw decode" : "memcpy") + (crc ? "+crc32c" : "");
-    const std::function<void()> read_limit = [&] {
-      if (compressed) {
-        parallel(n, g.units.size(), decode_unit);
-        return;
-      }
-      parallel(n, static_cast<std::size_t>(n), [&](int, std::size_t i) {
-        const std::size_t a = nbytes * i / static_cast<std::size_t>(n),
-                          b = nbytes * (i + 1) / static_cast<std::size_t>(n);
-        std::memcpy(lim_out.data() + a, reinterpret_cast<const u8*>(src.data()) + a, b - a);
-      });
-      if (crc) parallel(n, g.units.size(), [&](int, std::size_t i) { crc_sink ^= crc32c_of(raw[i].data(), ub); });
-    };
-
-    if (w_whole || w_chunks || w_boxes) {
-      progress(tl + ": warm-up read (untimed)");
-      z.read_into({}, out_view);
-    }
-    // ---- (b) the whole array into one reused buffer ----
-    if (w_whole) {
-      progress(tl + ": whole read");
-      const Timing tm = time_pair(o.repeats, [&] { z.read_into({}, out_view); }, read_limit);
-      if (std::memcmp(out.data(), src.data(), nbytes) != 0)
-        mismatch(label + ": whole read_into differs from the source");
-      const std::size_t ri = add(n, "whole", static_cast<double>(nbytes), tm, read_kind);
-      if (!compressed) {
-        // The file-read floor: every stored file read with pread in 256 KiB pieces into a small
-        // per-thread buffer, N threads; what the kernel's page-cache copy alone costs.
-        std::vector<std::string> files;
-        for (const auto& e : fs::recursive_directory_iterator(store_root / name / "c"))
-          if (e.is_regular_file()) files.push_back(e.path().string());
-        std::vector<Bytes> fbuf(static_cast<std::size_t>(n));
-        for (auto& b : fbuf) b = Bytes(std::size_t{256} << 10, 0);
-        const Timing ft = time_pair(
-            o.repeats, [&] { z.read_into({}, out_view); },
-            [&] {
-              parallel(n, files.size(), [&](int th, std::size_t i) {
-                const int fd = ::open(files[i].c_str(), O_RDONLY | O_CLOEXEC);
-                if (fd < 0) throw std::runtime_error("cannot open " + files[i]);
-                u8* b = fbuf[static_cast<std::size_t>(th)].data();
-                for (off_t off = 0;; off += 256 << 10) {
-                  const ssize_t got = ::pread(fd, b, 256 << 10, off);
-                  if (got <= 0) break;
-                }
-                ::close(fd);
-              });
-            });
-        cfg_rows[ri].floor_seconds = ft.b;
-      }
-      // Peak memory of Array::read into a fresh NDArray.
-      ::malloc_trim(0);
-      if (reset_peak_rss()) {
-        const long before = status_kb("VmRSS:");
-        NDArray a = z.read();
-        const long hwm = status_kb("VmHWM:");
-        cfg_rows[ri].peak = static_cast<double>(hwm - before) * 1024.0 / static_cast<double>(nbytes);
-        if (a.nbytes() != nbytes || std::memcmp(a.raw_data(), src.data(), nbytes) != 0)
-          mismatch(label + ": Array::read differs from the source");
-      }
-    }
-    // ---- (c) chunk by chunk into one reused buffer ----
-    if (w_chunks) {
-      progress(tl + ": chunk-by-chunk read (" + std::to_string(g.units.size()) + " chunks)");
-      // N user threads share the chunks, each reading into its own reused buffer (a chunk is one
-      // read; more threads help only by reading different chunks at once).
-      std::vector<Bytes> cbufs(static_cast<std::size_t>(n));
-      for (auto& b : cbufs) b = Bytes(cbuf.size(), 0);
-      const Timing tm = time_pair(
-          o.repeats,
-          [&] {
-            parallel(n, g.units.size(), [&](int th, std::size_t i) {
-              const auto& u = g.units[i];
-              z.read_into(u.selection(), NDView::c_order(cbufs[static_cast<std::size_t>(th)].data(), DataType::uint16,
-                                                         {u.ext[0], u.ext[1], u.ext[2]}));
-            });
-          },
-          read_limit);
-      for (const auto& u : g.units) {  // untimed check of every chunk
-        z.read_into(u.selection(), NDView::c_order(cbuf.data(), DataType::uint16, {u.ext[0], u.ext[1], u.ext[2]}));
-        if (!region_equal(src.data(), S, u, reinterpret_cast<const u16*>(cbuf.data())))
-          mismatch(label + ": a chunk read differs from the source");
-      }
-      add(n, "chunks", static_cast<double>(nbytes), tm, read_kind);
-    }
-    // ---- (d) random boxes, 5% of the array ----
-    if (w_boxes) {
-      progress(tl + ": box reads (" + std::to_string(boxes.size()) + " boxes, " + std::to_string(pairs.size()) +
-               " chunk visits)");
-      Bytes bbuf(static_cast<std::size_t>(boxes[0].volume()) * 2, 0);
-      auto box_view = [&](const Box& b) {
-        return NDView::c_order(bbuf.data(), DataType::uint16, {b.ext[0], b.ext[1], b.ext[2]});
-      };
-      std::function<void()> limit;
-      std::string kind;
-      std::vector<Bytes> pbuf;
-      if (compressed) {
-        kind = std::string("raw decode per touched chunk") + (crc ? "+crc32c" : "");
-        limit = [&] { parallel(n, pairs.size(), [&](int th, std::size_t p) { decode_unit(th, pairs[p]); }); };
-      } else {
-        kind = std::string("pread per touched chunk") + (crc ? "+crc32c" : "");
-        pbuf.resize(static_cast<std::size_t>(n));
-        for (auto& b : pbuf) b = Bytes(maxloc, 0);
-        limit = [&] {
-          parallel(n, pairs.size(), [&](int th, std::size_t p) {
-            const Loc& l = locs[pairs[p]];
-            const int fd = ::open(l.path.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd < 0) throw std::runtime_error("cannot open " + l.path);
-            u8* buf = pbuf[static_cast<std::size_t>(th)].data();
-            pread_fully(fd, buf, l.len, l.off, l.path);
-            ::close(fd);
-            if (crc) crc_sink ^= crc32c_of(buf, l.len - 4);
-          });
-        };
-      }
-      std::vector<Bytes> bbufs(static_cast<std::size_t>(n));
-      for (auto& b : bbufs) b = Bytes(bbuf.size(), 0);
-      const Timing tm = time_pair(
-          o.repeats,
-          [&] {
-            parallel(n, boxes.size(), [&](int th, std::size_t i) {
-              const auto& b = boxes[i];
-              z.read_into(b.selection(), NDView::c_order(bbufs[static_cast<std::size_t>(th)].data(), DataType::uint16,
-                                                         {b.ext[0], b.ext[1], b.ext[2]}));
-            });
-          },
-          limit);
-      for (std::size_t i = 0; i < std::min<std::size_t>(boxes.size(), 64); ++i) {  // untimed check of the first boxes
-        z.read_into(boxes[i].selection(), box_view(boxes[i]));
-        if (!region_equal(src.data(), S, boxes[i], reinterpret_cast<const u16*>(bbuf.data())))
-          mismatch(label + ": a box read differs from the source");
-      }
-      add(n, "boxes", static_cast<double>(box_bytes), tm, kind);
-    }
+// Every workload at n threads.
+void ConfigRun::measure_threads(Array& z, int n) {
+  z.set_concurrency(static_cast<std::size_t>(n));
+  const std::string tl = label + ", " + std::to_string(n) + " thread(s)";
+  // (a) write the whole array from one buffer
+  if (w_write) measure_write(z, n, tl);
+  if (w_whole || w_chunks || w_boxes) {
+    bench.progress(tl + ": warm-up read (untimed)");
+    z.read_into({}, out_view);
   }
+  // (b) the whole array into one reused buffer
+  if (w_whole) measure_whole(z, n, tl);
+  // (c) chunk by chunk into one reused buffer
+  if (w_chunks) measure_chunks(z, n, tl);
+  // (d) random boxes, 5% of the array
+  if (w_boxes) measure_boxes(z, n, tl);
+}
 
-  // ---- zarrita.js on the same array ----
+// ---- (a) write the whole array from one buffer ----
+void ConfigRun::measure_write(Array& z, int n, const std::string& tl) {
+  bench.progress(tl + ": write");
+  std::function<void()> limit;
+  std::string kind;
+  std::vector<std::vector<std::size_t>> objs;
+  std::vector<Bytes> obuf;
+  if (!compressed) {
+    // Objects: chunks, or shards of inner chunks (each + crc), written with plain POSIX I/O.
+    kind = "memcpy+write()";
+    fs::create_directories(scratch);
+    objs = stored_objects();
+    std::size_t maxobj = 0;
+    for (const auto& ob : objs) maxobj = std::max(maxobj, ob.size() * (ub + 4) + (L.shard ? ob.size() * 16 + 4 : 0));
+    obuf.resize(static_cast<std::size_t>(n));
+    for (auto& b : obuf) b = Bytes(maxobj, 0);
+    limit = [&] { write_objects(n, objs, obuf); };
+    limit();  // untimed: creates the files, so every timed run overwrites as zarrpp's do
+  } else {
+    kind = std::string("raw encode") + (crc ? "+crc32c" : "");
+    limit = [&] { encode_all(n); };
+  }
+  const Timing tm = time_pair(o.repeats, [&] { z.write({}, src_view); }, limit, [] { ::sync(); });
+  if (!compressed) fs::remove_all(scratch);
+  validate_whole(z, "after the timed writes");
+  const std::size_t wi = add_row(n, "write", static_cast<double>(nbytes), tm, kind);
+  if (compressed) cfg_rows[wi].floor_seconds = measure_write_floor(z, n);
+}
+
+// The stored objects as the codec units each holds: every chunk alone, or each shard's inner
+// chunks (those inside the array) in C order.
+std::vector<std::vector<std::size_t>> ConfigRun::stored_objects() const {
+  std::vector<std::vector<std::size_t>> objs;
+  if (!L.shard) {
+    for (std::size_t i = 0; i < g.units.size(); ++i) objs.push_back({i});
+    return objs;
+  }
+  const Shape& sh = *L.shard;
+  const i64 r[3] = {sh[0] / L.chunk[0], sh[1] / L.chunk[1], sh[2] / L.chunk[2]};
+  for (i64 a = 0; a < (S[0] + sh[0] - 1) / sh[0]; ++a)
+    for (i64 b = 0; b < (S[1] + sh[1] - 1) / sh[1]; ++b)
+      for (i64 c = 0; c < (S[2] + sh[2] - 1) / sh[2]; ++c) {
+        std::vector<std::size_t> us;
+        for (i64 x = 0; x < r[0]; ++x)
+          for (i64 y = 0; y < r[1]; ++y)
+            for (i64 w = 0; w < r[2]; ++w) {
+              const i64 gi = a * r[0] + x, gj = b * r[1] + y, gk = c * r[2] + w;
+              if (gi < g.n[0] && gj < g.n[1] && gk < g.n[2]) us.push_back(g.id(gi, gj, gk));
+            }
+        objs.push_back(us);
+      }
+  return objs;
+}
+
+// The limit of an uncompressed write: each stored object's bytes gathered from the source
+// (+ crc32c per chunk, + the shard index) into a per-thread buffer and written to its own file.
+void ConfigRun::write_objects(int n, const std::vector<std::vector<std::size_t>>& objs,
+                              std::vector<Bytes>& obuf) const {
+  parallel(n, objs.size(), [&](int th, std::size_t oi) {
+    u8* p = obuf[static_cast<std::size_t>(th)].data();
+    std::size_t pos = 0;
+    std::vector<std::uint64_t> index;
+    for (std::size_t u : objs[oi]) {
+      gather(src.data(), S, g.units[u], L.chunk, reinterpret_cast<u16*>(p + pos));
+      std::size_t m = ub;
+      if (crc) {
+        const std::uint32_t c = crc32c_of(p + pos, ub);
+        std::memcpy(p + pos + ub, &c, 4);
+        m += 4;
+      }
+      index.push_back(pos);
+      index.push_back(m);
+      pos += m;
+    }
+    if (L.shard) {
+      std::memcpy(p + pos, index.data(), index.size() * 8);
+      const std::uint32_t c = crc32c_of(p + pos, index.size() * 8);
+      pos += index.size() * 8;
+      std::memcpy(p + pos, &c, 4);
+      pos += 4;
+    }
+    write_file_fully((scratch / std::to_string(oi)).string(), p, pos);
+  });
+}
+
+// The file-write floor of a compressed write: the raw encode, then each stored object's
+// encoded bytes (a chunk, or a shard's inner chunks back to back) written to a new file
+// (open O_EXCL/write/close) renamed over the old one, N threads: the encode limit plus the
+// least file I/O that atomic replacement of every object needs. Returns its median seconds.
+double ConfigRun::measure_write_floor(Array& z, int n) {
+  const std::vector<std::vector<std::size_t>> wobjs = stored_objects();
+  fs::create_directories(scratch);
+  const auto floor_fn = [&] { replace_objects_encoded(n, wobjs); };
+  floor_fn();  // untimed: creates the files, so timed runs replace them as zarrpp does
+  const Timing ft = time_pair(o.repeats, [&] { z.write({}, src_view); }, floor_fn, [] { ::sync(); });
+  fs::remove_all(scratch);
+  return ft.b;
+}
+
+void ConfigRun::replace_objects_encoded(int n, const std::vector<std::vector<std::size_t>>& wobjs) {
+  encode_all(n);
+  parallel(n, wobjs.size(), [&](int, std::size_t oi) {
+    const std::string path = (scratch / std::to_string(oi)).string(), tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot create " + tmp);
+    for (std::size_t u : wobjs[oi]) {
+      std::size_t done = 0;
+      while (done < enc_len[u]) {
+        const ssize_t w = ::write(fd, enc[u].data() + done, enc_len[u] - done);
+        if (w <= 0) throw std::runtime_error("cannot write " + path);
+        done += static_cast<std::size_t>(w);
+      }
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp);
+  });
+}
+
+std::string ConfigRun::read_limit_kind() const {
+  return std::string(compressed ? "raw decode" : "memcpy") + (crc ? "+crc32c" : "");
+}
+
+// The limit of whole and chunks reads: the raw decode of every chunk, or a memcpy of the array
+// (+ crc32c over every chunk when on), on n threads.
+void ConfigRun::read_limit(int n) {
+  if (compressed) {
+    parallel(n, g.units.size(), [this](int t, std::size_t i) { decode_unit(t, i); });
+    return;
+  }
+  parallel(n, static_cast<std::size_t>(n), [&](int, std::size_t i) {
+    const std::size_t a = nbytes * i / static_cast<std::size_t>(n), b = nbytes * (i + 1) / static_cast<std::size_t>(n);
+    std::memcpy(lim_out.data() + a, reinterpret_cast<const u8*>(src.data()) + a, b - a);
+  });
+  if (crc) parallel(n, g.units.size(), [&](int, std::size_t i) { crc_sink ^= crc32c_of(raw[i].data(), ub); });
+}
+
+// ---- (b) the whole array into one reused buffer ----
+void ConfigRun::measure_whole(const Array& z, int n, const std::string& tl) {
+  bench.progress(tl + ": whole read");
+  const Timing tm = time_pair(o.repeats, [&] { z.read_into({}, out_view); }, [&] { read_limit(n); });
+  if (std::memcmp(out.data(), src.data(), nbytes) != 0) mismatch(label + ": whole read_into differs from the source");
+  const std::size_t ri = add_row(n, "whole", static_cast<double>(nbytes), tm, read_limit_kind());
+  if (!compressed) cfg_rows[ri].floor_seconds = measure_read_floor(z, n);
+  measure_peak_memory(z, ri);
+}
+
+// The file-read floor of an uncompressed whole read: every stored file read with pread in
+// 256 KiB pieces into a small per-thread buffer, N threads; what the kernel's page-cache copy
+// alone costs. Returns its median seconds.
+double ConfigRun::measure_read_floor(const Array& z, int n) const {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(bench.store_root / name / "c"))
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  std::vector<Bytes> fbuf(static_cast<std::size_t>(n));
+  for (auto& b : fbuf) b = Bytes(std::size_t{256} << 10, 0);
+  const Timing ft = time_pair(
+      o.repeats, [&] { z.read_into({}, out_view); },
+      [&] {
+        parallel(n, files.size(), [&](int th, std::size_t i) {
+          const int fd = ::open(files[i].c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd < 0) throw std::runtime_error("cannot open " + files[i]);
+          u8* b = fbuf[static_cast<std::size_t>(th)].data();
+          for (off_t off = 0;; off += 256 << 10) {
+            const ssize_t got = ::pread(fd, b, 256 << 10, off);
+            if (got <= 0) break;
+          }
+          ::close(fd);
+        });
+      });
+  return ft.b;
+}
+
+// Peak memory of Array::read into a fresh NDArray, as a fraction of the output, into row ri.
+void ConfigRun::measure_peak_memory(const Array& z, std::size_t ri) {
+  ::malloc_trim(0);
+  if (reset_peak_rss()) {
+    const long before = status_kb("VmRSS:");
+    NDArray a = z.read();
+    const long hwm = status_kb("VmHWM:");
+    cfg_rows[ri].peak = static_cast<double>(hwm - before) * 1024.0 / static_cast<double>(nbytes);
+    if (a.nbytes() != nbytes || std::memcmp(a.raw_data(), src.data(), nbytes) != 0)
+      mismatch(label + ": Array::read differs from the source");
+  }
+}
+
+// ---- (c) chunk by chunk into one reused buffer ----
+void ConfigRun::measure_chunks(const Array& z, int n, const std::string& tl) {
+  bench.progress(tl + ": chunk-by-chunk read (" + std::to_string(g.units.size()) + " chunks)");
+  // N user threads share the chunks, each reading into its own reused buffer (a chunk is one
+  // read; more threads help only by reading different chunks at once).
+  std::vector<Bytes> cbufs(static_cast<std::size_t>(n));
+  for (auto& b : cbufs) b = Bytes(cbuf.size(), 0);
+  const Timing tm = time_pair(
+      o.repeats,
+      [&] {
+        parallel(n, g.units.size(), [&](int th, std::size_t i) {
+          const auto& u = g.units[i];
+          z.read_into(u.selection(), NDView::c_order(cbufs[static_cast<std::size_t>(th)].data(), DataType::uint16,
+                                                     {u.ext[0], u.ext[1], u.ext[2]}));
+        });
+      },
+      [&] { read_limit(n); });
+  for (const auto& u : g.units) {  // untimed check of every chunk
+    z.read_into(u.selection(), NDView::c_order(cbuf.data(), DataType::uint16, {u.ext[0], u.ext[1], u.ext[2]}));
+    if (!region_equal(src.data(), S, u, reinterpret_cast<const u16*>(cbuf.data())))
+      mismatch(label + ": a chunk read differs from the source");
+  }
+  add_row(n, "chunks", static_cast<double>(nbytes), tm, read_limit_kind());
+}
+
+// ---- (d) random boxes, 5% of the array ----
+void ConfigRun::measure_boxes(const Array& z, int n, const std::string& tl) {
+  bench.progress(tl + ": box reads (" + std::to_string(boxes.size()) + " boxes, " + std::to_string(pairs.size()) +
+                 " chunk visits)");
+  Bytes bbuf(static_cast<std::size_t>(boxes[0].volume()) * 2, 0);
+  std::function<void()> limit;
+  std::string kind;
+  std::vector<Bytes> pbuf;
+  if (compressed) {
+    kind = std::string("raw decode per touched chunk") + (crc ? "+crc32c" : "");
+    limit = [&] { parallel(n, pairs.size(), [&](int th, std::size_t p) { decode_unit(th, pairs[p]); }); };
+  } else {
+    kind = std::string("pread per touched chunk") + (crc ? "+crc32c" : "");
+    pbuf.resize(static_cast<std::size_t>(n));
+    for (auto& b : pbuf) b = Bytes(maxloc, 0);
+    limit = [&] { pread_touched_chunks(n, pbuf); };
+  }
+  std::vector<Bytes> bbufs(static_cast<std::size_t>(n));
+  for (auto& b : bbufs) b = Bytes(bbuf.size(), 0);
+  const Timing tm = time_pair(
+      o.repeats,
+      [&] {
+        parallel(n, boxes.size(), [&](int th, std::size_t i) {
+          const auto& b = boxes[i];
+          z.read_into(b.selection(), NDView::c_order(bbufs[static_cast<std::size_t>(th)].data(), DataType::uint16,
+                                                     {b.ext[0], b.ext[1], b.ext[2]}));
+        });
+      },
+      limit);
+  check_boxes(z, bbuf);
+  add_row(n, "boxes", static_cast<double>(box_bytes), tm, kind);
+}
+
+// The limit of an uncompressed box read: open + pread of each touched chunk's stored bytes (the
+// whole chunk, or its range in the shard) + close, + crc32c when on, once per (box, chunk) pair.
+void ConfigRun::pread_touched_chunks(int n, std::vector<Bytes>& pbuf) {
+  parallel(n, pairs.size(), [&](int th, std::size_t p) {
+    const Loc& l = locs[pairs[p]];
+    const int fd = ::open(l.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw std::runtime_error("cannot open " + l.path);
+    u8* buf = pbuf[static_cast<std::size_t>(th)].data();
+    pread_fully(fd, buf, l.len, l.off, l.path);
+    ::close(fd);
+    if (crc) crc_sink ^= crc32c_of(buf, l.len - 4);
+  });
+}
+
+// Untimed check of the first boxes, read into bbuf.
+void ConfigRun::check_boxes(const Array& z, Bytes& bbuf) const {
+  auto box_view = [&](const Box& b) {
+    return NDView::c_order(bbuf.data(), DataType::uint16, {b.ext[0], b.ext[1], b.ext[2]});
+  };
+  for (std::size_t i = 0; i < std::min<std::size_t>(boxes.size(), 64); ++i) {
+    z.read_into(boxes[i].selection(), box_view(boxes[i]));
+    if (!region_equal(src.data(), S, boxes[i], reinterpret_cast<const u16*>(bbuf.data())))
+      mismatch(label + ": a box read differs from the source");
+  }
+}
+
+// ---- zarrita.js on the same array ----
+void ConfigRun::run_zarrita() {
   std::vector<std::string> peer_w;
   for (const char* w : {"whole", "chunks", "boxes"})
     if (contains(o.workloads, w)) peer_w.push_back(w);
   if (o.peer && !peer_w.empty()) {
-    progress(label + ": zarrita.js");
+    bench.progress(label + ": zarrita.js");
     std::uint64_t total = 0;
     for (u16 v : src) total += v;
     std::uint64_t bsum = 0;
     for (const auto& b : boxes) bsum += region_sum(src.data(), S, b);
-    const PeerResult pr = run_peer(o, store_root, name, peer_w, boxes_file,
-                                   {{"whole", total}, {"chunks", total}, {"boxes", bsum}}, work / "zarrita-stderr.txt");
+    const PeerResult pr =
+        run_peer(o, bench.store_root, name, peer_w, bench.boxes_file,
+                 {{"whole", total}, {"chunks", total}, {"boxes", bsum}}, bench.work / "zarrita-stderr.txt");
     for (auto& r : cfg_rows) {
       if (auto it = pr.seconds.find(r.workload); it != pr.seconds.end()) r.peer_seconds = it->second;
       if (auto it = pr.note.find(r.workload); it != pr.note.end()) r.peer_note = it->second;
@@ -1402,13 +1551,23 @@ void Bench::run_config(const std::vector<u16>& src, const std::string& data, con
     for (auto& r : cfg_rows)
       if (r.is_read()) r.peer_note = o.peer ? "" : "not run";
   }
+}
+
+// Judges and prints this configuration's rows, adds them to the run's, and removes the array.
+void ConfigRun::report() {
   for (auto& r : cfg_rows) {
     judge(r, compressed);
     print_row(r);
-    rows.push_back(r);
+    bench.rows.push_back(r);
   }
-  save_json();
-  fs::remove_all(store_root / name);
+  bench.save_json();
+  fs::remove_all(bench.store_root / name);
+}
+
+void Bench::run_config(const std::vector<u16>& src, const std::string& data, const Layout& L, const Grid& g,
+                       const std::vector<Bytes>& raw, const Codec& C, bool crc) {
+  ConfigRun cfg(*this, src, data, L, g, raw, C, crc);
+  cfg.run();
 }
 
 // The work directory, removed by the signal handler when the run is interrupted.
