@@ -1,0 +1,293 @@
+// The helpers the subcommands share (common.hpp): argument parsing, the network options, opening
+// ARRAY and STORE, and NewDirs.
+#include "common.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace fs = std::filesystem;
+
+namespace zarrpp::cli {
+
+namespace {
+
+// Network options for URLs (--timeout, --stall-timeout, ...), by RemoteOptions' names, as given.
+std::vector<std::pair<std::string, double>> g_net;
+
+// The codec pipeline of an array.
+CodecPipeline pipeline_of(const ArrayMetadata& m) {
+  return CodecPipeline::from_metadata(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value});
+}
+
+// One network option: checked by RemoteOptions::set (the rules Python's storage_options follow too).
+void net_option(CLI::App& app, const char* flag, const char* name, const std::string& help) {
+  app.add_option_function<std::string>(
+         flag,
+         [name](const std::string& v) {
+           double x = 0;
+           std::from_chars(v.data(), v.data() + v.size(), x);
+           g_net.emplace_back(name, x);
+         },
+         help)
+      ->check(CLI::Validator(
+          [name](std::string& v) -> std::string {
+            double x = 0;
+            const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+            if (v.empty() || ec != std::errc() || p != v.data() + v.size()) return "'" + v + "' is not a number";
+            try {
+              RemoteOptions().set(name, x);
+            } catch (const ArgumentError& e) {
+              return e.what();
+            }
+            return "";
+          },
+          std::string(name) == "max_attempts" ? "N" : "SECONDS"));
+}
+
+}  // namespace
+
+// ---- argument parsing helpers -------------------------------------------------------------------
+
+Shape parse_shape(const std::string& s, const char* what) {
+  Shape out;
+  if (s.empty()) return out;
+  std::size_t i = 0;
+  while (i <= s.size()) {
+    const std::size_t j = std::min(s.find(',', i), s.size());
+    const std::string part = s.substr(i, j - i);
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || p != part.data() + part.size())
+      throw ArgumentError(std::string(what) + ": '" + s + "' is not a comma-separated list of integers");
+    out.push_back(v);
+    i = j + 1;
+  }
+  return out;
+}
+
+Domain parse_domain(const std::string& s) {
+  Domain d;
+  std::size_t i = 0;
+  while (i <= s.size()) {
+    const std::size_t j = std::min(s.find(',', i), s.size());
+    const std::string part = s.substr(i, j - i);
+    const auto colon = part.find(':', 1);
+    if (colon == std::string::npos) throw ArgumentError("--domain: '" + part + "' is not LO:HI");
+    const auto lo = parse_shape(part.substr(0, colon), "--domain");
+    const auto hi = parse_shape(part.substr(colon + 1), "--domain");
+    if (lo.size() != 1 || hi.size() != 1) throw ArgumentError("--domain: '" + part + "' is not LO:HI");
+    d.push_back({lo[0], hi[0]});
+    i = j + 1;
+  }
+  return d;
+}
+
+// The compressors the registry knows (bytes -> bytes codecs), with their shorthand:
+// "zstd[:level[:checksum]]", ... for messages and --help.
+std::string compressor_forms() {
+  std::string out = "none | auto";
+  for (const auto& c : codec::known()) {
+    if (c.role != codec::Role::bytes_to_bytes) continue;
+    std::string form = c.name;
+    std::string tail;
+    for (const auto& k : codec::shorthand_keys(c.name)) {
+      form += "[:" + k;
+      tail += "]";
+    }
+    out += " | " + form + tail;
+  }
+  return out;
+}
+
+// "none", "auto" or a compressor's shorthand ("zstd:3", "blosc:lz4:5:bitshuffle"), through the registry.
+std::optional<codec::Any> parse_compressor(const std::string& s) {
+  if (s.empty() || s == "none") return std::nullopt;
+  CodecMetadata m;
+  try {
+    m = codec::from_shorthand(s);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(std::string("--compressor: ") + e.what());
+  }
+  if (codec::role_of(m.name) != codec::Role::bytes_to_bytes)
+    throw ArgumentError("--compressor: '" + m.name + "' is not a compressor (bytes -> bytes codec); use " +
+                        compressor_forms());
+  return m;
+}
+
+// --compressor's value as the compressors of a chain: "auto" is the core's default.
+std::vector<codec::Any> compressors_of(const std::string& s) {
+  if (s == "auto") return codec::default_compressors();
+  const auto c = parse_compressor(s);
+  return c ? std::vector<codec::Any>{*c} : std::vector<codec::Any>{};
+}
+
+// A scalar given on the command line, in the data type's fill-value encoding: 5, -1.5, NaN, true, 0x7fc00000.
+Json scalar_json(const std::string& v) {
+  try {
+    return Json::parse(v);
+  } catch (const nlohmann::json::exception&) {
+    if (v == "nan" || v == "NaN") return "NaN";
+    if (v == "inf" || v == "Infinity") return "Infinity";
+    if (v == "-inf" || v == "-Infinity") return "-Infinity";
+    if (v == "True") return true;
+    if (v == "False") return false;
+    return v;
+  }
+}
+
+// `what` names the option the value came from: the value is parsed as a fill value is, but a
+// refusal must name the option given (not "fill_value", which the user never gave).
+NDArray scalar_array(const std::string& v, const DataType& t, const std::string& what) {
+  NDArray a(t, {});
+  Bytes b;
+  try {
+    b = parse_fill_value(scalar_json(v), t);
+  } catch (const MetadataError& e) {
+    // parse_fill_value says "fill_value: X is not valid for data type T: why"; keep the why.
+    const std::string m = e.what(), mark = "for data type " + t.name() + ": ";
+    const auto at = m.find(mark);
+    throw ArgumentError(what + ": " + v + " is not a valid " + t.name() + " value" +
+                        (at == std::string::npos ? "" : " (" + m.substr(at + mark.size()) + ")"));
+  }
+  std::memcpy(a.raw_data(), b.data(), b.size());
+  return a;
+}
+
+// A message on one line: control characters (from files, keys, arguments) escaped as \n, \t, \xNN.
+std::string one_line(std::string_view m) {
+  std::string out;
+  for (const char ch : m) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+// --axis: an integer; negative counts from the end, as in NumPy.
+std::size_t parse_axis(const std::string& text, std::size_t ndim) {
+  std::int64_t a = 0;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  const auto [p, ec] = std::from_chars(b, e, a);
+  if (text.empty() || ec != std::errc() || p != e) throw ArgumentError("--axis: '" + text + "' is not an integer");
+  const auto n = static_cast<std::int64_t>(ndim);
+  if (a < -n || a >= n)
+    throw ArgumentError("--axis " + text + " is out of range for a " + std::to_string(ndim) + "-d array (valid: " +
+                        (n == 0 ? std::string("none") : std::to_string(-n) + " to " + std::to_string(n - 1)) + ")");
+  return static_cast<std::size_t>(a < 0 ? a + n : a);
+}
+
+// ARRAY / STORE arguments: a local directory, or a URL (s3://, http(s)://, file://).
+StorePtr open_dir(const std::string& dir, bool create) {
+  if (dir.find("://") != std::string::npos) {
+    OpenStoreOptions o{.file = FileStore::Options{.create = create}};
+    for (RemoteOptions* net : {&o.http.net, &o.s3.net}) {
+      for (const auto& [name, value] : g_net) net->set(name, value);
+    }
+    return open_store(dir, o);
+  }
+  if (!create && !fs::is_directory(dir)) {
+    std::error_code ec;
+    const auto st = fs::status(dir, ec);
+    if (fs::exists(st))  // a FIFO or a file: the file store says what it is
+      (void)FileStore::open(dir, FileStore::Options{.create = false});
+    throw NotFoundError("no such directory '" + dir + "'");
+  }
+  return FileStore::open(dir, FileStore::Options{.create = create});
+}
+
+NewDirs::NewDirs(const std::string& where) {
+  if (where.find("://") != std::string::npos) return;
+  std::error_code ec;
+  fs::path p = fs::absolute(where, ec).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();  // "a.zarr/"
+  for (; !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    if (fs::exists(fs::symlink_status(p, ec))) break;
+    missing_.push_back(p);
+  }
+}
+
+NewDirs::~NewDirs() {
+  if (kept_) return;
+  for (const auto& p : missing_) ::rmdir(p.c_str());  // deepest first; only if empty
+}
+
+bool holds_node(const std::string& where) {
+  if (where.find("://") != std::string::npos) {
+    auto s = open_dir(where, false);
+    return s->exists("zarr.json") || s->exists(".zarray") || s->exists(".zgroup");
+  }
+  for (const char* doc : {"zarr.json", ".zarray", ".zgroup"})
+    if (fs::exists(fs::path(where) / doc)) return true;
+  return false;
+}
+
+// The array at a directory or URL the user typed; errors about the node itself name what was
+// typed ("'g' is a group, not an array"), not the store's root ("/").
+Array open_array_at(const std::string& typed) {
+  const auto store = open_dir(typed, false);  // "no such directory" and the like stand as they are
+  try {
+    return Array::open(store);
+  } catch (const MetadataError& e) {
+    if (e.code() != ErrorCode::wrong_node_type) throw;
+    throw MetadataError(ErrorCode::wrong_node_type,
+                        "'" + typed + "' is a group, not an array (zarrpp tree '" + typed + "' shows what it holds)");
+  } catch (const NotFoundError&) {
+    // Opening reads only the node's documents: not found means no node there.
+    throw NotFoundError("no array at '" + typed + "' (no zarr.json or .zarray)");
+  }
+}
+
+// The codecs of an array on one line (info and tree).
+std::string codecs_summary(const ArrayMetadata& m) {
+  std::string s;
+  const auto pipeline = pipeline_of(m);
+  const auto inner = pipeline.inner_codecs();
+  for (const auto& c : m.codecs) {
+    if (!s.empty()) s += " -> ";
+    s += c.name;
+    if (inner) {
+      std::string in;
+      for (const auto& i : *inner) {
+        in += (in.empty() ? "" : " -> ") + i.name;
+        if (i.configuration && codec::role_of(i.name) != codec::Role::array_to_bytes) in += i.configuration->dump();
+      }
+      s += "(" + Json(*pipeline.inner_chunk_shape()).dump() + ": " + in + ")";
+    } else if (c.configuration && codec::role_of(c.name) != codec::Role::array_to_bytes) {
+      s += c.configuration->dump();
+    }
+  }
+  return s;
+}
+
+void add_network_options(CLI::App& app) {
+  net_option(app, "--timeout", "timeout",
+             "For URLs: seconds one request (one attempt) may take (0 = no limit; default 300)");
+  net_option(app, "--connect-timeout", "connect_timeout", "For URLs: seconds to connect (default 10)");
+  net_option(app, "--stall-timeout", "stall_timeout",
+             "For URLs: give up an attempt when no byte moves for this long (0 = never; default 10)");
+  net_option(app, "--retry-window", "retry_window",
+             "For URLs: start no new attempt this long after the first (or the last one that moved data) (0 = no "
+             "limit; default 30)");
+  net_option(app, "--max-attempts", "max_attempts", "For URLs: attempts per request, 1 = no retries (default 4)");
+}
+
+}  // namespace zarrpp::cli

@@ -1,0 +1,56 @@
+#pragma once
+// What the subcommands of zarrpp share: parsing arguments, the network options, opening what
+// ARRAY and STORE name, and the directories a command creates.
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <zarrpp/zarrpp.hpp>
+
+namespace CLI {
+class App;
+}
+
+namespace zarrpp::cli {
+
+// ---- argument parsing helpers (common.cpp says more about each) ----
+Shape parse_shape(const std::string& s, const char* what);
+Domain parse_domain(const std::string& s);
+std::string compressor_forms();
+std::optional<codec::Any> parse_compressor(const std::string& s);
+std::vector<codec::Any> compressors_of(const std::string& s);
+Json scalar_json(const std::string& v);
+NDArray scalar_array(const std::string& v, const DataType& t, const std::string& what);
+std::string one_line(std::string_view m);
+std::size_t parse_axis(const std::string& text, std::size_t ndim);
+
+// The codecs of an array on one line, as `info` and `tree` show them.
+std::string codecs_summary(const ArrayMetadata& m);
+
+// --timeout, --connect-timeout, ... on the app itself: they apply to every URL open_dir opens.
+void add_network_options(CLI::App& app);
+
+// ---- opening ARRAY and STORE ----
+StorePtr open_dir(const std::string& dir, bool create);
+bool holds_node(const std::string& where);
+Array open_array_at(const std::string& typed);
+
+// Directories a command creates for a local ARRAY: removed again (when still empty) if the command
+// fails, so a failed create or copy leaves nothing behind.
+class NewDirs {
+ public:
+  explicit NewDirs(const std::string& where);
+  NewDirs(const NewDirs&) = delete;
+  NewDirs& operator=(const NewDirs&) = delete;
+  ~NewDirs();
+  void keep() { kept_ = true; }
+
+ private:
+  std::vector<std::filesystem::path> missing_;
+  bool kept_ = false;
+};
+
+}  // namespace zarrpp::cli

@@ -1,0 +1,93 @@
+// zarrpp create: a new array.
+#include <CLI/CLI.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace zarrpp::cli {
+
+namespace {
+
+class CreateCommand final : public Command {
+ public:
+  void add(CLI::App& app) override;
+  void run() override;
+
+ private:
+  ArraySpec make_spec() const;
+
+  std::string array_, shape_, chunks_, dtype_, fill_, comp_ = "none", shards_, lower_, dims_, sep_ = "/", attrs_;
+  bool crc_ = false, over_ = false;
+  int format_ = 3;
+  CLI::Option* sep_opt_ = nullptr;
+};
+
+void CreateCommand::add(CLI::App& app) {
+  sub_ = app.add_subcommand("create", "Create an array");
+  sub_->add_option("ARRAY", array_, "Directory for the array")->required();
+  sub_->add_option("--shape", shape_, "Shape, e.g. 6,4")->required();
+  sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4")->required();
+  sub_->add_option("--dtype", dtype_,
+                   "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's "
+                   "spelling (i4, <f8, ...)")
+      ->required();
+  sub_->add_option("--fill-value", fill_, "Fill value (default 0 / false)");
+  sub_->add_option("--compressor", comp_, compressor_forms());
+  sub_->add_flag("--crc32c", crc_, "Append a CRC32C checksum to every chunk");
+  sub_->add_option("--shards", shards_, "Shard shape (a multiple of the chunk shape)");
+  sub_->add_option("--lower-bound", lower_, "Lower bound per dimension (creates a regular_bounded array)");
+  sub_->add_option("--dimension-names", dims_, "Dimension names, e.g. t,x");
+  sep_opt_ = sub_->add_option("--separator", sep_, "Chunk key separator: / or . (default / for v3, . for v2)")
+                 ->check(CLI::IsMember({"/", "."}));
+  sub_->add_option("--attrs", attrs_, "Attributes as a JSON object");
+  sub_->add_flag("--overwrite", over_, "Replace an existing node");
+  sub_->add_option("--zarr-format", format_,
+                   "2 writes .zarray/.zattrs as zarr-python 2 does (no shards, crc32c or lower bound); default 3")
+      ->check(CLI::IsMember({2, 3}));
+}
+
+// The array the options describe (every option parsed and checked here).
+ArraySpec CreateCommand::make_spec() const {
+  ArraySpec spec{.shape = parse_shape(shape_, "--shape"),
+                 .chunks = parse_shape(chunks_, "--chunks"),
+                 .dtype = DataType::from_user(dtype_)};
+  if (!fill_.empty()) spec.fill_value = spec.dtype == DataType::string_t ? Json(fill_) : scalar_json(fill_);
+  spec.compressors = compressors_of(comp_);
+  spec.crc32c = crc_;
+  if (!shards_.empty()) spec.shards = parse_shape(shards_, "--shards");
+  if (!lower_.empty()) spec.lower_bound = parse_shape(lower_, "--lower-bound");
+  if (!dims_.empty()) {
+    std::vector<std::optional<std::string>> names;
+    std::stringstream ss(dims_);
+    for (std::string n; std::getline(ss, n, ',');) names.emplace_back(n);
+    spec.dimension_names = names;
+  }
+  spec.chunk_key_encoding = ChunkKeyEncoding::default_(sep_[0]);
+  if (!attrs_.empty()) spec.attributes = parse_json_document(attrs_, "--attrs");
+  spec.overwrite = over_;
+  spec.zarr_format = format_;
+  if (format_ == 2) spec.chunk_key_encoding = ChunkKeyEncoding::v2(sep_opt_->count() ? sep_[0] : '.');
+  return spec;
+}
+
+void CreateCommand::run() {
+  const ArraySpec spec = make_spec();
+  if (!over_ && holds_node(array_))
+    throw ConflictError(ErrorCode::already_exists, "'" + array_ + "' already holds a Zarr node (use --overwrite)");
+  // Everything is validated before a directory is made; a failure after leaves none behind.
+  {
+    ArraySpec probe = spec;
+    probe.overwrite = false;
+    Array::create(MemoryStore::create(), probe);
+  }
+  NewDirs made(array_);
+  Array::create(open_dir(array_, true), spec);
+  made.keep();
+}
+
+}  // namespace
+
+std::unique_ptr<Command> make_create() { return std::make_unique<CreateCommand>(); }
+
+}  // namespace zarrpp::cli

@@ -1,0 +1,55 @@
+// zarrpp get: read a selection and print it, or save it as .npy.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "npy_slabs.hpp"
+#include "print.hpp"
+
+namespace zarrpp::cli {
+
+namespace {
+
+class GetCommand final : public Command {
+ public:
+  void add(CLI::App& app) override;
+  void run() override;
+
+ private:
+  std::string array_, sel_, out_;
+  bool coords_ = false;
+};
+
+void GetCommand::add(CLI::App& app) {
+  sub_ = app.add_subcommand("get", "Read a selection (NumPy syntax) and print it or save it as .npy");
+  sub_->add_option("ARRAY", array_, "The array: its directory or URL")->required();
+  sub_->add_option("SELECTION", sel_, "e.g. \"0:3, ::2\", \"-1\", \"...\", \"[0,2,5], :\"");
+  sub_->add_option("--out", out_, "Write a .npy file instead of printing");
+  sub_->add_flag("--coords", coords_,
+                 "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
+}
+
+void GetCommand::run() {
+  auto z = open_array_at(array_);
+  if (z.dtype().is_vlen()) {
+    if (!out_.empty())
+      throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +
+                          " elements of this array; print them instead (no --out)");
+    const auto sel = parse_selection(sel_);
+    print_vlen(std::cout, coords_ ? z.coords().read_vlen(sel) : z.read_vlen(sel), z.dtype() == DataType::bytes_t);
+  } else {
+    const auto sel = parse_selection(sel_);
+    if (!out_.empty()) {
+      save_selection(z, sel, coords_, out_);
+    } else {
+      print_array(std::cout, coords_ ? z.coords().read(sel) : z.read(sel));
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Command> make_get() { return std::make_unique<GetCommand>(); }
+
+}  // namespace zarrpp::cli
