@@ -11,6 +11,7 @@ packages=(
   libcurl4-openssl-dev nginx-light
   libcli11-dev libgtest-dev librapidcheck-dev libssl-dev libexpat1-dev
   python3-numpy python3-numcodecs python3-zarr python3-xarray python3-dask python3-distributed pybind11-dev python3-dev python3-pytest
+  python3-hypothesis
   python3-venv python3-pip python3-setuptools python3-wheel
   clang-format-19 clang-tidy-19 flake8 mypy
 )

@@ -299,3 +299,29 @@ TEST(Selections, HugeStepsSelectOneElementPerChunk) {
     for (auto v : z.read(sel).to_vector<std::int32_t>()) EXPECT_EQ(v, 9);
   }
 }
+
+// ---- what z[...] (Python) and a CLI SELECTION do: one rule, NumPy's / zarr-python's ----
+
+TEST(SelectionKind, ArraysOnePerDimensionPairUpIntoPoints) {
+  EXPECT_EQ(selection_kind(parse_selection("[0,1], [2,3]"), 2), SelectionKind::coordinates);
+  EXPECT_EQ(selection_kind(parse_selection("1, [2,3]"), 2), SelectionKind::coordinates);
+  EXPECT_EQ(selection_kind(parse_selection("[0,2]"), 1), SelectionKind::coordinates);
+  EXPECT_EQ(selection_points(parse_selection("1, [2,3]")), (Coordinates{{1, 1}, {2, 3}}));
+  EXPECT_THROW(selection_points(parse_selection("[0,1,2], [2,3]")), SelectionError);
+}
+
+TEST(SelectionKind, NumpyAdvancedIndexingIsToldApart) {
+  // several arrays, not one per dimension (NumPy pairs them; orthogonal would not)
+  EXPECT_EQ(selection_kind(parse_selection("[0,1], [2,3], :"), 3), SelectionKind::numpy_advanced);
+  EXPECT_EQ(selection_kind(parse_selection("[True,False], [True,True]"), 2), SelectionKind::numpy_advanced);
+  // an integer not next to the array moves the result's dimensions
+  EXPECT_EQ(selection_kind(parse_selection("1, :, [0,2]"), 3), SelectionKind::numpy_advanced);
+  // an Ellipsis separates them even when it stands for no dimension
+  EXPECT_EQ(selection_kind(parse_selection(":, [0], ..., 0"), 3), SelectionKind::numpy_advanced);
+  EXPECT_EQ(selection_kind(parse_selection("[0,1], :"), 2, /*multi_dimensional=*/true), SelectionKind::numpy_advanced);
+}
+
+TEST(SelectionKind, EverythingElseIsOrthogonal) {
+  for (const char* s : {"", "...", "0:3, ::2", "-1", "[0,2], :", ":, [1,0], 2", "[True,False,True]", "1, [0,2], :"})
+    EXPECT_EQ(selection_kind(parse_selection(s), 3), SelectionKind::orthogonal) << s;
+}

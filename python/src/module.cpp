@@ -911,6 +911,40 @@ void bind_nodes(py::module_& m) {
       },
       "name"_a);
   m.def(
+      "selection_kind",
+      [](const py::tuple& items, std::size_t ndim) {
+        // The kinds of the items suffice (their values are not looked at): NumPy arrays of any
+        // dimensions, ints, slices, Ellipsis, as _array.py normalises them.
+        zarrpp::Selection sel;
+        bool multi = false;
+        for (const auto& h : items) {
+          if (py::isinstance<py::array>(h)) {
+            const auto a = py::reinterpret_borrow<py::array>(h);
+            multi = multi || a.ndim() != 1;
+            if (a.dtype().kind() == 'b')
+              sel.emplace_back(zarrpp::BoolArray{});
+            else
+              sel.emplace_back(zarrpp::IndexArray{});
+          } else if (h.is(py::ellipsis())) {
+            sel.emplace_back(zarrpp::ellipsis);
+          } else if (py::isinstance<py::slice>(h)) {
+            sel.emplace_back(zarrpp::Slice{});
+          } else {
+            sel.emplace_back(std::int64_t{0});
+          }
+        }
+        switch (zarrpp::selection_kind(sel, ndim, multi)) {
+          case zarrpp::SelectionKind::coordinates:
+            return "coordinates";
+          case zarrpp::SelectionKind::numpy_advanced:
+            return "numpy_advanced";
+          case zarrpp::SelectionKind::orthogonal:
+            break;
+        }
+        return "orthogonal";
+      },
+      "items"_a, "ndim"_a, "How z[...] reads these (normalised) items: the core's rule.");
+  m.def(
       "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
       "name"_a, "A codec's default configuration (JSON text), from its registry entry.");
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);

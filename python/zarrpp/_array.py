@@ -209,34 +209,6 @@ def _all_ints(items: Sequence[Any], ndim: int) -> bool:
     return len(items) == ndim and all(_is_int(x) for x in items)
 
 
-def _is_pure_fancy(items: Sequence[Any], ndim: int) -> bool:
-    """zarr-python's rule: one index per dimension, only integers and integer arrays, at least one
-    array -> coordinate (vindex) selection, which is also what NumPy does."""
-    return (len(items) == ndim and ndim > 0
-            and all(_is_int(x) or (_is_array(x) and x.dtype != np.bool_) for x in items)
-            and any(_is_array(x) for x in items))
-
-
-def _needs_numpy_rules(items: Sequence[Any], ndim: int) -> bool:
-    """Whether NumPy's advanced indexing gives another result than an orthogonal selection here:
-    several index arrays (NumPy pairs them up), a multi-dimensional one, or one with integers that
-    are not next to it (NumPy counts integers as advanced indices too, and moves the result's
-    dimensions to the front when the advanced indices are not adjacent)."""
-    arrays = [x for x in items if _is_array(x)]
-    if not arrays:
-        return False
-    if len(arrays) > 1 or any(x.ndim != 1 for x in arrays):
-        return True
-    expanded: List[Any] = []
-    for x in items:
-        if x is Ellipsis:
-            expanded += [slice(None)] * max(ndim - (len(items) - 1), 0)
-        else:
-            expanded.append(x)
-    adv = [i for i, x in enumerate(expanded) if _is_array(x) or _is_int(x)]
-    return adv != list(range(adv[0], adv[0] + len(adv)))
-
-
 def _python_numbers(value: Any, a: np.ndarray, dt: np.dtype) -> np.ndarray:
     """Python numbers (scalars, lists) converted as ``np.asarray(value, dtype=dt)`` converts them
     in NumPy 2: an integer that does not fit an integer dtype is an OverflowError (never wrapped
@@ -762,9 +734,10 @@ class Array(_Node):
         mask = self._mask_of(items)
         if mask is not None:
             return self._core.read_mask(mask)
-        if _is_pure_fancy(items, self.ndim):
+        kind = _zarrpp.selection_kind(tuple(items), self.ndim)
+        if kind == "coordinates":
             return self._get_coordinates(items)
-        if _needs_numpy_rules(items, self.ndim):
+        if kind == "numpy_advanced":
             return self._get_numpy_fancy(items)
         return self._get_orthogonal(items)
 
@@ -773,9 +746,10 @@ class Array(_Node):
         mask = self._mask_of(items)
         if mask is not None:
             return self._set_mask(mask, value)
-        if _is_pure_fancy(items, self.ndim):
+        kind = _zarrpp.selection_kind(tuple(items), self.ndim)
+        if kind == "coordinates":
             return self._set_coordinates(items, value)
-        if _needs_numpy_rules(items, self.ndim):
+        if kind == "numpy_advanced":
             raise IndexError("assigning through integer arrays mixed with slices or other arrays is not supported "
                              "(NumPy's rules for it differ from an orthogonal selection): use z.oindex[...] = v "
                              "(orthogonal) or z.vindex[...] = v (coordinates)")
@@ -849,18 +823,19 @@ class Array(_Node):
     def _set_orthogonal(self, items: List[Any], value: Any) -> None:
         self._check_writable()
         _check_orthogonal(items)
-        sel = tuple(items)
-        data = self._cast(value)
-        data = _strip_leading_ones(data, len(self._core.selection_shape(sel)))
-        self._core.write(sel, data)
+        # The core takes the selection once: it normalises it, and accepts NumPy's extra leading
+        # length-1 dimensions of the value, against one metadata snapshot.
+        self._core.write(tuple(items), self._cast(value))
 
     def _coords(self, items: Sequence[Any]) -> Tuple[List[np.ndarray], Tuple[int, ...]]:
         if len(items) != self.ndim:
             raise IndexError(f"coordinate selection needs one index (array) per dimension: the array is "
                              f"{self.ndim}-dimensional, got {len(items)}")
         arrays = []
-        for x in items:
+        for d, x in enumerate(items):
             if _is_int(x):
+                if not -self.shape[d] <= x < self.shape[d]:  # checked even when no point is selected
+                    raise IndexError(f"index {x} is out of bounds for axis {d} with size {self.shape[d]}")
                 arrays.append(np.int64(x))
             elif _is_array(x) and x.dtype != np.bool_:
                 arrays.append(x)

@@ -413,6 +413,62 @@ std::int64_t parse_int(std::string_view text, std::string_view s) {
 }
 }  // namespace
 
+namespace {
+
+bool is_index_array(const DimSelector& d) { return std::holds_alternative<IndexArray>(d); }
+bool is_array(const DimSelector& d) { return is_index_array(d) || std::holds_alternative<BoolArray>(d); }
+bool is_integer(const DimSelector& d) { return std::holds_alternative<std::int64_t>(d); }
+
+}  // namespace
+
+SelectionKind selection_kind(const Selection& sel, std::size_t ndim, bool multi_dimensional) {
+  const auto arrays = std::count_if(sel.begin(), sel.end(), is_array);
+  if (arrays == 0) return SelectionKind::orthogonal;
+  const bool ints_and_index_arrays =
+      std::all_of(sel.begin(), sel.end(), [](const DimSelector& d) { return is_integer(d) || is_index_array(d); });
+  if (ndim > 0 && sel.size() == ndim && ints_and_index_arrays) return SelectionKind::coordinates;
+  if (arrays > 1 || multi_dimensional) return SelectionKind::numpy_advanced;
+  // One array: NumPy counts the integers as advanced indices too; apart from the array, they move
+  // the result's dimensions to the front.
+  std::vector<std::size_t> advanced;
+  std::size_t d = 0;
+  for (const auto& x : sel) {
+    if (std::holds_alternative<Ellipsis>(x)) {
+      // NumPy counts an Ellipsis as separating the indices around it, even when it stands for no
+      // dimension at all.
+      d += std::max<std::size_t>(ndim > sel.size() - 1 ? ndim - (sel.size() - 1) : 0, 1);
+      continue;
+    }
+    if (is_array(x) || is_integer(x)) advanced.push_back(d);
+    ++d;
+  }
+  for (std::size_t k = 1; k < advanced.size(); ++k)
+    if (advanced[k] != advanced[k - 1] + 1) return SelectionKind::numpy_advanced;
+  return SelectionKind::orthogonal;
+}
+
+Coordinates selection_points(const Selection& sel) {
+  std::optional<std::size_t> n;
+  for (const auto& x : sel)
+    if (const auto* a = std::get_if<IndexArray>(&x)) {
+      if (n && *n != a->size())
+        throw SelectionError(ErrorCode::invalid_selection,
+                             "shape mismatch: index arrays of lengths " + std::to_string(*n) + " and " +
+                                 std::to_string(a->size()) + " cannot be paired into points");
+      n = a->size();
+    }
+  Coordinates points;
+  for (const auto& x : sel) {
+    if (const auto* a = std::get_if<IndexArray>(&x))
+      points.push_back(*a);
+    else if (const auto* i = std::get_if<std::int64_t>(&x))
+      points.emplace_back(n.value_or(1), *i);
+    else
+      throw SelectionError(ErrorCode::invalid_selection, "a coordinate selection takes integers and index arrays");
+  }
+  return points;
+}
+
 Selection parse_selection(std::string_view text) {
   Selection sel;
   std::string_view rest = trim(text);

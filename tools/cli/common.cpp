@@ -182,6 +182,22 @@ std::string one_line(std::string_view m) {
 }
 
 // --axis: an integer; negative counts from the end, as in NumPy.
+std::optional<Coordinates> points_of(const Selection& sel, std::size_t ndim, bool oindex, const std::string& text) {
+  if (oindex) return std::nullopt;
+  switch (selection_kind(sel, ndim)) {
+    case SelectionKind::coordinates:
+      return selection_points(sel);
+    case SelectionKind::numpy_advanced:
+      throw ArgumentError("SELECTION '" + text +
+                          "': index arrays that are not one per dimension, or an index array with integers not next "
+                          "to it, select as NumPy's advanced indexing does, which the CLI does not; add --oindex to "
+                          "index each dimension on its own (as Python's z.oindex[...])");
+    case SelectionKind::orthogonal:
+      break;
+  }
+  return std::nullopt;
+}
+
 std::size_t parse_axis(const std::string& text, std::size_t ndim) {
   std::int64_t a = 0;
   const char* b = text.data();

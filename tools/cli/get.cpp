@@ -18,7 +18,8 @@ class GetCommand final : public Command {
 
  private:
   std::string array_, sel_, out_;
-  bool coords_ = false;
+  bool coords_ = false, oindex_ = false;
+  void read_points(const Array& z, const Coordinates& points) const;
 };
 
 void GetCommand::add(CLI::App& app) {
@@ -28,10 +29,32 @@ void GetCommand::add(CLI::App& app) {
   sub_->add_option("--out", out_, "Write a .npy file instead of printing");
   sub_->add_flag("--coords", coords_,
                  "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
+  sub_->add_flag("--oindex", oindex_,
+                 "Index arrays select each dimension on their own (as z.oindex[...]); without it, SELECTION "
+                 "means what Python's z[...] means: arrays one per dimension pair up into points");
+}
+
+// Index arrays, one per dimension, paired up into points (as z[...] and z.vindex[...]).
+void GetCommand::read_points(const Array& z, const Coordinates& points) const {
+  if (z.dtype().is_vlen()) {
+    if (!out_.empty()) throw ArgumentError("get --out: a .npy file cannot hold variable-length elements");
+    print_vlen(std::cout, coords_ ? z.coords().read_vlen_points(points) : z.read_vlen_points(points),
+               z.dtype() == DataType::bytes_t);
+    return;
+  }
+  const NDArray r = coords_ ? z.coords().read_points(points) : z.read_points(points);
+  if (out_.empty())
+    print_array(std::cout, r);
+  else
+    npy::save(out_, r);
 }
 
 void GetCommand::run() {
   auto z = open_array_at(array_);
+  if (const auto points = points_of(parse_selection(sel_), z.ndim(), oindex_, sel_)) {
+    read_points(z, *points);
+    return;
+  }
   if (z.dtype().is_vlen()) {
     if (!out_.empty())
       throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +

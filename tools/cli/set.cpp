@@ -16,7 +16,8 @@ class SetCommand final : public Command {
 
  private:
   std::string array_, sel_, value_, from_;
-  bool coords_ = false;
+  bool coords_ = false, oindex_ = false;
+  void write_points(Array& z, const Coordinates& points) const;
 };
 
 void SetCommand::add(CLI::App& app) {
@@ -27,12 +28,32 @@ void SetCommand::add(CLI::App& app) {
   auto* f = sub_->add_option("--from", from_, "A .npy file of the selection's shape");
   sub_->add_flag("--coords", coords_,
                  "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
+  sub_->add_flag("--oindex", oindex_,
+                 "Index arrays select each dimension on their own (as z.oindex[...]); without it, SELECTION "
+                 "means what Python's z[...] means: arrays one per dimension pair up into points");
   v->excludes(f);
+}
+
+// A value (or .npy of one value per point) written at points paired up from index arrays.
+void SetCommand::write_points(Array& z, const Coordinates& points) const {
+  if (z.dtype().is_vlen()) {
+    if (!from_.empty()) throw ArgumentError("set --from: a .npy file cannot hold variable-length elements");
+    const VlenValues v{{}, {value_}};  // one value, broadcast over the points
+    coords_ ? z.coords().write_vlen_points(points, v) : z.write_vlen_points(points, v);
+    return;
+  }
+  if (value_.empty() && from_.empty()) throw ArgumentError("set: give --value V or --from FILE.npy");
+  const NDArray data = from_.empty() ? scalar_array(value_, z.dtype(), "--value") : npy::load(from_);
+  coords_ ? z.coords().write_points(points, data) : z.write_points(points, data);
 }
 
 void SetCommand::run() {
   auto z = open_array_at(array_);
   const auto sel = parse_selection(sel_);
+  if (const auto points = points_of(sel, z.ndim(), oindex_, sel_)) {
+    write_points(z, *points);
+    return;
+  }
   if (z.dtype().is_vlen()) {
     if (!from_.empty())
       throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() +

@@ -42,4 +42,20 @@ using Coordinates = std::vector<std::vector<std::int64_t>>;
 // naming the offending part.
 Selection parse_selection(std::string_view text);
 
+// What NumPy-style indexing (Python's z[...], the CLI's SELECTION) does with a selection on an
+// array of `ndim` dimensions; one rule for both front ends (docs/architecture.md, "Selections"):
+//   coordinates   one index per dimension, integers and integer arrays only, at least one array:
+//                 the arrays (integers broadcast) pair up into points, as NumPy and zarr-python do;
+//   numpy_advanced several arrays otherwise, a multi-dimensional one (`multi_dimensional`: the
+//                 selection's arrays stand for arrays of other than one dimension), or one array
+//                 with integers not next to it: NumPy's advanced indexing, whose result differs
+//                 from an orthogonal selection;
+//   orthogonal    everything else (ints, slices, ..., one array or boolean mask): each dimension
+//                 indexed on its own.
+enum class SelectionKind { orthogonal, coordinates, numpy_advanced };
+SelectionKind selection_kind(const Selection& sel, std::size_t ndim, bool multi_dimensional = false);
+// The points of a `coordinates` selection: each array's indices, each integer repeated as often
+// as the arrays are long. SelectionError when the arrays' lengths differ.
+Coordinates selection_points(const Selection& sel);
+
 }  // namespace zarrpp
