@@ -308,6 +308,11 @@ TEST(SelectionKind, ArraysOnePerDimensionPairUpIntoPoints) {
   EXPECT_EQ(selection_kind(parse_selection("[0,2]"), 1), SelectionKind::coordinates);
   EXPECT_EQ(selection_points(parse_selection("1, [2,3]")), (Coordinates{{1, 1}, {2, 3}}));
   EXPECT_THROW(selection_points(parse_selection("[0,1,2], [2,3]")), SelectionError);
+  EXPECT_EQ(selection_points(parse_selection("[0,1], [2]")), (Coordinates{{0, 1}, {2, 2}}));  // NumPy broadcasting
+  EXPECT_EQ(selection_points(parse_selection("[], [2]")), (Coordinates{{}, {}}));
+  // integers are checked against the shape even where no point is selected
+  EXPECT_THROW(selection_points(parse_selection("[], 9"), Shape{3, 4}), SelectionError);
+  EXPECT_EQ(selection_points(parse_selection("[], -4"), Shape{3, 4}), (Coordinates{{}, {}}));
 }
 
 TEST(SelectionKind, NumpyAdvancedIndexingIsToldApart) {

@@ -106,7 +106,8 @@ def test_setitem_writes_where_numpy_writes(case):
 TABLE = ["...", "0", "-1", "1:3", "::2", "::-1", "3:0:-2", "-2:", "1, 2", ":, 2", "..., 1", "1, ..., 2", "1, 2, 3",
          "[0,2], :", ":, [4,0,1]", ":, :, [5,5,0]", "[True,False,True,True]", ":, [False,True,True,False,True]",
          "1:3, [0,2], 2", "[0,1], [1,2], [3,4]", "1, [1,2], [3,4]", "[0,3], 1, [5,0]", "[-1,0], [-1,0], -1",
-         "0:0", "::3, ::-2, 1:"]
+         "0:0", "::3, ::-2, 1:", "[0,1], [2], 0", "[3], [0,1,2], [5]", "[], [], 1"]
+OUT_OF_BOUNDS = ["[], 99, 0", "[0,1], [2,3], 6", "[], [], -7"]
 REFUSED = ["[0,1], [1,2], :", "1, :, [0,2]", "[True,False,True,True], [0,1,2,3,4]"]
 
 
@@ -139,6 +140,16 @@ def test_cli_selection_reads_what_python_reads(table_array, tmp_path, expr):
     want = np.asarray(z[_key(expr)])
     np.testing.assert_array_equal(got, want)
     assert got.shape == want.shape == np.asarray(a[_key(expr)]).shape
+
+
+@pytest.mark.parametrize("expr", OUT_OF_BOUNDS)
+def test_cli_refuses_what_python_refuses(table_array, tmp_path, expr):
+    path, a = table_array
+    z = zarrpp.open_array(str(path))
+    with pytest.raises(IndexError):
+        z[_key(expr)]
+    r, _ = _cli_get(path, expr, tmp_path)
+    assert r.returncode != 0 and "out of bounds" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("expr", REFUSED)

@@ -384,13 +384,13 @@ class CoordinateIndexer:
         return _Indexer(self, "_get_points", "_set_points")
 
     def _get_points(self, selection: Any) -> np.ndarray:
-        coords, shape = self._array._coords(_norm_selection(selection))
+        coords, shape = self._array._coords(_norm_selection(selection), zero_based=False)
         return self._array._core.read_points(coords, coords=True).reshape(shape)
 
     def _set_points(self, selection: Any, value: Any) -> None:
         a = self._array
         a._check_writable()
-        coords, shape = a._coords(_norm_selection(selection))
+        coords, shape = a._coords(_norm_selection(selection), zero_based=False)
         data = _strip_leading_ones(a._cast(value), len(shape))
         try:
             data = np.broadcast_to(data, shape).reshape(-1)
@@ -827,14 +827,15 @@ class Array(_Node):
         # length-1 dimensions of the value, against one metadata snapshot.
         self._core.write(tuple(items), self._cast(value))
 
-    def _coords(self, items: Sequence[Any]) -> Tuple[List[np.ndarray], Tuple[int, ...]]:
+    def _coords(self, items: Sequence[Any], zero_based: bool = True) -> Tuple[List[np.ndarray], Tuple[int, ...]]:
         if len(items) != self.ndim:
             raise IndexError(f"coordinate selection needs one index (array) per dimension: the array is "
                              f"{self.ndim}-dimensional, got {len(items)}")
         arrays = []
         for d, x in enumerate(items):
             if _is_int(x):
-                if not -self.shape[d] <= x < self.shape[d]:  # checked even when no point is selected
+                # checked even when no point is selected (domain coordinates: by the core, per point)
+                if zero_based and not -self.shape[d] <= x < self.shape[d]:
                     raise IndexError(f"index {x} is out of bounds for axis {d} with size {self.shape[d]}")
                 arrays.append(np.int64(x))
             elif _is_array(x) and x.dtype != np.bool_:

@@ -447,24 +447,28 @@ SelectionKind selection_kind(const Selection& sel, std::size_t ndim, bool multi_
   return SelectionKind::orthogonal;
 }
 
-Coordinates selection_points(const Selection& sel) {
-  std::optional<std::size_t> n;
+Coordinates selection_points(const Selection& sel, const std::optional<Shape>& shape) {
+  std::optional<std::size_t> n;  // the length the arrays broadcast to
   for (const auto& x : sel)
     if (const auto* a = std::get_if<IndexArray>(&x)) {
-      if (n && *n != a->size())
+      if (a->size() == 1 || (n && *n == a->size())) continue;
+      if (n && *n != 1)
         throw SelectionError(ErrorCode::invalid_selection,
                              "shape mismatch: index arrays of lengths " + std::to_string(*n) + " and " +
-                                 std::to_string(a->size()) + " cannot be paired into points");
+                                 std::to_string(a->size()) + " cannot be broadcast together");
       n = a->size();
     }
+  const std::size_t len = n.value_or(1);
   Coordinates points;
-  for (const auto& x : sel) {
-    if (const auto* a = std::get_if<IndexArray>(&x))
-      points.push_back(*a);
-    else if (const auto* i = std::get_if<std::int64_t>(&x))
-      points.emplace_back(n.value_or(1), *i);
-    else
+  for (std::size_t d = 0; d < sel.size(); ++d) {
+    if (const auto* a = std::get_if<IndexArray>(&sel[d])) {
+      points.push_back(a->size() == len ? *a : IndexArray(len, a->front()));
+    } else if (const auto* i = std::get_if<std::int64_t>(&sel[d])) {
+      if (shape && d < shape->size()) normalize_int(*i, (*shape)[d], d);  // throws when out of bounds
+      points.emplace_back(len, *i);
+    } else {
       throw SelectionError(ErrorCode::invalid_selection, "a coordinate selection takes integers and index arrays");
+    }
   }
   return points;
 }

@@ -182,11 +182,12 @@ std::string one_line(std::string_view m) {
 }
 
 // --axis: an integer; negative counts from the end, as in NumPy.
-std::optional<Coordinates> points_of(const Selection& sel, std::size_t ndim, bool oindex, const std::string& text) {
+std::optional<Coordinates> points_of(const Selection& sel, const Array& z, bool oindex, bool coords,
+                                     const std::string& text) {
   if (oindex) return std::nullopt;
-  switch (selection_kind(sel, ndim)) {
+  switch (selection_kind(sel, z.ndim())) {
     case SelectionKind::coordinates:
-      return selection_points(sel);
+      return selection_points(sel, coords ? std::nullopt : std::optional<Shape>(z.shape()));
     case SelectionKind::numpy_advanced:
       throw ArgumentError("SELECTION '" + text +
                           "': index arrays that are not one per dimension, or an index array with integers not next "

@@ -29,7 +29,9 @@ std::size_t parse_axis(const std::string& text, std::size_t ndim);
 // SELECTION as Python's z[...] takes it (the core's selection_kind): nullopt for an orthogonal
 // selection, the points when index arrays, one per dimension, pair up; NumPy's other advanced
 // indexing is refused, naming --oindex. With `oindex` (z.oindex[...]) it is always orthogonal.
-std::optional<Coordinates> points_of(const Selection& sel, std::size_t ndim, bool oindex, const std::string& text);
+// `z` checks the integers of zero-based points (not with --coords: the core checks coordinates).
+std::optional<Coordinates> points_of(const Selection& sel, const Array& z, bool oindex, bool coords,
+                                     const std::string& text);
 
 // The codecs of an array on one line, as `info` and `tree` show them.
 std::string codecs_summary(const ArrayMetadata& m);

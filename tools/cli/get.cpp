@@ -51,7 +51,7 @@ void GetCommand::read_points(const Array& z, const Coordinates& points) const {
 
 void GetCommand::run() {
   auto z = open_array_at(array_);
-  if (const auto points = points_of(parse_selection(sel_), z.ndim(), oindex_, sel_)) {
+  if (const auto points = points_of(parse_selection(sel_), z, oindex_, coords_, sel_)) {
     read_points(z, *points);
     return;
   }

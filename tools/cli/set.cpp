@@ -50,7 +50,7 @@ void SetCommand::write_points(Array& z, const Coordinates& points) const {
 void SetCommand::run() {
   auto z = open_array_at(array_);
   const auto sel = parse_selection(sel_);
-  if (const auto points = points_of(sel, z.ndim(), oindex_, sel_)) {
+  if (const auto points = points_of(sel, z, oindex_, coords_, sel_)) {
     write_points(z, *points);
     return;
   }

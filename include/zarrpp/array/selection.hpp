@@ -54,8 +54,10 @@ Selection parse_selection(std::string_view text);
 //                 indexed on its own.
 enum class SelectionKind { orthogonal, coordinates, numpy_advanced };
 SelectionKind selection_kind(const Selection& sel, std::size_t ndim, bool multi_dimensional = false);
-// The points of a `coordinates` selection: each array's indices, each integer repeated as often
-// as the arrays are long. SelectionError when the arrays' lengths differ.
-Coordinates selection_points(const Selection& sel);
+// The points of a `coordinates` selection: the arrays broadcast together as NumPy does (arrays of
+// length 1, and integers, repeated to the others' length). SelectionError when lengths other than
+// 1 differ. With `shape` (zero-based indices), every integer is checked against it, even where no
+// point is selected (`z[[], 99]` is out of bounds as in Python).
+Coordinates selection_points(const Selection& sel, const std::optional<std::vector<std::int64_t>>& shape = {});
 
 }  // namespace zarrpp
