@@ -182,6 +182,14 @@ std::string one_line(std::string_view m) {
 }
 
 // --axis: an integer; negative counts from the end, as in NumPy.
+void add_selection_flags(CLI::App& sub, bool& coords, bool& oindex) {
+  sub.add_flag("--coords", coords,
+               "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
+  sub.add_flag("--oindex", oindex,
+               "Index arrays select each dimension on their own (as z.oindex[...]); without it, SELECTION "
+               "means what Python's z[...] means: arrays one per dimension pair up into points");
+}
+
 std::optional<Coordinates> points_of(const Selection& sel, const Array& z, bool oindex, bool coords,
                                      const std::string& text) {
   if (oindex) return std::nullopt;

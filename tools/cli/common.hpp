@@ -26,6 +26,8 @@ Json scalar_json(const std::string& v);
 NDArray scalar_array(const std::string& v, const DataType& t, const std::string& what);
 std::string one_line(std::string_view m);
 std::size_t parse_axis(const std::string& text, std::size_t ndim);
+// get's and set's --coords and --oindex: how their SELECTION is read.
+void add_selection_flags(CLI::App& sub, bool& coords, bool& oindex);
 // SELECTION as Python's z[...] takes it (the core's selection_kind): nullopt for an orthogonal
 // selection, the points when index arrays, one per dimension, pair up; NumPy's other advanced
 // indexing is refused, naming --oindex. With `oindex` (z.oindex[...]) it is always orthogonal.

@@ -27,11 +27,7 @@ void GetCommand::add(CLI::App& app) {
   sub_->add_option("ARRAY", array_, "The array: its directory or URL")->required();
   sub_->add_option("SELECTION", sel_, "e.g. \"0:3, ::2\", \"-1\", \"...\", \"[0,2,5], :\"");
   sub_->add_option("--out", out_, "Write a .npy file instead of printing");
-  sub_->add_flag("--coords", coords_,
-                 "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
-  sub_->add_flag("--oindex", oindex_,
-                 "Index arrays select each dimension on their own (as z.oindex[...]); without it, SELECTION "
-                 "means what Python's z[...] means: arrays one per dimension pair up into points");
+  add_selection_flags(*sub_, coords_, oindex_);
 }
 
 // Index arrays, one per dimension, paired up into points (as z[...] and z.vindex[...]).

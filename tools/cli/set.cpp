@@ -26,11 +26,7 @@ void SetCommand::add(CLI::App& app) {
   sub_->add_option("SELECTION", sel_, "What to write, in NumPy syntax (\"0:3, ::2\"); default: everything");
   auto* v = sub_->add_option("--value", value_, "A scalar, broadcast over the selection");
   auto* f = sub_->add_option("--from", from_, "A .npy file of the selection's shape");
-  sub_->add_flag("--coords", coords_,
-                 "SELECTION is in the domain's coordinates (e.g. \"-10:0\"), not zero-based from the lower bound");
-  sub_->add_flag("--oindex", oindex_,
-                 "Index arrays select each dimension on their own (as z.oindex[...]); without it, SELECTION "
-                 "means what Python's z[...] means: arrays one per dimension pair up into points");
+  add_selection_flags(*sub_, coords_, oindex_);
   v->excludes(f);
 }
 
