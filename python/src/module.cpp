@@ -1,5 +1,5 @@
 // _zarrpp: the compiled half of zarrpp's Python package. It exposes stores, arrays and groups;
-// takes selections the Python half (python/zarrpp/_array.py) has already normalised; moves data
+// turns Python selection objects into the core's index expressions (which the core plans); moves data
 // between NumPy buffers and zarrpp without extra copies; releases the GIL while zarrpp works; and
 // turns zarrpp's exceptions into the Python exceptions users expect.
 #include <pybind11/numpy.h>
@@ -44,6 +44,7 @@ PyObject* exception_for(zarrpp::ErrorCode code) {
     case C::not_found:
       return PyExc_FileNotFoundError;
     case C::index_out_of_bounds:
+    case C::invalid_index:
       return PyExc_IndexError;
     case C::dtype_mismatch:
       return PyExc_TypeError;
@@ -158,56 +159,97 @@ py::tuple to_tuple(const std::vector<std::int64_t>& v) {
 // capped, linear in the number of keys.
 Json parse_json(const std::string& text, const char* what) { return zarrpp::parse_json_document(text, what); }
 
-// ---- selections ---------------------------------------------------------------------------------
+// ---- index expressions: Python's selection objects as the core's IndexExpr ----------------------
+// Only the conversion of Python objects lives here; what the items mean is the core's
+// (zarrpp::plan_index).
 
-std::optional<std::int64_t> opt_int(const py::handle& h) {
-  if (h.is_none()) return std::nullopt;
-  return py::cast<std::int64_t>(h);
+constexpr std::int64_t kI64Max = INT64_MAX;
+
+[[noreturn]] void index_error(const std::string& why) { throw py::index_error(why); }
+
+// An integer (Python int, NumPy integer, anything with __index__); beyond int64 it is out of
+// bounds of any array, or clamped (slice bounds, as NumPy clamps them).
+std::int64_t to_index(const py::handle& h, bool clamp) {
+  py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+  if (!i) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow == 0 && v != INT64_MIN) return v;
+  if (!clamp) index_error("index " + py::str(i).cast<std::string>() + " is out of bounds for any array");
+  return overflow < 0 || v == INT64_MIN ? -kI64Max : kI64Max;
 }
 
-// Converts a selection the Python half has normalised: a tuple of int, slice (of ints or None),
-// Ellipsis, 1-d integer arrays and 1-d bool arrays.
-zarrpp::Selection to_selection(const py::tuple& t) {
-  zarrpp::Selection sel;
-  sel.reserve(t.size());
-  for (const auto& h : t) {
-    if (h.is(py::ellipsis())) {
-      sel.emplace_back(zarrpp::ellipsis);
-    } else if (py::isinstance<py::slice>(h)) {
-      zarrpp::Slice s;
-      s.start = opt_int(h.attr("start"));
-      s.stop = opt_int(h.attr("stop"));
-      s.step = opt_int(h.attr("step")).value_or(1);
-      sel.emplace_back(s);
-    } else if (py::isinstance<py::array>(h)) {
-      auto a = py::reinterpret_borrow<py::array>(h);
-      if (a.ndim() != 1) throw py::index_error("index arrays in a selection must be 1-dimensional");
-      if (a.dtype().kind() == 'b') {
-        auto b = py::array_t < bool, py::array::c_style | py::array::forcecast > ::ensure(a);
-        sel.emplace_back(zarrpp::BoolArray(b.data(), b.data() + b.size()));
-      } else if (a.dtype().kind() == 'i' || a.dtype().kind() == 'u') {
-        auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(a);
-        sel.emplace_back(zarrpp::IndexArray(i.data(), i.data() + i.size()));
-      } else {
-        throw py::index_error("arrays used as indices must be of integer or boolean type");
-      }
-    } else if (py::isinstance<py::int_>(h)) {
-      sel.emplace_back(py::cast<std::int64_t>(h));
-    } else {
-      throw py::index_error("unsupported selection element " + py::repr(h).cast<std::string>());
-    }
-  }
-  return sel;
+zarrpp::Slice to_slice(const py::handle& h) {
+  zarrpp::Slice s;
+  auto part = [&](const char* name) -> std::optional<std::int64_t> {
+    const py::object v = h.attr(name);
+    if (v.is_none()) return std::nullopt;
+    if (!PyIndex_Check(v.ptr()))
+      index_error("slice indices must be integers or None, got " + py::repr(h).cast<std::string>());
+    return to_index(v, true);
+  };
+  s.start = part("start");
+  s.stop = part("stop");
+  s.step = part("step").value_or(1);
+  return s;
 }
 
-zarrpp::Coordinates to_coordinates(const py::sequence& arrays) {
-  zarrpp::Coordinates c;
-  for (const auto& h : arrays) {
-    auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(h);
-    if (!i || i.ndim() != 1) throw py::index_error("coordinate arrays must be 1-d integer arrays");
-    c.emplace_back(i.data(), i.data() + i.size());
+zarrpp::IndexItem to_index_tensor(const py::handle& h) {
+  const auto np = py::module_::import("numpy");
+  py::array a = np.attr("asarray")(h);
+  zarrpp::Shape shape(a.shape(), a.shape() + a.ndim());
+  const char kind = a.dtype().kind();
+  if (kind == 'b') {
+    auto b = py::array_t < std::uint8_t, py::array::c_style | py::array::forcecast > ::ensure(a.attr("view")("u1"));
+    return zarrpp::MaskTensor{shape, std::vector<std::uint8_t>(b.data(), b.data() + b.size())};
   }
-  return c;
+  if (kind == 'u' && a.dtype().itemsize() == 8 && a.size() > 0) {
+    const py::object top = a.attr("max")();
+    if (top.cast<std::uint64_t>() > static_cast<std::uint64_t>(kI64Max))
+      index_error("index " + py::str(top).cast<std::string>() + " is out of bounds for any array");
+  }
+  if (kind != 'i' && kind != 'u' && a.size() != 0)  // [] is float64 to NumPy
+    index_error("arrays used as indices must be of integer or boolean type, got " +
+                py::str(a.dtype()).cast<std::string>());
+  auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(a);
+  return zarrpp::IndexTensor{shape, std::vector<std::int64_t>(i.data(), i.data() + i.size())};
+}
+
+zarrpp::IndexItem to_index_item(const py::handle& h) {
+  if (h.is(py::ellipsis())) return zarrpp::ellipsis;
+  if (h.is_none()) index_error("zarrpp does not support np.newaxis (None) in selections");
+  const auto np = py::module_::import("numpy");
+  if (PyBool_Check(h.ptr()) || py::isinstance(h, np.attr("bool_")))
+    index_error("a scalar boolean is not a valid index for a zarrpp array");
+  if (py::isinstance<py::slice>(h)) return to_slice(h);
+  if (py::isinstance<py::array>(h) || py::isinstance<py::list>(h) ||
+      py::isinstance(h, py::module_::import("builtins").attr("range")) ||
+      (py::hasattr(h, "__array__") && !py::isinstance<py::str>(h) && !py::isinstance<py::bytes>(h)))
+    return to_index_tensor(h);
+  if (PyIndex_Check(h.ptr())) return to_index(h, false);
+  index_error("only integers, slices (`:`), ellipsis (`...`), and integer or boolean arrays are valid indices, got " +
+              py::repr(h).cast<std::string>());
+}
+
+zarrpp::IndexExpr to_index_expr(const py::handle& selection) {
+  zarrpp::IndexExpr expr;
+  if (!py::isinstance<py::tuple>(selection)) {
+    expr.push_back(to_index_item(selection));
+    return expr;
+  }
+  for (const auto& h : py::reinterpret_borrow<py::tuple>(selection)) expr.push_back(to_index_item(h));
+  return expr;
+}
+
+zarrpp::IndexMode index_mode(const std::string& mode) {
+  using M = zarrpp::IndexMode;
+  if (mode == "numpy") return M::numpy;
+  if (mode == "basic") return M::basic;
+  if (mode == "orthogonal") return M::orthogonal;
+  if (mode == "vindex") return M::vindex;
+  if (mode == "mask") return M::mask;
+  if (mode == "blocks") return M::blocks;
+  throw py::value_error("unknown index mode '" + mode + "'");
 }
 
 // ---- codecs -------------------------------------------------------------------------------------
@@ -340,8 +382,7 @@ zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
 bool is_bytes(const Array& a) { return a.dtype() == DataType::bytes_t; }
 
 // Selections are zero-based, or with `coords` in the domain's coordinates (Array::Coords).
-py::array read_selection(const Array& a, const py::tuple& sel_py, bool coords) {
-  const auto sel = to_selection(sel_py);
+py::array read_selection(const Array& a, const zarrpp::Selection& sel, bool coords) {
   if (a.dtype().is_vlen())
     return vlen_to_numpy(without_gil([&] { return coords ? a.coords().read_vlen(sel) : a.read_vlen(sel); }),
                          is_bytes(a));
@@ -365,33 +406,63 @@ py::array read_selection(const Array& a, const py::tuple& sel_py, bool coords) {
   return out;
 }
 
-void read_into(const Array& a, const py::tuple& sel_py, py::array& out, bool coords) {
-  const auto sel = to_selection(sel_py);
-  const NDView view = writable_view_of(out);
-  py::gil_scoped_release nogil;
-  if (coords)
-    a.coords().read_into(sel, view);
-  else
-    a.read_into(sel, view);
+// z[...], z.oindex, z.vindex, z.blocks, the selection methods and z.coords: the expression planned
+// by the core on one snapshot, then run on it (orthogonal numeric reads straight into a new NumPy
+// array). `out`: the result copied into (or, when it fits, read straight into) the caller's array.
+py::object put_out(const py::array& result, const py::object& out) {
+  if (out.is_none()) return result;
+  const py::object want = result.attr("shape");
+  if (!py::isinstance<py::array>(out) || !py::object(out.attr("shape")).equal(want)) {
+    const py::object got = py::hasattr(out, "shape") ? out.attr("shape") : py::type::of(out).attr("__name__");
+    throw py::value_error("out: expected a NumPy array of shape " + py::repr(want).cast<std::string>() + ", got " +
+                          py::str(got).cast<std::string>());
+  }
+  py::module_::import("numpy").attr("copyto")(out, result, "casting"_a = "same_kind");
+  return out;
 }
 
-void write_selection(Array& a, const py::tuple& sel_py, const py::array& data, bool coords) {
-  const auto sel = to_selection(sel_py);
+bool fits_out(const Array& a, const py::object& out) {
+  if (a.dtype().is_vlen() || !py::isinstance<py::array>(out)) return false;
+  const auto o = py::reinterpret_borrow<py::array>(out);
+  return o.dtype().equal(numpy_dtype(a.dtype())) && o.attr("flags").attr("c_contiguous").cast<bool>() && o.writeable();
+}
+
+py::object get_index(const Array& a, const py::object& selection, const std::string& mode, bool coords,
+                     const py::object& out) {
+  const auto expr = to_index_expr(selection);
+  const Array snap = pinned(a);  // one snapshot for the plan and the read (coords: see read_selection)
+  const auto plan = without_gil([&] { return zarrpp::plan_index(expr, snap.shape(), index_mode(mode), coords); });
+  py::array result;
+  if (plan.kind == zarrpp::IndexPlan::Kind::orthogonal) {
+    if (!out.is_none() && !coords && fits_out(snap, out)) {
+      const auto want = to_tuple(without_gil([&] { return snap.selection_shape(plan.selection); }));
+      if (py::object(out.attr("shape")).equal(want)) {
+        py::array o = py::reinterpret_borrow<py::array>(out);
+        const NDView view = writable_view_of(o);
+        without_gil([&] { snap.read_into(plan.selection, view); });
+        return out;
+      }
+    }
+    result = read_selection(coords ? a : snap, plan.selection, coords);
+  } else if (snap.dtype().is_vlen()) {
+    result = vlen_to_numpy(without_gil([&] { return zarrpp::read_vlen_index(snap, plan); }), is_bytes(snap));
+  } else {
+    result = to_numpy(without_gil([&] { return zarrpp::read_index(snap, plan); }));
+  }
+  if (plan.scalar && out.is_none()) return result[py::tuple()];
+  return put_out(result, out);
+}
+
+void set_index(Array& a, const py::object& selection, const py::array& data, const std::string& mode, bool coords) {
+  const auto expr = to_index_expr(selection);
+  const auto plan = without_gil([&] { return zarrpp::plan_index(expr, a.shape(), index_mode(mode), coords); });
   if (a.dtype().is_vlen()) {
     const auto v = numpy_to_vlen(data, is_bytes(a));
-    py::gil_scoped_release nogil;
-    if (coords)
-      a.coords().write_vlen(sel, v);
-    else
-      a.write_vlen(sel, v);
+    without_gil([&] { zarrpp::write_vlen_index(a, plan, v); });
     return;
   }
   const NDView view = view_of(data);
-  py::gil_scoped_release nogil;
-  if (coords)
-    a.coords().write(sel, view);
-  else
-    a.write(sel, view);
+  without_gil([&] { zarrpp::write_index(a, plan, view); });
 }
 
 template <class F>
@@ -630,88 +701,19 @@ void bind_array_description(py::class_<Array>& cls) {
 
 // Reading and writing selections.
 void bind_array_selections(py::class_<Array>& cls) {
-  // selections
   // `coords=True`: every index is a coordinate of the domain (Array::Coords), not zero-based.
   cls.def(
-         "selection_shape",
-         [](const Array& a, const py::tuple& sel, bool coords) {
-           const auto s = to_selection(sel);
-           return to_tuple(without_gil([&] { return coords ? a.coords().selection_shape(s) : a.selection_shape(s); }));
+         "read",
+         [](const Array& a, const py::object& sel, bool coords) {
+           const auto plan = zarrpp::plan_index(to_index_expr(sel), a.shape(), zarrpp::IndexMode::basic, coords);
+           return read_selection(a, plan.selection, coords);
          },
-         "selection"_a, "coords"_a = false)
-      .def("read", &read_selection, "selection"_a, "coords"_a = false,
-           "Reads a basic/orthogonal selection into a new NumPy array.")
-      .def("read_into", &read_into, "selection"_a, "out"_a, "coords"_a = false)
-      .def("write", &write_selection, "selection"_a, "data"_a, "coords"_a = false)
-      .def(
-          "read_points",
-          [](const Array& a, const py::sequence& coords, bool in_coords) -> py::array {
-            const auto c = to_coordinates(coords);
-            if (a.dtype().is_vlen())
-              return vlen_to_numpy(
-                  without_gil([&] { return in_coords ? a.coords().read_vlen_points(c) : a.read_vlen_points(c); }),
-                  is_bytes(a));
-            return to_numpy(without_gil([&] { return in_coords ? a.coords().read_points(c) : a.read_points(c); }));
-          },
-          "points"_a, "coords"_a = false)
-      .def(
-          "write_points",
-          [](Array& a, const py::sequence& coords, const py::array& data, bool in_coords) {
-            const auto c = to_coordinates(coords);
-            if (a.dtype().is_vlen()) {
-              const auto vv = numpy_to_vlen(data, is_bytes(a));
-              return without_gil([&] {
-                if (in_coords)
-                  a.coords().write_vlen_points(c, vv);
-                else
-                  a.write_vlen_points(c, vv);
-              });
-            }
-            const NDView v = view_of(data);
-            without_gil([&] {
-              if (in_coords)
-                a.coords().write_points(c, v);
-              else
-                a.write_points(c, v);
-            });
-          },
-          "points"_a, "data"_a, "coords"_a = false)
-      .def("read_mask",
-           [](const Array& a, const py::array& mask) -> py::array {
-             if (a.dtype().is_vlen()) {
-               const auto c = to_coordinates(py::module_::import("numpy").attr("nonzero")(mask));
-               return vlen_to_numpy(without_gil([&] { return a.read_vlen_points(c); }), is_bytes(a));
-             }
-             const NDView mv = view_of(mask);
-             return to_numpy(without_gil([&] { return a.read_mask(mv); }));
-           })
-      .def("write_mask",
-           [](Array& a, const py::array& mask, const py::array& data) {
-             if (a.dtype().is_vlen()) {
-               const auto c = to_coordinates(py::module_::import("numpy").attr("nonzero")(mask));
-               const auto vv = numpy_to_vlen(data, is_bytes(a));
-               return without_gil([&] { a.write_vlen_points(c, vv); });
-             }
-             const NDView mv = view_of(mask);
-             const NDView v = view_of(data);
-             without_gil([&] { a.write_mask(mv, v); });
-           })
-      .def("read_blocks",
-           [](const Array& a, const py::tuple& sel_py) -> py::array {
-             const auto sel = to_selection(sel_py);
-             if (a.dtype().is_vlen())
-               return vlen_to_numpy(without_gil([&] { return a.read_vlen_blocks(sel); }), is_bytes(a));
-             return to_numpy(without_gil([&] { return a.read_blocks(sel); }));
-           })
-      .def("write_blocks", [](Array& a, const py::tuple& sel_py, const py::array& data) {
-        const auto sel = to_selection(sel_py);
-        if (a.dtype().is_vlen()) {
-          const auto vv = numpy_to_vlen(data, is_bytes(a));
-          return without_gil([&] { a.write_vlen_blocks(sel, vv); });
-        }
-        const NDView v = view_of(data);
-        without_gil([&] { a.write_blocks(sel, v); });
-      });
+         "selection"_a, "coords"_a = false,
+         "Reads integers and slices into a new NumPy array (0-d for all integers: no scalar).")
+      .def("get", &get_index, "selection"_a, "mode"_a = "numpy", "coords"_a = false, "out"_a = py::none(),
+           "Reads any selection Python's indexing takes (mode: numpy, basic, orthogonal, vindex, mask, blocks).")
+      .def("set", &set_index, "selection"_a, "data"_a, "mode"_a = "numpy", "coords"_a = false,
+           "Writes data (of the selection's shape, or broadcast to it) to a selection.");
 }
 
 // Growth, the grid, and changing the grid.
@@ -911,39 +913,26 @@ void bind_nodes(py::module_& m) {
       },
       "name"_a);
   m.def(
-      "selection_kind",
-      [](const py::tuple& items, std::size_t ndim) {
-        // The kinds of the items suffice (their values are not looked at): NumPy arrays of any
-        // dimensions, ints, slices, Ellipsis, as _array.py normalises them.
-        zarrpp::Selection sel;
-        bool multi = false;
-        for (const auto& h : items) {
-          if (py::isinstance<py::array>(h)) {
-            const auto a = py::reinterpret_borrow<py::array>(h);
-            multi = multi || a.ndim() != 1;
-            if (a.dtype().kind() == 'b')
-              sel.emplace_back(zarrpp::BoolArray{});
-            else
-              sel.emplace_back(zarrpp::IndexArray{});
-          } else if (h.is(py::ellipsis())) {
-            sel.emplace_back(zarrpp::ellipsis);
-          } else if (py::isinstance<py::slice>(h)) {
-            sel.emplace_back(zarrpp::Slice{});
-          } else {
-            sel.emplace_back(std::int64_t{0});
-          }
-        }
-        switch (zarrpp::selection_kind(sel, ndim, multi)) {
-          case zarrpp::SelectionKind::coordinates:
-            return "coordinates";
-          case zarrpp::SelectionKind::numpy_advanced:
-            return "numpy_advanced";
-          case zarrpp::SelectionKind::orthogonal:
+      "index_plan_kind",
+      [](const py::object& selection, const Shape& shape, const std::string& mode) {
+        const auto plan = zarrpp::plan_index(to_index_expr(selection), shape, index_mode(mode));
+        using K = zarrpp::IndexPlan::Kind;
+        switch (plan.kind) {
+          case K::points:
+            return "points";
+          case K::mask:
+            return "mask";
+          case K::gather:
+            return "gather";
+          case K::blocks:
+            return "blocks";
+          case K::orthogonal:
             break;
         }
         return "orthogonal";
       },
-      "items"_a, "ndim"_a, "How z[...] reads these (normalised) items: the core's rule.");
+      "selection"_a, "shape"_a, "mode"_a = "numpy",
+      "How the core plans a selection on an array of this shape (orthogonal, points, mask, gather, blocks).");
   m.def(
       "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
       "name"_a, "A codec's default configuration (JSON text), from its registry entry.");

@@ -31,7 +31,7 @@ def arrays_and_selections(draw):
     items = []
     for k in range(n):
         size = shape[min(k, len(shape) - 1)]
-        kind = draw(st.sampled_from(["int", "slice", "slice", "ints", "bools", "ints2d"]))
+        kind = draw(st.sampled_from(["int", "slice", "slice", "ints", "bools", "ints2d", "ints21", "bools2d"]))
         if kind == "int":
             items.append(draw(st.integers(-size - 1, size)))
         elif kind == "slice":
@@ -40,9 +40,13 @@ def arrays_and_selections(draw):
             items.append(slice(draw(bound), draw(bound), draw(step)))
         elif kind == "ints":
             items.append(np.array(draw(st.lists(st.integers(-size, max(size - 1, 0)), max_size=4)), dtype=np.int64))
-        elif kind == "ints2d":
+        elif kind in ("ints2d", "ints21"):
             items.append(np.array(draw(st.lists(st.integers(-size, max(size - 1, 0)), min_size=2, max_size=2)),
-                                  dtype=np.int64).reshape(1, 2))
+                                  dtype=np.int64).reshape((1, 2) if kind == "ints2d" else (2, 1)))
+        elif kind == "bools2d":  # a mask over this dimension and the next (NumPy: its nonzero() arrays)
+            nxt = shape[min(k + 1, len(shape) - 1)]
+            items.append(np.array(draw(st.lists(st.booleans(), min_size=size * nxt, max_size=size * nxt)),
+                                  dtype=bool).reshape(size, nxt))
         else:
             length = draw(st.sampled_from([size, size, size + 1]))
             items.append(np.array(draw(st.lists(st.booleans(), min_size=length, max_size=length)), dtype=bool))
@@ -92,7 +96,7 @@ def test_setitem_writes_where_numpy_writes(case):
             z[sel] = 1
         return
     value = np.arange(1, target.size + 1, dtype=np.int32).reshape(target.shape)
-    if zarrpp._zarrpp.selection_kind(tuple(x for x in sel), len(shape)) == "numpy_advanced":
+    if zarrpp._zarrpp.index_plan_kind(sel, shape) == "gather":
         with pytest.raises(IndexError, match="oindex"):
             z[sel] = value
         return
@@ -108,7 +112,7 @@ TABLE = ["...", "0", "-1", "1:3", "::2", "::-1", "3:0:-2", "-2:", "1, 2", ":, 2"
          "1:3, [0,2], 2", "[0,1], [1,2], [3,4]", "1, [1,2], [3,4]", "[0,3], 1, [5,0]", "[-1,0], [-1,0], -1",
          "0:0", "::3, ::-2, 1:", "[0,1], [2], 0", "[3], [0,1,2], [5]", "[], [], 1"]
 OUT_OF_BOUNDS = ["[], 99, 0", "[0,1], [2,3], 6", "[], [], -7"]
-REFUSED = ["[0,1], [1,2], :", "1, :, [0,2]", "[True,False,True,True], [0,1,2,3,4]"]
+ADVANCED = ["[0,1], [1,2], :", "1, :, [0,2]", "[True,False,True,True], [0,1,2]", "[0,2], ..., [1,3]"]
 
 
 def _key(expr):
@@ -152,15 +156,60 @@ def test_cli_refuses_what_python_refuses(table_array, tmp_path, expr):
     assert r.returncode != 0 and "out of bounds" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("expr", REFUSED)
-def test_cli_refuses_numpy_advanced_indexing_and_takes_oindex(table_array, tmp_path, expr):
+@pytest.mark.parametrize("expr", ADVANCED)
+def test_cli_reads_numpy_advanced_indexing_as_python_and_takes_oindex(table_array, tmp_path, expr):
+    import subprocess
+    from conftest import cli_path
     path, a = table_array
     z = zarrpp.open_array(str(path))
-    r, _ = _cli_get(path, expr, tmp_path)
-    assert r.returncode != 0 and "--oindex" in r.stderr, r.stderr
+    r, got = _cli_get(path, expr, tmp_path)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(got, a[_key(expr)])
+    assert got.shape == z[_key(expr)].shape == a[_key(expr)].shape
     r, got = _cli_get(path, expr, tmp_path, "--oindex")
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(got, z.oindex[_key(expr)])
+    # Writing through NumPy's advanced indexing is refused by both, naming the alternatives.
+    r = subprocess.run([cli_path(), "set", str(path), expr, "--value", "7"], capture_output=True, text=True)
+    assert r.returncode != 0 and "oindex" in r.stderr, r.stderr
+    with pytest.raises(IndexError, match="oindex"):
+        z[_key(expr)] = 7
+    np.testing.assert_array_equal(z[...], a)
+
+
+@st.composite
+def points_cases(draw):
+    """vindex: integer arrays of broadcastable shapes (and integers), one per dimension."""
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    bshape = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+    items = []
+    for size in shape:
+        if draw(st.booleans()):
+            items.append(draw(st.integers(-size, size - 1)))
+            continue
+        sub = tuple(1 if draw(st.booleans()) else n for n in bshape[draw(st.integers(0, len(bshape))):])
+        values = draw(st.lists(st.integers(-size, size - 1), min_size=int(np.prod(sub)), max_size=int(np.prod(sub))))
+        items.append(np.array(values, dtype=np.int64).reshape(sub))
+    return shape, tuple(items)
+
+
+@SETTINGS
+@given(points_cases())
+def test_vindex_reads_and_writes_numpy_points(case):
+    shape, sel = case
+    a = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    z = zarrpp.create_array(None, shape=shape, chunks=(2,) * len(shape), dtype="i4")
+    z[...] = a
+    want = a[sel]
+    got = z.vindex[sel]
+    assert np.shape(got) == want.shape
+    np.testing.assert_array_equal(got, want)
+    value = np.arange(100, 100 + want.size, dtype=np.int32).reshape(want.shape)
+    if want.size == len({tuple(np.broadcast_to(np.asarray(c), want.shape).ravel()[k] for c in sel)
+                         for k in range(want.size)}):  # no point twice (the last write would win)
+        a[sel] = value
+        z.vindex[sel] = value
+        np.testing.assert_array_equal(z[...], a)
 
 
 @pytest.mark.parametrize("expr", ["[0,1], [1,2], [3,4]", "1, :, 2", "[0,2], :, ::2", "..., [0,5]"])

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import copy
-import itertools
 import json
 import math
 import operator
@@ -151,62 +150,10 @@ def _check_mode(mode: str, allowed: Sequence[str], what: str) -> None:
         raise ValueError(f"{what}: mode must be one of {', '.join(repr(m) for m in allowed)}, got {mode!r}")
 
 
-# ---- selections ----------------------------------------------------------------------------------
+# ---- values --------------------------------------------------------------------------------------
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-
-
-_I64_MAX = 2**63 - 1
-
-
-def _norm_item(x: Any) -> Any:
-    """One element of a selection: int, slice of ints, Ellipsis, or a NumPy int64/bool array.
-    Integers beyond int64 are out of bounds of any array (IndexError); slice bounds beyond it are
-    clamped, as NumPy clamps them."""
-    if x is Ellipsis:
-        return x
-    if _is_int(x):
-        i = operator.index(x)
-        if not -_I64_MAX <= i <= _I64_MAX:
-            raise IndexError(f"index {i} is out of bounds for any array")
-        return i
-    if isinstance(x, slice):
-        try:
-            parts = [None if v is None else operator.index(v) for v in (x.start, x.stop, x.step)]
-        except TypeError:
-            raise IndexError(f"slice indices must be integers or None, got {x!r}") from None
-        return slice(*(None if v is None else max(-_I64_MAX, min(_I64_MAX, v)) for v in parts))
-    if isinstance(x, (np.ndarray, list, range)) or (hasattr(x, "__array__") and not isinstance(x, (str, bytes))):
-        a = np.asarray(x)
-        if a.dtype == np.bool_:
-            return a
-        if a.dtype.kind in "iu":
-            if a.dtype == np.uint64 and a.size and int(a.max()) > _I64_MAX:
-                raise IndexError(f"index {int(a.max())} is out of bounds for any array")
-            return a.astype(np.int64, copy=False)
-        if a.size == 0:  # [] is float64 to NumPy
-            return a.astype(np.int64)
-        raise IndexError(f"arrays used as indices must be of integer or boolean type, got {a.dtype}")
-    if x is None:
-        raise IndexError("zarrpp does not support np.newaxis (None) in selections")
-    if isinstance(x, (bool, np.bool_)):
-        raise IndexError("a scalar boolean is not a valid index for a zarrpp array")
-    raise IndexError("only integers, slices (`:`), ellipsis (`...`), and integer or boolean arrays are valid "
-                     f"indices, got {x!r}")
-
-
-def _norm_selection(selection: Any) -> List[Any]:
-    sel = selection if isinstance(selection, tuple) else (selection,)
-    return [_norm_item(x) for x in sel]
-
-
-def _is_array(x: Any) -> bool:
-    return isinstance(x, np.ndarray)
-
-
-def _all_ints(items: Sequence[Any], ndim: int) -> bool:
-    return len(items) == ndim and all(_is_int(x) for x in items)
 
 
 def _python_numbers(value: Any, a: np.ndarray, dt: np.dtype) -> np.ndarray:
@@ -232,19 +179,6 @@ def _python_numbers(value: Any, a: np.ndarray, dt: np.dtype) -> np.ndarray:
     if a.dtype.kind == "O" and a.size and all(isinstance(v, int) and not isinstance(v, bool) for v in a.ravel()):
         return np.array(value, dtype=dt)
     return a
-
-
-def _check_orthogonal(items: Sequence[Any]) -> None:
-    for x in items:
-        if _is_array(x) and x.ndim != 1:
-            raise IndexError(f"orthogonal selection takes 1-d index arrays, got a {x.ndim}-d array")
-
-
-def _strip_leading_ones(data: np.ndarray, ndim: int) -> np.ndarray:
-    """NumPy lets a value carry extra leading length-1 dimensions."""
-    while data.ndim > ndim and data.shape[0] == 1:
-        data = data[0]
-    return data
 
 
 # ---- attributes ----------------------------------------------------------------------------------
@@ -357,22 +291,11 @@ class CoordinateIndexer:
     def __init__(self, array: "Array"):
         self._array = array
 
-    def _items(self, selection: Any) -> List[Any]:
-        items = self._array._fix_0d(_norm_selection(selection))
-        _check_orthogonal(items)
-        return items
-
     def __getitem__(self, selection: Any) -> Any:
-        items = self._items(selection)
-        out = self._array._core.read(tuple(items), coords=True)
-        return out[()] if _all_ints(items, self._array.ndim) else out
+        return self._array._core.get(selection, "orthogonal", coords=True)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        a = self._array
-        a._check_writable()
-        sel = tuple(self._items(selection))
-        data = _strip_leading_ones(a._cast(value), len(a._core.selection_shape(sel, coords=True)))
-        a._core.write(sel, data, coords=True)
+        self._array._set(selection, value, "orthogonal", coords=True)
 
     @property
     def oindex(self) -> "CoordinateIndexer":
@@ -384,19 +307,10 @@ class CoordinateIndexer:
         return _Indexer(self, "_get_points", "_set_points")
 
     def _get_points(self, selection: Any) -> np.ndarray:
-        coords, shape = self._array._coords(_norm_selection(selection), zero_based=False)
-        return self._array._core.read_points(coords, coords=True).reshape(shape)
+        return self._array._core.get(selection, "vindex", coords=True)
 
     def _set_points(self, selection: Any, value: Any) -> None:
-        a = self._array
-        a._check_writable()
-        coords, shape = a._coords(_norm_selection(selection), zero_based=False)
-        data = _strip_leading_ones(a._cast(value), len(shape))
-        try:
-            data = np.broadcast_to(data, shape).reshape(-1)
-        except ValueError:
-            raise ValueError(f"could not broadcast input array from shape {data.shape} into shape {shape}") from None
-        a._core.write_points(coords, data, coords=True)
+        self._array._set(selection, value, "vindex", coords=True)
 
 
 class _Node:
@@ -711,308 +625,56 @@ class Array(_Node):
             a = a.astype(dt, casting="unsafe")
         return a
 
-    def _fix_0d(self, items: List[Any]) -> List[Any]:
-        # z[:] and z[...] on a 0-d array select the whole (0-d) array.
-        if self.ndim == 0 and len(items) == 1 and (items[0] is Ellipsis
-                                                   or (isinstance(items[0], slice) and items[0] == slice(None))):
-            return [Ellipsis]
-        return items
+    # ---- NumPy-style indexing: the core plans every selection (zarrpp::plan_index) ----
+    def _get(self, selection: Any, mode: str, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
+        if fields is not None:
+            raise IndexError("fields: zarrpp has no structured data types")
+        return self._core.get(selection, mode, out=out)
 
-    def _mask_of(self, items: List[Any]) -> Optional[np.ndarray]:
-        """The mask when the selection is a single boolean array covering the array (not 1-d:
-        there it is the same as an orthogonal selection)."""
-        if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and items[0].ndim != 1:
-            m = items[0]
-            if m.shape != self.shape:
-                raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {self.shape}")
-            return m
-        return None
+    def _set(self, selection: Any, value: Any, mode: str, coords: bool = False) -> None:
+        self._check_writable()
+        self._core.set(selection, self._cast(value), mode, coords=coords)
 
-    # ---- NumPy-style indexing ----
     def __getitem__(self, selection: Any) -> Any:
-        items = self._fix_0d(_norm_selection(selection))
-        mask = self._mask_of(items)
-        if mask is not None:
-            return self._core.read_mask(mask)
-        kind = _zarrpp.selection_kind(tuple(items), self.ndim)
-        if kind == "coordinates":
-            return self._get_coordinates(items)
-        if kind == "numpy_advanced":
-            return self._get_numpy_fancy(items)
-        return self._get_orthogonal(items)
+        return self._core.get(selection, "numpy")
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        items = self._fix_0d(_norm_selection(selection))
-        mask = self._mask_of(items)
-        if mask is not None:
-            return self._set_mask(mask, value)
-        kind = _zarrpp.selection_kind(tuple(items), self.ndim)
-        if kind == "coordinates":
-            return self._set_coordinates(items, value)
-        if kind == "numpy_advanced":
-            raise IndexError("assigning through integer arrays mixed with slices or other arrays is not supported "
-                             "(NumPy's rules for it differ from an orthogonal selection): use z.oindex[...] = v "
-                             "(orthogonal) or z.vindex[...] = v (coordinates)")
-        self._set_orthogonal(items, value)
-
-    def _get_numpy_fancy(self, items: List[Any]) -> np.ndarray:
-        """NumPy's advanced indexing (several index arrays, or one with integers or more than one
-        dimension): reads the orthogonal box the indices span, then indexes it as NumPy would (the
-        same selection with each array replaced by its positions in the box, an Ellipsis kept
-        where it was, since NumPy treats it as separating the advanced indices around it)."""
-        where = [k for k, x in enumerate(items) if x is Ellipsis]
-        if len(where) > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        consumed = sum(x.ndim if _is_array(x) and x.dtype == np.bool_ else 1 for x in items if x is not Ellipsis)
-        if consumed > self.ndim:
-            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, "
-                             f"but {consumed} were indexed")
-        box: List[Any] = []
-        local: List[Any] = []
-        d = 0
-
-        def add_array(a: np.ndarray, d: int) -> None:
-            n = self.shape[d]
-            a = np.where(a < 0, a + n, a)
-            if a.size and (a.min() < 0 or a.max() >= n):
-                bad = int(a.min() if a.min() < 0 else a.max())
-                raise IndexError(f"index {bad} is out of bounds for axis {d} with size {n}")
-            u, inv = np.unique(a, return_inverse=True)
-            box.append(u.astype(np.int64))
-            local.append(inv.reshape(a.shape))
-
-        for x in items:
-            if x is Ellipsis:
-                k = self.ndim - consumed
-                box.extend([slice(None)] * k)
-                local.append(Ellipsis)
-                d += k
-            elif _is_int(x):
-                n = self.shape[d]
-                i = x + n if x < 0 else x
-                if not 0 <= i < n:
-                    raise IndexError(f"index {x} is out of bounds for axis {d} with size {n}")
-                box.append(slice(i, i + 1))
-                local.append(0)
-                d += 1
-            elif isinstance(x, slice):
-                box.append(x)
-                local.append(slice(None))
-                d += 1
-            elif x.dtype == np.bool_:
-                # A k-d boolean array stands for its k nonzero() index arrays (NumPy's rule).
-                want = self.shape[d:d + x.ndim]
-                if x.ndim == 0 or tuple(x.shape) != tuple(want):
-                    raise IndexError(f"boolean index of shape {x.shape} does not match the indexed array's "
-                                     f"dimensions {tuple(want)} (starting at axis {d})")
-                for k, nz in enumerate(np.nonzero(x)):
-                    add_array(nz, d + k)
-                d += x.ndim
-            else:
-                add_array(x, d)
-                d += 1
-        box += [slice(None)] * (self.ndim - d)
-        block = self._core.read(tuple(box))
-        return block[tuple(local)]
-
-    def _get_orthogonal(self, items: List[Any]) -> Any:
-        _check_orthogonal(items)
-        out = self._core.read(tuple(items))
-        return out[()] if _all_ints(items, self.ndim) else out
-
-    def _set_orthogonal(self, items: List[Any], value: Any) -> None:
-        self._check_writable()
-        _check_orthogonal(items)
-        # The core takes the selection once: it normalises it, and accepts NumPy's extra leading
-        # length-1 dimensions of the value, against one metadata snapshot.
-        self._core.write(tuple(items), self._cast(value))
-
-    def _coords(self, items: Sequence[Any], zero_based: bool = True) -> Tuple[List[np.ndarray], Tuple[int, ...]]:
-        if len(items) != self.ndim:
-            raise IndexError(f"coordinate selection needs one index (array) per dimension: the array is "
-                             f"{self.ndim}-dimensional, got {len(items)}")
-        arrays = []
-        for d, x in enumerate(items):
-            if _is_int(x):
-                # checked even when no point is selected (domain coordinates: by the core, per point)
-                if zero_based and not -self.shape[d] <= x < self.shape[d]:
-                    raise IndexError(f"index {x} is out of bounds for axis {d} with size {self.shape[d]}")
-                arrays.append(np.int64(x))
-            elif _is_array(x) and x.dtype != np.bool_:
-                arrays.append(x)
-            else:
-                raise IndexError("vindex takes integers and integer arrays (coordinate selection) or one boolean "
-                                 f"array of the array's shape (mask selection), got {x!r}")
-        if not arrays:
-            return [], ()
-        try:
-            b = np.broadcast_arrays(*arrays)
-        except ValueError:
-            raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
-                             + " ".join(str(np.shape(a)) for a in arrays)) from None
-        return [np.ascontiguousarray(x, dtype=np.int64).reshape(-1) for x in b], b[0].shape
-
-    def _get_coordinates(self, items: Sequence[Any]) -> np.ndarray:
-        coords, shape = self._coords(items)
-        out = self._core.read_points(coords)
-        return out.reshape(shape)
-
-    def _set_coordinates(self, items: Sequence[Any], value: Any) -> None:
-        self._check_writable()
-        coords, shape = self._coords(items)
-        data = self._cast(value)
-        data = _strip_leading_ones(data, len(shape))
-        try:
-            data = np.broadcast_to(data, shape).reshape(-1)
-        except ValueError:
-            raise ValueError(f"could not broadcast input array from shape {data.shape} into shape {shape}") from None
-        self._core.write_points(coords, data)
-
-    def _as_mask(self, mask: Any) -> np.ndarray:
-        m = np.asarray(mask)
-        if m.dtype != np.bool_:
-            raise IndexError(f"mask selection needs a boolean array, got {m.dtype}")
-        if m.shape != self.shape:
-            raise IndexError(f"boolean index of shape {m.shape} does not match the array's shape {self.shape}")
-        return m
-
-    def _set_mask(self, mask: np.ndarray, value: Any) -> None:
-        self._check_writable()
-        data = _strip_leading_ones(self._cast(value), 1)
-        self._core.write_mask(mask, data)
+        self._set(selection, value, "numpy")
 
     # ---- zarr-python's selection methods ----
-    def _read_into(self, items: List[Any], out: np.ndarray) -> np.ndarray:
-        """An orthogonal read straight into ``out`` (NumPy array of the selection's shape)."""
-        _check_orthogonal(items)
-        sel = tuple(items)
-        want = tuple(self._core.selection_shape(sel))
-        if not isinstance(out, np.ndarray) or tuple(out.shape) != want:
-            raise ValueError(f"out: expected a NumPy array of shape {want}, got "
-                             f"{getattr(out, 'shape', type(out).__name__)}")
-        if out.dtype == self._dtype and out.flags.c_contiguous and out.flags.writeable and self._dtype.kind != "O":
-            self._core.read_into(sel, out)
-        else:
-            np.copyto(out, self._core.read(sel), casting="same_kind")
-        return out
-
-    @staticmethod
-    def _to_out(result: Any, out: Optional[np.ndarray]) -> Any:
-        if out is None:
-            return result
-        if not isinstance(out, np.ndarray) or out.shape != np.shape(result):
-            raise ValueError(f"out: expected a NumPy array of shape {np.shape(result)}, got "
-                             f"{getattr(out, 'shape', type(out).__name__)}")
-        np.copyto(out, result, casting="same_kind")
-        return out
-
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Optional[np.ndarray] = None,
                             fields: Any = None) -> Any:
-        if fields is not None:
-            raise IndexError("fields: zarrpp has no structured data types")
-        items = self._fix_0d(_norm_selection(selection))
-        for x in items:
-            if _is_array(x):
-                raise IndexError("basic selection takes integers, slices and Ellipsis only")
-        if out is not None:
-            return self._read_into(items, out)
-        return self._get_orthogonal(items)
+        return self._get(selection, "basic", out, fields)
 
     def set_basic_selection(self, selection: Any, value: Any) -> None:
-        items = self._fix_0d(_norm_selection(selection))
-        for x in items:
-            if _is_array(x):
-                raise IndexError("basic selection takes integers, slices and Ellipsis only")
-        self._set_orthogonal(items, value)
+        self._set(selection, value, "basic")
 
     def get_orthogonal_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
-        if fields is not None:
-            raise IndexError("fields: zarrpp has no structured data types")
-        items = self._fix_0d(_norm_selection(selection))
-        if out is not None:
-            return self._read_into(items, out)
-        return self._get_orthogonal(items)
+        return self._get(selection, "orthogonal", out, fields)
 
     def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self._set_orthogonal(self._fix_0d(_norm_selection(selection)), value)
+        self._set(selection, value, "orthogonal")
 
     def get_coordinate_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
                                  fields: Any = None) -> np.ndarray:
-        items = _norm_selection(selection)
-        if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and self.ndim > 0:
-            return self.get_mask_selection(items[0], out=out)
-        return self._to_out(self._get_coordinates(items), out)
+        return self._get(selection, "vindex", out, fields)
 
     def set_coordinate_selection(self, selection: Any, value: Any) -> None:
-        items = _norm_selection(selection)
-        if len(items) == 1 and _is_array(items[0]) and items[0].dtype == np.bool_ and self.ndim > 0:
-            return self.set_mask_selection(items[0], value)
-        self._set_coordinates(items, value)
+        self._set(selection, value, "vindex")
 
     def get_mask_selection(self, mask: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
-        return self._to_out(self._core.read_mask(self._as_mask(mask)), out)
+        return self._get(mask, "mask", out, fields)
 
     def set_mask_selection(self, mask: Any, value: Any) -> None:
-        self._set_mask(self._as_mask(mask), value)
-
-    def _block_items(self, selection: Any) -> tuple:
-        sel = selection if isinstance(selection, tuple) else (selection,)
-        out: List[Any] = []
-        for x in sel:
-            if x is Ellipsis:
-                if Ellipsis in out:
-                    raise IndexError("a selection can have only one ellipsis (...)")
-                out.append(Ellipsis)
-            elif _is_int(x) or isinstance(x, slice):
-                out.append(_norm_item(x))
-            else:
-                raise IndexError(f"block selection takes integers and slices, got {x!r}")
-        if Ellipsis in out:
-            i = out.index(Ellipsis)
-            fill = self.ndim - (len(out) - 1)
-            out[i:i + 1] = [slice(None)] * max(fill, 0)
-        if len(out) > self.ndim:
-            raise IndexError(f"too many block indices: the array is {self.ndim}-dimensional, got {len(out)}")
-        return tuple(out)
-
-    def _shard_block_slices(self, items: tuple) -> tuple:
-        """A block selection on a sharded array in shard units (zarr-python's blocks are shards),
-        as slices of array indices; block 0 is the first shard the domain touches."""
-        out = []
-        for d, sizes in enumerate(self._core.write_chunk_sizes()):
-            x = items[d] if d < len(items) else slice(None)
-            starts = [0, *itertools.accumulate(sizes)]  # where each shard's elements begin
-            nb = len(sizes)
-            if isinstance(x, slice):
-                start, stop, step = x.indices(nb)
-                if step != 1:
-                    raise IndexError("block selections only support step 1")
-                ks = (start, max(start, stop))
-            else:
-                k = x + nb if x < 0 else x
-                if not 0 <= k < nb:
-                    raise IndexError(f"block index {x} is out of bounds for axis {d} with {nb} blocks")
-                ks = (k, k + 1)
-            out.append(slice(starts[ks[0]], starts[ks[1]]))
-        return tuple(out)
+        self._set(mask, value, "mask")
 
     def get_block_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
                             fields: Any = None) -> np.ndarray:
         """Blocks are chunks, or shards when sharded (as zarr-python 3 counts them)."""
-        items = self._block_items(selection)
-        if self.shards is not None:
-            return self._to_out(self._core.read(self._shard_block_slices(items)), out)
-        return self._to_out(self._core.read_blocks(items), out)
+        return self._get(selection, "blocks", out, fields)
 
     def set_block_selection(self, selection: Any, value: Any) -> None:
-        self._check_writable()
-        sel = self._block_items(selection)
-        data = self._cast(value)
-        if self.shards is not None:
-            ssel = self._shard_block_slices(sel)
-            self._core.write(ssel, _strip_leading_ones(data, self.ndim))
-            return
-        self._core.write_blocks(sel, _strip_leading_ones(data, self.ndim))  # blocks keep every dimension
+        self._set(selection, value, "blocks")
 
     @property
     def oindex(self) -> _Indexer:
@@ -1033,7 +695,8 @@ class Array(_Node):
 
     @property
     def blocks(self) -> _Indexer:
-        """Block selection in chunk units: integers and step-1 slices; block 0 is the first chunk."""
+        """Block selection in units of chunks (shards when sharded): integers, step-1 slices and one
+        Ellipsis; block 0 is the first chunk the domain touches."""
         return _Indexer(self, "get_block_selection", "set_block_selection")
 
     # ---- growth ----

@@ -614,13 +614,12 @@ void Array::write_vlen_points(const Coordinates& coords, const VlenValues& data)
   });
 }
 VlenValues Array::read_vlen_blocks(const Selection& sel) const {
-  return read_vlen_with(*st_, [&](const Snapshot& s) {
-    return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid);
-  });
+  return read_vlen_with(
+      *st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_block_selection(sel, s.grid), s.unit_grid); });
 }
 void Array::write_vlen_blocks(const Selection& sel, const VlenValues& data) {
   write_vlen_with(*st_, data, [&](const Snapshot& s) {
-    return plan_orthogonal(normalize_block_selection(sel, s.unit_grid), s.unit_grid);
+    return plan_orthogonal(normalize_block_selection(sel, s.grid), s.unit_grid);
   });
 }
 
@@ -683,12 +682,12 @@ void Array::write_mask(const NDView& mask, const NDView& data) {
 
 NDArray Array::read_blocks(const Selection& sel) const {
   auto s = st_->current();
-  return read_new(st_->engine(*s), plan_orthogonal(normalize_block_selection(sel, s->unit_grid), s->unit_grid));
+  return read_new(st_->engine(*s), plan_orthogonal(normalize_block_selection(sel, s->grid), s->unit_grid));
 }
 
 void Array::write_blocks(const Selection& sel, const NDView& data) {
   auto s = st_->current();
-  write_plan(st_->engine(*s), plan_orthogonal(normalize_block_selection(sel, s->unit_grid), s->unit_grid), data);
+  write_plan(st_->engine(*s), plan_orthogonal(normalize_block_selection(sel, s->grid), s->unit_grid), data);
 }
 
 // ---- selections in coordinates ----------------------------------------------------------------------

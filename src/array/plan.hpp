@@ -59,6 +59,11 @@ struct Plan {
   std::vector<ChunkTask> tasks;
 };
 
+// One index or slice of dimension `d` (of length `n`) normalised as NumPy does; an index out of
+// bounds is a SelectionError naming it, the dimension and its length.
+std::int64_t normalize_int(std::int64_t i, std::int64_t n, std::size_t d);
+DimSel normalize_slice(const Slice& s, std::int64_t n, std::size_t d);
+
 // Normalises a selection against `shape`; throws SelectionError naming dimension, index and bound.
 std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape);
 // The same with every index a coordinate of the domain whose lower bound is `lower` (when not null):

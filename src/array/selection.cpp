@@ -10,6 +10,8 @@ namespace {
 
 std::string dim_str(std::size_t d) { return "dimension " + std::to_string(d); }
 
+}  // namespace
+
 std::int64_t normalize_int(std::int64_t i, std::int64_t n, std::size_t d) {
   const std::int64_t j = i < 0 ? i + n : i;
   if (j < 0 || j >= n)
@@ -44,6 +46,8 @@ DimSel normalize_slice(const Slice& s, std::int64_t n, std::size_t d) {
   if (r.count == 0) r.start = 0;
   return r;
 }
+
+namespace {
 
 // Coordinate space (`lower` = the domain's lower bound): no counting from the end, and an index or
 // slice bound outside the domain [lo, lo + n) is refused rather than clamped.
@@ -104,7 +108,7 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
     else
       ++explicit_dims;
   }
-  if (ellipses > 1) throw SelectionError("a selection can have only one ellipsis (...)");
+  if (ellipses > 1) throw SelectionError(ErrorCode::invalid_index, "a selection can have only one ellipsis (...)");
   if (explicit_dims > rank)
     throw SelectionError(ErrorCode::index_out_of_bounds, "too many indices for the array: array is " +
                                                              std::to_string(rank) + "-dimensional, but " +
@@ -151,8 +155,19 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
   return out;
 }
 
-std::vector<DimSel> normalize_block_selection(const Selection& sel, const ChunkGrid& grid) {
+std::vector<DimSel> normalize_block_selection(const Selection& given, const ChunkGrid& grid) {
   const std::size_t rank = grid.rank();
+  Selection sel;  // an Ellipsis stands for as many ":" as needed
+  const auto ellipses = std::count_if(given.begin(), given.end(),
+                                      [](const DimSelector& x) { return std::holds_alternative<Ellipsis>(x); });
+  if (ellipses > 1) throw SelectionError(ErrorCode::invalid_index, "a selection can have only one ellipsis (...)");
+  for (const auto& x : given) {
+    if (!std::holds_alternative<Ellipsis>(x)) {
+      sel.push_back(x);
+      continue;
+    }
+    for (std::size_t k = given.size() - 1; k < rank; ++k) sel.emplace_back(all);
+  }
   if (sel.size() > rank)
     throw SelectionError(ErrorCode::index_out_of_bounds,
                          "too many block indices: array is " + std::to_string(rank) + "-dimensional");
@@ -445,32 +460,6 @@ SelectionKind selection_kind(const Selection& sel, std::size_t ndim, bool multi_
   for (std::size_t k = 1; k < advanced.size(); ++k)
     if (advanced[k] != advanced[k - 1] + 1) return SelectionKind::numpy_advanced;
   return SelectionKind::orthogonal;
-}
-
-Coordinates selection_points(const Selection& sel, const std::optional<Shape>& shape) {
-  std::optional<std::size_t> n;  // the length the arrays broadcast to
-  for (const auto& x : sel)
-    if (const auto* a = std::get_if<IndexArray>(&x)) {
-      if (a->size() == 1 || (n && *n == a->size())) continue;
-      if (n && *n != 1)
-        throw SelectionError(ErrorCode::invalid_selection,
-                             "shape mismatch: index arrays of lengths " + std::to_string(*n) + " and " +
-                                 std::to_string(a->size()) + " cannot be broadcast together");
-      n = a->size();
-    }
-  const std::size_t len = n.value_or(1);
-  Coordinates points;
-  for (std::size_t d = 0; d < sel.size(); ++d) {
-    if (const auto* a = std::get_if<IndexArray>(&sel[d])) {
-      points.push_back(a->size() == len ? *a : IndexArray(len, a->front()));
-    } else if (const auto* i = std::get_if<std::int64_t>(&sel[d])) {
-      if (shape && d < shape->size()) normalize_int(*i, (*shape)[d], d);  // throws when out of bounds
-      points.emplace_back(len, *i);
-    } else {
-      throw SelectionError(ErrorCode::invalid_selection, "a coordinate selection takes integers and index arrays");
-    }
-  }
-  return points;
 }
 
 Selection parse_selection(std::string_view text) {

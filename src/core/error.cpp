@@ -12,6 +12,8 @@ const char* to_string(ErrorCode code) {
       return "wrong_node_type";
     case ErrorCode::invalid_selection:
       return "invalid_selection";
+    case ErrorCode::invalid_index:
+      return "invalid_index";
     case ErrorCode::index_out_of_bounds:
       return "index_out_of_bounds";
     case ErrorCode::dtype_mismatch:

@@ -190,21 +190,8 @@ void add_selection_flags(CLI::App& sub, bool& coords, bool& oindex) {
                "means what Python's z[...] means: arrays one per dimension pair up into points");
 }
 
-std::optional<Coordinates> points_of(const Selection& sel, const Array& z, bool oindex, bool coords,
-                                     const std::string& text) {
-  if (oindex) return std::nullopt;
-  switch (selection_kind(sel, z.ndim())) {
-    case SelectionKind::coordinates:
-      return selection_points(sel, coords ? std::nullopt : std::optional<Shape>(z.shape()));
-    case SelectionKind::numpy_advanced:
-      throw ArgumentError("SELECTION '" + text +
-                          "': index arrays that are not one per dimension, or an index array with integers not next "
-                          "to it, select as NumPy's advanced indexing does, which the CLI does not; add --oindex to "
-                          "index each dimension on its own (as Python's z.oindex[...])");
-    case SelectionKind::orthogonal:
-      break;
-  }
-  return std::nullopt;
+IndexPlan plan_selection(const Selection& sel, const Array& z, bool oindex, bool coords) {
+  return plan_index(index_expr(sel), z.shape(), oindex ? IndexMode::orthogonal : IndexMode::numpy, coords);
 }
 
 std::size_t parse_axis(const std::string& text, std::size_t ndim) {

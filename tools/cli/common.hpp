@@ -28,12 +28,9 @@ std::string one_line(std::string_view m);
 std::size_t parse_axis(const std::string& text, std::size_t ndim);
 // get's and set's --coords and --oindex: how their SELECTION is read.
 void add_selection_flags(CLI::App& sub, bool& coords, bool& oindex);
-// SELECTION as Python's z[...] takes it (the core's selection_kind): nullopt for an orthogonal
-// selection, the points when index arrays, one per dimension, pair up; NumPy's other advanced
-// indexing is refused, naming --oindex. With `oindex` (z.oindex[...]) it is always orthogonal.
-// `z` checks the integers of zero-based points (not with --coords: the core checks coordinates).
-std::optional<Coordinates> points_of(const Selection& sel, const Array& z, bool oindex, bool coords,
-                                     const std::string& text);
+// SELECTION planned as Python's z[...] plans it (zarrpp::plan_index), or as z.oindex[...] with
+// `oindex`; `coords`: indices are coordinates of the domain.
+IndexPlan plan_selection(const Selection& sel, const Array& z, bool oindex, bool coords);
 
 // The codecs of an array on one line, as `info` and `tree` show them.
 std::string codecs_summary(const ArrayMetadata& m);

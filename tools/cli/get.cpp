@@ -19,7 +19,7 @@ class GetCommand final : public Command {
  private:
   std::string array_, sel_, out_;
   bool coords_ = false, oindex_ = false;
-  void read_points(const Array& z, const Coordinates& points) const;
+  void read_planned(const Array& z, const IndexPlan& plan) const;
 };
 
 void GetCommand::add(CLI::App& app) {
@@ -30,15 +30,14 @@ void GetCommand::add(CLI::App& app) {
   add_selection_flags(*sub_, coords_, oindex_);
 }
 
-// Index arrays, one per dimension, paired up into points (as z[...] and z.vindex[...]).
-void GetCommand::read_points(const Array& z, const Coordinates& points) const {
+// Points (index arrays one per dimension, as z[...] pairs them up) and NumPy's advanced indexing.
+void GetCommand::read_planned(const Array& z, const IndexPlan& plan) const {
   if (z.dtype().is_vlen()) {
     if (!out_.empty()) throw ArgumentError("get --out: a .npy file cannot hold variable-length elements");
-    print_vlen(std::cout, coords_ ? z.coords().read_vlen_points(points) : z.read_vlen_points(points),
-               z.dtype() == DataType::bytes_t);
+    print_vlen(std::cout, read_vlen_index(z, plan), z.dtype() == DataType::bytes_t);
     return;
   }
-  const NDArray r = coords_ ? z.coords().read_points(points) : z.read_points(points);
+  const NDArray r = read_index(z, plan);
   if (out_.empty())
     print_array(std::cout, r);
   else
@@ -46,19 +45,19 @@ void GetCommand::read_points(const Array& z, const Coordinates& points) const {
 }
 
 void GetCommand::run() {
-  auto z = open_array_at(array_);
-  if (const auto points = points_of(parse_selection(sel_), z, oindex_, coords_, sel_)) {
-    read_points(z, *points);
+  const Array z = open_array_at(array_);
+  const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
+  if (plan.kind != IndexPlan::Kind::orthogonal) {
+    read_planned(z, plan);
     return;
   }
+  const Selection& sel = plan.selection;
   if (z.dtype().is_vlen()) {
     if (!out_.empty())
       throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +
                           " elements of this array; print them instead (no --out)");
-    const auto sel = parse_selection(sel_);
     print_vlen(std::cout, coords_ ? z.coords().read_vlen(sel) : z.read_vlen(sel), z.dtype() == DataType::bytes_t);
   } else {
-    const auto sel = parse_selection(sel_);
     if (!out_.empty()) {
       save_selection(z, sel, coords_, out_);
     } else {

@@ -17,7 +17,7 @@ class SetCommand final : public Command {
  private:
   std::string array_, sel_, value_, from_;
   bool coords_ = false, oindex_ = false;
-  void write_points(Array& z, const Coordinates& points) const;
+  void write_planned(Array& z, const IndexPlan& plan) const;
 };
 
 void SetCommand::add(CLI::App& app) {
@@ -31,25 +31,25 @@ void SetCommand::add(CLI::App& app) {
 }
 
 // A value (or .npy of one value per point) written at points paired up from index arrays.
-void SetCommand::write_points(Array& z, const Coordinates& points) const {
+void SetCommand::write_planned(Array& z, const IndexPlan& plan) const {
   if (z.dtype().is_vlen()) {
     if (!from_.empty()) throw ArgumentError("set --from: a .npy file cannot hold variable-length elements");
-    const VlenValues v{{}, {value_}};  // one value, broadcast over the points
-    coords_ ? z.coords().write_vlen_points(points, v) : z.write_vlen_points(points, v);
+    write_vlen_index(z, plan, VlenValues{{}, {value_}});  // one value, broadcast over the points
     return;
   }
   if (value_.empty() && from_.empty()) throw ArgumentError("set: give --value V or --from FILE.npy");
   const NDArray data = from_.empty() ? scalar_array(value_, z.dtype(), "--value") : npy::load(from_);
-  coords_ ? z.coords().write_points(points, data) : z.write_points(points, data);
+  write_index(z, plan, data.view());
 }
 
 void SetCommand::run() {
   auto z = open_array_at(array_);
-  const auto sel = parse_selection(sel_);
-  if (const auto points = points_of(sel, z, oindex_, coords_, sel_)) {
-    write_points(z, *points);
+  const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
+  if (plan.kind != IndexPlan::Kind::orthogonal) {
+    write_planned(z, plan);
     return;
   }
+  const Selection& sel = plan.selection;
   if (z.dtype().is_vlen()) {
     if (!from_.empty())
       throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() +

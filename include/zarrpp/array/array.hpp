@@ -159,7 +159,9 @@ class Array {
   // ---- mask selection: a bool array of the array's shape; 1-d result in C order ----
   NDArray read_mask(const NDView& mask) const;
   void write_mask(const NDView& mask, const NDView& data);
-  // ---- block selection: integers and step-1 slices in chunk units ----
+  // ---- block selection: integers, step-1 slices and one Ellipsis in units of stored objects ----
+  // (chunks, or shards when sharded, as zarr-python 3 counts blocks; block 0 is the first one the
+  // domain touches)
   NDArray read_blocks(const Selection& sel) const;
   void write_blocks(const Selection& sel, const NDView& data);
 

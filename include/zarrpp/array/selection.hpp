@@ -42,7 +42,7 @@ using Coordinates = std::vector<std::vector<std::int64_t>>;
 // naming the offending part.
 Selection parse_selection(std::string_view text);
 
-// What NumPy-style indexing (Python's z[...], the CLI's SELECTION) does with a selection on an
+// What NumPy-style indexing (plan_index, indexing.hpp) does with a selection on an
 // array of `ndim` dimensions; one rule for both front ends (docs/architecture.md, "Selections"):
 //   coordinates   one index per dimension, integers and integer arrays only, at least one array:
 //                 the arrays (integers broadcast) pair up into points, as NumPy and zarr-python do;
@@ -54,10 +54,5 @@ Selection parse_selection(std::string_view text);
 //                 indexed on its own.
 enum class SelectionKind { orthogonal, coordinates, numpy_advanced };
 SelectionKind selection_kind(const Selection& sel, std::size_t ndim, bool multi_dimensional = false);
-// The points of a `coordinates` selection: the arrays broadcast together as NumPy does (arrays of
-// length 1, and integers, repeated to the others' length). SelectionError when lengths other than
-// 1 differ. With `shape` (zero-based indices), every integer is checked against it, even where no
-// point is selected (`z[[], 99]` is out of bounds as in Python).
-Coordinates selection_points(const Selection& sel, const std::optional<std::vector<std::int64_t>>& shape = {});
 
 }  // namespace zarrpp

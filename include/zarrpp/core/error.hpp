@@ -13,6 +13,7 @@ enum class ErrorCode {
   wrong_node_type,      // an array where a group was expected, or the reverse
   invalid_selection,    // a selection that cannot be applied (bad syntax, bad step, ...)
   index_out_of_bounds,  // an index outside the array (NumPy raises IndexError)
+  invalid_index,        // an index of a kind or shape the indexing rules refuse (NumPy: IndexError)
   dtype_mismatch,       // data of another data type than the array's (NumPy raises TypeError)
   shape_mismatch,       // data whose shape does not fit the selection (NumPy raises ValueError)
   corrupt_data,         // chunk bytes that cannot be decoded (corrupt, truncated, checksum)
@@ -51,7 +52,7 @@ class UnsupportedError : public MetadataError {
   explicit UnsupportedError(const std::string& what) : MetadataError(ErrorCode::unsupported, what) {}
 };
 
-// A selection or the data given for it does not fit the array (codes invalid_selection,
+// A selection or the data given for it does not fit the array (codes invalid_selection, invalid_index,
 // index_out_of_bounds, dtype_mismatch, shape_mismatch).
 class SelectionError : public Error {
  public:
