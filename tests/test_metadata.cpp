@@ -121,6 +121,23 @@ INSTANTIATE_TEST_SUITE_P(
         FillCase{"complex128", "[\"-Infinity\", \"0x7ff8000000000001\"]", "[\"-Infinity\",\"0x7ff8000000000001\"]"},
         FillCase{"r16", "[0, 255]", "[0,255]"}, FillCase{"r24", "[1, 2, 3]", "[1,2,3]"}));
 
+// What callers give for a new array (Python's fill_value=, ArraySpec::fill_value) -> zarr.json's form.
+TEST(Metadata, CanonicalFillValueTakesCallersForms) {
+  EXPECT_EQ(canonical_fill_value(Json(3.0), DataType::int32), Json(3));
+  EXPECT_EQ(canonical_fill_value(Json(-2.0), DataType::uint8), Json(-2));  // parse_fill_value then refuses it
+  EXPECT_THROW(parse_fill_value(canonical_fill_value(Json(-2.0), DataType::uint8), DataType::uint8), MetadataError);
+  EXPECT_THROW(canonical_fill_value(Json(3.5), DataType::int32), MetadataError);
+  EXPECT_THROW(canonical_fill_value(Json(1e300), DataType::int64), MetadataError);
+  EXPECT_EQ(canonical_fill_value(Json(1), DataType::bool_t), Json(true));
+  EXPECT_EQ(canonical_fill_value(Json(0), DataType::bool_t), Json(false));
+  EXPECT_EQ(canonical_fill_value(Json(2), DataType::bool_t), Json(2));  // refused by parse_fill_value
+  EXPECT_EQ(canonical_fill_value(Json(1.5), DataType::complex64), Json::parse("[1.5, 0.0]"));
+  EXPECT_EQ(canonical_fill_value(Json::binary({1, 2}), DataType::parse("r16")), Json::parse("[1, 2]"));
+  EXPECT_EQ(canonical_fill_value(Json::binary({'a', 'b'}), DataType::bytes_t), Json("YWI="));
+  EXPECT_THROW(canonical_fill_value(Json::binary({0, 0, 0, 0}), DataType::float32), MetadataError);
+  EXPECT_EQ(canonical_fill_value(Json("NaN"), DataType::float32), Json("NaN"));  // the stored forms pass as they are
+}
+
 TEST(Metadata, NanPayloadsSurviveBitExactly) {
   const auto b = parse_fill_value("0x7fc00123", DataType::float32);
   std::uint32_t bits;

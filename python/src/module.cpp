@@ -2,12 +2,15 @@
 // turns Python selection objects into the core's index expressions (which the core plans); moves data
 // between NumPy buffers and zarrpp without extra copies; releases the GIL while zarrpp works; and
 // turns zarrpp's exceptions into the Python exceptions users expect.
+#include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
 #include <bit>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -270,12 +273,52 @@ codec::Any to_codec(const py::tuple& spec) {
   return zarrpp::CodecMetadata{name, cfg};
 }
 
+// fill_value= as JSON by its Python type only (bool, int, float, complex, str, bytes, sequences,
+// NumPy scalars); what the value means for the data type is the core's (canonical_fill_value,
+// parse_fill_value).
+Json float_json(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+Json fill_value_json(const py::handle& v) {
+  const auto np = py::module_::import("numpy");
+  if (PyBool_Check(v.ptr()) || py::isinstance(v, np.attr("bool_"))) return v.cast<bool>();
+  if (py::isinstance<py::bytes>(v) || PyByteArray_Check(v.ptr()) || py::isinstance(v, np.attr("void"))) {
+    const auto b = py::reinterpret_steal<py::bytes>(PyBytes_FromObject(v.ptr())).cast<std::string>();
+    return Json::binary(std::vector<std::uint8_t>(b.begin(), b.end()));
+  }
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::int_>(v) || py::isinstance(v, np.attr("integer"))) {
+    const py::int_ i(py::reinterpret_borrow<py::object>(
+        v));  // beyond 64 bits: a number (a float type may hold it; an integer type refuses it)
+    if (i < py::int_(INT64_MIN) || i > py::int_(UINT64_MAX)) return py::float_(i).cast<double>();
+    if (i < py::int_(0)) return i.cast<std::int64_t>();
+    return i.cast<std::uint64_t>();
+  }
+  if (py::isinstance<py::float_>(v) || py::isinstance(v, np.attr("floating"))) return float_json(v.cast<double>());
+  if (PyComplex_Check(v.ptr()) || py::isinstance(v, np.attr("complexfloating"))) {
+    const auto c = v.cast<std::complex<double>>();
+    return Json::array({float_json(c.real()), float_json(c.imag())});
+  }
+  if (py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v)) {
+    Json a = Json::array();
+    for (const auto& x : v) a.push_back(fill_value_json(x));
+    return a;
+  }
+  if (py::isinstance<py::array>(v) && py::reinterpret_borrow<py::array>(v).ndim() == 0)
+    return fill_value_json(v.attr("item")());
+  throw py::type_error("fill_value " + py::repr(v).cast<std::string>() +
+                       ": give a number, bool, str, bytes or a sequence of numbers");
+}
+
 struct CreateArgs {
   StorePtr store;
   std::string path;
   Shape shape, chunks;
   std::string dtype;
-  std::optional<std::string> fill_value_json;
+  py::object fill_value;  // None: the default
   std::vector<py::tuple> filters;
   std::optional<std::vector<py::tuple>> compressors;  // None: the default ("auto")
   std::optional<Shape> shards;
@@ -297,7 +340,12 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   spec.shape = a.shape;
   spec.chunks = a.chunks;
   spec.dtype = DataType::parse(a.dtype);
-  if (a.fill_value_json) spec.fill_value = parse_json(*a.fill_value_json, "fill_value");
+  if (!a.fill_value.is_none()) {
+    if (spec.dtype == DataType::bytes_t && py::isinstance<py::str>(a.fill_value))
+      throw py::value_error("fill_value " + py::repr(a.fill_value).cast<std::string>() +
+                            " is not valid for a bytes array: give bytes");
+    spec.fill_value = fill_value_json(a.fill_value);
+  }
   spec.dimension_names = a.dimension_names;
   spec.attributes = parse_json(a.attributes_json, "attributes");
   spec.overwrite = a.overwrite;
@@ -793,9 +841,8 @@ void bind_array_growth(py::class_<Array>& cls) {
 void bind_array_creation(py::module_& m) {
   m.def(
       "create_array",
-      [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype,
-         std::optional<std::string> fill_value_json, std::vector<py::tuple> filters,
-         std::optional<std::vector<py::tuple>> compressors, std::optional<Shape> shards,
+      [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype, py::object fill_value,
+         std::vector<py::tuple> filters, std::optional<std::vector<py::tuple>> compressors, std::optional<Shape> shards,
          std::optional<std::vector<std::optional<std::string>>> dimension_names, std::string attributes_json,
          bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format, std::string separator,
          std::optional<py::tuple> serializer, std::string order) {
@@ -804,7 +851,7 @@ void bind_array_creation(py::module_& m) {
                         std::move(shape),
                         std::move(chunks),
                         std::move(dtype),
-                        std::move(fill_value_json),
+                        std::move(fill_value),
                         std::move(filters),
                         std::move(compressors),
                         std::move(shards),
@@ -820,9 +867,9 @@ void bind_array_creation(py::module_& m) {
         const auto spec = make_spec(args);
         return without_gil([&] { return Array::create(args.store, args.path, spec); });
       },
-      "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value_json"_a, "filters"_a, "compressors"_a,
-      "shards"_a, "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a,
-      "zarr_format"_a = 3, "separator"_a = "", "serializer"_a = py::none(), "order"_a = "C");
+      "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value"_a, "filters"_a, "compressors"_a, "shards"_a,
+      "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a, "zarr_format"_a = 3,
+      "separator"_a = "", "serializer"_a = py::none(), "order"_a = "C");
   m.def(
       "open_array",
       [](StorePtr store, const std::string& path) {

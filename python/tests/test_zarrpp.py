@@ -527,6 +527,32 @@ def test_fill_values():
         zarr.create_array(m, name="x", shape=(2,), dtype="i4", fill_value=1.5)
 
 
+@pytest.mark.parametrize("dtype, given, stored", [
+    ("i4", 3.0, 3), ("i4", np.float32(-2), -2), ("i8", np.int16(-5), -5), ("u8", 2**64 - 1, 2**64 - 1),
+    ("bool", 0, False), ("bool", 1, True), ("bool", np.True_, True), ("f2", 1, 1.0), ("f8", 2**80, float(2**80)),
+    ("f4", "0x7fc00001", "0x7fc00001"), ("f8", float("-inf"), "-Infinity"), ("c8", 1.5, [1.5, 0.0]),
+    ("c16", complex(1, float("nan")), [1.0, "NaN"]), ("c8", [1, 2], [1.0, 2.0]), ("r16", b"\x01\x02", [1, 2]),
+    ("r16", [1, 2], [1, 2]), ("V2", np.void(b"\x05\x06"), [5, 6]), (str, "x", "x"), (bytes, b"ab", "YWI="),
+    ("i4", np.array(7), 7),
+])
+def test_fill_values_given_as_python_values_are_stored_canonically(dtype, given, stored):
+    """The core encodes fill values (canonical_fill_value); Python passes the value by its type."""
+    z = zarr.create_array(zarr.storage.MemoryStore(), shape=(2,), chunks=(2,), dtype=dtype, fill_value=given)
+    assert z.metadata["fill_value"] == stored
+
+
+@pytest.mark.parametrize("dtype, given, error", [
+    ("i4", 3.5, ValueError), ("i4", "NaN", ValueError), ("i4", 2**40, ValueError), ("i4", 2**80, ValueError),
+    ("bool", 2, ValueError), ("r16", b"\x01", ValueError), (str, 3, ValueError), (bytes, "YWI=", ValueError),
+    (bytes, 3, ValueError), ("i4", object(), TypeError), ("f4", b"\x00\x00\x00\x00", ValueError),
+])
+def test_fill_values_that_do_not_fit_are_refused_and_nothing_is_created(dtype, given, error):
+    m = zarr.storage.MemoryStore()
+    with pytest.raises(error, match="fill_value"):
+        zarr.create_array(m, name="x", shape=(2,), chunks=(2,), dtype=dtype, fill_value=given)
+    assert "x" not in zarr.open_group(m, mode="a")
+
+
 # ---- growth and resizing -------------------------------------------------------------------------
 
 def test_prepend_append_resize():

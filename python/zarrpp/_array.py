@@ -69,50 +69,6 @@ def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
     return dt.newbyteorder("="), name, endian
 
 
-def _float_json(x: float) -> Any:
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return x
-
-
-def _fill_value_json(value: Any, dt: np.dtype, zarr_name: str = "") -> Optional[str]:
-    """The JSON encoding of ``fill_value=`` for data type ``dt`` (None: the default, 0 / false)."""
-    if value is None:
-        return None
-    if zarr_name == "string":
-        if not isinstance(value, str):
-            raise ValueError(f"fill_value {value!r} is not valid for a string array: give a str")
-        return json.dumps(value)
-    if zarr_name == "variable_length_bytes":
-        if not isinstance(value, (bytes, bytearray)):
-            raise ValueError(f"fill_value {value!r} is not valid for a bytes array: give bytes")
-        return json.dumps(base64.standard_b64encode(bytes(value)).decode("ascii"))
-    if isinstance(value, str):  # already encoded: "NaN", "Infinity", "0x7fc00000", ...
-        return json.dumps(value)
-    k = dt.kind
-    try:
-        if k == "b":
-            return json.dumps(bool(value))
-        if k in "iu":
-            if isinstance(value, (float, np.floating)) and float(value).is_integer():
-                value = int(value)
-            return json.dumps(operator.index(value))
-        if k == "f":
-            return json.dumps(_float_json(float(value)))
-        if k == "c":
-            c = complex(value)
-            return json.dumps([_float_json(c.real), _float_json(c.imag)])
-        if k == "V":
-            if isinstance(value, np.void):
-                value = value.tobytes()
-            return json.dumps(list(bytes(value)))
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"fill_value {value!r} is not valid for data type {dt}: {e}") from None
-    raise TypeError(f"unsupported data type {dt}")
-
-
 def _json_default(o: Any) -> Any:
     if isinstance(o, np.generic):
         return o.item()
@@ -1220,7 +1176,7 @@ def create_array(
     lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
     core = _zarrpp.create_array(
         st, node_path, list(shape_t), list(chunks_t), zarr_name,
-        _fill_value_json(fill_value, np_dtype, zarr_name),
+        fill_value,
         filter_specs, compressor_specs,
         None if shards_t is None else list(shards_t), dims,
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),

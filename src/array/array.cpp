@@ -261,8 +261,10 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
     m.chunk_grid = ChunkGridMetadata::regular(grid_chunks);
   }
   m.chunk_key_encoding = spec.chunk_key_encoding;
-  m.fill_value = spec.fill_value ? parse_fill_value(*spec.fill_value, spec.dtype) : default_fill_value(spec.dtype);
-  if (spec.dtype.is_vlen() && spec.fill_value) m.fill_vlen = parse_vlen_fill_value(*spec.fill_value, spec.dtype);
+  const auto fill =
+      spec.fill_value ? std::optional<Json>(canonical_fill_value(*spec.fill_value, spec.dtype)) : std::nullopt;
+  m.fill_value = fill ? parse_fill_value(*fill, spec.dtype) : default_fill_value(spec.dtype);
+  if (spec.dtype.is_vlen() && fill) m.fill_vlen = parse_vlen_fill_value(*fill, spec.dtype);
   m.codecs = codec::to_metadata(chain.codecs, spec.dtype);
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;

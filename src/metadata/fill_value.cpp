@@ -143,6 +143,28 @@ std::uint64_t get_float(const std::uint8_t* in, std::size_t size) {
 
 Bytes default_fill_value(const DataType& dtype) { return Bytes(dtype.size(), 0); }
 
+namespace {
+Json fill_value_from_bytes(const Json& j, const DataType& t) {
+  const auto& bin = j.get_binary();
+  if (t.kind() == DataKind::Raw) return Json(std::vector<std::uint8_t>(bin.begin(), bin.end()));
+  if (t == DataType::bytes_t) return base64_encode(std::span<const std::uint8_t>(bin.data(), bin.size()));
+  bad(j, t, "bytes are the fill value of raw (r<bits>) and bytes data types only");
+}
+}  // namespace
+
+Json canonical_fill_value(const Json& j, const DataType& t) {
+  if (j.is_binary()) return fill_value_from_bytes(j, t);
+  const auto kind = t.kind();
+  if ((kind == DataKind::Int || kind == DataKind::UInt) && j.is_number_float()) {
+    const double d = j.get<double>();
+    if (!(std::trunc(d) == d && std::fabs(d) < 0x1p63)) bad(j, t, "expected an integer");
+    return Json(static_cast<std::int64_t>(d));
+  }
+  if (kind == DataKind::Bool && j.is_number_integer() && (j == 0 || j == 1)) return j == 1;
+  if (kind == DataKind::Complex && j.is_number()) return Json::array({j, 0.0});
+  return j;
+}
+
 Bytes parse_fill_value(const Json& j, const DataType& t) {
   using Id = DataType::Id;
   Bytes b;

@@ -24,7 +24,7 @@ struct ArraySpec {
   Shape shape{};
   Shape chunks{};  // the (inner) chunk shape; with `shards`, the inner chunk of each shard
   DataType dtype = DataType::float64;
-  std::optional<Json> fill_value = std::nullopt;        // JSON encoding ("NaN", 0, [1, 2], ...); default 0/false
+  std::optional<Json> fill_value = std::nullopt;        // JSON ("NaN", 0, [1, 2]; canonical_fill_value); none: 0
   std::optional<codec::Any> compressor = std::nullopt;  // one compressor, e.g. codec::Zstd{.level = 3}
   bool crc32c = false;                                  // append a crc32c checksum to every chunk
   OptionalShape shards = std::nullopt;                  // shard shape (a multiple of `chunks`), e.g. {8, 8}

@@ -24,6 +24,12 @@ using Json = nlohmann::ordered_json;
 // and raw bits round-trip exactly.
 Bytes parse_fill_value(const Json& j, const DataType& dtype);
 Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);
+// A fill value a caller gives for a new array (ArraySpec::fill_value, Python's fill_value=) in the
+// form zarr.json stores: its JSON encoding, with the conveniences callers expect and nothing
+// lost: an integral number for an integer type (3.0 -> 3), 0 or 1 for bool, a real number for a
+// complex type (-> [x, 0]), and bytes (a JSON binary value) for a raw type (-> its byte values) or
+// the bytes type (-> base64). parse_fill_value then checks it as it checks zarr.json's.
+Json canonical_fill_value(const Json& given, const DataType& dtype);
 // The default fill value: zero bits (0, false, +0.0, zero bytes), as zarr-python 3 uses.
 Bytes default_fill_value(const DataType& dtype);
 // Variable-length data types: "string" takes a JSON string, "bytes" base64 (as zarr-python 3).
