@@ -14,6 +14,7 @@
 #include "zarrpp/core/thread_pool.hpp"
 #include "zarrpp/core/warning.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
+#include "zarrpp/grid/defaults.hpp"
 #include "zarrpp/io/npy.hpp"
 #include "zarrpp/metadata/metadata.hpp"
 #include "zarrpp/store/file_store.hpp"

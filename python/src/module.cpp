@@ -980,6 +980,10 @@ void bind_nodes(py::module_& m) {
       },
       "selection"_a, "shape"_a, "mode"_a = "numpy",
       "How the core plans a selection on an array of this shape (orthogonal, points, mask, gather, blocks).");
+  m.def("auto_chunks", &zarrpp::auto_chunks, "shape"_a, "itemsize"_a, "target_bytes"_a = std::size_t{1} << 20,
+        "Chunks for chunks=\"auto\": at most 1 MiB, the longest dimension halved first (the core's rule).");
+  m.def("auto_shards", &zarrpp::auto_shards, "shape"_a, "chunks"_a,
+        "Shards for shards=\"auto\": two chunks along dimensions holding more than 8 (the core's rule).");
   m.def(
       "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
       "name"_a, "A codec's default configuration (JSON text), from its registry entry.");

@@ -121,6 +121,21 @@ def test_auto_chunks_and_default_compressor():
     assert [c.name for c in z.compressors] == ["zstd"]
     e = zarr.create_array(zarr.storage.MemoryStore(), shape=(0, 5), dtype="f8")
     assert e.shape == (0, 5) and e[:].shape == (0, 5)
+    assert z.chunks == (250, 500)  # the longest dimension halved first, until at most 1 MiB
+
+
+def test_cli_and_python_choose_the_same_auto_grid(tmp_path):
+    """chunks="auto" / shards="auto" and the CLI's --chunks auto / --shards auto: the core's rule."""
+    from conftest import cli_path
+    for shape, dtype in [((100, 10), "int32"), ((1000, 1000), "float64"), ((7, 300000), "uint8"), ((3,), "int16")]:
+        py = zarr.create_array(None, shape=shape, chunks="auto", shards="auto", dtype=dtype)
+        path = tmp_path / f"a{len(shape)}_{dtype}.zarr"
+        r = subprocess.run([cli_path(), "create", str(path), "--shape", ",".join(map(str, shape)), "--chunks", "auto",
+                            "--shards", "auto", "--dtype", dtype], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        cli = zarr.open_array(str(path))
+        assert (cli.chunks, cli.shards) == (py.chunks, py.shards), shape
+        assert np.prod(py.chunks) * np.dtype(dtype).itemsize <= 1 << 20
 
 
 def test_create_with_data_and_overwrite():

@@ -1069,18 +1069,6 @@ def _reopen(store: Any, path: str, kind: str, read_only: bool) -> "Union[Array, 
 
 # ---- module-level API ----------------------------------------------------------------------------
 
-_TARGET_CHUNK_BYTES = 1 << 20
-
-
-def _auto_chunks(shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
-    """Chunks of at most ~1 MiB, halving the longest dimension first."""
-    chunks = [max(int(n), 1) for n in shape]
-    while math.prod(chunks) * itemsize > _TARGET_CHUNK_BYTES and max(chunks) > 1:
-        i = chunks.index(max(chunks))
-        chunks[i] = (chunks[i] + 1) // 2
-    return tuple(chunks)
-
-
 def _as_shape(value: Any, what: str) -> Tuple[int, ...]:
     if _is_int(value):
         return (operator.index(value),)
@@ -1092,7 +1080,7 @@ def _as_shape(value: Any, what: str) -> Tuple[int, ...]:
 
 def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
     if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
-        return _auto_chunks(shape, itemsize)
+        return tuple(_zarrpp.auto_chunks(list(shape), itemsize))
     if chunks is False:  # zarr-python: one chunk for the whole array
         return tuple(max(n, 1) for n in shape)
     if _is_int(chunks):
@@ -1252,8 +1240,7 @@ def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...]
     if isinstance(shards, str):
         if shards != "auto":
             raise ValueError(f"shards: a shape, a dict {{'shape': ...}}, 'auto' or None, got {shards!r}")
-        # zarr-python's rule: two chunks per shard along axes with more than 8 chunks, else one.
-        shards = tuple(2 * c if n // c > 8 else c for n, c in zip(shape, chunks))
+        shards = tuple(_zarrpp.auto_shards(list(shape), list(chunks)))
     return None if shards is None else _as_shape(shards, "shards")
 
 

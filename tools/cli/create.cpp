@@ -27,7 +27,7 @@ void CreateCommand::add(CLI::App& app) {
   sub_ = app.add_subcommand("create", "Create an array");
   sub_->add_option("ARRAY", array_, "Directory for the array")->required();
   sub_->add_option("--shape", shape_, "Shape, e.g. 6,4")->required();
-  sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4")->required();
+  sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4, or auto (at most 1 MiB, as zarr-python)")->required();
   sub_->add_option("--dtype", dtype_,
                    "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's "
                    "spelling (i4, <f8, ...)")
@@ -35,7 +35,8 @@ void CreateCommand::add(CLI::App& app) {
   sub_->add_option("--fill-value", fill_, "Fill value (default 0 / false)");
   sub_->add_option("--compressor", comp_, compressor_forms());
   sub_->add_flag("--crc32c", crc_, "Append a CRC32C checksum to every chunk");
-  sub_->add_option("--shards", shards_, "Shard shape (a multiple of the chunk shape)");
+  sub_->add_option("--shards", shards_,
+                   "Shard shape (a multiple of the chunk shape), or auto (two chunks along dimensions of more than 8)");
   sub_->add_option("--lower-bound", lower_, "Lower bound per dimension (creates a regular_bounded array)");
   sub_->add_option("--dimension-names", dims_, "Dimension names, e.g. t,x");
   sep_opt_ = sub_->add_option("--separator", sep_, "Chunk key separator: / or . (default / for v3, . for v2)")
@@ -49,13 +50,13 @@ void CreateCommand::add(CLI::App& app) {
 
 // The array the options describe (every option parsed and checked here).
 ArraySpec CreateCommand::make_spec() const {
-  ArraySpec spec{.shape = parse_shape(shape_, "--shape"),
-                 .chunks = parse_shape(chunks_, "--chunks"),
-                 .dtype = DataType::from_user(dtype_)};
+  ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = DataType::from_user(dtype_)};
+  spec.chunks = chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size()) : parse_shape(chunks_, "--chunks");
   if (!fill_.empty()) spec.fill_value = spec.dtype == DataType::string_t ? Json(fill_) : scalar_json(fill_);
   spec.compressors = compressors_of(comp_);
   spec.crc32c = crc_;
-  if (!shards_.empty()) spec.shards = parse_shape(shards_, "--shards");
+  if (!shards_.empty())
+    spec.shards = shards_ == "auto" ? auto_shards(spec.shape, spec.chunks) : parse_shape(shards_, "--shards");
   if (!lower_.empty()) spec.lower_bound = parse_shape(lower_, "--lower-bound");
   if (!dims_.empty()) {
     std::vector<std::optional<std::string>> names;
