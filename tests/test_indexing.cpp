@@ -82,6 +82,9 @@ TEST(Indexing, SpreadIndicesAreReadAsPointsNotAsTheirBox) {
   }
   const auto plan = plan_index({tensor({300}, rows), tensor({300}, cols), slice()}, z.shape(), IndexMode::numpy);
   EXPECT_EQ(plan.kind, IndexPlan::Kind::points);
+  // Still NumPy's advanced indexing: read-only, whichever way it is read.
+  auto target = z;
+  EXPECT_THROW(write_index(target, plan, NDArray(DataType::int32, {300, 2}).view()), SelectionError);
   const auto r = read_index(z, plan);
   ASSERT_EQ(r.shape(), (Shape{300, 2}));
   for (std::int64_t k = 0; k < 300; ++k)

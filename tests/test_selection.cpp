@@ -243,7 +243,7 @@ TEST(SelectionErrors, CarryCodesForTheirKind) {
   EXPECT_EQ(catch_error([&] { z.read({0, 0, 0}); }).code, ErrorCode::index_out_of_bounds);
   EXPECT_EQ(catch_error([&] { z.read({BoolArray{true, false}}); }).code, ErrorCode::index_out_of_bounds);
   EXPECT_EQ(catch_error([&] { z.read({slice(0, 4, 0)}); }).code, ErrorCode::invalid_selection);
-  EXPECT_EQ(catch_error([&] { z.read_blocks({slice(0, 2, 2)}); }).code, ErrorCode::invalid_selection);
+  EXPECT_EQ(catch_error([&] { z.read_blocks({slice(0, 2, 2)}); }).code, ErrorCode::invalid_index);
   EXPECT_EQ(catch_error([&] { z.write({}, NDArray(DataType::float64, {6, 4})); }).code, ErrorCode::dtype_mismatch);
   EXPECT_EQ(catch_error([&] { z.read<double>(); }).code, ErrorCode::dtype_mismatch);
   EXPECT_EQ(catch_error([&] { z.write({slice(0, 2)}, NDArray(DataType::int32, {3, 4})); }).code,

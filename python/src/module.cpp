@@ -211,7 +211,7 @@ zarrpp::IndexItem to_index_tensor(const py::handle& h) {
     if (top.cast<std::uint64_t>() > static_cast<std::uint64_t>(kI64Max))
       index_error("index " + py::str(top).cast<std::string>() + " is out of bounds for any array");
   }
-  if (kind != 'i' && kind != 'u' && a.size() != 0)  // [] is float64 to NumPy
+  if (kind != 'i' && kind != 'u' && (a.size() != 0 || py::isinstance<py::array>(h)))  // [] is float64 to NumPy
     index_error("arrays used as indices must be of integer or boolean type, got " +
                 py::str(a.dtype()).cast<std::string>());
   auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(a);
@@ -225,7 +225,7 @@ zarrpp::IndexItem to_index_item(const py::handle& h) {
   if (PyBool_Check(h.ptr()) || py::isinstance(h, np.attr("bool_")))
     index_error("a scalar boolean is not a valid index for a zarrpp array");
   if (py::isinstance<py::slice>(h)) return to_slice(h);
-  if (py::isinstance<py::array>(h) || py::isinstance<py::list>(h) ||
+  if (py::isinstance<py::array>(h) || py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h) ||
       py::isinstance(h, py::module_::import("builtins").attr("range")) ||
       (py::hasattr(h, "__array__") && !py::isinstance<py::str>(h) && !py::isinstance<py::bytes>(h)))
     return to_index_tensor(h);
@@ -285,7 +285,8 @@ Json float_json(double v) {
 Json fill_value_json(const py::handle& v) {
   const auto np = py::module_::import("numpy");
   if (PyBool_Check(v.ptr()) || py::isinstance(v, np.attr("bool_"))) return v.cast<bool>();
-  if (py::isinstance<py::bytes>(v) || PyByteArray_Check(v.ptr()) || py::isinstance(v, np.attr("void"))) {
+  if (py::isinstance<py::bytes>(v) || PyByteArray_Check(v.ptr()) || py::isinstance<py::memoryview>(v) ||
+      py::isinstance(v, np.attr("void"))) {
     const auto b = py::reinterpret_steal<py::bytes>(PyBytes_FromObject(v.ptr())).cast<std::string>();
     return Json::binary(std::vector<std::uint8_t>(b.begin(), b.end()));
   }

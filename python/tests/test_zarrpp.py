@@ -548,12 +548,26 @@ def test_fill_values():
     ("f4", "0x7fc00001", "0x7fc00001"), ("f8", float("-inf"), "-Infinity"), ("c8", 1.5, [1.5, 0.0]),
     ("c16", complex(1, float("nan")), [1.0, "NaN"]), ("c8", [1, 2], [1.0, 2.0]), ("r16", b"\x01\x02", [1, 2]),
     ("r16", [1, 2], [1, 2]), ("V2", np.void(b"\x05\x06"), [5, 6]), (str, "x", "x"), (bytes, b"ab", "YWI="),
-    ("i4", np.array(7), 7),
+    ("i4", np.array(7), 7), ("i4", True, 1), ("f8", False, 0), ("c8", float("nan"), ["NaN", 0.0]),
+    ("c16", float("-inf"), ["-Infinity", 0.0]), ("u8", 2.0**63, 2**63), ("r16", memoryview(b"\x01\x02"), [1, 2]),
 ])
 def test_fill_values_given_as_python_values_are_stored_canonically(dtype, given, stored):
     """The core encodes fill values (canonical_fill_value); Python passes the value by its type."""
     z = zarr.create_array(zarr.storage.MemoryStore(), shape=(2,), chunks=(2,), dtype=dtype, fill_value=given)
     assert z.metadata["fill_value"] == stored
+
+
+@pytest.mark.parametrize("dtype", ["i4", str])
+def test_zero_dimensional_masks(dtype):
+    z = zarr.create_array(None, shape=(), dtype=dtype)
+    z[...] = "x" if dtype is str else 5
+    value = z[()]
+    for m, n in [(np.array(True), 1), (np.array(False), 0)]:
+        assert z[m].shape == z.get_mask_selection(m).shape == (n,)
+        z[m] = "y" if dtype is str else 6  # a False mask writes nothing
+        if n:
+            value = z[()]
+        assert z[()] == value
 
 
 @pytest.mark.parametrize("dtype, given, error", [
@@ -635,8 +649,11 @@ def test_exceptions_map_to_python_ones():
         z.vindex[0:2, [0]]  # slices are not coordinates
     with pytest.raises(ValueError, match="step cannot be zero"):
         z[::0]
-    with pytest.raises(ValueError, match="block selections only support step 1"):
+    with pytest.raises(IndexError, match="block selections only support step 1"):
         z.blocks[::2]
+    with pytest.raises(IndexError, match="integer or boolean type"):
+        z[np.array([], dtype=float)]  # as NumPy (a list [] is an empty index, as in NumPy)
+    np.testing.assert_array_equal(z[(0, 1), ], z[[0, 1]])  # a tuple inside the selection is an index array
     with pytest.raises(ValueError, match="cannot be broadcast"):
         z[0:2] = np.ones((3, 4))
     with pytest.raises(FileNotFoundError, match="No array found in store .* at path 'missing'"):

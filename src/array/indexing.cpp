@@ -268,6 +268,7 @@ struct AdvancedWalk {
 IndexPlan gather_plan(const Advanced& a, const AdvancedWalk& w) {
   IndexPlan p;
   p.kind = IndexPlan::Kind::gather;
+  p.advanced = true;
   p.shape = w.result;
   std::vector<std::vector<std::int64_t>> box(a.dims.size());  // index dimensions
   std::vector<std::int64_t> extent(a.dims.size());
@@ -329,6 +330,7 @@ IndexPlan advanced_plan(const IndexExpr& expr, const Shape& shape) {
   if (box_volume(a) <= std::max<std::int64_t>(4 * n, 1 << 16)) return gather_plan(a, w);
   IndexPlan p;
   p.kind = IndexPlan::Kind::points;
+  p.advanced = true;
   p.shape = w.result;
   p.points.assign(a.dims.size(), {});
   for (auto& c : p.points) c.reserve(static_cast<std::size_t>(n));
@@ -484,7 +486,7 @@ namespace {
 
 NDView mask_view(const IndexPlan& p) { return NDView::c_order(p.mask.values.data(), DataType::bool_t, p.mask.shape); }
 
-void refuse_gather_write() {
+[[noreturn]] void refuse_gather_write() {
   refuse(
       "assigning through integer arrays mixed with slices or other arrays is not supported (NumPy's rules for "
       "it differ from an orthogonal selection): use oindex (orthogonal) or vindex (coordinates)");
@@ -533,6 +535,7 @@ VlenValues read_vlen_index(const Array& a, const IndexPlan& p) {
       return r;
     }
     case IndexPlan::Kind::mask: {
+      if (p.shape[0] == 0) return VlenValues{p.shape, {}};  // (a 0-d mask has no points to say so)
       VlenValues r = a.read_vlen_points(mask_to_coordinates(mask_view(p), p.mask.shape));
       r.shape = p.shape;
       return r;
@@ -550,6 +553,7 @@ VlenValues read_vlen_index(const Array& a, const IndexPlan& p) {
 }
 
 void write_index(Array& a, const IndexPlan& p, const NDView& data) {
+  if (p.advanced) refuse_gather_write();
   switch (p.kind) {
     case IndexPlan::Kind::orthogonal:
       return p.coords ? a.coords().write(p.selection, data) : a.write(p.selection, data);
@@ -569,6 +573,7 @@ void write_index(Array& a, const IndexPlan& p, const NDView& data) {
 }
 
 void write_vlen_index(Array& a, const IndexPlan& p, const VlenValues& data) {
+  if (p.advanced) refuse_gather_write();
   switch (p.kind) {
     case IndexPlan::Kind::orthogonal:
       return p.coords ? a.coords().write_vlen(p.selection, data) : a.write_vlen(p.selection, data);
@@ -579,6 +584,7 @@ void write_vlen_index(Array& a, const IndexPlan& p, const VlenValues& data) {
     }
     case IndexPlan::Kind::mask: {
       VlenValues v = broadcast_vlen(data, p.shape);
+      if (p.shape[0] == 0) return;
       return a.write_vlen_points(mask_to_coordinates(mask_view(p), p.mask.shape), v);
     }
     case IndexPlan::Kind::blocks:

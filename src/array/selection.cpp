@@ -186,7 +186,8 @@ std::vector<DimSel> normalize_block_selection(const Selection& given, const Chun
         b0 = b;
         b1 = b + 1;
       } else if (auto* sl = std::get_if<Slice>(&s)) {
-        if (sl->step != 1) throw SelectionError("block selections only support step 1 (" + dim_str(d) + ")");
+        if (sl->step != 1)
+          throw SelectionError(ErrorCode::invalid_index, "block selections only support step 1 (" + dim_str(d) + ")");
         const auto r = normalize_slice(*sl, nb, d);
         b0 = r.start;
         b1 = r.start + r.count;

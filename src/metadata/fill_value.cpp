@@ -155,13 +155,18 @@ Json fill_value_from_bytes(const Json& j, const DataType& t) {
 Json canonical_fill_value(const Json& j, const DataType& t) {
   if (j.is_binary()) return fill_value_from_bytes(j, t);
   const auto kind = t.kind();
+  const bool numeric = kind == DataKind::Int || kind == DataKind::UInt || kind == DataKind::Float;
+  if (j.is_boolean() && (numeric || kind == DataKind::Complex))  // as NumPy: True is 1
+    return canonical_fill_value(Json(j.get<bool>() ? 1 : 0), t);
   if ((kind == DataKind::Int || kind == DataKind::UInt) && j.is_number_float()) {
     const double d = j.get<double>();
-    if (!(std::trunc(d) == d && std::fabs(d) < 0x1p63)) bad(j, t, "expected an integer");
-    return Json(static_cast<std::int64_t>(d));
+    if (std::trunc(d) != d) bad(j, t, "expected an integer");
+    if (kind == DataKind::UInt && d >= 0 && d < 0x1p64) return Json(static_cast<std::uint64_t>(d));
+    if (d >= -0x1p63 && d < 0x1p63) return Json(static_cast<std::int64_t>(d));
+    bad(j, t, "out of range");
   }
   if (kind == DataKind::Bool && j.is_number_integer() && (j == 0 || j == 1)) return j == 1;
-  if (kind == DataKind::Complex && j.is_number()) return Json::array({j, 0.0});
+  if (kind == DataKind::Complex && (j.is_number() || j.is_string())) return Json::array({j, 0.0});
   return j;
 }
 

@@ -53,6 +53,7 @@ struct IndexPlan {
   std::vector<std::int64_t> gather;  // per result element (C order), its flat position in the box
   Shape shape;                       // the result's shape (points, mask and gather)
   bool scalar = false;               // integers in every dimension: one element (Python: a scalar)
+  bool advanced = false;             // NumPy advanced indexing (gather, or its points): read-only
   bool coords = false;               // indices are coordinates of the domain (Array::Coords)
 };
 
@@ -65,7 +66,8 @@ IndexExpr index_expr(const Selection& sel);
 
 // Run a plan on `a`, which should be the handle (snapshot) it was planned on. Writes take data of
 // the result's shape or any shape NumPy broadcasts to it (extra leading length-1 dimensions too).
-// NumPy advanced indexing (Kind::gather) is read-only: write_index refuses it naming oindex/vindex.
+// NumPy advanced indexing (`advanced`: a gather plan, or the points it reads when its box would be
+// large) is read-only: write_index refuses it naming oindex/vindex.
 NDArray read_index(const Array& a, const IndexPlan& plan);
 VlenValues read_vlen_index(const Array& a, const IndexPlan& plan);
 void write_index(Array& a, const IndexPlan& plan, const NDView& data);
