@@ -263,9 +263,22 @@ struct AdvancedWalk {
   }
 };
 
+// Per advanced index, its distinct values in increasing order (the box's index dimensions).
+std::vector<std::vector<std::int64_t>> distinct_indices(const Advanced& a) {
+  std::vector<std::vector<std::int64_t>> out;
+  for (const auto& t : a.indices) {
+    auto v = t.values;
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 // The box an advanced selection spans: per dimension the distinct indices in increasing order
 // (a slice stays a slice).
-IndexPlan gather_plan(const Advanced& a, const AdvancedWalk& w) {
+IndexPlan gather_plan(const Advanced& a, const AdvancedWalk& w,
+                      const std::vector<std::vector<std::int64_t>>& distinct) {
   IndexPlan p;
   p.kind = IndexPlan::Kind::gather;
   p.advanced = true;
@@ -283,9 +296,7 @@ IndexPlan gather_plan(const Advanced& a, const AdvancedWalk& w) {
       continue;
     }
     auto& b = box[d];
-    b = a.indices[dim.adv].values;
-    std::sort(b.begin(), b.end());
-    b.erase(std::unique(b.begin(), b.end()), b.end());
+    b = distinct[dim.adv];
     extent[d] = static_cast<std::int64_t>(b.size());
     p.selection.emplace_back(b);
   }
@@ -306,15 +317,10 @@ IndexPlan gather_plan(const Advanced& a, const AdvancedWalk& w) {
   return p;
 }
 
-std::int64_t box_volume(const Advanced& a) {
+std::int64_t box_volume(const Advanced& a, const std::vector<std::vector<std::int64_t>>& distinct) {
   std::int64_t v = 1;
   for (const auto& d : a.dims) {
-    std::int64_t n = d.slice.count;
-    if (d.adv != SIZE_MAX) {
-      auto vals = a.indices[d.adv].values;
-      std::sort(vals.begin(), vals.end());
-      n = std::unique(vals.begin(), vals.end()) - vals.begin();
-    }
+    const std::int64_t n = d.adv == SIZE_MAX ? d.slice.count : static_cast<std::int64_t>(distinct[d.adv].size());
     if (n != 0 && v > INT64_MAX / n) return INT64_MAX;
     v *= n;
   }
@@ -327,7 +333,9 @@ IndexPlan advanced_plan(const IndexExpr& expr, const Shape& shape) {
   const Advanced a = expand_advanced(expr, shape);
   const AdvancedWalk w(a);
   const std::int64_t n = shape_size(w.result);
-  if (box_volume(a) <= std::max<std::int64_t>(4 * n, 1 << 16)) return gather_plan(a, w);
+  const auto distinct = distinct_indices(a);
+  const std::int64_t limit = n > INT64_MAX / 4 ? INT64_MAX : std::max<std::int64_t>(4 * n, 1 << 16);
+  if (box_volume(a, distinct) <= limit) return gather_plan(a, w, distinct);
   IndexPlan p;
   p.kind = IndexPlan::Kind::points;
   p.advanced = true;
