@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "../src/core/retry.hpp"
 #include "support.hpp"
 
 using namespace zarrpp;
@@ -438,4 +439,47 @@ TEST(Reliability, HostileSizesAreRefusedWithoutLargeAllocations) {
   EXPECT_THROW(Array::open(store), MetadataError);
   EXPECT_THROW(Array::create(store, "x", {.shape = {std::int64_t{1} << 40, std::int64_t{1} << 40}, .chunks = {1, 1}}),
                MetadataError);
+}
+
+// The one retry policy every retry loop uses: attempts, deadline, delays within their bounds.
+TEST(Reliability, TheRetryPolicyBoundsAttemptsDeadlineAndDelays) {
+  using namespace std::chrono;
+  using Clock = steady_clock;
+  detail::Retry three({.initial_delay = microseconds(100),
+                       .max_delay = microseconds(400),
+                       .deadline = milliseconds(0),
+                       .max_attempts = 3});
+  EXPECT_EQ(three.attempts(), 1);
+  EXPECT_TRUE(three.next());
+  EXPECT_TRUE(three.next());
+  EXPECT_EQ(three.attempts(), 3);
+  EXPECT_TRUE(three.exhausted());
+  EXPECT_FALSE(three.next());
+  EXPECT_EQ(three.attempts(), 3);
+  // A wait is at least half its delay, and a server's "at least" never exceeds max_delay.
+  detail::Retry capped({.initial_delay = milliseconds(20), .max_delay = milliseconds(40), .deadline = milliseconds(0)});
+  auto t0 = Clock::now();
+  EXPECT_TRUE(capped.next(seconds(30)));
+  const auto waited = Clock::now() - t0;
+  EXPECT_GE(waited, milliseconds(20));
+  EXPECT_LT(waited, seconds(5));
+  // The deadline: no new attempt once it has passed; progress restarts it.
+  detail::Retry timed({.initial_delay = milliseconds(5), .max_delay = milliseconds(5), .deadline = milliseconds(30)});
+  int n = 0;
+  t0 = Clock::now();
+  while (timed.next()) ++n;
+  EXPECT_GE(Clock::now() - t0, milliseconds(30));
+  EXPECT_GE(n, 2);
+  EXPECT_TRUE(timed.deadline_passed());
+  timed.progress();
+  EXPECT_FALSE(timed.deadline_passed());
+  // A cap lowers the delays from then on.
+  detail::Retry slow({.initial_delay = seconds(10), .max_delay = seconds(10), .deadline = milliseconds(0)});
+  slow.cap_delay(milliseconds(2));
+  t0 = Clock::now();
+  EXPECT_TRUE(slow.next());
+  EXPECT_LT(Clock::now() - t0, seconds(1));
+  // The swap policy gives up after a minute, with waits of at most 50 ms.
+  EXPECT_EQ(detail::kSwapRetry.deadline, seconds(60));
+  EXPECT_EQ(detail::kSwapRetry.max_delay, milliseconds(50));
 }

@@ -4,9 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <random>
-#include <thread>
 
+#include "../core/retry.hpp"
 #include "byte_ranges.hpp"
 #include "zarrpp/core/error.hpp"
 
@@ -195,8 +194,6 @@ std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
   return size * n;
 }
 
-thread_local std::minstd_rand jitter_rng{std::random_device{}()};
-
 std::string seconds_text(std::chrono::milliseconds ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", static_cast<double>(ms.count()) / 1000.0);
@@ -363,13 +360,15 @@ CURLcode HttpClient::perform_once(CURL* h, const HttpRequest& req, HttpResponse&
 }
 
 HttpResponse HttpClient::perform(const HttpRequest& req) const {
-  using Clock = std::chrono::steady_clock;
   bool ambiguous = false;
-  auto delay = options_.retry_initial_delay;
   // Retries stop once retry_window has passed since the first attempt (or the last one that made
   // progress), so a dead or stalled server fails a request within about that time.
-  auto window_start = Clock::now();
-  for (int attempt = 1;; ++attempt) {
+  detail::Retry retry({.initial_delay = options_.retry_initial_delay,
+                       .max_delay = options_.retry_max_delay,
+                       .deadline = options_.retry_window,
+                       .max_attempts = options_.max_attempts});
+  for (;;) {
+    const int attempt = retry.attempts();
     HttpResponse resp;
     char errbuf[CURL_ERROR_SIZE];
     CURL* h = acquire();
@@ -392,10 +391,9 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
     // libcurl re-sent the request by itself (a reused connection died before answering): the
     // first copy may have been carried out.
     if (seen.sends > 1 + seen.redirects) ambiguous = true;
-    if (seen.uploaded >= kProgressUpload || seen.downloaded > 0) window_start = Clock::now();
-    const bool out_of_window =
-        options_.retry_window.count() > 0 && Clock::now() - window_start >= options_.retry_window;
-    const bool last = attempt >= options_.max_attempts || out_of_window;
+    if (seen.uploaded >= kProgressUpload || seen.downloaded > 0) retry.progress();
+    const bool out_of_window = retry.deadline_passed();
+    const bool last = retry.exhausted();
     if (rc != CURLE_OK && resp.too_large)
       throw HttpFailure(ErrorCode::limit_exceeded,
                         failure_prefix(req, attempt) + "the response is larger than the " +
@@ -412,25 +410,19 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
         throw HttpFailure(ErrorCode::store_failure, msg, ambiguous);
       }
     } else {
-      const bool retry = retryable_status(resp.status) ||
-                         std::find(req.extra_retry_statuses.begin(), req.extra_retry_statuses.end(), resp.status) !=
-                             req.extra_retry_statuses.end();
+      const bool retryable = retryable_status(resp.status) ||
+                             std::find(req.extra_retry_statuses.begin(), req.extra_retry_statuses.end(), resp.status) !=
+                                 req.extra_retry_statuses.end();
       // A 500, 502 or 504 may come after the server (or the one behind a gateway) carried it out.
       ambiguous = ambiguous || resp.status == 500 || resp.status == 502 || resp.status == 504;
-      if (!retry || last) {
+      if (!retryable || last) {
         resp.attempts = attempt;
         resp.ambiguous = ambiguous;
         return resp;
       }
     }
-    // Exponential backoff with "equal jitter": half the delay fixed, half random.
-    auto wait = delay;
-    if (retry_after > 0) wait = std::max(wait, std::chrono::milliseconds(retry_after * 1000));
-    wait = std::min(wait, options_.retry_max_delay);
-    const auto half = wait.count() / 2;
-    const auto jitter = half > 0 ? std::uniform_int_distribution<long long>(0, half)(jitter_rng) : 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait.count() - half + jitter));
-    delay = std::min(delay * 2, options_.retry_max_delay);
+    // The policy's wait, at least what the server asked for (Retry-After), at most retry_max_delay.
+    retry.next(std::chrono::seconds(retry_after > 0 ? retry_after : 0));
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../core/retry.hpp"
 #include "s3_impl.hpp"
 
 namespace zarrpp {
@@ -49,12 +50,14 @@ class S3Store::Lease : public StoreLock {
   }
 
   void acquire() {
-    const auto deadline = Clock::now() + store_.options_.lock_timeout;
     std::string seen_etag, seen_text;
     Clock::time_point seen_since{};
     std::chrono::milliseconds seen_ttl = ttl_;
-    auto backoff = std::chrono::milliseconds(10);
-    thread_local std::mt19937 jitter{std::random_device{}()};
+    // Asked again soon at first, then less often, and at least four times per lease of the holder.
+    detail::Retry retry({.initial_delay = std::chrono::milliseconds(10),
+                         .max_delay = std::chrono::milliseconds(500),
+                         .deadline = store_.options_.lock_timeout,
+                         .max_attempts = store_.options_.lock_timeout.count() == 0 ? 1 : 0});
     for (;;) {
       if (try_put(seen_etag.empty() ? std::nullopt : std::optional<std::string>{})) break;
       const auto cur = im_.get_with_etag(full_);
@@ -75,14 +78,11 @@ class S3Store::Lease : public StoreLock {
           if (try_put(seen_etag)) break;
         }
       }
-      if (Clock::now() > deadline)
+      retry.cap_delay(std::max<std::chrono::microseconds>(seen_ttl / 4, std::chrono::milliseconds(10)));
+      if (!retry.next())
         throw ConflictError("S3 store " + store_.describe() + ": could not lock " + what_ + " within " +
                             std::to_string(store_.options_.lock_timeout.count()) + " ms; it is held by " +
                             (seen_text.empty() ? std::string("another process") : seen_text));
-      std::uniform_int_distribution<int> d(0, static_cast<int>(backoff.count()));
-      std::this_thread::sleep_for(backoff / 2 + std::chrono::milliseconds(d(jitter) / 2));
-      backoff = std::min(
-          backoff * 2, std::min(std::chrono::milliseconds(500), std::max(seen_ttl / 4, std::chrono::milliseconds(10))));
     }
     renewed_ = put_sent_;
     heartbeat_ = std::thread([this] { heartbeat(); });

@@ -2,8 +2,8 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <thread>
 
+#include "../core/retry.hpp"
 #include "byte_ranges.hpp"
 #include "s3_impl.hpp"
 
@@ -248,11 +248,14 @@ S3Store::Conditional S3Store::conditional() {
   std::lock_guard lk(probe_mu_);
   if (conditional_ && (complete(*conditional_) || Clock::now() - probed_at_ < kReprobeAfter)) return *conditional_;
   Conditional c = conditional_.value_or(Conditional{});
-  for (int round = 0; round < kRounds && !complete(c); ++round) {
-    if (round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100 << round));
+  detail::Retry retry({.initial_delay = std::chrono::milliseconds(200),
+                       .max_delay = std::chrono::seconds(1),
+                       .deadline = std::chrono::milliseconds(0),
+                       .max_attempts = kRounds});
+  do {
     const Conditional r = probe_conditional();
     c = {c.create_only || r.create_only, c.replace || r.replace, c.erase || r.erase};
-  }
+  } while (!complete(c) && retry.next());
   conditional_ = c;
   probed_at_ = Clock::now();
   return c;

@@ -1,0 +1,36 @@
+#include "retry.hpp"
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+namespace zarrpp::detail {
+
+Retry::Retry(const RetryPolicy& policy) : policy_(policy), delay_(policy.initial_delay), window_start_(Clock::now()) {}
+
+bool Retry::deadline_passed() const {
+  return policy_.deadline.count() > 0 && Clock::now() - window_start_ >= policy_.deadline;
+}
+
+bool Retry::exhausted() const {
+  return (policy_.max_attempts > 0 && attempts_ >= policy_.max_attempts) || deadline_passed();
+}
+
+void Retry::cap_delay(std::chrono::microseconds cap) {
+  policy_.max_delay = std::max(std::chrono::microseconds{1}, std::min(policy_.max_delay, cap));
+  delay_ = std::min(delay_, policy_.max_delay);
+}
+
+bool Retry::next(std::chrono::microseconds at_least) {
+  if (exhausted()) return false;
+  thread_local std::minstd_rand rng{std::random_device{}()};
+  const auto wait = std::min(std::max(delay_, at_least), policy_.max_delay);
+  const auto half = wait.count() / 2;
+  const auto jitter = half > 0 ? std::uniform_int_distribution<long long>(0, half)(rng) : 0;
+  std::this_thread::sleep_for(std::chrono::microseconds(wait.count() - half + jitter));
+  delay_ = std::min(delay_ * 2, policy_.max_delay);
+  ++attempts_;
+  return true;
+}
+
+}  // namespace zarrpp::detail
