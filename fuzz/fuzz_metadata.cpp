@@ -39,8 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The same text as a Zarr v2 .zarray: parsing, round trip, opening and a small read.
   try {
     const auto j = zarrpp::parse_json_document(text, ".zarray");
-    const auto m = zarrpp::ArrayMetadata::from_v2_json(j, nullptr);
-    const auto again = zarrpp::ArrayMetadata::from_v2_json(zarrpp::parse_json_document(m.dump(), ".zarray"), nullptr);
+    const auto m = zarrpp::codec::from_v2_document(j, nullptr);
+    const auto again = zarrpp::codec::from_v2_document(zarrpp::parse_json_document(m.dump(), ".zarray"), nullptr);
     if (again.dump() != m.dump()) __builtin_trap();
     open_and_read(".zarray", data, size);
   } catch (const zarrpp::Error&) {

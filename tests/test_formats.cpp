@@ -344,8 +344,8 @@ TEST(ZarrV2, CopyStatesTheDestinationsCodecsInItsZarray) {
   // A v2 array's metadata re-derived from its own codecs is itself.
   const auto again = Array::open(store, "src").metadata();
   for (const auto& md : {again, Array::open(store, "dst").metadata()}) {
-    EXPECT_EQ(md.as_v2().to_v2_json(), md.to_v2_json());
-    EXPECT_EQ(md.as_v2().codecs, md.codecs);
+    EXPECT_EQ(codec::as_v2(md).to_v2_json(), md.to_v2_json());
+    EXPECT_EQ(codec::as_v2(md).codecs, md.codecs);
   }
 }
 

@@ -644,3 +644,61 @@ TEST(Growth, ALockLostDuringTheDataWorkStopsBeforeTheSwitch) {
   fresh.refresh();
   EXPECT_EQ(fresh.attributes()["k"], 1);
 }
+
+namespace {
+// A writer of attributes that takes no lock (another program) slips in before this process's
+// first swap of zarr.json: the swap is lost once, and the change is computed again.
+class AttributeWriterBeforeFirstSwap : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+  std::string describe() const override { return "racing(" + inner()->describe() + ")"; }
+  int lost = 0;
+
+ protected:
+  bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override {
+    if (key == "zarr.json" && lost == 0) {
+      ++lost;
+      auto old = inner()->get("zarr.json");
+      Json now = Json::parse(std::string(old->begin(), old->end()));
+      now["attributes"]["by"] = "someone else";
+      const std::string text = now.dump();
+      inner()->set("zarr.json", Bytes(text.begin(), text.end()));
+    }
+    return StoreWrapper::do_set_if(key, value, expected);
+  }
+};
+}  // namespace
+
+TEST(Growth, ASwapLostToAnAttributeWriterWritesEachNewChunkOnce) {
+  for (const bool front : {true, false}) {
+    auto mem = MemoryStore::create();
+    auto racing = std::make_shared<AttributeWriterBeforeFirstSwap>(mem);
+    auto rec = std::make_shared<RecordingStore>(racing);
+    auto z = Array::create(rec, {.shape = {4, 4}, .chunks = {2, 2}, .dtype = DataType::int32});
+    z.fill<std::int32_t>(1);
+    rec->clear();
+    const auto data = NDArray::full<std::int32_t>({4, 4}, 7);
+    if (front)
+      z.prepend(data.view());
+    else
+      z.append(data.view());
+    EXPECT_EQ(racing->lost, 1);
+    std::map<std::string, int> writes;
+    for (const auto& k : rec->keys({K::Set, K::SetIf})) ++writes[k];
+    EXPECT_EQ(writes["zarr.json"], 2) << "one lost swap, one that took";
+    int chunks = 0;
+    for (const auto& [key, n] : writes) {
+      if (key == "zarr.json") continue;
+      ++chunks;
+      EXPECT_EQ(n, 1) << key << " written " << n << " times";
+    }
+    EXPECT_EQ(chunks, 4);
+    // The other writer's attribute survives, and the growth is in place once.
+    const auto reopened = Array::open(mem);
+    EXPECT_EQ(reopened.attributes()["by"], "someone else");
+    EXPECT_EQ(reopened.shape(), (Shape{8, 4}));
+    std::vector<std::int32_t> expect(16, front ? 7 : 1);
+    expect.resize(32, front ? 1 : 7);
+    EXPECT_EQ(reopened.read().to_vector<std::int32_t>(), expect);
+  }
+}

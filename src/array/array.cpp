@@ -69,16 +69,7 @@ bool Array::State::landed(const Snapshot& before_change, const Snapshot& propose
 }
 
 std::shared_ptr<const Snapshot> Array::State::parse_stored(const Bytes& bytes, int format, const Json& v2_attrs) const {
-  return node::naming_transport(*store, node::doc_key(path, format, NodeType::Array), [&] {
-    if (format == 2) {
-      const Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                                         node::key_in(path, node::kZarray));
-      return make_snapshot(ArrayMetadata::from_v2_json(j, v2_attrs), bytes);
-    }
-    const Json j = node::parse(bytes, path);
-    node::expect_type(j, path, NodeType::Array);
-    return make_snapshot(ArrayMetadata::from_json(j), bytes);
-  });
+  return make_snapshot(node::parse_array(*store, path, bytes, format, v2_attrs), bytes);
 }
 
 // After the switch of zarr.json failed with an error under the lock: whether it took effect
@@ -126,10 +117,11 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
   const int format = current()->meta.zarr_format;
   const Json v2_attrs = current()->meta.attributes;
   bool data_work_failed = false, switching = false;
-  const auto change = [&](const VersionedBytes& stored) -> std::optional<Bytes> {
+  std::string data_done_for;  // the change (before and after) whose data work is done
+  const auto change = [&](const std::optional<VersionedBytes>& stored) -> std::optional<Bytes> {
     if (lock) lock->check();
     switching = false;
-    auto now = parse_stored(stored.bytes, format, v2_attrs);
+    auto now = parse_stored(stored->bytes, format, v2_attrs);
     // The previous attempt's write was refused (412) or lost, yet it is what is stored: it took
     // effect (its first copy reached the store). Growing again would apply the change twice.
     if (lock && next && landed(*cur, *next, *now)) {
@@ -140,17 +132,22 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     ArrayMetadata m = compute(*cur);
     m.validate_for_write();
     next = make_snapshot(std::move(m), std::nullopt);
-    if (before) {
+    // The data work is done once per change of domain: a swap lost to a writer of attributes
+    // (which needs no lock) computes the metadata again, and the same chunks need not be written
+    // again. A different domain (a writer that ignores the lock) needs them written anew.
+    const std::string work = before ? beyond_attributes(cur->meta) + beyond_attributes(next->meta) : std::string();
+    if (before && work != data_done_for) {
       data_work_failed = true;
       before(*cur, *next);
       data_work_failed = false;
+      data_done_for = work;
     }
     if (lock) lock->check();  // a lease lost during the data work: stop before the switch
     switching = true;
     return next->meta_bytes;
   };
   try {
-    node::update(*store, path, change, std::chrono::seconds(60), node::doc_key(path, format, NodeType::Array));
+    node::update(*store, path, change, {.key = node::doc_key(path, format, NodeType::Array)});
   } catch (const Error& e) {
     if (data_work_failed)
       throw_like(e, "not applied; the array is unchanged (" + domain_str(cur->meta) + "): " + e.what() + "; " +
@@ -278,7 +275,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
       m.chunk_key_encoding = ChunkKeyEncoding::v2('.');
     m.codecs =
         CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
-    m = m.as_v2();
+    m = codec::as_v2(m);
   }
   return create(std::move(store), path, m, spec.overwrite);
 }
@@ -293,13 +290,13 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   m.codecs =
       CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
   // A v2 array's .zarray states its codecs again: brought in line with the codecs given.
-  if (m.zarr_format == 2) m = m.as_v2();
+  if (m.zarr_format == 2) m = codec::as_v2(m);
   auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
   // What we write must parse back to the same metadata.
   const std::string text(snap->meta_bytes.begin(), snap->meta_bytes.end());
   if (m.zarr_format == 2)
-    ArrayMetadata::from_v2_json(parse_json_document(text, ".zarray"), m.attributes);
+    codec::from_v2_document(parse_json_document(text, ".zarray"), m.attributes);
   else
     ArrayMetadata::parse(text);
 

@@ -112,7 +112,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   m.codecs =
       CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
   // A v2 destination's .zarray states the codecs given, not the source's.
-  if (m.zarr_format == 2) m = m.as_v2();
+  if (m.zarr_format == 2) m = codec::as_v2(m);
   const auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
 

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <map>
-#include <thread>
 
 #include "../core/buffer_ops.hpp"
+#include "../core/retry.hpp"
 #include "copy.hpp"
 #include "node.hpp"
 #include "zarrpp/core/checked.hpp"
@@ -18,8 +17,6 @@ namespace zarrpp {
 
 // Bytes of re-encoded objects a write holds before writing any (see Engine::write).
 constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
-// How long a read-modify-write keeps retrying while other writers change its object.
-constexpr auto kConflictPatience = std::chrono::seconds(60);
 
 std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored,
                                               const std::shared_ptr<VlenHeap>& heap) {
@@ -50,18 +47,8 @@ std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_p
 }
 
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path) {
-  auto cur = node::read_doc(store, path);
-  if (!cur)
-    throw NotFoundError("no array at '" + node::shown(path) + "' in " + store.describe() +
-                        " (no zarr.json or .zarray)" + node::absent(store));
-  if (cur->format == 2) {
-    if (cur->type != NodeType::Array)
-      throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is a group, not an array");
-    return make_snapshot(ArrayMetadata::from_v2_json(cur->json, node::read_v2_attributes(store, path)),
-                         std::move(cur->stored.bytes));
-  }
-  node::expect_type(cur->json, path, NodeType::Array);
-  return make_snapshot(ArrayMetadata::from_json(cur->json), std::move(cur->stored.bytes));
+  auto doc = node::read_array(store, path);
+  return make_snapshot(std::move(doc.meta), std::move(doc.stored));
 }
 
 namespace {
@@ -213,20 +200,16 @@ std::uint64_t held_bytes(const PendingWrite& w) {
 }
 
 // Writes a prepared object; when a concurrent writer changed what it was built from, builds it
-// again from the new contents, until kConflictPatience has passed.
+// again from the new contents, as the swap retry policy allows.
 void commit_with_retry(WriteJob& j, PendingWrite&& first) {
-  const auto start = std::chrono::steady_clock::now();
+  detail::Retry retry(detail::kSwapRetry);
   PendingWrite w = std::move(first);
-  for (unsigned attempt = 0;; ++attempt) {
-    if (commit(*j.target, std::move(w))) return;
-    if (std::chrono::steady_clock::now() - start > kConflictPatience)
-      throw ConflictError(j.target->describe() + " kept changing under this write for " +
-                          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kConflictPatience).count()) +
-                          " s (other writers); it was not written");
-    // Short, growing, jittered pauses so contending writers interleave.
-    const auto us = (50u << std::min(attempt, 8u)) +
-                    static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 97);
-    std::this_thread::sleep_for(std::chrono::microseconds(us));
+  while (!commit(*j.target, std::move(w))) {
+    if (!retry.next())
+      throw ConflictError(j.target->describe() +
+                          " kept changing under this write: " + std::to_string(retry.attempts()) + " attempts in " +
+                          std::to_string(detail::kSwapRetry.deadline.count() / 1000) +
+                          " s all lost to other writers; it was not written");
     w = j.enc->prepare(j.writes, *j.builder);
   }
 }
@@ -258,9 +241,9 @@ void Engine::write(const Plan& plan, const NDView& data) const {
       if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
     }
     j.builder = std::make_unique<WriteBuilder>(*this, plan, g, data);
-    // A v2 array whose .zarray fill value is null (or, for objects, not a string) reads missing
-    // chunks in zarr-python 2 as something else than zarrpp's fill: every chunk is stored.
-    const bool store_all = write_empty || (s.meta.zarr_format == 2 && s.meta.v2.fill_null);
+    // Where other readers read a missing chunk as something else than the fill value, every
+    // chunk is stored.
+    const bool store_all = write_empty || s.meta.must_store_empty_chunks();
     j.enc = partial_encoder(s.pipeline, *j.target,
                             EncodeOptions{.write_empty = store_all, .concurrency = inner_concurrency});
     j.reads = j.enc->needs_old(j.writes, *j.builder);

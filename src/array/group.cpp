@@ -109,8 +109,8 @@ void Group::write_attributes(const std::function<Json(const Json&)>& change) {
     return;
   }
   GroupMetadata written;
-  node::update(*store_, path_, [&](const VersionedBytes& cur) -> std::optional<Bytes> {
-    const Json j = node::parse(cur.bytes, path_);
+  node::update(*store_, path_, [&](const std::optional<VersionedBytes>& cur) -> std::optional<Bytes> {
+    const Json j = node::parse(cur->bytes, path_);
     node::expect_type(j, path_, NodeType::Group);
     written = GroupMetadata::from_json(j);
     written.attributes = change(written.attributes);  // applied to what is stored now, so no update is lost

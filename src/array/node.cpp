@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <map>
 #include <mutex>
-#include <random>
 #include <set>
-#include <thread>
 
+#include "../core/retry.hpp"
+#include "zarrpp/codec/codec.hpp"
 #include "zarrpp/core/warning.hpp"
 
 namespace zarrpp::node {
@@ -82,6 +81,36 @@ Json read_v2_attributes(Store& store, const std::string& path) {
   });
 }
 
+namespace {
+ArrayMetadata array_of(const Doc& d, const Json& v2_attributes, const std::string& path) {
+  if (d.format == 2) {
+    if (d.type != NodeType::Array)
+      throw MetadataError(ErrorCode::wrong_node_type, "'" + shown(path) + "' is a group, not an array");
+    return codec::from_v2_document(d.json, v2_attributes);
+  }
+  expect_type(d.json, path, NodeType::Array);
+  return ArrayMetadata::from_json(d.json);
+}
+}  // namespace
+
+ArrayDoc read_array(Store& store, const std::string& path) {
+  auto d = read_doc(store, path);
+  if (!d)
+    throw NotFoundError("no array at '" + shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)" +
+                        absent(store));
+  const Json attrs = d->format == 2 && d->type == NodeType::Array ? read_v2_attributes(store, path) : Json();
+  return {array_of(*d, attrs, path), std::move(d->stored.bytes), d->key};
+}
+
+ArrayMetadata parse_array(Store& store, const std::string& path, const Bytes& bytes, int format,
+                          const Json& v2_attributes) {
+  const std::string key = doc_key(path, format, NodeType::Array);
+  return naming_transport(store, key, [&] {
+    return array_of(parse_doc(format, NodeType::Array, key, VersionedBytes{bytes, Version{}}, path), v2_attributes,
+                    path);
+  });
+}
+
 bool has_v2_documents(Store& store, const std::string& path) {
   return store.exists(key_in(path, kZarray)) || store.exists(key_in(path, kZgroup));
 }
@@ -93,11 +122,8 @@ std::string doc_key(const std::string& path, int format, NodeType type) {
 
 Json update_v2_attributes(Store& store, const std::string& path, const std::function<Json(const Json&)>& change) {
   const std::string key = key_in(path, kZattrs);
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  const bool cas = store.capabilities().conditional_writes;
-  for (;;) {
-    auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
+  Json next;
+  const auto write = [&](const std::optional<VersionedBytes>& cur) -> std::optional<Bytes> {
     Json now = Json::object();
     if (cur) {
       now = parse_json_document(std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()),
@@ -111,17 +137,12 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
     if (d->format != 2)
       throw ConflictError("the node at '" + shown(path) +
                           "' is Zarr v3 now (converted after it was opened): open it again");
-    Json next = change(now);
+    next = change(now);
     check_json_depth(next, "attributes");
-    const Bytes bytes = to_bytes(dump_v2_attributes(next));
-    if (!cas) {
-      store.set(key, bytes);
-      return next;
-    }
-    if (store.set_if(key, bytes, cur ? std::optional<Version>(cur->version) : std::nullopt)) return next;
-    if (Clock::now() > deadline) throw ConflictError(key + " kept changing underneath for 60 s");
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+    return to_bytes(dump_v2_attributes(next));
+  };
+  update(store, path, write, {.key = key, .missing_ok = true, .unconditional_fallback = true});
+  return next;
 }
 
 namespace {
@@ -171,7 +192,6 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
   std::vector<std::string> levels = {""};
   for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) levels.push_back(path.substr(0, pos++));
   if (!path.empty()) levels.push_back(path);
-  const bool cas = store.capabilities().conditional_writes;
   std::optional<Doc> now;
   try {
     now = read_doc(store, path);
@@ -195,40 +215,32 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
     if (it == between.end()) it = between.emplace(p, read_doc(store, p)).first;
     return it->second;
   };
-  // Writes `next` over `cur` (compare-and-swap where the store can); false when another writer won.
-  auto swap = [&](const std::string& key, const VersionedBytes& cur, const Bytes& next) {
-    if (next == cur.bytes) return true;
-    if (!cas) {
-      store.set(key, next);
-      return true;
-    }
-    return store.set_if(key, next, cur.version);
-  };
   for (const auto& level : levels) {
     const std::string rel = level.empty() ? path : path.substr(level.size() + (path.size() > level.size() ? 1 : 0));
     if (v2) {
       // zarr-python 2: .zmetadata at this level, with the node's .zarray/.zgroup/.zattrs entries.
       const std::string key = key_in(level, kZmetadata);
       try {
-        for (int attempt = 0;; ++attempt) {
-          auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-          if (!cur) break;
-          Json z = parse_json_document(
-              std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
-          if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
-            throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
-          put_entries(z["metadata"], store, path, rel);
-          for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
-            const std::string& mid = levels[i];
-            if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0))
-              continue;
-            const auto& d = group_at(mid);
-            if (d && d->format == 2 && d->type == NodeType::Group)
-              put_entries(z["metadata"], store, mid, mid.substr(level.empty() ? 0 : level.size() + 1));
-          }
-          if (swap(key, *cur, to_bytes(dump_v2_json(z)))) break;
-          if (attempt > 10000) throw ConflictError(key + " kept changing underneath");
-        }
+        update(store, level,
+               [&](const std::optional<VersionedBytes>& cur) -> std::optional<Bytes> {
+                 if (!cur) return std::nullopt;
+                 Json z = parse_json_document(
+                     std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
+                 if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
+                   throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
+                 put_entries(z["metadata"], store, path, rel);
+                 for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
+                   const std::string& mid = levels[i];
+                   if (mid.size() <= level.size() ||
+                       (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0))
+                     continue;
+                   const auto& d = group_at(mid);
+                   if (d && d->format == 2 && d->type == NodeType::Group)
+                     put_entries(z["metadata"], store, mid, mid.substr(level.empty() ? 0 : level.size() + 1));
+                 }
+                 return to_bytes(dump_v2_json(z));
+               },
+               {.key = key, .missing_ok = true, .unconditional_fallback = true});
       } catch (const std::exception& e) {
         warn_stale(store, level, key, false, e.what());
       }
@@ -237,11 +249,11 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
       // zarr-python 3: "consolidated_metadata" in an ancestor group's zarr.json, keyed by the
       // node's path relative to that group; updated only where the group has one.
       try {
-        for (int attempt = 0;; ++attempt) {
-          auto cur = read(store, level);
-          if (!cur) break;
+        const auto consolidate = [&](const std::optional<VersionedBytes>& cur) -> std::optional<Bytes> {
+          if (!cur) return std::nullopt;
           Json g = parse(cur->bytes, level);
-          if (!g.is_object() || !g.contains("consolidated_metadata") || !g["consolidated_metadata"].is_object()) break;
+          if (!g.is_object() || !g.contains("consolidated_metadata") || !g["consolidated_metadata"].is_object())
+            return std::nullopt;
           Json& cm = g["consolidated_metadata"];
           if (!cm.contains("metadata") || !cm["metadata"].is_object()) cm["metadata"] = Json::object();
           if (now && now->format == 3) {
@@ -268,9 +280,9 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
             cm["metadata"].erase(rel);
             erase_under(cm["metadata"], rel + "/");
           }
-          if (swap(meta_key(level), *cur, to_bytes(dump_json(g)))) break;
-          if (attempt > 10000) throw ConflictError(meta_key(level) + " kept changing underneath");
-        }
+          return to_bytes(dump_json(g));
+        };
+        update(store, level, consolidate, {.key = meta_key(level), .missing_ok = true, .unconditional_fallback = true});
       } catch (const std::exception& e) {
         warn_stale(store, level, meta_key(level), true, e.what());
       }
@@ -616,7 +628,7 @@ void check_can_write_document(Store& store, const std::string& path, const Array
   std::string doc;
   if (array) {
     try {
-      doc = zarr_format == 2 && array->zarr_format != 2 ? array->as_v2().dump() : array->dump();
+      doc = zarr_format == 2 && array->zarr_format != 2 ? codec::as_v2(*array).dump() : array->dump();
     } catch (const Error&) {
       doc.assign(1024, ' ');  // about a document's size; the create itself reports what is wrong
     }
@@ -686,27 +698,24 @@ int prepare_create(Store& store, const std::string& path, bool overwrite, const 
 }
 
 void update(Store& store, const std::string& path,
-            const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
-            std::chrono::milliseconds patience, const std::string& key_in_store) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + patience;
-  thread_local std::minstd_rand jitter{std::random_device{}()};
-  auto backoff = std::chrono::microseconds(200);
-  const std::string key = key_in_store.empty() ? meta_key(path) : key_in_store;
-  for (int attempt = 1;; ++attempt) {
+            const std::function<std::optional<Bytes>(const std::optional<VersionedBytes>& cur)>& change,
+            const UpdateOptions& options) {
+  const std::string key = options.key.empty() ? meta_key(path) : options.key;
+  const bool conditional = store.capabilities().conditional_writes || !options.unconditional_fallback;
+  detail::Retry retry(detail::kSwapRetry);
+  for (;;) {
     auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-    if (!cur)
+    if (!cur && !options.missing_ok)
       throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (no " +
                           key.substr(key.rfind('/') + 1) + ")");
-    const auto next = change(*cur);
-    if (!next) return;
-    if (store.set_if(key, *next, cur->version)) return;
-    if (Clock::now() > deadline)
-      throw ConflictError("zarr.json of '" + shown(path) + "' kept changing underneath: " + std::to_string(attempt) +
-                          " compare-and-swap attempts in " + std::to_string(patience.count()) + " ms all lost");
-    // Another writer won: back off (exponentially, with jitter, at most 50 ms) and try again.
-    std::this_thread::sleep_for(backoff / 2 + std::chrono::microseconds(jitter() % (backoff.count() / 2 + 1)));
-    backoff = std::min<std::chrono::microseconds>(backoff * 2, std::chrono::milliseconds(50));
+    const auto next = change(cur);
+    if (!next || (cur && *next == cur->bytes)) return;
+    if (!conditional) return store.set(key, *next);
+    if (store.set_if(key, *next, cur ? std::optional<Version>(cur->version) : std::nullopt)) return;
+    if (!retry.next())
+      throw ConflictError(key + " of '" + shown(path) + "' kept changing underneath: " +
+                          std::to_string(retry.attempts()) + " compare-and-swap attempts in " +
+                          std::to_string(detail::kSwapRetry.deadline.count() / 1000) + " s all lost");
   }
 }
 

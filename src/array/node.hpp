@@ -65,6 +65,19 @@ struct Doc {
 std::optional<Doc> read_doc(Store& store, const std::string& path);
 // A v2 node's .zattrs (null when there is none; MetadataError when it is not a JSON object).
 Json read_v2_attributes(Store& store, const std::string& path);
+
+// The one reader of an array's document, for opening (read_array) and for changing it
+// (parse_array, with the bytes a compare-and-swap read): zarr.json, or .zarray with .zattrs
+// (`v2_attributes`, null when absent) read through codec::from_v2_document. NotFoundError when
+// there is no node; MetadataError (wrong_node_type for a group) naming the document otherwise.
+struct ArrayDoc {
+  ArrayMetadata meta;
+  Bytes stored;     // the document's bytes as stored
+  std::string key;  // its store key
+};
+ArrayDoc read_array(Store& store, const std::string& path);
+ArrayMetadata parse_array(Store& store, const std::string& path, const Bytes& bytes, int format,
+                          const Json& v2_attributes);
 // Whether the path still holds v2 documents (.zarray/.zgroup) beside a zarr.json.
 bool has_v2_documents(Store& store, const std::string& path);
 // The key of the document that holds a node's metadata in `format`, for a node of `type`.
@@ -135,13 +148,22 @@ std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store
 enum class Overlap { none, same, first_inside_second, second_inside_first };
 Overlap overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b);
 
-// Changes zarr.json by compare-and-swap: `change` gets the current document (bytes and version)
-// and returns the new bytes, or nullopt to leave it as it is. Retried while other writers win,
-// with bounded exponential backoff, until `patience` has passed (ConflictError naming the node).
-// NotFoundError when the node disappears.
+// The one node update: reads a node's document, lets `change` compute the next bytes from it
+// (nullopt: leave it), and writes them by compare-and-swap, computing again whenever another writer
+// won, as the swap retry policy allows (then ConflictError naming the document). Bytes equal to
+// the stored ones are not written. zarr.json, .zarray, .zattrs and both kinds of consolidated
+// metadata change through it.
+struct UpdateOptions {
+  std::string key;          // the document's key; empty: the node's zarr.json
+  bool missing_ok = false;  // `change` gets nullopt for a missing document (else NotFoundError)
+  // On a store without conditional writes, write the result unconditionally (as zarr-python
+  // does: a concurrent writer's change to the same document may be lost) instead of refusing
+  // with ConflictError. For documents that are copies or that zarr-python writes that way too.
+  bool unconditional_fallback = false;
+};
 void update(Store& store, const std::string& path,
-            const std::function<std::optional<Bytes>(const VersionedBytes& cur)>& change,
-            std::chrono::milliseconds patience = std::chrono::seconds(60), const std::string& key = "");
+            const std::function<std::optional<Bytes>(const std::optional<VersionedBytes>& cur)>& change,
+            const UpdateOptions& options = {});
 
 // `attributes` with the keys of `patch` set (a JSON object each; MetadataError otherwise).
 Json merge_attributes(const Json& attributes, const Json& patch);

@@ -249,4 +249,32 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
   return v;
 }
 
+namespace {
+// The data type of a v2 object array (dtype "|O"), which its first filter, the object codec, names.
+DataType object_type_of(const Json& filters) {
+  const std::string id = filters.is_array() && !filters.empty() && filters[0].is_object() &&
+                                 filters[0].contains("id") && filters[0]["id"].is_string()
+                             ? filters[0]["id"].get<std::string>()
+                             : "";
+  if (id == "vlen-utf8") return DataType::string_t;
+  if (id == "vlen-bytes") return DataType::bytes_t;
+  throw UnsupportedError(".zarray: an object array (dtype |O) " +
+                         (id.empty() ? std::string("without an object codec") : "with the object codec '" + id + "'") +
+                         " is not supported (zarrpp reads vlen-utf8 and vlen-bytes)");
+}
+}  // namespace
+
+ArrayMetadata from_v2_document(const Json& zarray, const Json& zattrs) {
+  ArrayMetadata m = ArrayMetadata::from_v2_fields(zarray, zattrs, object_type_of);
+  m.codecs = from_v2(m.v2.compressor, m.v2.filters, m.data_type, m.v2_big_endian(), m.v2.order, m.rank());
+  return m;
+}
+
+ArrayMetadata as_v2(const ArrayMetadata& in) {
+  const auto chain = to_v2(in.codecs, in.data_type, in.rank());
+  ArrayMetadata m = in.with_v2_form(chain);
+  m.codecs = from_v2(m.v2.compressor, m.v2.filters, m.data_type, chain.big_endian, m.v2.order, m.rank());
+  return m;
+}
+
 }  // namespace zarrpp::codec

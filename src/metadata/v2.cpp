@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "zarrpp/codec/codec.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/metadata/metadata.hpp"
@@ -262,7 +261,8 @@ std::string ArrayMetadata::v2_time_unit() const {
   return s.substr(b + 2, s.size() - b - 3);
 }
 
-ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
+ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
+                                            const std::function<DataType(const Json& filters)>& object_type) {
   if (!j.is_object()) throw MetadataError(".zarray: expected a JSON object");
   for (const char* req : {"zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters"})
     if (!j.contains(req)) fail(req, j, "missing required field");
@@ -298,23 +298,9 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
   }
   m.chunk_grid = ChunkGridMetadata::regular(chunks);
   auto t = parse_v2_dtype(j["dtype"]);
-  if (t.dtype.is_vlen()) {
-    // An object array: its first filter is the object codec, which says what the objects are.
-    const auto& f = j["filters"];
-    const std::string id =
-        f.is_array() && !f.empty() && f[0].is_object() && f[0].contains("id") && f[0]["id"].is_string()
-            ? f[0]["id"].get<std::string>()
-            : "";
-    if (id == "vlen-utf8")
-      t.dtype = DataType::string_t;
-    else if (id == "vlen-bytes")
-      t.dtype = DataType::bytes_t;
-    else
-      throw UnsupportedError(
-          ".zarray: an object array (dtype |O) " +
-          (id.empty() ? std::string("without an object codec") : "with the object codec '" + id + "'") +
-          " is not supported (zarrpp reads vlen-utf8 and vlen-bytes)");
-  }
+  // An object array: its object codec (the first filter) says what the objects are, which the
+  // codec layer knows.
+  if (t.dtype.is_vlen()) t.dtype = object_type(j["filters"]);
   m.data_type = t.dtype;
   m.v2.dtype = j["dtype"].get<std::string>();
   const auto& order = j["order"];
@@ -342,7 +328,6 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
   m.v2.compressor = j["compressor"];
   m.v2.filters = j["filters"];
   if (m.v2.filters.is_array() && m.v2.filters.empty()) m.v2.filters = nullptr;
-  m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, t.big, m.v2.order, m.rank());
   if (!zattrs.is_null()) {
     if (!zattrs.is_object())
       throw MetadataError(".zattrs: expected a JSON object (got " + json_text(zattrs).substr(0, 200) + ")");
@@ -351,18 +336,20 @@ ArrayMetadata ArrayMetadata::from_v2_json(const Json& j, const Json& zattrs) {
   return m;
 }
 
-ArrayMetadata ArrayMetadata::as_v2() const {
+bool ArrayMetadata::v2_big_endian() const {
+  return !v2.dtype.empty() && v2.dtype[0] == '>' && data_type.component_size() > 1;
+}
+
+ArrayMetadata ArrayMetadata::with_v2_form(const V2Form& form) const {
   ArrayMetadata m = *this;
   if (zarr_format == 2) {
     // Already v2: its compressor, filters, order and byte order are brought in line with its
     // codecs (a copy may have been given other codecs than the source's .zarray states).
-    const auto chain = codec::to_v2(codecs, data_type, rank());
     if (!m.v2.dtype.empty() && (m.v2.dtype[0] == '<' || m.v2.dtype[0] == '>'))
-      m.v2.dtype[0] = chain.big_endian ? '>' : '<';
-    m.v2.order = chain.order;
-    m.v2.compressor = chain.compressor;
-    m.v2.filters = chain.filters;
-    m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, chain.big_endian, m.v2.order, m.rank());
+      m.v2.dtype[0] = form.big_endian ? '>' : '<';
+    m.v2.order = form.order;
+    m.v2.compressor = form.compressor;
+    m.v2.filters = form.filters;
     return m;
   }
   if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
@@ -370,11 +357,10 @@ ArrayMetadata ArrayMetadata::as_v2() const {
   if (!extra_fields.empty())
     throw UnsupportedError("Zarr v2 cannot store the extra zarr.json fields " + extra_fields.dump());
   m.zarr_format = 2;
-  const auto chain = codec::to_v2(codecs, data_type, rank());
-  m.v2.dtype = v2_dtype_of(data_type, chain.big_endian);
-  m.v2.order = chain.order;
-  m.v2.compressor = chain.compressor;
-  m.v2.filters = chain.filters;
+  m.v2.dtype = v2_dtype_of(data_type, form.big_endian);
+  m.v2.order = form.order;
+  m.v2.compressor = form.compressor;
+  m.v2.filters = form.filters;
   m.v2.fill_null = false;
   if (data_type == DataType::bytes_t) {
     if (!fill_vlen.empty())
@@ -393,8 +379,6 @@ ArrayMetadata ArrayMetadata::as_v2() const {
     m.attributes["_ARRAY_DIMENSIONS"] = names;
     m.dimension_names.reset();
   }
-  // The codecs as a v2 reader decodes them (e.g. blosc's typesize as numcodecs infers it).
-  m.codecs = codec::from_v2(m.v2.compressor, m.v2.filters, m.data_type, chain.big_endian, m.v2.order, m.rank());
   return m;
 }
 

@@ -114,13 +114,17 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
                                    char order, std::size_t rank);
 // And back: what .zarray states for a codec chain; UnsupportedError naming a codec that has no
 // v2 form (sharding, crc32c, a transpose other than "F" order).
-struct V2Chain {
-  Json compressor = nullptr;
-  Json filters = nullptr;
-  char order = 'C';
-  bool big_endian = false;
-};
+using V2Chain = ArrayMetadata::V2Form;
 V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, std::size_t rank);
+// A Zarr v2 array from its .zarray and .zattrs (null when absent): the fields as the metadata
+// layer reads them, the codecs and an object array's data type (named by its object codec) as
+// this layer does. MetadataError / UnsupportedError naming the field or codec.
+ArrayMetadata from_v2_document(const Json& zarray, const Json& zattrs);
+// Makes (v3-form) metadata a Zarr v2 array: its codecs must have v2 equivalents (UnsupportedError
+// naming the codec otherwise), stated as .zarray states them, and the codecs become what a v2
+// reader decodes (e.g. blosc's typesize as numcodecs infers it). On v2 metadata it re-derives
+// compressor, filters, order and byte order from the codecs.
+ArrayMetadata as_v2(const ArrayMetadata& m);
 
 }  // namespace codec
 

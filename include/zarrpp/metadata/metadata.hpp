@@ -3,6 +3,7 @@
 // it: fill values, chunk key encodings and chunk grid metadata.
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -159,12 +160,28 @@ struct ArrayMetadata {
   // Parses and validates a document; throws MetadataError (UnsupportedError) naming the field.
   static ArrayMetadata from_json(const Json& j);
   static ArrayMetadata parse(std::string_view text);
-  // A Zarr v2 array from its .zarray and .zattrs documents (.zattrs: an object, or null when absent).
-  static ArrayMetadata from_v2_json(const Json& zarray, const Json& zattrs);
-  // Makes this (v3-form) metadata a Zarr v2 array: its codecs must have v2 equivalents (refused,
-  // UnsupportedError naming the codec, otherwise); dimension_names go to "_ARRAY_DIMENSIONS".
-  // On v2 metadata it re-derives compressor, filters, order and byte order from the codecs.
-  ArrayMetadata as_v2() const;
+  // The fields of a Zarr v2 array's .zarray and .zattrs (.zattrs: an object, or null when absent)
+  // but its codecs, which the codec layer reads (codec::from_v2_document, the way to read a
+  // .zarray): `object_type` gives the data type an object array's filters name.
+  static ArrayMetadata from_v2_fields(const Json& zarray, const Json& zattrs,
+                                      const std::function<DataType(const Json& filters)>& object_type);
+  // What .zarray states about a codec chain (the codec layer's codec::to_v2).
+  struct V2Form {
+    Json compressor = nullptr;
+    Json filters = nullptr;
+    char order = 'C';
+    bool big_endian = false;
+  };
+  // This metadata as a Zarr v2 array whose .zarray states `form` (codecs not changed; see
+  // codec::as_v2, the way to make metadata v2): no lower bound or extra fields (UnsupportedError),
+  // dimension_names go to "_ARRAY_DIMENSIONS". On v2 metadata it re-states compressor, filters,
+  // order and byte order.
+  ArrayMetadata with_v2_form(const V2Form& form) const;
+  // The byte order a v2 array's dtype states.
+  bool v2_big_endian() const;
+  // Whether chunks holding only the fill value must still be stored, because other readers read
+  // a missing chunk as something else (a v2 array whose .zarray fill value is null).
+  bool must_store_empty_chunks() const { return zarr_format == 2 && v2.fill_null; }
   // .zarray (zarr_format 2 only), as zarr-python 2 writes it (sorted keys, 4-space indent).
   Json to_v2_json() const;
 
