@@ -711,7 +711,7 @@ void bind_array_description(py::class_<Array>& cls) {
               return out;
             };
             auto compressors = list(parts.compressors.value_or(std::vector<codec::Any>{}));
-            if (parts.crc32c) compressors.push_back(zarrpp::CodecMetadata{"crc32c"}.to_json());
+            if (parts.crc32c) compressors.push_back(codec::Crc32c{}.to_metadata(md.data_type).to_json());
             return zarrpp::json_text(Json::object(
                 {{"filters", list(parts.filters)},
                  {"serializer",

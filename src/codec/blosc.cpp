@@ -103,8 +103,20 @@ int auto_typesize(const DataType& t) { return static_cast<int>(std::min<std::siz
 
 }  // namespace
 
+namespace {
+// The blosc configuration as numcodecs' Blosc states it (shuffle as 0, 1 or 2).
+Json blosc_to_numcodecs(const Json& cfg) {
+  const Json s = cfg.value("shuffle", Json("shuffle"));
+  const int sh = s == "noshuffle" ? 0 : s == "bitshuffle" ? 2 : 1;
+  return Json::object({{"cname", cfg.value("cname", Json("lz4"))},
+                       {"clevel", cfg.value("clevel", Json(5))},
+                       {"shuffle", sh},
+                       {"blocksize", cfg.value("blocksize", Json(0))}});
+}
+}  // namespace
+
 CodecEntry blosc_codec_entry() {
-  CodecEntry e{kName, CodecRole::bytes_to_bytes};
+  CodecEntry e{kName, codec::Role::bytes_to_bytes};
   e.make_b2b = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<BloscCodecImpl>(cfg, in.dtype); };
   e.complete = [](const Json& cfg, const ChunkSpec& in) {
     Json c = cfg.is_object() ? cfg : Json::object();
@@ -120,6 +132,7 @@ CodecEntry blosc_codec_entry() {
                  {"shuffle", nullptr},
                  {"typesize", nullptr},
                  {"blocksize", codec::defaults::blosc_blocksize}};
+  e.v2_compressor = {kName, blosc_from_numcodecs, blosc_to_numcodecs};
   return e;
 }
 

@@ -60,7 +60,7 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
 }  // namespace
 
 CodecEntry bytes_codec_entry() {
-  CodecEntry e{kName, CodecRole::array_to_bytes};
+  CodecEntry e{kName, codec::Role::array_to_bytes};
   e.make_a2b = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<BytesCodecImpl>(cfg, in); };
   e.complete = [](const Json& cfg, const ChunkSpec& in) {
     Json c = cfg.is_object() ? cfg : Json::object();

@@ -12,34 +12,33 @@ namespace codec {
 
 namespace {
 
-const char* role_text(CodecRole r) {
+const char* role_text(codec::Role r) {
   switch (r) {
-    case CodecRole::array_to_array:
+    case codec::Role::array_to_array:
       return "an array -> array codec";
-    case CodecRole::array_to_bytes:
+    case codec::Role::array_to_bytes:
       return "an array -> bytes codec";
-    case CodecRole::bytes_to_bytes:
+    case codec::Role::bytes_to_bytes:
       return "a bytes -> bytes codec";
   }
   return "a codec";
 }
 
 // The codec's name and its registry role; ArgumentError when the registry does not know it.
-std::pair<std::string, CodecRole> name_and_role(const Any& c, const DataType& dtype, const std::string& where) {
+std::pair<std::string, codec::Role> name_and_role(const Any& c, const DataType& dtype, const std::string& where) {
   const std::string name = to_metadata(c, dtype).name;
   const CodecEntry* e = find_codec(name);
   if (!e) throw ArgumentError(where + ": unknown codec '" + name + "'");
   return {name, e->role};
 }
 
-void need_role(const std::string& name, CodecRole have, CodecRole want, const std::string& where) {
+void need_role(const std::string& name, codec::Role have, codec::Role want, const std::string& where) {
   if (have != want)
     throw ArgumentError(where + ": '" + name + "' is not " + role_text(want) + " (it is " + role_text(have) + ")");
 }
 
 Any default_serializer(const DataType& dtype) {
-  if (dtype == DataType::string_t) return CodecMetadata{"vlen-utf8", Json::object()};
-  if (dtype == DataType::bytes_t) return CodecMetadata{"vlen-bytes", Json::object()};
+  if (const auto* e = find_serializer_of(dtype)) return CodecMetadata{e->name, Json::object()};
   return BytesCodec{};
 }
 
@@ -82,16 +81,16 @@ Chain build_chain(const ChainSpec& spec, const DataType& dtype, const Shape& chu
     const std::string where = "filters[" + std::to_string(i) + "]";
     const auto [name, role] = name_and_role(spec.filters[i], dtype, where);
     // numcodecs' shuffle is a filter in zarr-python 2 and works on bytes: after the serializer.
-    if (role == CodecRole::bytes_to_bytes && name.starts_with("numcodecs.")) {
+    if (role == codec::Role::bytes_to_bytes && name.starts_with("numcodecs.")) {
       byte_filters.push_back(spec.filters[i]);
       continue;
     }
-    need_role(name, role, CodecRole::array_to_array, where);
+    need_role(name, role, codec::Role::array_to_array, where);
     array_filters.push_back(spec.filters[i]);
   }
   const Any serializer = spec.serializer.value_or(default_serializer(dtype));
   const auto [sname, srole] = name_and_role(serializer, dtype, "serializer");
-  need_role(sname, srole, CodecRole::array_to_bytes, "serializer");
+  need_role(sname, srole, codec::Role::array_to_bytes, "serializer");
   check_serializer(sname, dtype);
   const std::vector<Any> compressors = spec.compressors.value_or(default_compressors());
   std::vector<Any> chain = array_filters;
@@ -99,7 +98,7 @@ Chain build_chain(const ChainSpec& spec, const DataType& dtype, const Shape& chu
   chain.insert(chain.end(), byte_filters.begin(), byte_filters.end());
   for (std::size_t i = 0; i < compressors.size(); ++i) {
     const auto [name, role] = name_and_role(compressors[i], dtype, "compressors[" + std::to_string(i) + "]");
-    need_role(name, role, CodecRole::bytes_to_bytes, "compressors[" + std::to_string(i) + "]");
+    need_role(name, role, codec::Role::bytes_to_bytes, "compressors[" + std::to_string(i) + "]");
     chain.push_back(compressors[i]);
   }
   const std::string crc = Crc32c{}.to_metadata(dtype).name;
@@ -127,8 +126,8 @@ ChainParts split_chain(const std::vector<CodecMetadata>& codecs, const Shape& gr
   bool serialized = false;
   for (const auto& c : list) {
     const CodecEntry* e = find_codec(c.name);
-    const CodecRole role = e ? e->role : (serialized ? CodecRole::bytes_to_bytes : CodecRole::array_to_array);
-    if (role == CodecRole::array_to_bytes) {
+    const codec::Role role = e ? e->role : (serialized ? codec::Role::bytes_to_bytes : codec::Role::array_to_array);
+    if (role == codec::Role::array_to_bytes) {
       out.spec.serializer = c;
       serialized = true;
     } else if (!serialized) {

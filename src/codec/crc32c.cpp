@@ -108,7 +108,7 @@ std::uint32_t crc32c_update(std::uint32_t c, std::span<const std::uint8_t> data)
 }
 
 CodecEntry crc32c_codec_entry() {
-  CodecEntry e{kName, CodecRole::bytes_to_bytes};
+  CodecEntry e{kName, codec::Role::bytes_to_bytes};
   e.make_b2b = [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Crc32cCodecImpl>(cfg); };
   return e;
 }

@@ -73,10 +73,22 @@ class GzipCodecImpl final : public BytesToBytesCodec {
 
 }  // namespace
 
+namespace {
+// numcodecs' GZip (level 1 by default) as this codec's configuration, and back.
+Json gzip_from_numcodecs(const Json& cfg, std::size_t) {
+  allowed_keys("numcodecs.gzip", cfg, {"level"});
+  return Json::object({{"level", cfg.value("level", Json(1))}});
+}
+Json gzip_to_numcodecs(const Json& cfg) {
+  return Json::object({{"level", cfg.value("level", Json(codec::defaults::gzip_level))}});
+}
+}  // namespace
+
 CodecEntry gzip_codec_entry() {
-  CodecEntry e{kName, CodecRole::bytes_to_bytes};
+  CodecEntry e{kName, codec::Role::bytes_to_bytes};
   e.make_b2b = [](const Json& cfg, const ChunkSpec&) { return std::make_shared<GzipCodecImpl>(cfg); };
   e.shorthand = {{"level", codec::defaults::gzip_level}};
+  e.v2_compressor = {kName, gzip_from_numcodecs, gzip_to_numcodecs};
   return e;
 }
 

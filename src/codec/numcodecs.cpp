@@ -670,6 +670,10 @@ constexpr int kNumcodecsLevel = 1;
 CodecEntry alias(const std::string& name, const CodecEntry& native,
                  const std::function<Json(const Json&, const ChunkSpec&)>& translate) {
   CodecEntry e{name, native.role};
+  // The same v2 compressor, its configuration already numcodecs' own.
+  if (native.v2_compressor)
+    e.v2_compressor = {native.v2_compressor->id, [](const Json& cfg, std::size_t) { return cfg; },
+                       native.v2_compressor->to_v2};
   auto make = native.make_b2b;
   e.make_b2b = [name, make, translate](const Json& cfg, const ChunkSpec& in) {
     struct Named final : BytesToBytesCodec {
@@ -732,7 +736,7 @@ Json blosc_from_numcodecs(const Json& cfg, std::size_t itemsize) {
 std::vector<CodecEntry> numcodecs_entries() {
   std::vector<CodecEntry> out;
   auto a2a = [&](const char* name, auto make) {
-    CodecEntry e{name, CodecRole::array_to_array};
+    CodecEntry e{name, codec::Role::array_to_array};
     e.make_a2a = make;
     out.push_back(std::move(e));
   };
@@ -741,10 +745,16 @@ std::vector<CodecEntry> numcodecs_entries() {
       [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<FixedScaleOffset>(cfg, in); });
   a2a("numcodecs.quantize", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<Quantize>(cfg, in); });
   a2a("numcodecs.astype", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<AsType>(cfg, in); });
+  // A compressor in Zarr v2 under the same id and keys (shuffle is a v2 filter instead).
+  const auto same_keys = [](const std::string& id) {
+    return CodecEntry::V2Compressor{id, [](const Json& cfg, std::size_t) { return cfg; },
+                                    [](const Json& cfg) { return cfg; }};
+  };
   auto b2b = [&](const char* name, auto make, std::vector<std::pair<std::string, Json>> shorthand) {
-    CodecEntry e{name, CodecRole::bytes_to_bytes};
+    CodecEntry e{name, codec::Role::bytes_to_bytes};
     e.make_b2b = make;
     e.shorthand = std::move(shorthand);
+    if (std::string_view(name) != "numcodecs.shuffle") e.v2_compressor = same_keys(std::string(name).substr(10));
     out.push_back(std::move(e));
   };
   b2b("numcodecs.zlib", [](const Json& cfg, const ChunkSpec&) { return std::make_shared<Zlib>(cfg); }, {{"level", 1}});
@@ -767,8 +777,15 @@ std::vector<CodecEntry> numcodecs_entries() {
     return c;
   }));
   out.back().shorthand = {{"level", kNumcodecsLevel}, {"checksum", nullptr}};
-  out.push_back(alias("numcodecs.blosc", blosc_codec_entry(),
-                      [](const Json& cfg, const ChunkSpec& in) { return blosc_from_numcodecs(cfg, in.dtype.size()); }));
+  auto blosc = alias("numcodecs.blosc", blosc_codec_entry(),
+                     [](const Json& cfg, const ChunkSpec& in) { return blosc_from_numcodecs(cfg, in.dtype.size()); });
+  blosc.v2_compressor->to_v2 = [](const Json& cfg) {  // already numcodecs' keys (shuffle 0, 1 or 2)
+    return Json::object({{"cname", cfg.value("cname", Json("lz4"))},
+                         {"clevel", cfg.value("clevel", Json(5))},
+                         {"shuffle", cfg.value("shuffle", Json(1))},
+                         {"blocksize", cfg.value("blocksize", Json(0))}});
+  };
+  out.push_back(std::move(blosc));
   return out;
 }
 

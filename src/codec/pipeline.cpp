@@ -162,7 +162,7 @@ void build(CodecPipeline::Impl& im, const std::vector<CodecMetadata>& codecs, co
     if (!e) throw UnsupportedError(where + ": unknown codec \"" + m.name + "\"; zarrpp cannot decode this array");
     const Json cfg = complete ? completed(*e, config_of(m), cur) : config_of(m);
     switch (e->role) {
-      case CodecRole::array_to_array: {
+      case codec::Role::array_to_array: {
         if (stage != 0)
           throw MetadataError(where + ": an array -> array codec must come before the array -> bytes codec");
         auto c = e->make_a2a(cfg, cur);
@@ -171,13 +171,13 @@ void build(CodecPipeline::Impl& im, const std::vector<CodecMetadata>& codecs, co
         cur = c->encoded_spec(cur);
         break;
       }
-      case CodecRole::array_to_bytes:
+      case codec::Role::array_to_bytes:
         if (stage != 0) throw MetadataError(where + ": only one array -> bytes codec is allowed");
         im.a2b = e->make_a2b(cfg, cur);
         im.a2b_spec = cur;
         stage = 1;
         break;
-      case CodecRole::bytes_to_bytes:
+      case codec::Role::bytes_to_bytes:
         if (stage != 1)
           throw MetadataError(where + ": a bytes -> bytes codec must come after the array -> bytes codec");
         im.b2b.push_back(e->make_b2b(cfg, cur));

@@ -24,6 +24,28 @@ const CodecEntry* find_codec(std::string_view name) {
   return nullptr;
 }
 
+const CodecEntry* find_v2_compressor(std::string_view id) {
+  for (const auto& e : codec_registry())
+    if (e.v2_compressor && e.v2_compressor->id == id) return &e;
+  return nullptr;
+}
+
+const CodecEntry* find_serializer_of(const DataType& dtype) {
+  for (const auto& e : codec_registry())
+    if (e.holds && *e.holds == dtype) return &e;
+  return nullptr;
+}
+
+std::string v2_compressor_ids() {
+  std::vector<std::string> ids;
+  for (const auto& e : codec_registry())
+    if (e.v2_compressor && std::find(ids.begin(), ids.end(), e.v2_compressor->id) == ids.end())
+      ids.push_back(e.v2_compressor->id);
+  std::string s;
+  for (const auto& id : ids) s += (s.empty() ? "" : ", ") + id;
+  return s;
+}
+
 // ---- configuration helpers --------------------------------------------------------------------------
 
 void config_fail(const std::string& codec, const std::string& why, const Json& cfg) {
@@ -61,18 +83,6 @@ void decode_fail(const std::string& codec, const std::string& why) { throw Codec
 namespace codec {
 
 namespace {
-Role public_role(CodecRole r) {
-  switch (r) {
-    case CodecRole::array_to_array:
-      return Role::array_to_array;
-    case CodecRole::array_to_bytes:
-      return Role::array_to_bytes;
-    case CodecRole::bytes_to_bytes:
-      return Role::bytes_to_bytes;
-  }
-  return Role::bytes_to_bytes;
-}
-
 std::string known_names() {
   std::string s;
   for (const auto& e : codec_registry()) s += (s.empty() ? "" : ", ") + e.name;
@@ -82,14 +92,14 @@ std::string known_names() {
 
 std::vector<Info> known() {
   std::vector<Info> out;
-  for (const auto& e : codec_registry()) out.push_back({e.name, public_role(e.role)});
+  for (const auto& e : codec_registry()) out.push_back({e.name, e.role});
   return out;
 }
 
 std::optional<Role> role_of(std::string_view name) {
   const auto* e = find_codec(name);
   if (!e) return std::nullopt;
-  return public_role(e->role);
+  return e->role;
 }
 
 std::vector<std::string> shorthand_keys(std::string_view name) {

@@ -90,13 +90,11 @@ class BytesToBytesCodec {
 
 // ---- the registry --------------------------------------------------------------------------------
 
-enum class CodecRole { array_to_array, array_to_bytes, bytes_to_bytes };
-
 // One codec, as the registry knows it. Exactly one make_* is set, the one of its role.
 struct CodecEntry {
-  CodecEntry(std::string n, CodecRole r) : name(std::move(n)), role(r) {}
+  CodecEntry(std::string n, codec::Role r) : name(std::move(n)), role(r) {}
   std::string name;
-  CodecRole role;
+  codec::Role role;
   // Validate a configuration strictly (as read from zarr.json) and build the codec for chunks of
   // `in` (the spec entering the codec). MetadataError names what is wrong.
   std::function<std::shared_ptr<const ArrayToArrayCodec>(const Json& cfg, const ChunkSpec& in)> make_a2a;
@@ -109,10 +107,29 @@ struct CodecEntry {
   // its default: the value used when it is not given, in the shorthand and when an array is
   // created (null: no default; `complete` resolves it or the codec does without).
   std::vector<std::pair<std::string, Json>> shorthand;
+  // Its Zarr v2 identity. A compressor .zarray can state: the numcodecs id, numcodecs'
+  // configuration (without "id") as this codec's for elements of `itemsize` bytes, and back.
+  // numcodecs' filters need none: "numcodecs.<id>" is <id> with the same keys.
+  struct V2Compressor {
+    std::string id;
+    std::function<Json(const Json& cfg, std::size_t itemsize)> from_v2;
+    std::function<Json(const Json& cfg)> to_v2;
+  };
+  std::optional<V2Compressor> v2_compressor;
+  // A serializer of a variable-length data type: which one. In Zarr v2 it is the object codec
+  // (first filter of a "|O" array) of the same id.
+  std::optional<DataType> holds;
 };
 
 // nullptr when no codec has that name.
 const CodecEntry* find_codec(std::string_view name);
+// The codec a Zarr v2 compressor id names (the first entry declaring it, so a native codec before
+// its numcodecs alias); nullptr when none does.
+const CodecEntry* find_v2_compressor(std::string_view id);
+// The serializer of a variable-length data type; nullptr for other types.
+const CodecEntry* find_serializer_of(const DataType& dtype);
+// The ids find_v2_compressor knows, for messages ("blosc, zstd, ...").
+std::string v2_compressor_ids();
 const std::vector<CodecEntry>& codec_registry();
 
 // Each codec's entry, defined in its own file.

@@ -462,7 +462,7 @@ void ShardingCodecImpl::decode(const ChunkSpec& spec, std::span<const std::uint8
 }  // namespace
 
 CodecEntry sharding_codec_entry() {
-  CodecEntry e{kName, CodecRole::array_to_bytes};
+  CodecEntry e{kName, codec::Role::array_to_bytes};
   e.make_a2b = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<ShardingCodecImpl>(cfg, in, false); };
   // Completing a sharding configuration completes its inner and index pipelines.
   e.complete = [](const Json& cfg, const ChunkSpec& in) {

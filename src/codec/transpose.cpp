@@ -61,7 +61,7 @@ class TransposeCodecImpl final : public ArrayToArrayCodec {
 }  // namespace
 
 CodecEntry transpose_codec_entry() {
-  CodecEntry e{kName, CodecRole::array_to_array};
+  CodecEntry e{kName, codec::Role::array_to_array};
   e.make_a2a = [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<TransposeCodecImpl>(cfg, in); };
   return e;
 }

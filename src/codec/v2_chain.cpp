@@ -8,8 +8,15 @@
 namespace zarrpp::codec {
 namespace {
 
-const char* const kCompressors = "blosc, zstd, gzip, zlib, lz4, bz2, lzma";
 const char* const kFilters = "delta, fixedscaleoffset, quantize, astype, shuffle";
+// numcodecs' object codecs zarrpp has no codec for (its own declare `holds`).
+const char* const kOtherObjectCodecs[] = {"vlen-array", "json2", "msgpack2", "pickle"};
+
+bool is_object_codec(const std::string& id) {
+  const auto* e = find_codec(id);
+  return (e && e->holds) ||
+         std::find(std::begin(kOtherObjectCodecs), std::end(kOtherObjectCodecs), id) != std::end(kOtherObjectCodecs);
+}
 
 std::string id_of(const Json& c, const char* what) {
   if (!c.is_object() || !c.contains("id") || !c["id"].is_string())
@@ -70,18 +77,14 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
       first = false;
       const std::string name = "numcodecs." + id;
       const auto* e = find_codec(name);
-      if (id == "vlen-utf8" || id == "vlen-bytes" || id == "vlen-array" || id == "json2" || id == "msgpack2" ||
-          id == "pickle")
+      if (is_object_codec(id))
         throw UnsupportedError("filter '" + id +
                                "' is an object codec: it must be the first filter of an object (\"|O\") array" +
                                (dtype.is_vlen() ? std::string(" and there can be only one")
                                                 : std::string(", and this array's dtype is not one")));
-      if (!e || id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma" || id == "gzip" || id == "zstd" ||
-          id == "blosc") {
-        if (!e)
-          throw UnsupportedError("filter '" + id + "' is not supported (zarrpp reads the filters " + kFilters + ")");
-      }
-      if (e->role == CodecRole::array_to_array) {
+      if (!e)
+        throw UnsupportedError("filter '" + id + "' is not supported (zarrpp reads the filters " + kFilters + ")");
+      if (e->role == codec::Role::array_to_array) {
         if (bytes_level)
           throw UnsupportedError("filter '" + id + "' after " +
                                  (dtype.is_vlen()
@@ -122,21 +125,11 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
   if (!compressor.is_null()) {
     const std::string id = id_of(compressor, "\"compressor\"");
     const Json cfg = without_id(compressor);
-    if (id == "blosc") {
-      out.push_back({"blosc", blosc_from_numcodecs(cfg, itemsize)});
-    } else if (id == "zstd") {
-      allowed_keys("numcodecs.zstd", cfg, {"level", "checksum"});
-      Json c = Json::object({{"level", cfg.value("level", Json(1))}, {"checksum", cfg.value("checksum", Json(false))}});
-      out.push_back({"zstd", c});
-    } else if (id == "gzip") {
-      allowed_keys("numcodecs.gzip", cfg, {"level"});
-      out.push_back({"gzip", Json::object({{"level", cfg.value("level", Json(1))}})});
-    } else if (id == "zlib" || id == "lz4" || id == "bz2" || id == "lzma") {
-      out.push_back({"numcodecs." + id, cfg});
-    } else {
-      throw UnsupportedError("compressor '" + id + "' is not supported (zarrpp reads the compressors " + kCompressors +
-                             ")");
-    }
+    const auto* e = find_v2_compressor(id);
+    if (!e)
+      throw UnsupportedError("compressor '" + id + "' is not supported (zarrpp reads the compressors " +
+                             v2_compressor_ids() + ")");
+    out.push_back({e->name, e->v2_compressor->from_v2(cfg, itemsize)});
   }
   return out;
 }
@@ -161,7 +154,7 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
   DataType cur = dtype;
   for (; i < codecs.size() && codecs[i].name.rfind("numcodecs.", 0) == 0; ++i) {
     const auto* e = find_codec(codecs[i].name);
-    if (!e || e->role != CodecRole::array_to_array) break;
+    if (!e || e->role != codec::Role::array_to_array) break;
     // The filter's full configuration (numcodecs 0.11 needs "dtype", which zarr-python 3 may
     // leave out), as the codec states it for its input type.
     ChunkSpec spec{{1}, cur, Bytes(cur.size(), 0)};
@@ -173,7 +166,8 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
     filters.push_back(f);
   }
   const std::size_t n_value_filters = filters.size();
-  if (i < codecs.size() && dtype.is_vlen() && (codecs[i].name == "vlen-utf8" || codecs[i].name == "vlen-bytes")) {
+  const auto* serializer = i < codecs.size() ? find_codec(codecs[i].name) : nullptr;
+  if (dtype.is_vlen() && serializer && serializer->holds) {
     filters.push_back(Json::object({{"id", codecs[i].name}}));
   } else if (i >= codecs.size() || codecs[i].name != "bytes") {
     const std::string what = i < codecs.size() ? codecs[i].name : "(none)";
@@ -198,51 +192,22 @@ V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, s
   for (; i < codecs.size(); ++i) {
     const auto& c = codecs[i];
     const Json cfg = cfg_of(c);
-    const bool last = i + 1 == codecs.size();
-    if (c.name == "numcodecs.shuffle" && !last) {
-      Json f = Json::object({{"id", "shuffle"}});
+    const auto* e = find_codec(c.name);
+    // A numcodecs codec that is no v2 compressor (shuffle) is a v2 filter.
+    if (e && !e->v2_compressor && c.name.rfind("numcodecs.", 0) == 0) {
+      Json f = Json::object({{"id", c.name.substr(10)}});
       for (auto& [k, val] : cfg.items()) f[k] = val;
       filters.push_back(f);
       continue;
     }
-    if (!last)
+    if (i + 1 != codecs.size())
       throw UnsupportedError("codec " + c.name + " followed by " + codecs[i + 1].name + ": Zarr v2 has one compressor");
-    Json comp;
-    if (c.name == "blosc" || c.name == "numcodecs.blosc") {
-      const std::string s = cfg.value("shuffle", Json("shuffle")).is_string()
-                                ? cfg.value("shuffle", Json("shuffle")).get<std::string>()
-                                : "";
-      int sh = 1;
-      if (c.name == "numcodecs.blosc")
-        sh = cfg.value("shuffle", Json(1)).get<int>();
-      else
-        sh = s == "noshuffle" ? 0 : s == "bitshuffle" ? 2 : 1;
-      comp = Json::object({{"id", "blosc"},
-                           {"cname", cfg.value("cname", Json("lz4"))},
-                           {"clevel", cfg.value("clevel", Json(5))},
-                           {"shuffle", sh},
-                           {"blocksize", cfg.value("blocksize", Json(0))}});
-    } else if (c.name == "zstd" || c.name == "numcodecs.zstd") {
-      if (cfg.value("checksum", Json(false)) == Json(true))
-        throw UnsupportedError(
-            "codec zstd with \"checksum\": true has no Zarr v2 form in numcodecs 0.11 (use checksum false)");
-      comp = Json::object({{"id", "zstd"}, {"level", cfg.value("level", Json(0))}});
-    } else if (c.name == "gzip" || c.name == "numcodecs.gzip") {
-      comp = Json::object({{"id", "gzip"}, {"level", cfg.value("level", Json(5))}});
-    } else if (c.name == "numcodecs.zlib" || c.name == "numcodecs.lz4" || c.name == "numcodecs.bz2" ||
-               c.name == "numcodecs.lzma" || c.name == "numcodecs.shuffle") {
-      if (c.name == "numcodecs.shuffle") {
-        Json f = Json::object({{"id", "shuffle"}});
-        for (auto& [k, val] : cfg.items()) f[k] = val;
-        filters.push_back(f);
-        continue;
-      }
-      comp = Json::object({{"id", c.name.substr(10)}});
-      for (auto& [k, val] : cfg.items()) comp[k] = val;
-    } else {
+    if (!e || !e->v2_compressor)
       throw UnsupportedError("codec " + c.name + " has no Zarr v2 form" +
                              (c.name == "crc32c" ? std::string(" (v2 has no checksum codec)") : std::string()));
-    }
+    Json comp = Json::object({{"id", e->v2_compressor->id}});
+    const Json stated = e->v2_compressor->to_v2(cfg);  // kept alive: items() refers into it
+    for (auto& [k, val] : stated.items()) comp[k] = val;
     v.compressor = comp;
   }
   if (!filters.empty()) v.filters = filters;
@@ -256,8 +221,7 @@ DataType object_type_of(const Json& filters) {
                                  filters[0].contains("id") && filters[0]["id"].is_string()
                              ? filters[0]["id"].get<std::string>()
                              : "";
-  if (id == "vlen-utf8") return DataType::string_t;
-  if (id == "vlen-bytes") return DataType::bytes_t;
+  if (const auto* e = find_codec(id); e && e->holds) return *e->holds;
   throw UnsupportedError(".zarray: an object array (dtype |O) " +
                          (id.empty() ? std::string("without an object codec") : "with the object codec '" + id + "'") +
                          " is not supported (zarrpp reads vlen-utf8 and vlen-bytes)");

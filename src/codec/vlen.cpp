@@ -167,18 +167,20 @@ class VlenCodec final : public ArrayToBytesCodec {
 bool is_valid_utf8(std::string_view s) { return valid_utf8(s); }
 
 CodecEntry vlen_utf8_codec_entry() {
-  CodecEntry e{"vlen-utf8", CodecRole::array_to_bytes};
+  CodecEntry e{"vlen-utf8", codec::Role::array_to_bytes};
   e.make_a2b = [](const Json& cfg, const ChunkSpec& in) {
     return std::make_shared<VlenCodec>("vlen-utf8", true, cfg, in);
   };
+  e.holds = DataType::string_t;
   return e;
 }
 
 CodecEntry vlen_bytes_codec_entry() {
-  CodecEntry e{"vlen-bytes", CodecRole::array_to_bytes};
+  CodecEntry e{"vlen-bytes", codec::Role::array_to_bytes};
   e.make_a2b = [](const Json& cfg, const ChunkSpec& in) {
     return std::make_shared<VlenCodec>("vlen-bytes", false, cfg, in);
   };
+  e.holds = DataType::bytes_t;
   return e;
 }
 

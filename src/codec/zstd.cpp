@@ -75,10 +75,25 @@ class ZstdCodecImpl final : public BytesToBytesCodec {
 
 }  // namespace
 
+namespace {
+// numcodecs' Zstd (level 1 by default) as this codec's configuration, and back.
+Json zstd_from_numcodecs(const Json& cfg, std::size_t) {
+  allowed_keys("numcodecs.zstd", cfg, {"level", "checksum"});
+  return Json::object({{"level", cfg.value("level", Json(1))}, {"checksum", cfg.value("checksum", Json(false))}});
+}
+Json zstd_to_numcodecs(const Json& cfg) {
+  if (cfg.value("checksum", Json(false)) == Json(true))
+    throw UnsupportedError(
+        "codec zstd with \"checksum\": true has no Zarr v2 form in numcodecs 0.11 (use checksum false)");
+  return Json::object({{"level", cfg.value("level", Json(codec::defaults::zstd_level))}});
+}
+}  // namespace
+
 CodecEntry zstd_codec_entry() {
-  CodecEntry e{kName, CodecRole::bytes_to_bytes};
+  CodecEntry e{kName, codec::Role::bytes_to_bytes};
   e.make_b2b = [](const Json& cfg, const ChunkSpec&) { return std::make_shared<ZstdCodecImpl>(cfg); };
   e.shorthand = {{"level", codec::defaults::zstd_level}, {"checksum", codec::defaults::zstd_checksum}};
+  e.v2_compressor = {kName, zstd_from_numcodecs, zstd_to_numcodecs};
   return e;
 }
 
