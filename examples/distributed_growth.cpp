@@ -72,7 +72,7 @@ int check(const std::string& url, int workers, int steps) {
   const std::int64_t grown = static_cast<std::int64_t>(workers) * steps * kGrowRows;
   const std::int64_t want_rows = workers * kBlockRows + grown;
   std::cout << "final domain [" << d[0].inclusive_min << ", " << d[0].exclusive_max << ") x [" << d[1].inclusive_min
-            << ", " << d[1].exclusive_max << "), " << z.nchunks_stored() << " chunks stored\n";
+            << ", " << d[1].exclusive_max << "), " << z.nshards_stored() << " chunks stored\n";
   if (z.shape()[0] != want_rows || d[0].inclusive_min > 0 || d[0].exclusive_max < workers * kBlockRows) {
     std::cerr << "FAIL: expected " << want_rows << " rows, the array has " << z.shape()[0] << "\n";
     return 1;

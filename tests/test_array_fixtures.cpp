@@ -45,7 +45,7 @@ TEST(HandWrittenArraysDetails, ShardsAndMissingChunksAreAsWritten) {
   EXPECT_EQ(z.attributes()["written_by"], "gen_array_fixtures.py");
   auto t = Array::open(
       FileStore::open(kDir / "arrays" / "float32_transpose_zstd_v2_keys", FileStore::Options{.create = false}));
-  EXPECT_EQ(t.nchunks_stored(), t.nchunks() - 1);
+  EXPECT_EQ(t.nshards_stored(), t.nshards() - 1);
   EXPECT_EQ((*t.metadata().dimension_names)[0], "z");
 }
 

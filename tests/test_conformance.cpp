@@ -105,7 +105,7 @@ TEST_P(Corpus, ReadsOrRefusesAsListed) {
   }
   // Keys that are not chunk keys of the array (outside the chunk range, -0, +1, 01) are not counted.
   if (e.stored_chunks) {
-    EXPECT_EQ(z.nchunks_stored(), *e.stored_chunks) << e.path;
+    EXPECT_EQ(z.nshards_stored(), *e.stored_chunks) << e.path;
   }
 }
 

@@ -196,7 +196,7 @@ TEST(Coords, RefuseWhatLiesOutsideTheDomainInsteadOfWrappingOrClamping) {
   EXPECT_EQ(z.coords().selection_shape({slice(1, 1)}), (Shape{0, 4}));
   EXPECT_EQ(z.coords().selection_shape({slice(1, -1)}), (Shape{0, 4}));  // empty, not wrapped
   // Nothing was written by the refused write.
-  EXPECT_EQ(z.nchunks_stored(), 0);
+  EXPECT_EQ(z.nshards_stored(), 0);
   // Huge coordinates: no overflow, a refusal.
   EXPECT_EQ(what_of([&] { z.coords().read({std::int64_t{INT64_MIN}}); }),
             "coordinate -9223372036854775808 is outside the domain [-3, 3) of dimension 0");

@@ -220,14 +220,14 @@ TEST(Overwrite, StopsAtTheFirstDeletionErrorAndSaysSo) {
     if (!copy->exists("zarr.json")) {
       EXPECT_TRUE(c.has("no longer opens") || c.has("nothing was deleted") || !c.has("removing")) << c.what;
     } else if (auto now = Array::open(copy); now.dtype() == DataType::int16) {
-      EXPECT_EQ(now.nchunks_stored(), 0) << "new array shows old chunks (fault at " << at << ")";
+      EXPECT_EQ(now.nshards_stored(), 0) << "new array shows old chunks (fault at " << at << ")";
     } else {
       EXPECT_EQ(now.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(8, 1))
           << "old array torn (fault at " << at << ")";
     }
     // Doing it again finishes the job.
     auto z2 = Array::create(copy, {.shape = {8}, .chunks = {2}, .dtype = DataType::int16, .overwrite = true});
-    EXPECT_EQ(z2.nchunks_stored(), 0);
+    EXPECT_EQ(z2.nshards_stored(), 0);
   }
 }
 

@@ -181,7 +181,7 @@ TEST(Listing, ChunksThatAreSymlinksInsideTheRootAreSeenByEveryOperation) {
   fs::rename(dir / "a" / "c" / "1", dir / "common" / "blob");
   fs::create_symlink("../../common/blob", dir / "a" / "c" / "1");
   EXPECT_EQ(z.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(6, 4));
-  EXPECT_EQ(z.nchunks_stored(), 3);
+  EXPECT_EQ(z.nshards_stored(), 3);
   auto dst = MemoryStore::create();
   const auto copied = copy_array(z, dst, "", z.metadata(), {});
   EXPECT_EQ(copied.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(6, 4));
@@ -261,7 +261,7 @@ TEST(Listing, FolderSymlinksAreListedAndNeverWrittenThrough) {
   z.fill<std::int8_t>(2);
   fs::remove_all(dir / "c" / "1");
   fs::create_directory_symlink("0", dir / "c" / "1");  // row 1 of chunks aliases row 0
-  EXPECT_EQ(z.nchunks_stored(), 4);
+  EXPECT_EQ(z.nshards_stored(), 4);
   EXPECT_EQ(z.read().to_vector<std::int8_t>(), std::vector<std::int8_t>(16, 2));
   const auto w =
       catch_error([&] { z.write(Selection{slice(2, 3), slice(0, 1)}, NDArray::full<std::int8_t>({1, 1}, 9).view()); });

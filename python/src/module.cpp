@@ -740,7 +740,9 @@ void bind_array_description(py::class_<Array>& cls) {
              return without_gil([&] { return a.remove_attributes(keys); });
            })
       .def("nchunks", [](const Array& a) { return a.nchunks(); })
-      .def("nchunks_stored", [](const Array& a) { return without_gil([&] { return a.nchunks_stored(); }); })
+      .def("nshards", [](const Array& a) { return a.nshards(); })
+      .def("nshards_stored", [](const Array& a) { return without_gil([&] { return a.nshards_stored(); }); })
+      .def("nchunks_initialized", [](const Array& a) { return without_gil([&] { return a.nchunks_initialized(); }); })
       .def("nbytes_stored", [](const Array& a) { return without_gil([&] { return a.nbytes_stored(); }); })
       .def("stored_chunk_keys", [](const Array& a) { return without_gil([&] { return a.stored_chunk_keys(); }); })
       .def("refresh", [](Array& a) { without_gil([&] { a.refresh(); }); })

@@ -392,19 +392,18 @@ class Array(_Node):
     def nchunks(self) -> int:
         """Chunks in the chunk grid (inner chunks when sharded, which may exceed the stored objects),
         as zarr-python counts them: the product of ``cdata_shape``."""
-        return math.prod(self.cdata_shape)
+        return int(self._core.nchunks())
 
     @property
     def nchunks_initialized(self) -> int:
         """Chunks stored, as zarr-python counts them: when sharded, stored shards times the chunks
         per shard."""
-        per_shard = 1 if self.shards is None else math.prod(s // c for s, c in zip(self.shards, self.chunks))
-        return self._core.nchunks_stored() * per_shard
+        return int(self._core.nchunks_initialized())
 
     @property
     def nshards(self) -> int:
         """Stored objects in the grid (shards when sharded, else chunks)."""
-        return self._core.nchunks()
+        return int(self._core.nshards())
 
     def nbytes_stored(self) -> int:
         return self._core.nbytes_stored()

@@ -7,6 +7,7 @@
 #include "array_state.hpp"
 #include "node.hpp"
 #include "zarrpp/codec/chain.hpp"
+#include "zarrpp/core/checked.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
 #include "zarrpp/store/url.hpp"
 
@@ -395,7 +396,8 @@ std::vector<std::vector<std::int64_t>> Array::read_chunk_sizes(const std::option
   return chunk_sizes_of("read_chunk_sizes", s->meta, s->unit_grid, {}, region);
 }
 Shape Array::lower_bound() const { return st_->current()->meta.chunk_grid.lower_bound; }
-std::int64_t Array::nchunks() const { return st_->current()->grid.total_chunks(); }
+std::int64_t Array::nchunks() const { return st_->current()->unit_grid.total_chunks(); }
+std::int64_t Array::nshards() const { return st_->current()->grid.total_chunks(); }
 
 std::string Array::chunk_key(const std::vector<std::int64_t>& idx) const {
   auto s = st_->current();
@@ -413,7 +415,12 @@ std::vector<std::string> Array::stored_chunk_keys() const {
   return out;
 }
 
-std::int64_t Array::nchunks_stored() const { return static_cast<std::int64_t>(stored_chunk_keys().size()); }
+std::int64_t Array::nshards_stored() const { return static_cast<std::int64_t>(stored_chunk_keys().size()); }
+
+std::int64_t Array::nchunks_initialized() const {
+  const auto per_shard = checked::product(st_->current()->units_per_shard, "chunks per shard");
+  return checked::mul(nshards_stored(), per_shard, "nchunks_initialized");
+}
 
 std::uint64_t Array::nbytes_stored() const {
   std::uint64_t n = st_->current()->meta_bytes.size();

@@ -57,7 +57,7 @@ std::vector<Index> units_to_copy(const Array& src, const ChunkGrid& dst_grid, bo
     }
   };
   if (r == 0) {
-    if (src.nchunks_stored() > 0) out.insert(Index{});
+    if (src.nshards_stored() > 0) out.insert(Index{});
     return {out.begin(), out.end()};
   }
   const ChunkGrid sg = ChunkGrid::from_metadata(sm);

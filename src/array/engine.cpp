@@ -8,8 +8,8 @@
 
 #include "../core/buffer_ops.hpp"
 #include "../core/retry.hpp"
-#include "copy.hpp"
 #include "node.hpp"
+#include "scatter.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/thread_pool.hpp"
 
@@ -32,11 +32,11 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
     s->unit_grid =
         ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
     s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, s->meta.fill_value, heap};
-    s->units_per_storage = s->layout->units_per_chunk;
+    s->units_per_shard = s->layout->units_per_shard;
   } else {
     s->unit_grid = s->grid;
     s->unit_spec = storage_spec;
-    s->units_per_storage.assign(s->meta.rank(), 1);
+    s->units_per_shard.assign(s->meta.rank(), 1);
   }
   s->meta_bytes = stored ? std::move(*stored) : node::to_bytes(s->meta.dump());
   return s;
@@ -55,25 +55,26 @@ namespace {
 
 // ---- which stored object holds which units -------------------------------------------------------
 
-struct Group {
+// The tasks of one stored object (a shard, or a chunk when not sharded).
+struct ShardTasks {
   std::vector<std::int64_t> storage;  // storage grid index
   std::vector<std::size_t> tasks;     // indices into plan.tasks
 };
 
-std::vector<Group> group_tasks(const Plan& plan, const Snapshot& s) {
+std::vector<ShardTasks> group_tasks(const Plan& plan, const Snapshot& s) {
   if (!s.layout) {
-    std::vector<Group> out(plan.tasks.size());
-    for (std::size_t i = 0; i < plan.tasks.size(); ++i) out[i] = Group{plan.tasks[i].chunk, {i}};
+    std::vector<ShardTasks> out(plan.tasks.size());
+    for (std::size_t i = 0; i < plan.tasks.size(); ++i) out[i] = ShardTasks{plan.tasks[i].chunk, {i}};
     return out;
   }
   std::map<std::vector<std::int64_t>, std::size_t> idx;
-  std::vector<Group> out;
+  std::vector<ShardTasks> out;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     std::vector<std::int64_t> sh(plan.tasks[i].chunk.size());
     for (std::size_t d = 0; d < sh.size(); ++d)
-      sh[d] = checked::floor_div(plan.tasks[i].chunk[d], s.units_per_storage[d]);
+      sh[d] = checked::floor_div(plan.tasks[i].chunk[d], s.units_per_shard[d]);
     auto [it, ins] = idx.try_emplace(sh, out.size());
-    if (ins) out.push_back(Group{sh, {}});
+    if (ins) out.push_back(ShardTasks{sh, {}});
     out[it->second].tasks.push_back(i);
   }
   return out;
@@ -86,7 +87,7 @@ std::size_t unit_index(const std::vector<std::int64_t>& unit, const Shape& per) 
     f = f * static_cast<std::size_t>(per[d]) + static_cast<std::size_t>(checked::floor_mod(unit[d], per[d]));
   return f;
 }
-// Grid index of unit `flat` of stored object `storage`.
+// Whether a unit holds any element of the domain.
 bool unit_intersects_domain(const ChunkGrid& g, const std::vector<std::int64_t>& unit) {
   for (std::size_t d = 0; d < unit.size(); ++d) {
     const auto [a, b] = g.index_range(d, unit[d]);
@@ -102,7 +103,7 @@ bool unit_intersects_domain(const ChunkGrid& g, const std::vector<std::int64_t>&
 // each by one at a time).
 class ReadSink final : public UnitSink {
  public:
-  ReadSink(const Plan& plan, const Group& g, const ChunkSpec& spec, const NDView& out)
+  ReadSink(const Plan& plan, const ShardTasks& g, const ChunkSpec& spec, const NDView& out)
       : plan_(plan), g_(g), spec_(spec), out_(out), copiers_(g.tasks.size()) {}
 
   void missing(std::size_t i) override { fill_task(plan_, task(i), spec_, out_); }
@@ -121,7 +122,7 @@ class ReadSink final : public UnitSink {
  private:
   const ChunkTask& task(std::size_t i) const { return plan_.tasks[g_.tasks[i]]; }
   const Plan& plan_;
-  const Group& g_;
+  const ShardTasks& g_;
   const ChunkSpec& spec_;
   const NDView& out_;
   std::vector<std::unique_ptr<TaskCopier>> copiers_;
@@ -133,7 +134,7 @@ class ReadSink final : public UnitSink {
 // data written.
 class WriteBuilder final : public UnitBuilder {
  public:
-  WriteBuilder(const Engine& e, const Plan& plan, const Group& g, const NDView& data)
+  WriteBuilder(const Engine& e, const Plan& plan, const ShardTasks& g, const NDView& data)
       : e_(e), plan_(plan), g_(g), data_(data) {}
 
   // Elements outside the domain are kept as they are, never reset: another process may be growing
@@ -149,7 +150,7 @@ class WriteBuilder final : public UnitBuilder {
  private:
   const Engine& e_;
   const Plan& plan_;
-  const Group& g_;
+  const ShardTasks& g_;
   const NDView& data_;
 };
 
@@ -166,7 +167,7 @@ void Engine::read(const Plan& plan, const NDView& out) const {
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];
       UnitRead& r = reqs[k];
-      r.unit = s.layout ? unit_index(t.chunk, s.units_per_storage) : 0;
+      r.unit = s.layout ? unit_index(t.chunk, s.units_per_shard) : 0;
       r.direct = reinterpret_cast<std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, out));
       // The sink can take dimension-0 slabs in pieces when the task steps through them forward.
       if (!plan.points && !t.dims.empty()) {
@@ -233,7 +234,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];
       UnitWrite& w = j.writes[k];
-      w.unit = s.layout ? unit_index(t.chunk, s.units_per_storage) : 0;
+      w.unit = s.layout ? unit_index(t.chunk, s.units_per_shard) : 0;
       // Only a write of every element of the unit, in the domain or not, may skip reading it:
       // elements outside this snapshot's domain may belong to a concurrent growth.
       w.covered =

@@ -22,7 +22,7 @@ struct Snapshot {
   CodecPipeline pipeline;               // for a stored object
   std::optional<UnitLayout> layout;     // inner chunks per shard, when sharded
   ChunkSpec unit_spec;                  // a decoded read/write unit
-  Shape units_per_storage;              // units per stored object (all 1 when not sharded)
+  Shape units_per_shard;                // units per stored object (all 1 when not sharded)
   std::uint64_t max_stored = kNoLimit;  // the most bytes a stored object can hold
   std::uint64_t generation = 0;         // node::next_generation() when made
 };

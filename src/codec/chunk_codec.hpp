@@ -179,7 +179,7 @@ std::unique_ptr<PartialEncoder> partial_encoder(const CodecPipeline& pipeline, C
 // inner chunks per shard along each dimension. nullopt otherwise.
 struct UnitLayout {
   Shape unit_shape;
-  Shape units_per_chunk;
+  Shape units_per_shard;
 };
 std::optional<UnitLayout> unit_layout(const CodecPipeline& pipeline);
 

@@ -70,7 +70,7 @@ std::uint64_t max_stored_size(const CodecPipeline& pipeline) {
     // Every inner chunk at its largest, plus the index and some slack for its layout.
     std::uint64_t units = 1;
     if (const auto l = p.a2b->unit_layout())
-      for (auto n : l->units_per_chunk)
+      for (auto n : l->units_per_shard)
         if (__builtin_mul_overflow(units, static_cast<std::uint64_t>(n), &units)) return kNoLimit;
     // Doubled: other writers may leave unused space in a shard (the format allows it).
     const std::uint64_t inner_max = max_stored_size(*inner);

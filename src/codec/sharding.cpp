@@ -61,7 +61,7 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
                         shape_str(shard_spec.shape),
                     cfg);
       layout_.unit_shape.push_back(c);
-      layout_.units_per_chunk.push_back(shard_spec.shape[d] / c);
+      layout_.units_per_shard.push_back(shard_spec.shape[d] / c);
     }
     if (cfg.contains("index_location")) {
       const auto& l = cfg["index_location"];
@@ -73,7 +73,7 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
         config_fail(kName, "\"index_location\" must be \"start\" or \"end\"", cfg);
     }
     const ChunkSpec inner_spec{layout_.unit_shape, shard_spec.dtype, shard_spec.fill_value, shard_spec.heap};
-    Shape ishape = layout_.units_per_chunk;
+    Shape ishape = layout_.units_per_shard;
     ishape.push_back(2);
     const ChunkSpec index_spec{ishape, DataType::uint64, Bytes(8, 0xff)};
     inner_ = complete ? CodecPipeline::create(codec_list(cfg, "codecs"), inner_spec)
@@ -108,7 +108,7 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
   std::optional<UnitLayout> unit_layout() const override { return layout_; }
   const CodecPipeline* unit_pipeline() const override { return &inner_; }
 
-  std::size_t num_units() const { return static_cast<std::size_t>(shape_size(layout_.units_per_chunk)); }
+  std::size_t num_units() const { return static_cast<std::size_t>(shape_size(layout_.units_per_shard)); }
   const CodecPipeline& inner() const { return inner_; }
   const ChunkSpec& spec() const { return spec_; }
   const UnitLayout& layout() const { return layout_; }
@@ -414,7 +414,7 @@ Bytes ShardingCodecImpl::encode(const ChunkSpec& spec, std::span<const std::uint
     FromData(const ShardingCodecImpl& cc, const ChunkSpec& s, std::span<const std::uint8_t> d)
         : c(cc), spec(s), data(d) {}
     void build(std::size_t u, std::span<std::uint8_t> buf, bool) override {
-      extract_box(data.data(), spec.shape, inner_start(u, c.layout().units_per_chunk, c.layout().unit_shape),
+      extract_box(data.data(), spec.shape, inner_start(u, c.layout().units_per_shard, c.layout().unit_shape),
                   c.layout().unit_shape, buf.data(), spec.dtype.size());
     }
     bool keep_untouched(std::size_t) override { return false; }
@@ -438,7 +438,7 @@ void ShardingCodecImpl::decode(const ChunkSpec& spec, std::span<const std::uint8
                const std::vector<UnitRead>& r)
         : c(cc), spec(s), out(o), reqs(r) {}
     Shape start(std::size_t i) const {
-      return inner_start(reqs[i].unit, c.layout().units_per_chunk, c.layout().unit_shape);
+      return inner_start(reqs[i].unit, c.layout().units_per_shard, c.layout().unit_shape);
     }
     void missing(std::size_t i) override {
       Scratch buf(pipeline_impl(c.inner()).spec.nbytes());

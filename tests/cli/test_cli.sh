@@ -97,6 +97,9 @@ expect_eq "$("$Z" info "$E" --json | $PY -c 'import json,sys; j=json.load(sys.st
   "[[-3, 7], [0, 10]] 7 [2, 2] [4, 4] ['t', 'x'] {'units': 'm'} sharding_indexed" "create with every option"
 expect_ok "$Z" set "$E" --value 3
 expect_eq "$("$Z" ls "$E" | head -1)" "c.0.0" "dot separator; origin defaults to the lower bound"
+expect_eq "$("$Z" info "$E" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunks_total"], j["shards_total"], j["shards_stored"], "chunks_stored" in j)')" \
+  "25 9 9 False" "info counts inner chunks as chunks and stored objects as shards (zarr-python 3's names)"
+expect_eq "$("$Z" info "$E" | grep '^Shards stored')" "Shards stored : 9 / 9 (of 25 chunks)" "info's text names shards"
 
 # copy: re-chunk and re-encode, keeping the domain and the values
 expect_ok "$Z" copy "$E" "$T/f.zarr" --chunks 5,5 --compressor zstd:1 --crc32c

@@ -243,7 +243,7 @@ TEST_F(S3StoreMoto, ArraysThroughAnS3Url) {
   const auto a = g.open_array("plain");
   EXPECT_EQ(a.shape(), (Shape{12, 5}));
   EXPECT_EQ(a.read(), iota_i32({12, 5}));
-  EXPECT_EQ(a.nchunks_stored(), 3);
+  EXPECT_EQ(a.nshards_stored(), 3);
   const auto sh = g.open_array("sharded");
   EXPECT_EQ(sh.read({slice(2, 4), slice(6, 8)}).to_vector<std::uint16_t>(),
             (std::vector<std::uint16_t>{66, 69, 90, 93}));

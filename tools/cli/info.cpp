@@ -30,8 +30,15 @@ Json info_json(const Array& z) {
   j["chunk_grid"] = m.chunk_grid.to_json();
   j["chunks"] = z.chunks();
   if (z.shards()) j["shards"] = *z.shards();
+  // zarr-python 3's counts (docs/architecture.md's glossary): chunks are inner chunks when
+  // sharded, and what is stored are shards then.
   j["chunks_total"] = z.nchunks();
-  j["chunks_stored"] = z.nchunks_stored();
+  if (z.shards()) {
+    j["shards_total"] = z.nshards();
+    j["shards_stored"] = z.nshards_stored();
+  } else {
+    j["chunks_stored"] = z.nshards_stored();
+  }
   j["bytes_stored"] = z.nbytes_stored();
   j["fill_value"] = z.fill_value_json();
   Json cs = Json::array();
@@ -74,7 +81,10 @@ void print_info(const Array& z) {
   if (z.shards()) std::cout << "Shard shape   : " << shape_str(*z.shards()) << "\n";
   std::cout << "Fill value    : " << json_text(j["fill_value"]) << "\n"
             << "Codecs        : " << codecs_summary(z.metadata()) << "\n"
-            << "Chunks stored : " << j["chunks_stored"] << " / " << j["chunks_total"] << "\n"
+            << (z.shards() ? "Shards stored : " + j["shards_stored"].dump() + " / " + j["shards_total"].dump() +
+                                 " (of " + j["chunks_total"].dump() + " chunks)"
+                           : "Chunks stored : " + j["chunks_stored"].dump() + " / " + j["chunks_total"].dump())
+            << "\n"
             << "Bytes stored  : " << j["bytes_stored"] << " (chunks and metadata, as zarr-python's nbytes_stored)\n";
   if (!z.attributes().empty()) std::cout << "Attributes    : " << json_text(z.attributes()) << "\n";
 }

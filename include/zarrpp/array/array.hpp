@@ -103,9 +103,14 @@ class Array {
   const StorePtr& store() const;
   Domain domain() const;
   Shape lower_bound() const;
-  std::int64_t nchunks() const;         // stored objects in the grid (shards when sharded)
-  std::int64_t nchunks_stored() const;  // how many of them exist in the store
-  // Keys of stored chunks (shards), relative to the store root, in grid order.
+  // zarr-python 3's counts: a chunk is the read/write unit (the inner chunk when sharded), a shard
+  // the stored object (the chunk itself when not sharded); see docs/architecture.md's glossary.
+  std::int64_t nchunks() const;              // chunks in the grid (inner chunks when sharded)
+  std::int64_t nshards() const;              // stored objects in the grid (shards, or chunks)
+  std::int64_t nshards_stored() const;       // how many stored objects exist in the store
+  std::int64_t nchunks_initialized() const;  // nshards_stored() times the chunks per shard
+  // Chunk keys (the spec's name for a stored object's key: a shard's when sharded) of the stored
+  // objects, relative to the store root, in grid order.
   std::vector<std::string> stored_chunk_keys() const;
   // The store key of the chunk (shard) with the given grid index.
   std::string chunk_key(const std::vector<std::int64_t>& chunk_index) const;

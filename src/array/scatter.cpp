@@ -1,5 +1,5 @@
 // Scatter and gather between decoded chunk buffers and the caller's views.
-#include "copy.hpp"
+#include "scatter.hpp"
 
 #include <cstring>
 
