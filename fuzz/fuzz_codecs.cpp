@@ -94,7 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // The partial decoder over the same bytes: the units (inner chunks) the second byte selects.
   const auto layout = zarrpp::unit_layout(p);
-  const std::size_t units = layout ? static_cast<std::size_t>(zarrpp::shape_size(layout->units_per_chunk)) : 1;
+  const std::size_t units = layout ? static_cast<std::size_t>(zarrpp::shape_size(layout->units_per_shard)) : 1;
   std::vector<zarrpp::UnitRead> reqs;
   zarrpp::Bytes direct(128);
   for (std::size_t u = 0; u < units; ++u)
