@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "selections.hpp"
 #include "support.hpp"
 
 using namespace zarrpp;
@@ -428,10 +429,10 @@ TEST(Growth, CopyIntoARegularGridStartsAtTheDomainsStart) {
   EXPECT_EQ(sc.read(), s.read());
   // Strings.
   auto v = Array::create(MemoryStore::create(), "v", {.shape = {3}, .chunks = {2}, .dtype = DataType::string_t});
-  v.write_vlen({}, VlenValues{{3}, {"a", "b", "c"}});
-  v.prepend_vlen(VlenValues{{1}, {"z"}});
+  write_vlen(v, {}, VlenValues{{3}, {"a", "b", "c"}});
+  v.prepend(VlenValues{{1}, {"z"}});
   auto vc = copy_array(v, MemoryStore::create(), "v", with_chunk_grid(v.metadata(), "regular"));
-  EXPECT_EQ(vc.read_vlen().values, (std::vector<std::string>{"z", "a", "b", "c"}));
+  EXPECT_EQ(read_vlen(vc).values, (std::vector<std::string>{"z", "a", "b", "c"}));
 }
 
 // ---- faults at every store operation ------------------------------------------------------------

@@ -5,6 +5,8 @@
 
 #include <zarrpp/zarrpp.hpp>
 
+#include "selections.hpp"
+
 using namespace zarrpp;
 
 namespace {
@@ -167,3 +169,54 @@ TEST(Indexing, CliSelectionsAreIndexExpressions) {
 }
 
 }  // namespace
+
+// Array's one read and one write: every kind of plan, fixed-size and variable-length elements,
+// zero-based and in coordinates, and the refusals when the kind of elements is wrong.
+TEST(Indexing, OneReadAndOneWriteForEveryPlanAndEveryKindOfElement) {
+  // The README's example: two points read and written through a vindex plan.
+  auto z = grid_array({6, 4}, {4, 4});
+  auto p = plan_index({IndexTensor{{2}, {0, 5}}, IndexTensor{{2}, {1, 3}}}, z.shape(), IndexMode::vindex);
+  EXPECT_EQ(std::get<NDArray>(z.read(p)).to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 5003}));
+  z.write(p, NDArray::full<std::int32_t>({}, 7));
+  EXPECT_EQ(z.read({0, 1}).to_vector<std::int32_t>(), std::vector<std::int32_t>{7});
+  EXPECT_EQ(z.read({5, 3}).to_vector<std::int32_t>(), std::vector<std::int32_t>{7});
+  // Variable-length elements through the same calls, in every kind of plan.
+  ArraySpec spec{.shape = {4, 3}, .chunks = {2, 2}, .dtype = DataType::string_t, .shards = Shape{4, 2}};
+  spec.lower_bound = Shape{-2, 0};
+  auto s = Array::create(MemoryStore::create(), spec);
+  s.write(s.plan({}), VlenValues{{}, {"a"}});
+  s.write(plan_index({IndexTensor{{2}, {0, 3}}, IndexTensor{{2}, {0, 2}}}, s.shape(), IndexMode::vindex),
+          VlenValues{{2}, {"p", "q"}});
+  MaskTensor m{{4, 3}, std::vector<std::uint8_t>(12, 0)};
+  m.values[4] = 1;  // (1, 1)
+  s.write(plan_index({m}, s.shape(), IndexMode::mask), VlenValues{{}, {"m"}});
+  s.write(s.coords().plan({-1, slice(2, 3)}), VlenValues{{}, {"c"}});  // coordinate -1: row 1
+  const auto all = std::get<VlenValues>(s.read(s.plan({})));
+  EXPECT_EQ(all.shape, (Shape{4, 3}));
+  EXPECT_EQ(all.values, (std::vector<std::string>{"p", "a", "a", "a", "m", "c", "a", "a", "a", "a", "a", "q"}));
+  const auto blocks = std::get<VlenValues>(s.read(plan_index({0, 1}, s.shape(), IndexMode::blocks)));
+  EXPECT_EQ(blocks.shape, (Shape{4, 1}));
+  EXPECT_EQ(blocks.values, (std::vector<std::string>{"a", "c", "a", "q"}));
+  const auto gathered =
+      std::get<VlenValues>(s.read(plan_index({IndexTensor{{2}, {3, 0}}, slice(0, 1)}, s.shape(), IndexMode::numpy)));
+  EXPECT_EQ(gathered.values, (std::vector<std::string>{"a", "p"}));
+  // Growth takes VlenValues too.
+  s.prepend(VlenValues{{1, 3}, {"x", "y", "z"}});
+  EXPECT_EQ(std::get<VlenValues>(s.read(s.coords().plan({-3}))).values, (std::vector<std::string>{"x", "y", "z"}));
+  // The wrong kind of elements, and writes through NumPy's advanced indexing, are refused.
+  auto code = [](auto&& f) -> std::optional<ErrorCode> {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return std::nullopt;
+  };
+  EXPECT_TRUE(code([&] { s.write(s.plan({}), NDArray::full<std::int32_t>({}, 1)); }) == ErrorCode::dtype_mismatch);
+  EXPECT_TRUE(code([&] { z.write(z.plan({}), VlenValues{{}, {"no"}}); }) == ErrorCode::dtype_mismatch);
+  EXPECT_TRUE(code([&] { s.read({}); }) == ErrorCode::dtype_mismatch);
+  // z[[[0, 1]], 0:2]: a 2-d index array with a slice is NumPy's advanced indexing (the box).
+  const auto adv = plan_index({IndexTensor{{1, 2}, {0, 1}}, slice(0, 2)}, z.shape(), IndexMode::numpy);
+  EXPECT_TRUE(code([&] { z.write(adv, NDArray::full<std::int32_t>({}, 1)); }) == ErrorCode::invalid_index);
+  EXPECT_EQ(z.read({0, 1}).to_vector<std::int32_t>(), std::vector<std::int32_t>{7});  // nothing written
+}

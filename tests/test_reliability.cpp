@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "../src/core/retry.hpp"
+#include "selections.hpp"
 #include "support.hpp"
 
 using namespace zarrpp;
@@ -231,9 +232,9 @@ void run_sequences(bool file, int sequences, int ops_per_sequence, Counts& c) {
             next.values[x] = loose[x] = data.data<std::int32_t>()[k];
           }
           if (st == 2)
-            run = [pts, data](Array& z) { z.write_points(pts, data); };
+            run = [pts, data](Array& z) { write_points(z, pts, data); };
           else
-            run = [mask, data](Array& z) { z.write_mask(mask, data); };
+            run = [mask, data](Array& z) { write_mask(z, mask, data); };
         }
       }
       SCOPED_TRACE("sequence " + std::to_string(seq) + " op " + std::to_string(op) + " kind " + std::to_string(kind) +

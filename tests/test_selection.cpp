@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "selections.hpp"
 #include "support.hpp"
 
 using namespace zarrpp;
@@ -89,7 +90,7 @@ RC_GTEST_PROP(Selections, CoordinateReadAndWrite, ()) {
     }
     flat.push_back(fl);
   }
-  const auto got = f.z.read_points(coords).to_vector<std::int32_t>();
+  const auto got = read_points(f.z, coords).to_vector<std::int32_t>();
   RC_ASSERT(got.size() == n);
   for (std::size_t k = 0; k < n; ++k) RC_ASSERT(got[k] == f.model.data[static_cast<std::size_t>(flat[k])]);
   // write distinct points
@@ -104,7 +105,7 @@ RC_GTEST_PROP(Selections, CoordinateReadAndWrite, ()) {
     vals.push_back(*rc::gen::inRange(-50, 50));
     f.model.data[static_cast<std::size_t>(flat[k])] = vals.back();
   }
-  f.z.write_points(c2, NDArray::from_vector<std::int32_t>({static_cast<std::int64_t>(vals.size())}, vals));
+  write_points(f.z, c2, NDArray::from_vector<std::int32_t>({static_cast<std::int64_t>(vals.size())}, vals));
   assert_same(f.z.read(), f.model.all());
 }
 
@@ -118,8 +119,8 @@ RC_GTEST_PROP(Selections, MaskReadAndWrite, ()) {
     mp[i] = *rc::gen::inRange(0, 3) == 0;
     if (mp[i]) expect.push_back(f.model.data[static_cast<std::size_t>(i)]);
   }
-  RC_ASSERT(f.z.read_mask(mask).to_vector<std::int32_t>() == expect);
-  f.z.write_mask(mask, NDArray::full<std::int32_t>({}, 77));
+  RC_ASSERT(read_mask(f.z, mask).to_vector<std::int32_t>() == expect);
+  write_mask(f.z, mask, NDArray::full<std::int32_t>({}, 77));
   for (std::int64_t i = 0; i < mask.size(); ++i)
     if (mp[i]) f.model.data[static_cast<std::size_t>(i)] = 77;
   assert_same(f.z.read(), f.model.all());
@@ -152,9 +153,9 @@ RC_GTEST_PROP(Selections, BlockReadAndWrite, ()) {
                x1 = std::min(o + (k0 + b1) * c, dom[d].exclusive_max);
     equivalent.push_back(slice(x0 - lo, x1 - lo));
   }
-  assert_same(f.z.read_blocks(blocks), f.model.select(equivalent));
+  assert_same(read_blocks(f.z, blocks), f.model.select(equivalent));
   const auto values = ref::random_values(f.model.select(equivalent).shape());
-  f.z.write_blocks(blocks, values);
+  write_blocks(f.z, blocks, values);
   f.model.assign(equivalent, values);
   assert_same(f.z.read(), f.model.all());
 }
@@ -207,17 +208,17 @@ TEST(SelectionErrors, NameDimensionIndexAndBound) {
   EXPECT_NE(err.find("index 9"), std::string::npos) << err;
   err = selection_error([&] { z.read({BoolArray{true, false}}); });
   EXPECT_NE(err.find("boolean index of length 2"), std::string::npos) << err;
-  err = selection_error([&] { z.read_mask(NDArray(DataType::bool_t, {6, 5})); });
+  err = selection_error([&] { read_mask(z, NDArray(DataType::bool_t, {6, 5})); });
   EXPECT_NE(err.find("mask of shape (6, 5)"), std::string::npos) << err;
-  err = selection_error([&] { z.read_mask(NDArray(DataType::int32, {6, 4})); });
+  err = selection_error([&] { read_mask(z, NDArray(DataType::int32, {6, 4})); });
   EXPECT_NE(err.find("bool"), std::string::npos) << err;
-  err = selection_error([&] { z.read_points({{0, 1}, {0}}); });
+  err = selection_error([&] { read_points(z, {{0, 1}, {0}}); });
   EXPECT_NE(err.find("differ in length"), std::string::npos) << err;
-  err = selection_error([&] { z.read_points({{0, 6}, {0, 0}}); });
+  err = selection_error([&] { read_points(z, {{0, 6}, {0, 0}}); });
   EXPECT_NE(err.find("index 6"), std::string::npos) << err;
-  err = selection_error([&] { z.read_blocks({2}); });
+  err = selection_error([&] { read_blocks(z, {2}); });
   EXPECT_NE(err.find("block index 2"), std::string::npos) << err;
-  err = selection_error([&] { z.read_blocks({slice(0, 2, 2)}); });
+  err = selection_error([&] { read_blocks(z, {slice(0, 2, 2)}); });
   EXPECT_NE(err.find("step 1"), std::string::npos) << err;
   // writes: wrong shape or type, nothing changes
   err = selection_error([&] { z.write({slice(0, 2)}, NDArray(DataType::int32, {3, 4})); });
@@ -226,7 +227,7 @@ TEST(SelectionErrors, NameDimensionIndexAndBound) {
   EXPECT_NE(err.find("data type mismatch"), std::string::npos) << err;
   err = selection_error([&] { z.write({7}, NDArray::full<std::int32_t>({}, 1)); });
   EXPECT_NE(err.find("index 7"), std::string::npos) << err;
-  err = selection_error([&] { z.write_points({{0}, {0}}, NDArray(DataType::int32, {2})); });
+  err = selection_error([&] { write_points(z, {{0}, {0}}, NDArray(DataType::int32, {2})); });
   EXPECT_NE(err.find("broadcast"), std::string::npos) << err;
   NDArray out(DataType::int32, {6, 3});
   err = selection_error([&] { z.read_into({}, out.view()); });
@@ -243,7 +244,7 @@ TEST(SelectionErrors, CarryCodesForTheirKind) {
   EXPECT_EQ(catch_error([&] { z.read({0, 0, 0}); }).code, ErrorCode::index_out_of_bounds);
   EXPECT_EQ(catch_error([&] { z.read({BoolArray{true, false}}); }).code, ErrorCode::index_out_of_bounds);
   EXPECT_EQ(catch_error([&] { z.read({slice(0, 4, 0)}); }).code, ErrorCode::invalid_selection);
-  EXPECT_EQ(catch_error([&] { z.read_blocks({slice(0, 2, 2)}); }).code, ErrorCode::invalid_index);
+  EXPECT_EQ(catch_error([&] { read_blocks(z, {slice(0, 2, 2)}); }).code, ErrorCode::invalid_index);
   EXPECT_EQ(catch_error([&] { z.write({}, NDArray(DataType::float64, {6, 4})); }).code, ErrorCode::dtype_mismatch);
   EXPECT_EQ(catch_error([&] { z.read<double>(); }).code, ErrorCode::dtype_mismatch);
   EXPECT_EQ(catch_error([&] { z.write({slice(0, 2)}, NDArray(DataType::int32, {3, 4})); }).code,
@@ -272,10 +273,10 @@ TEST(Selections, ZeroDimensionalArrays) {
   EXPECT_EQ(z.read({ellipsis}).to_vector<double>(), std::vector<double>{2.5});
   NDArray t(DataType::bool_t, {});
   t.data<bool>()[0] = true;
-  EXPECT_EQ(z.read_mask(t).to_vector<double>(), std::vector<double>{2.5});
+  EXPECT_EQ(read_mask(z, t).to_vector<double>(), std::vector<double>{2.5});
   t.data<bool>()[0] = false;
-  EXPECT_EQ(z.read_mask(t).size(), 0);
-  EXPECT_EQ(z.read_points({}).to_vector<double>(), std::vector<double>{2.5});
+  EXPECT_EQ(read_mask(z, t).size(), 0);
+  EXPECT_EQ(read_points(z, {}).to_vector<double>(), std::vector<double>{2.5});
 }
 
 // A step so large that only one element of a chunk is selected: the copy loops must not multiply

@@ -431,10 +431,33 @@ zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
 bool is_bytes(const Array& a) { return a.dtype() == DataType::bytes_t; }
 
 // Selections are zero-based, or with `coords` in the domain's coordinates (Array::Coords).
+// The elements of a read as Python sees them: an array of str/bytes objects for a variable-length
+// data type, else the NumPy array itself.
+py::array to_python(zarrpp::Elements&& e, bool bytes) {
+  if (auto* v = std::get_if<zarrpp::VlenValues>(&e)) return vlen_to_numpy(*v, bytes);
+  return to_numpy(std::move(std::get<zarrpp::NDArray>(e)));
+}
+
+// A write's or a growth's data as the core takes it: str/bytes objects copied into VlenValues for
+// a variable-length data type, numeric data viewed where it is.
+class ElementsIn {
+ public:
+  ElementsIn(const Array& a, const py::array& data) {
+    if (a.dtype().is_vlen())
+      vlen_ = numpy_to_vlen(data, is_bytes(a));
+    else
+      view_ = view_of(data);
+  }
+  zarrpp::ElementsRef ref() const { return vlen_ ? zarrpp::ElementsRef(*vlen_) : zarrpp::ElementsRef(*view_); }
+
+ private:
+  std::optional<zarrpp::VlenValues> vlen_;
+  std::optional<NDView> view_;
+};
+
 py::array read_selection(const Array& a, const zarrpp::Selection& sel, bool coords) {
   if (a.dtype().is_vlen())
-    return vlen_to_numpy(without_gil([&] { return coords ? a.coords().read_vlen(sel) : a.read_vlen(sel); }),
-                         is_bytes(a));
+    return to_python(without_gil([&] { return a.read(coords ? a.coords().plan(sel) : a.plan(sel)); }), is_bytes(a));
   // A coordinate selection outside the domain this handle knows re-reads the metadata: let that
   // refresh the handle itself, not only the pinned copy.
   if (coords) without_gil([&] { a.coords().selection_shape(sel); });
@@ -493,10 +516,9 @@ py::object get_index(const Array& a, const py::object& selection, const std::str
       }
     }
     result = read_selection(coords ? a : snap, plan.selection, coords);
-  } else if (snap.dtype().is_vlen()) {
-    result = vlen_to_numpy(without_gil([&] { return zarrpp::read_vlen_index(snap, plan); }), is_bytes(snap));
   } else {
-    result = to_numpy(without_gil([&] { return zarrpp::read_index(snap, plan); }));
+    const Array& on = coords ? a : snap;  // (coords: see read_selection)
+    result = to_python(without_gil([&] { return on.read(plan); }), is_bytes(snap));
   }
   if (plan.scalar && out.is_none()) return result[py::tuple()];
   return put_out(result, out);
@@ -505,13 +527,8 @@ py::object get_index(const Array& a, const py::object& selection, const std::str
 void set_index(Array& a, const py::object& selection, const py::array& data, const std::string& mode, bool coords) {
   const auto expr = to_index_expr(selection);
   const auto plan = without_gil([&] { return zarrpp::plan_index(expr, a.shape(), index_mode(mode), coords); });
-  if (a.dtype().is_vlen()) {
-    const auto v = numpy_to_vlen(data, is_bytes(a));
-    without_gil([&] { zarrpp::write_vlen_index(a, plan, v); });
-    return;
-  }
-  const NDView view = view_of(data);
-  without_gil([&] { zarrpp::write_index(a, plan, view); });
+  const ElementsIn in(a, data);
+  without_gil([&] { a.write(plan, in.ref()); });
 }
 
 template <class F>
@@ -773,23 +790,15 @@ void bind_array_growth(py::class_<Array>& cls) {
   cls.def(
          "prepend",
          [](Array& a, const py::array& data, std::size_t axis) {
-           if (a.dtype().is_vlen()) {
-             const auto vv = numpy_to_vlen(data, is_bytes(a));
-             return without_gil([&] { a.prepend_vlen(vv, axis); });
-           }
-           const NDView v = view_of(data);
-           without_gil([&] { a.prepend(v, axis); });
+           const ElementsIn in(a, data);
+           without_gil([&] { a.prepend(in.ref(), axis); });
          },
          "data"_a, "axis"_a = 0)
       .def(
           "append",
           [](Array& a, const py::array& data, std::size_t axis) {
-            if (a.dtype().is_vlen()) {
-              const auto vv = numpy_to_vlen(data, is_bytes(a));
-              return without_gil([&] { a.append_vlen(vv, axis); });
-            }
-            const NDView v = view_of(data);
-            without_gil([&] { a.append(v, axis); });
+            const ElementsIn in(a, data);
+            without_gil([&] { a.append(in.ref(), axis); });
           },
           "data"_a, "axis"_a = 0)
       .def(

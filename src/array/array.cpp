@@ -3,6 +3,7 @@
 #include "zarrpp/array/array.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "array_state.hpp"
 #include "node.hpp"
@@ -517,12 +518,13 @@ Shape Array::selection_shape(const Selection& sel) const {
 // Every read runs a plan into a new output (every element written by the plan, so it is not
 // zeroed first) or into the caller's view; every write runs a plan from broadcast data.
 namespace {
-// Variable-length arrays go through read_vlen/write_vlen, whose snapshots carry a heap.
+// Variable-length elements go through snapshots that carry a heap (Array::read / write with VlenValues).
 void require_fixed(const Snapshot& s) {
   if (s.meta.data_type.is_vlen() && !s.unit_spec.heap)
     throw SelectionError(ErrorCode::dtype_mismatch, "the array holds variable-length " + s.meta.data_type.name() +
-                                                        " elements: read and write them with read_vlen/write_vlen "
-                                                        "(Python: arrays of str/bytes objects)");
+                                                        " elements: read and write them as VlenValues through a plan "
+                                                        "(Array::read / write with Array::plan; Python: arrays of "
+                                                        "str/bytes objects)");
 }
 NDArray read_new(const Engine& e, const Plan& plan) {
   require_fixed(e.s);
@@ -581,124 +583,7 @@ NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
 }
 }  // namespace
 
-namespace {
-// A vlen read or write: a snapshot bound to a fresh heap, the plan made on it, the engine run.
-VlenValues read_vlen_with(const Array::State& st, const std::function<Plan(const Snapshot&)>& make_plan,
-                          std::shared_ptr<const Snapshot> s = nullptr) {
-  if (!s) s = st.current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  return from_indices(read_new(st.engine(*hs), make_plan(*hs)), *heap);
-}
-void write_vlen_with(const Array::State& st, const VlenValues& data,
-                     const std::function<Plan(const Snapshot&)>& make_plan,
-                     std::shared_ptr<const Snapshot> s = nullptr) {
-  if (!s) s = st.current();
-  auto heap = new_heap(*s);
-  auto hs = with_heap(*s, heap);
-  const NDArray idx = to_indices(data, *hs, *heap);
-  write_plan(st.engine(*hs), make_plan(*hs), idx.view());
-}
-}  // namespace
-
-VlenValues Array::read_vlen(const Selection& sel) const {
-  return read_vlen_with(
-      *st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid); });
-}
-void Array::write_vlen(const Selection& sel, const VlenValues& data) {
-  write_vlen_with(*st_, data, [&](const Snapshot& s) {
-    return plan_orthogonal(normalize_selection(sel, s.meta.shape), s.unit_grid);
-  });
-}
-VlenValues Array::read_vlen_points(const Coordinates& coords) const {
-  return read_vlen_with(
-      *st_, [&](const Snapshot& s) { return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid); });
-}
-void Array::write_vlen_points(const Coordinates& coords, const VlenValues& data) {
-  write_vlen_with(*st_, data, [&](const Snapshot& s) {
-    return plan_points(normalize_coordinates(coords, s.meta.shape), s.unit_grid);
-  });
-}
-VlenValues Array::read_vlen_blocks(const Selection& sel) const {
-  return read_vlen_with(
-      *st_, [&](const Snapshot& s) { return plan_orthogonal(normalize_block_selection(sel, s.grid), s.unit_grid); });
-}
-void Array::write_vlen_blocks(const Selection& sel, const VlenValues& data) {
-  write_vlen_with(*st_, data, [&](const Snapshot& s) {
-    return plan_orthogonal(normalize_block_selection(sel, s.grid), s.unit_grid);
-  });
-}
-
-void Array::prepend_vlen(const VlenValues& data, std::size_t axis) {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  const NDArray idx = to_indices(data, *s, *heap);
-  grow(idx.view(), axis, true, heap);
-}
-
-void Array::append_vlen(const VlenValues& data, std::size_t axis) {
-  auto s = st_->current();
-  auto heap = new_heap(*s);
-  const NDArray idx = to_indices(data, *s, *heap);
-  grow(idx.view(), axis, false, heap);
-}
-
-NDArray Array::read(const Selection& sel) const {
-  auto s = st_->current();
-  return read_new(st_->engine(*s), plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid));
-}
-
-void Array::read_into(const Selection& sel, const NDView& out) const {
-  auto s = st_->current();
-  require_fixed(*s);
-  const auto plan = plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid);
-  check_out_view(out, plan.out_shape, s->meta.data_type);
-  st_->engine(*s).read(plan, out);
-}
-
-void Array::write(const Selection& sel, const NDView& data) {
-  auto s = st_->current();
-  write_plan(st_->engine(*s), plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid), data);
-}
-
-NDArray Array::read_points(const Coordinates& coords) const {
-  auto s = st_->current();
-  return read_new(st_->engine(*s), plan_points(normalize_coordinates(coords, s->meta.shape), s->unit_grid));
-}
-
-void Array::write_points(const Coordinates& coords, const NDView& data) {
-  auto s = st_->current();
-  write_plan(st_->engine(*s), plan_points(normalize_coordinates(coords, s->meta.shape), s->unit_grid), data);
-}
-
-NDArray Array::read_mask(const NDView& mask) const {
-  auto s = st_->current();
-  const auto coords = mask_to_coordinates(mask, s->meta.shape);
-  if (s->meta.rank() == 0 && *reinterpret_cast<const std::uint8_t*>(mask.data()) == 0)
-    return NDArray(s->meta.data_type, {0});
-  return read_new(st_->engine(*s), plan_points(coords, s->unit_grid));
-}
-
-void Array::write_mask(const NDView& mask, const NDView& data) {
-  auto s = st_->current();
-  const auto coords = mask_to_coordinates(mask, s->meta.shape);
-  if (s->meta.rank() == 0 && *reinterpret_cast<const std::uint8_t*>(mask.data()) == 0) return;
-  write_plan(st_->engine(*s), plan_points(coords, s->unit_grid), data);
-}
-
-NDArray Array::read_blocks(const Selection& sel) const {
-  auto s = st_->current();
-  return read_new(st_->engine(*s), plan_orthogonal(normalize_block_selection(sel, s->grid), s->unit_grid));
-}
-
-void Array::write_blocks(const Selection& sel, const NDView& data) {
-  auto s = st_->current();
-  write_plan(st_->engine(*s), plan_orthogonal(normalize_block_selection(sel, s->grid), s->unit_grid), data);
-}
-
-// ---- selections in coordinates ----------------------------------------------------------------------
-
-Array::Coords Array::coords() const { return Coords(st_); }
+// ---- the one read and the one write ---------------------------------------------------------------
 
 namespace {
 // The snapshot to run a coordinate selection on: the handle's, or, when the selection falls
@@ -722,7 +607,125 @@ std::vector<DimSel> in_coords(const Selection& sel, const Snapshot& s) {
 Coordinates in_coords(const Coordinates& c, const Snapshot& s) {
   return normalize_coordinates(c, s.meta.shape, &s.meta.chunk_grid.lower_bound);
 }
+
+NDView mask_view(const IndexPlan& p) { return NDView::c_order(p.mask.values.data(), DataType::bool_t, p.mask.shape); }
+
+// What the engine runs for a plan on snapshot `s`: the units it touches and where elements go.
+Plan engine_plan(const IndexPlan& p, const Snapshot& s) {
+  switch (p.kind) {
+    case IndexPlan::Kind::points:
+      return plan_points(p.coords ? in_coords(p.points, s) : normalize_coordinates(p.points, s.meta.shape),
+                         s.unit_grid);
+    case IndexPlan::Kind::mask:
+      return plan_points(mask_to_coordinates(mask_view(p), s.meta.shape), s.unit_grid);
+    case IndexPlan::Kind::blocks:
+      return plan_orthogonal(normalize_block_selection(p.selection, s.grid), s.unit_grid);
+    case IndexPlan::Kind::orthogonal:
+    case IndexPlan::Kind::gather:
+      break;
+  }
+  return plan_orthogonal(p.coords ? in_coords(p.selection, s) : normalize_selection(p.selection, s.meta.shape),
+                         s.unit_grid);
+}
+
+// The snapshot a plan runs on (in coordinates: re-read once when it falls outside the domain).
+std::shared_ptr<const Snapshot> snapshot_for(Array::State& st, const IndexPlan& p) {
+  if (!p.coords) return st.current();
+  return coordinate_snapshot(st, [&](const Snapshot& s) { engine_plan(p, s); });
+}
+
+// A mask that selects nothing (a 0-d false mask has no points to say so).
+bool selects_nothing(const IndexPlan& p) { return p.kind == IndexPlan::Kind::mask && p.shape == Shape{0}; }
+
+// The elements of a plan (variable-length ones as indices into the snapshot's heap).
+NDArray run_read(const Array::State& st, const Snapshot& s, const IndexPlan& p) {
+  if (selects_nothing(p)) return NDArray(s.meta.data_type, p.shape);
+  NDArray r = read_new(st.engine(s), engine_plan(p, s));
+  if (p.kind == IndexPlan::Kind::points || p.kind == IndexPlan::Kind::mask) r.reshape(p.shape);
+  if (p.kind != IndexPlan::Kind::gather) return r;
+  // NumPy advanced indexing: the box was read; pick each result element from it.
+  NDArray out = NDArray::uninitialized(r.dtype(), p.shape);
+  const std::size_t item = r.dtype().size();
+  for (std::size_t k = 0; k < p.gather.size(); ++k)
+    std::memcpy(out.raw_data() + k * item, r.raw_data() + static_cast<std::size_t>(p.gather[k]) * item, item);
+  return out;
+}
+
+[[noreturn]] void refuse_gather_write() {
+  throw SelectionError(ErrorCode::invalid_index,
+                       "assigning through integer arrays mixed with slices or other arrays is not supported (NumPy's "
+                       "rules for it differ from an orthogonal selection): use oindex (orthogonal) or vindex "
+                       "(coordinates)");
+}
+
+// Writes elements (fixed-size, or the indices of variable-length ones) through a plan.
+void run_write(const Array::State& st, const Snapshot& s, const IndexPlan& p, const NDView& data) {
+  if (p.kind != IndexPlan::Kind::points && p.kind != IndexPlan::Kind::mask)
+    return write_plan(st.engine(s), engine_plan(p, s), data);
+  // Points and masks: the data in the result's shape, then one element per point.
+  require_fixed(s);
+  const NDArray v = NDArray::copy_of(broadcast_to(data, p.shape, s.meta.data_type));
+  if (selects_nothing(p)) return;
+  write_plan(st.engine(s), engine_plan(p, s), NDView::c_order(v.raw_data(), v.dtype(), {v.size()}));
+}
 }  // namespace
+
+Elements Array::read(const IndexPlan& p) const {
+  auto s = snapshot_for(*st_, p);
+  if (!s->meta.data_type.is_vlen()) return run_read(*st_, *s, p);
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  return from_indices(run_read(*st_, *hs, p), *heap);
+}
+
+void Array::write(const IndexPlan& p, const ElementsRef& data) {
+  if (p.advanced || p.kind == IndexPlan::Kind::gather) refuse_gather_write();
+  auto s = snapshot_for(*st_, p);
+  if (const auto* fixed = data.fixed()) return run_write(*st_, *s, p, *fixed);
+  auto heap = new_heap(*s);
+  auto hs = with_heap(*s, heap);
+  const NDArray idx = to_indices(*data.vlen(), *hs, *heap);
+  run_write(*st_, *hs, p, idx.view());
+}
+
+IndexPlan Array::plan(const Selection& sel) const {
+  return plan_index(index_expr(sel), shape(), IndexMode::orthogonal);
+}
+
+void Array::prepend(const ElementsRef& data, std::size_t axis) { grow_with(data, axis, true); }
+void Array::append(const ElementsRef& data, std::size_t axis) { grow_with(data, axis, false); }
+
+void Array::grow_with(const ElementsRef& data, std::size_t axis, bool front) {
+  if (const auto* fixed = data.fixed()) return grow(*fixed, axis, front, nullptr);
+  auto s = st_->current();
+  auto heap = new_heap(*s);
+  const NDArray idx = to_indices(*data.vlen(), *s, *heap);
+  grow(idx.view(), axis, front, heap);
+}
+
+// ---- conveniences: orthogonal selections ------------------------------------------------------------
+
+NDArray Array::read(const Selection& sel) const {
+  auto s = st_->current();
+  return read_new(st_->engine(*s), plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid));
+}
+
+void Array::read_into(const Selection& sel, const NDView& out) const {
+  auto s = st_->current();
+  require_fixed(*s);
+  const auto plan = plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid);
+  check_out_view(out, plan.out_shape, s->meta.data_type);
+  st_->engine(*s).read(plan, out);
+}
+
+void Array::write(const Selection& sel, const NDView& data) {
+  auto s = st_->current();
+  write_plan(st_->engine(*s), plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid), data);
+}
+
+// ---- selections in coordinates ----------------------------------------------------------------------
+
+Array::Coords Array::coords() const { return Coords(st_); }
 
 Shape Array::Coords::selection_shape(const Selection& sel) const {
   auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
@@ -730,6 +733,10 @@ Shape Array::Coords::selection_shape(const Selection& sel) const {
   for (const auto& d : in_coords(sel, *s))
     if (!d.dropped()) out.push_back(d.size());
   return out;
+}
+
+IndexPlan Array::Coords::plan(const Selection& sel) const {
+  return plan_index(index_expr(sel), st_->current()->meta.shape, IndexMode::orthogonal, true);
 }
 
 NDArray Array::Coords::read(const Selection& sel) const {
@@ -748,36 +755,6 @@ void Array::Coords::read_into(const Selection& sel, const NDView& out) const {
 void Array::Coords::write(const Selection& sel, const NDView& data) {
   auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
   write_plan(st_->engine(*s), plan_orthogonal(in_coords(sel, *s), s->unit_grid), data);
-}
-
-NDArray Array::Coords::read_points(const Coordinates& coords) const {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
-  return read_new(st_->engine(*s), plan_points(in_coords(coords, *s), s->unit_grid));
-}
-
-void Array::Coords::write_points(const Coordinates& coords, const NDView& data) {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
-  write_plan(st_->engine(*s), plan_points(in_coords(coords, *s), s->unit_grid), data);
-}
-
-VlenValues Array::Coords::read_vlen(const Selection& sel) const {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
-  return read_vlen_with(*st_, [&](const Snapshot& x) { return plan_orthogonal(in_coords(sel, x), x.unit_grid); }, s);
-}
-
-void Array::Coords::write_vlen(const Selection& sel, const VlenValues& data) {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
-  write_vlen_with(*st_, data, [&](const Snapshot& x) { return plan_orthogonal(in_coords(sel, x), x.unit_grid); }, s);
-}
-
-VlenValues Array::Coords::read_vlen_points(const Coordinates& coords) const {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
-  return read_vlen_with(*st_, [&](const Snapshot& x) { return plan_points(in_coords(coords, x), x.unit_grid); }, s);
-}
-
-void Array::Coords::write_vlen_points(const Coordinates& coords, const VlenValues& data) {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(coords, x); });
-  write_vlen_with(*st_, data, [&](const Snapshot& x) { return plan_points(in_coords(coords, x), x.unit_grid); }, s);
 }
 
 void remove_node(const StorePtr& store, const std::string& path_in) {

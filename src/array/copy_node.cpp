@@ -146,12 +146,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   if (exists) {
     // Read the whole source first: a corrupt or unreadable source fails here, with the
     // destination exactly as it was.
-    ThreadPool::global().parallel_for(units.size(), conc, [&](std::size_t i) {
-      if (vlen)
-        (void)s.read_vlen(unit_selection(snap->grid, units[i]));
-      else
-        (void)s.read(unit_selection(snap->grid, units[i]));
-    });
+    ThreadPool::global().parallel_for(
+        units.size(), conc, [&](std::size_t i) { (void)s.read(s.plan(unit_selection(snap->grid, units[i]))); });
     node::check_can_write_document(*store, path, &snap->meta, m.zarr_format);
     node::remove_owned(*store, path);
   }
@@ -167,7 +163,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       const auto plan = plan_orthogonal(normalize_selection(sel, snap->meta.shape), snap->unit_grid);
       if (vlen) {
         // The unit's strings go into a heap of its own; the elements are indices into it.
-        const auto values = s.read_vlen(sel);
+        const auto values = std::get<VlenValues>(s.read(s.plan(sel)));
         auto heap = std::make_shared<VlenHeap>(m.fill_vlen);
         std::vector<std::string> fresh;
         NDArray idx(m.data_type, values.shape);

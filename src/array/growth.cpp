@@ -87,9 +87,6 @@ static bool grows_by_nothing(const Snapshot& cur, const NDView& data, std::size_
   return data.shape()[axis] == 0;
 }
 
-void Array::prepend(const NDView& data, std::size_t axis) { grow(data, axis, true, nullptr); }
-void Array::append(const NDView& data, std::size_t axis) { grow(data, axis, false, nullptr); }
-
 // Growth writes the new elements into chunks outside the old domain first (no reader sees them
 // before the metadata names them), then switches the metadata. `heap`: the strings of a
 // variable-length array's data (its elements are indices into it).
@@ -97,7 +94,7 @@ void Array::grow(const NDView& data, std::size_t axis, bool front, const std::sh
   const char* what = front ? "prepend" : "append";
   if (st_->current()->meta.data_type.is_vlen() && !heap)
     throw SelectionError(ErrorCode::dtype_mismatch,
-                         std::string(what) + ": the array holds variable-length elements; use " + what + "_vlen");
+                         std::string(what) + ": the array holds variable-length elements; give them as VlenValues");
   if (grows_by_nothing(*st_->current(), data, axis, what)) return;
   std::int64_t old_n = 0;
   st_->modify(

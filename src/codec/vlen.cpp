@@ -154,7 +154,7 @@ class VlenCodec final : public ArrayToBytesCodec {
   VlenHeap& need_heap(const ChunkSpec& spec) const {
     if (!spec.heap)
       throw CodecError(name_ +
-                       ": variable-length elements are read and written with Array::read_vlen/write_vlen "
+                       ": variable-length elements are read and written as VlenValues (Array::read / write) "
                        "(Python: object arrays of str/bytes)");
     return *spec.heap;
   }

@@ -19,7 +19,6 @@ class GetCommand final : public Command {
  private:
   std::string array_, sel_, out_;
   bool coords_ = false, oindex_ = false;
-  void read_planned(const Array& z, const IndexPlan& plan) const;
 };
 
 void GetCommand::add(CLI::App& app) {
@@ -30,39 +29,20 @@ void GetCommand::add(CLI::App& app) {
   add_selection_flags(*sub_, coords_, oindex_);
 }
 
-// Points (index arrays one per dimension, as z[...] pairs them up) and NumPy's advanced indexing.
-void GetCommand::read_planned(const Array& z, const IndexPlan& plan) const {
-  if (z.dtype().is_vlen()) {
-    if (!out_.empty()) throw ArgumentError("get --out: a .npy file cannot hold variable-length elements");
-    print_vlen(std::cout, read_vlen_index(z, plan), z.dtype() == DataType::bytes_t);
-    return;
-  }
-  const NDArray r = read_index(z, plan);
-  if (out_.empty())
-    print_array(std::cout, r);
-  else
-    npy::save(out_, r);
-}
-
 void GetCommand::run() {
   const Array z = open_array_at(array_);
   const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
-  if (plan.kind != IndexPlan::Kind::orthogonal) {
-    read_planned(z, plan);
-    return;
-  }
-  const Selection& sel = plan.selection;
   if (z.dtype().is_vlen()) {
     if (!out_.empty())
       throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +
                           " elements of this array; print them instead (no --out)");
-    print_vlen(std::cout, coords_ ? z.coords().read_vlen(sel) : z.read_vlen(sel), z.dtype() == DataType::bytes_t);
+    print_vlen(std::cout, std::get<VlenValues>(z.read(plan)), z.dtype() == DataType::bytes_t);
+  } else if (out_.empty()) {
+    print_array(std::cout, std::get<NDArray>(z.read(plan)));
+  } else if (plan.kind == IndexPlan::Kind::orthogonal) {
+    save_selection(z, plan.selection, coords_, out_);  // in slabs, for selections of any size
   } else {
-    if (!out_.empty()) {
-      save_selection(z, sel, coords_, out_);
-    } else {
-      print_array(std::cout, coords_ ? z.coords().read(sel) : z.read(sel));
-    }
+    npy::save(out_, std::get<NDArray>(z.read(plan)));
   }
 }
 

@@ -17,7 +17,6 @@ class SetCommand final : public Command {
  private:
   std::string array_, sel_, value_, from_;
   bool coords_ = false, oindex_ = false;
-  void write_planned(Array& z, const IndexPlan& plan) const;
 };
 
 void SetCommand::add(CLI::App& app) {
@@ -30,46 +29,23 @@ void SetCommand::add(CLI::App& app) {
   v->excludes(f);
 }
 
-// A value (or .npy of one value per point) written at points paired up from index arrays.
-void SetCommand::write_planned(Array& z, const IndexPlan& plan) const {
-  if (z.dtype().is_vlen()) {
-    if (!from_.empty()) throw ArgumentError("set --from: a .npy file cannot hold variable-length elements");
-    write_vlen_index(z, plan, VlenValues{{}, {value_}});  // one value, broadcast over the points
-    return;
-  }
-  if (value_.empty() && from_.empty()) throw ArgumentError("set: give --value V or --from FILE.npy");
-  const NDArray data = from_.empty() ? scalar_array(value_, z.dtype(), "--value") : npy::load(from_);
-  write_index(z, plan, data.view());
-}
-
 void SetCommand::run() {
   auto z = open_array_at(array_);
   const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
-  if (plan.kind != IndexPlan::Kind::orthogonal) {
-    write_planned(z, plan);
-    return;
-  }
-  const Selection& sel = plan.selection;
   if (z.dtype().is_vlen()) {
     if (!from_.empty())
       throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() +
                           " elements; use --value TEXT");
-    if (coords_)
-      z.coords().write_vlen(sel, VlenValues{{}, {value_}});
-    else
-      z.write_vlen(sel, VlenValues{{}, {value_}});
-  } else if (!value_.empty() || !from_.empty()) {
-    if (!from_.empty()) {
-      set_from_npy(z, sel, coords_, from_);
-    } else {
-      const NDArray data = scalar_array(value_, z.dtype(), "--value");
-      if (coords_)
-        z.coords().write(sel, data);
-      else
-        z.write(sel, data);
-    }
-  } else
-    throw ArgumentError("set: give --value V or --from FILE.npy");
+    z.write(plan, VlenValues{{}, {value_}});  // one value, broadcast over the selection
+    return;
+  }
+  if (value_.empty() && from_.empty()) throw ArgumentError("set: give --value V or --from FILE.npy");
+  if (!from_.empty() && plan.kind == IndexPlan::Kind::orthogonal) {
+    set_from_npy(z, plan.selection, coords_, from_);  // in slabs, for selections of any size
+    return;
+  }
+  const NDArray data = from_.empty() ? scalar_array(value_, z.dtype(), "--value") : npy::load(from_);
+  z.write(plan, data);
 }
 
 }  // namespace

@@ -2,12 +2,15 @@
 // Arrays: create/open, read and write every selection, and grow at both ends.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "zarrpp/array/indexing.hpp"
 #include "zarrpp/array/selection.hpp"
 #include "zarrpp/codec/codec.hpp"
 #include "zarrpp/core/ndarray.hpp"
@@ -59,6 +62,27 @@ struct ArraySpec {
 struct VlenValues {
   Shape shape;
   std::vector<std::string> values;
+};
+
+// The elements a read gives: fixed-size ones in an NDArray, variable-length ones as VlenValues
+// (which the array's data type says). More kinds of element take their place here.
+using Elements = std::variant<NDArray, VlenValues>;
+
+// The elements a write or a growth takes, without copying them: a view (or an NDArray) of
+// fixed-size elements, or VlenValues. Converts implicitly from each.
+class ElementsRef {
+ public:
+  ElementsRef(const NDView& v) : v_(v) {}          // NOLINT(google-explicit-constructor)
+  ElementsRef(const NDArray& a) : v_(a.view()) {}  // NOLINT(google-explicit-constructor)
+  ElementsRef(const VlenValues& v) : v_(&v) {}     // NOLINT(google-explicit-constructor)
+  const NDView* fixed() const { return std::get_if<NDView>(&v_); }
+  const VlenValues* vlen() const {
+    const auto* p = std::get_if<const VlenValues*>(&v_);
+    return p ? *p : nullptr;
+  }
+
+ private:
+  std::variant<NDView, const VlenValues*> v_;
 };
 
 class Array {
@@ -136,17 +160,32 @@ class Array {
   // Re-reads zarr.json (after another process changed the array).
   void refresh();
 
-  // ---- basic and orthogonal selections (oindex semantics for index arrays and masks) ----
+  // ---- the one read and the one write ----
+  // `plan` (plan_index, or plan() below) says which elements: orthogonal, points, a mask, NumPy
+  // advanced indexing (read only) or blocks, zero-based or in coordinates. The elements are an
+  // NDArray for fixed-size data types and VlenValues for "string" / "bytes" (UTF-8 checked when
+  // written). A write takes data of the result's shape or any shape NumPy broadcasts to it; a
+  // wrong kind of elements for the data type is SelectionError dtype_mismatch.
+  Elements read(const IndexPlan& plan) const;
+  void write(const IndexPlan& plan, const ElementsRef& data);
+  // A Selection (integers, slices, 1-d index arrays and masks, each dimension on its own: oindex
+  // semantics) planned on this handle's shape, zero-based.
+  IndexPlan plan(const Selection& sel) const;
+
+  // ---- conveniences: orthogonal selections of fixed-size elements ----
   NDArray read(const Selection& sel = {}) const;
+  // So that a braced list (`read({})`, `read({slice(0, 3), 1})`) is a Selection, not a plan.
+  NDArray read(std::initializer_list<DimSelector> sel) const { return read(Selection(sel)); }
   template <class T>
   NDArray read(const Selection& sel = {}) const {
     check_dtype(dtype_v<T>());
     return read(sel);
   }
-  // Reads into the caller's buffer (any strides); the view must have the selection's shape.
+  // Reads into the caller's view (any strides) of the selection's shape.
   void read_into(const Selection& sel, const NDView& out) const;
   // Writes an array of the selection's shape (any strides) or, with a 0-d array, broadcasts it.
   void write(const Selection& sel, const NDView& data);
+  void write(const Selection& sel, const NDArray& data) { write(sel, data.view()); }
   template <class T>
   void write_scalar(const Selection& sel, T value) {
     write(sel, NDView::c_order(&value, dtype_v<T>(), {}));
@@ -158,41 +197,17 @@ class Array {
   // Selection shape of a basic/orthogonal selection.
   Shape selection_shape(const Selection& sel) const;
 
-  // ---- coordinate selection (vindex): 1-d result, one element per point ----
-  NDArray read_points(const Coordinates& coords) const;
-  void write_points(const Coordinates& coords, const NDView& data);
-  // ---- mask selection: a bool array of the array's shape; 1-d result in C order ----
-  NDArray read_mask(const NDView& mask) const;
-  void write_mask(const NDView& mask, const NDView& data);
-  // ---- block selection: integers, step-1 slices and one Ellipsis in units of stored objects ----
-  // (chunks, or shards when sharded, as zarr-python 3 counts blocks; block 0 is the first one the
-  // domain touches)
-  NDArray read_blocks(const Selection& sel) const;
-  void write_blocks(const Selection& sel, const NDView& data);
-
-  // ---- variable-length elements (data types "string" and "bytes") ----
-  // The numeric read/write calls refuse these arrays (SelectionError dtype_mismatch); these take
-  // and give the values themselves. Writing a "string" array checks every value is UTF-8. A
-  // `data` of shape {} (one value) is broadcast over the selection.
-  VlenValues read_vlen(const Selection& sel = {}) const;
-  void write_vlen(const Selection& sel, const VlenValues& data);
-  VlenValues read_vlen_points(const Coordinates& coords) const;
-  void write_vlen_points(const Coordinates& coords, const VlenValues& data);
-  VlenValues read_vlen_blocks(const Selection& sel) const;
-  void write_vlen_blocks(const Selection& sel, const VlenValues& data);
-  void prepend_vlen(const VlenValues& data, std::size_t axis = 0);
-  void append_vlen(const VlenValues& data, std::size_t axis = 0);
-
   // ---- selections in coordinates ----
   // The array addressed by coordinates instead of zero-based indices: see Array::Coords.
   class Coords;
   Coords coords() const;
 
   // ---- growth at both ends (the regular_bounded grid) ----
-  // Adds data before index 0 along `axis`; existing chunks never move or change.
-  void prepend(const NDView& data, std::size_t axis = 0);
+  // Adds data before index 0 along `axis`; existing chunks never move or change. Fixed-size or
+  // variable-length elements, as the data type says.
+  void prepend(const ElementsRef& data, std::size_t axis = 0);
   // Adds data after the last index along `axis`.
-  void append(const NDView& data, std::size_t axis = 0);
+  void append(const ElementsRef& data, std::size_t axis = 0);
   // New shape, keeping the lower bound.
   void resize(const Shape& new_shape);
   // New domain: lower and upper bounds per dimension, shrinking or growing at either end.
@@ -218,6 +233,7 @@ class Array {
   void check_dtype(const DataType& t) const;
   void change_domain(const std::function<Domain(const ArrayMetadata&)>& target);
   void grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap);
+  void grow_with(const ElementsRef& data, std::size_t axis, bool front);
   std::shared_ptr<State> st_;
 };
 
@@ -230,21 +246,17 @@ class Array {
 // missing slice bound is the domain's bound, and a coordinate outside the domain is refused
 // (SelectionError index_out_of_bounds) — never clamped. Boolean arrays still run over the whole
 // dimension. When a selection falls outside the domain this handle knows, it re-reads the metadata
-// once (another process may have grown the array) before refusing. Cheap to copy; shares the
-// array's state.
+// once (another process may have grown the array) before refusing (so does Array::read with a
+// plan in coordinates). Cheap to copy; shares the array's state.
 class Array::Coords {
  public:
   NDArray read(const Selection& sel = {}) const;
   void read_into(const Selection& sel, const NDView& out) const;
   void write(const Selection& sel, const NDView& data);
   Shape selection_shape(const Selection& sel) const;
-  // Points (vindex): coords[d][k] is the coordinate of point k along dimension d.
-  NDArray read_points(const Coordinates& coords) const;
-  void write_points(const Coordinates& coords, const NDView& data);
-  VlenValues read_vlen(const Selection& sel = {}) const;
-  void write_vlen(const Selection& sel, const VlenValues& data);
-  VlenValues read_vlen_points(const Coordinates& coords) const;
-  void write_vlen_points(const Coordinates& coords, const VlenValues& data);
+  // A Selection planned in coordinates (IndexPlan::coords), for Array::read / write: points,
+  // variable-length elements and the rest.
+  IndexPlan plan(const Selection& sel) const;
 
  private:
   friend class Array;

@@ -2,14 +2,13 @@
 // NumPy-style index expressions understood once, for every front end: Python's z[...], z.oindex,
 // z.vindex, z.get_mask_selection and z.coords[...], and the CLI's SELECTION strings. An expression
 // is planned against the array's shape (one metadata snapshot) into an IndexPlan, which
-// read_index / write_index run. The rules are NumPy's and zarr-python's; docs/architecture.md,
+// Array::read / Array::write run. The rules are NumPy's and zarr-python's; docs/architecture.md,
 // "Selections", lists them and where zarr-python deliberately differs from NumPy.
 #include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "zarrpp/array/array.hpp"
 #include "zarrpp/array/selection.hpp"
 #include "zarrpp/core/ndarray.hpp"
 
@@ -44,7 +43,7 @@ struct IndexPlan {
     points,      // `points`, one per element of a result of shape `shape`
     mask,        // `mask` (the array's shape): its true elements, in C order
     gather,      // NumPy advanced indexing: the box `selection`, then `gather` picks from it
-    blocks,      // `selection` in units of stored objects (Array::read_blocks)
+    blocks,      // `selection` in units of stored objects (shards)
   };
   Kind kind = Kind::orthogonal;
   Selection selection;
@@ -63,14 +62,5 @@ struct IndexPlan {
 IndexPlan plan_index(const IndexExpr& expr, const Shape& shape, IndexMode mode, bool coords = false);
 // A parsed selection (the CLI's strings; 1-d index arrays and masks) as an index expression.
 IndexExpr index_expr(const Selection& sel);
-
-// Run a plan on `a`, which should be the handle (snapshot) it was planned on. Writes take data of
-// the result's shape or any shape NumPy broadcasts to it (extra leading length-1 dimensions too).
-// NumPy advanced indexing (`advanced`: a gather plan, or the points it reads when its box would be
-// large) is read-only: write_index refuses it naming oindex/vindex.
-NDArray read_index(const Array& a, const IndexPlan& plan);
-VlenValues read_vlen_index(const Array& a, const IndexPlan& plan);
-void write_index(Array& a, const IndexPlan& plan, const NDView& data);
-void write_vlen_index(Array& a, const IndexPlan& plan, const VlenValues& data);
 
 }  // namespace zarrpp

@@ -23,7 +23,8 @@ struct float16 {
   friend bool operator==(float16 a, float16 b) { return a.bits == b.bits; }
 };
 
-// Vlen: variable-length elements (the data types "string" and "bytes"); see Array::read_vlen.
+// Vlen: variable-length elements (the data types "string" and "bytes"); read and written as VlenValues (Array::read /
+// write).
 enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen };
 
 class DataType {
@@ -62,7 +63,7 @@ class DataType {
 
   Id id() const { return id_; }
   // Bytes per element. A variable-length element is held in memory as an 8-byte index into the
-  // strings of one read or write (see Array::read_vlen); its stored size varies.
+  // strings of one read or write (see Array::read); its stored size varies.
   std::size_t size() const { return size_; }
   bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }
   DataKind kind() const;
