@@ -136,7 +136,10 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     next = make_snapshot(std::move(m), std::nullopt);
     // The data work is done once per change of domain: a swap lost to a writer of attributes
     // (which needs no lock) computes the metadata again, and the same chunks need not be written
-    // again. A different domain (a writer that ignores the lock) needs them written anew.
+    // again. A different domain (a writer that ignores the lock) needs them written anew. Not
+    // caught: such a writer changing the domain and back while this swap is pending (its chunks
+    // may replace ours unseen); zarrpp's own growers hold the lock, so only programs that ignore
+    // it can do that.
     const std::string work = before ? beyond_attributes(cur->meta) + beyond_attributes(next->meta) : std::string();
     if (before && work != data_done_for) {
       data_work_failed = true;
@@ -628,19 +631,33 @@ Plan engine_plan(const IndexPlan& p, const Snapshot& s) {
                          s.unit_grid);
 }
 
-// The snapshot a plan runs on (in coordinates: re-read once when it falls outside the domain).
-std::shared_ptr<const Snapshot> snapshot_for(Array::State& st, const IndexPlan& p) {
-  if (!p.coords) return st.current();
-  return coordinate_snapshot(st, [&](const Snapshot& s) { engine_plan(p, s); });
+// A plan made the engine's on the snapshot it runs on (in coordinates: re-read once when it falls
+// outside the domain the handle knows). Planned once: a plan of millions of points is not cheap.
+struct Planned {
+  std::shared_ptr<const Snapshot> s;
+  Plan plan;
+};
+Planned planned(Array::State& st, const IndexPlan& p) {
+  auto s = st.current();
+  if (!p.coords) return {s, engine_plan(p, *s)};
+  try {
+    return {s, engine_plan(p, *s)};
+  } catch (const SelectionError& e) {
+    if (e.code() != ErrorCode::index_out_of_bounds) throw;
+  }
+  st.publish(load_snapshot(*st.store, st.path));
+  s = st.current();
+  return {s, engine_plan(p, *s)};  // what is still outside is reported now
 }
 
 // A mask that selects nothing (a 0-d false mask has no points to say so).
 bool selects_nothing(const IndexPlan& p) { return p.kind == IndexPlan::Kind::mask && p.shape == Shape{0}; }
 
-// The elements of a plan (variable-length ones as indices into the snapshot's heap).
-NDArray run_read(const Array::State& st, const Snapshot& s, const IndexPlan& p) {
+// The elements of a plan (variable-length ones as indices into the snapshot's heap). `s` may be
+// the planned snapshot bound to a heap: the grid is the same.
+NDArray run_read(const Array::State& st, const Snapshot& s, const IndexPlan& p, const Plan& plan) {
   if (selects_nothing(p)) return NDArray(s.meta.data_type, p.shape);
-  NDArray r = read_new(st.engine(s), engine_plan(p, s));
+  NDArray r = read_new(st.engine(s), plan);
   if (p.kind == IndexPlan::Kind::points || p.kind == IndexPlan::Kind::mask) r.reshape(p.shape);
   if (p.kind != IndexPlan::Kind::gather) return r;
   // NumPy advanced indexing: the box was read; pick each result element from it.
@@ -659,33 +676,32 @@ NDArray run_read(const Array::State& st, const Snapshot& s, const IndexPlan& p) 
 }
 
 // Writes elements (fixed-size, or the indices of variable-length ones) through a plan.
-void run_write(const Array::State& st, const Snapshot& s, const IndexPlan& p, const NDView& data) {
-  if (p.kind != IndexPlan::Kind::points && p.kind != IndexPlan::Kind::mask)
-    return write_plan(st.engine(s), engine_plan(p, s), data);
+void run_write(const Array::State& st, const Snapshot& s, const IndexPlan& p, const Plan& plan, const NDView& data) {
+  if (p.kind != IndexPlan::Kind::points && p.kind != IndexPlan::Kind::mask) return write_plan(st.engine(s), plan, data);
   // Points and masks: the data in the result's shape, then one element per point.
   require_fixed(s);
   const NDArray v = NDArray::copy_of(broadcast_to(data, p.shape, s.meta.data_type));
   if (selects_nothing(p)) return;
-  write_plan(st.engine(s), engine_plan(p, s), NDView::c_order(v.raw_data(), v.dtype(), {v.size()}));
+  write_plan(st.engine(s), plan, NDView::c_order(v.raw_data(), v.dtype(), {v.size()}));
 }
 }  // namespace
 
 Elements Array::read(const IndexPlan& p) const {
-  auto s = snapshot_for(*st_, p);
-  if (!s->meta.data_type.is_vlen()) return run_read(*st_, *s, p);
+  const auto [s, plan] = planned(*st_, p);
+  if (!s->meta.data_type.is_vlen()) return run_read(*st_, *s, p, plan);
   auto heap = new_heap(*s);
   auto hs = with_heap(*s, heap);
-  return from_indices(run_read(*st_, *hs, p), *heap);
+  return from_indices(run_read(*st_, *hs, p, plan), *heap);
 }
 
 void Array::write(const IndexPlan& p, const ElementsRef& data) {
   if (p.advanced || p.kind == IndexPlan::Kind::gather) refuse_gather_write();
-  auto s = snapshot_for(*st_, p);
-  if (const auto* fixed = data.fixed()) return run_write(*st_, *s, p, *fixed);
+  const auto [s, plan] = planned(*st_, p);
+  if (const auto* fixed = data.fixed()) return run_write(*st_, *s, p, plan, *fixed);
   auto heap = new_heap(*s);
   auto hs = with_heap(*s, heap);
   const NDArray idx = to_indices(*data.vlen(), *hs, *heap);
-  run_write(*st_, *hs, p, idx.view());
+  run_write(*st_, *hs, p, plan, idx.view());
 }
 
 IndexPlan Array::plan(const Selection& sel) const {

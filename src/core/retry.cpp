@@ -23,6 +23,11 @@ void Retry::cap_delay(std::chrono::microseconds cap) {
 
 bool Retry::next(std::chrono::microseconds at_least) {
   if (exhausted()) return false;
+  wait(at_least);
+  return true;
+}
+
+void Retry::wait(std::chrono::microseconds at_least) {
   thread_local std::minstd_rand rng{std::random_device{}()};
   const auto wait = std::min(std::max(delay_, at_least), policy_.max_delay);
   const auto half = wait.count() / 2;
@@ -30,7 +35,6 @@ bool Retry::next(std::chrono::microseconds at_least) {
   std::this_thread::sleep_for(std::chrono::microseconds(wait.count() - half + jitter));
   delay_ = std::min(delay_ * 2, policy_.max_delay);
   ++attempts_;
-  return true;
 }
 
 }  // namespace zarrpp::detail

@@ -31,6 +31,9 @@ class Retry {
   // otherwise waits the next delay (at least `at_least`, e.g. a server's Retry-After, but never
   // more than max_delay) and returns true.
   bool next(std::chrono::microseconds at_least = std::chrono::microseconds{0});
+  // Waits the next delay and counts the next attempt, for a caller that decided on its own (from
+  // exhausted()) that there is one.
+  void wait(std::chrono::microseconds at_least = std::chrono::microseconds{0});
   // Whether next() would give up now.
   bool exhausted() const;
   bool deadline_passed() const;

@@ -421,8 +421,9 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const {
         return resp;
       }
     }
-    // The policy's wait, at least what the server asked for (Retry-After), at most retry_max_delay.
-    retry.next(std::chrono::seconds(retry_after > 0 ? retry_after : 0));
+    // The policy's wait (`last` decided there is another attempt), at least what the server asked
+    // for (Retry-After, clamped before conversion), at most retry_max_delay.
+    retry.wait(std::chrono::seconds(std::clamp<curl_off_t>(retry_after, 0, 86'400)));
   }
 }
 
