@@ -42,9 +42,21 @@ EXEMPT = {("src/array/array.cpp", "crc32c"): "ArraySpec's field of that name, na
 DATA_PATH = ["src/array/engine.cpp", "src/array/engine.hpp", "src/array/plan.cpp", "src/array/plan.hpp",
              "src/array/indexing.cpp", "src/array/scatter.cpp", "src/array/scatter.hpp", "src/codec/pipeline.cpp",
              "src/codec/chunk_io.cpp", "src/codec/sharding.cpp", "src/codec/chunk_codec.hpp"]
-FORMAT = re.compile(r"zarr_format|\.v2\b|from_v2|to_v2|as_v2")
+FORMAT = re.compile(r"zarr_format|\bv2[._]|\.v2\b|->v2\b|from_v2|to_v2|as_v2")
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<(zarrpp/[^>]+)>)', re.M)
+# Comments, and the text of string literals (kept as empty quotes), for the checks on code.
+COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.S)
+
+
+def code_of(text: str, keep_strings: bool) -> str:
+    """The C++ text without comments (line breaks kept), and without string contents unless asked."""
+    def blank(m: "re.Match[str]") -> str:
+        t = m.group(0)
+        if t.startswith('"'):
+            return t if keep_strings else '""'
+        return "\n" * t.count("\n")
+    return COMMENT_OR_STRING.sub(blank, text)
 
 
 def layer_of(path: Path, repo: Path):
@@ -86,11 +98,12 @@ def check_includes(repo: Path):
             bad.append(f"{f.relative_to(repo)}: folder '{layer}' is no layer of docs/architecture.md")
             continue
         text = f.read_text(encoding="utf-8")
-        for m in INCLUDE.finditer(text):
-            target = included_layer(m.group(1), f, repo)
+        for m in INCLUDE.finditer(code_of(text, keep_strings=True)):
+            name = m.group(1) or m.group(2)
+            target = included_layer(name, f, repo)
             if target is not None and target not in ALLOWED[layer]:
-                line = text.count("\n", 0, m.start()) + 1
-                bad.append(f"{f.relative_to(repo)}:{line}: the {layer} layer includes \"{m.group(1)}\""
+                line = code_of(text, keep_strings=True).count("\n", 0, m.start()) + 1
+                bad.append(f"{f.relative_to(repo)}:{line}: the {layer} layer includes \"{name}\""
                            f" ({target} is not below it)")
     return bad
 
@@ -109,17 +122,24 @@ def check_codec_names(repo: Path):
     names = codec_names(repo)
     if len(names) < 8:
         return [f"check_layers: found only {sorted(names)} as codec names; the codec sources changed shape"]
-    literal = re.compile(r'"(' + "|".join(re.escape(n) for n in sorted(names)) + r')"')
+    names_re = "|".join(re.escape(n) for n in sorted(names))
+    cpp_literal = re.compile(r'"(' + names_re + r')"')
+    py_literal = re.compile(r'(["\'])(' + names_re + r')\1')
     bad = []
     cpp = [f for f in sources(repo, "src", "include", "tools", "python/src")
            if layer_of(f, repo) != "codec"]
     py = [f for f in sorted((repo / "python/zarrpp").rglob("*.py")) if f.name != "codecs.py"]
     for f in cpp + py:
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
-            code = line.split("//")[0] if f.suffix != ".py" else line.split("#")[0]
-            m = literal.search(code)
-            if m and (str(f.relative_to(repo)), m.group(1)) not in EXEMPT:
-                bad.append(f"{f.relative_to(repo)}:{n}: the codec name \"{m.group(1)}\" outside the codec layer")
+        text = f.read_text(encoding="utf-8")
+        if f.suffix == ".py":
+            lines = [line.split("#")[0] for line in text.splitlines()]
+            found = [(n, m.group(2)) for n, line in enumerate(lines, 1) for m in py_literal.finditer(line)]
+        else:
+            lines = code_of(text, keep_strings=True).splitlines()
+            found = [(n, m.group(1)) for n, line in enumerate(lines, 1) for m in cpp_literal.finditer(line)]
+        for n, name in found:
+            if (str(f.relative_to(repo)), name) not in EXEMPT:
+                bad.append(f"{f.relative_to(repo)}:{n}: the codec name \"{name}\" outside the codec layer")
     return bad
 
 
@@ -131,8 +151,8 @@ def check_format_below_metadata(repo: Path):
         if not f.exists():
             bad.append(f"{f.relative_to(repo)}: listed in check_layers.py's DATA_PATH but missing")
             continue
-        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
-            if FORMAT.search(line.split("//")[0]):
+        for n, line in enumerate(code_of(f.read_text(encoding="utf-8"), keep_strings=False).splitlines(), 1):
+            if FORMAT.search(line):
                 where = f"the {layer_of(f, repo)} layer" if f in below else "the data path"
                 bad.append(f"{f.relative_to(repo)}:{n}: {where} knows the Zarr format")
     return bad
