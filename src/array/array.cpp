@@ -589,21 +589,25 @@ NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
 // ---- the one read and the one write ---------------------------------------------------------------
 
 namespace {
-// The snapshot to run a coordinate selection on: the handle's, or, when the selection falls
-// outside the domain it knows, the array's metadata as stored now (another process may have grown
-// it). `normalize` throws SelectionError index_out_of_bounds for a selection outside a domain.
-std::shared_ptr<const Snapshot> coordinate_snapshot(Array::State& st,
-                                                    const std::function<void(const Snapshot&)>& normalize) {
+// A coordinate selection resolved on the snapshot it runs on: the handle's, or, when the selection
+// falls outside the domain it knows, the array's metadata as stored now (another process may have
+// grown it). `resolve` throws SelectionError index_out_of_bounds for a selection outside a domain;
+// the second time, that is the answer. Resolved once per snapshot (a plan of millions of points is
+// not cheap).
+template <class F>
+auto in_domain(Array::State& st, F&& resolve)
+    -> std::pair<std::shared_ptr<const Snapshot>, decltype(resolve(*st.current()))> {
   auto s = st.current();
   try {
-    normalize(*s);
-    return s;
+    return {s, resolve(*s)};
   } catch (const SelectionError& e) {
     if (e.code() != ErrorCode::index_out_of_bounds) throw;
   }
   st.publish(load_snapshot(*st.store, st.path));
-  return st.current();  // the caller normalises again and reports what is still outside
+  s = st.current();
+  return {s, resolve(*s)};
 }
+
 std::vector<DimSel> in_coords(const Selection& sel, const Snapshot& s) {
   return normalize_selection(sel, s.meta.shape, &s.meta.chunk_grid.lower_bound);
 }
@@ -631,23 +635,18 @@ Plan engine_plan(const IndexPlan& p, const Snapshot& s) {
                          s.unit_grid);
 }
 
-// A plan made the engine's on the snapshot it runs on (in coordinates: re-read once when it falls
-// outside the domain the handle knows). Planned once: a plan of millions of points is not cheap.
+// A plan made the engine's on the snapshot it runs on (in coordinates: see in_domain).
 struct Planned {
   std::shared_ptr<const Snapshot> s;
   Plan plan;
 };
 Planned planned(Array::State& st, const IndexPlan& p) {
-  auto s = st.current();
-  if (!p.coords) return {s, engine_plan(p, *s)};
-  try {
+  if (!p.coords) {
+    auto s = st.current();
     return {s, engine_plan(p, *s)};
-  } catch (const SelectionError& e) {
-    if (e.code() != ErrorCode::index_out_of_bounds) throw;
   }
-  st.publish(load_snapshot(*st.store, st.path));
-  s = st.current();
-  return {s, engine_plan(p, *s)};  // what is still outside is reported now
+  auto [s, plan] = in_domain(st, [&](const Snapshot& x) { return engine_plan(p, x); });
+  return {std::move(s), std::move(plan)};
 }
 
 // A mask that selects nothing (a 0-d false mask has no points to say so).
@@ -744,9 +743,9 @@ void Array::write(const Selection& sel, const NDView& data) {
 Array::Coords Array::coords() const { return Coords(st_); }
 
 Shape Array::Coords::selection_shape(const Selection& sel) const {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  const auto [s, dims] = in_domain(*st_, [&](const Snapshot& x) { return in_coords(sel, x); });
   Shape out;
-  for (const auto& d : in_coords(sel, *s))
+  for (const auto& d : dims)
     if (!d.dropped()) out.push_back(d.size());
   return out;
 }
@@ -756,21 +755,21 @@ IndexPlan Array::Coords::plan(const Selection& sel) const {
 }
 
 NDArray Array::Coords::read(const Selection& sel) const {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
-  return read_new(st_->engine(*s), plan_orthogonal(in_coords(sel, *s), s->unit_grid));
+  const auto [s, dims] = in_domain(*st_, [&](const Snapshot& x) { return in_coords(sel, x); });
+  return read_new(st_->engine(*s), plan_orthogonal(dims, s->unit_grid));
 }
 
 void Array::Coords::read_into(const Selection& sel, const NDView& out) const {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
+  const auto [s, dims] = in_domain(*st_, [&](const Snapshot& x) { return in_coords(sel, x); });
   require_fixed(*s);
-  const auto plan = plan_orthogonal(in_coords(sel, *s), s->unit_grid);
+  const auto plan = plan_orthogonal(dims, s->unit_grid);
   check_out_view(out, plan.out_shape, s->meta.data_type);
   st_->engine(*s).read(plan, out);
 }
 
 void Array::Coords::write(const Selection& sel, const NDView& data) {
-  auto s = coordinate_snapshot(*st_, [&](const Snapshot& x) { in_coords(sel, x); });
-  write_plan(st_->engine(*s), plan_orthogonal(in_coords(sel, *s), s->unit_grid), data);
+  const auto [s, dims] = in_domain(*st_, [&](const Snapshot& x) { return in_coords(sel, x); });
+  write_plan(st_->engine(*s), plan_orthogonal(dims, s->unit_grid), data);
 }
 
 void remove_node(const StorePtr& store, const std::string& path_in) {
