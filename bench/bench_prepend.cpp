@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
       const ArrayMetadata m = ArrayMetadata::parse(std::string(cur->bytes.begin(), cur->bytes.end()));
 
       const std::string next = m.dump();
-      if (!zs->set_if("zarr.json", Bytes(next.begin(), next.end()), cur->version)) std::abort();
+      if (!zs->set("zarr.json", Bytes(next.begin(), next.end()), WriteOptions::if_equal(cur->version))) std::abort();
     });
     // The physical limit of any crash-safe metadata update on this file system: create, write
     // and rename one small file (what replacing zarr.json atomically needs at the least).

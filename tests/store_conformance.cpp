@@ -85,8 +85,8 @@ TEST_P(StoreConformance, CompareAndSet) {
 TEST_P(StoreConformance, WritesConditionedOnTheVersionRead) {
   ASSERT_TRUE(store->capabilities().conditional_writes);
   EXPECT_FALSE(store->get_versioned("v/k").has_value());
-  EXPECT_TRUE(store->set_if("v/k", B("one"), std::nullopt));   // create: only if absent
-  EXPECT_FALSE(store->set_if("v/k", B("two"), std::nullopt));  // it exists now
+  EXPECT_TRUE(store->set("v/k", B("one"), WriteOptions::if_equal(std::nullopt)));   // create: only if absent
+  EXPECT_FALSE(store->set("v/k", B("two"), WriteOptions::if_equal(std::nullopt)));  // it exists now
   const auto a = store->get_versioned("v/k");
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->bytes, B("one"));
@@ -98,13 +98,14 @@ TEST_P(StoreConformance, WritesConditionedOnTheVersionRead) {
   store->set("v/k", B("ONE"));
   const auto b = store->get_versioned("v/k");
   EXPECT_NE(b->version, a->version);
-  EXPECT_FALSE(store->set_if("v/k", B("stale"), a->version));  // conditioned on an old version: refused
+  EXPECT_FALSE(
+      store->set("v/k", B("stale"), WriteOptions::if_equal(a->version)));  // conditioned on an old version: refused
   EXPECT_EQ(store->get("v/k"), B("ONE"));
-  EXPECT_TRUE(store->set_if("v/k", B("three"), b->version));
+  EXPECT_TRUE(store->set("v/k", B("three"), WriteOptions::if_equal(b->version)));
   EXPECT_EQ(store->get("v/k"), B("three"));
-  EXPECT_FALSE(store->set_if("v/k", B("four"), b->version));  // used up
+  EXPECT_FALSE(store->set("v/k", B("four"), WriteOptions::if_equal(b->version)));  // used up
   store->erase("v/k");
-  EXPECT_FALSE(store->set_if("v/k", B("five"), b->version));  // gone
+  EXPECT_FALSE(store->set("v/k", B("five"), WriteOptions::if_equal(b->version)));  // gone
   EXPECT_FALSE(store->exists("v/k"));
 }
 
@@ -155,7 +156,7 @@ TEST_P(StoreConformance, HostileKeysAreRefused) {
     EXPECT_THROW(store->get(k), StoreError) << k;
     EXPECT_THROW(store->erase(k), StoreError) << k;
     EXPECT_THROW(store->exists(k), StoreError) << k;
-    EXPECT_THROW(store->set_if(k, B("x"), std::nullopt), StoreError) << k;
+    EXPECT_THROW(store->set(k, B("x"), WriteOptions::if_equal(std::nullopt)), StoreError) << k;
   }
   EXPECT_THROW(store->set(std::string("a\0b", 3), B("x")), StoreError);
   EXPECT_THROW(store->list_prefix("../"), StoreError);

@@ -189,6 +189,55 @@ TEST(Array, SelectionsTouchExactlyTheChunksTheyNeed) {
   EXPECT_TRUE(rec->keys({K::SetIf}).empty());
 }
 
+namespace {
+// A store that cannot erase conditionally (as an S3 server ignoring If-Match on DELETE).
+class NoConditionalErase : public RecordingStore {
+ public:
+  using RecordingStore::RecordingStore;
+  StoreCapabilities capabilities() const override {
+    auto c = RecordingStore::capabilities();
+    c.conditional_erase = false;
+    return c;
+  }
+  StoreCapabilities confirm_capabilities() override { return capabilities(); }
+
+ protected:
+  bool do_erase_if(const std::string& key, const std::optional<Version>&) override {
+    throw ConflictError("test store: no conditional erase of '" + key + "'");
+  }
+};
+}  // namespace
+
+// A partial write that leaves a chunk holding only the fill value erases it only if it is still
+// the chunk that was read; a store that cannot erase so (asked, not tried) gets the fill value
+// written over it on the same condition, unsharded and sharded alike.
+TEST(Array, AChunkEmptiedByAPartialWriteIsErasedOnlyWhereTheStoreCanDoItSafely) {
+  for (const bool sharded : {false, true}) {
+    for (const bool can_erase : {true, false}) {
+      SCOPED_TRACE(std::string(sharded ? "sharded" : "unsharded") + (can_erase ? ", conditional erase" : ", none"));
+      auto mem = MemoryStore::create();
+      std::shared_ptr<RecordingStore> rec =
+          can_erase ? std::make_shared<RecordingStore>(mem) : std::make_shared<NoConditionalErase>(mem);
+      ArraySpec spec{.shape = {8}, .chunks = {4}, .dtype = DataType::int32};
+      if (sharded) spec.shards = Shape{8};
+      auto z = Array::create(rec, spec);
+      z.write_scalar<std::int32_t>({slice(0, 2)}, 5);
+      rec->clear();
+      z.write_scalar<std::int32_t>({slice(0, 2)}, 0);  // read, found empty
+      EXPECT_TRUE(rec->keys({K::Set, K::Erase}).empty());
+      if (can_erase) {
+        EXPECT_EQ(rec->keys({K::EraseIf}), std::vector<std::string>{"c/0"});
+        EXPECT_FALSE(mem->exists("c/0"));
+      } else {
+        EXPECT_TRUE(rec->keys({K::EraseIf}).empty());
+        EXPECT_EQ(rec->keys({K::SetIf}), std::vector<std::string>{"c/0"});
+        EXPECT_TRUE(mem->exists("c/0"));
+      }
+      EXPECT_EQ(z.read().to_vector<std::int32_t>(), std::vector<std::int32_t>(8, 0));
+    }
+  }
+}
+
 TEST(Array, ShardedPartialReadFetchesTheIndexAndOnlyNeededInnerChunks) {
   auto mem = MemoryStore::create();
   auto rec = std::make_shared<RecordingStore>(mem);

@@ -419,7 +419,7 @@ TEST(ConcurrentWriters, StoresOpenedOnOverlappingFoldersShareTheirLocks) {
       for (int i = 0; i < kEach;) {
         const auto cur = s.get_versioned(key);
         const std::string next = std::to_string(std::stoi(S(cur->bytes)) + 1);
-        if (s.set_if(key, B(next), cur->version)) ++i;
+        if (s.set(key, B(next), WriteOptions::if_equal(cur->version))) ++i;
       }
     });
   for (auto& t : ts) t.join();

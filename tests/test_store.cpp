@@ -117,7 +117,7 @@ TEST(FileStore, OpeningAndReadingCreateNothing) {
   EXPECT_TRUE(s->list_prefix("").empty());
   EXPECT_TRUE(s->list_dir("").keys.empty());
   s->erase("zarr.json");
-  EXPECT_TRUE(s->erase_if("zarr.json", std::nullopt));
+  EXPECT_TRUE(s->erase("zarr.json", WriteOptions::if_equal(std::nullopt)));
   s->erase_prefix("");
   try {
     (void)Array::open(s);
@@ -146,8 +146,8 @@ TEST(FileStore, FirstWriteMakesTheRoot) {
   EXPECT_EQ(Array::open(early).shape(), (Shape{4}));
   const auto v = early->get_versioned("zarr.json");
   ASSERT_TRUE(v);
-  EXPECT_TRUE(writer->set_if("zarr.json", v->bytes, v->version));
-  EXPECT_FALSE(early->set_if("zarr.json", v->bytes, v->version));  // the version moved on
+  EXPECT_TRUE(writer->set("zarr.json", v->bytes, WriteOptions::if_equal(v->version)));
+  EXPECT_FALSE(early->set("zarr.json", v->bytes, WriteOptions::if_equal(v->version)));  // the version moved on
 }
 
 TEST(FileStore, ReadersNeverSeeHalfAValue) {

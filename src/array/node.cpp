@@ -710,8 +710,9 @@ void update(Store& store, const std::string& path,
                           key.substr(key.rfind('/') + 1) + ")");
     const auto next = change(cur);
     if (!next || (cur && *next == cur->bytes)) return;
-    if (!conditional) return store.set(key, *next);
-    if (store.set_if(key, *next, cur ? std::optional<Version>(cur->version) : std::nullopt)) return;
+    const auto write_options =
+        conditional ? WriteOptions::if_equal(cur ? std::optional(cur->version) : std::nullopt) : WriteOptions{};
+    if (store.set(key, *next, write_options)) return;  // an unconditional write always lands
     if (!retry.next())
       throw ConflictError(key + " of '" + shown(path) + "' kept changing underneath: " +
                           std::to_string(retry.attempts()) + " compare-and-swap attempts in " +

@@ -87,28 +87,19 @@ bool commit(StoredChunk& target, PendingWrite&& w) {
   // What was built from the old object is written only over that same object: a concurrent
   // writer's change in between makes this return false, and the caller builds again.
   const bool conditional = w.read_old && store.capabilities().conditional_writes;
+  const WriteOptions options = conditional ? WriteOptions::if_equal(w.based_on) : WriteOptions{};
   switch (w.kind) {
     case PendingWrite::Kind::none:
       return true;
     case PendingWrite::Kind::set:
-      if (conditional) return store.set_if(target.key(), w.bytes, w.based_on);
-      store.set(target.key(), w.bytes);
-      return true;
+      return store.set(target.key(), w.bytes, options);
     case PendingWrite::Kind::erase:
-      if (conditional) {
-        if (!w.based_on) return !store.exists(target.key());  // nothing was there, nothing to erase
-        try {
-          return store.erase_if(target.key(), w.based_on);
-        } catch (const ConflictError&) {
-          // A store that cannot erase conditionally (an S3 server without If-Match on DELETE):
-          // keep the old object's place with the fill value instead, which it can write
-          // conditionally (read back as the same elements).
-          if (w.fill_encoded) return store.set_if(target.key(), *w.fill_encoded, w.based_on);
-          throw;
-        }
-      }
-      store.erase(target.key());
-      return true;
+      // A store that cannot erase conditionally (an S3 server without If-Match on DELETE) keeps
+      // the old object's place with the fill value instead, which it can write conditionally
+      // (read back as the same elements).
+      if (conditional && w.based_on && w.fill_encoded && !store.confirm_capabilities().conditional_erase)
+        return store.set(target.key(), *w.fill_encoded, options);
+      return store.erase(target.key(), options);
   }
   return true;
 }

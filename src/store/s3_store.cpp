@@ -216,21 +216,27 @@ DirListing S3Store::do_list_dir(const std::string& prefix_in) {
 }
 
 std::unique_ptr<StoreLock> S3Store::do_lock(const std::string& key) {
-  if (!supports_conditional_writes())
+  if (!confirm_capabilities().locking)
     throw ConflictError("S3 store " + describe() + " cannot lock '" + key +
                         "': the server ignored or refused conditional PUTs, which the lease is made of");
   return make_lease(key);
 }
 
-bool S3Store::supports_conditional_writes() {
+StoreCapabilities S3Store::confirm_capabilities() {
   const auto c = conditional();
-  return c.create_only && c.replace;
+  const bool cond = c.create_only && c.replace;
+  return {.writable = true,
+          .listing = true,
+          .conditional_writes = cond,
+          .conditional_erase = cond && c.erase,
+          .locking = cond,
+          .native_streaming = false};
 }
 
 S3Store::Conditional S3Store::conditional() {
   switch (options_.conditional_writes) {
-    // Asserting conditional writes says nothing of conditional deletes: without a probe, erase_if
-    // falls back to writing the fill value conditionally.
+    // Asserting conditional writes says nothing of conditional deletes: without a probe, a chunk
+    // that became empty is overwritten with the fill value conditionally instead of erased.
     case ConditionalWrites::On:
       return {true, true, false};
     case ConditionalWrites::Off:
@@ -322,7 +328,12 @@ StoreCapabilities S3Store::capabilities() const {
   // Never a request here: in Auto mode the server is assumed to honour conditional writes, and
   // the first conditional write or lock finds out (and refuses clearly when it does not).
   const bool cond = options_.conditional_writes != ConditionalWrites::Off;
-  return {.writable = true, .listing = true, .conditional_writes = cond, .locking = cond, .native_streaming = false};
+  return {.writable = true,
+          .listing = true,
+          .conditional_writes = cond,
+          .conditional_erase = options_.conditional_writes == ConditionalWrites::Auto,
+          .locking = cond,
+          .native_streaming = false};
 }
 
 bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {

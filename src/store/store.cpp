@@ -64,22 +64,12 @@ void Store::check_writable(const char* op, const std::string& key) const {
     throw StoreError(ErrorCode::read_only, "store " + describe() + " is read-only: cannot " + op + " '" + key + "'");
 }
 
-void Store::set(const std::string& key, const Bytes& value) {
+bool Store::set(const std::string& key, const Bytes& value, const WriteOptions& options) {
   validate_key(key);
   check_writable("write", key);
+  if (options.condition) return do_set_if(key, value, options.condition->version);
   do_set(key, value);
-}
-
-bool Store::set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
-  validate_key(key);
-  check_writable("write", key);
-  return do_set_if(key, value, expected);
-}
-
-bool Store::erase_if(const std::string& key, const std::optional<Version>& expected) {
-  validate_key(key);
-  check_writable("erase", key);
-  return do_erase_if(key, expected);
+  return true;
 }
 
 bool Store::compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value) {
@@ -94,10 +84,12 @@ bool Store::compare_and_set(const std::string& key, const std::optional<Bytes>& 
   return do_set_if(key, value, cur->version);
 }
 
-void Store::erase(const std::string& key) {
+bool Store::erase(const std::string& key, const WriteOptions& options) {
   validate_key(key);
   check_writable("erase", key);
+  if (options.condition) return do_erase_if(key, options.condition->version);
   do_erase(key);
+  return true;
 }
 
 void Store::erase_prefix(const std::string& prefix) {
@@ -300,10 +292,10 @@ bool StoreWrapper::do_get_streamed(const std::string& key, const ByteRange& rang
   return inner_->get_streamed(key, range, piece, sink);
 }
 bool StoreWrapper::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
-  return inner_->set_if(key, value, expected);
+  return inner_->set(key, value, WriteOptions::if_equal(expected));
 }
 bool StoreWrapper::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
-  return inner_->erase_if(key, expected);
+  return inner_->erase(key, WriteOptions::if_equal(expected));
 }
 void StoreWrapper::do_erase_prefix(const std::string& prefix) { inner_->erase_prefix(prefix); }
 void StoreWrapper::do_prune_empty(const std::string& prefix) { inner_->prune_empty(prefix); }

@@ -159,19 +159,19 @@ TEST_F(S3Faults, LostRepliesToCreateOnlyWritesAndConditionalDeletes) {
     return conditional(r) && ends_with(path_of(r), "/k") ? Fault{.kind = K::lose_reply} : Fault{};
   });
   auto s = through(p);
-  ASSERT_TRUE(s->supports_conditional_writes());
+  ASSERT_TRUE(s->confirm_capabilities().conditional_writes);
   p.set_rule(first([](const SeenRequest& r) { return is(r, "PUT", "/k") && conditional(r); }, {.kind = K::lose_reply}));
-  EXPECT_TRUE(s->set_if("k", B("mine"), std::nullopt)) << "created, though the reply was lost";
+  EXPECT_TRUE(s->set("k", B("mine"), WriteOptions::if_equal(std::nullopt))) << "created, though the reply was lost";
   EXPECT_EQ(*d->get("k"), B("mine"));
-  EXPECT_FALSE(s->set_if("k", B("again"), std::nullopt)) << "it exists now";
+  EXPECT_FALSE(s->set("k", B("again"), WriteOptions::if_equal(std::nullopt))) << "it exists now";
   const auto v = d->get_versioned("k");
   p.set_rule(first([](const SeenRequest& r) { return is(r, "PUT", "/k") && conditional(r); }, {.kind = K::lose_reply}));
-  EXPECT_TRUE(s->set_if("k", B("next"), v->version));
+  EXPECT_TRUE(s->set("k", B("next"), WriteOptions::if_equal(v->version)));
   EXPECT_EQ(*d->get("k"), B("next"));
   const auto v2 = d->get_versioned("k");
   p.set_rule(
       first([](const SeenRequest& r) { return is(r, "DELETE", "/k") && conditional(r); }, {.kind = K::lose_reply}));
-  EXPECT_TRUE(s->erase_if("k", v2->version)) << "deleted, though the reply was lost";
+  EXPECT_TRUE(s->erase("k", WriteOptions::if_equal(v2->version))) << "deleted, though the reply was lost";
   EXPECT_FALSE(d->get("k").has_value());
 }
 
@@ -184,7 +184,7 @@ TEST_F(S3Faults, LostLeaseRepliesNeitherBlockNorLoseTheLease) {
   {
     FaultProxy p(moto().port(), first(lease_put, {.kind = K::lose_reply}));
     auto s = through(p);
-    ASSERT_TRUE(s->supports_conditional_writes());
+    ASSERT_TRUE(s->confirm_capabilities().conditional_writes);
     const auto t0 = std::chrono::steady_clock::now();
     auto lk = s->lock("x/zarr.json");
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s) << "waited for its own lease";
@@ -213,8 +213,8 @@ TEST_F(S3Faults, OneRefusedProbeDoesNotSwitchConditionalWritesOff) {
   };
   FaultProxy p(moto().port(), first(probe, {.kind = K::status, .status = 501}));
   auto s = through(p);
-  EXPECT_TRUE(s->set_if("m", B("v"), std::nullopt));
-  EXPECT_TRUE(s->supports_conditional_writes());
+  EXPECT_TRUE(s->set("m", B("v"), WriteOptions::if_equal(std::nullopt)));
+  EXPECT_TRUE(s->confirm_capabilities().conditional_writes);
   make_array();
   Array::open(s, "a").prepend(NDArray::full<std::int32_t>({1, 6}, -1));
   expect_prepended_once(1);
@@ -222,7 +222,7 @@ TEST_F(S3Faults, OneRefusedProbeDoesNotSwitchConditionalWritesOff) {
   FaultProxy q(moto().port(),
                [&](const SeenRequest& r, int) { return probe(r) ? Fault{.kind = K::status, .status = 501} : Fault{}; });
   auto t = through(q);
-  expect_throw_with<ConflictError>([&] { t->set_if("m2", B("v"), std::nullopt); },
+  expect_throw_with<ConflictError>([&] { t->set("m2", B("v"), WriteOptions::if_equal(std::nullopt)); },
                                    {"does not support conditional writes"});
   EXPECT_EQ(count_seen(q, probe), 3u) << "three probes, not one";
 }

@@ -89,7 +89,8 @@ TEST_F(HttpStoreNginx, IsReadOnlyAndCannotList) {
   expect_throw_with<StoreError>([&] { s->set("a", B("x")); }, {"read-only", "write", "'a'", nginx().url("ro")});
   EXPECT_EQ(code_of([&] { s->set("a", B("x")); }), ErrorCode::read_only);
   expect_throw_with<StoreError>([&] { s->compare_and_set("a", std::nullopt, B("x")); }, {"read-only", "write"});
-  expect_throw_with<StoreError>([&] { s->set_if("a", B("x"), std::nullopt); }, {"read-only", "write"});
+  expect_throw_with<StoreError>([&] { s->set("a", B("x"), WriteOptions::if_equal(std::nullopt)); },
+                                {"read-only", "write"});
   expect_throw_with<StoreError>([&] { s->erase("a"); }, {"read-only", "erase"});
   expect_throw_with<StoreError>([&] { s->erase_prefix("a/"); }, {"read-only", "erase", "'a/'"});
   expect_throw_with<StoreError>([&] { s->list_prefix(""); }, {"cannot list", "prefix ''"});

@@ -163,7 +163,8 @@ TEST(HttpStoreScripted, S3ServerIgnoringConditionalWritesIsDetected) {
   auto s = S3Store::open(o);
   expect_throw_with<ConflictError>([&] { s->compare_and_set("zarr.json", std::nullopt, B("{}")); },
                                    {"does not support conditional writes", "If-None-Match", "'zarr.json'"});
-  EXPECT_FALSE(s->supports_conditional_writes());  // probed (three rounds, in case one was a glitch), remembered
+  EXPECT_FALSE(
+      s->confirm_capabilities().conditional_writes);  // probed (three rounds, in case one was a glitch), remembered
   auto reqs = srv.requests();
   ASSERT_EQ(reqs.size(), 12u);
   EXPECT_EQ(reqs[0].method, "PUT");

@@ -36,7 +36,7 @@ INSTANTIATE_TEST_SUITE_P(S3, StoreConformance,
 
 TEST_F(S3StoreMoto, ConditionalWriteProbeLeavesNothingBehind) {
   auto s = store("");
-  EXPECT_TRUE(s->supports_conditional_writes());
+  EXPECT_TRUE(s->confirm_capabilities().conditional_writes);
   EXPECT_TRUE(s->compare_and_set("m", std::nullopt, B("v1")));
   {
     auto lk = s->lock("zarr.json");

@@ -54,6 +54,7 @@ class FileStore : public Store {
     return {.writable = !options_.read_only,
             .listing = true,
             .conditional_writes = true,
+            .conditional_erase = true,
             .locking = true,
             .native_streaming = true};
   }

@@ -15,7 +15,12 @@ class MemoryStore : public Store {
   static std::shared_ptr<MemoryStore> create() { return std::make_shared<MemoryStore>(); }
 
   StoreCapabilities capabilities() const override {
-    return {.writable = true, .listing = true, .conditional_writes = true, .locking = true, .native_streaming = false};
+    return {.writable = true,
+            .listing = true,
+            .conditional_writes = true,
+            .conditional_erase = true,
+            .locking = true,
+            .native_streaming = false};
   }
   std::string describe() const override { return "memory"; }
   std::string location() const override { return "memory:" + std::to_string(reinterpret_cast<std::uintptr_t>(this)); }

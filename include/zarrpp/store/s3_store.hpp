@@ -13,7 +13,7 @@
 //   AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (else https://s3.REGION.amazonaws.com).
 // Without credentials requests go unsigned (public buckets).
 //
-// set_if and compare_and_set use conditional PUTs (If-None-Match: * to create, If-Match: ETag to
+// Conditional sets and compare_and_set use conditional PUTs (If-None-Match: * to create, If-Match: ETag to
 // replace); versions are ETags.
 //
 // lock() is a lease built from the same conditional PUTs, so growth (prepend, append, resize) works
@@ -23,8 +23,8 @@
 // longer than lock_ttl by its own clock (no clocks are compared between machines) takes the lease
 // over with If-Match on that ETag, so a crashed holder delays others by lock_ttl at most. A holder
 // that could not renew in time has lost the lease: StoreLock::check() then throws and the array
-// layer stops before it changes zarr.json. On a server without conditional writes, set_if and
-// lock() throw ConflictError, so growth refuses clearly.
+// layer stops before it changes zarr.json. On a server without conditional writes, conditional sets
+// and lock() throw ConflictError, so growth refuses clearly.
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -42,7 +42,7 @@ enum class ConditionalWrites {
          // If-Match); a server that does not answer 412 in three probes in a row does not support
          // them (asked again after 5 minutes; support, once seen, is kept)
   On,    // assume it does
-  Off,   // assume it does not: set_if and compare_and_set throw ConflictError
+  Off,   // assume it does not: conditional sets and compare_and_set throw ConflictError
 };
 
 class S3Store : public Store {
@@ -81,13 +81,13 @@ class S3Store : public Store {
   const std::string& region() const { return region_; }
   // The object URL of a key (after validating it).
   std::string url_of(const std::string& key) const;
-  // Whether set_if can work (probes the server once in Auto mode).
-  bool supports_conditional_writes();
-
-  // Conditional writes and locking unless conditional_writes is Off. In Auto mode this makes no
-  // request: the first conditional write or lock probes the server once and refuses clearly when
-  // it does not honour conditional PUTs.
+  // Conditional writes and locking unless conditional_writes is Off (conditional erases in Auto
+  // mode only). This makes no request: in Auto mode the first conditional write or lock probes
+  // the server once and refuses clearly when it does not honour conditional PUTs.
   StoreCapabilities capabilities() const override;
+  // What the server honours, probed once in Auto mode (If-None-Match and If-Match on PUT,
+  // If-Match on DELETE) and remembered.
+  StoreCapabilities confirm_capabilities() override;
   std::string describe() const override;
   // Opened below the bucket's root: groups above the prefix are not looked at.
   bool parent_unseen() const override { return !options_.prefix.empty(); }

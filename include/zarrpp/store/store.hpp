@@ -45,6 +45,20 @@ struct DirListing {
 // write conditioned on it replaces exactly the value that was read.
 using Version = std::string;
 
+// A condition a write or an erase must meet, checked by the store atomically with the change
+// (TensorStore's generation conditions): none, or "the key's current version is `version`", where
+// no version means "the key does not exist". A write built from what was read is made with
+// `if_equal(version read)`, so it replaces exactly that value or changes nothing.
+struct WriteOptions {
+  struct Condition {
+    std::optional<Version> version;  // nullopt: the key must not exist
+  };
+  std::optional<Condition> condition;  // nullopt: unconditional
+
+  static WriteOptions if_equal(const std::optional<Version>& version) { return {Condition{version}}; }
+  bool conditional() const { return condition.has_value(); }
+};
+
 // A value read together with its version. With a byte range, `bytes` holds the range and
 // `version` names the whole value it came from.
 struct VersionedBytes {
@@ -56,7 +70,8 @@ struct VersionedBytes {
 struct StoreCapabilities {
   bool writable = true;             // set/erase work (false: they throw StoreError read_only)
   bool listing = true;              // list_prefix/list_dir work
-  bool conditional_writes = false;  // set_if (and compare_and_set) are atomic
+  bool conditional_writes = false;  // conditional sets (and compare_and_set) are atomic
+  bool conditional_erase = false;   // conditional erases are atomic (see Store::confirm_capabilities)
   bool locking = false;             // lock() gives an exclusive lock
   bool native_streaming = false;    // get_streamed reads pieces from the source itself and knows
                                     // the value's size without another request
@@ -84,7 +99,7 @@ class Store {
   // make zarrpp allocate what it claims.
   std::optional<Bytes> get(const std::string& key, const ByteRange& range = ByteRange::all(),
                            std::uint64_t max_bytes = kNoLimit);
-  // The same, with the value's version (for set_if).
+  // The same, with the value's version (for a write conditioned on it).
   std::optional<VersionedBytes> get_versioned(const std::string& key, const ByteRange& range = ByteRange::all(),
                                               std::uint64_t max_bytes = kNoLimit);
   // The size of a value in bytes, nullopt when the key does not exist.
@@ -99,20 +114,17 @@ class Store {
   bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
 
   // ---- writing ----
-  // Writes a whole value; readers see the old or the new value, never a mix.
-  void set(const std::string& key, const Bytes& value);
-  // Writes `value` only if the key's current version is `expected` (nullopt: only if the key does
-  // not exist). Returns false, changing nothing, when it is not. Needs conditional_writes.
-  bool set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);
-  // Erases `key` only if its current version is `expected` (nullopt: succeeds only if the key does
-  // not exist, changing nothing). Returns false, changing nothing, when it is not. Needs
-  // conditional_writes.
-  bool erase_if(const std::string& key, const std::optional<Version>& expected);
+  // Writes a whole value; readers see the old or the new value, never a mix. With a condition,
+  // writes only if it holds and returns false, changing nothing, when it does not; a condition
+  // needs capabilities().conditional_writes (without it: ConflictError, nothing written).
+  bool set(const std::string& key, const Bytes& value, const WriteOptions& options = {});
+  // Removes a key; removing a missing key is not an error. With a condition, as set(); erasing on
+  // the condition "does not exist" changes nothing and tells whether the key is absent. A
+  // conditional erase needs capabilities().conditional_erase (confirm_capabilities() to be sure).
+  bool erase(const std::string& key, const WriteOptions& options = {});
   // Sets `key` to `value` only if its current value equals `expected` (nullopt = must not exist).
-  // Built on get_versioned + set_if; returns false, changing nothing, when it does not.
+  // Built on get_versioned + a conditional set; returns false, changing nothing, when it does not.
   bool compare_and_set(const std::string& key, const std::optional<Bytes>& expected, const Bytes& value);
-  // Removes a key; removing a missing key is not an error.
-  void erase(const std::string& key);
   // Removes every key under prefix ("a/b/" removes "a/b/..."; "" removes everything).
   void erase_prefix(const std::string& prefix);
   // Removes what a store keeps for the directory-like prefix "a/b/" when it holds nothing any more
@@ -131,7 +143,12 @@ class Store {
   // stores that can, processes). Throws ConflictError when the store cannot lock.
   std::unique_ptr<StoreLock> lock(const std::string& key);
 
+  // What the store can do, as far as it is known without a request (a remote store may assume).
   virtual StoreCapabilities capabilities() const = 0;
+  // The same, confirmed: a store that must ask its server (an S3 store's conditional writes and
+  // deletes) asks it here once and remembers the answer. Callers choosing between two ways of
+  // doing something ask this rather than trying one and catching its failure.
+  virtual StoreCapabilities confirm_capabilities() { return capabilities(); }
   // A short description for messages ("file:///data/x.zarr", "memory").
   virtual std::string describe() const = 0;
   // Where the store's keys live, canonically (a resolved directory path, a bucket and prefix):
@@ -177,8 +194,8 @@ class Store {
   virtual void do_set(const std::string& key, const Bytes& value) = 0;
   virtual void do_erase(const std::string& key) = 0;
   virtual std::vector<std::string> do_list_prefix(const std::string& prefix) = 0;
-  // Defaults: size by reading the value; streaming by reading the range at once; set_if and
-  // erase_if throw (no conditional writes); erase_prefix by listing and erasing each key; list_dir
+  // Defaults: size by reading the value; streaming by reading the range at once; conditional
+  // sets and erases throw (no conditional writes); erase_prefix by listing and erasing each key; list_dir
   // from list_prefix; lock throws (no locking). do_get must refuse more than max_bytes before
   // reading them (the base checks again after).
   virtual std::optional<std::uint64_t> do_size(const std::string& key);
@@ -217,6 +234,7 @@ class StoreWrapper : public Store {
     return inner_->identity_chain(path);
   }
   StoreCapabilities capabilities() const override { return inner_->capabilities(); }
+  StoreCapabilities confirm_capabilities() override { return inner_->confirm_capabilities(); }
   // The inner store's (unwrapped: a wrapper that must watch the parent too overrides this).
   std::optional<Parent> parent() const override { return inner_->parent(); }
   bool parent_unseen() const override { return inner_->parent_unseen(); }
