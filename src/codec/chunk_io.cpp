@@ -49,8 +49,7 @@ std::optional<std::uint64_t> BytesChunk::size() {
 
 void check_chunks_writable(const CodecPipeline& pipeline) {
   const auto& p = pipeline_impl(pipeline);
-  if (const CodecPipeline* inner = p.a2b->unit_pipeline(); inner && p.a2a.empty() && p.b2b.empty())
-    return check_chunks_writable(*inner);
+  if (const ShardOperations* shards = shard_operations(p)) return check_chunks_writable(shards->unit_pipeline());
   if (!decoded_size_ok(p.spec))
     throw LimitError("a chunk of shape " + shape_str(p.spec.shape) + " of " + p.spec.dtype.name() +
                      " exceeds zarrpp's limit of 4 GiB per decoded chunk; choose smaller chunks");
@@ -66,14 +65,13 @@ void check_chunks_writable(const CodecPipeline& pipeline) {
 
 std::uint64_t max_stored_size(const CodecPipeline& pipeline) {
   const auto& p = pipeline_impl(pipeline);
-  if (const CodecPipeline* inner = p.a2b->unit_pipeline(); inner && p.a2a.empty() && p.b2b.empty()) {
+  if (const ShardOperations* shards = shard_operations(p)) {
     // Every inner chunk at its largest, plus the index and some slack for its layout.
     std::uint64_t units = 1;
-    if (const auto l = p.a2b->unit_layout())
-      for (auto n : l->units_per_shard)
-        if (__builtin_mul_overflow(units, static_cast<std::uint64_t>(n), &units)) return kNoLimit;
+    for (auto n : shards->unit_layout().units_per_shard)
+      if (__builtin_mul_overflow(units, static_cast<std::uint64_t>(n), &units)) return kNoLimit;
     // Doubled: other writers may leave unused space in a shard (the format allows it).
-    const std::uint64_t inner_max = max_stored_size(*inner);
+    const std::uint64_t inner_max = max_stored_size(shards->unit_pipeline());
     std::uint64_t total = 0;
     if (inner_max > kNoLimit / 4 || __builtin_mul_overflow(units, 2 * (inner_max + 16), &total)) return kNoLimit;
     return total > kNoLimit - (std::uint64_t{64} << 20) ? kNoLimit : total + (std::uint64_t{64} << 20);
@@ -282,16 +280,14 @@ class ChunkEncoder final : public PartialEncoder {
 std::unique_ptr<PartialDecoder> partial_decoder(const CodecPipeline& pipeline, ChunkSource& source,
                                                 std::size_t concurrency) {
   const auto& p = pipeline_impl(pipeline);
-  if (p.a2a.empty() && p.b2b.empty())
-    if (auto d = p.a2b->partial_decoder(source, concurrency)) return d;
+  if (const ShardOperations* shards = shard_operations(p)) return shards->partial_decoder(source, concurrency);
   return std::make_unique<ChunkDecoder>(p, source);
 }
 
 std::unique_ptr<PartialEncoder> partial_encoder(const CodecPipeline& pipeline, ChunkSource& source,
                                                 const EncodeOptions& options) {
   const auto& p = pipeline_impl(pipeline);
-  if (p.a2a.empty() && p.b2b.empty())
-    if (auto e = p.a2b->partial_encoder(source, options)) return e;
+  if (const ShardOperations* shards = shard_operations(p)) return shards->partial_encoder(source, options);
   return std::make_unique<ChunkEncoder>(p, source, options);
 }
 

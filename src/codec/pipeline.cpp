@@ -223,16 +223,19 @@ std::optional<Shape> CodecPipeline::inner_chunk_shape() const {
 }
 
 std::optional<std::vector<CodecMetadata>> CodecPipeline::inner_codecs() const {
-  if (!impl_->a2a.empty() || !impl_->b2b.empty()) return std::nullopt;
-  const CodecPipeline* inner = impl_->a2b->unit_pipeline();
-  if (!inner) return std::nullopt;
-  return inner->to_metadata();
+  const ShardOperations* shards = shard_operations(*impl_);
+  if (!shards) return std::nullopt;
+  return shards->unit_pipeline().to_metadata();
+}
+
+const ShardOperations* shard_operations(const CodecPipeline::Impl& p) {
+  return p.a2a.empty() && p.b2b.empty() ? p.a2b->shard_operations() : nullptr;
 }
 
 std::optional<UnitLayout> unit_layout(const CodecPipeline& p) {
-  const auto& im = pipeline_impl(p);
-  if (!im.a2a.empty() || !im.b2b.empty()) return std::nullopt;
-  return im.a2b->unit_layout();
+  const ShardOperations* shards = shard_operations(pipeline_impl(p));
+  if (!shards) return std::nullopt;
+  return shards->unit_layout();
 }
 
 // ---- typed configurations -----------------------------------------------------------------------

@@ -17,6 +17,8 @@
 
 namespace zarrpp {
 
+class ShardOperations;
+
 class ArrayToArrayCodec {
  public:
   virtual ~ArrayToArrayCodec() = default;
@@ -41,16 +43,24 @@ class ArrayToBytesCodec {
   virtual CodecMetadata to_metadata() const = 0;
   // Whether encoding is the identity on native C-order bytes (so it can be skipped).
   virtual bool native_identity() const { return false; }
-  // Codecs that store many units in one object (sharding) read and write them partially;
-  // nullptr / nullopt for the others.
-  virtual std::unique_ptr<PartialDecoder> partial_decoder(ChunkSource&, std::size_t /*concurrency*/) const {
-    return nullptr;
-  }
-  virtual std::unique_ptr<PartialEncoder> partial_encoder(ChunkSource&, const EncodeOptions&) const { return nullptr; }
-  virtual std::optional<UnitLayout> unit_layout() const { return std::nullopt; }
-  // The pipeline of the units, for codecs that hold units; nullptr for the others.
-  virtual const CodecPipeline* unit_pipeline() const { return nullptr; }
+  // Sharding's extra operations; nullptr for every other codec.
+  virtual const ShardOperations* shard_operations() const { return nullptr; }
 };
+
+// What a codec that stores many units (inner chunks) in one object adds: reading and writing
+// them partially, their layout and their own pipeline. Only sharding implements it.
+class ShardOperations {
+ public:
+  virtual ~ShardOperations() = default;
+  virtual std::unique_ptr<PartialDecoder> partial_decoder(ChunkSource&, std::size_t concurrency) const = 0;
+  virtual std::unique_ptr<PartialEncoder> partial_encoder(ChunkSource&, const EncodeOptions&) const = 0;
+  virtual const UnitLayout& unit_layout() const = 0;
+  virtual const CodecPipeline& unit_pipeline() const = 0;
+};
+
+// The shard operations of a pipeline that is sharding alone (no codec before or after it, so
+// units can be read and written in place); nullptr otherwise.
+const ShardOperations* shard_operations(const CodecPipeline::Impl& p);
 
 // Verifies a checksum trailer incrementally: fed the payload in order, then the trailer's bytes.
 class TrailerCheck {

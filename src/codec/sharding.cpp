@@ -36,7 +36,9 @@ Shape inner_start(std::size_t i, const Shape& per, const Shape& inner) {
   return idx;
 }
 
-class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_shared_from_this<ShardingCodecImpl> {
+class ShardingCodecImpl final : public ArrayToBytesCodec,
+                                public ShardOperations,
+                                public std::enable_shared_from_this<ShardingCodecImpl> {
  public:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
   struct Entry {
@@ -105,8 +107,9 @@ class ShardingCodecImpl final : public ArrayToBytesCodec, public std::enable_sha
   }
   std::unique_ptr<PartialDecoder> partial_decoder(ChunkSource& src, std::size_t concurrency) const override;
   std::unique_ptr<PartialEncoder> partial_encoder(ChunkSource& src, const EncodeOptions& o) const override;
-  std::optional<UnitLayout> unit_layout() const override { return layout_; }
-  const CodecPipeline* unit_pipeline() const override { return &inner_; }
+  const UnitLayout& unit_layout() const override { return layout_; }
+  const CodecPipeline& unit_pipeline() const override { return inner_; }
+  const ShardOperations* shard_operations() const override { return this; }
 
   std::size_t num_units() const { return static_cast<std::size_t>(shape_size(layout_.units_per_shard)); }
   const CodecPipeline& inner() const { return inner_; }
