@@ -10,10 +10,13 @@
 #include <map>
 #include <random>
 
+#include "common.hpp"
 #include "selections.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;
+using zarrpp::test::B;
+using zarrpp::test::expect_throw_with;
 namespace fs = std::filesystem;
 
 namespace {
@@ -205,6 +208,38 @@ TEST(ZarrV2, ConsolidatedMetadataIsRefreshedAndTheNodeWins) {
   EXPECT_EQ(kids[0].name, "a");
   EXPECT_EQ(kids[0].type, NodeType::Array);
   EXPECT_EQ(kids[1].name, "h");
+}
+
+// Replacing a node lists its chunks from its document first; a document that cannot say which keys
+// are chunks (v2 and v3 alike) stops the replacement with nothing deleted.
+TEST(ZarrV2, ReplacingANodeWhoseKeysCannotBeToldDeletesNothing) {
+  const std::vector<std::pair<std::string, std::string>> broken = {
+      {".zarray", R"({"zarr_format": 2, "chunks": [2]})"},
+      {".zarray", R"({"zarr_format": 2, "shape": [4], "dimension_separator": "-"})"},
+      {"zarr.json", R"({"zarr_format": 3, "node_type": "array", "shape": [4]})"},
+  };
+  for (const auto& [key, doc] : broken) {
+    SCOPED_TRACE(doc);
+    auto store = MemoryStore::create();
+    store->set("a/" + key, Bytes(doc.begin(), doc.end()));
+    store->set("a/0", B("chunk"));
+    ArraySpec spec{.shape = {4}, .chunks = {2}, .dtype = DataType::int8};
+    spec.overwrite = true;
+    expect_throw_with<MetadataError>([&] { Array::create(store, "a", spec); }, {"too broken", "nothing was deleted"});
+    EXPECT_EQ(store->get("a/0"), B("chunk"));
+    EXPECT_EQ(store->get("a/" + key), Bytes(doc.begin(), doc.end()));
+  }
+  // A sound v2 document with "/" keys: its chunks go with it.
+  auto store = MemoryStore::create();
+  const std::string doc = R"({"zarr_format": 2, "shape": [4, 4], "chunks": [2, 2], "dtype": "<i1", "compressor": null,
+    "fill_value": 0, "order": "C", "filters": null, "dimension_separator": "/"})";
+  store->set("a/.zarray", Bytes(doc.begin(), doc.end()));
+  store->set("a/1/1", B("x"));
+  ArraySpec spec{.shape = {4}, .chunks = {2}, .dtype = DataType::int8};
+  spec.overwrite = true;
+  Array::create(store, "a", spec);
+  EXPECT_FALSE(store->exists("a/1/1"));
+  EXPECT_FALSE(store->exists("a/.zarray"));
 }
 
 TEST(ZarrV2, BrokenV2DocumentsGiveErrorsNamingTheField) {

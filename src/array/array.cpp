@@ -298,12 +298,8 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   if (m.zarr_format == 2) m = codec::as_v2(m);
   auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
-  // What we write must parse back to the same metadata.
-  const std::string text(snap->meta_bytes.begin(), snap->meta_bytes.end());
-  if (m.zarr_format == 2)
-    codec::from_v2_document(parse_json_document(text, ".zarray"), m.attributes);
-  else
-    ArrayMetadata::parse(text);
+  // What we write must parse back, through the reader that will open it.
+  node::parse_array(*store, path, snap->meta_bytes, m.zarr_format, m.attributes);
 
   const int replaced = node::prepare_create(*store, path, overwrite, &snap->meta, m.zarr_format);
   node::write_array_documents(*store, path, snap->meta, snap->meta_bytes, replaced);
@@ -434,60 +430,45 @@ std::uint64_t Array::nbytes_stored() const {
 }
 
 namespace {
-// A v2 array's attributes live in .zattrs, changed by compare-and-swap on it alone.
-void change_v2_attributes(Array::State& st, const std::function<Json(const Json&)>& change);
+// Every change of an array's attributes: a v2 array's live in .zattrs, changed by compare-and-swap
+// on it alone; a v3 array's in zarr.json.
+void change_attributes(Array::State& st, const std::function<Json(const Json&)>& change);
 }  // namespace
 
 void Array::set_attributes(const Json& attributes) {
   if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
-  if (st_->current()->meta.zarr_format == 2) return change_v2_attributes(*st_, [&](const Json&) { return attributes; });
-  st_->modify(
-      [&](const Snapshot& cur) {
-        ArrayMetadata m = cur.meta;
-        m.attributes = attributes;
-        return m;
-      },
-      nullptr, nullptr);
+  change_attributes(*st_, [&](const Json&) { return attributes; });
 }
 
 void Array::update_attributes(const Json& patch) {
   if (!patch.is_object()) throw MetadataError("attributes: the update must be a JSON object");
-  if (st_->current()->meta.zarr_format == 2)
-    return change_v2_attributes(*st_, [&](const Json& cur) { return node::merge_attributes(cur, patch); });
-  st_->modify(
-      [&](const Snapshot& cur) {
-        ArrayMetadata m = cur.meta;
-        m.attributes = node::merge_attributes(m.attributes, patch);
-        return m;
-      },
-      nullptr, nullptr);
+  change_attributes(*st_, [&](const Json& cur) { return node::merge_attributes(cur, patch); });
 }
 
 std::vector<std::string> Array::remove_attributes(const std::vector<std::string>& keys) {
   std::vector<std::string> removed;
-  auto erase = [&](const Json& current) {
+  change_attributes(*st_, [&](const Json& current) {
     removed.clear();
     Json next = current;
     for (const auto& k : keys)
       if (next.erase(k) > 0) removed.push_back(k);
     return next;
-  };
-  if (st_->current()->meta.zarr_format == 2) {
-    change_v2_attributes(*st_, erase);
-    return removed;
-  }
-  st_->modify(
-      [&](const Snapshot& cur) {
-        ArrayMetadata m = cur.meta;
-        m.attributes = erase(m.attributes);
-        return m;
-      },
-      nullptr, nullptr);
+  });
   return removed;
 }
 
 namespace {
-void change_v2_attributes(Array::State& st, const std::function<Json(const Json&)>& change) {
+void change_attributes(Array::State& st, const std::function<Json(const Json&)>& change) {
+  if (st.current()->meta.zarr_format == 3) {
+    st.modify(
+        [&](const Snapshot& cur) {
+          ArrayMetadata m = cur.meta;
+          m.attributes = change(m.attributes);
+          return m;
+        },
+        nullptr, nullptr);
+    return;
+  }
   const Json attrs = node::update_v2_attributes(*st.store, st.path, change);
   auto cur = st.current();
   ArrayMetadata m = cur->meta;

@@ -477,18 +477,24 @@ std::vector<std::string> chunk_keys_of(Store& store, const std::string& path, co
 // What an array's zarr.json says its chunk keys look like: from the full metadata, or, when that
 // does not validate (an array being replaced because it is broken), from its shape and chunk key
 // encoding alone.
-std::pair<ChunkKeyEncoding, std::size_t> key_layout(const Json& doc, const std::string& path) {
-  try {
-    const auto m = ArrayMetadata::from_json(doc);
-    return {m.chunk_key_encoding, m.rank()};
-  } catch (const MetadataError&) {
+// Which keys are an array's chunks, from its document even when the rest of it is broken (a node
+// being removed): the key encoding and the rank.
+std::pair<ChunkKeyEncoding, std::size_t> key_layout(const Doc& d, const std::string& path) {
+  if (d.format == 3) {
+    try {
+      const auto m = ArrayMetadata::from_json(d.json);
+      return {m.chunk_key_encoding, m.rank()};
+    } catch (const MetadataError&) {
+    }
   }
   try {
-    const auto enc = ChunkKeyEncoding::from_json(doc.at("chunk_key_encoding"));
-    return {enc, doc.at("shape").size()};
+    const auto& shape = d.json.at("shape");
+    if (!shape.is_array()) throw MetadataError("shape is not an array");
+    if (d.format == 2) return {ChunkKeyEncoding::from_v2_json(d.json), shape.size()};
+    return {ChunkKeyEncoding::from_json(d.json.at("chunk_key_encoding")), shape.size()};
   } catch (const std::exception&) {
-    throw MetadataError("the array at '" + shown(path) +
-                        "' has metadata too broken to tell which keys are its chunks, so nothing was deleted; "
+    throw MetadataError(d.key + " of '" + shown(path) +
+                        "' is too broken to tell which keys are its chunks, so nothing was deleted; "
                         "remove it by hand");
   }
 }
@@ -533,18 +539,8 @@ std::vector<std::string> document_keys(const Doc& d, const std::string& path) {
 
 // The chunk keys an array's document says are its own (listed before anything is deleted).
 std::vector<std::string> owned_chunks(Store& store, const Doc& d, const std::string& path) {
-  std::pair<ChunkKeyEncoding, std::size_t> layout;
-  if (d.format == 2) {
-    char sep = '.';
-    if (d.json.contains("dimension_separator") && d.json["dimension_separator"] == "/") sep = '/';
-    if (!d.json.contains("shape") || !d.json["shape"].is_array())
-      throw MetadataError(
-          d.key + " has no shape, so which keys are its chunks is unknown and nothing was deleted; remove it by hand");
-    layout = {ChunkKeyEncoding::v2(sep), d.json["shape"].size()};
-  } else {
-    layout = key_layout(d.json, path);
-  }
-  return chunk_keys_of(store, path, layout.first, layout.second);
+  const auto [encoding, rank] = key_layout(d, path);
+  return chunk_keys_of(store, path, encoding, rank);
 }
 
 }  // namespace

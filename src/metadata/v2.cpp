@@ -306,13 +306,7 @@ ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
   const auto& order = j["order"];
   if (order != "C" && order != "F") fail("order", order, "expected \"C\" or \"F\"");
   m.v2.order = order.get<std::string>()[0];
-  char sep = '.';
-  if (j.contains("dimension_separator") && !j["dimension_separator"].is_null()) {
-    const auto& s = j["dimension_separator"];
-    if (s != "." && s != "/") fail("dimension_separator", s, "expected \".\" or \"/\"");
-    sep = s.get<std::string>()[0];
-  }
-  m.chunk_key_encoding = ChunkKeyEncoding::v2(sep);
+  m.chunk_key_encoding = ChunkKeyEncoding::from_v2_json(j);
   if (m.data_type.is_vlen()) {
     // zarr-python 2 keeps an object array's fill value as it is (by default the number 0, which
     // it returns for missing elements); zarrpp reads missing elements as a string fill value, or
@@ -334,6 +328,14 @@ ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
     m.attributes = zattrs;
   }
   return m;
+}
+
+ChunkKeyEncoding ChunkKeyEncoding::from_v2_json(const Json& zarray) {
+  if (!zarray.is_object() || !zarray.contains("dimension_separator") || zarray["dimension_separator"].is_null())
+    return v2('.');
+  const auto& s = zarray["dimension_separator"];
+  if (s != "." && s != "/") fail("dimension_separator", s, "expected \".\" or \"/\"");
+  return v2(s.get<std::string>()[0]);
 }
 
 bool ArrayMetadata::v2_big_endian() const {

@@ -60,6 +60,8 @@ struct ChunkKeyEncoding {
   std::string prefix() const;
 
   static ChunkKeyEncoding from_json(const Json& j);
+  // The encoding a Zarr v2 .zarray states by its "dimension_separator" ("." when absent or null).
+  static ChunkKeyEncoding from_v2_json(const Json& zarray);
   Json to_json() const;
   friend bool operator==(const ChunkKeyEncoding&, const ChunkKeyEncoding&) = default;
 };
