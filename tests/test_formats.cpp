@@ -210,6 +210,45 @@ TEST(ZarrV2, ConsolidatedMetadataIsRefreshedAndTheNodeWins) {
   EXPECT_EQ(kids[1].name, "h");
 }
 
+// One fill-value field for both formats: the value's bytes (an element's, or a string's text),
+// and for v2 what .zarray stated when that is not the value, written back as it was.
+TEST(ZarrV2, OneFillValueFieldHoldsWhatEachFormatStates) {
+  auto zarray = [](const Json& dtype, const Json& fill, const Json& filters) {
+    return Json{{"zarr_format", 2},      {"shape", {4}},       {"chunks", {2}}, {"dtype", dtype},
+                {"compressor", nullptr}, {"fill_value", fill}, {"order", "C"},  {"filters", filters}};
+  };
+  const Json utf8 = Json::array({Json{{"id", "vlen-utf8"}}});
+  const Json vbytes = Json::array({Json{{"id", "vlen-bytes"}}});
+  struct Case {
+    Json zarray;
+    Bytes bytes;
+    std::optional<Json> stated;
+  };
+  const std::vector<Case> cases = {
+      {zarray("<i2", -2, nullptr), Bytes{0xfe, 0xff}, std::nullopt},
+      {zarray("<i2", nullptr, nullptr), Bytes{0, 0}, Json(nullptr)},
+      {zarray("|O", "n/a", utf8), Bytes{'n', '/', 'a'}, std::nullopt},
+      {zarray("|O", 0, utf8), Bytes{}, Json(0)},  // zarr-python 2's default for object arrays
+      {zarray("|O", nullptr, vbytes), Bytes{}, Json(nullptr)},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.zarray.dump());
+    const auto m = codec::from_v2_document(c.zarray, nullptr);
+    EXPECT_EQ(m.fill_value.bytes, c.bytes);
+    EXPECT_EQ(m.fill_value.v2_stated, c.stated);
+    EXPECT_EQ(m.must_store_empty_chunks(), c.stated.has_value());
+    EXPECT_EQ(m.to_v2_json()["fill_value"], c.zarray["fill_value"]);             // written back as it was
+    EXPECT_EQ(m.fill_element(), m.data_type.is_vlen() ? Bytes(8, 0) : c.bytes);  // a string's is its index, 0
+  }
+  // Zarr v3 states the value itself; a v3 bytes array made v2 states null, as zarr-python 2 does.
+  const auto obj = codec::from_v2_document(zarray("|O", 0, utf8), nullptr);
+  EXPECT_EQ(fill_value_to_json(obj.fill_value.bytes, obj.data_type), Json(""));
+  auto store = MemoryStore::create();
+  auto b = Array::create(store, "b", {.shape = {4}, .chunks = {2}, .dtype = DataType::bytes_t, .zarr_format = 2});
+  EXPECT_EQ(b.metadata().fill_value.v2_stated, Json(nullptr));
+  EXPECT_TRUE(b.metadata().must_store_empty_chunks());
+}
+
 // Replacing a node lists its chunks from its document first; a document that cannot say which keys
 // are chunks (v2 and v3 alike) stops the replacement with nothing deleted.
 TEST(ZarrV2, ReplacingANodeWhoseKeysCannotBeToldDeletesNothing) {
@@ -299,7 +338,7 @@ TEST(ZarrPython3, GroupsWithConsolidatedMetadataAndNumcodecsCodecsOpen) {
     auto blobs = g.open_array("blobs");
     EXPECT_EQ(blobs.dtype(), DataType::bytes_t);
     EXPECT_EQ(read_vlen(blobs).values, (std::vector<std::string>{std::string("\0\xff", 2), "", "abc"}));
-    EXPECT_EQ(blobs.metadata().fill_vlen, "\x01\x02");
+    EXPECT_EQ(blobs.metadata().fill_text(), "\x01\x02");
     EXPECT_EQ(g.open_group("sub").attributes()["level"], 1);
     // Without listing: the members consolidated_metadata names (none when it is null).
     auto nolist = std::make_shared<NoListing>(store);
@@ -432,7 +471,7 @@ TEST(Vlen, RandomWritesMatchAReferenceAcrossLayouts) {
     SCOPED_TRACE(l.name);
     auto store = MemoryStore::create();
     auto z = Array::create(store, "s", l.spec);
-    const std::string fill = z.metadata().fill_vlen;
+    const std::string fill = z.metadata().fill_text();
     std::vector<std::string> ref(35, fill);
     for (int round = 0; round < 40; ++round) {
       const std::int64_t r0 = rng() % 7, r1 = r0 + 1 + rng() % (7 - r0), c0 = rng() % 5, c1 = c0 + 1 + rng() % (5 - c0);

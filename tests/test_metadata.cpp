@@ -34,7 +34,7 @@ std::string error_of(const Json& j) {
 template <class T>
 T fill_as(const ArrayMetadata& m) {
   T v;
-  std::memcpy(&v, m.fill_value.data(), sizeof v);
+  std::memcpy(&v, m.fill_value.bytes.data(), sizeof v);
   return v;
 }
 }  // namespace

@@ -431,7 +431,7 @@ TEST(Copy, AnotherFillValueStillCopiesWhatTheSourceDoesNotStore) {
   auto src = Array::create(src_store, {.shape = {6}, .chunks = {2}, .dtype = DataType::int8});
   src.write_scalar<std::int8_t>({0}, 5);  // chunks 1 and 2 not stored: they read as 0
   ArrayMetadata m = src.metadata();
-  m.fill_value = parse_fill_value(Json(9), DataType::int8);
+  m.fill_value.bytes = parse_fill_value(Json(9), DataType::int8);
   auto dst = copy_array(src, MemoryStore::create(), "", m);
   EXPECT_EQ(dst.read().to_vector<std::int8_t>(), (std::vector<std::int8_t>{5, 0, 0, 0, 0, 0}));
 }

@@ -1,7 +1,6 @@
 """Arrays and groups: the Python face of zarrpp's C++ Array and Group (zarr-python's API shape)."""
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import math
@@ -361,12 +360,10 @@ class Array(_Node):
 
     @property
     def fill_value(self) -> Any:
-        if self._dtype.kind == "O":  # str / bytes elements
-            v = json.loads(self._core.fill_value_json)
-            if self._core.dtype_name == "string":
-                return v if isinstance(v, str) else ""
-            return base64.standard_b64decode(v) if isinstance(v, str) else b""
-        return np.frombuffer(self._core.fill_value_bytes, dtype=self._dtype)[0]
+        raw = self._core.fill_value_bytes
+        if self._dtype.kind == "O":  # str / bytes elements: the text or bytes themselves
+            return raw.decode("utf-8") if self._core.dtype_name == "string" else raw
+        return np.frombuffer(raw, dtype=self._dtype)[0]
 
     @property
     def size(self) -> int:

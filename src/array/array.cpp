@@ -265,8 +265,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
   m.chunk_key_encoding = spec.chunk_key_encoding;
   const auto fill =
       spec.fill_value ? std::optional<Json>(canonical_fill_value(*spec.fill_value, spec.dtype)) : std::nullopt;
-  m.fill_value = fill ? parse_fill_value(*fill, spec.dtype) : default_fill_value(spec.dtype);
-  if (spec.dtype.is_vlen() && fill) m.fill_vlen = parse_vlen_fill_value(*fill, spec.dtype);
+  m.fill_value.bytes = fill ? parse_fill_value(*fill, spec.dtype) : default_fill_value(spec.dtype);
   m.codecs = codec::to_metadata(chain.codecs, spec.dtype);
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;
@@ -278,8 +277,8 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
       throw UnsupportedError("lower_bound/origin: a Zarr v2 array cannot store a lower bound; create it as Zarr v3");
     if (spec.chunk_key_encoding.kind == ChunkKeyEncoding::Kind::Default && spec.chunk_key_encoding.separator == '/')
       m.chunk_key_encoding = ChunkKeyEncoding::v2('.');
-    m.codecs =
-        CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+    m.codecs = CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_element()})
+                   .to_metadata();
     m = codec::as_v2(m);
   }
   return create(std::move(store), path, m, spec.overwrite);
@@ -293,7 +292,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   // Validate everything (every codec included) before anything is written, with the codecs'
   // automatic parameters resolved so zarr.json states them.
   m.codecs =
-      CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+      CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_element()}).to_metadata();
   // A v2 array's .zarray states its codecs again: brought in line with the codecs given.
   if (m.zarr_format == 2) m = codec::as_v2(m);
   auto snap = make_snapshot(m, std::nullopt);
@@ -339,11 +338,10 @@ std::optional<Shape> Array::shards() const {
   if (!s->layout) return std::nullopt;
   return s->grid.chunk_shape();
 }
-Bytes Array::fill_value() const { return st_->current()->meta.fill_value; }
+Bytes Array::fill_value() const { return st_->current()->meta.fill_value.bytes; }
 Json Array::fill_value_json() const {
   auto s = st_->current();
-  if (s->meta.data_type.is_vlen()) return vlen_fill_value_to_json(s->meta.fill_vlen, s->meta.data_type);
-  return fill_value_to_json(s->meta.fill_value, s->meta.data_type);
+  return fill_value_to_json(s->meta.fill_value.bytes, s->meta.data_type);
 }
 ArrayMetadata Array::metadata() const { return st_->current()->meta; }
 const std::string& Array::path() const { return st_->path; }
@@ -523,7 +521,7 @@ void write_plan(const Engine& e, const Plan& plan, const NDView& data) {
 }
 
 // ---- variable-length elements ----
-std::shared_ptr<VlenHeap> new_heap(const Snapshot& s) { return std::make_shared<VlenHeap>(s.meta.fill_vlen); }
+std::shared_ptr<VlenHeap> new_heap(const Snapshot& s) { return std::make_shared<VlenHeap>(s.meta.fill_text()); }
 
 VlenValues from_indices(const NDArray& idx, const VlenHeap& heap) {
   VlenValues out;
@@ -552,10 +550,11 @@ NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
       if (!is_valid_utf8(data.values[i]))
         throw SelectionError(ErrorCode::dtype_mismatch,
                              "value " + std::to_string(i) + " is not valid UTF-8 text, which a string array holds");
+  const std::string fill = s.meta.fill_text();
   std::vector<std::string> fresh;
   std::vector<std::uint64_t> idx(data.values.size(), 0);
   for (std::size_t i = 0; i < data.values.size(); ++i)
-    if (data.values[i] != s.meta.fill_vlen) {
+    if (data.values[i] != fill) {
       idx[i] = fresh.size() + 1;  // rebased below
       fresh.push_back(data.values[i]);
     }

@@ -23,12 +23,11 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
       notes->push_back(shown + ": " + v2.v2.dtype +
                        " stored as int64; its dtype is kept in the attribute _zarrpp_v2_dtype");
   }
-  if (v2.v2.fill_null && notes)
-    notes->push_back(shown + ": fill_value null (no fill value) became " +
-                     (m.data_type.is_vlen() ? vlen_fill_value_to_json(m.fill_vlen, m.data_type)
-                                            : fill_value_to_json(m.fill_value, m.data_type))
-                         .dump() +
+  if (const auto& stated = v2.fill_value.v2_stated; stated && notes)
+    notes->push_back(shown + ": fill_value " + stated->dump() + (stated->is_null() ? " (no fill value)" : "") +
+                     " became " + fill_value_to_json(m.fill_value.bytes, m.data_type).dump() +
                      ", which missing chunks read as (zarrpp read them so already)");
+  m.fill_value.v2_stated.reset();
   m.v2 = ArrayMetadata::V2{};
   if (m.attributes.contains("_ARRAY_DIMENSIONS")) {
     const auto& d = m.attributes["_ARRAY_DIMENSIONS"];

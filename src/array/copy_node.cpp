@@ -110,7 +110,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
                         shape_str(sm.chunk_grid.lower_bound) + "), or its grid regular");
   m.validate_for_write();
   m.codecs =
-      CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value}).to_metadata();
+      CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_element()}).to_metadata();
   // A v2 destination's .zarray states the codecs given, not the source's.
   if (m.zarr_format == 2) m = codec::as_v2(m);
   const auto snap = make_snapshot(m, std::nullopt);
@@ -139,7 +139,7 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
 
   // With another fill value, what the source does not store must be written out too.
   const bool vlen = m.data_type.is_vlen();
-  const auto units = units_to_copy(src, snap->grid, m.fill_value != sm.fill_value || m.fill_vlen != sm.fill_vlen);
+  const auto units = units_to_copy(src, snap->grid, m.fill_value.bytes != sm.fill_value.bytes);
   const std::size_t conc = options.concurrency ? options.concurrency : default_concurrency();
   Array s = src;
   s.set_concurrency(1);
@@ -164,14 +164,15 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       if (vlen) {
         // The unit's strings go into a heap of its own; the elements are indices into it.
         const auto values = std::get<VlenValues>(s.read(s.plan(sel)));
-        auto heap = std::make_shared<VlenHeap>(m.fill_vlen);
+        const std::string fill = m.fill_text();
+        auto heap = std::make_shared<VlenHeap>(fill);
         std::vector<std::string> fresh;
         NDArray idx(m.data_type, values.shape);
         auto* p = reinterpret_cast<std::uint64_t*>(idx.raw_data());
         std::vector<std::size_t> at;
         for (std::size_t k = 0; k < values.values.size(); ++k) {
           p[k] = 0;
-          if (values.values[k] != m.fill_vlen) {
+          if (values.values[k] != fill) {
             at.push_back(k);
             fresh.push_back(values.values[k]);
           }

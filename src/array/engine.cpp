@@ -24,14 +24,15 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
   s->generation = node::next_generation();
   s->meta = std::move(meta);
   s->grid = ChunkGrid::from_metadata(s->meta);
-  const ChunkSpec storage_spec{s->meta.chunk_grid.chunk_shape, s->meta.data_type, s->meta.fill_value, heap};
+  const Bytes fill = s->meta.fill_element();
+  const ChunkSpec storage_spec{s->meta.chunk_grid.chunk_shape, s->meta.data_type, fill, heap};
   s->pipeline = CodecPipeline::from_metadata(s->meta.codecs, storage_spec);
   s->layout = unit_layout(s->pipeline);
   s->max_stored = max_stored_size(s->pipeline);
   if (s->layout) {
     s->unit_grid =
         ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
-    s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, s->meta.fill_value, heap};
+    s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, fill, heap};
     s->units_per_shard = s->layout->units_per_shard;
   } else {
     s->unit_grid = s->grid;

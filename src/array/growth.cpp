@@ -137,7 +137,8 @@ std::int64_t units_touched(const std::vector<DimSel>& box, const ChunkGrid& g) {
 void clear_box(Store& store, const std::string& path, const Engine& e, const Snapshot& next,
                const std::vector<DimSel>& box) {
   NDArray fill(next.meta.data_type, {});
-  std::memcpy(fill.raw_data(), next.meta.fill_value.data(), next.meta.fill_value.size());
+  const Bytes element = next.meta.fill_element();
+  std::memcpy(fill.raw_data(), element.data(), element.size());
   constexpr std::int64_t kEnumerateLimit = 1 << 16;
   if (units_touched(box, next.unit_grid) <= kEnumerateLimit) {
     const auto plan = plan_orthogonal(box, next.unit_grid);
@@ -189,7 +190,7 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
       [&](const Snapshot& cur, const Snapshot& next_in) {
         // Variable-length elements: the fill value written into entering elements is index 0.
         const auto bound = next_in.meta.data_type.is_vlen()
-                               ? with_heap(next_in, std::make_shared<VlenHeap>(next_in.meta.fill_vlen))
+                               ? with_heap(next_in, std::make_shared<VlenHeap>(next_in.meta.fill_text()))
                                : nullptr;
         const Snapshot& next = bound ? *bound : next_in;
         Engine e = st_->growth_engine(next);

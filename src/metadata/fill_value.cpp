@@ -141,7 +141,7 @@ std::uint64_t get_float(const std::uint8_t* in, std::size_t size) {
 
 }  // namespace
 
-Bytes default_fill_value(const DataType& dtype) { return Bytes(dtype.size(), 0); }
+Bytes default_fill_value(const DataType& dtype) { return dtype.is_vlen() ? Bytes() : Bytes(dtype.size(), 0); }
 
 namespace {
 Json fill_value_from_bytes(const Json& j, const DataType& t) {
@@ -224,17 +224,22 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
       return b;
     }
     case Id::string:
-    case Id::bytes:
-      // Checked here; the value itself is parse_vlen_fill_value's. In memory a variable-length
-      // fill value is the index 0 of every read's strings.
-      parse_vlen_fill_value(j, t);
-      return Bytes(t.size(), 0);
+      if (!j.is_string()) bad(j, t, "expected a JSON string");
+      b.assign(j.get_ref<const std::string&>().begin(), j.get_ref<const std::string&>().end());
+      return b;
+    case Id::bytes: {
+      const auto d = j.is_string() ? base64_decode(j.get<std::string>()) : std::nullopt;
+      if (!d) bad(j, t, "expected a base64 string");
+      return *d;
+    }
   }
   bad(j, t, "unsupported data type");
 }
 
 Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
   using Id = DataType::Id;
+  if (t == DataType::string_t) return std::string(v.begin(), v.end());
+  if (t == DataType::bytes_t) return base64_encode(v);
   if (v.size() != t.size())
     throw MetadataError("fill_value: " + std::to_string(v.size()) + " bytes given for data type " + t.name());
   auto get = [&](auto tag) {
@@ -277,25 +282,9 @@ Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
     }
     case Id::string:
     case Id::bytes:
-      throw MetadataError("fill_value: a variable-length fill value is held as text (ArrayMetadata::fill_vlen)");
+      break;  // above
   }
   return nullptr;
-}
-
-std::string parse_vlen_fill_value(const Json& j, const DataType& t) {
-  if (t == DataType::string_t) {
-    if (!j.is_string()) bad(j, t, "expected a JSON string");
-    return j.get<std::string>();
-  }
-  if (!j.is_string()) bad(j, t, "expected a base64 string");
-  auto b = base64_decode(j.get<std::string>());
-  if (!b) bad(j, t, "expected a base64 string");
-  return std::string(b->begin(), b->end());
-}
-
-Json vlen_fill_value_to_json(const std::string& v, const DataType& t) {
-  if (t == DataType::string_t) return v;
-  return base64_encode(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(v.data()), v.size()));
 }
 
 }  // namespace zarrpp

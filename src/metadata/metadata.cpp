@@ -362,8 +362,7 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
   }
   m.chunk_grid = ChunkGridMetadata::from_json(j["chunk_grid"], m.shape.size());
   m.chunk_key_encoding = ChunkKeyEncoding::from_json(j["chunk_key_encoding"]);
-  m.fill_value = parse_fill_value(j["fill_value"], m.data_type);
-  if (m.data_type.is_vlen()) m.fill_vlen = parse_vlen_fill_value(j["fill_value"], m.data_type);
+  m.fill_value.bytes = parse_fill_value(j["fill_value"], m.data_type);
 
   const auto& codecs = j["codecs"];
   if (!codecs.is_array() || codecs.empty()) fail("codecs", codecs, "expected a non-empty array");
@@ -420,8 +419,7 @@ Json ArrayMetadata::to_json() const {
   j["data_type"] = data_type.name();
   j["chunk_grid"] = chunk_grid.to_json();
   j["chunk_key_encoding"] = chunk_key_encoding.to_json();
-  j["fill_value"] =
-      data_type.is_vlen() ? vlen_fill_value_to_json(fill_vlen, data_type) : fill_value_to_json(fill_value, data_type);
+  j["fill_value"] = fill_value_to_json(fill_value.bytes, data_type);
   Json cs = Json::array();
   for (const auto& c : codecs) cs.push_back(c.to_json());
   j["codecs"] = std::move(cs);
@@ -445,6 +443,10 @@ std::string domain_str(const Domain& d) {
   for (std::size_t i = 0; i < d.size(); ++i)
     out += (i ? ", " : "") + std::to_string(d[i].inclusive_min) + ":" + std::to_string(d[i].exclusive_max);
   return out + "]";
+}
+
+Bytes ArrayMetadata::fill_element() const {
+  return data_type.is_vlen() ? Bytes(data_type.size(), 0) : fill_value.bytes;
 }
 
 Domain ArrayMetadata::domain() const {
@@ -488,8 +490,9 @@ void ArrayMetadata::validate_for_write() const {
   for (auto n : shape)
     if (__builtin_mul_overflow(total, n, &total))
       throw MetadataError("shape: " + shape_str(shape) + " has more elements than int64 can count");
-  if (fill_value.size() != data_type.size())
-    throw MetadataError("fill_value: wrong size for data type " + data_type.name());
+  if (!data_type.is_vlen() && fill_value.bytes.size() != data_type.size())
+    throw MetadataError("fill_value: " + std::to_string(fill_value.bytes.size()) + " bytes for data type " +
+                        data_type.name() + ", which has " + std::to_string(data_type.size()));
   check_json_depth(attributes, "attributes");
   check_json_depth(extra_fields, "zarr.json");
 }

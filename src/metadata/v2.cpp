@@ -166,30 +166,28 @@ std::optional<Bytes> base64_decode(std::string_view s) {
 
 namespace {
 
-Bytes parse_v2_fill(const Json& j, const DataType& t, bool& null_fill) {
-  null_fill = j.is_null();
-  if (j.is_null()) return default_fill_value(t);
+FillValue parse_v2_fill(const Json& j, const DataType& t) {
+  if (j.is_null()) return {default_fill_value(t), Json(nullptr)};
   if (t.kind() == DataKind::Raw) {
     if (!j.is_string()) fail("fill_value", j, "raw (V) types take a base64 string");
     auto b = base64_decode(j.get<std::string>());
     if (!b || b->size() != t.size()) fail("fill_value", j, "expected base64 of " + std::to_string(t.size()) + " bytes");
-    return *b;
+    return {*b, std::nullopt};
   }
   try {
-    return parse_fill_value(j, t);
+    return {parse_fill_value(j, t), std::nullopt};
   } catch (const MetadataError& e) {
     throw MetadataError(std::string(".zarray: ") + e.what());
   }
 }
 
 Json v2_fill_json(const ArrayMetadata& m) {
-  if (m.data_type.is_vlen()) {
-    if (!m.v2.fill_json.is_null() || m.v2.fill_null) return m.v2.fill_json;
-    return m.data_type == DataType::string_t ? Json(m.fill_vlen) : Json(nullptr);
-  }
-  if (m.v2.fill_null) return nullptr;
+  if (m.fill_value.v2_stated) return *m.fill_value.v2_stated;
   const auto& t = m.data_type;
-  if (t.kind() == DataKind::Raw) return base64_encode(m.fill_value);
+  const Bytes& fill = m.fill_value.bytes;
+  if (t == DataType::string_t) return fill_value_to_json(fill, t);
+  if (t.is_vlen()) return nullptr;
+  if (t.kind() == DataKind::Raw) return base64_encode(fill);
   auto one = [](double v) -> Json {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
@@ -199,13 +197,13 @@ Json v2_fill_json(const ArrayMetadata& m) {
     double v;
     if (t == DataType::float32) {
       float f;
-      std::memcpy(&f, m.fill_value.data(), 4);
+      std::memcpy(&f, fill.data(), 4);
       v = f;
     } else if (t == DataType::float64) {
-      std::memcpy(&v, m.fill_value.data(), 8);
+      std::memcpy(&v, fill.data(), 8);
     } else {
       std::uint16_t b;
-      std::memcpy(&b, m.fill_value.data(), 2);
+      std::memcpy(&b, fill.data(), 2);
       v = static_cast<float>(float16::from_bits(b));
     }
     return one(v);
@@ -214,18 +212,18 @@ Json v2_fill_json(const ArrayMetadata& m) {
     double re, im;
     if (t == DataType::complex64) {
       float f[2];
-      std::memcpy(f, m.fill_value.data(), 8);
+      std::memcpy(f, fill.data(), 8);
       re = f[0];
       im = f[1];
     } else {
       double d[2];
-      std::memcpy(d, m.fill_value.data(), 16);
+      std::memcpy(d, fill.data(), 16);
       re = d[0];
       im = d[1];
     }
     return Json::array({one(re), one(im)});
   }
-  return fill_value_to_json(m.fill_value, t);
+  return fill_value_to_json(fill, t);
 }
 
 std::string v2_dtype_of(const DataType& t, bool big) {
@@ -312,12 +310,12 @@ ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
     // it returns for missing elements); zarrpp reads missing elements as a string fill value, or
     // as "" / b"" for anything else.
     const auto& f = j["fill_value"];
-    m.fill_value = default_fill_value(m.data_type);
-    if (f.is_string() && m.data_type == DataType::string_t) m.fill_vlen = f.get<std::string>();
-    m.v2.fill_null = !(f.is_string() && m.data_type == DataType::string_t);
-    m.v2.fill_json = f;
+    if (f.is_string() && m.data_type == DataType::string_t)
+      m.fill_value.bytes = parse_fill_value(f, m.data_type);
+    else
+      m.fill_value = {default_fill_value(m.data_type), f};
   } else {
-    m.fill_value = parse_v2_fill(j["fill_value"], m.data_type, m.v2.fill_null);
+    m.fill_value = parse_v2_fill(j["fill_value"], m.data_type);
   }
   m.v2.compressor = j["compressor"];
   m.v2.filters = j["filters"];
@@ -363,11 +361,11 @@ ArrayMetadata ArrayMetadata::with_v2_form(const V2Form& form) const {
   m.v2.order = form.order;
   m.v2.compressor = form.compressor;
   m.v2.filters = form.filters;
-  m.v2.fill_null = false;
+  m.fill_value.v2_stated.reset();
   if (data_type == DataType::bytes_t) {
-    if (!fill_vlen.empty())
+    if (!fill_value.bytes.empty())
       throw UnsupportedError("fill_value: Zarr v2 cannot state a bytes fill value (zarr-python 2 writes none)");
-    m.v2.fill_null = true;
+    m.fill_value.v2_stated = Json(nullptr);
   }
   m.chunk_key_encoding =
       ChunkKeyEncoding::v2(chunk_key_encoding.kind == ChunkKeyEncoding::Kind::V2 ? chunk_key_encoding.separator : '.');

@@ -22,7 +22,7 @@ std::vector<std::pair<std::string, double>> g_net;
 
 // The codec pipeline of an array.
 CodecPipeline pipeline_of(const ArrayMetadata& m) {
-  return CodecPipeline::from_metadata(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_value});
+  return CodecPipeline::from_metadata(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_element()});
 }
 
 // One network option: checked by RemoteOptions::set (the rules Python's storage_options follow too).

@@ -17,7 +17,13 @@ Json info_json(const Array& z) {
     j["v2_dtype"] = m.v2.dtype;
     j["order"] = std::string(1, m.v2.order);
     if (!m.v2_time_unit().empty()) j["time_unit"] = m.v2_time_unit();
-    if (m.v2.fill_null) j["v2_fill_value_null"] = true;
+    if (const auto& stated = m.fill_value.v2_stated) {
+      // .zarray states no fill value, or one zarrpp reads differently (an object array's 0).
+      if (stated->is_null())
+        j["v2_fill_value_null"] = true;
+      else
+        j["v2_fill_value"] = *stated;
+    }
   } else if (const std::string pre = z.path().empty() ? "" : z.path() + "/";
              z.store()->exists(pre + ".zarray") || z.store()->exists(pre + ".zgroup")) {
     j["unfinished_conversion"] = true;

@@ -120,6 +120,8 @@ class Array {
   std::vector<std::vector<std::int64_t>> write_chunk_sizes(const Shape& per = {},
                                                            const std::optional<Domain>& region = std::nullopt) const;
   std::vector<std::vector<std::int64_t>> read_chunk_sizes(const std::optional<Domain>& region = std::nullopt) const;
+  // The fill value's bytes (metadata.hpp's FillValue: an element's bytes, or the text or bytes of a
+  // variable-length one) and its zarr.json form.
   Bytes fill_value() const;
   Json fill_value_json() const;
   ArrayMetadata metadata() const;

@@ -21,8 +21,9 @@ namespace zarrpp {
 using Json = nlohmann::ordered_json;
 
 // ---- fill values ---------------------------------------------------------------------------
-// A fill value is held as the element's bytes in native (little-endian) order, so NaN payloads
-// and raw bits round-trip exactly.
+// A fill value is held as bytes: a fixed-size element's bytes in native (little-endian) order, so
+// NaN payloads and raw bits round-trip exactly; a variable-length element's text (UTF-8) or bytes.
+// "string" takes a JSON string, "bytes" base64 (as zarr-python 3).
 Bytes parse_fill_value(const Json& j, const DataType& dtype);
 Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);
 // A fill value a caller gives for a new array (ArraySpec::fill_value, Python's fill_value=) in the
@@ -31,11 +32,21 @@ Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dty
 // complex type (-> [x, 0]), and bytes (a JSON binary value) for a raw type (-> its byte values) or
 // the bytes type (-> base64). parse_fill_value then checks it as it checks zarr.json's.
 Json canonical_fill_value(const Json& given, const DataType& dtype);
-// The default fill value: zero bits (0, false, +0.0, zero bytes), as zarr-python 3 uses.
+// The default fill value: zero bits (0, false, +0.0, zero bytes), as zarr-python 3 uses; the
+// empty string or bytes for variable-length types.
 Bytes default_fill_value(const DataType& dtype);
-// Variable-length data types: "string" takes a JSON string, "bytes" base64 (as zarr-python 3).
-std::string parse_vlen_fill_value(const Json& j, const DataType& dtype);
-Json vlen_fill_value_to_json(const std::string& value, const DataType& dtype);
+
+// An array's fill value: one field for both formats and every data type.
+struct FillValue {
+  Bytes bytes;  // as parse_fill_value gives it
+  // Zarr v2 only: what .zarray states when that is not `bytes` itself, kept to be written back
+  // unchanged: null (no fill value: missing chunks read as zeros here), or an object array's fill
+  // value that is not a string (zarr-python 2's default 0). Other readers read a missing chunk as
+  // something else then, so chunks holding only `bytes` are stored all the same.
+  std::optional<Json> v2_stated;
+  friend bool operator==(const FillValue&, const FillValue&) = default;
+};
+
 // Standard base64 (RFC 4648, with padding); nullopt for malformed input.
 std::string base64_encode(std::span<const std::uint8_t> bytes);
 std::optional<Bytes> base64_decode(std::string_view text);
@@ -130,8 +141,7 @@ struct ArrayMetadata {
   DataType data_type;
   ChunkGridMetadata chunk_grid;
   ChunkKeyEncoding chunk_key_encoding;
-  Bytes fill_value;       // element bytes, native order (index 0 for variable-length types)
-  std::string fill_vlen;  // the fill value of a variable-length data type (text or bytes)
+  FillValue fill_value;
   std::vector<CodecMetadata> codecs;
   Json attributes = Json::object();
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
@@ -147,8 +157,6 @@ struct ArrayMetadata {
     char order = 'C';           // 'C' or 'F'
     Json compressor = nullptr;  // numcodecs configuration or null
     Json filters = nullptr;     // array of numcodecs configurations or null
-    bool fill_null = false;     // "fill_value": null (missing chunks read as zeros, see the README)
-    Json fill_json = nullptr;   // an object array's fill value as .zarray gives it
     friend bool operator==(const V2&, const V2&) = default;
   } v2;
 
@@ -183,7 +191,12 @@ struct ArrayMetadata {
   bool v2_big_endian() const;
   // Whether chunks holding only the fill value must still be stored, because other readers read
   // a missing chunk as something else (a v2 array whose .zarray fill value is null).
-  bool must_store_empty_chunks() const { return zarr_format == 2 && v2.fill_null; }
+  bool must_store_empty_chunks() const { return zarr_format == 2 && fill_value.v2_stated.has_value(); }
+  // The bytes an element holding the fill value has in memory: fill_value.bytes for fixed-size
+  // types; for variable-length ones the index of the fill value in a read's strings (0).
+  Bytes fill_element() const;
+  // The fill value as text (variable-length types).
+  std::string fill_text() const { return {fill_value.bytes.begin(), fill_value.bytes.end()}; }
   // .zarray (zarr_format 2 only), as zarr-python 2 writes it (sorted keys, 4-space indent).
   Json to_v2_json() const;
 
