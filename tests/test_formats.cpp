@@ -17,6 +17,7 @@
 using namespace zarrpp;
 using zarrpp::test::B;
 using zarrpp::test::expect_throw_with;
+using zarrpp::test::S;
 namespace fs = std::filesystem;
 
 namespace {
@@ -279,6 +280,68 @@ TEST(ZarrV2, ReplacingANodeWhoseKeysCannotBeToldDeletesNothing) {
   Array::create(store, "a", spec);
   EXPECT_FALSE(store->exists("a/1/1"));
   EXPECT_FALSE(store->exists("a/.zarray"));
+}
+
+// zarr-python before 2.8 wrote no "dimension_separator": DirectoryStore's chunk keys are "0.0",
+// NestedDirectoryStore's "0/0". What is stored tells them apart (listing, or asking for chunk 0 on a
+// store that cannot list); both at once is refused; nothing stored is read as missing.
+TEST(ZarrV2, ChunkKeysOfAZarrayWithoutSeparatorAreFoundFromWhatIsStored) {
+  const std::string zarray = R"({"zarr_format": 2, "shape": [4, 4], "chunks": [2, 2], "dtype": "<i2",
+    "compressor": null, "fill_value": 0, "order": "C", "filters": null})";
+  auto chunk = [](std::int16_t first) {
+    Bytes b;
+    for (std::int16_t v = first; v < first + 4; ++v) {
+      b.push_back(static_cast<std::uint8_t>(v & 0xff));
+      b.push_back(static_cast<std::uint8_t>(v >> 8));
+    }
+    return b;
+  };
+  auto legacy = [&](const std::vector<std::string>& keys) {
+    auto store = MemoryStore::create();
+    store->set("a/.zarray", B(zarray));
+    std::int16_t v = 1;
+    for (const auto& k : keys) store->set("a/" + k, chunk(static_cast<std::int16_t>(v++ * 10)));
+    return store;
+  };
+  for (const bool listing : {true, false}) {
+    for (const char sep : {'.', '/'}) {
+      SCOPED_TRACE(std::string(listing ? "listing" : "no listing") + ", separator " + sep);
+      const std::string k00 = sep == '.' ? "0.0" : "0/0", k11 = sep == '.' ? "1.1" : "1/1";
+      auto mem = legacy({k00, k11});
+      StorePtr store = listing ? StorePtr(mem) : std::make_shared<NoListing>(mem);
+      auto z = Array::open(store, "a");
+      EXPECT_EQ(z.metadata().chunk_key_encoding.separator, sep);
+      const auto all = z.read().to_vector<std::int16_t>();
+      EXPECT_EQ((std::vector<std::int16_t>{all[0], all[1], all[4], all[5]}),
+                (std::vector<std::int16_t>{10, 11, 12, 13}));
+      EXPECT_EQ((std::vector<std::int16_t>{all[10], all[11], all[14], all[15]}),
+                (std::vector<std::int16_t>{20, 21, 22, 23}));
+      if (!listing) continue;
+      // Written on, and grown, in the layout found; .zarray then states it.
+      z.write_scalar<std::int16_t>({slice(0, 2), slice(2, 4)}, 7);
+      EXPECT_TRUE(mem->exists(std::string("a/0") + sep + "1"));
+      z.append(NDArray::full<std::int16_t>({2, 4}, 5), 0);
+      EXPECT_TRUE(mem->exists(std::string("a/2") + sep + "0"));
+      const auto doc = Json::parse(S(*mem->get("a/.zarray")));
+      EXPECT_EQ(doc["dimension_separator"], std::string(1, sep));
+    }
+  }
+  // Both layouts stored: refused, naming what to add.
+  expect_throw_with<MetadataError>([&] { Array::open(legacy({"0.0", "1/1"}), "a"); },
+                                   {"dimension_separator", "0.0", "0/0"});
+  // Nothing to tell by on a store that cannot list: "." assumed, and said.
+  std::vector<std::string> warnings;
+  const auto previous = set_warning_handler([&](const std::string& w) { warnings.push_back(w); });
+  auto z = Array::open(std::make_shared<NoListing>(legacy({"1/1"})), "a");
+  set_warning_handler(previous);
+  EXPECT_EQ(z.metadata().chunk_key_encoding.separator, '.');
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("NestedDirectoryStore"), std::string::npos) << warnings[0];
+  // One dimension: the same keys either way, nothing asked.
+  auto one = MemoryStore::create();
+  one->set("a/.zarray", B(R"({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i2", "compressor": null,
+    "fill_value": 0, "order": "C", "filters": null})"));
+  EXPECT_EQ(Array::open(one, "a").metadata().chunk_key_encoding.separator, '.');
 }
 
 TEST(ZarrV2, BrokenV2DocumentsGiveErrorsNamingTheField) {

@@ -269,6 +269,28 @@ def test_growth_on_v2_and_conversion(tmp_path):
     assert v3.domain == ((-1, 7), (0, 3)) and np.array_equal(v3[0], [-1, -1, -1])
 
 
+def test_nested_arrays_from_before_zarr_2_8_read_and_convert(tmp_path):
+    """zarr-python before 2.8 wrote no dimension_separator; NestedDirectoryStore's chunks are
+    "0/0". zarrpp finds the layout from what is stored, as zarr-python 2 does when told the store."""
+    data = np.arange(6 * 5, dtype="<i4").reshape(6, 5)
+    for store_type, sep in ((zarr.NestedDirectoryStore, "/"), (zarr.DirectoryStore, ".")):
+        path = str(tmp_path / f"legacy{sep == '/'}")
+        z = zarr.open(store_type(path), mode="w", shape=data.shape, chunks=(2, 2), dtype="<i4")
+        z[:] = data
+        meta = json.load(open(os.path.join(path, ".zarray")))
+        meta.pop("dimension_separator", None)  # as zarr-python 2.7 wrote it
+        json.dump(meta, open(os.path.join(path, ".zarray"), "w"))
+        assert np.array_equal(zarr.open(store_type(path), mode="r")[:], data)  # the reference
+        a = zarrpp.open_array(path)
+        assert np.array_equal(a[:], data)
+        a.append(np.full((2, 5), -1, dtype="<i4"))
+        back = zarr.open(store_type(path), mode="r")
+        assert back.shape == (8, 5) and np.array_equal(back[6:], np.full((2, 5), -1))
+        assert json.load(open(os.path.join(path, ".zarray")))["dimension_separator"] == sep
+        zarrpp.convert_to_v3(path)
+        assert np.array_equal(zarrpp.open_array(path)[:6], data)
+
+
 def test_interrupted_conversion_opens_as_v3_and_convert_finishes(tmp_path):
     path = str(tmp_path / "half")
     z = zarr.open(path, mode="w", shape=(4,), chunks=(2,), dtype="<u2")

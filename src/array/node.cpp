@@ -82,11 +82,53 @@ Json read_v2_attributes(Store& store, const std::string& path) {
 }
 
 namespace {
-ArrayMetadata array_of(const Doc& d, const Json& v2_attributes, const std::string& path) {
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The key encoding of a .zarray that states no "dimension_separator" (zarr-python before 2.8):
+// DirectoryStore wrote chunk keys "0.0" and NestedDirectoryStore "0/0", and both said nothing. What
+// is stored tells: chunk files "i.j" or chunk folders "i/" beside .zarray (a store that cannot list
+// is asked for chunk 0 in both forms). One dimension reads alike either way; with no chunk to tell,
+// "." is assumed, as zarr-python 2 does, and said.
+ChunkKeyEncoding unstated_separator(Store& store, const std::string& path, std::size_t rank) {
+  const auto flat = ChunkKeyEncoding::v2('.'), nested = ChunkKeyEncoding::v2('/');
+  if (rank < 2) return flat;
+  bool is_flat = false, is_nested = false;
+  if (store.capabilities().listing) {
+    const auto listing = store.list_dir(prefix_of(path));
+    is_flat = std::any_of(listing.keys.begin(), listing.keys.end(),
+                          [&](const std::string& k) { return flat.decode(k, rank).has_value(); });
+    is_nested = std::any_of(listing.prefixes.begin(), listing.prefixes.end(), all_digits);
+  } else {
+    const std::vector<std::int64_t> zero(rank, 0);
+    is_flat = store.exists(prefix_of(path) + flat.encode(zero));
+    is_nested = !is_flat && store.exists(prefix_of(path) + nested.encode(zero));
+    if (!is_flat && !is_nested)
+      warn(".zarray of '" + shown(path) + "' in " + store.describe() +
+           " states no dimension_separator, the store cannot list and chunk 0 is not stored: its chunk keys "
+           "are taken to be \"0.0\" (zarr-python 2's DirectoryStore); if it was written by NestedDirectoryStore, "
+           "add \"dimension_separator\": \"/\" to its .zarray");
+  }
+  if (is_flat && is_nested)
+    throw MetadataError(".zarray of '" + shown(path) +
+                        "' states no dimension_separator, and both flat chunk keys (\"0.0\") and nested ones "
+                        "(\"0/0\") are stored beside it, so which are its chunks is unknown; add "
+                        "\"dimension_separator\" to its .zarray");
+  return is_nested ? nested : flat;
+}
+
+bool states_separator(const Json& zarray) {
+  return zarray.contains("dimension_separator") && !zarray["dimension_separator"].is_null();
+}
+
+ArrayMetadata array_of(Store& store, const Doc& d, const Json& v2_attributes, const std::string& path) {
   if (d.format == 2) {
     if (d.type != NodeType::Array)
       throw MetadataError(ErrorCode::wrong_node_type, "'" + shown(path) + "' is a group, not an array");
-    return codec::from_v2_document(d.json, v2_attributes);
+    auto m = codec::from_v2_document(d.json, v2_attributes);
+    if (!states_separator(d.json)) m.chunk_key_encoding = unstated_separator(store, path, m.rank());
+    return m;
   }
   expect_type(d.json, path, NodeType::Array);
   return ArrayMetadata::from_json(d.json);
@@ -99,15 +141,15 @@ ArrayDoc read_array(Store& store, const std::string& path) {
     throw NotFoundError("no array at '" + shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)" +
                         absent(store));
   const Json attrs = d->format == 2 && d->type == NodeType::Array ? read_v2_attributes(store, path) : Json();
-  return {array_of(*d, attrs, path), std::move(d->stored.bytes), d->key};
+  return {array_of(store, *d, attrs, path), std::move(d->stored.bytes), d->key};
 }
 
 ArrayMetadata parse_array(Store& store, const std::string& path, const Bytes& bytes, int format,
                           const Json& v2_attributes) {
   const std::string key = doc_key(path, format, NodeType::Array);
   return naming_transport(store, key, [&] {
-    return array_of(parse_doc(format, NodeType::Array, key, VersionedBytes{bytes, Version{}}, path), v2_attributes,
-                    path);
+    return array_of(store, parse_doc(format, NodeType::Array, key, VersionedBytes{bytes, Version{}}, path),
+                    v2_attributes, path);
   });
 }
 
@@ -479,7 +521,7 @@ std::vector<std::string> chunk_keys_of(Store& store, const std::string& path, co
 // encoding alone.
 // Which keys are an array's chunks, from its document even when the rest of it is broken (a node
 // being removed): the key encoding and the rank.
-std::pair<ChunkKeyEncoding, std::size_t> key_layout(const Doc& d, const std::string& path) {
+std::pair<ChunkKeyEncoding, std::size_t> key_layout(Store& store, const Doc& d, const std::string& path) {
   if (d.format == 3) {
     try {
       const auto m = ArrayMetadata::from_json(d.json);
@@ -490,7 +532,10 @@ std::pair<ChunkKeyEncoding, std::size_t> key_layout(const Doc& d, const std::str
   try {
     const auto& shape = d.json.at("shape");
     if (!shape.is_array()) throw MetadataError("shape is not an array");
-    if (d.format == 2) return {ChunkKeyEncoding::from_v2_json(d.json), shape.size()};
+    if (d.format == 2)
+      return {states_separator(d.json) ? ChunkKeyEncoding::from_v2_json(d.json)
+                                       : unstated_separator(store, path, shape.size()),
+              shape.size()};
     return {ChunkKeyEncoding::from_json(d.json.at("chunk_key_encoding")), shape.size()};
   } catch (const std::exception&) {
     throw MetadataError(d.key + " of '" + shown(path) +
@@ -539,7 +584,7 @@ std::vector<std::string> document_keys(const Doc& d, const std::string& path) {
 
 // The chunk keys an array's document says are its own (listed before anything is deleted).
 std::vector<std::string> owned_chunks(Store& store, const Doc& d, const std::string& path) {
-  const auto [encoding, rank] = key_layout(d, path);
+  const auto [encoding, rank] = key_layout(store, d, path);
   return chunk_keys_of(store, path, encoding, rank);
 }
 
