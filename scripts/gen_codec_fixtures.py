@@ -11,8 +11,10 @@ every case as {"name", "codec", "dtype", "shape", "deterministic", "producer"}:
 
   codec          the Zarr v3 codec metadata (one codec). For a bytes -> bytes codec X the pipeline
                  under test is [{"name": "bytes", "configuration": {"endian": "little"}}, X]; for
-                 a "bytes" codec the pipeline is just that codec.
+                 a "bytes" codec the pipeline is just that codec; for an array -> array filter (the
+                 case says "before_bytes": true) it is [X, {"name": "bytes", ...little}].
   deterministic  true when an encoder must reproduce .enc exactly (crc32c, bytes).
+  lossy          true when decoding does not give .raw back: <case>.dec holds what it gives.
   producer       what made .enc (informational only).
 
 Producers are independent of zarrpp: numcodecs (zlib via Python's gzip module, libzstd,
@@ -104,7 +106,7 @@ def blosc_data(dtype, seed, shape):
 CASES = []
 
 
-def add(name, codec, arr, enc, deterministic, producer):
+def add(name, codec, arr, enc, deterministic, producer, before_bytes=False, decoded=None):
     assert all(c.isalnum() or c == "_" for c in name), name
     assert name not in {c["name"] for c in CASES}, name
     raw = le(arr).tobytes()
@@ -112,6 +114,9 @@ def add(name, codec, arr, enc, deterministic, producer):
         f.write(raw)
     with open(os.path.join(OUT, name + ".enc"), "wb") as f:
         f.write(bytes(enc))
+    if decoded is not None:  # a lossy codec: what decoding gives back
+        with open(os.path.join(OUT, name + ".dec"), "wb") as f:
+            f.write(le(decoded).tobytes())
     CASES.append({
         "name": name,
         "codec": codec,
@@ -119,6 +124,8 @@ def add(name, codec, arr, enc, deterministic, producer):
         "shape": [int(s) for s in arr.shape],
         "deterministic": deterministic,
         "producer": producer,
+        **({"before_bytes": True} if before_bytes else {}),
+        **({"lossy": True} if decoded is not None else {}),
     })
 
 
@@ -275,6 +282,29 @@ def numcodecs_cases():
             arr, bytes(sh.encode(arr)), True, producer + " Shuffle")
 
 
+# ---- numcodecs bit filters (array -> array): bitround, packbits ----------------------------------
+def bit_filter_cases():
+    from numcodecs import BitRound, PackBits
+    producer = f"numcodecs {numcodecs.__version__}"
+    rng = np.random.default_rng(600)
+    for dname, dt, keeps in (("f16", "<f2", (0, 3)), ("f32", "<f4", (7, 23)), ("f64", "<f8", (1, 20))):
+        arr = rng.normal(0.0, 100.0, size=(4, 5)).astype(dt)
+        arr.flat[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, np.finfo(dt).max]
+        for keep in keeps:
+            enc = np.asarray(BitRound(keep).encode(arr.copy())).tobytes()  # it rounds in place
+            dec = np.frombuffer(bytes(BitRound(keep).decode(np.frombuffer(enc, dtype=dt.replace("f", "i")))),
+                                dtype=dt).reshape(arr.shape)
+            codec = {"name": "numcodecs.bitround", "configuration": {"keepbits": keep}}
+            add(f"numcodecs_bitround{keep}_{dname}", codec, arr, enc, True, producer + " BitRound", before_bytes=True,
+                decoded=dec)
+    for n in (1, 8, 13, 64):
+        arr = rng.integers(0, 2, size=n).astype(bool)
+        enc = bytes(PackBits().encode(arr))
+        assert np.array_equal(PackBits().decode(enc), arr)
+        add(f"numcodecs_packbits_{n}", {"name": "numcodecs.packbits", "configuration": {}}, arr, enc, True,
+            producer + " PackBits", before_bytes=True)
+
+
 # ---- crc32c -------------------------------------------------------------------------------------
 def crc32c_cases():
     payloads = [
@@ -312,7 +342,7 @@ def bytes_big_cases():
 def main():
     if os.path.isdir(OUT):
         for f in os.listdir(OUT):
-            if f.endswith((".raw", ".enc")) or f == "manifest.json":
+            if f.endswith((".raw", ".enc", ".dec")) or f == "manifest.json":
                 os.remove(os.path.join(OUT, f))
     os.makedirs(OUT, exist_ok=True)
     gzip_cases()
@@ -321,6 +351,7 @@ def main():
     crc32c_cases()
     bytes_big_cases()
     numcodecs_cases()
+    bit_filter_cases()
     manifest = {
         "generator": "scripts/gen_codec_fixtures.py",
         "numpy": np.__version__,

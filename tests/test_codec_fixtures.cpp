@@ -30,6 +30,8 @@ struct FixtureCase {
   std::string dtype;
   Shape shape;
   bool deterministic = false;
+  bool before_bytes = false;  // an array -> array filter: [codec, bytes] instead of [bytes, codec]
+  bool lossy = false;         // decoding gives <name>.dec, not .raw
 };
 
 // gtest prints a failing case's parameter: show its name, not its bytes.
@@ -59,6 +61,8 @@ std::vector<FixtureCase> load_cases() {
       fc.dtype = c.at("dtype").get<std::string>();
       fc.shape = c.at("shape").get<Shape>();
       fc.deterministic = c.at("deterministic").get<bool>();
+      fc.before_bytes = c.value("before_bytes", false);
+      fc.lossy = c.value("lossy", false);
       out.push_back(std::move(fc));
     }
   } catch (const std::exception& e) {
@@ -89,12 +93,13 @@ CodecMetadata little_endian_bytes() {
                                   "codecs[0]");
 }
 
-// The case's codec behind a little-endian `bytes` codec (or alone, when it is `bytes`), followed
-// by `extra` bytes -> bytes codecs.
+// The case's codec behind a little-endian `bytes` codec (before it, for a filter; alone, when it
+// is `bytes`), followed by `extra` bytes -> bytes codecs.
 CodecPipeline pipeline_of(const FixtureCase& c, const std::vector<Json>& extra = {}) {
   std::vector<CodecMetadata> codecs;
-  if (codec_name(c) != "bytes") codecs.push_back(little_endian_bytes());
+  if (codec_name(c) != "bytes" && !c.before_bytes) codecs.push_back(little_endian_bytes());
   codecs.push_back(CodecMetadata::from_json(c.codec, "codecs[" + std::to_string(codecs.size()) + "]"));
+  if (c.before_bytes) codecs.push_back(little_endian_bytes());
   for (const auto& j : extra)
     codecs.push_back(CodecMetadata::from_json(j, "codecs[" + std::to_string(codecs.size()) + "]"));
   return CodecPipeline::from_metadata(codecs, spec_of(c));
@@ -142,7 +147,9 @@ class CodecFixture : public testing::TestWithParam<FixtureCase> {
   void SetUp() override {
     raw_ = read_bytes(kDir + GetParam().name + ".raw");
     enc_ = read_bytes(kDir + GetParam().name + ".enc");
+    decoded_ = GetParam().lossy ? read_bytes(kDir + GetParam().name + ".dec") : raw_;
     ASSERT_EQ(raw_.size(), spec_of(GetParam()).nbytes()) << "fixture .raw does not match dtype and shape";
+    ASSERT_EQ(decoded_.size(), raw_.size()) << "fixture .dec does not match .raw";
   }
   Bytes decode(const CodecPipeline& p, std::span<const std::uint8_t> enc) const {
     Bytes out(p.spec().nbytes(), 0xcd);
@@ -150,6 +157,7 @@ class CodecFixture : public testing::TestWithParam<FixtureCase> {
     return out;
   }
   Bytes raw_, enc_;
+  Bytes decoded_;  // what decoding gives: raw_, or for a lossy codec its .dec
 };
 
 TEST(CodecFixtures, ManifestLoads) {
@@ -169,13 +177,13 @@ TEST(CodecFixtures, ManifestLoads) {
 
 TEST_P(CodecFixture, DecodesToRaw) {
   const auto p = pipeline_of(GetParam());
-  EXPECT_TRUE(same_bytes(decode(p, enc_), raw_));
+  EXPECT_TRUE(same_bytes(decode(p, enc_), decoded_));
   // Misaligned input and output buffers decode the same.
   Bytes shifted(enc_.size() + 1);
   std::copy(enc_.begin(), enc_.end(), shifted.begin() + 1);
   Bytes out(raw_.size() + 1, 0xcd);
   p.decode(std::span<const std::uint8_t>(shifted).subspan(1), std::span<std::uint8_t>(out).subspan(1));
-  EXPECT_TRUE(same_bytes(Bytes(out.begin() + 1, out.end()), raw_));
+  EXPECT_TRUE(same_bytes(Bytes(out.begin() + 1, out.end()), decoded_));
 }
 
 TEST_P(CodecFixture, EncodeRoundTrips) {
@@ -186,7 +194,7 @@ TEST_P(CodecFixture, EncodeRoundTrips) {
     ASSERT_TRUE(p.encoded_size().has_value());
     EXPECT_EQ(*p.encoded_size(), enc_.size());
   }
-  EXPECT_TRUE(same_bytes(decode(p, e), raw_));
+  EXPECT_TRUE(same_bytes(decode(p, e), decoded_));
 }
 
 TEST_P(CodecFixture, TruncatedThrowsCodecError) {
@@ -209,7 +217,7 @@ TEST_P(CodecFixture, AppendedByteIsRejectedOrIgnored) {
     Bytes longer = enc_;
     longer.push_back(extra);
     try {
-      EXPECT_TRUE(same_bytes(decode(p, longer), raw_)) << "appended 0x" << std::hex << int(extra);
+      EXPECT_TRUE(same_bytes(decode(p, longer), decoded_)) << "appended 0x" << std::hex << int(extra);
     } catch (const CodecError&) {
     }
   }
@@ -221,8 +229,8 @@ class BytesToBytesFixture : public CodecFixture {};
 
 TEST_P(BytesToBytesFixture, DecodesBeneathCrc32c) {
   const auto p = pipeline_of(GetParam(), {Json::parse(R"({"name": "crc32c"})")});
-  EXPECT_TRUE(same_bytes(decode(p, with_crc32c(enc_)), raw_));
-  EXPECT_TRUE(same_bytes(decode(p, p.encode(raw_)), raw_));
+  EXPECT_TRUE(same_bytes(decode(p, with_crc32c(enc_)), decoded_));
+  EXPECT_TRUE(same_bytes(decode(p, p.encode(raw_)), decoded_));
   // A truncated inner stream behind a valid checksum.
   for (const std::size_t drop : {std::size_t{1}, std::size_t{5}}) {
     if (enc_.size() < drop) continue;

@@ -625,6 +625,35 @@ TEST(Numcodecs, NarrowingFiltersSignExtendOnDecode) {
   EXPECT_EQ(out, v);
 }
 
+// The bit filters' edges (their bytes against numcodecs are the codec fixtures'): what numcodecs
+// 0.11 refuses when encoding is refused when encoding (stored data still reads), packbits only
+// takes one-byte types, and a packbits stream whose padding does not match the chunk fails.
+TEST(Numcodecs, BitFiltersRefuseWhatNumcodecsCannotDo) {
+  const auto pipeline = [](const Json& filter, const DataType& t, std::int64_t n) {
+    std::vector<CodecMetadata> cs = {CodecMetadata::from_json(filter, "codecs[0]"),
+                                     {"bytes", Json::object({{"endian", "little"}})}};
+    return CodecPipeline::from_metadata(cs, ChunkSpec{{n}, t, Bytes(t.size(), 0)});
+  };
+  const Json round24 = Json::parse(R"({"name": "numcodecs.bitround", "configuration": {"keepbits": 24}})");
+  const auto too_many = pipeline(round24, DataType::float32, 2);
+  const Bytes f(8, 0);
+  expect_throw_with<CodecError>([&] { too_many.encode(f); }, {"keepbits 24", "23"});
+  Bytes out(8, 1);
+  too_many.decode(f, out);  // decoding is the identity
+  EXPECT_EQ(out, f);
+  expect_throw_with<MetadataError>([&] { pipeline(round24, DataType::int32, 2); }, {"float"});
+  const Json pack = Json::parse(R"({"name": "numcodecs.packbits", "configuration": {}})");
+  expect_throw_with<MetadataError>([&] { pipeline(pack, DataType::int16, 2); }, {"packbits", "int16"});
+  const auto bits = pipeline(pack, DataType::uint8, 10);
+  const Bytes ten = {0, 1, 2, 0, 255, 0, 0, 0, 0, 1};
+  const Bytes enc = bits.encode(ten);
+  EXPECT_EQ(enc, (Bytes{6, 0x68, 0x40}));  // 6 padding bits; 0110 1000, 01
+  Bytes back(10);
+  bits.decode(enc, back);
+  EXPECT_EQ(back, (Bytes{0, 1, 1, 0, 1, 0, 0, 0, 0, 1}));  // truth values, as numcodecs gives
+  expect_throw_with<CodecError>([&] { bits.decode(Bytes{5, 0x68, 0x40}, back); }, {"padding"});
+}
+
 TEST(Attributes, RemoveTakesKeysFromWhatIsStoredNowInEitherFormat) {
   for (int format : {3, 2}) {
     auto store = MemoryStore::create();

@@ -54,6 +54,10 @@ def filters_for(dt, k):
         choices.append([numcodecs.Delta(dtype=plain), numcodecs.Shuffle(d.itemsize)])
     if d.kind == "u" and d.itemsize == 2:
         choices.append([numcodecs.AsType(encode_dtype="<u4", decode_dtype=plain)])
+    if d.itemsize == 1 and d.kind in "biu":
+        choices.append([numcodecs.PackBits()])
+    if d.kind == "f" and d.str[0] == "<":  # numcodecs 0.11's BitRound fails on big-endian names
+        choices.append([numcodecs.BitRound(keepbits={2: 6, 4: 12, 8: 30}[d.itemsize])])
     return choices[k % len(choices)]
 
 
@@ -98,6 +102,12 @@ def matrix():
         for dt in ["<f4", ">i8"]:
             cases.append((f"f{k}{dt[1:]}", dt, COMPRESSORS[(k * 3) % len(COMPRESSORS)], filters_for(dt, k),
                           "CF"[k % 2], ".", 0))
+    # Bits: packbits on every one-byte type, bitround on each float width.
+    for j, dt in enumerate(["|b1", "|i1", "|u1"]):
+        cases.append((f"p{j}", dt, COMPRESSORS[j], [numcodecs.PackBits()], "CF"[j % 2], "./"[j % 2], fill_for(dt, j)))
+    for j, dt in enumerate(["<f2", "<f4", "<f8"]):
+        cases.append((f"r{j}", dt, COMPRESSORS[j + 3], [numcodecs.BitRound(keepbits=j * 9 + 1)], "FC"[j % 2], ".",
+                      fill_for(dt, j)))
     return cases
 
 
@@ -333,7 +343,9 @@ def test_bad_v2_input_gets_clear_errors_and_changes_nothing(tmp_path):
             "order": "C", "filters": None}
     cases = [
         ({"compressor": {"id": "zfpy", "mode": 4}}, "compressor 'zfpy' is not supported"),
-        ({"filters": [{"id": "packbits"}]}, "filter 'packbits' is not supported"),
+        ({"filters": [{"id": "categorize", "labels": ["a"], "dtype": "<U1", "astype": "|u1"}]},
+         "filter 'categorize' is not supported"),
+        ({"filters": [{"id": "packbits"}]}, "packbits works on bool, int8 and uint8 arrays only, not int32"),
         ({"filters": [{"id": "pickle"}], "dtype": "|O"}, "object codec 'pickle'"),
         ({"dtype": "|O"}, "without an object codec"),
         ({"dtype": "<U4"}, "fixed-length unicode strings"),

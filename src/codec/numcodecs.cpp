@@ -1,7 +1,8 @@
 // The numcodecs codecs that Zarr v2 arrays use as filters and compressors, under the names
 // zarr-python 3 gives them in zarr.json ("numcodecs.<id>", configuration = the numcodecs
 // configuration without "id"). Each one reproduces numcodecs' bytes and arithmetic:
-//   array -> array: delta, fixedscaleoffset, quantize, astype (on the elements, flattened)
+//   array -> array: delta, fixedscaleoffset, quantize, astype, bitround (on the elements,
+//                   flattened), packbits (bools to bits)
 //   bytes -> bytes: zlib, lz4, bz2, lzma, shuffle, and gzip/zstd/blosc under their numcodecs names
 #include <bzlib.h>
 #include <libdeflate.h>
@@ -390,6 +391,103 @@ class AsType final : public ElementFilter {
   }
 };
 
+// ---- bitround: keep `keepbits` bits of a float's mantissa, rounding to nearest even ---------------
+
+// Encoding rounds the bits of each float (as an integer of the same width); decoding is the
+// identity. numcodecs 0.11 keeps 10, 23 and 52 mantissa bits at most for float16, 32 and 64.
+class BitRound final : public ArrayToArrayCodec {
+ public:
+  BitRound(const Json& cfg, const ChunkSpec& in) : dtype_(in.dtype) {
+    allowed_keys(kName, cfg, {"keepbits"});
+    if (dtype_.kind() != DataKind::Float) config_fail(kName, "bitround works on float arrays only", cfg);
+    // Too many bits is refused when encoding, as numcodecs does, so stored data still reads.
+    keepbits_ = config_int(kName, cfg, "keepbits", 0, 64, std::nullopt);
+  }
+  std::string name() const override { return kName; }
+  ChunkSpec encoded_spec(const ChunkSpec& in) const override { return in; }
+  Bytes encode(const ChunkSpec&, std::span<const std::uint8_t> data) const override {
+    const int bits = dtype_ == DataType::float16_t ? 10 : dtype_ == DataType::float32 ? 23 : 52;
+    if (keepbits_ > bits)
+      throw CodecError(std::string(kName) + ": keepbits " + std::to_string(keepbits_) + " is more than the " +
+                       std::to_string(bits) + " mantissa bits of " + dtype_.name());
+    Bytes out(data.begin(), data.end());
+    if (keepbits_ == bits) return out;
+    switch (dtype_.size()) {
+      case 2:
+        return round<std::uint16_t>(std::move(out), bits);
+      case 4:
+        return round<std::uint32_t>(std::move(out), bits);
+      default:
+        return round<std::uint64_t>(std::move(out), bits);
+    }
+  }
+  void decode(const ChunkSpec&, std::span<const std::uint8_t> data, std::span<std::uint8_t> out) const override {
+    if (data.size() != out.size()) decode_fail(kName, "expected " + std::to_string(out.size()) + " bytes");
+    if (!data.empty()) std::memcpy(out.data(), data.data(), data.size());
+  }
+  CodecMetadata to_metadata() const override { return {kName, Json::object({{"keepbits", keepbits_}})}; }
+
+ private:
+  static constexpr const char* kName = "numcodecs.bitround";
+  // numcodecs' integer arithmetic (wrapping), on the unsigned type of the same bits.
+  template <class U>
+  Bytes round(Bytes b, int bits) const {
+    const int maskbits = bits - static_cast<int>(keepbits_);
+    const U mask = static_cast<U>(~U{0} << maskbits);
+    const U half = static_cast<U>((U{1} << (maskbits - 1)) - 1);
+    for (std::size_t i = 0; i + sizeof(U) <= b.size(); i += sizeof(U)) {
+      U v;
+      std::memcpy(&v, b.data() + i, sizeof v);
+      v = static_cast<U>(v + ((v >> maskbits) & U{1}) + half);
+      v = static_cast<U>(v & mask);
+      std::memcpy(b.data() + i, &v, sizeof v);
+    }
+    return b;
+  }
+  DataType dtype_;
+  std::int64_t keepbits_ = 0;
+};
+
+// ---- packbits: one bit per element, after a byte counting the padding bits ------------------------
+
+// numcodecs packs the elements' truth values (nonzero: 1) most significant bit first, as
+// np.packbits; decoding gives 0 or 1 per element. For one-byte types (bool, int8, uint8) only:
+// numcodecs packs every byte of wider ones, which no data type of zarrpp's reads back.
+class PackBits final : public ArrayToArrayCodec {
+ public:
+  PackBits(const Json& cfg, const ChunkSpec& in) {
+    allowed_keys(kName, cfg, {});
+    if (in.dtype.size() != 1 || in.dtype.kind() == DataKind::Raw)
+      config_fail(kName, "packbits works on bool, int8 and uint8 arrays only, not " + in.dtype.name(), cfg);
+  }
+  std::string name() const override { return kName; }
+  ChunkSpec encoded_spec(const ChunkSpec& in) const override {
+    const auto n = static_cast<std::int64_t>(in.num_elements());
+    return ChunkSpec{{1 + (n + 7) / 8}, DataType::uint8, Bytes{0}, in.heap};
+  }
+  Bytes encode(const ChunkSpec&, std::span<const std::uint8_t> data) const override {
+    const std::size_t n = data.size();
+    Bytes out(1 + (n + 7) / 8, 0);
+    out[0] = static_cast<std::uint8_t>((8 - n % 8) % 8);
+    for (std::size_t i = 0; i < n; ++i)
+      if (data[i]) out[1 + i / 8] = static_cast<std::uint8_t>(out[1 + i / 8] | (0x80u >> (i % 8)));
+    return out;
+  }
+  void decode(const ChunkSpec&, std::span<const std::uint8_t> data, std::span<std::uint8_t> out) const override {
+    const std::size_t n = out.size();
+    if (data.size() != 1 + (n + 7) / 8 || data[0] != (8 - n % 8) % 8)
+      decode_fail(kName, "expected " + std::to_string(1 + (n + 7) / 8) + " bytes with " +
+                             std::to_string((8 - n % 8) % 8) + " padding bits for " + std::to_string(n) +
+                             " elements, got " + std::to_string(data.size()) + " bytes" +
+                             (data.empty() ? std::string() : " with " + std::to_string(data[0])));
+    for (std::size_t i = 0; i < n; ++i) out[i] = (data[1 + i / 8] >> (7 - i % 8)) & 1u;
+  }
+  CodecMetadata to_metadata() const override { return {kName, Json::object()}; }
+
+ private:
+  static constexpr const char* kName = "numcodecs.packbits";
+};
+
 // ---- bytes -> bytes ----------------------------------------------------------------------------------
 
 // Decoding that may produce at most max_out bytes; decode_into checks the exact size.
@@ -745,6 +843,8 @@ std::vector<CodecEntry> numcodecs_entries() {
       [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<FixedScaleOffset>(cfg, in); });
   a2a("numcodecs.quantize", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<Quantize>(cfg, in); });
   a2a("numcodecs.astype", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<AsType>(cfg, in); });
+  a2a("numcodecs.bitround", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<BitRound>(cfg, in); });
+  a2a("numcodecs.packbits", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<PackBits>(cfg, in); });
   // A compressor in Zarr v2 under the same id and keys (shuffle is a v2 filter instead).
   const auto same_keys = [](const std::string& id) {
     return CodecEntry::V2Compressor{id, [](const Json& cfg, std::size_t) { return cfg; },

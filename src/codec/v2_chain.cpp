@@ -8,7 +8,7 @@
 namespace zarrpp::codec {
 namespace {
 
-const char* const kFilters = "delta, fixedscaleoffset, quantize, astype, shuffle";
+const char* const kFilters = "delta, fixedscaleoffset, quantize, astype, bitround, packbits, shuffle";
 // numcodecs' object codecs zarrpp has no codec for (its own declare `holds`).
 const char* const kOtherObjectCodecs[] = {"vlen-array", "json2", "msgpack2", "pickle"};
 
