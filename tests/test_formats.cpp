@@ -283,8 +283,8 @@ TEST(ZarrV2, ReplacingANodeWhoseKeysCannotBeToldDeletesNothing) {
 }
 
 // zarr-python before 2.8 wrote no "dimension_separator": DirectoryStore's chunk keys are "0.0",
-// NestedDirectoryStore's "0/0". What is stored tells them apart (listing, or asking for chunk 0 on a
-// store that cannot list); both at once is refused; nothing stored is read as missing.
+// NestedDirectoryStore's "0/0". What is stored tells them apart (chunk 0 in either form, else a
+// listing); both at once is refused; nothing stored is read as missing.
 TEST(ZarrV2, ChunkKeysOfAZarrayWithoutSeparatorAreFoundFromWhatIsStored) {
   const std::string zarray = R"({"zarr_format": 2, "shape": [4, 4], "chunks": [2, 2], "dtype": "<i2",
     "compressor": null, "fill_value": 0, "order": "C", "filters": null})";
@@ -326,17 +326,38 @@ TEST(ZarrV2, ChunkKeysOfAZarrayWithoutSeparatorAreFoundFromWhatIsStored) {
       EXPECT_EQ(doc["dimension_separator"], std::string(1, sep));
     }
   }
+  // A digit-named folder that holds no chunk key is no nested chunk.
+  {
+    auto mem = legacy({"1.1"});
+    mem->set("a/7/notes.txt", B("x"));
+    EXPECT_EQ(Array::open(mem, "a").metadata().chunk_key_encoding.separator, '.');
+  }
+  // Converted in place without a write first: zarr.json states the layout found.
+  {
+    auto mem = legacy({"0/0", "1/1"});
+    convert_to_v3(mem, "a");
+    auto z = Array::open(mem, "a");
+    EXPECT_EQ(z.metadata().chunk_key_encoding, ChunkKeyEncoding::v2('/'));
+    EXPECT_EQ(z.read().to_vector<std::int16_t>()[15], 23);
+  }
   // Both layouts stored: refused, naming what to add.
-  expect_throw_with<MetadataError>([&] { Array::open(legacy({"0.0", "1/1"}), "a"); },
-                                   {"dimension_separator", "0.0", "0/0"});
-  // Nothing to tell by on a store that cannot list: "." assumed, and said.
+  for (const auto& both : {std::vector<std::string>{"0.0", "0/0"}, std::vector<std::string>{"1.1", "1/1"}})
+    expect_throw_with<MetadataError>([&] { Array::open(legacy(both), "a"); }, {"dimension_separator", "0.0", "0/0"});
+  // Nothing to tell by (a store that cannot list and no chunk 0; or no chunk at all): "." assumed,
+  // said once, and not written into .zarray as if it were known.
   std::vector<std::string> warnings;
   const auto previous = set_warning_handler([&](const std::string& w) { warnings.push_back(w); });
   auto z = Array::open(std::make_shared<NoListing>(legacy({"1/1"})), "a");
+  auto empty = legacy({});
+  auto e = Array::open(empty, "a");
+  e.append(NDArray::full<std::int16_t>({2, 4}, 5), 0);
+  e.refresh();
   set_warning_handler(previous);
   EXPECT_EQ(z.metadata().chunk_key_encoding.separator, '.');
-  ASSERT_EQ(warnings.size(), 1u);
+  ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[0].find("NestedDirectoryStore"), std::string::npos) << warnings[0];
+  EXPECT_FALSE(Json::parse(S(*empty->get("a/.zarray"))).contains("dimension_separator"));
+  EXPECT_TRUE(empty->exists("a/2.0"));
   // One dimension: the same keys either way, nothing asked.
   auto one = MemoryStore::create();
   one->set("a/.zarray", B(R"({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i2", "compressor": null,
@@ -642,6 +663,13 @@ TEST(Numcodecs, BitFiltersRefuseWhatNumcodecsCannotDo) {
   too_many.decode(f, out);  // decoding is the identity
   EXPECT_EQ(out, f);
   expect_throw_with<MetadataError>([&] { pipeline(round24, DataType::int32, 2); }, {"float"});
+  // A new array is refused at once instead (nothing written).
+  auto store = MemoryStore::create();
+  ArrayMetadata m =
+      Array::create(MemoryStore::create(), {.shape = {4}, .chunks = {2}, .dtype = DataType::float32}).metadata();
+  m.codecs.insert(m.codecs.begin(), CodecMetadata::from_json(round24, "codecs[0]"));
+  expect_throw_with<MetadataError>([&] { Array::create(store, "r", m); }, {"keepbits", "23 mantissa bits"});
+  EXPECT_TRUE(store->list_prefix("").empty());
   const Json pack = Json::parse(R"({"name": "numcodecs.packbits", "configuration": {}})");
   expect_throw_with<MetadataError>([&] { pipeline(pack, DataType::int16, 2); }, {"packbits", "int16"});
   const auto bits = pipeline(pack, DataType::uint8, 10);

@@ -73,7 +73,7 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
   }
   if (d->format == 2) {
     if (d->type == NodeType::Array) {
-      const auto v2 = codec::from_v2_document(d->json, node::read_v2_attributes(*store, path));
+      const auto v2 = node::read_array(*store, path).meta;  // the one reader (the key layout included)
       const auto m = v3_metadata_of(v2, &rep.notes, node::shown(path));
       make_snapshot(m, std::nullopt);  // validated before anything is written
       store->set(node::meta_key(path), node::to_bytes(m.dump()));

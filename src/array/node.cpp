@@ -86,40 +86,59 @@ bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// Whether the folder `dir` (a first index's, beside .zarray) holds the rest of a nested chunk key:
+// `rest` more indices, the last one a file.
+bool holds_nested_chunks(Store& store, const std::string& dir, std::size_t rest) {
+  const auto l = store.list_dir(dir);
+  if (rest == 1) return std::any_of(l.keys.begin(), l.keys.end(), all_digits);
+  return std::any_of(l.prefixes.begin(), l.prefixes.end(), [&](const std::string& p) {
+    return all_digits(p) && holds_nested_chunks(store, dir + p + "/", rest - 1);
+  });
+}
+
+// Arrays whose key layout was guessed (nothing stored to tell), warned of once per process.
+bool first_guess_warning(const std::string& where) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard lk(mu);
+  return warned.insert(where).second;
+}
+
 // The key encoding of a .zarray that states no "dimension_separator" (zarr-python before 2.8):
 // DirectoryStore wrote chunk keys "0.0" and NestedDirectoryStore "0/0", and both said nothing. What
-// is stored tells: chunk files "i.j" or chunk folders "i/" beside .zarray (a store that cannot list
-// is asked for chunk 0 in both forms). One dimension reads alike either way; with no chunk to tell,
-// "." is assumed, as zarr-python 2 does, and said.
-ChunkKeyEncoding unstated_separator(Store& store, const std::string& path, std::size_t rank) {
+// is stored tells: chunk 0 in either form, else (on a store that can list) chunk files "i.j" or
+// chunk folders "i/.../j" beside .zarray. One dimension reads alike either way. With nothing stored
+// to tell by, "." is assumed, as zarr-python 2 does, said once, and `decided` is false (so .zarray
+// is not made to state the guess).
+ChunkKeyEncoding unstated_separator(Store& store, const std::string& path, std::size_t rank, bool& decided) {
   const auto flat = ChunkKeyEncoding::v2('.'), nested = ChunkKeyEncoding::v2('/');
+  decided = true;
   if (rank < 2) return flat;
-  bool is_flat = false, is_nested = false;
-  if (store.capabilities().listing) {
-    const auto listing = store.list_dir(prefix_of(path));
+  const std::string prefix = prefix_of(path);
+  const std::vector<std::int64_t> zero(rank, 0);
+  bool is_flat = store.exists(prefix + flat.encode(zero));
+  bool is_nested = store.exists(prefix + nested.encode(zero));
+  if (!is_flat && !is_nested && store.capabilities().listing) {
+    const auto listing = store.list_dir(prefix);
     is_flat = std::any_of(listing.keys.begin(), listing.keys.end(),
                           [&](const std::string& k) { return flat.decode(k, rank).has_value(); });
-    is_nested = std::any_of(listing.prefixes.begin(), listing.prefixes.end(), all_digits);
-  } else {
-    const std::vector<std::int64_t> zero(rank, 0);
-    is_flat = store.exists(prefix_of(path) + flat.encode(zero));
-    is_nested = !is_flat && store.exists(prefix_of(path) + nested.encode(zero));
-    if (!is_flat && !is_nested)
-      warn(".zarray of '" + shown(path) + "' in " + store.describe() +
-           " states no dimension_separator, the store cannot list and chunk 0 is not stored: its chunk keys "
-           "are taken to be \"0.0\" (zarr-python 2's DirectoryStore); if it was written by NestedDirectoryStore, "
-           "add \"dimension_separator\": \"/\" to its .zarray");
+    is_nested = std::any_of(listing.prefixes.begin(), listing.prefixes.end(), [&](const std::string& d) {
+      return all_digits(d) && holds_nested_chunks(store, prefix + d + "/", rank - 1);
+    });
   }
   if (is_flat && is_nested)
     throw MetadataError(".zarray of '" + shown(path) +
                         "' states no dimension_separator, and both flat chunk keys (\"0.0\") and nested ones "
                         "(\"0/0\") are stored beside it, so which are its chunks is unknown; add "
                         "\"dimension_separator\" to its .zarray");
-  return is_nested ? nested : flat;
-}
-
-bool states_separator(const Json& zarray) {
-  return zarray.contains("dimension_separator") && !zarray["dimension_separator"].is_null();
+  if (is_flat || is_nested) return is_nested ? nested : flat;
+  decided = false;
+  if (first_guess_warning(store.location() + "|" + path))
+    warn(".zarray of '" + shown(path) + "' in " + store.describe() +
+         " states no dimension_separator and no chunk is stored to tell: its chunk keys are taken to be \"0.0\" "
+         "(zarr-python 2's DirectoryStore); if it was written by NestedDirectoryStore, add "
+         "\"dimension_separator\": \"/\" to its .zarray");
+  return flat;
 }
 
 ArrayMetadata array_of(Store& store, const Doc& d, const Json& v2_attributes, const std::string& path) {
@@ -127,7 +146,11 @@ ArrayMetadata array_of(Store& store, const Doc& d, const Json& v2_attributes, co
     if (d.type != NodeType::Array)
       throw MetadataError(ErrorCode::wrong_node_type, "'" + shown(path) + "' is a group, not an array");
     auto m = codec::from_v2_document(d.json, v2_attributes);
-    if (!states_separator(d.json)) m.chunk_key_encoding = unstated_separator(store, path, m.rank());
+    if (!m.v2.separator_stated) {
+      bool decided = false;
+      m.chunk_key_encoding = unstated_separator(store, path, m.rank(), decided);
+      m.v2.separator_stated = decided;  // written back only when what is stored told it
+    }
     return m;
   }
   expect_type(d.json, path, NodeType::Array);
@@ -529,19 +552,24 @@ std::pair<ChunkKeyEncoding, std::size_t> key_layout(Store& store, const Doc& d, 
     } catch (const MetadataError&) {
     }
   }
+  std::size_t rank = 0;
+  std::optional<ChunkKeyEncoding> encoding;
   try {
     const auto& shape = d.json.at("shape");
     if (!shape.is_array()) throw MetadataError("shape is not an array");
-    if (d.format == 2)
-      return {states_separator(d.json) ? ChunkKeyEncoding::from_v2_json(d.json)
-                                       : unstated_separator(store, path, shape.size()),
-              shape.size()};
-    return {ChunkKeyEncoding::from_json(d.json.at("chunk_key_encoding")), shape.size()};
+    rank = shape.size();
+    if (d.format == 3)
+      encoding = ChunkKeyEncoding::from_json(d.json.at("chunk_key_encoding"));
+    else if (d.json.contains("dimension_separator") && !d.json["dimension_separator"].is_null())
+      encoding = ChunkKeyEncoding::from_v2_json(d.json);
   } catch (const std::exception&) {
     throw MetadataError(d.key + " of '" + shown(path) +
                         "' is too broken to tell which keys are its chunks, so nothing was deleted; "
                         "remove it by hand");
   }
+  bool decided = false;
+  if (!encoding) encoding = unstated_separator(store, path, rank, decided);  // its own errors, as they are
+  return {*encoding, rank};
 }
 
 }  // namespace
@@ -583,6 +611,7 @@ std::vector<std::string> document_keys(const Doc& d, const std::string& path) {
 }
 
 // The chunk keys an array's document says are its own (listed before anything is deleted).
+
 std::vector<std::string> owned_chunks(Store& store, const Doc& d, const std::string& path) {
   const auto [encoding, rank] = key_layout(store, d, path);
   return chunk_keys_of(store, path, encoding, rank);

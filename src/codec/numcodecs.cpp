@@ -405,8 +405,12 @@ class BitRound final : public ArrayToArrayCodec {
   }
   std::string name() const override { return kName; }
   ChunkSpec encoded_spec(const ChunkSpec& in) const override { return in; }
+  // The mantissa bits numcodecs 0.11 knows for a float type.
+  static int mantissa_bits(const DataType& t) {
+    return t == DataType::float16_t ? 10 : t == DataType::float32 ? 23 : 52;
+  }
   Bytes encode(const ChunkSpec&, std::span<const std::uint8_t> data) const override {
-    const int bits = dtype_ == DataType::float16_t ? 10 : dtype_ == DataType::float32 ? 23 : 52;
+    const int bits = mantissa_bits(dtype_);
     if (keepbits_ > bits)
       throw CodecError(std::string(kName) + ": keepbits " + std::to_string(keepbits_) + " is more than the " +
                        std::to_string(bits) + " mantissa bits of " + dtype_.name());
@@ -844,6 +848,16 @@ std::vector<CodecEntry> numcodecs_entries() {
   a2a("numcodecs.quantize", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<Quantize>(cfg, in); });
   a2a("numcodecs.astype", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<AsType>(cfg, in); });
   a2a("numcodecs.bitround", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<BitRound>(cfg, in); });
+  // A new array's keepbits must fit its type (stored ones are read whatever they say).
+  out.back().complete = [](const Json& cfg, const ChunkSpec& in) {
+    const BitRound check(cfg, in);
+    if (cfg.value("keepbits", 0) > BitRound::mantissa_bits(in.dtype))
+      config_fail("numcodecs.bitround",
+                  "keepbits is more than the " + std::to_string(BitRound::mantissa_bits(in.dtype)) +
+                      " mantissa bits of " + in.dtype.name(),
+                  cfg);
+    return cfg;
+  };
   a2a("numcodecs.packbits", [](const Json& cfg, const ChunkSpec& in) { return std::make_shared<PackBits>(cfg, in); });
   // A compressor in Zarr v2 under the same id and keys (shuffle is a v2 filter instead).
   const auto same_keys = [](const std::string& id) {

@@ -305,6 +305,7 @@ ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
   if (order != "C" && order != "F") fail("order", order, "expected \"C\" or \"F\"");
   m.v2.order = order.get<std::string>()[0];
   m.chunk_key_encoding = ChunkKeyEncoding::from_v2_json(j);
+  m.v2.separator_stated = j.contains("dimension_separator") && !j["dimension_separator"].is_null();
   if (m.data_type.is_vlen()) {
     // zarr-python 2 keeps an object array's fill value as it is (by default the number 0, which
     // it returns for missing elements); zarrpp reads missing elements as a string fill value, or
@@ -392,7 +393,7 @@ Json ArrayMetadata::to_v2_json() const {
   j["fill_value"] = v2_fill_json(*this);
   j["order"] = std::string(1, v2.order);
   j["filters"] = v2.filters;
-  j["dimension_separator"] = std::string(1, chunk_key_encoding.separator);
+  if (v2.separator_stated) j["dimension_separator"] = std::string(1, chunk_key_encoding.separator);
   return Json(j);  // keys sorted at every level (nlohmann::json's objects are sorted maps)
 }
 

@@ -87,6 +87,8 @@ bool Store::compare_and_set(const std::string& key, const std::optional<Bytes>& 
 bool Store::erase(const std::string& key, const WriteOptions& options) {
   validate_key(key);
   check_writable("erase", key);
+  // "Only if it does not exist" changes nothing either way: no atomic step is needed to answer it.
+  if (options.condition && !options.condition->version) return !do_size(key).has_value();
   if (options.condition) return do_erase_if(key, options.condition->version);
   do_erase(key);
   return true;

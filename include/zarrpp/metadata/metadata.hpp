@@ -157,6 +157,10 @@ struct ArrayMetadata {
     char order = 'C';           // 'C' or 'F'
     Json compressor = nullptr;  // numcodecs configuration or null
     Json filters = nullptr;     // array of numcodecs configurations or null
+    // Whether .zarray states "dimension_separator" (zarr-python before 2.8 did not; then the
+    // node layer finds the key layout from what is stored, and .zarray goes on not stating it
+    // unless that was decided by stored chunks).
+    bool separator_stated = true;
     friend bool operator==(const V2&, const V2&) = default;
   } v2;
 
