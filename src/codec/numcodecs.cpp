@@ -437,7 +437,7 @@ class BitRound final : public ArrayToArrayCodec {
   template <class U>
   Bytes round(Bytes b, int bits) const {
     const int maskbits = bits - static_cast<int>(keepbits_);
-    const U mask = static_cast<U>(~U{0} << maskbits);
+    const U mask = static_cast<U>(~std::uint64_t{0} << maskbits);  // in 64 bits: no shift of a negative int
     const U half = static_cast<U>((U{1} << (maskbits - 1)) - 1);
     for (std::size_t i = 0; i + sizeof(U) <= b.size(); i += sizeof(U)) {
       U v;
