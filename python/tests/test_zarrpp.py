@@ -952,6 +952,13 @@ def test_installed_package_imports(tmp_path):
     r = subprocess.run([sys.executable, "-c", "import zarrpp; print(zarrpp.__file__)"], env=env,
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.stdout.strip() == str(site / "zarrpp" / "__init__.py")
+    # every module of the package ships (zarrpp.xarray needs its _xarray_* helpers)
+    source = pathlib.Path(__file__).resolve().parents[1] / "zarrpp"
+    missing = sorted(p.name for p in source.glob("*.py") if not (site / "zarrpp" / p.name).exists())
+    assert not missing, missing
+    r = subprocess.run([sys.executable, "-c", "import zarrpp.xarray, zarrpp.dask"], env=env,
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
 
 
 # ---- the GIL -------------------------------------------------------------------------------------
