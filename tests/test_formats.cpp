@@ -705,3 +705,76 @@ TEST(Attributes, RemoveTakesKeysFromWhatIsStoredNowInEitherFormat) {
     EXPECT_EQ(ga.value("n", 0), 3);
   }
 }
+
+// NumPy's U<n> (either byte order), S<n>, datetime64 and timedelta64 as zarr-python 2 stores them:
+// read, written byte for byte, and converted with the same chunks.
+TEST(ZarrV2, FixedWidthStringsAndTimesReadAndWriteAsZarrPython2) {
+  auto store = MemoryStore::create();
+  auto put = [&](const std::string& path, const Json& dtype, const Json& fill, const Bytes& chunk0) {
+    const Json z = {{"zarr_format", 2},      {"shape", {3}},       {"chunks", {2}}, {"dtype", dtype},
+                    {"compressor", nullptr}, {"fill_value", fill}, {"order", "C"},  {"filters", nullptr}};
+    store->set(path + "/.zarray", B(z.dump()));
+    store->set(path + "/0", chunk0);
+  };
+  // "ab", "c" as <U2 and >U2; b"ab", b"\0x" as |S2; 1 and NaT as <M8[s]; -2 as <m8[10ms].
+  put("u_le", "<U2", "z", Bytes{'a', 0, 0, 0, 'b', 0, 0, 0, 'c', 0, 0, 0, 0, 0, 0, 0});
+  put("u_be", ">U2", "", Bytes{0, 0, 0, 'a', 0, 0, 0, 'b', 0, 0, 0, 'c', 0, 0, 0, 0});
+  put("s", "|S2", "eg==", Bytes{'a', 'b', 0, 'x'});
+  Bytes times(16, 0);
+  const std::int64_t one = 1, nat = INT64_MIN;
+  std::memcpy(times.data(), &one, 8);
+  std::memcpy(times.data() + 8, &nat, 8);
+  put("t", "<M8[s]", nat, times);
+  put("d", "<m8[10ms]", 0, Bytes{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0});
+  auto u32 = [](const std::u32string& s) {
+    return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()),
+                 reinterpret_cast<const std::uint8_t*>(s.data() + s.size()));
+  };
+  auto raw = [&](const std::string& path) {
+    const auto a = Array::open(store, path).read();
+    return Bytes(reinterpret_cast<const std::uint8_t*>(a.raw_data()),
+                 reinterpret_cast<const std::uint8_t*>(a.raw_data()) + a.size() * a.dtype().size());
+  };
+  EXPECT_EQ(Array::open(store, "u_le").dtype(), DataType::fixed_utf32(2));
+  EXPECT_EQ(raw("u_le"), u32(std::u32string(U"abc\0z\0", 6))) << "native order, NUL-padded, fill 'z'";
+  EXPECT_EQ(raw("u_be"), u32(std::u32string(U"abc\0\0\0", 6)));
+  EXPECT_EQ(raw("s"), (Bytes{'a', 'b', 0, 'x', 'z', 0}));
+  EXPECT_EQ(Array::open(store, "t").dtype(), DataType::datetime64("s"));
+  EXPECT_EQ(Array::open(store, "d").dtype(), DataType::timedelta64("ms", 10));
+  const Bytes t = raw("t");
+  std::int64_t third;
+  std::memcpy(&third, t.data() + 16, 8);
+  EXPECT_EQ(third, INT64_MIN);  // the fill value NaT
+  // Written back: the same documents and chunk bytes zarr-python 2 writes.
+  for (const char* path : {"u_le", "u_be", "s", "t", "d"}) {
+    SCOPED_TRACE(path);
+    const auto before = *store->get(std::string(path) + "/.zarray");
+    auto a = Array::open(store, path);
+    const NDArray v = a.read();
+    a.write({}, v.view());
+    EXPECT_EQ(Json::parse(S(*store->get(std::string(path) + "/.zarray"))), Json::parse(S(before)));
+  }
+  EXPECT_EQ(*store->get("u_be/0"), (Bytes{0, 0, 0, 'a', 0, 0, 0, 'b', 0, 0, 0, 'c', 0, 0, 0, 0}));
+  // A v2 array of each type created by zarrpp states what zarr-python 2 states.
+  auto made = Array::create(
+      store, "new",
+      {.shape = {2}, .chunks = {2}, .dtype = DataType::fixed_utf32(4), .fill_value = Json("hi"), .zarr_format = 2});
+  const Json doc = Json::parse(S(*store->get("new/.zarray")));
+  EXPECT_EQ(doc["dtype"], "<U4");
+  EXPECT_EQ(doc["fill_value"], "hi");
+  // Converted: zarr-python 3's data types, the chunks untouched.
+  const Bytes chunk = *store->get("u_be/0");
+  convert_to_v3(store, "u_be");
+  const Json v3 = Json::parse(S(*store->get("u_be/zarr.json")));
+  EXPECT_EQ(v3["data_type"], Json::parse(R"({"name":"fixed_length_utf32","configuration":{"length_bytes":8}})"));
+  EXPECT_EQ(v3["codecs"][0], Json::parse(R"({"name":"bytes","configuration":{"endian":"big"}})"));
+  EXPECT_EQ(*store->get("u_be/0"), chunk);
+  convert_to_v3(store, "t");
+  EXPECT_EQ(Json::parse(S(*store->get("t/zarr.json")))["data_type"],
+            Json::parse(R"({"name":"numpy.datetime64","configuration":{"unit":"s","scale_factor":1}})"));
+  // What cannot be read is refused naming it.
+  put("generic", "<M8", 0, Bytes(16, 0));
+  expect_throw_with<UnsupportedError>([&] { Array::open(store, "generic"); }, {"need a unit"});
+  put("wide_s", "|S2", "YWJj", Bytes(4, 0));  // a 3-byte fill value for S2
+  expect_throw_with<MetadataError>([&] { Array::open(store, "wide_s"); }, {"longer than 2 bytes"});
+}

@@ -347,3 +347,78 @@ TEST(Metadata, NodeNames) {
   EXPECT_THROW(normalize_node_path("a//b"), MetadataError);
   EXPECT_THROW(normalize_node_path("a/../b"), MetadataError);
 }
+
+// NumPy's fixed-width strings, dates and durations: zarr-python 3's extension data types in
+// zarr.json, byte-exact, and their display names.
+TEST(Metadata, NumpyTypesHaveZarrPython3sNamesAndConfigurations) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"name":"fixed_length_utf32","configuration":{"length_bytes":48}})", "U12"},
+      {R"({"name":"null_terminated_bytes","configuration":{"length_bytes":5}})", "S5"},
+      {R"({"name":"numpy.datetime64","configuration":{"unit":"ns","scale_factor":1}})", "datetime64[ns]"},
+      {R"({"name":"numpy.timedelta64","configuration":{"unit":"s","scale_factor":10}})", "timedelta64[10s]"},
+  };
+  for (const auto& [json, name] : cases) {
+    const DataType t = data_type_from_json(Json::parse(json));
+    EXPECT_EQ(t.name(), name);
+    EXPECT_EQ(data_type_to_json(t).dump(), json);
+    EXPECT_EQ(DataType::parse(name), t);
+    auto doc = base_array();
+    doc["data_type"] = Json::parse(json);
+    doc["fill_value"] = t.kind() == DataKind::Time ? Json("NaT") : Json("");
+    EXPECT_EQ(ArrayMetadata::from_json(doc).data_type, t) << json;
+  }
+  EXPECT_EQ(DataType::parse("U12").size(), 48u);
+  EXPECT_EQ(DataType::parse("U12").component_size(), 4u);  // byte-swapped per code point
+  EXPECT_EQ(DataType::parse("S5").component_size(), 1u);
+  EXPECT_EQ(DataType::parse("datetime64[ms]").component_size(), 8u);
+  EXPECT_NE(DataType::parse("datetime64[ms]"), DataType::parse("datetime64[us]"));
+  EXPECT_NE(DataType::parse("datetime64[ms]"), DataType::parse("timedelta64[ms]"));
+  EXPECT_EQ(DataType::datetime64("\xce\xbcs"), DataType::datetime64("us"));  // NumPy's μs
+  EXPECT_EQ(DataType::from_user("<M8[ns]"), DataType::parse("datetime64[ns]"));
+  EXPECT_EQ(DataType::from_user("|S3"), DataType::fixed_bytes(3));
+  EXPECT_EQ(DataType::from_user("U2"), DataType::fixed_utf32(2));
+  EXPECT_THROW(DataType::from_user(">U2"), ArgumentError);  // the byte order is the codec's
+  // What is refused, naming the type: NumPy spellings are not Zarr names, bad widths and units.
+  auto doc = base_array();
+  doc["data_type"] = "U12";
+  EXPECT_NE(error_of(doc).find("'U12'"), std::string::npos) << error_of(doc);
+  for (const char* bad :
+       {R"({"name":"fixed_length_utf32","configuration":{"length_bytes":6}})",
+        R"({"name":"fixed_length_utf32","configuration":{"length_bytes":0}})", R"({"name":"fixed_length_utf32"})",
+        R"({"name":"null_terminated_bytes","configuration":{"length_bytes":2,"x":1}})",
+        R"({"name":"numpy.datetime64","configuration":{"unit":"generic","scale_factor":1}})",
+        R"({"name":"numpy.datetime64","configuration":{"unit":"ns","scale_factor":0}})",
+        R"({"name":"numpy.timedelta64","configuration":{"unit":"ns"}})"}) {
+    doc["data_type"] = Json::parse(bad);
+    EXPECT_NE(error_of(doc).find("data_type"), std::string::npos) << bad << ": " << error_of(doc);
+  }
+  for (const char* bad : {"U0", "S0", "datetime64", "datetime64[]", "datetime64[xs]", "datetime64[0s]", "U-1"})
+    EXPECT_THROW(DataType::parse(bad), MetadataError) << bad;
+}
+
+INSTANTIATE_TEST_SUITE_P(NumpyTypes, FillValues,
+                         ::testing::Values(FillCase{"U3", "\"ab\"", "\"ab\""}, FillCase{"U3", "\"\"", "\"\""},
+                                           FillCase{"U2", "\"h\\u00e9\"", "\"h\xc3\xa9\""},
+                                           FillCase{"U1", "\"\\ud83d\\ude00\"", "\"\xf0\x9f\x98\x80\""},
+                                           FillCase{"S3", "\"YWI=\"", "\"YWI=\""}, FillCase{"S2", "\"\"", "\"\""},
+                                           FillCase{"datetime64[ns]", "\"NaT\"", "-9223372036854775808"},
+                                           FillCase{"datetime64[D]", "-1", "-1"},
+                                           FillCase{"timedelta64[10s]", "7", "7"}));
+
+TEST(Metadata, NumpyTypeFillValuesAreNulPaddedAndChecked) {
+  const auto u3 = DataType::fixed_utf32(3);
+  EXPECT_EQ(parse_fill_value(Json("a"), u3), (Bytes{'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(parse_fill_value(Json("YQ=="), DataType::fixed_bytes(3)), (Bytes{'a', 0, 0}));
+  EXPECT_THROW(parse_fill_value(Json("abcd"), u3), MetadataError);                            // too long
+  EXPECT_THROW(parse_fill_value(Json("YWJjZA=="), DataType::fixed_bytes(3)), MetadataError);  // 4 bytes
+  EXPECT_THROW(parse_fill_value(Json(1), u3), MetadataError);
+  EXPECT_THROW(parse_fill_value(Json("not base64!"), DataType::fixed_bytes(3)), MetadataError);
+  EXPECT_THROW(parse_fill_value(Json(1.5), DataType::parse("datetime64[s]")), MetadataError);
+  EXPECT_THROW(parse_fill_value(Json("2020-01-01"), DataType::parse("datetime64[s]")), MetadataError);
+  // A U fill value of code points that are no Unicode text cannot be stated in JSON.
+  Bytes lone(12, 0);
+  lone[0] = 0x00;
+  lone[1] = 0xd8;  // U+D800
+  EXPECT_THROW(fill_value_to_json(lone, u3), MetadataError);
+  EXPECT_EQ(canonical_fill_value(Json::binary({'x'}), DataType::fixed_bytes(2)), Json("eA=="));
+}

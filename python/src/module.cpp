@@ -123,6 +123,21 @@ DataType zarr_dtype(const py::dtype& dt) {
     case 'V':
       if (size > 0 && !dt.has_fields()) return DataType::raw(size * 8);
       break;
+    case 'U':
+      if (size > 0) return DataType::fixed_utf32(size / 4);
+      break;
+    case 'S':
+      if (size > 0) return DataType::fixed_bytes(size);
+      break;
+    case 'M':
+    case 'm':
+      // NumPy's own name ("datetime64[10s]") is the one zarrpp takes; a generic unit is refused there.
+      try {
+        return DataType::parse(py::str(dt.attr("name")).cast<std::string>());
+      } catch (const zarrpp::MetadataError& e) {
+        throw py::type_error(std::string("zarrpp cannot hold NumPy data of dtype ") +
+                             py::str(dt.attr("str")).cast<std::string>() + ": " + e.what());
+      }
     default:
       break;
   }
@@ -345,7 +360,15 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
     if (spec.dtype == DataType::bytes_t && py::isinstance<py::str>(a.fill_value))
       throw py::value_error("fill_value " + py::repr(a.fill_value).cast<std::string>() +
                             " is not valid for a bytes array: give bytes");
-    spec.fill_value = fill_value_json(a.fill_value);
+    if (spec.dtype.is_time() && !py::isinstance<py::int_>(a.fill_value)) {
+      // A date, a duration, NaT or their text, as NumPy converts it to the array's unit.
+      const auto np = py::module_::import("numpy");
+      const auto v = np.attr("array")(a.fill_value, numpy_dtype(spec.dtype));
+      spec.fill_value =
+          py::bool_(np.attr("isnat")(v)) ? Json("NaT") : Json(v.attr("view")("i8").attr("item")().cast<std::int64_t>());
+    } else {
+      spec.fill_value = fill_value_json(a.fill_value);
+    }
   }
   spec.dimension_names = a.dimension_names;
   spec.attributes = parse_json(a.attributes_json, "attributes");

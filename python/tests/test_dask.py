@@ -299,3 +299,15 @@ def test_growth_on_a_cluster_back_fills_in_front_while_appending(tmp_path, dask_
     assert np.array_equal(r[...], _value(t, np.arange(cols)[None, :]))  # every value landed, once
     after = {k: os.stat(os.path.join(chunk_dir, k, "0")).st_ino for k in before}
     assert after == before  # the existing chunks were neither copied nor moved
+
+
+def test_fixed_width_text_and_times_go_through_dask(tmp_path):
+    text = np.array(["a", "bb", "ccc", "dddd", "é", ""], dtype="U4")
+    z = zarrpp.create_array(str(tmp_path / "u.zarr"), shape=(8,), chunks=(3,), dtype="U4", fill_value="-")
+    z[:6] = text
+    x = zd.from_zarrpp(str(tmp_path / "u.zarr"))
+    assert x.dtype == np.dtype("U4") and x.compute().tolist() == text.tolist() + ["-", "-"]
+    times = np.array(["2020-01-01T00:00", "NaT", "1969-12-31T23:59"], dtype="M8[m]")
+    zd.to_zarrpp(da.from_array(times, chunks=2), str(tmp_path / "t.zarr"))
+    back = zarrpp.open_array(str(tmp_path / "t.zarr"))
+    assert back.dtype == np.dtype("M8[m]") and np.array_equal(back[:], times, equal_nan=True)

@@ -27,7 +27,8 @@ assert zarr.__version__.startswith("2."), f"the v2 peer must be zarr-python 2, f
 CLI = os.path.join(os.environ.get("ZARRPP_INSTALL_TEST_BUILD_DIR", ""), "zarrpp")
 
 DTYPES = ["|b1", "|i1", "<i2", ">i2", "<i4", ">i4", "<i8", ">i8", "|u1", "<u2", ">u2", "<u4", "<u8", ">u8",
-          "<f2", ">f2", "<f4", ">f4", "<f8", ">f8", "<c8", ">c16", "<M8[ns]", ">m8[s]"]
+          "<f2", ">f2", "<f4", ">f4", "<f8", ">f8", "<c8", ">c16", "<M8[ns]", ">m8[s]", "<M8[D]", ">M8[us]",
+          "<m8[10ms]", "<U5", ">U3", "|S4", "|S1"]
 COMPRESSORS = [None, numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE),
                numcodecs.Blosc("zstd", 3, numcodecs.Blosc.BITSHUFFLE),
                numcodecs.Blosc("blosclz", 1, numcodecs.Blosc.NOSHUFFLE),
@@ -75,10 +76,17 @@ def values(dt, shape, seed):
         v = rng.normal(0, 10, n)
     elif d.kind == "c":
         v = rng.normal(0, 10, n) + 1j * rng.normal(0, 10, n)
-    else:  # datetime64 / timedelta64
+    elif d.kind == "U":  # text up to the width, non-ASCII and astral characters included
+        alphabet = list("abcxyz é\u00fc\u4e2d\U0001f600")
+        v = ["".join(rng.choice(alphabet, int(rng.integers(0, d.itemsize // 4 + 1)))) for _ in range(n)]
+    elif d.kind == "S":  # any bytes, NULs inside included (NumPy drops trailing ones)
+        v = [bytes(rng.integers(0, 256, int(rng.integers(0, d.itemsize + 1))).astype(np.uint8)) for _ in range(n)]
+    else:  # datetime64 / timedelta64, NaT included
         v = rng.integers(-10**15, 10**15, n)
-    return (np.asarray(v).astype(d).reshape(shape) if d.kind not in "mM"
-            else np.asarray(v).view(d.newbyteorder("=").str).astype(d).reshape(shape))
+        v[::11] = np.iinfo(np.int64).min
+    if d.kind in "mM":
+        return np.asarray(v).view(d.newbyteorder("=").str).astype(d).reshape(shape)
+    return np.asarray(v).astype(d).reshape(shape)
 
 
 def fill_for(dt, i):
@@ -86,7 +94,7 @@ def fill_for(dt, i):
     if i % 5 == 4:
         return None
     return {"b": True, "i": -7 if True else 0, "u": 42, "f": np.nan if i % 2 else 2.5, "c": 1 + 2j,
-            "M": 0, "m": 0}[d.kind]
+            "M": 0 if i % 2 else np.datetime64("NaT"), "m": 0, "U": "fé" if i % 2 else "", "S": b"x"}[d.kind]
 
 
 def matrix():
@@ -115,13 +123,18 @@ SHAPE, CHUNKS = (13, 7), (4, 3)
 
 
 def expected_from_zarr(z):
-    a = z[:]
-    return a.astype(a.dtype.newbyteorder("=")).view("i8") if a.dtype.kind in "mM" else a
+    return z[:]
 
 
 def same(a, b):
     a, b = np.asarray(a), np.asarray(b)
     assert a.shape == b.shape
+    if a.dtype.kind in "mM":  # the same unit and counts, NaT included
+        assert a.dtype.newbyteorder("=") == b.dtype.newbyteorder("="), (a.dtype, b.dtype)
+        return np.array_equal(a.astype(a.dtype.newbyteorder("=")).view("i8"),
+                              b.astype(b.dtype.newbyteorder("=")).view("i8"))
+    if a.dtype.kind in "US":
+        assert a.dtype.newbyteorder("=") == b.dtype.newbyteorder("="), (a.dtype, b.dtype)
     if a.dtype.kind in "fc":
         a = a.astype(a.dtype.newbyteorder("="))
         b = b.astype(b.dtype.newbyteorder("="))
@@ -155,7 +168,7 @@ def expected_with_null_fill(path, z_v2):
     want = expected_from_zarr(z_v2)
     if z_v2.fill_value is None:
         want = want.copy()
-        want[12:] = 0
+        want[12:] = np.zeros((), want.dtype)  # 0, False, '', b'', 1970-01-01
     return want
 
 
@@ -182,8 +195,8 @@ def test_cli_reads_what_zarr_python_2_writes(written_by_zarr, tmp_path):
         assert same(got, want), name
         info = json.loads(cli("info", "--json", path).stdout)
         assert info["zarr_format"] == 2 and info["v2_dtype"] == dt
-        if "M8" in dt or "m8" in dt:
-            assert info["time_unit"] == dt.split("[")[1][:-1]
+        d = np.dtype(dt)
+        assert info["data_type"] == {"U": f"U{d.itemsize // 4}", "S": f"S{d.itemsize}"}.get(d.kind, d.name)
 
 
 def zarrpp_kwargs(dt, comp, filt, order, sep, fill):
@@ -195,15 +208,13 @@ def test_zarr_python_2_reads_what_zarrpp_writes(tmp_path):
     n = 0
     for name, dt, comp, filt, order, sep, fill in matrix():
         d = np.dtype(dt)
-        if d.kind in "mM":
-            continue  # zarrpp writes int64; datetime units are zarr-python's to state
         if d.byteorder == ">":
             continue  # zarrpp writes its arrays little-endian (big-endian ones are read above)
         path = str(tmp_path / name)
         fv = None if fill is None else (float("nan") if isinstance(fill, float) and np.isnan(fill) else fill)
         z = zarrpp.create_array(path, shape=SHAPE, chunks=CHUNKS, dtype=dt, zarr_format=2, compressors=comp,
                                 filters=filt, order=order, dimension_separator=sep,
-                                fill_value=0 if fv is None else fv)
+                                fill_value=0 if fv is None and d.kind not in "US" else fv)
         data = values(dt, SHAPE, seed=n)
         z[:9] = data[:9]
         meta = json.load(open(os.path.join(path, ".zarray")))
@@ -347,8 +358,13 @@ def test_bad_v2_input_gets_clear_errors_and_changes_nothing(tmp_path):
          "filter 'categorize' is not supported"),
         ({"filters": [{"id": "packbits"}]}, "packbits works on bool, int8 and uint8 arrays only, not int32"),
         ({"filters": [{"id": "pickle"}], "dtype": "|O"}, "object codec 'pickle'"),
+        ({"filters": [{"id": "json"}], "dtype": "|O"}, "object codec 'json'"),
+        ({"filters": [{"id": "msgpack2"}], "dtype": "|O"}, "object codec 'msgpack2'"),
+        ({"filters": [{"id": "vlen-array", "dtype": "<i4"}], "dtype": "|O"}, "object codec 'vlen-array'"),
         ({"dtype": "|O"}, "without an object codec"),
-        ({"dtype": "<U4"}, "fixed-length unicode strings"),
+        ({"dtype": "<M8"}, "need a unit"),
+        ({"dtype": "<U4", "fill_value": "abcde"}, "longer than 4 characters"),
+        ({"dtype": "|S2", "fill_value": 1.5}, "expected a base64 string"),
         ({"dtype": [["a", "<i4"]]}, "structured data types"),
         ({"chunks": [2, 2]}, "chunks"),
         ({"order": "K"}, "order"),

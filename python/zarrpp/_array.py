@@ -61,9 +61,11 @@ def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
     if dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
         return dt, f"r{8 * dt.itemsize}", "little"
     name = _ZARR_NAMES.get((dt.kind, dt.itemsize))
+    if dt.kind in "USMm":  # fixed-width strings, dates and durations: named by the core
+        name = _zarrpp.data_type_name(dt.newbyteorder("="))
     if name is None:
         raise TypeError(f"zarrpp does not support data type {dt} (supported: bool, (u)int8-64, float16-64, "
-                        f"complex64/128, r<bits> / void)")
+                        f"complex64/128, r<bits> / void, U<n>, S<n>, datetime64, timedelta64)")
     endian = "big" if dt.byteorder == ">" or (dt.byteorder == "=" and np.little_endian is False) else "little"
     return dt.newbyteorder("="), name, endian
 
@@ -567,6 +569,8 @@ class Array(_Node):
                 return out
             return np.asarray(value, dtype=object)  # keeps bytes exactly (b"\x00" is not b"")
         a = np.asarray(value)
+        if dt.kind in "USMm":  # NumPy's assignment: text is cut to the width, dates convert units
+            return a if a.dtype == dt and a.dtype.isnative else a.astype(dt, casting="unsafe")
         if not isinstance(value, (np.ndarray, np.generic)) and dt.kind in "iufcb":
             a = _python_numbers(value, a, dt)
         if a.dtype.kind in "OSUMm" or (a.dtype.kind == "V") != (dt.kind == "V"):

@@ -15,14 +15,6 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
   ArrayMetadata m = v2;
   if (m.zarr_format != 2) return m;
   m.zarr_format = 3;
-  const std::string unit = v2.v2_time_unit();
-  if (!unit.empty()) {
-    // The int64 values keep their meaning only with their unit: recorded as an attribute.
-    m.attributes["_zarrpp_v2_dtype"] = v2.v2.dtype;
-    if (notes)
-      notes->push_back(shown + ": " + v2.v2.dtype +
-                       " stored as int64; its dtype is kept in the attribute _zarrpp_v2_dtype");
-  }
   if (const auto& stated = v2.fill_value.v2_stated; stated && notes)
     notes->push_back(shown + ": fill_value " + stated->dump() + (stated->is_null() ? " (no fill value)" : "") +
                      " became " + fill_value_to_json(m.fill_value.bytes, m.data_type).dump() +

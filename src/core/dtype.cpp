@@ -2,6 +2,8 @@
 
 #include <bit>
 #include <charconv>
+#include <iterator>
+#include <optional>
 
 #include "zarrpp/core/error.hpp"
 
@@ -80,6 +82,93 @@ DataType DataType::raw(std::size_t bits) {
   return DataType(Id::raw, bits / 8);
 }
 
+namespace {
+// A positive width of at most 2^31 bytes, else MetadataError.
+std::size_t checked_width(std::size_t n, std::size_t unit, const char* what) {
+  if (n == 0 || n > (std::size_t{1} << 31) / unit)
+    throw MetadataError(std::string("data_type: ") + what + " must have a width of 1 to " +
+                        std::to_string((std::size_t{1} << 31) / unit) + " (got " + std::to_string(n) + ")");
+  return n * unit;
+}
+
+// "<digits>" of a whole text, or nullopt.
+std::optional<std::size_t> whole_number(std::string_view t) {
+  std::size_t v = 0;
+  if (t.empty() || t[0] == '0') return std::nullopt;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || p != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
+// NumPy's display forms of the configured types: U12, S5, datetime64[10s], timedelta64[ns], and
+// with the short kind letters M8[ns], m8[ns] when `short_time` is set.
+std::optional<DataType> parse_numpy_form(std::string_view n, bool short_time) {
+  if (n.size() >= 2 && (n[0] == 'U' || n[0] == 'S')) {
+    if (const auto w = whole_number(n.substr(1)))
+      return n[0] == 'U' ? DataType::fixed_utf32(*w) : DataType::fixed_bytes(*w);
+    return std::nullopt;
+  }
+  if (n == "datetime64" || n == "timedelta64" || (short_time && (n == "M8" || n == "m8")))
+    throw MetadataError("data_type: " + std::string(n) +
+                        " without a unit (NumPy's generic one) holds no times: give a unit, such as " + std::string(n) +
+                        "[ns]");
+  for (const bool delta : {false, true}) {
+    const std::string_view longs = delta ? "timedelta64[" : "datetime64[", shorts = delta ? "m8[" : "M8[";
+    std::string_view rest;
+    if (n.starts_with(longs))
+      rest = n.substr(longs.size());
+    else if (short_time && n.starts_with(shorts))
+      rest = n.substr(shorts.size());
+    else
+      continue;
+    if (rest.empty() || rest.back() != ']') return std::nullopt;
+    rest.remove_suffix(1);
+    const auto digits = rest.find_first_not_of("0123456789");
+    if (digits == std::string_view::npos) return std::nullopt;
+    std::uint32_t scale = 1;
+    if (digits > 0) {
+      const auto sc = whole_number(rest.substr(0, digits));
+      if (!sc || *sc > 2147483647u) return std::nullopt;
+      scale = static_cast<std::uint32_t>(*sc);
+    }
+    const auto unit = rest.substr(digits);
+    return delta ? DataType::timedelta64(unit, scale) : DataType::datetime64(unit, scale);
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+DataType DataType::fixed_utf32(std::size_t chars) {
+  return DataType(Id::fixed_utf32, checked_width(chars, 4, "fixed-length unicode strings (U)"));
+}
+
+DataType DataType::fixed_bytes(std::size_t bytes) {
+  return DataType(Id::fixed_bytes, checked_width(bytes, 1, "fixed-length byte strings (S)"));
+}
+
+DataType DataType::time(Id id, std::string_view unit, std::uint32_t scale) {
+  const char* what = id == Id::datetime64 ? "datetime64" : "timedelta64";
+  if (unit == "\xce\xbcs") unit = "us";  // NumPy reads μs (UTF-8) as us
+  DataType t(id, 8);
+  std::size_t k = 0;
+  while (k < std::size(time_units) && time_units[k] != unit) ++k;
+  if (k == std::size(time_units))
+    throw MetadataError(std::string("data_type: ") + what + " unit '" + std::string(unit) +
+                        "' is not one of NumPy's (Y M W D h m s ms us ns ps fs as); a generic " + what +
+                        " without a unit holds no times");
+  if (scale == 0 || scale > 2147483647u)
+    throw MetadataError(std::string("data_type: ") + what + " scale factor " + std::to_string(scale) +
+                        " is outside 1 to 2147483647");
+  t.unit_ = static_cast<std::uint8_t>(k);
+  t.scale_ = scale;
+  return t;
+}
+
+DataType DataType::datetime64(std::string_view unit, std::uint32_t scale) { return time(Id::datetime64, unit, scale); }
+DataType DataType::timedelta64(std::string_view unit, std::uint32_t scale) {
+  return time(Id::timedelta64, unit, scale);
+}
+
 DataType DataType::parse(std::string_view n) {
   static const struct {
     std::string_view name;
@@ -100,6 +189,7 @@ DataType DataType::parse(std::string_view n) {
     auto [p, ec] = std::from_chars(n.data() + 1, n.data() + n.size(), bits);
     if (ec == std::errc() && p == n.data() + n.size() && bits <= (1u << 20)) return raw(bits);
   }
+  if (auto t = parse_numpy_form(n, false)) return *t;
   throw MetadataError("data_type: unknown or unsupported data type '" + std::string(n) + "'");
 }
 
@@ -129,13 +219,20 @@ DataKind DataType::kind() const {
     case Id::string:
     case Id::bytes:
       return DataKind::Vlen;
+    case Id::fixed_utf32:
+    case Id::fixed_bytes:
+      return DataKind::Text;
+    case Id::datetime64:
+    case Id::timedelta64:
+      return DataKind::Time;
   }
   return DataKind::Raw;
 }
 
 std::size_t DataType::component_size() const {
   if (kind() == DataKind::Complex) return size_ / 2;
-  if (kind() == DataKind::Raw || kind() == DataKind::Vlen) return 1;
+  if (id_ == Id::fixed_utf32) return 4;
+  if (kind() == DataKind::Raw || kind() == DataKind::Vlen || id_ == Id::fixed_bytes) return 1;
   return size_;
 }
 
@@ -175,6 +272,16 @@ std::string DataType::name() const {
       return "string";
     case Id::bytes:
       return "variable_length_bytes";  // zarr-python 3.1's name
+    case Id::fixed_utf32:
+      return "U" + std::to_string(size_ / 4);
+    case Id::fixed_bytes:
+      return "S" + std::to_string(size_);
+    case Id::datetime64:
+    case Id::timedelta64: {
+      std::string s = id_ == Id::datetime64 ? "datetime64[" : "timedelta64[";
+      if (scale_ != 1) s += std::to_string(scale_);
+      return s + std::string(time_units[unit_]) + "]";
+    }
   }
   return "?";
 }
@@ -186,13 +293,12 @@ namespace zarrpp {
 DataType DataType::from_user(std::string_view text) {
   const std::string all =
       "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, "
-      "complex128, r<bits>, string, bytes, or NumPy's spellings (i4, <i4, u1, f8, c16, ?, V2, int, float, complex, "
-      "str; "
-      "not O: say string or bytes)";
+      "complex128, r<bits>, string, bytes, or NumPy's spellings (i4, <i4, u1, f8, c16, ?, V2, U12, S5, M8[ns], "
+      "m8[s], datetime64[ns], int, float, complex, str; not O: say string or bytes)";
   std::string_view t = text;
   // One-byte types, bool and raw bytes have no byte order: NumPy ignores it there, and so do we.
   const auto order_free = [](std::string_view x) {
-    return x == "i1" || x == "u1" || x == "b1" || x == "?" || (x.size() >= 2 && x[0] == 'V');
+    return x == "i1" || x == "u1" || x == "b1" || x == "?" || (x.size() >= 2 && (x[0] == 'V' || x[0] == 'S'));
   };
   if (!t.empty() && t.front() == '>' && !order_free(t.substr(1)))
     throw ArgumentError("data type '" + std::string(text) +
@@ -214,6 +320,11 @@ DataType DataType::from_user(std::string_view text) {
     std::size_t bytes = 0;
     auto [p, ec] = std::from_chars(t.data() + 1, t.data() + t.size(), bytes);
     if (ec == std::errc() && p == t.data() + t.size() && bytes <= (1u << 17)) return raw(bytes * 8);
+  }
+  try {
+    if (auto c = parse_numpy_form(t, true)) return *c;
+  } catch (const MetadataError& e) {
+    throw ArgumentError(e.what());
   }
   try {
     return parse(t);

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "../core/temp_names.hpp"
 #include "zarrpp/core/checked.hpp"
@@ -177,10 +178,28 @@ struct Descr {
   bool big = false;
 };
 
+// NumPy's configured types: <U12, |S5, <M8[ns], <m8[10s].
+std::optional<DataType> configured_descr(const std::string& d) {
+  const char kind = d[1];
+  std::string name;
+  if (kind == 'U' || kind == 'S')
+    name = d.substr(1);
+  else if ((kind == 'M' || kind == 'm') && d.size() > 3 && d[2] == '8')
+    name = std::string(kind == 'M' ? "datetime64" : "timedelta64") + d.substr(3);
+  else
+    return std::nullopt;
+  try {
+    return DataType::parse(name);
+  } catch (const MetadataError& e) {
+    fail("unsupported dtype '" + d + "': " + e.what());
+  }
+}
+
 Descr parse_descr(const std::string& d) {
   if (d.size() < 3) fail("unsupported dtype '" + d + "'");
   const char order = d[0];
   if (order != '<' && order != '>' && order != '|' && order != '=') fail("unsupported dtype '" + d + "'");
+  if (auto t = configured_descr(d)) return {*t, order == '>'};
   const char kind = d[1];
   std::size_t n = 0;
   for (std::size_t i = 2; i < d.size(); ++i) {
@@ -235,6 +254,15 @@ std::string descr_of(const DataType& t) {
       return "|u1";
     case Id::raw:
       return "|V" + std::to_string(t.size());
+    case Id::fixed_bytes:
+      return "|" + t.name();  // |S5
+    case Id::fixed_utf32:
+      return "<" + t.name();  // <U12
+    case Id::datetime64:
+    case Id::timedelta64: {
+      const std::string n = t.name();  // datetime64[ns]
+      return std::string(t.id() == Id::datetime64 ? "<M8" : "<m8") + n.substr(n.find('['));
+    }
     default:
       break;
   }

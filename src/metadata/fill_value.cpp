@@ -1,4 +1,5 @@
 // Fill value encodings of the Zarr v3 core spec, bit-exact in both directions.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -139,6 +140,71 @@ std::uint64_t get_float(const std::uint8_t* in, std::size_t size) {
   return b;
 }
 
+// U<n>: a JSON string of at most n code points -> NUL-padded UTF-32 (native order).
+Bytes utf32_fill(const Json& j, const DataType& t) {
+  if (!j.is_string()) bad(j, t, "expected a JSON string");
+  const auto& s = j.get_ref<const std::string&>();
+  Bytes b(t.size(), 0);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    std::uint32_t cp = static_cast<unsigned char>(s[i]);
+    const std::size_t len = cp < 0x80 ? 1 : decode_utf8(s, i, cp, false);
+    if (len == 0) bad(j, t, "not valid UTF-8");
+    if ((n + 1) * 4 > t.size()) bad(j, t, "longer than " + std::to_string(t.size() / 4) + " characters");
+    std::memcpy(b.data() + n * 4, &cp, 4);
+    ++n;
+    i += len;
+  }
+  return b;
+}
+
+Json utf32_json(std::span<const std::uint8_t> v, const DataType& t) {
+  std::size_t end = v.size() / 4;
+  const auto at = [&](std::size_t k) {
+    std::uint32_t cp;
+    std::memcpy(&cp, v.data() + k * 4, 4);
+    return cp;
+  };
+  while (end > 0 && at(end - 1) == 0) --end;  // NumPy's trailing NULs are padding
+  std::string s;
+  for (std::size_t k = 0; k < end; ++k) {
+    const std::uint32_t cp = at(k);
+    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      throw MetadataError("fill_value: code point " + std::to_string(cp) + " of a " + t.name() +
+                          " fill value is not a Unicode scalar value");
+    append_utf8(s, cp);
+  }
+  return s;
+}
+
+// S<n>: base64 of at most n bytes -> NUL-padded bytes.
+Bytes fixed_bytes_fill(const Json& j, const DataType& t) {
+  const auto d = j.is_string() ? base64_decode(j.get<std::string>()) : std::nullopt;
+  if (!d) bad(j, t, "expected a base64 string");
+  if (d->size() > t.size()) bad(j, t, "longer than " + std::to_string(t.size()) + " bytes");
+  Bytes b(t.size(), 0);
+  std::copy(d->begin(), d->end(), b.begin());
+  return b;
+}
+
+Json fixed_bytes_json(std::span<const std::uint8_t> v) {
+  std::size_t end = v.size();
+  while (end > 0 && v[end - 1] == 0) --end;  // as NumPy reads an S<n> element
+  return base64_encode(v.first(end));
+}
+
+// datetime64/timedelta64: an integer count of the unit, or "NaT" (INT64_MIN).
+Bytes time_fill(const Json& j, const DataType& t) {
+  Bytes b;
+  if (j.is_string() && j.get_ref<const std::string&>() == "NaT")
+    put(b, std::numeric_limits<std::int64_t>::min());
+  else if (j.is_number_integer())
+    put(b, json_int(j, t, INT64_MIN, INT64_MAX));
+  else
+    bad(j, t, "expected an integer or \"NaT\"");
+  return b;
+}
+
 }  // namespace
 
 Bytes default_fill_value(const DataType& dtype) { return dtype.is_vlen() ? Bytes() : Bytes(dtype.size(), 0); }
@@ -147,8 +213,9 @@ namespace {
 Json fill_value_from_bytes(const Json& j, const DataType& t) {
   const auto& bin = j.get_binary();
   if (t.kind() == DataKind::Raw) return Json(std::vector<std::uint8_t>(bin.begin(), bin.end()));
-  if (t == DataType::bytes_t) return base64_encode(std::span<const std::uint8_t>(bin.data(), bin.size()));
-  bad(j, t, "bytes are the fill value of raw (r<bits>) and bytes data types only");
+  if (t == DataType::bytes_t || t.id() == DataType::Id::fixed_bytes)
+    return base64_encode(std::span<const std::uint8_t>(bin.data(), bin.size()));
+  bad(j, t, "bytes are the fill value of raw (r<bits>), bytes and S<n> data types only");
 }
 }  // namespace
 
@@ -232,6 +299,13 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
       if (!d) bad(j, t, "expected a base64 string");
       return *d;
     }
+    case Id::fixed_utf32:
+      return utf32_fill(j, t);
+    case Id::fixed_bytes:
+      return fixed_bytes_fill(j, t);
+    case Id::datetime64:
+    case Id::timedelta64:
+      return time_fill(j, t);
   }
   bad(j, t, "unsupported data type");
 }
@@ -280,6 +354,13 @@ Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
       for (auto x : v) a.push_back(x);
       return a;
     }
+    case Id::fixed_utf32:
+      return utf32_json(v, t);
+    case Id::fixed_bytes:
+      return fixed_bytes_json(v);
+    case Id::datetime64:
+    case Id::timedelta64:
+      return get(std::int64_t{});  // NaT as -2^63, as zarr-python 3 writes it
     case Id::string:
     case Id::bytes:
       break;  // above

@@ -76,6 +76,8 @@ class Builder {
   std::string key_;
 };
 
+}  // namespace
+
 void append_utf8(std::string& out, std::uint32_t cp) {  // surrogates too (WTF-8)
   if (cp < 0x80) {
     out += static_cast<char>(cp);
@@ -94,8 +96,6 @@ void append_utf8(std::string& out, std::uint32_t cp) {  // surrogates too (WTF-8
   }
 }
 
-// Decodes one UTF-8 sequence at s[i] (a byte >= 0x80). Returns its length (0: invalid) and sets cp.
-// With `surrogates`, the three-byte forms of U+D800..U+DFFF (WTF-8) are accepted too.
 std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp, bool surrogates) {
   const auto b = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
   const unsigned c = b(0);
@@ -119,6 +119,8 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp, bo
   }
   return 0;
 }
+
+namespace {
 
 // A JSON reader (RFC 8259 plus Python's extensions above), iterative so that nesting costs no stack.
 class Reader {

@@ -74,7 +74,70 @@ void check_config_keys(const Json& cfg, const std::string& field, std::initializ
   }
 }
 
+// A configuration's one positive integer field, else fail.
+std::uint64_t config_uint(const Json& cfg, const char* key, const std::string& field) {
+  if (!cfg.contains(key) || !cfg[key].is_number_integer() || cfg[key].get<std::int64_t>() < 1)
+    fail(field + "." + key, cfg.contains(key) ? cfg[key] : Json(nullptr), "expected a positive integer");
+  return cfg[key].get<std::uint64_t>();
+}
+
+// The extension data types zarr-python 3 writes for NumPy's U, S, datetime64 and timedelta64.
+DataType configured_data_type(const NamedConfig& nc, const Json& j) {
+  const std::string field = "data_type.configuration";
+  if (!nc.configuration) fail("data_type", j, "\"" + nc.name + "\" needs a configuration");
+  const Json& cfg = *nc.configuration;
+  try {
+    if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes") {
+      check_config_keys(cfg, field, {"length_bytes"});
+      const auto n = config_uint(cfg, "length_bytes", field);
+      if (nc.name == "null_terminated_bytes") return DataType::fixed_bytes(n);
+      if (n % 4 != 0) fail(field + ".length_bytes", cfg["length_bytes"], "UTF-32 needs a multiple of 4");
+      return DataType::fixed_utf32(n / 4);
+    }
+    check_config_keys(cfg, field, {"unit", "scale_factor"});
+    if (!cfg.contains("unit") || !cfg["unit"].is_string()) fail(field + ".unit", cfg, "expected a unit string");
+    const auto scale = config_uint(cfg, "scale_factor", field);
+    if (scale > 2147483647u) fail(field + ".scale_factor", cfg["scale_factor"], "at most 2147483647");
+    const auto unit = cfg["unit"].get<std::string>();
+    const auto s32 = static_cast<std::uint32_t>(scale);
+    return nc.name == "numpy.datetime64" ? DataType::datetime64(unit, s32) : DataType::timedelta64(unit, s32);
+  } catch (const MetadataError& e) {
+    if (std::string_view(e.what()).starts_with("zarr.json")) throw;
+    throw MetadataError(std::string("zarr.json: ") + e.what());
+  }
+}
+
 }  // namespace
+
+DataType data_type_from_json(const Json& j) {
+  auto nc = get_named(j, "data_type");
+  no_must_understand_false(nc, "data_type", j);
+  if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes" || nc.name == "numpy.datetime64" ||
+      nc.name == "numpy.timedelta64")
+    return configured_data_type(nc, j);
+  if (nc.configuration && !nc.configuration->empty())
+    fail("data_type.configuration", *nc.configuration, "core data types take no configuration");
+  const DataType t = DataType::parse(nc.name);
+  if (t.kind() == DataKind::Text || t.kind() == DataKind::Time)  // NumPy's spelling is not a Zarr name
+    throw MetadataError("zarr.json: data_type: unknown or unsupported data type '" + nc.name + "'");
+  return t;
+}
+
+Json data_type_to_json(const DataType& t) {
+  using Id = DataType::Id;
+  switch (t.id()) {
+    case Id::fixed_utf32:
+      return {{"name", "fixed_length_utf32"}, {"configuration", {{"length_bytes", t.size()}}}};
+    case Id::fixed_bytes:
+      return {{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", t.size()}}}};
+    case Id::datetime64:
+    case Id::timedelta64:
+      return {{"name", t.id() == Id::datetime64 ? "numpy.datetime64" : "numpy.timedelta64"},
+              {"configuration", {{"unit", std::string(t.time_unit())}, {"scale_factor", t.time_scale()}}}};
+    default:
+      return t.name();
+  }
+}
 
 // ---- chunk keys -----------------------------------------------------------------------------
 
@@ -353,13 +416,7 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
     fail("shape", j["shape"], "the number of elements overflows int64");
   }
 
-  {
-    auto nc = get_named(j["data_type"], "data_type");
-    no_must_understand_false(nc, "data_type", j["data_type"]);
-    if (nc.configuration && !nc.configuration->empty())
-      fail("data_type.configuration", *nc.configuration, "core data types take no configuration");
-    m.data_type = DataType::parse(nc.name);
-  }
+  m.data_type = data_type_from_json(j["data_type"]);
   m.chunk_grid = ChunkGridMetadata::from_json(j["chunk_grid"], m.shape.size());
   m.chunk_key_encoding = ChunkKeyEncoding::from_json(j["chunk_key_encoding"]);
   m.fill_value.bytes = parse_fill_value(j["fill_value"], m.data_type);
@@ -416,7 +473,7 @@ Json ArrayMetadata::to_json() const {
   j["zarr_format"] = 3;
   j["node_type"] = "array";
   j["shape"] = shape;
-  j["data_type"] = data_type.name();
+  j["data_type"] = data_type_to_json(data_type);
   j["chunk_grid"] = chunk_grid.to_json();
   j["chunk_key_encoding"] = chunk_key_encoding.to_json();
   j["fill_value"] = fill_value_to_json(fill_value.bytes, data_type);

@@ -21,9 +21,20 @@ struct V2Type {
   bool big = false;
 };
 
+// <M8[10s]: datetime64 or timedelta64 with a unit (a generic one without is refused).
+DataType v2_time_dtype(const std::string& s, char kind, const std::string& rest) {
+  if (rest.rfind("8[", 0) != 0 || rest.back() != ']' || rest.size() < 4)
+    throw UnsupportedError(".zarray: dtype " + s + ": datetime64/timedelta64 need a unit, such as <M8[ns]");
+  try {
+    return DataType::parse(std::string(kind == 'M' ? "datetime64" : "timedelta64") + rest.substr(1));
+  } catch (const MetadataError& e) {
+    throw UnsupportedError(".zarray: dtype " + s + ": " + e.what());
+  }
+}
+
 // A v2 dtype string: every core numeric type in either byte order, bool, complex, raw bytes
-// (|V<n>), and datetime64/timedelta64 read as int64. Strings, objects and structured types are
-// refused by name.
+// (|V<n>), fixed-width strings (U<n>, S<n>), datetime64 and timedelta64. Objects are string or
+// bytes as their codec says; structured types are refused by name.
 V2Type parse_v2_dtype(const Json& j) {
   if (j.is_array())
     throw UnsupportedError(".zarray: dtype: structured data types (" + j.dump() + ") are not supported by zarrpp");
@@ -85,14 +96,14 @@ V2Type parse_v2_dtype(const Json& j) {
       break;
     case 'M':
     case 'm':
-      if (rest.rfind("8[", 0) != 0 || rest.back() != ']' || rest.size() < 4)
-        throw UnsupportedError(".zarray: dtype " + s + ": datetime64/timedelta64 need a unit, such as <M8[ns]");
-      t.dtype = DataType::int64;
+      t.dtype = v2_time_dtype(s, kind, rest);
       break;
     case 'S':
+      t.dtype = DataType::fixed_bytes(size());
+      break;
     case 'U':
-      throw UnsupportedError(".zarray: dtype " + s + ": fixed-length " +
-                             (kind == 'S' ? "byte strings" : "unicode strings") + " are not supported by zarrpp");
+      t.dtype = DataType::fixed_utf32(size());
+      break;
     case 'O':
       if (!rest.empty()) fail("dtype", j, "not a NumPy dtype string");
       t.dtype = DataType::string_t;  // or bytes: the object codec (the first filter) says which
@@ -174,7 +185,16 @@ FillValue parse_v2_fill(const Json& j, const DataType& t) {
     if (!b || b->size() != t.size()) fail("fill_value", j, "expected base64 of " + std::to_string(t.size()) + " bytes");
     return {*b, std::nullopt};
   }
+  if (t.kind() == DataKind::Text && j.is_number_integer()) {
+    // Early zarr-python 2 wrote a string type's default as 0, which NumPy then fills as the text "0".
+    const std::string text = j.dump();
+    if (t.id() == DataType::Id::fixed_bytes)
+      return {parse_fill_value(base64_encode({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}), t),
+              std::nullopt};
+    return {parse_fill_value(text, t), std::nullopt};
+  }
   try {
+    // zarr-python 2 states S<n> fill values in base64 as v3 does, U<n> as text, times as integers.
     return {parse_fill_value(j, t), std::nullopt};
   } catch (const MetadataError& e) {
     throw MetadataError(std::string(".zarray: ") + e.what());
@@ -188,6 +208,7 @@ Json v2_fill_json(const ArrayMetadata& m) {
   if (t == DataType::string_t) return fill_value_to_json(fill, t);
   if (t.is_vlen()) return nullptr;
   if (t.kind() == DataKind::Raw) return base64_encode(fill);
+  if (t.kind() == DataKind::Text || t.kind() == DataKind::Time) return fill_value_to_json(fill, t);
   auto one = [](double v) -> Json {
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
@@ -243,21 +264,18 @@ std::string v2_dtype_of(const DataType& t, bool big) {
       return "|V" + std::to_string(t.size());
     case DataKind::Vlen:
       return "|O";
+    case DataKind::Text:
+      return t.id() == DataType::Id::fixed_bytes ? "|S" + std::to_string(t.size())
+                                                 : std::string(1, bo) + "U" + std::to_string(t.size() / 4);
+    case DataKind::Time: {
+      const std::string n = t.name();  // datetime64[10s]
+      return std::string(1, bo) + (t.id() == DataType::Id::datetime64 ? "M8" : "m8") + n.substr(n.find('['));
+    }
   }
   return "?";
 }
 
 }  // namespace
-
-std::string ArrayMetadata::v2_time_unit() const {
-  if (zarr_format != 2) return "";
-  const auto& s = v2.dtype;
-  const auto b = s.find("8[");
-  if (b == std::string::npos || s.empty() || s.back() != ']') return "";
-  const char k = s[b - 1];
-  if (k != 'M' && k != 'm') return "";
-  return s.substr(b + 2, s.size() - b - 3);
-}
 
 ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
                                             const std::function<DataType(const Json& filters)>& object_type) {

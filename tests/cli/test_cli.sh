@@ -506,6 +506,46 @@ expect_eq "$(echo "$out" | grep -c 'Attributes.*NaN')" "1" "info prints NaN attr
 expect_eq "$("$Z" info "$T/nanattrs.zarr" --json | $PY -c 'import json,sys,math; a=json.load(sys.stdin)["attributes"]; print(math.isnan(a["valid_range"][0]), a["inf"], a["name"] == "a\udcffb")')" "True inf True" "info --json gives the attributes as Python's json reads them"
 expect_ok "$Z" set "$T/nanattrs.zarr" --value 2.5
 
+# NumPy's fixed-width strings, dates and durations: created, printed as NumPy prints them, and
+# read and written through .npy files in either byte order.
+N="$T/numpy_types"
+mkdir "$N"
+$PY -c "
+import numpy as np
+np.save('$N/u.npy', np.array(['ab', 'h\u00e9llo'], dtype='>U5'))
+np.save('$N/s.npy', np.array([b'a\x00b', b'xyz'], dtype='S3'))
+np.save('$N/t.npy', np.array(['2020-01-02T03:04:05.678', 'NaT'], dtype='<M8[ms]'))
+np.save('$N/d.npy', np.array([90, -1], dtype='>m8[10s]'))"
+expect_ok "$Z" create "$N/u.zarr" --shape 3 --chunks 2 --dtype U5 --fill-value hi
+expect_ok "$Z" set "$N/u.zarr" 1:3 --from "$N/u.npy"
+expect_eq "$("$Z" get "$N/u.zarr")" "[   'hi'    'ab' 'héllo']" "U5 prints as NumPy prints it"
+expect_ok "$Z" create "$N/s.zarr" --shape 2 --chunks 2 --dtype S3
+expect_ok "$Z" set "$N/s.zarr" --from "$N/s.npy"
+expect_eq "$("$Z" get "$N/s.zarr")" "[b'a\\x00b'    b'xyz']" "S3 keeps inner NULs"
+expect_ok "$Z" create "$N/t.zarr" --shape 3 --chunks 2 --dtype 'M8[ms]' --fill-value NaT
+expect_ok "$Z" set "$N/t.zarr" 0:2 --from "$N/t.npy"
+expect_eq "$("$Z" get "$N/t.zarr")" "['2020-01-02T03:04:05.678'                     'NaT'                     'NaT']" \
+  "datetime64 prints as NumPy prints it"
+expect_ok "$Z" create "$N/d.zarr" --shape 2 --chunks 2 --dtype 'm8[10s]'
+expect_ok "$Z" set "$N/d.zarr" --from "$N/d.npy"
+for k in u s t d; do
+  expect_ok "$Z" get "$N/$k.zarr" --out "$N/$k.out.npy"
+done
+expect_eq "$($PY -c "
+import numpy as np
+u, s, t, d = (np.load('$N/%s.out.npy' % k) for k in 'ustd')
+print(u.dtype.str, u.tolist(), s.dtype.str, s.tolist(), t.dtype.str, str(t[0]), np.isnat(t[1:]).all(), d.dtype.str, d.astype('i8').tolist())")" \
+  "<U5 ['hi', 'ab', 'héllo'] |S3 [b'a\\x00b', b'xyz'] <M8[ms] 2020-01-02T03:04:05.678 True <m8[10s] [90, -1]" \
+  ".npy round trip of U, S, datetime64 and timedelta64"
+expect_eq "$("$Z" info "$N/t.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["data_type"], j["fill_value"])')" \
+  "datetime64[ms] -9223372036854775808" "info names the type NumPy's way"
+expect_err "longer than 5 characters" "$Z" set "$N/u.zarr" 0 --value toolong
+expect_err "data type mismatch" "$Z" set "$N/t.zarr" 0:2 --from "$N/u.npy"
+expect_err "without a unit" "$Z" create "$N/g.zarr" --shape 2 --chunks 2 --dtype M8
+expect_ok "$Z" create "$N/digits.zarr" --shape 2 --chunks 2 --dtype U3 --fill-value 123
+expect_ok "$Z" set "$N/digits.zarr" 0 --value 45
+expect_eq "$("$Z" get "$N/digits.zarr")" "[ '45' '123']" "U<n> values are text as typed, digits too"
+
 # .npy headers (issue 30, item 5): NumPy is the oracle (tests/cli/npy_headers.py). Every header it
 # refuses, and every header with a repeated key, is refused by set --from; the ones it reads are
 # read as NumPy reads them. The probe array has the shape the old parser gave the repeated-shape

@@ -147,7 +147,7 @@ NDArray scalar_array(const std::string& v, const DataType& t, const std::string&
   NDArray a(t, {});
   Bytes b;
   try {
-    b = parse_fill_value(scalar_json(v), t);
+    b = parse_fill_value(t.id() == DataType::Id::fixed_utf32 ? Json(v) : scalar_json(v), t);  // text as typed
   } catch (const MetadataError& e) {
     // parse_fill_value says "fill_value: X is not valid for data type T: why"; keep the why.
     const std::string m = e.what(), mark = "for data type " + t.name() + ": ";

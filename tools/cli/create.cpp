@@ -30,9 +30,11 @@ void CreateCommand::add(CLI::App& app) {
   sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4, or auto (at most 1 MiB, as zarr-python)")->required();
   sub_->add_option("--dtype", dtype_,
                    "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's "
-                   "spelling (i4, <f8, ...)")
+                   "spelling (i4, <f8, U12, S5, M8[ns], m8[s], ...)")
       ->required();
-  sub_->add_option("--fill-value", fill_, "Fill value (default 0 / false)");
+  sub_->add_option("--fill-value", fill_,
+                   "Fill value (default 0 / false / empty): text for U<n> and string, base64 for S<n> and bytes, a "
+                   "count of the unit or NaT for datetime64/timedelta64");
   sub_->add_option("--compressor", comp_, compressor_forms());
   sub_->add_flag("--crc32c", crc_, "Append a CRC32C checksum to every chunk");
   sub_->add_option("--shards", shards_,
@@ -52,7 +54,8 @@ void CreateCommand::add(CLI::App& app) {
 ArraySpec CreateCommand::make_spec() const {
   ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = DataType::from_user(dtype_)};
   spec.chunks = chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size()) : parse_shape(chunks_, "--chunks");
-  if (!fill_.empty()) spec.fill_value = spec.dtype == DataType::string_t ? Json(fill_) : scalar_json(fill_);
+  const bool text = spec.dtype == DataType::string_t || spec.dtype.id() == DataType::Id::fixed_utf32;
+  if (!fill_.empty()) spec.fill_value = text ? Json(fill_) : scalar_json(fill_);
   spec.compressors = compressors_of(comp_);
   spec.crc32c = crc_;
   if (!shards_.empty())

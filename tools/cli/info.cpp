@@ -16,7 +16,6 @@ Json info_json(const Array& z) {
   if (m.zarr_format == 2) {
     j["v2_dtype"] = m.v2.dtype;
     j["order"] = std::string(1, m.v2.order);
-    if (!m.v2_time_unit().empty()) j["time_unit"] = m.v2_time_unit();
     if (const auto& stated = m.fill_value.v2_stated) {
       // .zarray states no fill value, or one zarrpp reads differently (an object array's 0).
       if (stated->is_null())
@@ -74,11 +73,7 @@ void print_info(const Array& z) {
               ? "  (v2 documents are still there: an interrupted conversion; run 'zarrpp convert' again to finish it)"
               : "")
       << "\n"
-      << "Data type     : " << z.dtype().name()
-      << (m.zarr_format == 2 ? "  (v2 dtype " + m.v2.dtype +
-                                   (m.v2_time_unit().empty() ? "" : ", values in units of " + m.v2_time_unit()) + ")"
-                             : "")
-      << "\n"
+      << "Data type     : " << z.dtype().name() << (m.zarr_format == 2 ? "  (v2 dtype " + m.v2.dtype + ")" : "") << "\n"
       << "Shape         : " << shape_str(z.shape()) << "\n"
       << "Domain        : " << dom << "\n"
       << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << json_text(j["chunk_grid"]["configuration"])

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -51,6 +52,115 @@ std::string fmt_raw(const std::byte* p, std::size_t n) {
   return s;
 }
 
+// Python's repr of text: 'x' with backslash escapes for quotes and control characters.
+std::string quoted(const std::string& utf8, bool bytes) {
+  static const char* hex = "0123456789abcdef";
+  std::string r = bytes ? "b'" : "'";
+  for (const unsigned char c : utf8) {
+    if (c == '\\' || c == '\'')
+      r += std::string("\\") + static_cast<char>(c);
+    else if (c >= 0x20 && (c < 0x7f || !bytes))
+      r += static_cast<char>(c);
+    else
+      r += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+  }
+  return r + "'";
+}
+
+// A U<n> element as NumPy prints it: its text without the trailing NULs.
+std::string fmt_utf32(const std::byte* p, std::size_t n) {
+  std::vector<std::uint32_t> cps(n / 4);
+  std::memcpy(cps.data(), p, n);
+  while (!cps.empty() && cps.back() == 0) cps.pop_back();
+  std::string s;
+  for (const auto cp : cps) append_utf8(s, cp > 0x10FFFF ? 0xFFFD : cp);
+  return quoted(s, false);
+}
+
+std::string fmt_fixed_bytes(const std::byte* p, std::size_t n) {
+  std::string s(reinterpret_cast<const char*>(p), n);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return quoted(s, true);
+}
+
+std::string pad2(std::int64_t v) { return (v < 10 ? "0" : "") + std::to_string(v); }
+std::string year_str(std::int64_t y) {
+  std::string s = std::to_string(y < 0 ? -y : y);
+  if (s.size() < 4) s.insert(0, 4 - s.size(), '0');
+  return (y < 0 ? "-" : "") + s;
+}
+
+// 1970-01-01 + days as YYYY-MM-DD (H. Hinnant's civil_from_days).
+std::string civil_date(std::int64_t days) {
+  days += 719468;
+  const std::int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+  const std::int64_t doe = days - era * 146097;
+  const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const std::int64_t mp = (5 * doy + 2) / 153;
+  const std::int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+  const std::int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return year_str(y) + "-" + pad2(m) + "-" + pad2(d);
+}
+
+// A datetime64 element as NumPy prints it ('2020-01-02T03:04:05.000'), NaT as NaT.
+std::string fmt_datetime(std::int64_t v, const DataType& t) {
+  if (v == INT64_MIN) return "'NaT'";
+  __extension__ typedef __int128 wide;
+  const wide n = static_cast<wide>(v) * t.time_scale();
+  const std::string_view u = t.time_unit();
+  auto floor_div = [](wide a, wide b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); };
+  if (u == "Y") return "'" + year_str(static_cast<std::int64_t>(1970 + n)) + "'";
+  if (u == "M") {
+    const wide y = floor_div(n, 12);
+    return "'" + year_str(static_cast<std::int64_t>(1970 + y)) + "-" + pad2(static_cast<std::int64_t>(n - y * 12 + 1)) +
+           "'";
+  }
+  if (u == "W" || u == "D") return "'" + civil_date(static_cast<std::int64_t>(u == "W" ? n * 7 : n)) + "'";
+  // Sub-day units: count per day, digits of the fraction of a second.
+  static const struct {
+    std::string_view unit;
+    wide per_second;
+    int digits;
+  } sub[] = {{"s", 1, 0},
+             {"ms", 1000, 3},
+             {"us", 1000000, 6},
+             {"ns", 1000000000, 9},
+             {"ps", 1000000000000, 12},
+             {"fs", 1000000000000000, 15},
+             {"as", 1000000000000000000, 18}};
+  wide per_second = 1, seconds;
+  int digits = 0;
+  if (u == "h" || u == "m") {
+    seconds = n * (u == "h" ? 3600 : 60);
+  } else {
+    for (const auto& e : sub)
+      if (e.unit == u) {
+        per_second = e.per_second;
+        digits = e.digits;
+      }
+    seconds = floor_div(n, per_second);
+  }
+  const wide frac = n - seconds * per_second;
+  const wide day = floor_div(seconds, 86400), sod = seconds - day * 86400;
+  std::string s = "'" + civil_date(static_cast<std::int64_t>(day));
+  s += "T" + pad2(static_cast<std::int64_t>(sod / 3600));
+  if (u != "h") s += ":" + pad2(static_cast<std::int64_t>(sod / 60 % 60));
+  if (u != "h" && u != "m") s += ":" + pad2(static_cast<std::int64_t>(sod % 60));
+  if (digits > 0) {
+    std::string f(static_cast<std::size_t>(digits), '0');
+    wide x = frac;
+    for (int i = digits - 1; i >= 0; --i, x /= 10) f[static_cast<std::size_t>(i)] = static_cast<char>('0' + x % 10);
+    s += "." + f;
+  }
+  return s + "'";
+}
+
+// Characters, not bytes: UTF-8 text lines up as NumPy lines it up.
+std::size_t shown_width(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
 std::string element_str(const std::byte* p, const DataType& t) {
   using Id = DataType::Id;
   auto get = [&](auto tag) {
@@ -89,6 +199,16 @@ std::string element_str(const std::byte* p, const DataType& t) {
       return fmt_complex(get(std::complex<double>{}));
     case Id::raw:
       return fmt_raw(p, t.size());
+    case Id::fixed_utf32:
+      return fmt_utf32(p, t.size());
+    case Id::fixed_bytes:
+      return fmt_fixed_bytes(p, t.size());
+    case Id::datetime64:
+      return fmt_datetime(get(std::int64_t{}), t);
+    case Id::timedelta64: {
+      const auto v = get(std::int64_t{});
+      return v == INT64_MIN ? "'NaT'" : std::to_string(v);
+    }
     case Id::string:
     case Id::bytes:
       return "?";  // printed by print_vlen
@@ -100,20 +220,7 @@ std::string element_str(const std::byte* p, const DataType& t) {
 
 // Variable-length elements: nested JSON lists of strings (bytes as Python's b'...' repr).
 void print_vlen(std::ostream& os, const VlenValues& v, bool bytes) {
-  auto cell = [&](const std::string& x) -> Json {
-    if (!bytes) return x;
-    static const char* hex = "0123456789abcdef";
-    std::string r = "b'";
-    for (const unsigned char c : x) {
-      if (c == '\\' || c == '\'')
-        r += std::string("\\") + static_cast<char>(c);
-      else if (c >= 0x20 && c < 0x7f)
-        r += static_cast<char>(c);
-      else
-        r += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    }
-    return r + "'";
-  };
+  auto cell = [&](const std::string& x) -> Json { return bytes ? Json(quoted(x, true)) : Json(x); };
   std::size_t at = 0;
   std::function<Json(std::size_t)> rec = [&](std::size_t d) -> Json {
     if (d == v.shape.size()) return cell(v.values[at++]);
@@ -133,7 +240,7 @@ void print_array(std::ostream& os, const NDArray& a) {
   for (std::int64_t i = 0; i < a.size(); ++i) {
     cells[static_cast<std::size_t>(i)] =
         element_str(a.raw_data() + i * static_cast<std::int64_t>(a.dtype().size()), a.dtype());
-    width = std::max(width, cells[static_cast<std::size_t>(i)].size());
+    width = std::max(width, shown_width(cells[static_cast<std::size_t>(i)]));
   }
   if (shape.empty()) {
     os << cells[0] << "\n";
@@ -157,7 +264,7 @@ void print_array(std::ostream& os, const NDArray& a) {
       if (d + 1 == shape.size()) {
         if (!first) os << " ";
         const auto& c = cells[static_cast<std::size_t>(off + i)];
-        os << std::string(width - c.size(), ' ') << c;
+        os << std::string(width - shown_width(c), ' ') << c;
       } else {
         if (!first) os << std::string(shape.size() - d - 1, '\n') << std::string(indent + 1, ' ');
         rec(d + 1, off + i * strides[d], indent + 1);

@@ -24,8 +24,9 @@ struct float16 {
 };
 
 // Vlen: variable-length elements (the data types "string" and "bytes"); read and written as VlenValues (Array::read /
-// write).
-enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen };
+// write). Text: NumPy's fixed-width strings (U<n>, S<n>). Time: NumPy's datetime64 and timedelta64,
+// an int64 count of a unit (INT64_MIN is NaT).
+enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen, Text, Time };
 
 class DataType {
  public:
@@ -45,20 +46,35 @@ class DataType {
     complex64,
     complex128,
     raw,
-    string,  // UTF-8 text of any length (zarr-python 3's "string"), codec vlen-utf8
-    bytes    // bytes of any length ("variable_length_bytes", also read as "bytes"), codec vlen-bytes
+    string,       // UTF-8 text of any length (zarr-python 3's "string"), codec vlen-utf8
+    bytes,        // bytes of any length ("variable_length_bytes", also read as "bytes"), codec vlen-bytes
+    fixed_utf32,  // NumPy U<n>: n UTF-32 code points, NUL-padded ("fixed_length_utf32")
+    fixed_bytes,  // NumPy S<n>: n bytes, NUL-padded ("null_terminated_bytes")
+    datetime64,   // NumPy datetime64[<scale><unit>] ("numpy.datetime64")
+    timedelta64   // NumPy timedelta64[<scale><unit>] ("numpy.timedelta64")
   };
+  // NumPy's time units, in its order; "generic" (no unit) is not taken.
+  static constexpr std::string_view time_units[] = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
+                                                    "ms", "us", "ns", "ps", "fs", "as"};
 
   constexpr DataType() : id_(Id::uint8), size_(1) {}
   constexpr DataType(Id id) : id_(id), size_(size_of(id)) {}  // NOLINT: implicit by design
   // r<bits>, bits a positive multiple of 8.
   static DataType raw(std::size_t bits);
-  // Parses a data type name ("int32", "r16", ...); throws MetadataError for unknown names.
+  // NumPy U<chars> and S<bytes>: a positive width.
+  static DataType fixed_utf32(std::size_t chars);
+  static DataType fixed_bytes(std::size_t bytes);
+  // datetime64 / timedelta64 in <scale> of <unit> (one of time_units; "μs" is read as "us"), scale
+  // 1 to 2^31 - 1. Throws MetadataError naming what is wrong.
+  static DataType datetime64(std::string_view unit, std::uint32_t scale = 1);
+  static DataType timedelta64(std::string_view unit, std::uint32_t scale = 1);
+  // Parses a data type name ("int32", "r16", ...) or a display name of a configured type
+  // ("U12", "S5", "datetime64[ns]"); throws MetadataError for unknown names.
   static DataType parse(std::string_view name);
   // A data type as a person types it (CLI --dtype): a Zarr name, or NumPy's spelling of one
-  // ("i4", "<i4", "|b1", "?", "f8", "c16", "V2", and int, float, complex, bool, str, bytes as NumPy
-  // reads them). Throws ArgumentError listing the names it takes; a big-endian spelling (">i4")
-  // is refused (the byte order is the bytes codec's, not the data type's).
+  // ("i4", "<i4", "|b1", "?", "f8", "c16", "V2", "U12", "S5", "M8[ns]", "m8[s]", and int, float,
+  // complex, bool, str, bytes as NumPy reads them). Throws ArgumentError listing the names it takes; a big-endian
+  // spelling (">i4") is refused (the byte order is the bytes codec's, not the data type's).
   static DataType from_user(std::string_view text);
 
   Id id() const { return id_; }
@@ -67,11 +83,19 @@ class DataType {
   std::size_t size() const { return size_; }
   bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }
   DataKind kind() const;
-  // Size of one scalar component for byte swapping (complex64 -> 4, r<N> -> 1).
+  // Size of one scalar component for byte swapping (complex64 -> 4, r<N> -> 1, U<n> -> 4).
   std::size_t component_size() const;
+  // The Zarr name of a core type ("int32", "r16"); a configured type by its NumPy name ("U12",
+  // "S5", "datetime64[10s]"), which parse() and NumPy both read.
   std::string name() const;
+  // Time types: the unit ("ns") and scale factor; "" and 1 for other types.
+  std::string_view time_unit() const { return is_time() ? time_units[unit_] : std::string_view(); }
+  std::uint32_t time_scale() const { return scale_; }
+  bool is_time() const { return id_ == Id::datetime64 || id_ == Id::timedelta64; }
 
-  friend bool operator==(const DataType& a, const DataType& b) { return a.id_ == b.id_ && a.size_ == b.size_; }
+  friend bool operator==(const DataType& a, const DataType& b) {
+    return a.id_ == b.id_ && a.size_ == b.size_ && a.unit_ == b.unit_ && a.scale_ == b.scale_;
+  }
 
   // Shorthand constants: zarrpp::DataType::int32 etc.
   static const DataType bool_t, int8, int16, int32, int64, uint8, uint16, uint32, uint64;
@@ -105,12 +129,21 @@ class DataType {
         return 1;
       case Id::string:
       case Id::bytes:
+      case Id::datetime64:
+      case Id::timedelta64:
         return 8;
+      case Id::fixed_utf32:
+        return 4;
+      case Id::fixed_bytes:
+        return 1;
     }
     return 1;
   }
+  static DataType time(Id id, std::string_view unit, std::uint32_t scale);
   Id id_;
   std::size_t size_;
+  std::uint8_t unit_ = 0;
+  std::uint32_t scale_ = 1;
 };
 
 // The DataType of a C++ element type.

@@ -20,10 +20,26 @@ namespace zarrpp {
 // Insertion-ordered JSON: attributes keep the order their writer gave them.
 using Json = nlohmann::ordered_json;
 
+// ---- UTF-8 ---------------------------------------------------------------------------------
+// Appends code point cp as UTF-8 (surrogates too, as WTF-8).
+void append_utf8(std::string& out, std::uint32_t cp);
+// Decodes one UTF-8 sequence at s[i] (a byte >= 0x80). Returns its length (0: invalid) and sets cp.
+// With `surrogates`, the three-byte forms of U+D800..U+DFFF (WTF-8) are accepted too.
+std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp, bool surrogates);
+
+// ---- data types ----------------------------------------------------------------------------
+// zarr.json's "data_type": a core type's name, or the configured extension types zarr-python 3
+// writes for NumPy's U<n> ("fixed_length_utf32"), S<n> ("null_terminated_bytes"), datetime64 and
+// timedelta64 ("numpy.datetime64" with unit and scale_factor). Throws MetadataError naming the type.
+DataType data_type_from_json(const Json& j);
+Json data_type_to_json(const DataType& t);
+
 // ---- fill values ---------------------------------------------------------------------------
 // A fill value is held as bytes: a fixed-size element's bytes in native (little-endian) order, so
 // NaN payloads and raw bits round-trip exactly; a variable-length element's text (UTF-8) or bytes.
-// "string" takes a JSON string, "bytes" base64 (as zarr-python 3).
+// "string" takes a JSON string, "bytes" base64 (as zarr-python 3); U<n> a string of at most n
+// characters, S<n> base64 of at most n bytes (NUL-padded), datetime64/timedelta64 an integer or
+// "NaT".
 Bytes parse_fill_value(const Json& j, const DataType& dtype);
 Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);
 // A fill value a caller gives for a new array (ArraySpec::fill_value, Python's fill_value=) in the
@@ -168,8 +184,6 @@ struct ArrayMetadata {
   // The coordinates the array covers: [lower_bound, lower_bound + shape) per dimension (lower
   // bound 0 on a `regular` grid). The one place the domain is derived from the metadata.
   Domain domain() const;
-  // The time unit of a v2 datetime64/timedelta64 array read as int64 ("ns"), else "".
-  std::string v2_time_unit() const;
 
   // Parses and validates a document; throws MetadataError (UnsupportedError) naming the field.
   static ArrayMetadata from_json(const Json& j);
