@@ -778,3 +778,33 @@ TEST(ZarrV2, FixedWidthStringsAndTimesReadAndWriteAsZarrPython2) {
   put("wide_s", "|S2", "YWJj", Bytes(4, 0));  // a 3-byte fill value for S2
   expect_throw_with<MetadataError>([&] { Array::open(store, "wide_s"); }, {"longer than 2 bytes"});
 }
+
+// xarray reads a v2 array's fill value as its missing value, a v3 array's from the _FillValue
+// attribute: conversion adds that attribute (xarray's encoding) to what xarray wrote.
+TEST(ZarrV2, ConversionKeepsXarraysMissingValueAsItsAttribute) {
+  auto store = MemoryStore::create();
+  auto make = [&](const std::string& path, DataType t, const Json& fill, const Json& attrs) {
+    ArraySpec s{.shape = {2}, .chunks = {2}, .dtype = t, .fill_value = fill, .zarr_format = 2};
+    s.attributes = attrs;
+    Array::create(store, path, s);
+  };
+  const Json dims = {{"_ARRAY_DIMENSIONS", {"x"}}};
+  make("packed", DataType::int16, -32768, dims);
+  make("nan", DataType::float32, "NaN", dims);
+  make("text", DataType::fixed_utf32(2), "", dims);
+  make("stated", DataType::float64, 1.0, Json{{"_ARRAY_DIMENSIONS", {"x"}}, {"_FillValue", 2.0}});
+  make("plain", DataType::float64, 1.0, Json::object());  // not xarray's
+  make("times", DataType::datetime64("ns"), "NaT", dims);
+  const auto rep = convert_to_v3(store);
+  auto attrs = [&](const std::string& path) { return Array::open(store, path).attributes(); };
+  EXPECT_EQ(attrs("packed")["_FillValue"], -32768);
+  EXPECT_EQ(attrs("nan")["_FillValue"], "AAAAAAAA+H8=");
+  EXPECT_EQ(attrs("text")["_FillValue"], "");
+  EXPECT_EQ(attrs("stated")["_FillValue"], 2.0);  // the variable's own, untouched
+  EXPECT_FALSE(attrs("plain").contains("_FillValue"));
+  EXPECT_FALSE(attrs("times").contains("_FillValue"));  // xarray's encoding has no form: noted
+  std::string notes;
+  for (const auto& n : rep.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("packed: its fill value is xarray's missing value"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("times: xarray shows its v2 fill value"), std::string::npos) << notes;
+}

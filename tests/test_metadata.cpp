@@ -422,3 +422,29 @@ TEST(Metadata, NumpyTypeFillValuesAreNulPaddedAndChecked) {
   EXPECT_THROW(fill_value_to_json(lone, u3), MetadataError);
   EXPECT_EQ(canonical_fill_value(Json::binary({'x'}), DataType::fixed_bytes(2)), Json("eA=="));
 }
+
+// xarray's encoding of a v3 array's _FillValue attribute (xarray.backends.zarr.FillValueCoder).
+TEST(Metadata, XarrayFillValueAttributeEncoding) {
+  auto enc = [](const char* dtype, const Json& fill) {
+    const auto t = DataType::parse(dtype);
+    return xarray_fill_attribute(parse_fill_value(fill, t), t);
+  };
+  EXPECT_EQ(enc("int16", Json(-1)), Json(-1));
+  EXPECT_EQ(enc("bool", Json(true)), Json(true));
+  EXPECT_EQ(enc("float64", Json("NaN")), Json("AAAAAAAA+H8="));  // base64 of <d NaN
+  EXPECT_EQ(enc("float32", Json(1.5)), Json("AAAAAAAA+D8="));    // as float64
+  EXPECT_EQ(enc("complex64", Json::parse("[1.5, 0]")), Json::parse(R"(["AAAAAAAA+D8=", "AAAAAAAAAAA="])"));
+  EXPECT_EQ(enc("U3", Json("ab")), Json("ab"));
+  EXPECT_EQ(enc("S3", Json("YWI=")), Json("YWI="));
+  EXPECT_EQ(enc("string", Json("n/a")), Json("n/a"));
+  EXPECT_FALSE(enc("datetime64[ns]", Json("NaT")));
+  EXPECT_FALSE(enc("r16", Json::parse("[1, 2]")));
+  // Read back: the element, for the forms that are not plain JSON.
+  const auto f32 = DataType::float32;
+  const auto back = xarray_fill_from_attribute(Json("AAAAAAAA+D8="), f32);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, parse_fill_value(Json(1.5), f32));
+  EXPECT_FALSE(xarray_fill_from_attribute(Json(1.5), f32));    // zarrpp's earlier plain form
+  EXPECT_FALSE(xarray_fill_from_attribute(Json("NaN"), f32));  // ditto
+  EXPECT_FALSE(xarray_fill_from_attribute(Json(-1), DataType::int16));
+}

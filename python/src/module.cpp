@@ -727,6 +727,15 @@ void bind_array_description(py::class_<Array>& cls) {
                                                 s.fill_value().size());
                              })
       .def_property_readonly("fill_value_json", [](const Array& a) { return zarrpp::json_text(a.fill_value_json()); })
+      .def(
+          "xarray_fill_from_attribute",
+          [](const Array& a, const std::string& attr_json) -> py::object {
+            const auto b = zarrpp::xarray_fill_from_attribute(parse_json(attr_json, "_FillValue"), pinned(a).dtype());
+            if (!b) return py::none();
+            return py::bytes(reinterpret_cast<const char*>(b->data()), b->size());
+          },
+          "attr_json"_a,
+          "The element (bytes) an xarray-encoded _FillValue attribute states, or None when it is plain JSON.")
       .def_property_readonly("metadata_json",
                              [](const Array& a) {
                                const auto md = pinned(a).metadata();
@@ -1022,6 +1031,19 @@ void bind_nodes(py::module_& m) {
   m.def(
       "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
       "name"_a, "A codec's default configuration (JSON text), from its registry entry.");
+  m.def(
+      "xarray_fill_attribute",
+      [](const std::string& dtype, const py::object& value) -> py::object {
+        const DataType t = DataType::parse(dtype);
+        const auto bytes = zarrpp::parse_fill_value(zarrpp::canonical_fill_value(fill_value_json(value), t), t);
+        const auto j = zarrpp::xarray_fill_attribute(bytes, t);
+        return j ? py::object(py::str(zarrpp::json_text(*j))) : py::none();
+      },
+      "dtype"_a, "value"_a,
+      "xarray's encoding (JSON text) of a Zarr v3 array's _FillValue attribute, or None for types it has none for.");
+  m.def(
+      "data_type_name", [](const py::dtype& dt) { return zarr_dtype(dt).name(); }, "dtype"_a,
+      "The zarrpp data type of a NumPy dtype in native byte order, by name (U12, datetime64[ns], int32).");
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
 }
 

@@ -69,7 +69,8 @@ def test_round_trip_with_dimensions_coordinates_attributes_and_cf(tmp_path):
     assert g["temp"].compressors[0].level == 3
     assert g["rain"].dtype == np.dtype("i2") and g["rain"].attrs["scale_factor"] == 0.01
     assert g["time"].attrs["units"].startswith("days since") and g["time"].dtype.kind == "i"
-    assert g["temp"].attrs["_FillValue"] == "NaN"  # JSON has no NaN: spelled as Zarr v3 spells it
+    # xarray's own encoding of a v3 _FillValue attribute: base64 of the little-endian float64 NaN
+    assert g["temp"].attrs["_FillValue"] == "AAAAAAAA+H8="
     out = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ENGINE)
     assert set(out.coords) == {"time", "y", "x", "station", "elev"}
     assert out.temp.dims == ("time", "y", "x") and out.attrs == ds.attrs
@@ -322,3 +323,72 @@ def test_open_dataset_guesses_zarrpp_for_a_v3_store(tmp_path):
     assert ZarrppBackendEntrypoint().guess_can_open(os.fsencode(str(tmp_path / "plain")))
     assert guess_engine(str(tmp_path / "theirs.zarr")) == "zarr"
     assert guess_engine(str(tmp_path / "missing.zarr")) == "zarr"  # its own message for a missing path
+
+
+def _labelled(start="2021-03-01", n=4, seed=0):
+    """Fixed-width strings (a string coordinate, bytes), CF times and durations: what xarray stores
+    as NumPy U<n>, S<n> and int64 with units in Zarr v2."""
+    rng = np.random.default_rng(seed)
+    return xr.Dataset(
+        {"t2m": (("time", "site"), rng.normal(280, 5, (n, 3)), {"units": "K"}),
+         "code": (("site",), np.array([b"PAR", b"LY", b"NC\x00E"])),
+         "lead": (("time",), (np.arange(n) * 3).astype("m8[h]"))},
+        coords={"site": ["paris", "lyon", "nicé"], "time": pd.date_range(start, periods=n, freq="D")})
+
+
+def _same_as_xarrays_zarr_engine(mine_path, theirs_path, unshown_fill=()):
+    """Identical, eager and lazy, decoded or not. ``unshown_fill``: variables whose v2 fill value
+    xarray shows as a _FillValue attribute without masking with it, which a v3 array has no form
+    for (datetime64, timedelta64): only that attribute may be missing."""
+    for kw in ({}, {"chunks": {}}):
+        for decode in ({}, {"decode_times": False}, {"mask_and_scale": False}):
+            theirs = xr.open_dataset(theirs_path, engine="zarr", consolidated=False, **kw, **decode).load()
+            mine = xr.open_dataset(mine_path, engine=ENGINE, **kw, **decode).load()
+            for name in unshown_fill:
+                assert "_FillValue" in theirs[name].attrs and "_FillValue" not in mine[name].attrs
+                del theirs[name].attrs["_FillValue"]
+            xr.testing.assert_identical(mine, theirs)
+
+
+def test_string_coordinates_bytes_and_times_read_as_xarrays_zarr_engine_reads_them(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "v2.zarr")
+    _labelled().to_zarr(path, consolidated=False)
+    _same_as_xarrays_zarr_engine(path, path)
+    mine = xr.open_dataset(path, engine=ENGINE)
+    assert mine.site.dtype == np.dtype("<U5") and mine.code.dtype == np.dtype("S4")
+    assert float(mine.sel(site="paris").t2m[0]) == float(_labelled().t2m[0, 0])  # the labels index
+    # grown at the end: the string coordinate is part of the stored dataset
+    zx.to_zarrpp(_labelled("2021-03-05", 2, seed=1).drop_vars("code"), path, append_dim="time")
+    assert xr.open_dataset(path, engine=ENGINE).sizes["time"] == 6
+    # raw datetime64 (zarr-python 2 stores NumPy's dtype as it is), NaT as the fill value
+    g = zarr.open_group(path, mode="r+")
+    raw = g.create("stamp", shape=(6,), chunks=(4,), dtype="<M8[ms]", fill_value=np.datetime64("NaT"))
+    raw[:2] = np.array(["2021-03-01T12:00", "NaT"], dtype="M8[ms]")
+    raw.attrs["_ARRAY_DIMENSIONS"] = ["time"]
+    assert xr.open_dataset(path, engine=ENGINE).stamp.dtype.kind == "M"
+    _same_as_xarrays_zarr_engine(path, path)
+    # converted to v3: read with engine="zarrpp" as the v2 original reads with engine="zarr"
+    v3 = str(tmp_path / "v3.zarr")
+    notes = zarrpp.convert_to_v3(path, dst=v3)["notes"]
+    assert any("stamp: xarray shows its v2 fill value" in n for n in notes), notes
+    _same_as_xarrays_zarr_engine(v3, path, unshown_fill=["stamp"])
+
+
+def test_conversion_keeps_xarrays_missing_values(tmp_path):
+    """xarray reads a v2 array's fill value as its missing value (a packed int16 with _FillValue,
+    a float with NaN); a v3 array's from the _FillValue attribute, in xarray's encoding, which the
+    conversion writes. Expectations written by hand from xarray's FillValueCoder."""
+    pytest.importorskip("zarr")
+    path, v3 = str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr")
+    temp = np.array([280.5, np.nan, 290.25, 300.0])
+    ds = xr.Dataset({"temp": (("x",), temp), "level": (("x",), np.array([1.5, np.nan, 3.0, 4.0]))})
+    ds.temp.encoding = {"dtype": "i2", "scale_factor": 0.01, "add_offset": 280.0, "_FillValue": -32768}
+    ds.to_zarr(path, consolidated=False)
+    zarrpp.convert_to_v3(path, dst=v3)
+    attrs = zarrpp.open_group(v3)["temp"].attrs
+    assert attrs["_FillValue"] == -32768 and attrs["scale_factor"] == 0.01
+    assert zarrpp.open_group(v3)["level"].attrs["_FillValue"] == "AAAAAAAA+H8="  # base64 of the float64 NaN
+    mine = xr.open_dataset(v3, engine=ENGINE)
+    assert np.isnan(mine.temp.values[1]) and mine.temp.values[0] == pytest.approx(280.5)
+    _same_as_xarrays_zarr_engine(v3, path)

@@ -2,8 +2,11 @@
 dimension's extent as the group records it."""
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
 
 from ._array import Array, Group, open_group
 
@@ -33,6 +36,17 @@ def _decode_attr(key: str, value: Any) -> Any:
     if key in _VALUE_ATTRS and isinstance(value, str) and value in _SPECIAL:
         return _SPECIAL[value]
     return value
+
+
+def _fill_attr(z: Array, value: Any) -> Any:
+    """A _FillValue attribute's value. On Zarr v3, xarray stores it in its own encoding (floats as
+    base64 of the float64, ...; the core reads it); plain JSON (zarrpp's earlier form, and every v2
+    attribute) is read as it is."""
+    if z.zarr_format == 3 and z.dtype.kind != "O":
+        raw = z._core.xarray_fill_from_attribute(json.dumps(value))
+        if raw is not None:
+            return np.frombuffer(raw, dtype=z.dtype)[0].item()
+    return _decode_attr("_FillValue", value)
 
 
 def _open_group(filename_or_obj: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],

@@ -2,14 +2,16 @@
 stored variables' for growth), and creating each variable's array."""
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Dict, Hashable, Mapping, Optional, Tuple, cast
 
 import numpy as np
 import xarray as xr
 
+from . import _zarrpp
 from ._array import Array, Group
-from ._xarray_common import _VALUE_ATTRS, _decode_attr
+from ._xarray_common import _VALUE_ATTRS, _decode_attr, _fill_attr
 
 _ENCODING_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "dtype", "_FillValue", "units",
                   "calendar", "scale_factor", "add_offset", "missing_value", "preferred_chunks", "zarrpp_domain"}
@@ -135,7 +137,12 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
     if dtype.kind == "O":  # variable-length text (or bytes, when the values are bytes)
         flat = np.asarray(v.values).ravel()
         create_dtype = bytes if flat.size and isinstance(flat[0], bytes) else str
-    z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=_attrs_for(v), dimension_names=dims,
+    attrs = _attrs_for(v)
+    if fill is not None and "_FillValue" in attrs and dtype.kind != "O":
+        encoded = _zarrpp.xarray_fill_attribute(_zarrpp.data_type_name(dtype.newbyteorder("=")), fill)
+        if encoded is not None:  # as xarray writes it (it reads a v3 array's missing value from there)
+            attrs["_FillValue"] = json.loads(encoded)
+    z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, dimension_names=dims,
                        zarr_format=3, **kw)
     if write and v.size:
         _write_data(z, _values(v, dtype))
@@ -146,7 +153,7 @@ def _stored_encoding(z: Array) -> Dict[str, Any]:
     enc = {"dtype": z.dtype}
     for k in _CF_KEYS:
         if k in z.attrs:
-            enc[k] = _decode_attr(k, z.attrs[k])
+            enc[k] = _fill_attr(z, z.attrs[k]) if k == "_FillValue" else _decode_attr(k, z.attrs[k])
     return enc
 
 

@@ -30,7 +30,7 @@ from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 
 from ._array import Array, Group
-from ._xarray_common import _V2_DIMS, DIMENSIONS_ATTR, _decode_attr, _dimension_names, _open_group
+from ._xarray_common import _V2_DIMS, DIMENSIONS_ATTR, _decode_attr, _dimension_names, _fill_attr, _open_group
 from ._xarray_write import to_zarrpp
 
 __all__ = ["ZarrppBackendEntrypoint", "to_zarrpp", "DIMENSIONS_ATTR"]
@@ -101,7 +101,8 @@ class ZarrppDataStore(AbstractDataStore):
                 box.append((a, b))
             else:
                 box.append((lo, hi))
-        attrs = {k: _decode_attr(k, v) for k, v in dict(z.attrs).items() if k != _V2_DIMS}
+        attrs = {k: _fill_attr(z, v) if k == "_FillValue" else _decode_attr(k, v)
+                 for k, v in dict(z.attrs).items() if k != _V2_DIMS}
         if z.zarr_format == 2 and "_FillValue" not in attrs and z.metadata.get("fill_value") is not None:
             # as xarray's zarr backend: a v2 array's fill value is the variable's missing value
             fv = z.fill_value

@@ -11,6 +11,41 @@
 
 namespace zarrpp {
 
+namespace {
+
+// xarray reads a v2 array's fill value as the variable's missing value (_FillValue), but a v3
+// array's from the _FillValue attribute only. A variable xarray wrote (it has _ARRAY_DIMENSIONS)
+// with a fill value and no _FillValue attribute keeps its missing values through conversion only
+// with that attribute, in xarray's encoding. Types that encoding has no form for are noted: xarray
+// shows their v2 fill value as an attribute but does not mask with it (datetime64, timedelta64).
+void keep_xarray_missing_value(const ArrayMetadata& v2, ArrayMetadata& m, std::vector<std::string>* notes,
+                               const std::string& shown) {
+  const auto& stated = v2.fill_value.v2_stated;
+  if (!v2.attributes.contains("_ARRAY_DIMENSIONS") || v2.attributes.contains("_FillValue") ||
+      (stated && stated->is_null()))
+    return;
+  if (stated) {  // an object array's 0, which zarrpp reads as an empty element
+    if (notes)
+      notes->push_back(shown + ": xarray reads its v2 fill value " + stated->dump() +
+                       " as the missing value; zarrpp reads missing elements as empty, so no _FillValue is added");
+    return;
+  }
+  if (const auto attr = xarray_fill_attribute(v2.fill_value.bytes, v2.data_type)) {
+    m.attributes["_FillValue"] = *attr;
+    if (notes)
+      notes->push_back(shown + ": its fill value is xarray's missing value, kept as the attribute _FillValue " +
+                       attr->dump() + " (xarray reads a v3 array's missing value from there)");
+  } else if (notes) {
+    notes->push_back(shown + ": xarray shows its v2 fill value " +
+                     json_text(fill_value_to_json(v2.fill_value.bytes, v2.data_type)) +
+                     " as the attribute _FillValue (without masking " + v2.data_type.name() +
+                     " values with it); xarray's v3 encoding has no form for that type, so after conversion the "
+                     "attribute is not shown (the values read the same)");
+  }
+}
+
+}  // namespace
+
 ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* notes, const std::string& shown) {
   ArrayMetadata m = v2;
   if (m.zarr_format != 2) return m;
@@ -19,6 +54,7 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
     notes->push_back(shown + ": fill_value " + stated->dump() + (stated->is_null() ? " (no fill value)" : "") +
                      " became " + fill_value_to_json(m.fill_value.bytes, m.data_type).dump() +
                      ", which missing chunks read as (zarrpp read them so already)");
+  keep_xarray_missing_value(v2, m, notes, shown);
   m.fill_value.v2_stated.reset();
   m.v2 = ArrayMetadata::V2{};
   if (m.attributes.contains("_ARRAY_DIMENSIONS")) {

@@ -13,14 +13,17 @@ struct ConvertReport {
   std::int64_t nodes = 0;          // nodes converted
   std::int64_t chunks_copied = 0;  // chunks copied byte for byte (to another place only)
   // What the conversion changed beyond the format, one line each: a null fill value replaced by
-  // the type's zero, a datetime unit kept as an attribute, an interrupted conversion finished.
+  // the type's zero, an xarray variable's missing value kept as its _FillValue attribute (or why
+  // it cannot be), an interrupted conversion finished.
   std::vector<std::string> notes;
 };
 
 // The v3 form of a v2 array's metadata: the same codecs (numcodecs filters and compressors under
 // their "numcodecs.*" names), the "v2" chunk key encoding (so the chunk keys stay), attributes
 // from .zattrs with "_ARRAY_DIMENSIONS" moved to dimension_names, a null fill value replaced by
-// the type's zero. `notes` (optional) receives what changed.
+// the type's zero. An array xarray wrote (it has "_ARRAY_DIMENSIONS") whose fill value is its
+// missing value gets the attribute "_FillValue" in xarray's encoding (xarray_fill_attribute), as
+// xarray reads a v3 array's missing value from there. `notes` (optional) receives what changed.
 ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* notes = nullptr,
                              const std::string& shown = "/");
 

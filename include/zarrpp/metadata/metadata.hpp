@@ -52,6 +52,15 @@ Json canonical_fill_value(const Json& given, const DataType& dtype);
 // empty string or bytes for variable-length types.
 Bytes default_fill_value(const DataType& dtype);
 
+// xarray's _FillValue attribute of a Zarr v3 array (xarray reads a v3 array's missing value from
+// it, not from fill_value), in xarray's encoding: integers and bools as JSON, floats as base64 of
+// the little-endian float64, complex numbers as two of those, U<n> and string as text, S<n> and
+// bytes as base64. nullopt for the types that encoding has no form for (times, raw).
+std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, const DataType& dtype);
+// The element an attribute in that encoding states, for the types whose encoding is not plain
+// JSON (floats, complex, U<n>, S<n>, string, bytes); nullopt when it is not in that form.
+std::optional<Bytes> xarray_fill_from_attribute(const Json& attr, const DataType& dtype);
+
 // An array's fill value: one field for both formats and every data type.
 struct FillValue {
   Bytes bytes;  // as parse_fill_value gives it

@@ -1,0 +1,116 @@
+// xarray's _FillValue attribute of a Zarr v3 array. xarray (from its Zarr v3 support on) reads a
+// v3 array's missing value from this attribute, not from fill_value, and stores it in its own
+// encoding (xarray.backends.zarr.FillValueCoder): integers and bools as JSON, floats as base64 of
+// the little-endian float64, complex numbers as two of those, S<n> as base64 of the bytes, U<n>
+// as the text, and the variable-length string and bytes types as text and base64 (xarray decodes
+// those; it writes none). Other types have no encoding there.
+#include <bit>
+#include <cstring>
+
+#include "zarrpp/metadata/metadata.hpp"
+
+namespace zarrpp {
+namespace {
+
+double element_double(const std::uint8_t* p, std::size_t size) {
+  if (size == 8) {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+  if (size == 4) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return static_cast<float>(float16::from_bits(h));
+}
+
+void put_double(std::uint8_t* p, double d, std::size_t size) {
+  if (size == 8) {
+    std::memcpy(p, &d, 8);
+  } else if (size == 4) {
+    const auto f = static_cast<float>(d);
+    std::memcpy(p, &f, 4);
+  } else {
+    const float16 h(static_cast<float>(d));
+    std::memcpy(p, &h.bits, 2);
+  }
+}
+
+Json double_b64(double d) {
+  std::uint8_t b[8];
+  std::memcpy(b, &d, 8);  // little-endian hosts only (as the rest of zarrpp)
+  return base64_encode(b);
+}
+
+std::optional<double> b64_double(const Json& j) {
+  if (!j.is_string()) return std::nullopt;
+  const auto b = base64_decode(j.get<std::string>());
+  if (!b || b->size() != 8) return std::nullopt;
+  double d;
+  std::memcpy(&d, b->data(), 8);
+  return d;
+}
+
+}  // namespace
+
+std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, const DataType& t) {
+  switch (t.kind()) {
+    case DataKind::Bool:
+    case DataKind::Int:
+    case DataKind::UInt:
+      return fill_value_to_json(value, t);
+    case DataKind::Float:
+      return double_b64(element_double(value.data(), t.size()));
+    case DataKind::Complex: {
+      const std::size_t c = t.size() / 2;
+      return Json::array(
+          {double_b64(element_double(value.data(), c)), double_b64(element_double(value.data() + c, c))});
+    }
+    case DataKind::Text:
+    case DataKind::Vlen:
+      // U<n> and string: the text; S<n> and bytes: base64 (S<n> without its trailing NULs), which
+      // xarray decodes for its "string" and "bytes" types
+      return fill_value_to_json(value, t);
+    case DataKind::Raw:
+    case DataKind::Time:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::optional<Bytes> xarray_fill_from_attribute(const Json& attr, const DataType& t) {
+  switch (t.kind()) {
+    case DataKind::Float: {
+      const auto d = b64_double(attr);
+      if (!d) return std::nullopt;
+      Bytes b(t.size());
+      put_double(b.data(), *d, t.size());
+      return b;
+    }
+    case DataKind::Complex: {
+      if (!attr.is_array() || attr.size() != 2) return std::nullopt;
+      const auto re = b64_double(attr[0]), im = b64_double(attr[1]);
+      if (!re || !im) return std::nullopt;
+      const std::size_t c = t.size() / 2;
+      Bytes b(t.size());
+      put_double(b.data(), *re, c);
+      put_double(b.data() + c, *im, c);
+      return b;
+    }
+    case DataKind::Text:
+    case DataKind::Vlen:
+      try {
+        return parse_fill_value(attr, t);
+      } catch (const MetadataError&) {
+        return std::nullopt;
+      }
+    default:
+      return std::nullopt;  // JSON values as they are
+  }
+}
+
+}  // namespace zarrpp
