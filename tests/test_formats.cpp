@@ -808,3 +808,48 @@ TEST(ZarrV2, ConversionKeepsXarraysMissingValueAsItsAttribute) {
   EXPECT_NE(notes.find("packed: its fill value is xarray's missing value"), std::string::npos) << notes;
   EXPECT_NE(notes.find("times: xarray shows its v2 fill value"), std::string::npos) << notes;
 }
+
+// Nodes that only .zmetadata describes (their own .zarray/.zgroup/.zattrs absent) open as
+// zarr.open_consolidated opens them, list among their group's members, and convert; changing their
+// documents is refused naming why, with nothing written.
+TEST(ZarrV2, NodesOnlyConsolidatedMetadataDescribesOpenListAndConvert) {
+  auto store = MemoryStore::create();
+  Group::create(store, "", Json{{"t", 1}}, false, 2);
+  const Json zarray = {{"zarr_format", 2},      {"shape", {3}},    {"chunks", {2}}, {"dtype", "<i2"},
+                       {"compressor", nullptr}, {"fill_value", 7}, {"order", "C"},  {"filters", nullptr}};
+  const Json md = {{"metadata",
+                    {{".zgroup", {{"zarr_format", 2}}},
+                     {".zattrs", {{"t", 1}}},
+                     {"sub/.zgroup", {{"zarr_format", 2}}},
+                     {"sub/a/.zarray", zarray},
+                     {"sub/a/.zattrs", {{"units", "m"}}}}},
+                   {"zarr_consolidated_format", 1}};
+  store->set(".zmetadata", B(md.dump()));
+  store->set("sub/a/0", Bytes{1, 0, 2, 0});
+  const auto before = snapshot(*store);
+  auto root = Group::open(store, "");
+  ASSERT_EQ(root.children().size(), 1u);
+  EXPECT_EQ(root.children()[0].name, "sub");
+  auto a = Array::open(store, "sub/a");
+  EXPECT_EQ(a.attributes()["units"], "m");
+  const auto v = a.read();
+  EXPECT_EQ(v.at<std::int16_t>({0}), 1);
+  EXPECT_EQ(v.at<std::int16_t>({2}), 7);  // the fill value from the consolidated entry
+  expect_throw_with<UnsupportedError>([&] { a.resize({4}); }, {"only by consolidated metadata", "zarrpp convert"});
+  expect_throw_with<UnsupportedError>([&] { a.update_attributes(Json{{"k", 1}}); }, {"only by consolidated metadata"});
+  EXPECT_EQ(snapshot(*store), before);
+  // The nearest .zmetadata decides: a nearer one without the node hides a farther one's entry.
+  auto other = MemoryStore::create();
+  other->set(".zmetadata", B(md.dump()));
+  other->set("sub/.zgroup", B(R"({"zarr_format": 2})"));
+  other->set("sub/.zmetadata", B(R"({"metadata": {".zgroup": {"zarr_format": 2}}, "zarr_consolidated_format": 1})"));
+  EXPECT_THROW(Array::open(other, "sub/a"), NotFoundError);
+  // Converted in place: every node gets its zarr.json, the chunks stay.
+  const auto rep = convert_to_v3(store);
+  EXPECT_EQ(rep.nodes, 3);
+  auto a3 = Array::open(store, "sub/a");
+  EXPECT_EQ(a3.metadata().zarr_format, 3);
+  EXPECT_EQ(a3.attributes()["units"], "m");
+  EXPECT_EQ(a3.read().at<std::int16_t>({1}), 2);
+  EXPECT_FALSE(store->exists(".zmetadata"));
+}

@@ -585,3 +585,30 @@ def test_stale_v2_handle_does_not_write_attributes_beside_a_converted_node(tmp_p
     assert sorted(os.listdir(path)) == ["zarr.json"]
     zarrpp.open_array(path, mode="r+").attrs["x"] = 1
     assert json.load(open(os.path.join(path, "zarr.json")))["attributes"] == {"x": 1}
+
+
+def test_nodes_only_consolidated_metadata_describes_read_as_open_consolidated(tmp_path):
+    path = str(tmp_path / "g.zarr")
+    g = zarr.open_group(path, mode="w")
+    g.create("a", shape=(5,), chunks=(2,), dtype="<f4", fill_value=-1)[:3] = [1.5, 2.5, 3.5]
+    g["a"].attrs["units"] = "m"
+    g.create_group("sub").create("b", shape=(2, 2), chunks=(1, 2), dtype="|S2")[:] = [[b"x", b"y"], [b"z", b""]]
+    g.create("unwritten", shape=(3,), chunks=(3,), dtype="<i8", fill_value=4)
+    zarr.consolidate_metadata(path)
+    for doc in ("a/.zarray", "a/.zattrs", "sub/.zgroup", "sub/b/.zarray", "unwritten/.zarray"):
+        os.remove(os.path.join(path, doc))
+    theirs = zarr.open_consolidated(path, mode="r")
+    mine = zarrpp.open_group(path, mode="r")
+    assert [n for n, _ in mine.members()] == sorted(theirs.keys()) == ["a", "sub", "unwritten"]
+    for name in ("a", "sub/b", "unwritten"):
+        assert same(mine[name][...], theirs[name][...]), name
+        assert dict(mine[name].attrs) == dict(theirs[name].attrs)
+    # converted, to another place and in place: nothing dropped
+    zarrpp.convert_to_v3(path, dst=str(tmp_path / "v3.zarr"))
+    zarrpp.convert_to_v3(path)
+    for where in (str(tmp_path / "v3.zarr"), path):
+        v3 = zarrpp.open_group(where, mode="r")
+        assert [n for n, _ in v3.members()] == ["a", "sub", "unwritten"]
+        for name in ("a", "sub/b", "unwritten"):
+            assert v3[name].zarr_format == 3 and same(v3[name][...], theirs[name][...]), (where, name)
+        assert v3["a"].attrs["units"] == "m"

@@ -86,7 +86,7 @@ std::vector<Group::Child> members(const StorePtr& store, const std::string& path
 }
 
 void convert_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
-  auto d = node::read_doc(*store, path);
+  auto d = node::read_doc(*store, path, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
   const bool leftovers = d->format == 3 && node::has_v2_documents(*store, path);
   if (d->type == NodeType::Group) {
@@ -107,7 +107,7 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
       store->set(node::meta_key(path), node::to_bytes(m.dump()));
     } else {
       GroupMetadata g;
-      const Json a = node::read_v2_attributes(*store, path);
+      const Json a = node::v2_attributes_of(*store, path, *d);
       if (!a.is_null()) g.attributes = a;
       store->set(node::meta_key(path), node::to_bytes(g.dump()));
     }
@@ -123,12 +123,12 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
 
 void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp,
                   ConvertReport& rep, std::vector<std::string>& written) {
-  auto d = node::read_doc(*src, sp);
+  auto d = node::read_doc(*src, sp, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   if (d->type == NodeType::Group) {
     GroupMetadata g;
     if (d->format == 2) {
-      const Json a = node::read_v2_attributes(*src, sp);
+      const Json a = node::v2_attributes_of(*src, sp, *d);
       if (!a.is_null()) g.attributes = a;
     } else {
       g = GroupMetadata::from_json(d->json);
@@ -181,7 +181,7 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
   if (node::overlap(*src, sp, *dst, dp) != node::Overlap::none)
     throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a +
                         "'; convert in place instead (no DST)");
-  if (!node::read_doc(*src, sp))
+  if (!node::read_doc(*src, sp, true))
     throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
   ConvertReport rep;

@@ -15,14 +15,14 @@ struct Group::State {
 
 std::optional<NodeType> node_type(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
-  auto cur = node::read_doc(*store, path);
+  auto cur = node::read_doc(*store, path, true);
   if (!cur) return std::nullopt;
   return cur->type;
 }
 
 int zarr_format_of(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
-  auto cur = node::read_doc(*store, path);
+  auto cur = node::read_doc(*store, path, true);
   if (!cur)
     throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
   return cur->format;
@@ -60,7 +60,7 @@ Group Group::create(StorePtr store, const std::string& path_in, const Json& attr
 Group Group::open(StorePtr store, const std::string& path_in) {
   if (!store) throw ArgumentError("Group::open: no store given");
   const std::string path = normalize_node_path(path_in);
-  auto cur = node::read_doc(*store, path);
+  auto cur = node::read_doc(*store, path, true);
   if (!cur)
     throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() +
                         " (no zarr.json or .zgroup)" + node::absent(*store));
@@ -69,7 +69,7 @@ Group Group::open(StorePtr store, const std::string& path_in) {
       throw MetadataError(ErrorCode::wrong_node_type, "'" + node::shown(path) + "' is an array, not a group");
     GroupMetadata m;
     m.zarr_format = 2;
-    const Json a = node::read_v2_attributes(*store, path);
+    const Json a = node::v2_attributes_of(*store, path, *cur);
     if (!a.is_null()) m.attributes = a;
     return Group(std::move(store), path, std::move(m));
   }
@@ -158,7 +158,11 @@ std::vector<Group::Child> Group::children() const {
     std::sort(out.begin(), out.end(), [](const Child& a, const Child& b) { return a.name < b.name; });
     return out;
   }
-  for (const auto& name : store_->list_dir(node::prefix_of(path_)).prefixes) {
+  auto names = store_->list_dir(node::prefix_of(path_)).prefixes;
+  if (zarr_format() == 2)  // members only consolidated metadata describes count too (zarr.open_consolidated)
+    for (auto& [name, type] : node::consolidated_children(*store_, path_))
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (const auto& name : names) {
     try {
       validate_node_name(name);
     } catch (const MetadataError&) {

@@ -56,7 +56,48 @@ Doc parse_doc(int format, NodeType type, const std::string& key, VersionedBytes 
 
 }  // namespace
 
-std::optional<Doc> read_doc(Store& store, const std::string& path) {
+namespace {
+// The .zmetadata documents at `path` and above it, nearest first: (its folder, the node's path
+// relative to it).
+std::vector<std::pair<std::string, std::string>> consolidated_levels(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> out = {{path, ""}};
+  for (std::size_t pos = path.size(); pos != std::string::npos && pos > 0;) {
+    pos = path.rfind('/', pos - 1);
+    const std::string level = pos == std::string::npos ? "" : path.substr(0, pos);
+    out.emplace_back(level, path.substr(level.empty() ? 0 : level.size() + 1));
+  }
+  return out;
+}
+
+// A v2 node described only by the nearest .zmetadata that has an entry for it.
+std::optional<Doc> consolidated_doc(Store& store, const std::string& path) {
+  for (const auto& [level, rel] : consolidated_levels(path)) {
+    const std::string key = key_in(level, kZmetadata);
+    const auto v = store.get(key, ByteRange::all(), kMaxMetadataBytes);
+    if (!v) continue;
+    const Json z = naming_transport(store, key, [&] {
+      return parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key);
+    });
+    if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object()) continue;
+    const Json& md = z["metadata"];
+    const std::string pre = rel.empty() ? "" : rel + "/";
+    for (const auto& [name, type] : {std::pair{kZarray, NodeType::Array}, std::pair{kZgroup, NodeType::Group}}) {
+      if (!md.contains(pre + name)) continue;
+      Doc d = naming_transport(store, key, [&] {
+        return parse_doc(2, type, key_in(path, name), VersionedBytes{to_bytes(md[pre + name].dump()), Version{}}, path);
+      });
+      d.consolidated_attributes = md.contains(pre + kZattrs) ? md[pre + kZattrs] : Json(nullptr);
+      if (!d.consolidated_attributes->is_null() && !d.consolidated_attributes->is_object())
+        throw MetadataError(key + ": the entry " + pre + kZattrs + " is not a JSON object");
+      return d;
+    }
+    return std::nullopt;  // the nearest consolidated document is the one that describes the node
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<Doc> read_doc(Store& store, const std::string& path, bool consolidated) {
   auto doc = [&](int format, NodeType type, const std::string& key, VersionedBytes v) {
     return naming_transport(store, key, [&] { return parse_doc(format, type, key, std::move(v), path); });
   };
@@ -67,7 +108,23 @@ std::optional<Doc> read_doc(Store& store, const std::string& path) {
   const std::string zg = key_in(path, kZgroup);
   if (auto g = store.get_versioned(zg, ByteRange::all(), kMaxMetadataBytes))
     return doc(2, NodeType::Group, zg, std::move(*g));
+  if (consolidated) return consolidated_doc(store, path);
   return std::nullopt;
+}
+
+void throw_missing(Store& store, const std::string& path, const std::string& key) {
+  if (read_doc(store, path, true))
+    throw UnsupportedError("'" + shown(path) + "' in " + store.describe() +
+                           " is described only by consolidated metadata (.zmetadata), without its own "
+                           ".zarray/.zgroup/.zattrs: zarrpp reads and converts such nodes but changes a node's own "
+                           "documents; convert it to Zarr v3 (zarrpp convert), or write its documents back with "
+                           "zarr-python 2 first");
+  const std::string what = key.empty() ? "it was removed" : "no " + key.substr(key.rfind('/') + 1);
+  throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (" + what + ")");
+}
+
+Json v2_attributes_of(Store& store, const std::string& path, const Doc& doc) {
+  return doc.consolidated_attributes ? *doc.consolidated_attributes : read_v2_attributes(store, path);
 }
 
 Json read_v2_attributes(Store& store, const std::string& path) {
@@ -159,11 +216,11 @@ ArrayMetadata array_of(Store& store, const Doc& d, const Json& v2_attributes, co
 }  // namespace
 
 ArrayDoc read_array(Store& store, const std::string& path) {
-  auto d = read_doc(store, path);
+  auto d = read_doc(store, path, true);
   if (!d)
     throw NotFoundError("no array at '" + shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)" +
                         absent(store));
-  const Json attrs = d->format == 2 && d->type == NodeType::Array ? read_v2_attributes(store, path) : Json();
+  const Json attrs = d->format == 2 && d->type == NodeType::Array ? v2_attributes_of(store, path, *d) : Json();
   return {array_of(store, *d, attrs, path), std::move(d->stored.bytes), d->key};
 }
 
@@ -198,7 +255,7 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
     // The handle may be older than a removal or a conversion to v3: .zattrs must not be
     // written beside a node that is no longer a v2 node.
     const auto d = read_doc(store, path);
-    if (!d) throw NotFoundError("no node at '" + shown(path) + "' any more (it was removed)");
+    if (!d) throw_missing(store, path, "");
     if (d->format != 2)
       throw ConflictError("the node at '" + shown(path) +
                           "' is Zarr v3 now (converted after it was opened): open it again");
@@ -775,9 +832,7 @@ void update(Store& store, const std::string& path,
   detail::Retry retry(detail::kSwapRetry);
   for (;;) {
     auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-    if (!cur && !options.missing_ok)
-      throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (no " +
-                          key.substr(key.rfind('/') + 1) + ")");
+    if (!cur && !options.missing_ok) throw_missing(store, path, key);
     const auto next = change(cur);
     if (!next || (cur && *next == cur->bytes)) return;
     const auto write_options =

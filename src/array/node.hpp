@@ -58,11 +58,22 @@ struct Doc {
   std::string key;  // the document's store key
   VersionedBytes stored;
   Json json;
+  // A v2 node only consolidated metadata describes: its .zattrs entry there (null: none), and
+  // `stored` holds the .zarray/.zgroup entry (no version: nothing is stored under `key`).
+  std::optional<Json> consolidated_attributes;
 };
 // zarr.json when there is one (so a folder an interrupted conversion left with both opens as v3),
 // else .zarray, else .zgroup; nullopt when the path holds no node. MetadataError on malformed
-// JSON or a document that declares no valid node type.
-std::optional<Doc> read_doc(Store& store, const std::string& path);
+// JSON or a document that declares no valid node type. With `consolidated`, a path holding none of
+// them is looked up in the .zmetadata at or above it, as zarr.open_consolidated reads nodes (for
+// reading and converting only: changes to such a node's documents find no document to change).
+std::optional<Doc> read_doc(Store& store, const std::string& path, bool consolidated = false);
+// The error for a node whose document `key` (or whose documents, key "") is gone: NotFoundError,
+// or UnsupportedError when only consolidated metadata describes it (zarrpp changes a node's own
+// documents, and that node has none).
+[[noreturn]] void throw_missing(Store& store, const std::string& path, const std::string& key);
+// A v2 node's attributes: .zattrs, or its consolidated entry when that is where its document was.
+Json v2_attributes_of(Store& store, const std::string& path, const Doc& doc);
 // A v2 node's .zattrs (null when there is none; MetadataError when it is not a JSON object).
 Json read_v2_attributes(Store& store, const std::string& path);
 
