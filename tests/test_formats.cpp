@@ -853,3 +853,18 @@ TEST(ZarrV2, NodesOnlyConsolidatedMetadataDescribesOpenListAndConvert) {
   EXPECT_EQ(a3.read().at<std::int16_t>({1}), 2);
   EXPECT_FALSE(store->exists(".zmetadata"));
 }
+
+// A v2 array created with no fill value states null, as zarr-python 2 (and xarray for variables
+// without _FillValue) writes it; Zarr v3 has no such state.
+TEST(ZarrV2, ArraysCreatedWithoutFillValueStateNull) {
+  auto store = MemoryStore::create();
+  auto a = Array::create(
+      store, "n",
+      {.shape = {3}, .chunks = {2}, .dtype = DataType::float32, .fill_value = Json(nullptr), .zarr_format = 2});
+  EXPECT_TRUE(Json::parse(S(*store->get("n/.zarray")))["fill_value"].is_null());
+  EXPECT_TRUE(a.metadata().must_store_empty_chunks());
+  std::vector<float> zeros(3, 0.0f);
+  a.write({}, NDView::c_order(zeros.data(), DataType::float32, {3}));
+  EXPECT_TRUE(store->exists("n/0") && store->exists("n/1"));  // zarr-python 2 would not read zeros there
+  EXPECT_THROW(Array::create(store, "v3", {.shape = {3}, .chunks = {2}, .fill_value = Json(nullptr)}), ArgumentError);
+}

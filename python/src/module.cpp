@@ -334,7 +334,7 @@ struct CreateArgs {
   std::string path;
   Shape shape, chunks;
   std::string dtype;
-  py::object fill_value;  // None: the default
+  py::object fill_value;  // None: the default; _zarrpp.NO_FILL_VALUE: Zarr v2's null
   std::vector<py::tuple> filters;
   std::optional<std::vector<py::tuple>> compressors;  // None: the default ("auto")
   std::optional<Shape> shards;
@@ -356,7 +356,9 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   spec.shape = a.shape;
   spec.chunks = a.chunks;
   spec.dtype = DataType::parse(a.dtype);
-  if (!a.fill_value.is_none()) {
+  if (a.fill_value.is(py::module_::import("zarrpp._zarrpp").attr("NO_FILL_VALUE"))) {
+    spec.fill_value = Json(nullptr);  // Zarr v2 only: .zarray states no fill value
+  } else if (!a.fill_value.is_none()) {
     if (spec.dtype == DataType::bytes_t && py::isinstance<py::str>(a.fill_value))
       throw py::value_error("fill_value " + py::repr(a.fill_value).cast<std::string>() +
                             " is not valid for a bytes array: give bytes");
@@ -1052,6 +1054,8 @@ void bind_nodes(py::module_& m) {
 PYBIND11_MODULE(_zarrpp, m) {
   m.doc() = "zarrpp's compiled core; use the zarrpp package instead.";
   m.attr("__version__") = zarrpp::kVersion;
+  // create_array's fill_value for "no fill value" (Zarr v2's null; zarr-python 3's explicit None).
+  m.attr("NO_FILL_VALUE") = py::module_::import("builtins").attr("object")();
   py::register_exception_translator(&translate);
   route_warnings();
   bind_stores(m);

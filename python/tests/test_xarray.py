@@ -127,8 +127,10 @@ def test_zarr_v2_datasets_grow_at_the_end_and_stay_readable_by_xarrays_zarr_engi
     before = _files(path)
     with pytest.raises(ValueError, match="Zarr v2"):
         zx.to_zarrpp(_dataset("2021-02-13", 2), path, prepend_dim="time")
-    with pytest.raises(ValueError, match="Zarr v2"):
-        zx.to_zarrpp(_dataset("2021-02-13", 2), path, mode="a")
+    with pytest.raises(ValueError, match="use append_dim=/prepend_dim= to grow it"):
+        zx.to_zarrpp(_dataset("2021-02-13", 2), path, mode="a")  # written into in v2, but not resized
+    with pytest.raises(ValueError, match="zarr_format=3: the group written into is Zarr v2"):
+        zx.to_zarrpp(_dataset("2021-02-13", 14), path, mode="a", zarr_format=3)
     assert _files(path) == before
 
 
@@ -281,7 +283,7 @@ def test_writing_into_a_grown_dataset_keeps_coordinates_and_sizes(tmp_path):
     assert _files(p) == before
 
 
-def test_v3_writes_into_a_zarr_v2_store_touch_nothing(tmp_path):
+def test_writes_into_a_zarr_v2_store_are_zarr_v2_and_v3_ones_are_refused(tmp_path):
     pytest.importorskip("zarr")
     q = str(tmp_path / "v2.zarr")
     ds = xr.Dataset({"v": ("t", np.arange(5.0))})
@@ -289,8 +291,13 @@ def test_v3_writes_into_a_zarr_v2_store_touch_nothing(tmp_path):
     before = _files(q)
     for mode, group in (("w", "g"), ("a", "h"), ("a", "g")):
         with pytest.raises(ValueError, match="Zarr v2"):
-            zx.to_zarrpp(ds, q, group=group, mode=mode)
+            zx.to_zarrpp(ds, q, group=group, mode=mode, zarr_format=3)
         assert _files(q) == before, (mode, group)
+    for mode, group in (("w", "g"), ("a", "h")):  # by default, the store's format
+        zx.to_zarrpp(ds * 2, q, group=group, mode=mode)
+        back = xr.open_dataset(q, group=group, engine="zarr", consolidated=False)
+        xr.testing.assert_identical(back.load(), ds * 2)
+        assert zarrpp.open_group(q)[group].zarr_format == 2
 
 
 def test_growth_refuses_values_the_stored_dtype_would_change(tmp_path):
@@ -392,3 +399,35 @@ def test_conversion_keeps_xarrays_missing_values(tmp_path):
     mine = xr.open_dataset(v3, engine=ENGINE)
     assert np.isnan(mine.temp.values[1]) and mine.temp.values[0] == pytest.approx(280.5)
     _same_as_xarrays_zarr_engine(v3, path)
+
+
+def test_to_zarrpp_writes_zarr_v2_as_xarrays_zarr_engine_does(tmp_path):
+    """zarr_format=2: the same .zarray documents xarray's own engine writes (dtype, fill value as
+    the missing value or null, _ARRAY_DIMENSIONS), read identically by both engines, and grown."""
+    pytest.importorskip("zarr")
+    ds = _labelled()
+    ds["t2m"][1, 1] = np.nan
+    ds.t2m.encoding = {"dtype": "i2", "scale_factor": 0.01, "add_offset": 280.0, "_FillValue": -32768}
+    ds["station"] = (("site",), np.array(["a", "bb", "ccc"], dtype=object))
+    mine, theirs = str(tmp_path / "mine.zarr"), str(tmp_path / "theirs.zarr")
+    zx.to_zarrpp(ds, mine, zarr_format=2)
+    ds.to_zarr(theirs, consolidated=False)
+    import json
+    for name in ds.variables:
+        with open(os.path.join(mine, name, ".zarray")) as f, open(os.path.join(theirs, name, ".zarray")) as g:
+            a, b = json.load(f), json.load(g)
+        assert (a["dtype"], a["fill_value"], a["shape"]) == (b["dtype"], b["fill_value"], b["shape"]), name
+    _same_as_xarrays_zarr_engine(mine, theirs)
+    for kw in ({}, {"chunks": {}}):  # xarray's own engine reads zarrpp's v2 as its own
+        xr.testing.assert_identical(xr.open_dataset(mine, engine="zarr", consolidated=False, **kw).load(),
+                                    xr.open_dataset(theirs, engine="zarr", consolidated=False, **kw).load())
+    assert zarrpp.open_group(mine).zarr_format == 2
+    # grown at the end, by zarrpp, into the v2 dataset; and a v2 group is written in v2 by default
+    more = _labelled("2021-03-05", 2, seed=1).drop_vars("code")
+    zx.to_zarrpp(more, mine, append_dim="time")
+    grown = xr.open_dataset(mine, engine="zarr", consolidated=False)
+    assert grown.sizes["time"] == 6 and str(grown.time.values[-1])[:10] == "2021-03-06"
+    zx.to_zarrpp(xr.Dataset({"extra": (("site",), np.arange(3.0))}), mine, mode="a")
+    assert zarrpp.open_group(mine)["extra"].zarr_format == 2
+    with pytest.raises(ValueError, match="zarr_format=3: the group written into is Zarr v2"):
+        zx.to_zarrpp(xr.Dataset({"more": (("site",), np.arange(3.0))}), mine, mode="a", zarr_format=3)

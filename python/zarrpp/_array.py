@@ -70,6 +70,25 @@ def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
     return dt.newbyteorder("="), name, endian
 
 
+class _DefaultFillValue:
+    """create_array's default fill_value: the data type's zero. An explicit None is that too on
+    Zarr v3, and on Zarr v2 means no fill value ("fill_value": null), as in zarr-python 3."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_FILL_VALUE"
+
+
+DEFAULT_FILL_VALUE: Any = _DefaultFillValue()
+
+
+def _core_fill_value(fill_value: Any, zarr_format: Optional[int]) -> Any:
+    if fill_value is DEFAULT_FILL_VALUE:
+        return None
+    if fill_value is None and zarr_format == 2:
+        return _zarrpp.NO_FILL_VALUE
+    return fill_value
+
+
 def _json_default(o: Any) -> Any:
     if isinstance(o, np.generic):
         return o.item()
@@ -1110,7 +1129,7 @@ def create_array(
     filters: Any = None,
     compressors: Any = "auto",
     serializer: Any = "auto",
-    fill_value: Any = None,
+    fill_value: Any = DEFAULT_FILL_VALUE,
     order: Optional[str] = None,
     zarr_format: Optional[int] = 3,
     attributes: Optional[Dict[str, Any]] = None,
@@ -1130,7 +1149,8 @@ def create_array(
     and dtype are used and whose values are written). ``chunks``: tuple, int, or "auto".
     ``shards``: shard shape (a multiple of ``chunks``) or None. ``compressors``: "auto" (the core's
     default, zstd), None, one ``zarrpp.codecs`` codec or a list of them (``Crc32c()`` last adds checksums).
-    ``filters``: ``zarrpp.codecs.Transpose`` codecs. ``fill_value``: default 0 / False.
+    ``filters``: ``zarrpp.codecs.Transpose`` codecs. ``fill_value``: default 0 / False / empty; an
+    explicit None is that too on Zarr v3, and on Zarr v2 no fill value (null), as in zarr-python 3.
     ``lower_bound``: zarrpp extension, a domain starting at this index (default 0).
     ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
     ``zarr_format``: 3 (default) or 2 (.zarray/.zattrs as zarr-python 2 writes; ``order`` "C" or
@@ -1164,7 +1184,7 @@ def create_array(
     lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
     core = _zarrpp.create_array(
         st, node_path, list(shape_t), list(chunks_t), zarr_name,
-        fill_value,
+        _core_fill_value(fill_value, zarr_format),
         filter_specs, compressor_specs,
         None if shards_t is None else list(shards_t), dims,
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),

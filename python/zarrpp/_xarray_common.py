@@ -50,12 +50,12 @@ def _fill_attr(z: Array, value: Any) -> Any:
 
 
 def _open_group(filename_or_obj: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],
-                mode: str = "r") -> Group:
+                mode: str = "r", zarr_format: Optional[int] = None) -> Group:
     if isinstance(filename_or_obj, Group):
         g = filename_or_obj
     else:
         src = filename_or_obj.__fspath__() if hasattr(filename_or_obj, "__fspath__") else filename_or_obj
-        g = open_group(src, mode=mode, storage_options=storage_options)
+        g = open_group(src, mode=mode, storage_options=storage_options, zarr_format=zarr_format)
     if group:
         if group not in g:
             from .errors import GroupNotFoundError

@@ -11,7 +11,7 @@ import xarray as xr
 
 from . import _zarrpp
 from ._array import Array, Group
-from ._xarray_common import _VALUE_ATTRS, _decode_attr, _fill_attr
+from ._xarray_common import _V2_DIMS, _VALUE_ATTRS, _decode_attr, _fill_attr
 
 _ENCODING_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "dtype", "_FillValue", "units",
                   "calendar", "scale_factor", "add_offset", "missing_value", "preferred_chunks", "zarrpp_domain"}
@@ -69,8 +69,10 @@ def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, An
     return out, dict(attrs)
 
 
-def _storage_dtype(v: xr.Variable) -> np.dtype:
+def _storage_dtype(v: xr.Variable, zarr_format: int = 3) -> np.dtype:
     dt = v.dtype
+    if zarr_format == 2:
+        return dt  # as xarray's zarr engine stores them: U<n> and S<n> stay fixed-width
     if dt.kind == "U":
         return np.dtype(object)  # a Zarr "string" array
     if dt.kind == "S":
@@ -113,7 +115,7 @@ def _write_data(z: Array, data: Any) -> None:
 def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True,
                      lower_bound: Optional[Tuple[int, ...]] = None) -> Array:
     dims = tuple(str(d) for d in v.dims)
-    dtype = _storage_dtype(v)
+    dtype = _storage_dtype(v, g.zarr_format)
     kw: Dict[str, Any] = {}
     chunks = enc.get("chunks")
     if chunks is None and v.chunks is not None:
@@ -138,12 +140,20 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
         flat = np.asarray(v.values).ravel()
         create_dtype = bytes if flat.size and isinstance(flat[0], bytes) else str
     attrs = _attrs_for(v)
-    if fill is not None and "_FillValue" in attrs and dtype.kind != "O":
-        encoded = _zarrpp.xarray_fill_attribute(_zarrpp.data_type_name(dtype.newbyteorder("=")), fill)
-        if encoded is not None:  # as xarray writes it (it reads a v3 array's missing value from there)
-            attrs["_FillValue"] = json.loads(encoded)
-    z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, dimension_names=dims,
-                       zarr_format=3, **kw)
+    if g.zarr_format == 2:
+        # As xarray's zarr engine writes Zarr v2: the missing value is the array's fill value (none:
+        # null), the dimension names an attribute.
+        attrs.pop("_FillValue", None)
+        kw["fill_value"] = fill
+        attrs[_V2_DIMS] = list(dims)
+        z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, zarr_format=2, **kw)
+    else:
+        if fill is not None and "_FillValue" in attrs and dtype.kind != "O":
+            encoded = _zarrpp.xarray_fill_attribute(_zarrpp.data_type_name(dtype.newbyteorder("=")), fill)
+            if encoded is not None:  # as xarray writes it (it reads a v3 array's missing value from there)
+                attrs["_FillValue"] = json.loads(encoded)
+        z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, dimension_names=dims,
+                           zarr_format=3, **kw)
     if write and v.size:
         _write_data(z, _values(v, dtype))
     return z

@@ -13,8 +13,8 @@ from ._xarray_grow import _grow
 
 def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: Optional[str] = None,
               encoding: Optional[Mapping[Hashable, Mapping[str, Any]]] = None, append_dim: Optional[str] = None,
-              prepend_dim: Optional[str] = None,
-              storage_options: Optional[Dict[str, Any]] = None) -> Group:
+              prepend_dim: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None,
+              zarr_format: Optional[int] = None) -> Group:
     """Writes ``ds`` to a zarrpp group at ``store`` (a path, ``s3://`` URL or zarrpp store).
 
     ``mode``: "w-" (default; fail if something is there), "w" (replace), "a" (add or overwrite
@@ -23,7 +23,10 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     ``append_dim``/``prepend_dim``: grow every stored variable having that dimension at its end /
     in front (coordinates included), one metadata step per array; the new data is encoded as the
     stored variables are, and mismatches (other variables, dimensions, shapes, values the stored
-    encoding cannot hold) are refused before anything changes. Returns the group."""
+    encoding cannot hold) are refused before anything changes. ``zarr_format``: 3 or 2 (as xarray's
+    own zarr engine writes Zarr v2: ``_ARRAY_DIMENSIONS``, the missing value as the fill value,
+    fixed-width strings); by default the format of the group written into, else 3. Returns the
+    group."""
     if append_dim is not None and prepend_dim is not None:
         raise ValueError("give append_dim or prepend_dim, not both")
     growing = append_dim or prepend_dim
@@ -35,20 +38,34 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', got {mode!r}")
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"to_zarrpp: expected an xarray.Dataset, got {type(ds).__name__}")
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     if growing:
-        g = _target_group(store, group, storage_options, mode, True)
+        g = _target_group(store, group, storage_options, mode, True, zarr_format)
         _grow(g, ds, growing, prepend_dim is not None, encoding)
         return g
-    variables, new_attrs = _rehearse(ds, encoding)
-    g = _target_group(store, group, storage_options, mode, False)
-    if g.zarr_format == 2:
-        raise ValueError("to_zarrpp writes Zarr v3 datasets; this group is Zarr v2 (convert it first with "
-                         "zarrpp.convert_to_v3, or grow it with append_dim=)")
+    fmt = zarr_format if zarr_format is not None else _existing_format(store, group, storage_options, mode)
+    variables, new_attrs = _rehearse(ds, encoding, fmt)
+    g = _target_group(store, group, storage_options, mode, False, fmt)
     _write_dataset(g, variables, new_attrs, mode)
     return g
 
 
-def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]]
+def _existing_format(store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],
+                     mode: str) -> int:
+    """The format of what is kept: the group written into (modes "a", "r+"), or the root a group
+    is created or replaced in; else 3."""
+    if mode not in ("a", "r+") and not group:
+        return 3
+    try:
+        root = _open_group(store, None, storage_options, mode="r")
+    except (FileNotFoundError, ValueError):
+        return 3
+    node = root[group] if group and group in root and mode in ("a", "r+") else root
+    return node.zarr_format if isinstance(node, Group) else 3
+
+
+def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]], zarr_format: int
               ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
     """Everything that can be refused is, before the store is touched (mode "w" replaces what is
     there): the encoding, names, attributes, and each array's creation, rehearsed in memory."""
@@ -58,24 +75,24 @@ def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, 
             raise ValueError(f"variable name {name!r} cannot name a zarr array")
     new_attrs = {str(k): _json_value(str(k), x) for k, x in attrs.items()}
     from .storage import MemoryStore
-    rehearsal = open_group(MemoryStore(), mode="w")
+    rehearsal = open_group(MemoryStore(), mode="w", zarr_format=zarr_format)
     for name, v in variables.items():
         _create_variable(rehearsal, str(name), v, dict(v.encoding), write=False)
     return variables, new_attrs
 
 
 def _target_group(store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]], mode: str,
-                  growing: bool) -> Group:
-    """The group written into, opened or created as ``mode`` says."""
+                  growing: bool, zarr_format: Optional[int]) -> Group:
+    """The group written into, opened or created as ``mode`` says, in ``zarr_format``."""
+    fmt = None if growing else zarr_format
     if not group:
-        return _open_group(store, None, storage_options, mode="r+" if growing else mode)
+        top = _open_group(store, None, storage_options, mode="r+" if growing else mode, zarr_format=fmt)
+        _check_format(top, zarr_format)
+        return top
     from .errors import ContainsGroupError
-    root = _open_group(store, None, storage_options, mode="r+" if growing or mode == "r+" else "a")
+    root = _open_group(store, None, storage_options, mode="r+" if growing or mode == "r+" else "a", zarr_format=fmt)
+    _check_format(root, zarr_format)
     exists = group in root
-    if not growing and (root.zarr_format == 2 or (exists and isinstance(root[group], Group)
-                                                  and root[group].zarr_format == 2)):
-        raise ValueError("to_zarrpp writes Zarr v3 datasets; this store is Zarr v2 (convert it first with "
-                         "zarrpp.convert_to_v3, or grow it with append_dim=)")
     if growing or mode == "r+":
         if not exists:
             raise FileNotFoundError(f"group {group!r} does not exist "
@@ -89,7 +106,14 @@ def _target_group(store: Any, group: Optional[str], storage_options: Optional[Di
         g = root[group] if exists else root.create_group(group)
     if not isinstance(g, Group):
         raise ValueError(f"group={group!r} is an array, not a group")
+    _check_format(g, zarr_format)
     return g
+
+
+def _check_format(g: Group, zarr_format: Optional[int]) -> None:
+    if zarr_format is not None and g.zarr_format != zarr_format:
+        raise ValueError(f"zarr_format={zarr_format}: the group written into is Zarr v{g.zarr_format} (a dataset is "
+                         f"one format; convert a v2 one with zarrpp.convert_to_v3)")
 
 
 def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any], mode: str) -> None:

@@ -6,6 +6,7 @@ import os
 import numpy
 
 __version__: str
+NO_FILL_VALUE: object
 
 class Array:
     def append(self: Array, data: numpy.ndarray, axis: int = 0) -> None: ...

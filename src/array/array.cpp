@@ -263,9 +263,14 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
     m.chunk_grid = ChunkGridMetadata::regular(grid_chunks);
   }
   m.chunk_key_encoding = spec.chunk_key_encoding;
-  const auto fill =
-      spec.fill_value ? std::optional<Json>(canonical_fill_value(*spec.fill_value, spec.dtype)) : std::nullopt;
+  const bool no_fill = spec.fill_value && spec.fill_value->is_null();
+  if (no_fill && spec.zarr_format != 2)
+    throw ArgumentError("fill_value null (no fill value) is Zarr v2's only: a Zarr v3 array states its fill value");
+  const auto fill = spec.fill_value && !no_fill
+                        ? std::optional<Json>(canonical_fill_value(*spec.fill_value, spec.dtype))
+                        : std::nullopt;
   m.fill_value.bytes = fill ? parse_fill_value(*fill, spec.dtype) : default_fill_value(spec.dtype);
+  if (no_fill) m.fill_value.v2_stated = Json(nullptr);
   m.codecs = codec::to_metadata(chain.codecs, spec.dtype);
   if (!spec.attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
   m.attributes = spec.attributes;

@@ -380,7 +380,8 @@ ArrayMetadata ArrayMetadata::with_v2_form(const V2Form& form) const {
   m.v2.order = form.order;
   m.v2.compressor = form.compressor;
   m.v2.filters = form.filters;
-  m.fill_value.v2_stated.reset();
+  if (!(fill_value.v2_stated && fill_value.v2_stated->is_null()))  // a stated "no fill value" stays
+    m.fill_value.v2_stated.reset();
   if (data_type == DataType::bytes_t) {
     if (!fill_value.bytes.empty())
       throw UnsupportedError("fill_value: Zarr v2 cannot state a bytes fill value (zarr-python 2 writes none)");

@@ -27,7 +27,9 @@ struct ArraySpec {
   Shape shape{};
   Shape chunks{};  // the (inner) chunk shape; with `shards`, the inner chunk of each shard
   DataType dtype = DataType::float64;
-  std::optional<Json> fill_value = std::nullopt;        // JSON ("NaN", 0, [1, 2]; canonical_fill_value); none: 0
+  // JSON ("NaN", 0, [1, 2]; canonical_fill_value); none: 0. Zarr v2 only: null, no fill value
+  // (.zarray says null; missing chunks read as zeros here, as zarr-python 2 leaves them undefined).
+  std::optional<Json> fill_value = std::nullopt;
   std::optional<codec::Any> compressor = std::nullopt;  // one compressor, e.g. codec::Zstd{.level = 3}
   bool crc32c = false;                                  // append a crc32c checksum to every chunk
   OptionalShape shards = std::nullopt;                  // shard shape (a multiple of `chunks`), e.g. {8, 8}
