@@ -57,6 +57,9 @@ def filters_for(dt, k):
         choices.append([numcodecs.AsType(encode_dtype="<u4", decode_dtype=plain)])
     if d.itemsize == 1 and d.kind in "biu":
         choices.append([numcodecs.PackBits()])
+    if d.kind in "mM":  # numcodecs views times as their int64 counts
+        choices.append([numcodecs.Delta(dtype=d.str[0] + "i8")])
+        choices.append([numcodecs.FixedScaleOffset(offset=0, scale=1, dtype=d.str[0] + "i8")])
     if d.kind == "f" and d.str[0] == "<":  # numcodecs 0.11's BitRound fails on big-endian names
         choices.append([numcodecs.BitRound(keepbits={2: 6, 4: 12, 8: 30}[d.itemsize])])
     return choices[k % len(choices)]
@@ -212,9 +215,10 @@ def test_zarr_python_2_reads_what_zarrpp_writes(tmp_path):
             continue  # zarrpp writes its arrays little-endian (big-endian ones are read above)
         path = str(tmp_path / name)
         fv = None if fill is None else (float("nan") if isinstance(fill, float) and np.isnan(fill) else fill)
+        # no fill given: the type's zero (an explicit None would state no fill value, null)
+        given = {} if fv is None else {"fill_value": fv}
         z = zarrpp.create_array(path, shape=SHAPE, chunks=CHUNKS, dtype=dt, zarr_format=2, compressors=comp,
-                                filters=filt, order=order, dimension_separator=sep,
-                                fill_value=0 if fv is None and d.kind not in "US" else fv)
+                                filters=filt, order=order, dimension_separator=sep, **given)
         data = values(dt, SHAPE, seed=n)
         z[:9] = data[:9]
         meta = json.load(open(os.path.join(path, ".zarray")))
