@@ -434,9 +434,10 @@ TEST(Metadata, XarrayFillValueAttributeEncoding) {
   EXPECT_EQ(enc("float64", Json("NaN")), Json("AAAAAAAA+H8="));  // base64 of <d NaN
   EXPECT_EQ(enc("float32", Json(1.5)), Json("AAAAAAAA+D8="));    // as float64
   EXPECT_EQ(enc("complex64", Json::parse("[1.5, 0]")), Json::parse(R"(["AAAAAAAA+D8=", "AAAAAAAAAAA="])"));
-  EXPECT_EQ(enc("U3", Json("ab")), Json("ab"));
-  EXPECT_EQ(enc("S3", Json("YWI=")), Json("YWI="));
-  EXPECT_EQ(enc("string", Json("n/a")), Json("n/a"));
+  // xarray's decoder refuses these types on v3 ("Unsupported dtype"): no attribute for them
+  EXPECT_FALSE(enc("U3", Json("ab")));
+  EXPECT_FALSE(enc("S3", Json("YWI=")));
+  EXPECT_FALSE(enc("string", Json("n/a")));
   EXPECT_FALSE(enc("datetime64[ns]", Json("NaT")));
   EXPECT_FALSE(enc("r16", Json::parse("[1, 2]")));
   // Read back: the element, for the forms that are not plain JSON.

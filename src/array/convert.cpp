@@ -16,8 +16,9 @@ namespace {
 // xarray reads a v2 array's fill value as the variable's missing value (_FillValue), but a v3
 // array's from the _FillValue attribute only. A variable xarray wrote (it has _ARRAY_DIMENSIONS)
 // with a fill value and no _FillValue attribute keeps its missing values through conversion only
-// with that attribute, in xarray's encoding. Types that encoding has no form for are noted: xarray
-// shows their v2 fill value as an attribute but does not mask with it (datetime64, timedelta64).
+// with that attribute, in xarray's encoding. Types that encoding has no form for are noted: times
+// (xarray shows their v2 fill value as an attribute without masking with it) and text (U, S,
+// string, bytes: xarray masks with it on v2, and cannot on v3).
 void keep_xarray_missing_value(const ArrayMetadata& v2, ArrayMetadata& m, std::vector<std::string>* notes,
                                const std::string& shown) {
   const auto& stated = v2.fill_value.v2_stated;
@@ -35,12 +36,17 @@ void keep_xarray_missing_value(const ArrayMetadata& v2, ArrayMetadata& m, std::v
     if (notes)
       notes->push_back(shown + ": its fill value is xarray's missing value, kept as the attribute _FillValue " +
                        attr->dump() + " (xarray reads a v3 array's missing value from there)");
-  } else if (notes) {
+  } else if (notes && v2.data_type.kind() == DataKind::Time) {
     notes->push_back(shown + ": xarray shows its v2 fill value " +
                      json_text(fill_value_to_json(v2.fill_value.bytes, v2.data_type)) +
                      " as the attribute _FillValue (without masking " + v2.data_type.name() +
                      " values with it); xarray's v3 encoding has no form for that type, so after conversion the "
                      "attribute is not shown (the values read the same)");
+  } else if (notes) {
+    notes->push_back(shown + ": xarray reads its v2 fill value " +
+                     json_text(fill_value_to_json(v2.fill_value.bytes, v2.data_type)) +
+                     " as missing, but xarray's v3 _FillValue encoding has no form for " + v2.data_type.name() +
+                     ": after conversion xarray reads those elements as that value, not as missing");
   }
 }
 

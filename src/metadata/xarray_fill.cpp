@@ -1,9 +1,9 @@
 // xarray's _FillValue attribute of a Zarr v3 array. xarray (from its Zarr v3 support on) reads a
 // v3 array's missing value from this attribute, not from fill_value, and stores it in its own
 // encoding (xarray.backends.zarr.FillValueCoder): integers and bools as JSON, floats as base64 of
-// the little-endian float64, complex numbers as two of those, S<n> as base64 of the bytes, U<n>
-// as the text, and the variable-length string and bytes types as text and base64 (xarray decodes
-// those; it writes none). Other types have no encoding there.
+// the little-endian float64, complex numbers as two of those. Its decoder refuses every other
+// type (U<n>, S<n>, times: "Unsupported dtype"), so they get no attribute; reading, U<n>, S<n>,
+// string and bytes attributes (text, base64) are taken as zarr-python writes them.
 #include <bit>
 #include <cstring>
 
@@ -70,11 +70,8 @@ std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, c
       return Json::array(
           {double_b64(element_double(value.data(), c)), double_b64(element_double(value.data() + c, c))});
     }
-    case DataKind::Text:
+    case DataKind::Text:  // xarray encodes these but cannot decode them on v3 (an error there)
     case DataKind::Vlen:
-      // U<n> and string: the text; S<n> and bytes: base64 (S<n> without its trailing NULs), which
-      // xarray decodes for its "string" and "bytes" types
-      return fill_value_to_json(value, t);
     case DataKind::Raw:
     case DataKind::Time:
       break;

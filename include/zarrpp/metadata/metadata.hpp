@@ -54,8 +54,8 @@ Bytes default_fill_value(const DataType& dtype);
 
 // xarray's _FillValue attribute of a Zarr v3 array (xarray reads a v3 array's missing value from
 // it, not from fill_value), in xarray's encoding: integers and bools as JSON, floats as base64 of
-// the little-endian float64, complex numbers as two of those, U<n> and string as text, S<n> and
-// bytes as base64. nullopt for the types that encoding has no form for (times, raw).
+// the little-endian float64, complex numbers as two of those. nullopt for the types xarray's
+// decoder refuses (U<n>, S<n>, string, bytes, times, raw): they cannot carry it on v3.
 std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, const DataType& dtype);
 // The element an attribute in that encoding states, for the types whose encoding is not plain
 // JSON (floats, complex, U<n>, S<n>, string, bytes); nullopt when it is not in that form.
