@@ -374,6 +374,8 @@ def test_string_coordinates_bytes_and_times_read_as_xarrays_zarr_engine_reads_th
     raw[:2] = np.array(["2021-03-01T12:00", "NaT"], dtype="M8[ms]")
     raw.attrs["_ARRAY_DIMENSIONS"] = ["time"]
     assert xr.open_dataset(path, engine=ENGINE).stamp.dtype.kind == "M"
+    fill = xr.open_dataset(path, engine=ENGINE, mask_and_scale=False).stamp.attrs["_FillValue"]
+    assert isinstance(fill, np.datetime64) and np.isnat(fill)  # as engine="zarr" gives it, not None
     _same_as_xarrays_zarr_engine(path, path)
     # converted to v3: read with engine="zarrpp" as the v2 original reads with engine="zarr"
     v3 = str(tmp_path / "v3.zarr")

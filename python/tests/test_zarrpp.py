@@ -1133,3 +1133,25 @@ def test_chunk_sizes_come_from_the_grid():
     assert empty.read_chunk_sizes == ((), (2, 1))
     huge = zarr.create_array(zarr.storage.MemoryStore(), shape=(10**15,), chunks=(1,), dtype="int8")
     assert huge.cdata_shape == (10**15,)  # counted by the grid, never listed
+
+
+def test_fixed_width_text_and_times_take_values_as_numpy_assigns_them():
+    """Assignment is NumPy's: the same values stored, the same refusals (the same exception type)."""
+    cases = {"M8[D]": [1.7, np.nan, 2**63, "2020-01-01", np.datetime64("2020-01-01T05"), 5, "NaT"],
+             "m8[M]": [np.timedelta64(90, "m"), np.timedelta64(1, "Y"), 3],
+             "U3": ["abcdef", b"xy", 5, 1.5, None, "\U0001f600"],
+             "S3": ["abcd", b"x\x00y", "\u00e9", 7]}
+    for dt, values in cases.items():
+        z, ref = zarrpp.zeros(shape=(2,), dtype=dt), np.zeros(2, dt)
+        assert z[1] == ref[1]  # zeros: the epoch, zero, empty text
+        for v in values:
+            try:
+                ref[0] = v
+                want = ref[0]
+            except Exception as e:  # noqa: BLE001 - NumPy's refusal, whatever it is
+                with pytest.raises(type(e)):
+                    z[0] = v
+                continue
+            z[0] = v
+            got = z[0]
+            assert got.dtype == want.dtype and (got == want or (np.isnat(got) and np.isnat(want))), (dt, v)

@@ -74,8 +74,12 @@ def empty(shape: Any, **kwargs: Any) -> Array:
 
 
 def _is_text(dtype: Any) -> bool:
-    return dtype in (str, bytes) or (isinstance(dtype, str) and dtype in ("str", "bytes", "string")) or \
-        (isinstance(dtype, np.dtype) and dtype.kind in "OUS")
+    if dtype in (str, bytes) or (isinstance(dtype, str) and dtype in ("str", "bytes", "string")):
+        return True
+    try:
+        return np.dtype(dtype).kind in "OUS"  # "U3", "S5", np.dtype("<U3")
+    except TypeError:
+        return False
 
 
 def zeros(shape: Any, **kwargs: Any) -> Array:

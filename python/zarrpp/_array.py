@@ -587,9 +587,15 @@ class Array(_Node):
                 out[()] = bytes(value) if isinstance(value, (bytearray, memoryview)) else value
                 return out
             return np.asarray(value, dtype=object)  # keeps bytes exactly (b"\x00" is not b"")
+        if dt.kind in "USMm":
+            # NumPy's own assignment (text cut to the width, dates converted between units, and
+            # its refusals: floats or NaN into datetime64, years into minutes), into a buffer
+            if isinstance(value, np.ndarray) and value.dtype == dt and value.dtype.isnative:
+                return value
+            out = np.empty(np.shape(value), dtype=dt)
+            out[...] = value
+            return out
         a = np.asarray(value)
-        if dt.kind in "USMm":  # NumPy's assignment: text is cut to the width, dates convert units
-            return a if a.dtype == dt and a.dtype.isnative else a.astype(dt, casting="unsafe")
         if not isinstance(value, (np.ndarray, np.generic)) and dt.kind in "iufcb":
             a = _python_numbers(value, a, dt)
         if a.dtype.kind in "OSUMm" or (a.dtype.kind == "V") != (dt.kind == "V"):
@@ -1167,6 +1173,9 @@ def create_array(
     data, shape, dtype = _from_data(data, shape, dtype)
     shape_t = _as_shape(shape, "shape")
     np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
+    if np_dtype.kind in "US" and fill_value is not None and fill_value is not DEFAULT_FILL_VALUE and \
+            not isinstance(fill_value, (str, bytes)):
+        fill_value = np.array(fill_value, dtype=np_dtype)[()].item()  # NumPy's text of it (0 -> "0")
     if isinstance(serializer, ShardingCodec):
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)

@@ -105,8 +105,8 @@ class ZarrppDataStore(AbstractDataStore):
                  for k, v in dict(z.attrs).items() if k != _V2_DIMS}
         if z.zarr_format == 2 and "_FillValue" not in attrs and z.metadata.get("fill_value") is not None:
             # as xarray's zarr backend: a v2 array's fill value is the variable's missing value
-            fv = z.fill_value
-            attrs["_FillValue"] = fv.item() if isinstance(fv, np.generic) else fv
+            fv = z.fill_value  # a Python number as zarr-python 2 gives it; dates stay NumPy's (NaT)
+            attrs["_FillValue"] = fv.item() if isinstance(fv, np.generic) and fv.dtype.kind not in "mM" else fv
         unit = z.shards if z.shards is not None else z.chunks
         encoding = {
             "chunks": tuple(z.chunks),
