@@ -81,6 +81,14 @@ class _DefaultFillValue:
 DEFAULT_FILL_VALUE: Any = _DefaultFillValue()
 
 
+def _text_fill(fill_value: Any, np_dtype: np.dtype) -> Any:
+    """A fill value that is not text for a U/S array: NumPy's text of it (0 -> "0")."""
+    if np_dtype.kind in "US" and fill_value is not None and fill_value is not DEFAULT_FILL_VALUE and \
+            not isinstance(fill_value, (str, bytes)):
+        return np.array(fill_value, dtype=np_dtype)[()].item()
+    return fill_value
+
+
 def _core_fill_value(fill_value: Any, zarr_format: Optional[int]) -> Any:
     if fill_value is DEFAULT_FILL_VALUE:
         return None
@@ -1173,9 +1181,7 @@ def create_array(
     data, shape, dtype = _from_data(data, shape, dtype)
     shape_t = _as_shape(shape, "shape")
     np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
-    if np_dtype.kind in "US" and fill_value is not None and fill_value is not DEFAULT_FILL_VALUE and \
-            not isinstance(fill_value, (str, bytes)):
-        fill_value = np.array(fill_value, dtype=np_dtype)[()].item()  # NumPy's text of it (0 -> "0")
+    fill_value = _text_fill(fill_value, np_dtype)
     if isinstance(serializer, ShardingCodec):
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)
