@@ -869,3 +869,25 @@ TEST(ZarrV2, ArraysCreatedWithoutFillValueStateNull) {
   EXPECT_TRUE(store->exists("n/0") && store->exists("n/1"));  // zarr-python 2 would not read zeros there
   EXPECT_THROW(Array::create(store, "v3", {.shape = {3}, .chunks = {2}, .fill_value = Json(nullptr)}), ArgumentError);
 }
+
+// zarr-python 3 states blosc's typesize as the element size even above Blosc's 255 (a U100 array:
+// 400), which Blosc takes as 1: such arrays open, read and write.
+TEST(ZarrPython3, BloscTypesizesAbove255AreTakenAsBloscTakesThem) {
+  auto store = MemoryStore::create();
+  const Json doc = Json::parse(R"({"zarr_format": 3, "node_type": "array", "shape": [3],
+    "data_type": {"name": "fixed_length_utf32", "configuration": {"length_bytes": 400}},
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+    "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}}, "fill_value": "x",
+    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+               {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "shuffle",
+                                                   "typesize": 400, "blocksize": 0}}]})");
+  auto a = Array::create(store, "u", ArrayMetadata::from_json(doc));
+  std::vector<char32_t> v(200, U'\0');
+  v[0] = U'h';
+  v[100] = U'\u00e9';
+  a.write({slice(0, 2)}, NDView::c_order(v.data(), DataType::fixed_utf32(100), {2}));
+  const auto r = Array::open(store, "u").read();
+  EXPECT_EQ(std::memcmp(r.raw_data(), v.data(), 800), 0);
+  EXPECT_EQ(static_cast<char32_t>(reinterpret_cast<const char32_t*>(r.raw_data())[200]), U'x');  // the fill value
+  EXPECT_EQ(Json::parse(S(*store->get("u/zarr.json")))["codecs"][1]["configuration"]["typesize"], 400);
+}

@@ -39,7 +39,9 @@ class BloscCodecImpl final : public BytesToBytesCodec {
     const std::int64_t def_ts = static_cast<std::int64_t>(std::min<std::size_t>(dtype.size(), 255));
     if (!cfg.contains("typesize") && shuffle_ != BLOSC_NOSHUFFLE)
       config_fail(kName, "\"typesize\" is required unless \"shuffle\" is \"noshuffle\"", cfg);
-    typesize_ = static_cast<int>(config_int(kName, cfg, "typesize", 1, 255, def_ts));
+    // zarr-python 3 states an element's size even above 255 (U100: 400), which Blosc itself takes
+    // as 1, as it does any typesize above its maximum.
+    typesize_ = static_cast<int>(config_int(kName, cfg, "typesize", 1, std::numeric_limits<int>::max(), def_ts));
     blocksize_ = static_cast<int>(config_int(kName, cfg, "blocksize", 0, std::numeric_limits<int>::max(), 0));
   }
   std::string name() const override { return kName; }
