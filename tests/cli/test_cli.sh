@@ -518,10 +518,10 @@ np.save('$N/t.npy', np.array(['2020-01-02T03:04:05.678', 'NaT'], dtype='<M8[ms]'
 np.save('$N/d.npy', np.array([90, -1], dtype='>m8[10s]'))"
 expect_ok "$Z" create "$N/u.zarr" --shape 3 --chunks 2 --dtype U5 --fill-value hi
 expect_ok "$Z" set "$N/u.zarr" 1:3 --from "$N/u.npy"
-expect_eq "$("$Z" get "$N/u.zarr")" "[   'hi'    'ab' 'héllo']" "U5 prints as NumPy prints it"
+expect_eq "$("$Z" get "$N/u.zarr")" "['hi' 'ab' 'héllo']" "U5 prints as NumPy prints it (text is not lined up)"
 expect_ok "$Z" create "$N/s.zarr" --shape 2 --chunks 2 --dtype S3
 expect_ok "$Z" set "$N/s.zarr" --from "$N/s.npy"
-expect_eq "$("$Z" get "$N/s.zarr")" "[b'a\\x00b'    b'xyz']" "S3 keeps inner NULs"
+expect_eq "$("$Z" get "$N/s.zarr")" "[b'a\\x00b' b'xyz']" "S3 keeps inner NULs"
 expect_ok "$Z" create "$N/t.zarr" --shape 3 --chunks 2 --dtype 'M8[ms]' --fill-value NaT
 expect_ok "$Z" set "$N/t.zarr" 0:2 --from "$N/t.npy"
 expect_eq "$("$Z" get "$N/t.zarr")" "['2020-01-02T03:04:05.678'                     'NaT'                     'NaT']" \
@@ -544,7 +544,21 @@ expect_err "data type mismatch" "$Z" set "$N/t.zarr" 0:2 --from "$N/u.npy"
 expect_err "without a unit" "$Z" create "$N/g.zarr" --shape 2 --chunks 2 --dtype M8
 expect_ok "$Z" create "$N/digits.zarr" --shape 2 --chunks 2 --dtype U3 --fill-value 123
 expect_ok "$Z" set "$N/digits.zarr" 0 --value 45
-expect_eq "$("$Z" get "$N/digits.zarr")" "[ '45' '123']" "U<n> values are text as typed, digits too"
+expect_eq "$("$Z" get "$N/digits.zarr")" "['45' '123']" "U<n> values are text as typed, digits too"
+$PY -c "
+import numpy as np
+np.save('$N/tricky.npy', np.array([\"it's\", 'say \"hi\"', 'tab\there', '\x7f\xa0\u00e9', '\u2028', 'a\\\\b'], dtype='U8'))
+np.save('$N/trickyb.npy', np.array([b\"it's\", b'\xff\t\"', b'\x00x'], dtype='S4'))"
+for k in tricky trickyb; do
+  expect_ok "$Z" create "$N/$k.zarr" --shape "$($PY -c "import numpy as np; print(len(np.load('$N/$k.npy')))")" --chunks 4 \
+    --dtype "$($PY -c "import numpy as np; print(np.load('$N/$k.npy').dtype.str)")"
+  expect_ok "$Z" set "$N/$k.zarr" --from "$N/$k.npy"
+  expect_eq "$("$Z" get "$N/$k.zarr")" "$($PY -c "import numpy as np; print(np.load('$N/$k.npy'))")" \
+    "$k: quotes, escapes and non-printing characters as NumPy prints them"
+done
+expect_ok "$Z" create "$N/sv.zarr" --shape 2 --chunks 2 --dtype S4 --fill-value abcd
+expect_ok "$Z" set "$N/sv.zarr" 0 --value test
+expect_eq "$("$Z" get "$N/sv.zarr")" "[b'test' b'abcd']" "S<n> values are the bytes typed (not base64)"
 
 # .npy headers (issue 30, item 5): NumPy is the oracle (tests/cli/npy_headers.py). Every header it
 # refuses, and every header with a repeated key, is refused by set --from; the ones it reads are

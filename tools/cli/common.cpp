@@ -141,13 +141,21 @@ Json scalar_json(const std::string& v) {
   }
 }
 
+Json cli_value_json(const std::string& v, const DataType& t) {
+  using Id = DataType::Id;
+  if (t == DataType::string_t || t.id() == Id::fixed_utf32) return v;  // text as typed, digits too
+  if (t.id() == Id::fixed_bytes)  // the bytes typed (as NumPy's S<n> takes text), not base64
+    return base64_encode({reinterpret_cast<const std::uint8_t*>(v.data()), v.size()});
+  return scalar_json(v);
+}
+
 // `what` names the option the value came from: the value is parsed as a fill value is, but a
 // refusal must name the option given (not "fill_value", which the user never gave).
 NDArray scalar_array(const std::string& v, const DataType& t, const std::string& what) {
   NDArray a(t, {});
   Bytes b;
   try {
-    b = parse_fill_value(t.id() == DataType::Id::fixed_utf32 ? Json(v) : scalar_json(v), t);  // text as typed
+    b = parse_fill_value(cli_value_json(v, t), t);
   } catch (const MetadataError& e) {
     // parse_fill_value says "fill_value: X is not valid for data type T: why"; keep the why.
     const std::string m = e.what(), mark = "for data type " + t.name() + ": ";

@@ -23,6 +23,9 @@ std::string compressor_forms();
 std::optional<codec::Any> parse_compressor(const std::string& s);
 std::vector<codec::Any> compressors_of(const std::string& s);
 Json scalar_json(const std::string& v);
+// A value typed on the command line in the JSON form the data type's fill value takes: text as
+// typed for string and U<n>, the typed bytes for S<n>, else scalar_json.
+Json cli_value_json(const std::string& v, const DataType& t);
 NDArray scalar_array(const std::string& v, const DataType& t, const std::string& what);
 std::string one_line(std::string_view m);
 std::size_t parse_axis(const std::string& text, std::size_t ndim);

@@ -33,8 +33,8 @@ void CreateCommand::add(CLI::App& app) {
                    "spelling (i4, <f8, U12, S5, M8[ns], m8[s], ...)")
       ->required();
   sub_->add_option("--fill-value", fill_,
-                   "Fill value (default 0 / false / empty): text for U<n> and string, base64 for S<n> and bytes, a "
-                   "count of the unit or NaT for datetime64/timedelta64");
+                   "Fill value (default 0 / false / empty): text as typed for U<n>, S<n> and string, base64 for "
+                   "bytes, a count of the unit or NaT for datetime64/timedelta64");
   sub_->add_option("--compressor", comp_, compressor_forms());
   sub_->add_flag("--crc32c", crc_, "Append a CRC32C checksum to every chunk");
   sub_->add_option("--shards", shards_,
@@ -54,8 +54,7 @@ void CreateCommand::add(CLI::App& app) {
 ArraySpec CreateCommand::make_spec() const {
   ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = DataType::from_user(dtype_)};
   spec.chunks = chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size()) : parse_shape(chunks_, "--chunks");
-  const bool text = spec.dtype == DataType::string_t || spec.dtype.id() == DataType::Id::fixed_utf32;
-  if (!fill_.empty()) spec.fill_value = text ? Json(fill_) : scalar_json(fill_);
+  if (!fill_.empty()) spec.fill_value = cli_value_json(fill_, spec.dtype);
   spec.compressors = compressors_of(comp_);
   spec.crc32c = crc_;
   if (!shards_.empty())

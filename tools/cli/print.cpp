@@ -53,18 +53,44 @@ std::string fmt_raw(const std::byte* p, std::size_t n) {
 }
 
 // Python's repr of text: 'x' with backslash escapes for quotes and control characters.
-std::string quoted(const std::string& utf8, bool bytes) {
+std::string quoted(const std::vector<std::uint32_t>& cps, bool bytes) {
   static const char* hex = "0123456789abcdef";
-  std::string r = bytes ? "b'" : "'";
-  for (const unsigned char c : utf8) {
-    if (c == '\\' || c == '\'')
-      r += std::string("\\") + static_cast<char>(c);
-    else if (c >= 0x20 && (c < 0x7f || !bytes))
+  const bool has_single = std::find(cps.begin(), cps.end(), '\'') != cps.end();
+  const bool has_double = std::find(cps.begin(), cps.end(), '"') != cps.end();
+  const char q = has_single && !has_double ? '"' : '\'';
+  std::string r = bytes ? std::string("b") + q : std::string(1, q);
+  for (const std::uint32_t c : cps) {
+    if (c == '\\' || c == static_cast<std::uint32_t>(q)) {
+      r += '\\';
       r += static_cast<char>(c);
-    else
+    } else if (c == '\t' || c == '\n' || c == '\r') {
+      r += c == '\t' ? "\\t" : c == '\n' ? "\\n" : "\\r";
+    } else if (c < 0x20 || c == 0x7f || (bytes ? c >= 0x80 : (c >= 0x80 && c <= 0xa0) || c == 0xad)) {
       r += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    } else if ((c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF) {
+      std::string h;
+      for (int k = c > 0xFFFF ? 7 : 3; k >= 0; --k) h += hex[(c >> (4 * k)) & 15];
+      r += (c > 0xFFFF ? "\\U" : "\\u") + h;
+    } else if (c == 0x2028 || c == 0x2029) {
+      r += std::string("\\u") + hex[(c >> 12) & 15] + hex[(c >> 8) & 15] + hex[(c >> 4) & 15] + hex[c & 15];
+    } else {
+      append_utf8(r, c);
+    }
   }
-  return r + "'";
+  return r + q;
+}
+
+// Python's repr of text or bytes (NumPy prints U and S elements so).
+std::string quoted(const std::string& raw, bool bytes) {
+  std::vector<std::uint32_t> cps;
+  for (std::size_t i = 0; i < raw.size();) {
+    std::uint32_t cp = static_cast<unsigned char>(raw[i]);
+    const std::size_t len = bytes || cp < 0x80 ? 1 : decode_utf8(raw, i, cp, true);
+    if (len == 0) cp = static_cast<unsigned char>(raw[i]);  // not UTF-8: shown byte by byte
+    cps.push_back(cp);
+    i += len == 0 ? 1 : len;
+  }
+  return quoted(cps, bytes);
 }
 
 // A U<n> element as NumPy prints it: its text without the trailing NULs.
@@ -72,9 +98,7 @@ std::string fmt_utf32(const std::byte* p, std::size_t n) {
   std::vector<std::uint32_t> cps(n / 4);
   std::memcpy(cps.data(), p, n);
   while (!cps.empty() && cps.back() == 0) cps.pop_back();
-  std::string s;
-  for (const auto cp : cps) append_utf8(s, cp > 0x10FFFF ? 0xFFFD : cp);
-  return quoted(s, false);
+  return quoted(cps, false);
 }
 
 std::string fmt_fixed_bytes(const std::byte* p, std::size_t n) {
@@ -240,7 +264,8 @@ void print_array(std::ostream& os, const NDArray& a) {
   for (std::int64_t i = 0; i < a.size(); ++i) {
     cells[static_cast<std::size_t>(i)] =
         element_str(a.raw_data() + i * static_cast<std::int64_t>(a.dtype().size()), a.dtype());
-    width = std::max(width, shown_width(cells[static_cast<std::size_t>(i)]));
+    if (a.dtype().kind() != DataKind::Text)  // NumPy lines up numbers and dates, not text
+      width = std::max(width, shown_width(cells[static_cast<std::size_t>(i)]));
   }
   if (shape.empty()) {
     os << cells[0] << "\n";
@@ -264,7 +289,7 @@ void print_array(std::ostream& os, const NDArray& a) {
       if (d + 1 == shape.size()) {
         if (!first) os << " ";
         const auto& c = cells[static_cast<std::size_t>(off + i)];
-        os << std::string(width - shown_width(c), ' ') << c;
+        os << std::string(width - std::min(width, shown_width(c)), ' ') << c;
       } else {
         if (!first) os << std::string(shape.size() - d - 1, '\n') << std::string(indent + 1, ' ');
         rec(d + 1, off + i * strides[d], indent + 1);
