@@ -250,6 +250,38 @@ TEST(ZarrV2, OneFillValueFieldHoldsWhatEachFormatStates) {
   EXPECT_TRUE(b.metadata().must_store_empty_chunks());
 }
 
+// An object array whose .zarray fill value is not of its type (0, null, text on a bytes array):
+// elements no chunk holds read flagged as missing (zarr-python 2 returns that value for them), the
+// elements of a stored chunk never do, and a flagged element is written as the empty element.
+TEST(ZarrV2, ObjectArraysFlagElementsNoChunkHolds) {
+  auto store = MemoryStore::create();
+  const std::string doc = R"({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "|O", "compressor": null,
+      "fill_value": 0, "order": "C", "filters": [{"id": "vlen-utf8"}]})";
+  store->set("o/.zarray", Bytes(doc.begin(), doc.end()));
+  auto z = Array::open(store, "o");
+  ASSERT_NE(z.metadata().missing_element(), nullptr);
+  EXPECT_EQ(*z.metadata().missing_element(), Json(0));
+  write_vlen(z, {slice(0, 1)}, VlenValues{{1}, {"a"}});
+  auto got = read_vlen(z);
+  EXPECT_EQ(got.values, (std::vector<std::string>{"a", "", "", ""}));
+  EXPECT_EQ(got.missing, (std::vector<bool>{false, false, true, true}));  // [1] is stored, empty
+  write_vlen(z, {slice(2, 4)}, VlenValues{{2}, {"", ""}, {true, false}});
+  got = read_vlen(z);
+  EXPECT_EQ(got.values, (std::vector<std::string>{"a", "", "", ""}));
+  EXPECT_TRUE(got.missing.empty());  // every chunk stored now (both all-empty: other readers see 0 else)
+  EXPECT_TRUE(store->exists("o/1"));
+  // Arrays whose missing elements read as their fill value have no flags, and take none.
+  auto v3 = Array::create(store, "v3", {.shape = {4}, .chunks = {2}, .dtype = DataType::string_t});
+  EXPECT_EQ(v3.metadata().missing_element(), nullptr);
+  EXPECT_TRUE(read_vlen(v3).missing.empty());
+  EXPECT_THROW(write_vlen(v3, {slice(0, 1)}, VlenValues{{1}, {""}, {true}}), SelectionError);
+  EXPECT_THROW(write_vlen(z, {slice(0, 2)}, VlenValues{{2}, {"", ""}, {true}}), SelectionError);  // one flag, 2 values
+  // zarrpp's own v2 bytes arrays state no fill value: their missing elements are flagged too.
+  auto b = Array::create(store, "b", {.shape = {4}, .chunks = {2}, .dtype = DataType::bytes_t, .zarr_format = 2});
+  EXPECT_EQ(*b.metadata().missing_element(), Json(nullptr));
+  EXPECT_EQ(read_vlen(b).missing, std::vector<bool>(4, true));
+}
+
 // Replacing a node lists its chunks from its document first; a document that cannot say which keys
 // are chunks (v2 and v3 alike) stops the replacement with nothing deleted.
 TEST(ZarrV2, ReplacingANodeWhoseKeysCannotBeToldDeletesNothing) {

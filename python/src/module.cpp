@@ -416,10 +416,28 @@ template <class F>
 auto without_gil(F&& f) -> decltype(f());
 
 // ---- variable-length elements: NumPy object arrays of str (string) or bytes (bytes) ----
-py::array vlen_to_numpy(const zarrpp::VlenValues& v, bool bytes) {
+// How an array's variable-length elements look in Python: str or bytes objects, and, for a Zarr v2
+// object array whose fill value is not of its type, the object its missing elements read as
+// (ArrayMetadata::missing_element: 0 or None, as zarr-python 2 returns them).
+struct VlenForm {
+  bool bytes = false;
+  std::optional<py::object> missing;
+};
+py::object attrs_to_python(const Json& j);
+VlenForm vlen_form(const Array& a) {
+  const zarrpp::ArrayMetadata md = a.metadata();
+  VlenForm f{md.data_type == DataType::bytes_t, std::nullopt};
+  if (const Json* m = md.missing_element()) f.missing = attrs_to_python(*m);
+  return f;
+}
+
+py::array vlen_to_numpy(const zarrpp::VlenValues& v, const VlenForm& form) {
   py::list items;
-  for (const auto& x : v.values) {
-    if (bytes)
+  for (std::size_t i = 0; i < v.values.size(); ++i) {
+    const auto& x = v.values[i];
+    if (!v.missing.empty() && v.missing[i])
+      items.append(*form.missing);
+    else if (form.bytes)
       items.append(py::bytes(x));
     else
       items.append(py::reinterpret_steal<py::object>(
@@ -430,15 +448,28 @@ py::array vlen_to_numpy(const zarrpp::VlenValues& v, bool bytes) {
   return flat.attr("reshape")(to_tuple(v.shape));
 }
 
-zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
+// Whether `o` is the array's missing element (the same type and value: 0, not 0.0 or False).
+bool is_missing(const py::handle& o, const VlenForm& form) {
+  if (!form.missing) return false;
+  if (form.missing->is_none()) return o.is_none();
+  return py::type::of(o).is(py::type::of(*form.missing)) && o.equal(*form.missing);
+}
+
+zarrpp::VlenValues numpy_to_vlen(const py::handle& data, const VlenForm& form) {
   auto np = py::module_::import("numpy");
   py::array arr = np.attr("asarray")(data, "dtype"_a = "O");
   zarrpp::VlenValues v;
   for (py::ssize_t d = 0; d < arr.ndim(); ++d) v.shape.push_back(arr.shape(d));
   py::list flat = arr.attr("ravel")().attr("tolist")();
   v.values.reserve(flat.size());
-  for (const auto& o : flat) {
-    if (bytes) {
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    const py::handle o = flat[i];
+    if (is_missing(o, form)) {
+      // stored as the empty element, as numcodecs' VLenUTF8 / VLenBytes store it
+      if (v.missing.empty()) v.missing.resize(flat.size());
+      v.missing[i] = true;
+      v.values.emplace_back();
+    } else if (form.bytes) {
       if (!py::isinstance<py::bytes>(o) && !PyByteArray_Check(o.ptr()))
         throw py::type_error("a bytes array takes bytes objects, got " +
                              py::str(py::type::of(o).attr("__name__")).cast<std::string>());
@@ -453,13 +484,11 @@ zarrpp::VlenValues numpy_to_vlen(const py::handle& data, bool bytes) {
   return v;
 }
 
-bool is_bytes(const Array& a) { return a.dtype() == DataType::bytes_t; }
-
 // Selections are zero-based, or with `coords` in the domain's coordinates (Array::Coords).
 // The elements of a read as Python sees them: an array of str/bytes objects for a variable-length
 // data type, else the NumPy array itself.
-py::array to_python(zarrpp::Elements&& e, bool bytes) {
-  if (auto* v = std::get_if<zarrpp::VlenValues>(&e)) return vlen_to_numpy(*v, bytes);
+py::array to_python(zarrpp::Elements&& e, const Array& a) {
+  if (auto* v = std::get_if<zarrpp::VlenValues>(&e)) return vlen_to_numpy(*v, vlen_form(a));
   return to_numpy(std::move(std::get<zarrpp::NDArray>(e)));
 }
 
@@ -469,7 +498,7 @@ class ElementsIn {
  public:
   ElementsIn(const Array& a, const py::array& data) {
     if (a.dtype().is_vlen())
-      vlen_ = numpy_to_vlen(data, is_bytes(a));
+      vlen_ = numpy_to_vlen(data, vlen_form(a));
     else
       view_ = view_of(data);
   }
@@ -482,7 +511,7 @@ class ElementsIn {
 
 py::array read_selection(const Array& a, const zarrpp::Selection& sel, bool coords) {
   if (a.dtype().is_vlen())
-    return to_python(without_gil([&] { return a.read(coords ? a.coords().plan(sel) : a.plan(sel)); }), is_bytes(a));
+    return to_python(without_gil([&] { return a.read(coords ? a.coords().plan(sel) : a.plan(sel)); }), a);
   // A coordinate selection outside the domain this handle knows re-reads the metadata: let that
   // refresh the handle itself, not only the pinned copy.
   if (coords) without_gil([&] { a.coords().selection_shape(sel); });
@@ -543,7 +572,7 @@ py::object get_index(const Array& a, const py::object& selection, const std::str
     result = read_selection(coords ? a : snap, plan.selection, coords);
   } else {
     const Array& on = coords ? a : snap;  // (coords: see read_selection)
-    result = to_python(without_gil([&] { return on.read(plan); }), is_bytes(snap));
+    result = to_python(without_gil([&] { return on.read(plan); }), snap);
   }
   if (plan.scalar && out.is_none()) return result[py::tuple()];
   return put_out(result, out);
@@ -729,6 +758,12 @@ void bind_array_description(py::class_<Array>& cls) {
                                                 s.fill_value().size());
                              })
       .def_property_readonly("fill_value_json", [](const Array& a) { return zarrpp::json_text(a.fill_value_json()); })
+      .def_property_readonly("missing_element",
+                             [](const Array& a) -> py::object {
+                               // (value,) when missing elements read as a value not of the type
+                               const auto m = vlen_form(a).missing;
+                               return m ? py::object(py::make_tuple(*m)) : py::object(py::none());
+                             })
       .def(
           "xarray_fill_from_attribute",
           [](const Array& a, const std::string& attr_json) -> py::object {

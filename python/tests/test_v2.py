@@ -433,9 +433,8 @@ def test_object_arrays_both_ways_with_zarr_python_2(tmp_path):
                 got = zarrpp.open_array(path, mode="r")[:]
                 assert got.dtype == object and got.shape == (3, 3)
                 assert got[:2].tolist() == data.tolist(), path
-                # The missing chunk row: zarr-python 2 returns its fill value, the number 0; zarrpp
-                # returns "" / b"" (documented).
-                assert got[2].tolist() == [b"" if k else ""] * 3
+                # The missing chunk row: zarr-python 2 returns its fill value, the number 0, as zarrpp.
+                assert [type(v) for v in got[2]] == [int] * 3 and got[2].tolist() == [0] * 3
         # zarrpp writes v2 object arrays zarr-python 2 reads.
         path = str(tmp_path / f"w{k}")
         a = zarrpp.create_array(path, shape=(2, 3), chunks=(1, 2), dtype=bytes if k else str, zarr_format=2,
@@ -444,6 +443,68 @@ def test_object_arrays_both_ways_with_zarr_python_2(tmp_path):
         r = zarr.open(path, mode="r")
         assert r.dtype == object and r[:].tolist() == data.tolist()
         assert json.load(open(os.path.join(path, ".zarray")))["filters"] == [{"id": "vlen-bytes" if k else "vlen-utf8"}]
+
+
+def same_objects(a, b):
+    """Equal object arrays whose elements are also of the same types (0 is not "", None is not b"")."""
+    return a.shape == b.shape and [(type(x), x) for x in a.ravel()] == [(type(x), x) for x in b.ravel()]
+
+
+OBJECT_FILLS = [{}, {"fill_value": 0}, {"fill_value": None}, {"fill_value": ""}, {"fill_value": "x"}]
+
+
+@pytest.mark.parametrize("kw", OBJECT_FILLS, ids=["default", "0", "None", "empty", "x"])
+@pytest.mark.parametrize("codec", [numcodecs.VLenUTF8(), numcodecs.VLenBytes()], ids=["utf8", "bytes"])
+def test_object_arrays_missing_elements_read_as_zarr_python_2_reads_them(tmp_path, codec, kw):
+    # Missing elements are what .zarray's fill value says, even where that is not of the array's
+    # type (0, None, text on a bytes array); elements of a written chunk never assigned are empty.
+    path = str(tmp_path / "o")
+    utf8 = isinstance(codec, numcodecs.VLenUTF8)
+    # numcodecs cannot encode text in a bytes chunk: there, only whole chunks are written.
+    whole = not utf8 and isinstance(kw.get("fill_value"), str)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = zarr.open(path, mode="w", shape=(3, 4), chunks=(2, 2), dtype=object, object_codec=codec, **kw)
+        if whole:
+            ref[:2, :2] = [[b"p", b"q"], [b"r", b""]]
+        else:
+            ref[0, :2] = ["p", "q"] if utf8 else [b"p", b"q"]
+    want = ref[:]
+    z = zarrpp.open_array(path, mode="r+")
+    assert same_objects(z[:], want) and same_objects(z[1:, 1:3], want[1:, 1:3])
+    assert same_objects(z.vindex[[0, 2], [1, 3]], want[[0, 2], [1, 3]])
+    assert (type(z.fill_value), z.fill_value) == (type(ref.fill_value), ref.fill_value)
+    printed = json.loads(subprocess.run([CLI, "get", path], check=True, capture_output=True, text=True).stdout)
+    as_json = [[v.decode() if isinstance(v, bytes) else v for v in row] for row in want.tolist()]
+    if isinstance(codec, numcodecs.VLenBytes):
+        as_json = [[f"b'{v}'" if isinstance(w, bytes) else v for v, w in zip(r, wr)]
+                   for r, wr in zip(as_json, want.tolist())]
+    assert printed == as_json
+    if whole:
+        return
+    # What zarrpp reads it writes back as zarr-python 2 would (missing values stored empty).
+    z[:] = z[:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref[:] = want
+    assert same_objects(zarr.open(path, mode="r")[:], ref[:])
+    assert same_objects(z[:], ref[:])
+
+
+@pytest.mark.parametrize("dtype", [str, bytes])
+def test_object_arrays_zarrpp_writes_read_alike_in_zarr_python_2(tmp_path, dtype):
+    path = str(tmp_path / "w")
+    z = zarrpp.create_array(path, shape=(4,), chunks=(2,), dtype=dtype, zarr_format=2)
+    z[:2] = ["a", ""] if dtype is str else [b"a", b""]
+    ref = zarr.open(path, mode="r")
+    assert same_objects(z[:], ref[:]) and same_objects(zarrpp.open_array(path)[:], ref[:])
+    assert z.fill_value == ref.fill_value
+    if dtype is bytes:  # no fill value (zarr-python 2 cannot state bytes): missing elements are None
+        assert z[:].tolist() == [b"a", b"", None, None]
+        with pytest.raises(TypeError, match="takes bytes objects, got int"):
+            z[0] = 0  # only the array's own missing value (None) is taken besides bytes
+    from zarrpp.dask import from_zarrpp
+    assert same_objects(from_zarrpp(path).compute(), ref[:])
 
 
 def test_string_arrays_select_and_grow_like_numbers(tmp_path):

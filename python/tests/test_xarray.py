@@ -384,6 +384,29 @@ def test_string_coordinates_bytes_and_times_read_as_xarrays_zarr_engine_reads_th
     _same_as_xarrays_zarr_engine(v3, path, unshown_fill=["stamp"])
 
 
+def test_object_variables_with_missing_chunks_read_as_xarrays_zarr_engine_reads_them(tmp_path):
+    """Object (str/bytes) variables whose chunks are partly missing: zarr-python 2 reads the missing
+    elements as .zarray's fill value (0 by default, None as xarray writes them), which xarray then
+    masks (0) or keeps (None)."""
+    zarr = pytest.importorskip("zarr")
+    import numcodecs
+    import warnings
+    path = str(tmp_path / "v2.zarr")
+    xr.Dataset({"s": (("x",), np.array(["a", "bb", "c", "d"], dtype=object))}).to_zarr(
+        path, consolidated=False, encoding={"s": {"chunks": (2,)}})
+    g = zarr.open_group(path, mode="r+")
+    for name, codec, kw in [("zero", numcodecs.VLenUTF8(), {}), ("none", numcodecs.VLenUTF8(), {"fill_value": None}),
+                            ("blob", numcodecs.VLenBytes(), {"fill_value": None})]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = g.create(name, shape=(4,), chunks=(2,), dtype=object, object_codec=codec, **kw)
+            a[:1] = ["p"] if name != "blob" else [b"p"]
+        a.attrs["_ARRAY_DIMENSIONS"] = ["x"]
+    theirs = xr.open_dataset(path, engine="zarr", consolidated=False)
+    assert theirs.zero.values[3] != theirs.zero.values[3] and theirs.none.values[3] is None  # NaN, None
+    _same_as_xarrays_zarr_engine(path, path)
+
+
 def test_conversion_keeps_xarrays_missing_values(tmp_path):
     """xarray reads a v2 array's fill value as its missing value (a packed int16 with _FillValue,
     a float with NaN); a v3 array's from the _FillValue attribute, in xarray's encoding, which the

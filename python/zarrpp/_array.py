@@ -391,6 +391,9 @@ class Array(_Node):
     def fill_value(self) -> Any:
         raw = self._core.fill_value_bytes
         if self._dtype.kind == "O":  # str / bytes elements: the text or bytes themselves
+            missing = self._core.missing_element
+            if missing is not None:  # a v2 object array's 0 or None, as zarr-python 2 gives it
+                return missing[0]
             return raw.decode("utf-8") if self._core.dtype_name == "string" else raw
         return np.frombuffer(raw, dtype=self._dtype)[0]
 

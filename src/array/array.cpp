@@ -528,14 +528,20 @@ void write_plan(const Engine& e, const Plan& plan, const NDView& data) {
 // ---- variable-length elements ----
 std::shared_ptr<VlenHeap> new_heap(const Snapshot& s) { return std::make_shared<VlenHeap>(s.meta.fill_text()); }
 
-VlenValues from_indices(const NDArray& idx, const VlenHeap& heap) {
+// Index 0 is the fill value: what missing chunks read as (decoded elements all have an index of
+// their own). Where that is not of the data type (ArrayMetadata::missing_element), it is flagged.
+VlenValues from_indices(const NDArray& idx, const VlenHeap& heap, const ArrayMetadata& m) {
   VlenValues out;
   out.shape = idx.shape();
   const auto n = static_cast<std::size_t>(idx.size());
-  const auto items =
-      heap.get(std::span<const std::uint64_t>(reinterpret_cast<const std::uint64_t*>(idx.raw_data()), n));
+  const std::span<const std::uint64_t> at(reinterpret_cast<const std::uint64_t*>(idx.raw_data()), n);
+  const auto items = heap.get(at);
   out.values.reserve(n);
   for (const auto* p : items) out.values.push_back(*p);
+  if (m.missing_element() && std::find(at.begin(), at.end(), 0) != at.end()) {
+    out.missing.resize(n);
+    for (std::size_t i = 0; i < n; ++i) out.missing[i] = at[i] == 0;
+  }
   return out;
 }
 
@@ -550,16 +556,25 @@ NDArray to_indices(const VlenValues& data, const Snapshot& s, VlenHeap& heap) {
   if (!s.meta.data_type.is_vlen())
     throw SelectionError(ErrorCode::dtype_mismatch,
                          "the array holds " + s.meta.data_type.name() + ", not variable-length elements");
+  if (!data.missing.empty() && data.missing.size() != data.values.size())
+    throw SelectionError(ErrorCode::shape_mismatch, "variable-length data: " + std::to_string(data.missing.size()) +
+                                                        " missing flags for " + std::to_string(data.values.size()) +
+                                                        " values");
+  const auto flagged = [&](std::size_t i) { return !data.missing.empty() && data.missing[i]; };
+  if (!s.meta.missing_element() && std::find(data.missing.begin(), data.missing.end(), true) != data.missing.end())
+    throw SelectionError(ErrorCode::dtype_mismatch,
+                         "the array's missing elements read as its fill value: give that value, not a missing "
+                         "element (only Zarr v2 object arrays whose fill value is not of their type have them)");
   if (s.meta.data_type == DataType::string_t)
     for (std::size_t i = 0; i < data.values.size(); ++i)
-      if (!is_valid_utf8(data.values[i]))
+      if (!flagged(i) && !is_valid_utf8(data.values[i]))
         throw SelectionError(ErrorCode::dtype_mismatch,
                              "value " + std::to_string(i) + " is not valid UTF-8 text, which a string array holds");
   const std::string fill = s.meta.fill_text();
   std::vector<std::string> fresh;
   std::vector<std::uint64_t> idx(data.values.size(), 0);
   for (std::size_t i = 0; i < data.values.size(); ++i)
-    if (data.values[i] != fill) {
+    if (!flagged(i) && data.values[i] != fill) {
       idx[i] = fresh.size() + 1;  // rebased below
       fresh.push_back(data.values[i]);
     }
@@ -675,7 +690,7 @@ Elements Array::read(const IndexPlan& p) const {
   if (!s->meta.data_type.is_vlen()) return run_read(*st_, *s, p, plan);
   auto heap = new_heap(*s);
   auto hs = with_heap(*s, heap);
-  return from_indices(run_read(*st_, *hs, p, plan), *heap);
+  return from_indices(run_read(*st_, *hs, p, plan), *heap, s->meta);
 }
 
 void Array::write(const IndexPlan& p, const ElementsRef& data) {

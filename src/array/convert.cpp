@@ -25,10 +25,11 @@ void keep_xarray_missing_value(const ArrayMetadata& v2, ArrayMetadata& m, std::v
   if (!v2.attributes.contains("_ARRAY_DIMENSIONS") || v2.attributes.contains("_FillValue") ||
       (stated && stated->is_null()))
     return;
-  if (stated) {  // an object array's 0, which zarrpp reads as an empty element
+  if (stated) {  // an object array's 0: xarray masks it, a v3 string array cannot hold it
     if (notes)
       notes->push_back(shown + ": xarray reads its v2 fill value " + stated->dump() +
-                       " as the missing value; zarrpp reads missing elements as empty, so no _FillValue is added");
+                       " as the missing value; after conversion xarray reads those elements as empty (xarray's v3 "
+                       "_FillValue encoding has no form for text)");
     return;
   }
   if (const auto attr = xarray_fill_attribute(v2.fill_value.bytes, v2.data_type)) {
@@ -56,10 +57,16 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
   ArrayMetadata m = v2;
   if (m.zarr_format != 2) return m;
   m.zarr_format = 3;
-  if (const auto& stated = v2.fill_value.v2_stated; stated && notes)
-    notes->push_back(shown + ": fill_value " + stated->dump() + (stated->is_null() ? " (no fill value)" : "") +
-                     " became " + fill_value_to_json(m.fill_value.bytes, m.data_type).dump() +
-                     ", which missing chunks read as (zarrpp read them so already)");
+  if (const auto& stated = v2.fill_value.v2_stated; stated && notes) {
+    const std::string became = fill_value_to_json(m.fill_value.bytes, m.data_type).dump();
+    if (v2.missing_element())  // an object array's 0 / null: its missing elements change
+      notes->push_back(shown + ": fill_value " + stated->dump() + " became " + became + ": elements no chunk holds " +
+                       "read as " + stated->dump() + " before (as zarr-python 2 reads them) and as " + became +
+                       " after (a v3 " + m.data_type.name() + " array holds only " + m.data_type.name() + " values)");
+    else
+      notes->push_back(shown + ": fill_value " + stated->dump() + (stated->is_null() ? " (no fill value)" : "") +
+                       " became " + became + ", which missing chunks read as (zarrpp read them so already)");
+  }
   keep_xarray_missing_value(v2, m, notes, shown);
   m.fill_value.v2_stated.reset();
   m.v2 = ArrayMetadata::V2{};

@@ -392,6 +392,16 @@ expect_ok "$Z" set "$V/s.zarr" "1:3" --value "héllo"
 expect_eq "$("$Z" get "$V/s.zarr")" '["n/a","héllo","héllo","n/a"]' "string arrays print as JSON"
 expect_err "cannot hold" "$Z" get "$V/s.zarr" --out "$V/s.npy"
 expect_err "cannot hold" "$Z" append "$V/s.zarr" --axis 0 --from "$V/row.npy"
+# A v2 object array whose fill value is zarr-python 2's default 0: missing elements print as 0,
+# as zarr-python 2 reads them; a v2 bytes array states no fill value: they print as null.
+$PY -c "
+import zarr, numcodecs
+z = zarr.open('$V/o.zarr', mode='w', shape=4, chunks=2, dtype=object, object_codec=numcodecs.VLenUTF8())
+z[:1] = ['a']" 2>/dev/null
+expect_eq "$("$Z" get "$V/o.zarr")" '["a","",0,0]' "missing elements of a v2 object array print as its fill value 0"
+expect_ok "$Z" create "$V/b2.zarr" --shape 3 --chunks 2 --dtype bytes --zarr-format 2
+expect_ok "$Z" set "$V/b2.zarr" "0" --value "x"
+expect_eq "$("$Z" get "$V/b2.zarr")" '["b'"'"'x'"'"'","b'"'"''"'"'",null]' "missing elements of a v2 bytes array print as null"
 # The regular_bounded conformance corpus: every array to refuse gets one error line from info and
 # get; every array to read prints its domain and exact values (checked against the .npy).
 CORPUS=$(cd "$(dirname "$0")/../../conformance/regular_bounded" && pwd)

@@ -36,7 +36,8 @@ void GetCommand::run() {
     if (!out_.empty())
       throw ArgumentError("get --out: a .npy file cannot hold the variable-length " + z.dtype().name() +
                           " elements of this array; print them instead (no --out)");
-    print_vlen(std::cout, std::get<VlenValues>(z.read(plan)), z.dtype() == DataType::bytes_t);
+    const ArrayMetadata m = z.metadata();
+    print_vlen(std::cout, std::get<VlenValues>(z.read(plan)), z.dtype() == DataType::bytes_t, m.missing_element());
   } else if (out_.empty()) {
     print_array(std::cout, std::get<NDArray>(z.read(plan)));
   } else if (plan.kind == IndexPlan::Kind::orthogonal) {

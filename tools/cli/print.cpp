@@ -243,11 +243,14 @@ std::string element_str(const std::byte* p, const DataType& t) {
 }  // namespace
 
 // Variable-length elements: nested JSON lists of strings (bytes as Python's b'...' repr).
-void print_vlen(std::ostream& os, const VlenValues& v, bool bytes) {
-  auto cell = [&](const std::string& x) -> Json { return bytes ? Json(quoted(x, true)) : Json(x); };
+void print_vlen(std::ostream& os, const VlenValues& v, bool bytes, const Json* missing) {
+  auto cell = [&](std::size_t i) -> Json {
+    if (!v.missing.empty() && v.missing[i] && missing) return *missing;
+    return bytes ? Json(quoted(v.values[i], true)) : Json(v.values[i]);
+  };
   std::size_t at = 0;
   std::function<Json(std::size_t)> rec = [&](std::size_t d) -> Json {
-    if (d == v.shape.size()) return cell(v.values[at++]);
+    if (d == v.shape.size()) return cell(at++);
     Json a = Json::array();
     for (std::int64_t i = 0; i < v.shape[d]; ++i) a.push_back(rec(d + 1));
     return a;

@@ -61,9 +61,16 @@ struct ArraySpec {
 
 // The elements of a variable-length ("string" / "bytes") selection: its shape and the values in
 // C order (UTF-8 text for "string", any bytes for "bytes").
+//
+// `missing` is empty, or holds one flag per value. A read sets it (and leaves the value empty) for
+// the elements no stored chunk holds, on arrays whose missing elements are not of their type
+// (ArrayMetadata::missing_element: a Zarr v2 object array whose fill value is 0 or null, which
+// zarr-python 2 returns as those). A write stores a flagged element as the empty element, as
+// numcodecs stores the missing value; only such arrays take flags.
 struct VlenValues {
   Shape shape;
   std::vector<std::string> values;
+  std::vector<bool> missing = {};
 };
 
 // The elements a read gives: fixed-size ones in an NDArray, variable-length ones as VlenValues

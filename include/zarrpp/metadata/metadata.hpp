@@ -219,6 +219,13 @@ struct ArrayMetadata {
   // Whether chunks holding only the fill value must still be stored, because other readers read
   // a missing chunk as something else (a v2 array whose .zarray fill value is null).
   bool must_store_empty_chunks() const { return zarr_format == 2 && fill_value.v2_stated.has_value(); }
+  // What the elements no stored chunk holds read as when that is not of the data type: a Zarr v2
+  // object array's fill value as .zarray states it when it is not a string of a string array
+  // (zarr-python 2's default 0, null, a string on a bytes array), which zarr-python 2 returns for
+  // them. nullptr when missing elements read as the fill value.
+  const Json* missing_element() const {
+    return zarr_format == 2 && data_type.is_vlen() && fill_value.v2_stated ? &*fill_value.v2_stated : nullptr;
+  }
   // The bytes an element holding the fill value has in memory: fill_value.bytes for fixed-size
   // types; for variable-length ones the index of the fill value in a read's strings (0).
   Bytes fill_element() const;
