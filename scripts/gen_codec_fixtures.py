@@ -120,7 +120,8 @@ def add(name, codec, arr, enc, deterministic, producer, before_bytes=False, deco
     CASES.append({
         "name": name,
         "codec": codec,
-        "dtype": np.dtype(arr.dtype).name,  # numpy names match the Zarr v3 core names used here
+        # numpy names match the Zarr v3 core names used here; text is NumPy's U<n> spelling
+        "dtype": f"U{arr.dtype.itemsize // 4}" if arr.dtype.kind == "U" else np.dtype(arr.dtype).name,
         "shape": [int(s) for s in arr.shape],
         "deterministic": deterministic,
         "producer": producer,
@@ -305,6 +306,21 @@ def bit_filter_cases():
             producer + " PackBits", before_bytes=True)
 
 
+# ---- numcodecs categorize (array -> array): U<n> text to label numbers ---------------------------
+def categorize_cases():
+    from numcodecs import Categorize
+    producer = f"numcodecs {numcodecs.__version__} Categorize"
+    labels = ["paris", "lyon", "nicé", "😀z"]
+    arr = np.array([["paris", "", "nicé"], ["😀z", "lyon", "paris"]], dtype="<U5")
+    for astype in ("|u1", "<u2", "<i4"):
+        codec = Categorize(labels, dtype="<U5", astype=astype)
+        enc = bytes(np.asarray(codec.encode(arr)).astype(np.dtype(astype).newbyteorder("<")).tobytes())
+        assert np.array_equal(codec.decode(enc).reshape(arr.shape), arr)
+        cfg = {"labels": labels, "dtype": "<U5", "astype": astype}
+        add(f"numcodecs_categorize_{astype[1:]}", {"name": "numcodecs.categorize", "configuration": cfg}, arr, enc,
+            True, producer, before_bytes=True)
+
+
 # ---- crc32c -------------------------------------------------------------------------------------
 def crc32c_cases():
     payloads = [
@@ -352,6 +368,7 @@ def main():
     bytes_big_cases()
     numcodecs_cases()
     bit_filter_cases()
+    categorize_cases()
     manifest = {
         "generator": "scripts/gen_codec_fixtures.py",
         "numpy": np.__version__,
@@ -372,7 +389,7 @@ def main():
         f.write(text)
     total = sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT))
     print(f"{len(CASES)} cases, {total} bytes in {os.path.relpath(OUT, ROOT)}")
-    assert total < 300_000, total
+    assert total < 320_000, total
 
 
 if __name__ == "__main__":

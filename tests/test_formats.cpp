@@ -714,6 +714,50 @@ TEST(Numcodecs, BitFiltersRefuseWhatNumcodecsCannotDo) {
   expect_throw_with<CodecError>([&] { bits.decode(Bytes{5, 0x68, 0x40}, back); }, {"padding"});
 }
 
+// categorize's edges (its bytes against numcodecs are the codec fixtures', its str arrays the
+// zarr-python 2 tests'): numbers outside the labels decode as "", labels longer than U<n> are cut,
+// text that is no label is refused when encoding (numcodecs would store 0, read back as ""), the
+// fill value is stored as numcodecs stores it, and configurations it cannot mean are refused.
+TEST(Numcodecs, CategorizeDecodesAsNumcodecsAndRefusesTextItWouldLose) {
+  const auto pipeline = [](const Json& cfg, const DataType& t, std::int64_t n, Bytes fill = {}) {
+    std::vector<CodecMetadata> cs = {{"numcodecs.categorize", cfg}, {"bytes", Json::object()}};
+    if (fill.empty()) fill = Bytes(t.size(), 0);
+    return CodecPipeline::from_metadata(cs, ChunkSpec{{n}, t, fill});
+  };
+  const auto u3 = DataType::fixed_utf32(3);
+  const auto wide = [](std::u32string_view s, std::size_t n) {
+    Bytes b(4 * n, 0);
+    std::memcpy(b.data(), s.data(), 4 * std::min(n, s.size()));
+    return b;
+  };
+  const Json cfg = {{"labels", {"abcdef", "x"}}, {"dtype", "<U3"}, {"astype", "|u1"}};
+  const auto p = pipeline(cfg, u3, 5, wide(U"0", 1 * 3));
+  Bytes out(5 * 12, 0xee);
+  p.decode(Bytes{1, 0, 2, 7, 255}, out);
+  Bytes want;
+  for (auto s : {U"abc", U"", U"x", U"", U""}) {
+    const Bytes e = wide(s, 3);
+    want.insert(want.end(), e.begin(), e.end());
+  }
+  EXPECT_EQ(out, want);
+  Bytes in;
+  for (auto s : {U"x", U"", U"0", U"x", U""}) {  // "0" is the fill value: stored as 0, as numcodecs does
+    const Bytes e = wide(s, 3);
+    in.insert(in.end(), e.begin(), e.end());
+  }
+  EXPECT_EQ(p.encode(in), (Bytes{2, 0, 0, 2, 0}));
+  std::memcpy(in.data(), U"abc", 12);  // the cut label is not the label
+  expect_throw_with<CodecError>([&] { p.encode(in); }, {"\"abc\"", "not one of the filter's labels"});
+  const auto refused = [&](const Json& bad, std::initializer_list<std::string> words) {
+    expect_throw_with<MetadataError>([&] { pipeline(bad, u3, 2); }, words, bad.dump().substr(0, 80));
+  };
+  refused({{"labels", {1}}, {"dtype", "<U3"}}, {"list of strings"});
+  refused({{"labels", {"a"}}, {"dtype", "<U4"}}, {"dtype", "<U3"});
+  refused({{"labels", {"a"}}, {"dtype", "<U3"}, {"astype", "<f4"}}, {"integer"});
+  refused({{"labels", Json(std::vector<std::string>(256, "a"))}, {"dtype", "<U3"}}, {"256 labels", "uint8"});
+  expect_throw_with<MetadataError>([&] { pipeline(cfg, DataType::int32, 2); }, {"str (object) and U<n>", "int32"});
+}
+
 TEST(Attributes, RemoveTakesKeysFromWhatIsStoredNowInEitherFormat) {
   for (int format : {3, 2}) {
     auto store = MemoryStore::create();

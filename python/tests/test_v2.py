@@ -359,7 +359,9 @@ def test_bad_v2_input_gets_clear_errors_and_changes_nothing(tmp_path):
     cases = [
         ({"compressor": {"id": "zfpy", "mode": 4}}, "compressor 'zfpy' is not supported"),
         ({"filters": [{"id": "categorize", "labels": ["a"], "dtype": "<U1", "astype": "|u1"}]},
-         "filter 'categorize' is not supported"),
+         "categorize works on str (object) and U<n> arrays only, not int32"),
+        ({"filters": [{"id": "categorize", "labels": ["a"], "dtype": "<U1", "astype": "|u1"}], "dtype": "<U2",
+          "fill_value": ""}, "\"dtype\" must be the array's own (<U2)"),
         ({"filters": [{"id": "packbits"}]}, "packbits works on bool, int8 and uint8 arrays only, not int32"),
         ({"filters": [{"id": "pickle"}], "dtype": "|O"}, "object codec 'pickle'"),
         ({"filters": [{"id": "json"}], "dtype": "|O"}, "object codec 'json'"),
@@ -505,6 +507,47 @@ def test_object_arrays_zarrpp_writes_read_alike_in_zarr_python_2(tmp_path, dtype
             z[0] = 0  # only the array's own missing value (None) is taken besides bytes
     from zarrpp.dask import from_zarrpp
     assert same_objects(from_zarrpp(path).compute(), ref[:])
+
+
+CATEGORIES = ["paris", "lyon", "nicé", "😀z"]
+
+
+@pytest.mark.parametrize("dtype,astype", [(object, "|u1"), ("<U5", "<u2"), (">U5", "|u1"), (object, "<i4")])
+def test_categorize_both_ways_with_zarr_python_2(tmp_path, dtype, astype):
+    path = str(tmp_path / "c")
+    data = np.array([["paris", "", "nicé"], ["😀z", "lyon", "paris"], ["lyon", "lyon", ""]], dtype=dtype)
+    with warnings.catch_warnings():  # zarr-python 2 warns that an object array has no object codec
+        warnings.simplefilter("ignore")
+        ref = zarr.open(path, mode="w", shape=(4, 3), chunks=(2, 2), dtype=dtype, compressor=numcodecs.Zstd(1),
+                        filters=[numcodecs.Categorize(CATEGORIES, dtype=dtype, astype=astype)])
+        ref[:3] = data
+    z = zarrpp.open_array(path, mode="r+")
+    assert z.dtype == ref.dtype.newbyteorder("<") and same_objects(z[:], ref[:])  # the missing row: fill value
+    cli = json.loads(subprocess.run([CLI, "get", path, "0:3"], check=True, capture_output=True, text=True).stdout) \
+        if dtype is object else None
+    assert cli is None or cli == data.tolist()
+    # zarrpp writes, zarr-python 2 reads; text that is no label is refused with nothing changed
+    z[3] = ["nicé", "", "lyon"]
+    z[0, 1] = "paris"
+    with pytest.raises(ValueError, match="\"rome\" is not one of the filter's labels"):
+        z[1] = ["lyon", "rome", "lyon"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert same_objects(zarr.open(path, mode="r")[:], z[:])
+    assert z[:].tolist()[3] == ["nicé", "", "lyon"] and z[1, 1] == "lyon"
+    # a new array with the filter, read by zarr-python 2; and both converted to v3
+    new = str(tmp_path / "n")
+    w = zarrpp.create_array(new, shape=(3, 3), chunks=(2, 2), dtype=str if dtype is object else dtype, zarr_format=2,
+                            filters=[numcodecs.Categorize(CATEGORIES, dtype=dtype, astype=astype)])
+    w[:] = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert same_objects(zarr.open(new, mode="r")[:], data)
+    assert json.load(open(os.path.join(new, ".zarray")))["filters"][0]["id"] == "categorize"
+    before = z[:]
+    zarrpp.convert_to_v3(path)
+    assert same_objects(zarrpp.open_array(path)[:], before) if dtype is not object else \
+        zarrpp.open_array(path)[:3].tolist() == before[:3].tolist()
 
 
 def test_string_arrays_select_and_grow_like_numbers(tmp_path):

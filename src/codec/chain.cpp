@@ -63,6 +63,22 @@ void check_shards(const Shape& shards, const Shape& chunks) {
                           "] = " + std::to_string(chunks[d]));
 }
 
+// The element type the array -> array filters hand the serializer (numcodecs' categorize makes
+// numbers of text, astype changes the type).
+DataType after_filters(const std::vector<Any>& filters, DataType t, const Shape& chunks) {
+  Shape shape = chunks;
+  for (const auto& f : filters) {
+    const CodecMetadata c = to_metadata(f, t);
+    const auto* e = find_codec(c.name);
+    if (!e || !e->make_a2a) continue;
+    const ChunkSpec spec{shape, t, Bytes(t.size(), 0)};
+    const ChunkSpec out = e->make_a2a(c.configuration ? *c.configuration : Json::object(), spec)->encoded_spec(spec);
+    t = out.dtype;
+    shape = out.shape;
+  }
+  return t;
+}
+
 }  // namespace
 
 std::vector<Any> default_compressors() { return {Zstd{}}; }
@@ -88,10 +104,11 @@ Chain build_chain(const ChainSpec& spec, const DataType& dtype, const Shape& chu
     need_role(name, role, codec::Role::array_to_array, where);
     array_filters.push_back(spec.filters[i]);
   }
-  const Any serializer = spec.serializer.value_or(default_serializer(dtype));
-  const auto [sname, srole] = name_and_role(serializer, dtype, "serializer");
+  const DataType serialized = after_filters(array_filters, dtype, chunks);
+  const Any serializer = spec.serializer.value_or(default_serializer(serialized));
+  const auto [sname, srole] = name_and_role(serializer, serialized, "serializer");
   need_role(sname, srole, codec::Role::array_to_bytes, "serializer");
-  check_serializer(sname, dtype);
+  check_serializer(sname, serialized);
   const std::vector<Any> compressors = spec.compressors.value_or(default_compressors());
   std::vector<Any> chain = array_filters;
   chain.push_back(serializer);

@@ -8,7 +8,7 @@
 namespace zarrpp::codec {
 namespace {
 
-const char* const kFilters = "delta, fixedscaleoffset, quantize, astype, bitround, packbits, shuffle";
+const char* const kFilters = "delta, fixedscaleoffset, quantize, astype, bitround, packbits, categorize, shuffle";
 // numcodecs' object codecs zarrpp has no codec for (its own declare `holds`).
 const char* const kOtherObjectCodecs[] = {"vlen-array", "json2", "msgpack2", "pickle"};
 
@@ -66,7 +66,7 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
     bool first = true;
     for (const auto& f : filters) {
       const std::string id = id_of(f, "a filter");
-      if (first && dtype.is_vlen()) {
+      if (first && dtype.is_vlen() && id != "categorize") {
         // An object array's object codec: it turns the elements into bytes.
         out.push_back({id, Json::object()});
         bytes_level = true;
@@ -222,9 +222,12 @@ DataType object_type_of(const Json& filters) {
                              ? filters[0]["id"].get<std::string>()
                              : "";
   if (const auto* e = find_codec(id); e && e->holds) return *e->holds;
+  if (id == "categorize") return DataType::string_t;  // a filter of str objects to numbers, no object codec
   throw UnsupportedError(".zarray: an object array (dtype |O) " +
                          (id.empty() ? std::string("without an object codec") : "with the object codec '" + id + "'") +
-                         " is not supported (zarrpp reads vlen-utf8 and vlen-bytes)");
+                         " is not supported: zarrpp's object elements are str (vlen-utf8) and bytes (vlen-bytes), so "
+                         "any other object has no zarrpp type; copy the array with zarr-python 2 into one of those "
+                         "object codecs (or a NumPy dtype) to read it here");
 }
 }  // namespace
 
