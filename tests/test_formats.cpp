@@ -280,6 +280,39 @@ TEST(ZarrV2, ObjectArraysFlagElementsNoChunkHolds) {
   auto b = Array::create(store, "b", {.shape = {4}, .chunks = {2}, .dtype = DataType::bytes_t, .zarr_format = 2});
   EXPECT_EQ(*b.metadata().missing_element(), Json(nullptr));
   EXPECT_EQ(read_vlen(b).missing, std::vector<bool>(4, true));
+  // A 0-d one reads the number 0 there (zarr-python 2 starts from np.zeros for 0-d arrays).
+  auto b0 = Array::create(store, "b0", {.shape = {}, .chunks = {}, .dtype = DataType::bytes_t, .zarr_format = 2});
+  EXPECT_EQ(*b0.metadata().missing_element(), Json(0));
+}
+
+// zarr-python 2 reads a complex fill value [re, im] as re + 1j * im: a NaN or infinite imaginary
+// part makes the real part NaN, and some zeros lose their sign. zarrpp reads it so (missing chunks
+// read as that value in both), and refuses to create a v2 array whose fill value would change so.
+TEST(ZarrV2, ComplexFillValuesReadAsZarrPython2ReadsThem) {
+  auto parse = [](const char* fill, const char* dtype) {
+    const Json z = {{"zarr_format", 2}, {"shape", {2}},          {"chunks", {2}},
+                    {"dtype", dtype},   {"compressor", nullptr}, {"fill_value", Json::parse(fill)},
+                    {"order", "C"},     {"filters", nullptr}};
+    const auto m = codec::from_v2_document(z, nullptr);
+    return fill_value_to_json(m.fill_value.bytes, m.data_type).dump();
+  };
+  EXPECT_EQ(parse(R"([1.0, "NaN"])", "<c16"), R"(["NaN","NaN"])");
+  // 0 * inf is the processor's default NaN (negative on x86, as NumPy gets it there too)
+  const Json inf_im = Json::parse(parse(R"([1.0, "-Infinity"])", "<c8"));
+  EXPECT_TRUE(inf_im[0] == "NaN" || inf_im[0].get<std::string>().starts_with("0x")) << inf_im;
+  EXPECT_EQ(inf_im[1], "-Infinity");
+  EXPECT_EQ(parse(R"(["Infinity", 2.0])", "<c16"), R"(["Infinity",2.0])");
+  EXPECT_EQ(parse(R"([-0.0, 1.0])", "<c16"), R"([0.0,1.0])");
+  EXPECT_EQ(parse(R"([-0.0, -1.0])", ">c16"), R"([-0.0,-1.0])");
+  EXPECT_EQ(parse(R"([1.5, -0.0])", "<c8"), R"([1.5,0.0])");
+  auto store = MemoryStore::create();
+  ArraySpec spec{.shape = {2}, .chunks = {2}, .dtype = DataType::complex128, .zarr_format = 2};
+  spec.fill_value = Json::array({1.0, "NaN"});
+  expect_throw_with<UnsupportedError>([&] { Array::create(store, "c", spec); },
+                                      {"fill_value [1.0,\"NaN\"]", "zarr-python 2 reads as [\"NaN\",\"NaN\"]", "v3"});
+  EXPECT_TRUE(store->list_prefix("").empty());
+  spec.fill_value = Json::array({"NaN", "NaN"});
+  EXPECT_NO_THROW(Array::create(store, "c", spec));
 }
 
 // Replacing a node lists its chunks from its document first; a document that cannot say which keys
@@ -718,6 +751,20 @@ TEST(Numcodecs, BitFiltersRefuseWhatNumcodecsCannotDo) {
 // zarr-python 2 tests'): numbers outside the labels decode as "", labels longer than U<n> are cut,
 // text that is no label is refused when encoding (numcodecs would store 0, read back as ""), the
 // fill value is stored as numcodecs stores it, and configurations it cannot mean are refused.
+// Delta decodes as NumPy's cumsum: the first element as stored, so -0.0 stays -0.0.
+TEST(Numcodecs, DeltaKeepsTheFirstElementAsStored) {
+  std::vector<CodecMetadata> cs = {{"numcodecs.delta", Json{{"dtype", "<f8"}}}, {"bytes", Json{{"endian", "little"}}}};
+  const auto p = CodecPipeline::from_metadata(cs, ChunkSpec{{2}, DataType::float64, Bytes(8, 0)});
+  const double in[2] = {-0.0, -0.0};
+  Bytes enc(16);
+  std::memcpy(enc.data(), in, 16);
+  Bytes out(16);
+  p.decode(enc, out);
+  double got[2];
+  std::memcpy(got, out.data(), 16);
+  EXPECT_TRUE(std::signbit(got[0]) && std::signbit(got[1]));
+}
+
 TEST(Numcodecs, CategorizeDecodesAsNumcodecsAndRefusesTextItWouldLose) {
   const auto pipeline = [](const Json& cfg, const DataType& t, std::int64_t n, Bytes fill = {}) {
     std::vector<CodecMetadata> cs = {{"numcodecs.categorize", cfg}, {"bytes", Json::object()}};

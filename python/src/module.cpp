@@ -758,6 +758,12 @@ void bind_array_description(py::class_<Array>& cls) {
                                                 s.fill_value().size());
                              })
       .def_property_readonly("fill_value_json", [](const Array& a) { return zarrpp::json_text(a.fill_value_json()); })
+      .def_property_readonly("v2_fill_null",
+                             [](const Array& a) {
+                               // a v2 array whose .zarray states no fill value (null)
+                               const auto m = a.metadata();
+                               return m.zarr_format == 2 && m.fill_value.v2_stated && m.fill_value.v2_stated->is_null();
+                             })
       .def_property_readonly("missing_element",
                              [](const Array& a) -> py::object {
                                // (value,) when missing elements read as a value not of the type

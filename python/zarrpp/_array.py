@@ -390,6 +390,8 @@ class Array(_Node):
     @property
     def fill_value(self) -> Any:
         raw = self._core.fill_value_bytes
+        if self._core.v2_fill_null:  # .zarray states none: None, as zarr-python gives it
+            return None
         if self._dtype.kind == "O":  # str / bytes elements: the text or bytes themselves
             missing = self._core.missing_element
             if missing is not None:  # a v2 object array's 0 or None, as zarr-python 2 gives it
@@ -472,7 +474,7 @@ class Array(_Node):
             ("Type", "Array"),
             ("Zarr format", str(self.zarr_format)),
             ("Data type", str(self._dtype) if self._dtype.kind not in "VO" else self._core.dtype_name),
-            ("Fill value", repr(self.fill_value if self._dtype.kind == "O" else
+            ("Fill value", repr(self.fill_value if self._dtype.kind == "O" or self.fill_value is None else
                                 self.fill_value.item() if self._dtype.kind != "V" else self.fill_value.tobytes())),
             ("Shape", str(self.shape)),
             ("Domain", str(self.domain)),

@@ -248,8 +248,9 @@ class Delta final : public ElementFilter {
       using A = decltype(a);
       const A* y = as<A>(in);
       T* x = as<T>(out);
-      T acc{};
-      for (std::size_t i = 0; i < n; ++i) x[i] = acc = add<T>(acc, cast<T>(y[i]));
+      if (n == 0) return;
+      T acc = x[0] = cast<T>(y[0]);  // as NumPy's cumsum: the first as it is (-0.0 stays -0.0)
+      for (std::size_t i = 1; i < n; ++i) x[i] = acc = add<T>(acc, cast<T>(y[i]));
     });
   }
 };

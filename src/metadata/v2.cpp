@@ -177,6 +177,22 @@ std::optional<Bytes> base64_decode(std::string_view s) {
 
 namespace {
 
+// zarr-python 2 reads a complex fill value [re, im] as `re + 1j * im` in Python's arithmetic:
+// 1j * im is (0 * im - 0) + (0 * 0 + im)j, so an infinite or NaN imaginary part makes the real
+// part NaN, and the sums drop some signs of zero. Missing chunks read as that value there.
+template <class F>
+void as_zarr_python_2_reads(Bytes& b) {
+  F re, im;
+  std::memcpy(&re, b.data(), sizeof(F));
+  std::memcpy(&im, b.data() + sizeof(F), sizeof(F));
+  const F zero = 0, one = 1;
+  const F prod_re = zero * im - one * zero, prod_im = zero * zero + one * im;
+  re = re + prod_re;
+  im = zero + prod_im;
+  std::memcpy(b.data(), &re, sizeof(F));
+  std::memcpy(b.data() + sizeof(F), &im, sizeof(F));
+}
+
 FillValue parse_v2_fill(const Json& j, const DataType& t) {
   if (j.is_null()) return {default_fill_value(t), Json(nullptr)};
   if (t.kind() == DataKind::Raw) {
@@ -192,6 +208,16 @@ FillValue parse_v2_fill(const Json& j, const DataType& t) {
       return {parse_fill_value(base64_encode({reinterpret_cast<const std::uint8_t*>(text.data()), text.size()}), t),
               std::nullopt};
     return {parse_fill_value(text, t), std::nullopt};
+  }
+  if (t.kind() == DataKind::Complex && j.is_array() && j.size() == 2) {
+    FillValue f = parse_v2_fill(j[0], t == DataType::complex64 ? DataType::float32 : DataType::float64);
+    const FillValue im = parse_v2_fill(j[1], t == DataType::complex64 ? DataType::float32 : DataType::float64);
+    f.bytes.insert(f.bytes.end(), im.bytes.begin(), im.bytes.end());
+    if (t == DataType::complex64)
+      as_zarr_python_2_reads<float>(f.bytes);
+    else
+      as_zarr_python_2_reads<double>(f.bytes);
+    return f;
   }
   try {
     // zarr-python 2 states S<n> fill values in base64 as v3 does, U<n> as text, times as integers.
@@ -386,6 +412,16 @@ ArrayMetadata ArrayMetadata::with_v2_form(const V2Form& form) const {
     if (!fill_value.bytes.empty())
       throw UnsupportedError("fill_value: Zarr v2 cannot state a bytes fill value (zarr-python 2 writes none)");
     m.fill_value.v2_stated = Json(nullptr);
+  }
+  // What .zarray states must read back as this value (zarr-python 2 reads some complex values
+  // as others): else the array would read differently once reopened, and in zarr-python 2.
+  if (const Json stated = v2_fill_json(m); !stated.is_null() && !data_type.is_vlen()) {
+    const FillValue back = parse_v2_fill(stated, data_type);
+    if (back.bytes != fill_value.bytes)
+      throw UnsupportedError("fill_value " + fill_value_to_json(fill_value.bytes, data_type).dump() +
+                             ": Zarr v2 states it as " + stated.dump() + ", which zarr-python 2 reads as " +
+                             fill_value_to_json(back.bytes, data_type).dump() +
+                             "; give that value, or create the array as Zarr v3");
   }
   m.chunk_key_encoding =
       ChunkKeyEncoding::v2(chunk_key_encoding.kind == ChunkKeyEncoding::Kind::V2 ? chunk_key_encoding.separator : '.');

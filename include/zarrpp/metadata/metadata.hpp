@@ -223,8 +223,11 @@ struct ArrayMetadata {
   // object array's fill value as .zarray states it when it is not a string of a string array
   // (zarr-python 2's default 0, null, a string on a bytes array), which zarr-python 2 returns for
   // them. nullptr when missing elements read as the fill value.
+  // (A 0-d array without fill value reads the number 0 there: zarr-python 2 fills np.zeros.)
   const Json* missing_element() const {
-    return zarr_format == 2 && data_type.is_vlen() && fill_value.v2_stated ? &*fill_value.v2_stated : nullptr;
+    static const Json zero = 0;
+    if (!(zarr_format == 2 && data_type.is_vlen() && fill_value.v2_stated)) return nullptr;
+    return rank() == 0 && fill_value.v2_stated->is_null() ? &zero : &*fill_value.v2_stated;
   }
   // The bytes an element holding the fill value has in memory: fill_value.bytes for fixed-size
   // types; for variable-length ones the index of the fill value in a read's strings (0).
