@@ -315,6 +315,30 @@ TEST(ZarrV2, ComplexFillValuesReadAsZarrPython2ReadsThem) {
   EXPECT_NO_THROW(Array::create(store, "c", spec));
 }
 
+// Names starting with "__" are Zarr v3's reserved ones only: a v2 group's such members list and
+// open (zarr-python 2 and xarray write them), v2 can create them, v3 cannot, and converting a
+// tree holding one is refused before anything changes.
+TEST(ZarrV2, NamesStartingWithTwoUnderscoresAreV3sReservedOnly) {
+  auto store = MemoryStore::create();
+  auto g = Group::create(store, "g", Json::object(), false, 2);
+  g.create_array("__v", {.shape = {2}, .chunks = {2}, .zarr_format = 2});
+  g.create_array("w", {.shape = {2}, .chunks = {2}, .zarr_format = 2});
+  const auto kids = g.children();
+  ASSERT_EQ(kids.size(), 2u);
+  EXPECT_EQ(kids[0].name, "__v");
+  EXPECT_EQ(g.open_array("__v").shape(), Shape{2});
+  EXPECT_EQ(Array::open(store, "g/__v").shape(), Shape{2});
+  expect_throw_with<MetadataError>([&] { Array::create(store, "g3/__x", {.shape = {2}, .chunks = {2}}); },
+                                   {"'__x'", "Zarr v3 reserves"});
+  expect_throw_with<MetadataError>([&] { Group::create(store, "__h", Json::object(), false, 3); }, {"'__h'"});
+  const auto before = store->list_prefix("");
+  expect_throw_with<MetadataError>([&] { convert_to_v3(store, "g"); }, {"g/__v", "rename it first"});
+  auto dst = MemoryStore::create();
+  expect_throw_with<MetadataError>([&] { convert_to_v3(store, "g", dst, "", false); }, {"g/__v"});
+  EXPECT_EQ(store->list_prefix(""), before);
+  EXPECT_TRUE(dst->list_prefix("").empty());
+}
+
 // Replacing a node lists its chunks from its document first; a document that cannot say which keys
 // are chunks (v2 and v3 alike) stops the replacement with nothing deleted.
 TEST(ZarrV2, ReplacingANodeWhoseKeysCannotBeToldDeletesNothing) {

@@ -154,7 +154,12 @@ TEST(HostileJson, NanInfinityAndLoneSurrogatesReadAsPythonReadsThem) {
   EXPECT_EQ(parse_json_document("1e999", "x").get<double>(), kInf);  // as Python: beyond range is infinite
   EXPECT_EQ(parse_json_document("-1e999", "x").get<double>(), -kInf);
   EXPECT_EQ(parse_json_document("0.0000000000001e-400", "x").get<double>(), 0.0);
-  EXPECT_EQ(parse_json_document("1000000000000000000000", "x").get<double>(), 1e21);
+  // Integers beyond 64 bits are Python ints: as a double they would read back as a float, and
+  // rounded; refused, naming the number.
+  for (const char* big : {"1000000000000000000000", "18446744073709551616", "-9223372036854775809"})
+    expect_throw_with<MetadataError>([&] { parse_json_document(std::string("{\"a\": ") + big + "}", "x"); },
+                                     {big, "(at a)", "does not fit 64 bits", "store it as a string"});
+  EXPECT_EQ(parse_json_document("1000000000000000000000.0", "x").get<double>(), 1e21);
   EXPECT_TRUE(parse_json_document("18446744073709551615", "x").is_number_unsigned());
   EXPECT_TRUE(parse_json_document("-9223372036854775808", "x").is_number_integer());
   // What Python's json refuses stays refused.

@@ -340,8 +340,12 @@ TEST(Metadata, RegularBoundedGridValidation) {
 
 TEST(Metadata, NodeNames) {
   for (const char* ok : {"a", "foo.bar", "x-y_z", "é", ".a", "a.."}) EXPECT_NO_THROW(validate_node_name(ok)) << ok;
-  for (const char* bad : {"", "a/b", ".", "..", "...", "__x", "zarr.json"})
+  for (const char* bad : {"", "a/b", ".", "..", "...", "zarr.json"})
     EXPECT_THROW(validate_node_name(bad), MetadataError) << bad;
+  // "__" is reserved in v3 only (zarr-python 2 and xarray write such names in v2).
+  EXPECT_NO_THROW(validate_node_name("__x"));
+  EXPECT_NO_THROW(validate_v3_node_path("a/b__/c"));
+  for (const char* bad : {"__x", "a/__x", "__a/b"}) EXPECT_THROW(validate_v3_node_path(bad), MetadataError) << bad;
   EXPECT_EQ(normalize_node_path("/a/b/"), "a/b");
   EXPECT_EQ(normalize_node_path(""), "");
   EXPECT_THROW(normalize_node_path("a//b"), MetadataError);

@@ -207,8 +207,8 @@ def test_growth_refusals_change_nothing(tmp_path):
     # mode "w" replaces the dataset, but only once everything about the new one was accepted
     with pytest.raises(ValueError, match="shard"):
         zx.to_zarrpp(new, path, mode="w", encoding={"temp": {"chunks": (2, 3, 4), "shards": (3, 3, 4)}})
-    with pytest.raises(ValueError, match="cannot be stored in JSON"):
-        zx.to_zarrpp(new.assign_attrs(bad=float("inf")), path, mode="w")
+    with pytest.raises(ValueError, match="does not fit 64 bits"):
+        zx.to_zarrpp(new.assign_attrs(bad=2**70), path, mode="w")
     assert _files(path) == before
     zx.to_zarrpp(new, path, mode="w")  # replaces
     assert xr.open_dataset(path, engine=ENGINE).sizes["time"] == 3
@@ -405,6 +405,23 @@ def test_object_variables_with_missing_chunks_read_as_xarrays_zarr_engine_reads_
     theirs = xr.open_dataset(path, engine="zarr", consolidated=False)
     assert theirs.zero.values[3] != theirs.zero.values[3] and theirs.none.values[3] is None  # NaN, None
     _same_as_xarrays_zarr_engine(path, path)
+
+
+def test_non_finite_attributes_and_reserved_looking_names_as_xarrays_zarr_engine(tmp_path):
+    """NaN / Infinity attributes are written as xarray's to_zarr writes them; a variable named
+    "__v" (reserved in Zarr v3 only) reads in a v2 store, and converting that store is refused."""
+    pytest.importorskip("zarr")
+    ds = xr.Dataset({"__v": (("x",), [1.0, 2.0]), "w": (("x",), [3.0, 4.0], {"lo": float("-inf")})},
+                    attrs={"nan": float("nan"), "inf": float("inf")})
+    theirs, mine = str(tmp_path / "theirs.zarr"), str(tmp_path / "mine.zarr")
+    ds.to_zarr(theirs, consolidated=False)
+    zx.to_zarrpp(ds, mine, zarr_format=2)
+    _same_as_xarrays_zarr_engine(theirs, theirs)
+    _same_as_xarrays_zarr_engine(mine, theirs)
+    before = _files(theirs)
+    with pytest.raises(ValueError, match="'__v'.*reserves names starting with '__'.*nothing was converted"):
+        zarrpp.convert_to_v3(theirs)
+    assert _files(theirs) == before
 
 
 def test_conversion_keeps_xarrays_missing_values(tmp_path):

@@ -26,10 +26,10 @@ def _json_value(key: str, v: Any) -> Any:
         return [_json_value(key, x) for x in v]
     if isinstance(v, np.generic):
         v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        if key in _VALUE_ATTRS:
-            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
-        raise ValueError(f"attribute {key!r}: {v} cannot be stored in JSON")
+    if isinstance(v, float) and not math.isfinite(v) and key in _VALUE_ATTRS:
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    # other NaN / infinite attributes are written NaN / Infinity, as xarray's to_zarr and Python's
+    # json write them (zarrpp reads them back as floats)
     if isinstance(v, bytes):
         return v.decode("utf-8")
     return v

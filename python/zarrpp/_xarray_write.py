@@ -76,6 +76,7 @@ def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, 
     new_attrs = {str(k): _json_value(str(k), x) for k, x in attrs.items()}
     from .storage import MemoryStore
     rehearsal = open_group(MemoryStore(), mode="w", zarr_format=zarr_format)
+    rehearsal.attrs.update(new_attrs)
     for name, v in variables.items():
         _create_variable(rehearsal, str(name), v, dict(v.encoding), write=False)
     return variables, new_attrs

@@ -294,6 +294,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   const std::string path = normalize_node_path(path_in);
   ArrayMetadata m = meta;
   m.validate_for_write();
+  if (m.zarr_format == 3) validate_v3_node_path(path);
   // Validate everything (every codec included) before anything is written, with the codecs'
   // automatic parameters resolved so zarr.json states them.
   m.codecs =

@@ -98,6 +98,21 @@ std::vector<Group::Child> members(const StorePtr& store, const std::string& path
   return Group::open(store, path).children();
 }
 
+// Every node of the tree must be nameable in v3: checked before anything is written.
+void check_v3_names(const StorePtr& store, const std::string& path) {
+  auto d = node::read_doc(*store, path, true);
+  if (!d || d->type != NodeType::Group) return;
+  for (const auto& c : members(store, path)) {
+    try {
+      validate_v3_node_path(c.name);
+    } catch (const MetadataError& e) {
+      throw MetadataError("cannot convert '" + node::shown(join(path, c.name)) + "': " + e.what() +
+                          "; rename it first (zarr-python 2: group.move), nothing was converted");
+    }
+    check_v3_names(store, join(path, c.name));
+  }
+}
+
 void convert_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
   auto d = node::read_doc(*store, path, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
@@ -177,6 +192,8 @@ void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& ds
 ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
   if (!store) throw ArgumentError("convert_to_v3: no store given");
   const std::string path = normalize_node_path(path_in);
+  validate_v3_node_path(path);
+  check_v3_names(store, path);
   ConvertReport rep;
   convert_in_place(store, path, rep);
   // Consolidated metadata above the node no longer describes it.
@@ -196,6 +213,8 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
                         "'; convert in place instead (no DST)");
   if (!node::read_doc(*src, sp, true))
     throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
+  check_v3_names(src, sp);
+  validate_v3_node_path(dp);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
   ConvertReport rep;
   std::vector<std::string> written;

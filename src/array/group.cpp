@@ -41,6 +41,7 @@ Group Group::create(StorePtr store, const std::string& path_in, const Json& attr
   if (zarr_format != 2 && zarr_format != 3)
     throw ArgumentError("zarr_format: " + std::to_string(zarr_format) + " is not 2 or 3");
   check_json_depth(attributes, "attributes");
+  if (zarr_format == 3) validate_v3_node_path(path);
   GroupMetadata m;
   m.attributes = attributes;
   m.zarr_format = zarr_format;

@@ -37,15 +37,29 @@ class Builder {
       throw MetadataError(where_ + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     // Values are only ever appended to the innermost open container, so pointers to the open
     // ones stay valid while they are open.
-    stack_.push_back(Open{place(std::move(v)), {}});
+    std::string label = here();
+    stack_.push_back(Open{place(std::move(v)), {}, std::move(label)});
   }
   void close() { stack_.pop_back(); }
+  // Where the next value goes, as a path: "chunk_grid.configuration.origin[0]".
+  std::string path() const {
+    std::string out;
+    for (const auto& o : stack_) out += o.label;
+    return out + here();
+  }
 
  private:
   struct Open {
     Json* value;
     std::unordered_map<std::string, std::size_t> index;  // objects: key -> position
+    std::string label;                                   // where it is in its parent: ".key" or "[i]"
   };
+  std::string here() const {
+    if (stack_.empty()) return "";
+    const Json& top = *stack_.back().value;
+    if (top.is_array()) return "[" + std::to_string(top.size()) + "]";
+    return (stack_.size() > 1 ? "." : "") + key_;
+  }
 
   // Adds a value where the parser is: the document itself, the next array element, or the
   // current key of an object. Returns where it now lives.
@@ -180,7 +194,7 @@ class Reader {
     return true;
   }
 
-  [[noreturn]] void fail(const std::string& what) const {
+  [[noreturn]] void fail(const std::string& what, const char* kind = "malformed JSON") const {
     std::size_t line = 1, col = 1;
     for (std::size_t k = 0; k < i_ && k < s_.size(); ++k) {
       if (s_[k] == '\n') {
@@ -191,7 +205,7 @@ class Reader {
       }
     }
     std::string msg =
-        where_ + ": malformed JSON: " + what + " at line " + std::to_string(line) + ", column " + std::to_string(col);
+        where_ + ": " + kind + ": " + what + " at line " + std::to_string(line) + ", column " + std::to_string(col);
     if (i_ >= s_.size()) msg += " (end of input)";
     throw MetadataError(msg);
   }
@@ -254,6 +268,11 @@ class Reader {
         std::uint64_t v = 0;
         if (std::from_chars(first, last, v).ec == std::errc()) return Json(v);
       }
+      // Python writes integers of any size; as a float it would read back as another value or type.
+      fail("the integer " + std::string(first, std::min<std::size_t>(static_cast<std::size_t>(last - first), 60)) +
+               (b_.path().empty() ? std::string() : " (at " + b_.path() + ")") +
+               " does not fit 64 bits, which zarrpp holds integers in exactly (store it as a string or a float)",
+           "unsupported JSON");
     }
     double d = 0;
     const auto r = std::from_chars(first, last, d);

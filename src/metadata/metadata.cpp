@@ -605,10 +605,20 @@ void validate_node_name(std::string_view n) {
   if (n.find('/') != std::string_view::npos) throw MetadataError("node name '" + s + "': must not contain '/'");
   if (n.find_first_not_of('.') == std::string_view::npos)
     throw MetadataError("node name '" + s + "': must not consist only of periods");
-  if (n.substr(0, 2) == "__") throw MetadataError("node name '" + s + "': must not start with '__'");
   if (n == "zarr.json") throw MetadataError("node name 'zarr.json' is reserved");
   if (n.find('\0') != std::string_view::npos || n.find('\\') != std::string_view::npos)
     throw MetadataError("node name '" + s + "': must not contain NUL or backslash");
+}
+
+void validate_v3_node_path(std::string_view path) {
+  for (std::size_t i = 0; i <= path.size();) {
+    std::size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (path.substr(i, 2) == "__")
+      throw MetadataError("node name '" + std::string(path.substr(i, j - i)) +
+                          "': Zarr v3 reserves names starting with '__' (Zarr v2 allows them)");
+    i = j + 1;
+  }
 }
 
 std::string normalize_node_path(std::string_view path) {

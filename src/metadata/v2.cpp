@@ -35,6 +35,10 @@ DataType v2_time_dtype(const std::string& s, char kind, const std::string& rest)
 // A v2 dtype string: every core numeric type in either byte order, bool, complex, raw bytes
 // (|V<n>), fixed-width strings (U<n>, S<n>), datetime64 and timedelta64. Objects are string or
 // bytes as their codec says; structured types are refused by name.
+constexpr const char* kTypeString =
+    "expected a NumPy type string of kind b, i, u, f, c, V, S, U, M, m or O with its size, such as \"<f8\", "
+    "\"|u1\", \"<U12\" or \"<M8[ns]\" (what dtype.str gives, not a name such as \"float64\")";
+
 V2Type parse_v2_dtype(const Json& j) {
   if (j.is_array())
     throw UnsupportedError(".zarray: dtype: structured data types (" + j.dump() + ") are not supported by zarrpp");
@@ -43,12 +47,12 @@ V2Type parse_v2_dtype(const Json& j) {
   std::size_t i = 0;
   char bo = '|';
   if (!s.empty() && (s[0] == '<' || s[0] == '>' || s[0] == '|' || s[0] == '=')) bo = s[i++];
-  if (i >= s.size()) fail("dtype", j, "not a NumPy dtype string");
+  if (i >= s.size()) fail("dtype", j, kTypeString);
   const char kind = s[i];
   const std::string rest = s.substr(i + 1);
   auto size = [&]() -> std::size_t {
     if (rest.empty() || rest.size() > 7 || rest.find_first_not_of("0123456789") != std::string::npos || rest[0] == '0')
-      fail("dtype", j, "not a NumPy dtype string");
+      fail("dtype", j, kTypeString);
     return std::stoul(rest);
   };
   V2Type t;
@@ -105,11 +109,11 @@ V2Type parse_v2_dtype(const Json& j) {
       t.dtype = DataType::fixed_utf32(size());
       break;
     case 'O':
-      if (!rest.empty()) fail("dtype", j, "not a NumPy dtype string");
+      if (!rest.empty()) fail("dtype", j, kTypeString);
       t.dtype = DataType::string_t;  // or bytes: the object codec (the first filter) says which
       break;
     default:
-      throw UnsupportedError(".zarray: dtype " + s + " is not supported by zarrpp");
+      throw UnsupportedError(".zarray: dtype \"" + s + "\" is not supported by zarrpp: " + kTypeString);
   }
   t.big = bo == '>' && t.dtype.component_size() > 1;
   return t;

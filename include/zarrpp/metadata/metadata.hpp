@@ -295,6 +295,9 @@ void check_json_depth(const Json& j, const std::string& where);
 
 // Validates one node name (a path segment) as the core spec says; throws MetadataError.
 void validate_node_name(std::string_view name);
+// Zarr v3's further rule for a node's path (each name): none starts with "__", which v3 reserves
+// (a v2 node may have such a name; one cannot be created or converted into v3).
+void validate_v3_node_path(std::string_view path);
 // Normalises a node path ("a/b", "/a/b/", "" = root) and validates each segment.
 std::string normalize_node_path(std::string_view path);
 
