@@ -230,12 +230,18 @@ def run_array(root, spec, rng):
         same_array(grown[...], zarrpp.open_array(path)[...], "after append")
     before = quiet_zarr_open(path, mode="r")
     notes = zarrpp.convert_to_v3(path, dst=os.path.join(root, "v3"))["notes"]
+    return after_convert(lambda: same_array(before[...], zarrpp.open_array(os.path.join(root, "v3"))[...],
+                                            "after convert"), notes)
+
+
+def after_convert(check, notes):
+    """A difference after conversion is noted, not silent, when `convert` said something."""
     try:
-        same_array(before[...], zarrpp.open_array(os.path.join(root, "v3"))[...], "after convert")
+        check()
     except Different as e:
         if not notes:
             raise
-        return f"noted: {e} ({'; '.join(notes)[:200]})"
+        return f"noted: {str(e)[:200]} ({'; '.join(notes)[:200]})"
     return "identical"
 
 
@@ -333,13 +339,7 @@ def run_dataset(root, rng):
         zarrpp.xarray.to_zarrpp(more, ours, append_dim="time")
         same_datasets(ours, theirs, "after append")
     notes = zarrpp.convert_to_v3(path, dst=os.path.join(root, "d3.zarr"))["notes"]
-    try:
-        same_datasets(os.path.join(root, "d3.zarr"), path, "after convert")
-    except Different as e:
-        if not notes:
-            raise
-        return f"noted: {str(e)[:200]} ({'; '.join(notes)[:200]})"
-    return "identical"
+    return after_convert(lambda: same_datasets(os.path.join(root, "d3.zarr"), path, "after convert"), notes)
 
 
 # ---- running ------------------------------------------------------------------------------------------
