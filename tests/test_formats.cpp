@@ -280,6 +280,15 @@ TEST(ZarrV2, ObjectArraysFlagElementsNoChunkHolds) {
   auto b = Array::create(store, "b", {.shape = {4}, .chunks = {2}, .dtype = DataType::bytes_t, .zarr_format = 2});
   EXPECT_EQ(*b.metadata().missing_element(), Json(nullptr));
   EXPECT_EQ(read_vlen(b).missing, std::vector<bool>(4, true));
+  // A copy (here from a store that cannot list, so every unit is visited) writes no unit that no
+  // chunk of the source holds: it reads 0 there too.
+  auto z4 = Array::create(store, "z4", z.metadata());  // 4 elements, chunks of 2, fill 0
+  write_vlen(z4, {slice(0, 1)}, VlenValues{{1}, {"a"}});
+  ArrayMetadata rechunked = z4.metadata();
+  rechunked.chunk_grid.chunk_shape = {1};
+  const auto copy = copy_array(Array::open(std::make_shared<NoListing>(store), "z4"), store, "copy", rechunked);
+  EXPECT_EQ(read_vlen(copy).missing, (std::vector<bool>{false, false, true, true}));
+  EXPECT_FALSE(store->exists("copy/2"));
   // A 0-d one reads the number 0 there (zarr-python 2 starts from np.zeros for 0-d arrays).
   auto b0 = Array::create(store, "b0", {.shape = {}, .chunks = {}, .dtype = DataType::bytes_t, .zarr_format = 2});
   EXPECT_EQ(*b0.metadata().missing_element(), Json(0));
@@ -337,6 +346,24 @@ TEST(ZarrV2, NamesStartingWithTwoUnderscoresAreV3sReservedOnly) {
   expect_throw_with<MetadataError>([&] { convert_to_v3(store, "g", dst, "", false); }, {"g/__v"});
   EXPECT_EQ(store->list_prefix(""), before);
   EXPECT_TRUE(dst->list_prefix("").empty());
+}
+
+// An integer beyond 64 bits in one member's attributes makes that member unreadable (named), not
+// the group: an unreadable .zmetadata does not hide the members the store lists.
+TEST(ZarrV2, AnUnreadableConsolidatedDocumentDoesNotHideListedMembers) {
+  auto store = MemoryStore::create();
+  auto g = Group::create(store, "g", Json::object(), false, 2);
+  g.create_array("a", {.shape = {2}, .chunks = {2}, .zarr_format = 2});
+  g.create_array("b", {.shape = {2}, .chunks = {2}, .zarr_format = 2});
+  const std::string big = R"({"big": 1180591620717411303424})";
+  store->set("g/a/.zattrs", Bytes(big.begin(), big.end()));
+  const std::string zmeta = R"({"zarr_consolidated_format": 1, "metadata": {"a/.zattrs": )" + big + "}}";
+  store->set("g/.zmetadata", Bytes(zmeta.begin(), zmeta.end()));
+  const auto kids = Group::open(store, "g").children();
+  ASSERT_EQ(kids.size(), 2u);
+  EXPECT_EQ(kids[0].name, "a");
+  expect_throw_with<MetadataError>([&] { Array::open(store, "g/a"); }, {"(at big)", "does not fit 64 bits"});
+  EXPECT_EQ(Array::open(store, "g/b").shape(), Shape{2});
 }
 
 // Replacing a node lists its chunks from its document first; a document that cannot say which keys

@@ -435,7 +435,7 @@ py::array vlen_to_numpy(const zarrpp::VlenValues& v, const VlenForm& form) {
   py::list items;
   for (std::size_t i = 0; i < v.values.size(); ++i) {
     const auto& x = v.values[i];
-    if (!v.missing.empty() && v.missing[i])
+    if (!v.missing.empty() && v.missing[i] && form.missing)
       items.append(*form.missing);
     else if (form.bytes)
       items.append(py::bytes(x));

@@ -550,6 +550,40 @@ def test_categorize_both_ways_with_zarr_python_2(tmp_path, dtype, astype):
         zarrpp.open_array(path)[:3].tolist() == before[:3].tolist()
 
 
+def test_object_arrays_missing_elements_survive_copies_and_likes(tmp_path):
+    path = str(tmp_path / "o")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = zarr.open(path, mode="w", shape=(6,), chunks=(2,), dtype=object, object_codec=numcodecs.VLenUTF8())
+        ref[:3] = ["a", "b", "c"]
+    z = zarrpp.open_array(path)
+    for k, grid in enumerate([None, "regular"]):
+        copy = zarrpp.copy_array(z, str(tmp_path / f"c{k}"), grid=grid)
+        assert same_objects(copy[:], z[:]), copy[:]  # the missing elements stay 0 (not written as "")
+    like = zarrpp.full_like(z, store=str(tmp_path / "like"))
+    assert like.fill_value == "" and like[:].tolist() == [""] * 6
+    zarrpp.copy_array(z, str(tmp_path / "v2"), path="__x")  # a v2 copy may have such a name
+    v3 = zarrpp.create_array(str(tmp_path / "s3"), shape=(2,), dtype=str)
+    with pytest.raises(ValueError, match="'__x'.*reserves"):
+        zarrpp.copy_array(v3, str(tmp_path / "v3"), path="__x")
+    assert not os.path.exists(tmp_path / "v3" / "__x")
+
+
+def test_categorize_stores_a_fill_value_that_is_a_label_as_that_label(tmp_path):
+    # numcodecs stores an element holding the fill value as its label's number when it is a label
+    path = str(tmp_path / "c")
+    z = zarrpp.create_array(path, shape=(4,), chunks=(4,), dtype=str, zarr_format=2, fill_value="b",
+                            filters=[numcodecs.Categorize(["a", "b", "b"], dtype=object)])
+    z[:2] = ["a", "b"]
+    assert z[:].tolist() == ["a", "b", "b", "b"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert zarr.open(path, mode="r")[:].tolist() == ["a", "b", "b", "b"]
+    stored = numcodecs.Zstd().decode(open(os.path.join(path, "0"), "rb").read()) \
+        if json.load(open(os.path.join(path, ".zarray")))["compressor"] else open(os.path.join(path, "0"), "rb").read()
+    assert list(bytes(stored)) == [1, 3, 3, 3]  # "b" given twice: the last number, as numcodecs
+
+
 def test_string_arrays_select_and_grow_like_numbers(tmp_path):
     ref = np.array([[f"{i}-{j}" * (j + 1) for j in range(5)] for i in range(6)], dtype=object)
     z = zarrpp.create_array(str(tmp_path / "s"), shape=(6, 5), chunks=(4, 2), dtype=str, fill_value="?",

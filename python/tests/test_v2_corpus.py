@@ -24,4 +24,6 @@ def test_no_case_of_the_corpus_reads_silently_differently(seed, capsys):
     status = corpus().main(["--cases", "90", "--seed", str(seed)])
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "identical" in out.splitlines()[-1], out
+    counts = dict(part.rsplit(" ", 1) for part in out.splitlines()[-1].split(": ", 1)[1].split(", "))
+    assert int(counts.get("identical", 0)) >= 0.8 * 90, out  # refusals stay the exception
+    assert int(counts.get("REFERENCE FAILED", 0)) <= 3, out

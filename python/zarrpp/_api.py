@@ -122,9 +122,18 @@ def ones_like(a: Any, **kwargs: Any) -> Array:
     return ones(args.pop("shape"), **args)
 
 
+def like_fill_value(a: Any) -> Any:
+    """``a``'s fill value for a new array like it: a v2 object array's missing value (0, None),
+    which no str / bytes array holds, becomes the type's empty value."""
+    fv = getattr(a, "fill_value", None)
+    if isinstance(a, Array) and a.dtype.kind == "O" and not isinstance(fv, (str, bytes)):
+        return b"" if a._core.dtype_name != "string" else ""
+    return fv
+
+
 def full_like(a: Any, **kwargs: Any) -> Array:
     args = _like(a, kwargs)
-    args.setdefault("fill_value", getattr(a, "fill_value", None))
+    args.setdefault("fill_value", like_fill_value(a))
     return full(args.pop("shape"), **args)
 
 

@@ -1017,7 +1017,8 @@ class Group(_Node):
         return self._like(name, data, None, kwargs)
 
     def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
-        return self._like(name, data, getattr(data, "fill_value", None), kwargs)
+        from ._api import like_fill_value
+        return self._like(name, data, like_fill_value(data), kwargs)
 
     @property
     def info(self) -> "Info":

@@ -136,7 +136,7 @@ class Transpose(Codec):
 class Numcodec(Codec):
     """A numcodecs filter or compressor, as zarr-python 3 names it in zarr.json ("numcodecs.<id>",
     configuration without "id"): ``Numcodec("delta", dtype="<i4")``, ``Numcodec("lz4")``. zarrpp
-    implements delta, fixedscaleoffset, quantize, astype, bitround, packbits (array -> array) and
+    implements delta, fixedscaleoffset, quantize, astype, bitround, packbits, categorize (array -> array) and
     zlib, lz4, bz2, lzma, shuffle, gzip, zstd, blosc (bytes -> bytes). A numcodecs object
     (``numcodecs.LZ4()``) is accepted wherever a codec is."""
 

@@ -164,6 +164,14 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
       if (vlen) {
         // The unit's strings go into a heap of its own; the elements are indices into it.
         const auto values = std::get<VlenValues>(s.read(s.plan(sel)));
+        // Elements no chunk holds that read as a value not of the type (a v2 object array's 0 or
+        // None) stay unwritten when the whole unit is such: the copy reads them so too.
+        if (!values.missing.empty() &&
+            std::find(values.missing.begin(), values.missing.end(), false) == values.missing.end()) {
+          const auto n = ++done;
+          if (options.progress) options.progress(n, total);
+          return;
+        }
         const std::string fill = m.fill_text();
         auto heap = std::make_shared<VlenHeap>(fill);
         std::vector<std::string> fresh;

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "node.hpp"
+#include "zarrpp/core/warning.hpp"
 
 namespace zarrpp {
 
@@ -160,9 +161,18 @@ std::vector<Group::Child> Group::children() const {
     return out;
   }
   auto names = store_->list_dir(node::prefix_of(path_)).prefixes;
-  if (zarr_format() == 2)  // members only consolidated metadata describes count too (zarr.open_consolidated)
-    for (auto& [name, type] : node::consolidated_children(*store_, path_))
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  if (zarr_format() == 2) {  // members only consolidated metadata describes count too (zarr.open_consolidated)
+    try {
+      for (auto& [name, type] : node::consolidated_children(*store_, path_))
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    } catch (const MetadataError& e) {
+      // An unreadable .zmetadata (e.g. an integer beyond 64 bits in one member's attributes) does
+      // not hide the members the store lists; the members only it describes are said to be missing.
+      warn("group '" + node::shown(path_) + "' in " + store_->describe() +
+           ": its consolidated metadata cannot be read, so members only it describes are not listed (" + e.what() +
+           ")");
+    }
+  }
   for (const auto& name : names) {
     try {
       validate_node_name(name);

@@ -772,6 +772,7 @@ void check_can_write_document(Store& store, const std::string& path, const Array
 }
 
 int prepare_create(Store& store, const std::string& path, bool overwrite, const ArrayMetadata* array, int zarr_format) {
+  if (zarr_format == 3) validate_v3_node_path(path);  // every v3 node created comes here first
   // Parents first (only read here): an array where a parent group must be refuses the create before
   // anything is deleted.
   std::vector<std::string> parents = {""};

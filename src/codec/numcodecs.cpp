@@ -546,7 +546,7 @@ class Categorize final : public ArrayToArrayCodec {
       std::vector<std::uint64_t> idx(n);
       if (n) std::memcpy(idx.data(), data.data(), n * 8);
       const auto items = heap_of(in).get(idx);
-      for (std::size_t i = 0; i < n; ++i) put(i, idx[i] == 0 ? 0 : id_of(*items[i]));  // 0: the fill value
+      for (std::size_t i = 0; i < n; ++i) put(i, idx[i] == 0 ? id_of_fill_text(*items[i]) : id_of(*items[i]));
     } else {
       for (std::size_t i = 0; i < n; ++i) {
         const auto elem = data.subspan(i * in_.size(), in_.size());
@@ -611,8 +611,9 @@ class Categorize final : public ArrayToArrayCodec {
     if (!in.heap) throw CodecError(std::string(kName) + ": str elements are read and written through a heap");
     return *in.heap;
   }
+  // A label given twice: numcodecs' last assignment wins.
   std::uint64_t id_of(const std::string& text) const {
-    for (std::size_t k = 0; k < labels_.size(); ++k)
+    for (std::size_t k = labels_.size(); k-- > 0;)
       if (labels_[k] == text) return k + 1;
     if (text.empty()) return 0;
     refuse(text);
@@ -625,7 +626,7 @@ class Categorize final : public ArrayToArrayCodec {
       return c;
     };
     while (len > 0 && cp(len - 1) == 0) --len;
-    for (std::size_t k = 0; k < wide_.size(); ++k) {
+    for (std::size_t k = wide_.size(); k-- > 0;) {
       const auto& w = wide_[k];
       if (w.size() != len) continue;
       bool same = true;
@@ -639,6 +640,13 @@ class Categorize final : public ArrayToArrayCodec {
   }
   // An element holding the fill value (zarr-python 2's default "0" for U<n>): its label's number,
   // else 0 as numcodecs stores it (elements of a chunk nobody wrote read "" once it is stored).
+  std::uint64_t id_of_fill_text(const std::string& text) const {
+    try {
+      return id_of(text);
+    } catch (const CodecError&) {
+      return 0;
+    }
+  }
   std::uint64_t id_of_fill(std::span<const std::uint8_t> elem) const {
     try {
       return id_of_wide(elem);
