@@ -90,6 +90,9 @@ struct FillCase {
   const char* expect_json;  // what is written back
 };
 
+// Named by its data type in test listings (not by its pointers' bytes, which change every run).
+void PrintTo(const FillCase& c, std::ostream* os) { *os << c.dtype; }
+
 class FillValues : public ::testing::TestWithParam<FillCase> {};
 
 TEST_P(FillValues, RoundTrip) {

@@ -217,3 +217,40 @@ TEST(Npy, HeadersNumPyRefusesAreRefused) {
   EXPECT_EQ(npy::parse(npy_with_header(plain, 16, 3)).shape(), (Shape{4}));
   EXPECT_EQ(npy::parse(npy_with_header("{" + d + o + "'shape': (), }", 4)).shape(), (Shape{}));
 }
+
+TEST(Npy, StructuredTypesRoundTripInNumpysDescr) {
+  // NumPy's descr of a nested structured type with a subarray field and fixed-width text.
+  const DataType inner = DataType::structured({{"x", DataType::uint16, {}, 0}, {"y", DataType::uint8, {}, 0}});
+  const DataType t = DataType::structured({{"a", DataType::int32, {}, 0},
+                                           {"n", inner, {2}, 0},
+                                           {"s", DataType::fixed_bytes(3), {}, 0},
+                                           {"f", DataType::float64, {2, 2}, 0}});
+  EXPECT_EQ(t.size(), 4u + 2 * 3 + 3 + 32);
+  EXPECT_EQ(npy::descr_of(t),
+            "[('a', '<i4'), ('n', [('x', '<u2'), ('y', '|u1')], (2,)), ('s', '|S3'), "
+            "('f', '<f8', (2,2))]");
+  NDArray a(t, {3});
+  for (std::size_t i = 0; i < a.nbytes(); ++i) a.bytes()[i] = static_cast<std::uint8_t>(i * 7);
+  EXPECT_EQ(npy::parse(npy::serialize(a)), a);
+  // Big-endian fields are swapped field by field into native order.
+  std::string header =
+      "{'descr': [('a', '>i2'), ('b', '|u1'), ('c', '>u2', (2,))], 'fortran_order': False, "
+      "'shape': (1,), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  header += '\n';
+  Bytes b = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(header.size()), 0};
+  b.insert(b.end(), header.begin(), header.end());
+  for (int v : {0, 1, 9, 0, 2, 0, 3}) b.push_back(static_cast<std::uint8_t>(v));
+  const NDArray be = npy::parse(b);
+  EXPECT_EQ(be.dtype().fields().size(), 3u);
+  EXPECT_EQ(be.bytes(), (Bytes{1, 0, 9, 2, 0, 3, 0}));
+  // Padding and mixed byte orders are refused by name.
+  for (const std::string d : {"[('a', '<i4'), ('', '|V4')]", "[('a', '<i4'), ('b', '>i4')]", "[]"}) {
+    std::string h = "{'descr': " + d + ", 'fortran_order': False, 'shape': (0,), }";
+    h.append(128 - 10 - h.size() - 1, ' ');
+    h += '\n';
+    Bytes f = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(h.size()), 0};
+    f.insert(f.end(), h.begin(), h.end());
+    EXPECT_THROW(npy::parse(f), ArgumentError) << d;
+  }
+}

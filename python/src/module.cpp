@@ -85,7 +85,67 @@ void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-
 py::dtype numpy_dtype(const DataType& t) {
   if (t.is_vlen()) return py::dtype("O");
   if (t.kind() == zarrpp::DataKind::Raw) return py::dtype("V" + std::to_string(t.size()));
+  if (t.kind() == zarrpp::DataKind::Struct) {  // [(name, dtype[, shape])], packed as the core lays it out
+    py::list descr;
+    for (const auto& f : t.fields()) {
+      py::tuple shape(f.shape.size());
+      for (std::size_t k = 0; k < f.shape.size(); ++k) shape[k] = f.shape[k];
+      descr.append(f.shape.empty() ? py::make_tuple(f.name, numpy_dtype(f.type))
+                                   : py::make_tuple(f.name, numpy_dtype(f.type), shape));
+    }
+    return py::dtype::from_args(descr);
+  }
   return py::dtype(t.name());
+}
+
+DataType zarr_dtype(const py::dtype& dt);
+
+// A structured NumPy dtype as the core's type, and whether its multi-byte fields are big-endian
+// (they must share one byte order). Refuses padding (align=True, explicit offsets) by name.
+std::pair<DataType, bool> structured_type(const py::dtype& dt) {
+  const auto what = [&] { return "structured dtype " + py::str(py::object(dt)).cast<std::string>(); };
+  std::vector<zarrpp::StructField> fields;
+  std::optional<bool> big;
+  std::size_t offset = 0;
+  for (const auto& name : dt.attr("names").cast<py::tuple>()) {
+    const py::tuple entry = dt.attr("fields")[name].cast<py::tuple>();
+    if (entry.size() > 2)
+      throw py::type_error(what() + ": field " + py::repr(name).cast<std::string>() +
+                           " has a title; zarrpp holds fields named by a string only");
+    py::dtype ft = entry[0].cast<py::dtype>();
+    if (entry[1].cast<std::size_t>() != offset)
+      throw py::type_error(what() +
+                           " has padding between fields (align=True or explicit offsets); zarrpp holds "
+                           "packed structured types: give np.dtype(dtype.descr) without the padding");
+    offset += static_cast<std::size_t>(ft.itemsize());
+    zarrpp::StructField f;
+    f.name = name.cast<std::string>();
+    if (!ft.attr("subdtype").is_none()) {
+      for (const auto& n : ft.attr("shape").cast<py::tuple>()) f.shape.push_back(n.cast<std::size_t>());
+      ft = ft.attr("base").cast<py::dtype>();
+    }
+    bool field_big = false;
+    if (ft.has_fields()) {
+      std::tie(f.type, field_big) = structured_type(ft);
+    } else {
+      const char order = py::cast<char>(ft.attr("byteorder"));
+      field_big = order == '>' || (order == '=' && std::endian::native == std::endian::big);
+      f.type = zarr_dtype(ft.attr("newbyteorder")("=").cast<py::dtype>());
+    }
+    if (f.type.component_size() > 1) {
+      if (big && *big != field_big)
+        throw py::type_error(what() + " has fields of both byte orders; zarrpp keeps one byte order per array");
+      big = field_big;
+    }
+    fields.push_back(std::move(f));
+  }
+  if (offset != static_cast<std::size_t>(dt.itemsize()))
+    throw py::type_error(what() + " has padding after its fields; zarrpp holds packed structured types");
+  try {
+    return {DataType::structured(std::move(fields)), big.value_or(false)};
+  } catch (const zarrpp::MetadataError& e) {
+    throw py::type_error(what() + ": " + e.what());
+  }
 }
 
 // The zarrpp data type of a NumPy dtype. The Python half converts byte order and type first;
@@ -121,7 +181,8 @@ DataType zarr_dtype(const py::dtype& dt) {
       if (size == 16) return DataType::complex128;
       break;
     case 'V':
-      if (size > 0 && !dt.has_fields()) return DataType::raw(size * 8);
+      if (dt.has_fields()) return structured_type(dt).first;
+      if (size > 0) return DataType::raw(size * 8);
       break;
     case 'U':
       if (size > 0) return DataType::fixed_utf32(size / 4);
@@ -355,14 +416,20 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   zarrpp::ArraySpec spec;
   spec.shape = a.shape;
   spec.chunks = a.chunks;
-  spec.dtype = DataType::parse(a.dtype);
+  spec.dtype = zarrpp::data_type_from_user(a.dtype);
   if (a.fill_value.is(py::module_::import("zarrpp._zarrpp").attr("NO_FILL_VALUE"))) {
     spec.fill_value = Json(nullptr);  // Zarr v2 only: .zarray states no fill value
   } else if (!a.fill_value.is_none()) {
     if (spec.dtype == DataType::bytes_t && py::isinstance<py::str>(a.fill_value))
       throw py::value_error("fill_value " + py::repr(a.fill_value).cast<std::string>() +
                             " is not valid for a bytes array: give bytes");
-    if (spec.dtype.is_time() && !py::isinstance<py::int_>(a.fill_value)) {
+    if (spec.dtype.kind() == zarrpp::DataKind::Struct) {
+      // NumPy's conversion (a tuple, a record, 0), then one element's bytes
+      const auto np = py::module_::import("numpy");
+      const py::bytes raw = np.attr("array")(a.fill_value, numpy_dtype(spec.dtype)).attr("tobytes")();
+      const std::string b = raw;
+      spec.fill_value = zarrpp::base64_encode({reinterpret_cast<const std::uint8_t*>(b.data()), b.size()});
+    } else if (spec.dtype.is_time() && !py::isinstance<py::int_>(a.fill_value)) {
       // A date, a duration, NaT or their text, as NumPy converts it to the array's unit.
       const auto np = py::module_::import("numpy");
       const auto v = np.attr("array")(a.fill_value, numpy_dtype(spec.dtype));
@@ -811,7 +878,11 @@ void bind_array_description(py::class_<Array>& cls) {
                  {"compressors", compressors}}));
           })
       .def_property_readonly("zarr_format", [](const Array& a) { return pinned(a).metadata().zarr_format; })
-      .def_property_readonly("v2_dtype", [](const Array& a) { return pinned(a).metadata().v2.dtype; })
+      .def_property_readonly("v2_dtype",
+                             [](const Array& a) {
+                               const auto& d = pinned(a).metadata().v2.dtype;
+                               return d.is_string() ? d.get<std::string>() : zarrpp::json_text(d);
+                             })
       .def_property_readonly("v2_order", [](const Array& a) { return std::string(1, pinned(a).metadata().v2.order); })
       .def_property_readonly("path", [](const Array& a) { return a.path(); })
       .def_property_readonly("store", [](const Array& a) { return a.store(); })
@@ -1077,13 +1148,20 @@ void bind_nodes(py::module_& m) {
   m.def(
       "xarray_fill_attribute",
       [](const std::string& dtype, const py::object& value) -> py::object {
-        const DataType t = DataType::parse(dtype);
+        const DataType t = zarrpp::data_type_from_user(dtype);
         const auto bytes = zarrpp::parse_fill_value(zarrpp::canonical_fill_value(fill_value_json(value), t), t);
         const auto j = zarrpp::xarray_fill_attribute(bytes, t);
         return j ? py::object(py::str(zarrpp::json_text(*j))) : py::none();
       },
       "dtype"_a, "value"_a,
       "xarray's encoding (JSON text) of a Zarr v3 array's _FillValue attribute, or None for types it has none for.");
+  m.def(
+      "structured_type",
+      [](const py::dtype& dt) {
+        const auto [t, big] = structured_type(dt);
+        return py::make_tuple(t.name(), big ? "big" : "little");
+      },
+      "dtype"_a, "A structured NumPy dtype as (the core's name for it, the byte order of its fields).");
   m.def(
       "data_type_name", [](const py::dtype& dt) { return zarr_dtype(dt).name(); }, "dtype"_a,
       "The zarrpp data type of a NumPy dtype in native byte order, by name (U12, datetime64[ns], int32).");

@@ -518,8 +518,6 @@ def test_non_numeric_data_is_a_type_error():
     with pytest.raises(TypeError):
         z.append(np.array(["a"]))
     with pytest.raises(TypeError):
-        zarr.create_array(zarr.storage.MemoryStore(), shape=(3,), dtype=[("a", "<i4")])
-    with pytest.raises(TypeError):
         zarr.create_array(zarr.storage.MemoryStore(), shape=(3,), dtype=object)
     with pytest.raises(TypeError):  # NumPy's generic datetime64 holds no times
         zarr.create_array(zarr.storage.MemoryStore(), shape=(3,), dtype="M8")

@@ -58,6 +58,9 @@ def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
         raise TypeError("dtype=object is ambiguous: give dtype=str (variable-length text) or dtype=bytes")
     if dt.kind in "SU" and dt.itemsize == 0:
         return np.dtype("O"), "string" if dt.kind == "U" else "variable_length_bytes", "little"
+    if dt.fields is not None:  # structured: the core names it and finds its fields' byte order
+        name, endian = _zarrpp.structured_type(dt)
+        return dt.newbyteorder("="), name, endian
     if dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
         return dt, f"r{8 * dt.itemsize}", "little"
     name = _ZARR_NAMES.get((dt.kind, dt.itemsize))
@@ -87,6 +90,18 @@ def _text_fill(fill_value: Any, np_dtype: np.dtype) -> Any:
             not isinstance(fill_value, (str, bytes)):
         return np.array(fill_value, dtype=np_dtype)[()].item()
     return fill_value
+
+
+def _record_fill(fill_value: Any, np_dtype: np.dtype, dtype: Any) -> Any:
+    """A structured type's fill value given as one element's bytes, in the dtype's own byte order
+    (as zarr-python 2 takes it), as that element."""
+    if not isinstance(fill_value, (bytes, bytearray)) or np_dtype.fields is None:
+        return fill_value
+    dt = np.dtype(dtype)  # as given, with its fields' byte order
+    if len(fill_value) != dt.itemsize:
+        raise ValueError(f"fill_value of {len(fill_value)} bytes for dtype {dt}: give one element, "
+                         f"{dt.itemsize} bytes")
+    return np.frombuffer(bytes(fill_value), dtype=dt)[0]
 
 
 def _core_fill_value(fill_value: Any, zarr_format: Optional[int]) -> Any:
@@ -166,6 +181,63 @@ def _python_numbers(value: Any, a: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 
 # ---- attributes ----------------------------------------------------------------------------------
+
+def _pop_fields(selection: Any) -> Tuple[Any, Any]:
+    """(fields, the rest) of ``z[...]``'s selection, as zarr-python 2 splits them: a string, or the
+    strings of a tuple, name fields of a structured type; a list of strings names several."""
+    if isinstance(selection, str):
+        return selection, ()
+    if isinstance(selection, list) and selection and all(isinstance(f, str) for f in selection):
+        return selection, ()
+    if not isinstance(selection, tuple) or not any(isinstance(f, str) for f in selection):
+        return None, selection
+    names = [f for f in selection if isinstance(f, str)]
+    rest = tuple(f for f in selection if not isinstance(f, str))
+    return (names[0] if len(names) == 1 else names), (rest[0] if len(rest) == 1 else rest)
+
+
+def _fields_of(selection: Any, fields: Any) -> Tuple[Any, Any]:
+    """``fields=``, or the fields named in ``z.oindex[...]`` / ``z.vindex[...]``'s selection."""
+    if fields is not None:
+        return fields, selection
+    return _pop_fields(selection)
+
+
+def _check_fields(fields: Any, dtype: np.dtype) -> None:
+    if not isinstance(fields, (str, list, tuple)) or \
+            (not isinstance(fields, str) and not all(isinstance(f, str) for f in fields)):
+        raise IndexError(f"fields must be a field name or a list of them, not {fields!r}")
+    if dtype.names is None:
+        raise IndexError(f"fields {fields!r}: this array's dtype {dtype} has no fields")
+    for f in [fields] if isinstance(fields, str) else fields:
+        if f not in dtype.names:
+            raise IndexError(f"field {f!r} is not one of this array's fields {list(dtype.names)}")
+
+
+def _select_fields(values: Any, fields: Any) -> Any:
+    """A field (its values; a subarray field adds its dimensions), or several fields as a packed
+    structured array, of ``values``: what zarr-python 2 returns for ``fields=``."""
+    a = np.asarray(values)
+    if isinstance(fields, str):
+        got = np.array(a[fields])
+    else:
+        fields = list(fields)
+        got = np.empty(a.shape, dtype=np.dtype([(f, a.dtype[f]) for f in fields]))
+        for f in fields:
+            got[f] = a[f]
+    return got[()] if got.ndim == 0 else got
+
+
+def _structured_value(value: Any, dt: np.dtype) -> np.ndarray:
+    """``value`` (records, tuples, another structured array with these field names) as this
+    structured dtype, by NumPy's assignment."""
+    if isinstance(value, (np.ndarray, np.void)) and value.dtype.names is not None:
+        if value.dtype.names != dt.names:
+            raise TypeError(f"cannot store data of dtype {value.dtype} in a zarrpp array of dtype {dt}: "
+                            f"the fields differ ({list(value.dtype.names)} against {list(dt.names or ())})")
+        return np.asarray(value).astype(dt)
+    return np.array(value, dtype=dt)
+
 
 class Attributes(MutableMapping):
     """A node's user attributes (zarr.json "attributes"); every change is written to the store.
@@ -600,6 +672,8 @@ class Array(_Node):
                 out[()] = bytes(value) if isinstance(value, (bytearray, memoryview)) else value
                 return out
             return np.asarray(value, dtype=object)  # keeps bytes exactly (b"\x00" is not b"")
+        if dt.fields is not None:
+            return _structured_value(value, dt)
         if dt.kind in "USMm":
             # NumPy's own assignment (text cut to the width, dates converted between units, and
             # its refusals: floats or NaN into datetime64, years into minutes), into a buffer
@@ -621,54 +695,74 @@ class Array(_Node):
 
     # ---- NumPy-style indexing: the core plans every selection (zarrpp::plan_index) ----
     def _get(self, selection: Any, mode: str, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
-        if fields is not None:
-            raise IndexError("fields: zarrpp has no structured data types")
-        return self._core.get(selection, mode, out=out)
+        if fields is None:
+            return self._core.get(selection, mode, out=out)
+        _check_fields(fields, self._dtype)
+        got = _select_fields(self._core.get(selection, mode), fields)
+        if out is None:
+            return got
+        out[...] = got
+        return out
 
-    def _set(self, selection: Any, value: Any, mode: str, coords: bool = False) -> None:
+    def _set(self, selection: Any, value: Any, mode: str, coords: bool = False, fields: Any = None) -> None:
         self._check_writable()
+        if fields is not None:
+            # Fields of whole elements: the elements are read, the fields changed, the elements
+            # written back (another writer's change to other fields of them in between is lost).
+            _check_fields(fields, self._dtype)
+            current = np.array(self._core.get(selection, mode, coords=coords), dtype=self._dtype)
+            current[fields] = value
+            value = current
         self._core.set(selection, self._cast(value), mode, coords=coords)
 
     def __getitem__(self, selection: Any) -> Any:
+        fields, selection = _pop_fields(selection)
+        if fields is not None:
+            return self._get(selection, "numpy", None, fields)
         return self._core.get(selection, "numpy")
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._set(selection, value, "numpy")
+        fields, selection = _pop_fields(selection)
+        self._set(selection, value, "numpy", fields=fields)
 
-    # ---- zarr-python's selection methods ----
+    # ---- zarr-python's selection methods (fields=: a structured type's field, or list of them) ----
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Optional[np.ndarray] = None,
                             fields: Any = None) -> Any:
         return self._get(selection, "basic", out, fields)
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        self._set(selection, value, "basic")
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._set(selection, value, "basic", fields=fields)
 
     def get_orthogonal_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
+        fields, selection = _fields_of(selection, fields)
         return self._get(selection, "orthogonal", out, fields)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self._set(selection, value, "orthogonal")
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        fields, selection = _fields_of(selection, fields)
+        self._set(selection, value, "orthogonal", fields=fields)
 
     def get_coordinate_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
                                  fields: Any = None) -> np.ndarray:
+        fields, selection = _fields_of(selection, fields)
         return self._get(selection, "vindex", out, fields)
 
-    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
-        self._set(selection, value, "vindex")
+    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        fields, selection = _fields_of(selection, fields)
+        self._set(selection, value, "vindex", fields=fields)
 
     def get_mask_selection(self, mask: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
         return self._get(mask, "mask", out, fields)
 
-    def set_mask_selection(self, mask: Any, value: Any) -> None:
-        self._set(mask, value, "mask")
+    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None) -> None:
+        self._set(mask, value, "mask", fields=fields)
 
     def get_block_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
                             fields: Any = None) -> np.ndarray:
         """Blocks are chunks, or shards when sharded (as zarr-python 3 counts them)."""
         return self._get(selection, "blocks", out, fields)
 
-    def set_block_selection(self, selection: Any, value: Any) -> None:
-        self._set(selection, value, "blocks")
+    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._set(selection, value, "blocks", fields=fields)
 
     @property
     def oindex(self) -> _Indexer:
@@ -1187,7 +1281,7 @@ def create_array(
     data, shape, dtype = _from_data(data, shape, dtype)
     shape_t = _as_shape(shape, "shape")
     np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
-    fill_value = _text_fill(fill_value, np_dtype)
+    fill_value = _record_fill(_text_fill(fill_value, np_dtype), np_dtype, dtype)
     if isinstance(serializer, ShardingCodec):
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)

@@ -33,7 +33,7 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
   std::string name() const override { return kName; }
   Bytes encode(const ChunkSpec& spec, std::span<const std::uint8_t> data) const override {
     Bytes out(data.begin(), data.end());
-    if (big_) swap(out, spec.dtype.component_size());
+    if (big_) spec.dtype.swap_byte_order(out);
     return out;
   }
   void decode(const ChunkSpec& spec, std::span<const std::uint8_t> enc, std::span<std::uint8_t> out) const override {
@@ -42,7 +42,7 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
                              shape_str(spec.shape) + " and data type " + spec.dtype.name() + ", got " +
                              std::to_string(enc.size()));
     if (!out.empty() && enc.data() != out.data()) std::memcpy(out.data(), enc.data(), out.size());
-    if (big_) swap(out, spec.dtype.component_size());
+    if (big_) spec.dtype.swap_byte_order(out);
   }
   std::optional<std::size_t> encoded_size(const ChunkSpec& spec) const override { return spec.nbytes(); }
   std::size_t max_encoded_size(const ChunkSpec& spec) const override { return spec.nbytes(); }
@@ -50,10 +50,6 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
   bool native_identity() const override { return !big_; }
 
  private:
-  static void swap(std::span<std::uint8_t> b, std::size_t comp) {
-    if (comp <= 1) return;
-    for (std::size_t i = 0; i + comp <= b.size(); i += comp) std::reverse(b.begin() + i, b.begin() + i + comp);
-  }
   bool big_ = false;
 };
 

@@ -1,8 +1,11 @@
 #include "zarrpp/core/dtype.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 #include "zarrpp/core/error.hpp"
@@ -225,15 +228,148 @@ DataKind DataType::kind() const {
     case Id::datetime64:
     case Id::timedelta64:
       return DataKind::Time;
+    case Id::structured:
+      return DataKind::Struct;
   }
   return DataKind::Raw;
 }
 
 std::size_t DataType::component_size() const {
+  if (id_ == Id::structured) {
+    std::size_t c = 1;
+    for (const auto& f : *fields_) c = std::max(c, f.type.component_size());
+    return c;
+  }
   if (kind() == DataKind::Complex) return size_ / 2;
   if (id_ == Id::fixed_utf32) return 4;
   if (kind() == DataKind::Raw || kind() == DataKind::Vlen || id_ == Id::fixed_bytes) return 1;
   return size_;
+}
+
+namespace {
+// A JSON string literal of `s` (UTF-8 passes through; quotes, backslashes and control characters
+// escaped).
+std::string json_quoted(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[(c >> 4) & 0xf];
+      out += hex[c & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+// NumPy's descr of a structured type in JSON, native (little-endian) byte order.
+std::string descr_text(const DataType& t) {
+  std::string out = "[";
+  for (const auto& f : t.fields()) {
+    if (out.size() > 1) out += ", ";
+    out += "[" + json_quoted(f.name) + ", ";
+    out += f.type.kind() == DataKind::Struct ? descr_text(f.type) : json_quoted(f.type.numpy_str());
+    if (!f.shape.empty()) {
+      out += ", [";
+      for (std::size_t k = 0; k < f.shape.size(); ++k) out += (k ? ", " : "") + std::to_string(f.shape[k]);
+      out += "]";
+    }
+    out += "]";
+  }
+  return out + "]";
+}
+}  // namespace
+
+namespace {
+// One list per distinct set of fields, never freed (reachable from the pool: a few bytes per
+// structured type a process meets). Nested types are interned first, so comparing fields
+// compares their types by pointer.
+const std::vector<StructField>* intern_fields(std::vector<StructField> fields) {
+  static std::mutex m;
+  static auto* pool = new std::vector<std::unique_ptr<const std::vector<StructField>>>();
+  const std::lock_guard lock(m);
+  for (const auto& p : *pool)
+    if (*p == fields) return p.get();
+  pool->push_back(std::make_unique<const std::vector<StructField>>(std::move(fields)));
+  return pool->back().get();
+}
+}  // namespace
+
+DataType DataType::structured(std::vector<StructField> fields) {
+  if (fields.empty()) throw MetadataError("data_type: a structured type needs at least one field");
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    auto& f = fields[i];
+    const std::string what = "data_type: structured field '" + f.name + "'";
+    if (f.name.empty()) throw MetadataError("data_type: structured field " + std::to_string(i) + " has no name");
+    for (std::size_t k = 0; k < i; ++k)
+      if (fields[k].name == f.name) throw MetadataError(what + " appears twice");
+    if (f.type.is_vlen())
+      throw MetadataError(what + " is of variable-length type " + f.type.name() +
+                          ", which a structured type cannot hold (give a fixed-width type such as U12)");
+    std::size_t n = 1;
+    for (const auto d : f.shape) {
+      if (d == 0 || d > (std::size_t{1} << 31) / n)
+        throw MetadataError(what + ": subarray dimensions must be 1 to 2^31 in all");
+      n *= d;
+    }
+    f.offset = offset;
+    if (n > ((std::size_t{1} << 31) - offset) / f.type.size())
+      throw MetadataError("data_type: a structured type must be at most 2^31 bytes");
+    offset += n * f.type.size();
+  }
+  DataType t(Id::structured, offset);
+  t.fields_ = intern_fields(std::move(fields));
+  return t;
+}
+
+const std::vector<StructField>& DataType::fields() const {
+  static const std::vector<StructField> none;
+  return fields_ ? *fields_ : none;
+}
+
+void DataType::swap_byte_order(std::span<std::uint8_t> b) const {
+  if (id_ != Id::structured) {
+    const std::size_t c = component_size();
+    if (c <= 1) return;
+    for (std::size_t i = 0; i + c <= b.size(); i += c) std::reverse(b.begin() + i, b.begin() + i + c);
+    return;
+  }
+  for (std::size_t e = 0; e + size_ <= b.size(); e += size_)
+    for (const auto& f : *fields_) f.type.swap_byte_order(b.subspan(e + f.offset, f.count() * f.type.size()));
+}
+
+std::string DataType::numpy_str(bool big_endian) const {
+  const std::string bo = component_size() > 1 ? (big_endian ? ">" : "<") : "|";
+  switch (kind()) {
+    case DataKind::Bool:
+      return "|b1";
+    case DataKind::Int:
+      return bo + "i" + std::to_string(size_);
+    case DataKind::UInt:
+      return bo + "u" + std::to_string(size_);
+    case DataKind::Float:
+      return bo + "f" + std::to_string(size_);
+    case DataKind::Complex:
+      return bo + "c" + std::to_string(size_);
+    case DataKind::Raw:
+    case DataKind::Struct:
+      return "|V" + std::to_string(size_);
+    case DataKind::Vlen:
+      return "|O";
+    case DataKind::Text:
+      return id_ == Id::fixed_bytes ? "|S" + std::to_string(size_) : bo + "U" + std::to_string(size_ / 4);
+    case DataKind::Time: {
+      const std::string n = name();  // datetime64[10s]
+      return bo + (id_ == Id::datetime64 ? "M8" : "m8") + n.substr(n.find('['));
+    }
+  }
+  return "?";
 }
 
 std::string DataType::name() const {
@@ -282,6 +418,8 @@ std::string DataType::name() const {
       if (scale_ != 1) s += std::to_string(scale_);
       return s + std::string(time_units[unit_]) + "]";
     }
+    case Id::structured:
+      return descr_text(*this);
   }
   return "?";
 }

@@ -31,8 +31,16 @@ namespace {
 // them (a one-element tuple needs its trailing comma: "(4)" is the int 4), and only whitespace after
 // the closing brace. A repeated key is refused: literal_eval keeps the last, so a reader keeping the
 // first would read another array than NumPy does.
+// A structured descr: a list of (name, type[, shape]), a type a string or a nested list.
+struct DescrField {
+  std::string name, type;
+  std::vector<DescrField> nested;
+  Shape shape;
+};
+
 struct Header {
-  std::string descr;
+  std::string descr;               // a type string, or
+  std::vector<DescrField> fields;  // a structured type's descr
   bool fortran = false;
   Shape shape;
 };
@@ -68,7 +76,9 @@ class HeaderParser {
       if (!seen) fail("unexpected header key '" + key + "'");
       if (*seen) fail("header key '" + key + "' given twice");
       *seen = true;
-      if (key == "descr")
+      if (key == "descr" && peek() == '[')
+        h.fields = descr_list();
+      else if (key == "descr")
         h.descr = str();
       else if (key == "fortran_order")
         h.fortran = boolean();
@@ -168,6 +178,44 @@ class HeaderParser {
     return out;
   }
 
+  // [('a', '<i4'), ('b', '<f8', (2,)), ('c', [('x', '|u1')])], as NumPy writes dtype.descr.
+  std::vector<DescrField> descr_list() {
+    expect('[', "expected '['");
+    ws();
+    std::vector<DescrField> out;
+    while (peek() != ']') {
+      expect('(', "a structured descr is a list of (name, type) or (name, type, shape)");
+      ws();
+      DescrField f;
+      f.name = str();
+      expect(',', "expected ',' after a field name");
+      ws();
+      if (peek() == '[')
+        f.nested = descr_list();
+      else
+        f.type = str();
+      ws();
+      if (peek() == ',') {
+        ++i_;
+        ws();
+        if (peek() == '(') f.shape = shape();
+        ws();
+      }
+      expect(')', "expected ')' after a field");
+      ws();
+      out.push_back(std::move(f));
+      if (peek() == ',') {
+        ++i_;
+        ws();
+      } else if (peek() != ']') {
+        fail("malformed header: expected ',' or ']' in descr");
+      }
+    }
+    ++i_;
+    if (out.empty()) fail("a structured descr needs at least one field");
+    return out;
+  }
+
   std::string_view s_;
   std::size_t i_ = 0;
   bool longs_;
@@ -241,36 +289,58 @@ Descr parse_descr(const std::string& d) {
   return r;
 }
 
+// A structured descr as a packed DataType; its multi-byte fields must share one byte order.
+Descr struct_descr(const std::vector<DescrField>& list) {
+  std::vector<StructField> fields;
+  std::optional<bool> big;
+  for (const auto& e : list) {
+    if (e.name.empty())
+      fail("structured dtype with padding (an unnamed field): zarrpp holds packed structured types only");
+    const Descr d = e.nested.empty() ? parse_descr(e.type) : struct_descr(e.nested);
+    if (d.dtype.component_size() > 1) {
+      if (big && *big != d.big)
+        fail("structured dtype with fields of both byte orders: zarrpp keeps one byte order per array");
+      big = d.big;
+    }
+    StructField f{e.name, d.dtype, {}, 0};
+    for (const auto n : e.shape) f.shape.push_back(static_cast<std::size_t>(n));
+    fields.push_back(std::move(f));
+  }
+  try {
+    return {DataType::structured(std::move(fields)), big.value_or(false)};
+  } catch (const MetadataError& err) {
+    fail(std::string("unsupported structured dtype: ") + err.what());
+  }
+}
+
 }  // namespace
 
 std::string descr_of(const DataType& t) {
-  using Id = DataType::Id;
-  switch (t.id()) {
-    case Id::bool_:
-      return "|b1";
-    case Id::int8:
-      return "|i1";
-    case Id::uint8:
-      return "|u1";
-    case Id::raw:
-      return "|V" + std::to_string(t.size());
-    case Id::fixed_bytes:
-      return "|" + t.name();  // |S5
-    case Id::fixed_utf32:
-      return "<" + t.name();  // <U12
-    case Id::datetime64:
-    case Id::timedelta64: {
-      const std::string n = t.name();  // datetime64[ns]
-      return std::string(t.id() == Id::datetime64 ? "<M8" : "<m8") + n.substr(n.find('['));
+  if (t.kind() == DataKind::Struct) {  // a Python list literal: [('a', '<i4'), ('b', '<f8', (2,))]
+    std::string out = "[";
+    for (const auto& f : t.fields()) {
+      if (out.size() > 1) out += ", ";
+      std::string name;
+      for (const char c : f.name) {
+        if (c == '\\' || c == '\'' || static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x80)
+          throw ArgumentError(
+              ".npy: structured field name '" + f.name +
+              "' has a character this writer does not quote (a quote, backslash, control or non-ASCII character)");
+        name += c;
+      }
+      out += "('" + name + "', " + descr_of(f.type);
+      if (!f.shape.empty()) {
+        out += ", (";
+        for (const auto n : f.shape) out += std::to_string(n) + ",";
+        out.back() = ')';
+        if (f.shape.size() == 1) out.insert(out.size() - 1, ",");
+      }
+      out += ")";
     }
-    default:
-      break;
+    return out + "]";
   }
-  const char kind = t.kind() == DataKind::Int     ? 'i'
-                    : t.kind() == DataKind::UInt  ? 'u'
-                    : t.kind() == DataKind::Float ? 'f'
-                                                  : 'c';
-  return std::string("<") + kind + std::to_string(t.size());
+  if (t.is_vlen()) throw ArgumentError(".npy: data type " + t.name() + " has no fixed size; .npy cannot hold it");
+  return "'" + t.numpy_str() + "'";
 }
 
 namespace {
@@ -305,7 +375,7 @@ Layout layout_of(std::span<const std::uint8_t> b, std::uint64_t total) {
   if (b.size() < off + hlen || total < off + hlen) fail("truncated header");
   Layout l;
   l.h = HeaderParser(std::string_view(reinterpret_cast<const char*>(b.data() + off), hlen), b[6]).parse();
-  l.d = parse_descr(l.h.descr);
+  l.d = l.h.fields.empty() ? parse_descr(l.h.descr) : struct_descr(l.h.fields);
   // What the header claims is checked against what the file holds before anything is allocated.
   l.need = l.d.dtype.size();
   for (const auto n : l.h.shape)
@@ -324,11 +394,7 @@ void finish_in_place(const Layout& l, std::uint8_t* p, std::size_t n) {
   if (l.d.dtype == DataType::bool_t)
     for (std::size_t i = 0; i < n; ++i)
       if (p[i] > 1) fail("bool data holds a byte other than 0 or 1");
-  if (l.d.big) {  // byte order, in place
-    const std::size_t c = l.d.dtype.component_size();
-    if (c > 1)
-      for (std::size_t i = 0; i + c <= n; i += c) std::reverse(p + i, p + i + c);
-  }
+  if (l.d.big) l.d.dtype.swap_byte_order({p, n});  // byte order, in place
 }
 
 }  // namespace
@@ -458,7 +524,7 @@ Bytes header_bytes(const DataType& dtype, const Shape& shape_) {
   for (std::size_t i = 0; i < shape_.size(); ++i)
     shape += std::to_string(shape_[i]) + (shape_.size() == 1 ? "," : i + 1 < shape_.size() ? ", " : "");
   shape += ")";
-  std::string header = "{'descr': '" + descr_of(dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header = "{'descr': " + descr_of(dtype) + ", 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad so the data starts on a 64-byte boundary; the header ends with '\n'.
   std::size_t pre = 10;
   std::size_t total = pre + header.size() + 1;

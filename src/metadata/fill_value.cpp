@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "zarrpp/core/error.hpp"
@@ -205,6 +206,74 @@ Bytes time_fill(const Json& j, const DataType& t) {
   return b;
 }
 
+// The values of a subarray field of `shape` (nested lists, C order) into `out`; one value for a
+// scalar field.
+void put_field_values(const Json& j, const StructField& f, std::size_t dim, std::uint8_t*& out) {
+  if (dim == f.shape.size()) {
+    Bytes v;
+    try {
+      v = parse_fill_value(j, f.type);
+    } catch (const MetadataError& e) {
+      throw MetadataError("field '" + f.name + "': " + e.what());
+    }
+    std::memcpy(out, v.data(), v.size());
+    out += v.size();
+    return;
+  }
+  if (!j.is_array() || j.size() != f.shape[dim])
+    throw MetadataError("fill_value: field '" + f.name + "': expected a list of " + std::to_string(f.shape[dim]) +
+                        " values (got " + json_text(j).substr(0, 200) + ")");
+  for (const auto& e : j) put_field_values(e, f, dim + 1, out);
+}
+
+// A structured element: base64 of its bytes, or its fields' values by name (an object, as
+// zarr-python 3 states a struct's fill value) or in order (a list, as NumPy writes a record).
+Bytes struct_fill(const Json& j, const DataType& t) {
+  if (j.is_string()) {
+    auto d = base64_decode(j.get<std::string>());
+    if (!d || d->size() != t.size())
+      bad(j, t, "expected base64 of one element (" + std::to_string(t.size()) + " bytes)");
+    return *d;
+  }
+  const auto& fields = t.fields();
+  if (!j.is_object() && !j.is_array())
+    bad(j, t, "expected the fields' values (an object by field name, or a list in order) or base64 of one element");
+  if (j.is_array() && j.size() != fields.size())
+    bad(j, t, "expected the values of its " + std::to_string(fields.size()) + " fields in order");
+  if (j.is_object()) {
+    for (const auto& f : fields)
+      if (!j.contains(f.name)) bad(j, t, "no value for field '" + f.name + "'");
+    if (j.size() != fields.size()) bad(j, t, "a value for a field it does not have");
+  }
+  Bytes b(t.size());
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& f = fields[i];
+    std::uint8_t* at = b.data() + f.offset;
+    put_field_values(j.is_object() ? j[f.name] : j[i], f, 0, at);
+  }
+  return b;
+}
+
+// A structured element's fields by name; a subarray field as nested lists.
+Json struct_json(std::span<const std::uint8_t> v, const DataType& t) {
+  Json out = Json::object();
+  for (const auto& f : t.fields()) {
+    const std::uint8_t* at = v.data() + f.offset;
+    std::function<Json(std::size_t)> rec = [&](std::size_t dim) -> Json {
+      if (dim == f.shape.size()) {
+        const Json e = fill_value_to_json({at, f.type.size()}, f.type);
+        at += f.type.size();
+        return e;
+      }
+      Json a = Json::array();
+      for (std::size_t k = 0; k < f.shape[dim]; ++k) a.push_back(rec(dim + 1));
+      return a;
+    };
+    out[f.name] = rec(0);
+  }
+  return out;
+}
+
 }  // namespace
 
 Bytes default_fill_value(const DataType& dtype) { return dtype.is_vlen() ? Bytes() : Bytes(dtype.size(), 0); }
@@ -213,9 +282,9 @@ namespace {
 Json fill_value_from_bytes(const Json& j, const DataType& t) {
   const auto& bin = j.get_binary();
   if (t.kind() == DataKind::Raw) return Json(std::vector<std::uint8_t>(bin.begin(), bin.end()));
-  if (t == DataType::bytes_t || t.id() == DataType::Id::fixed_bytes)
+  if (t == DataType::bytes_t || t.id() == DataType::Id::fixed_bytes || t.kind() == DataKind::Struct)
     return base64_encode(std::span<const std::uint8_t>(bin.data(), bin.size()));
-  bad(j, t, "bytes are the fill value of raw (r<bits>), bytes and S<n> data types only");
+  bad(j, t, "bytes are the fill value of raw (r<bits>), bytes, S<n> and structured data types only");
 }
 }  // namespace
 
@@ -306,6 +375,8 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
     case Id::datetime64:
     case Id::timedelta64:
       return time_fill(j, t);
+    case Id::structured:
+      return struct_fill(j, t);
   }
   bad(j, t, "unsupported data type");
 }
@@ -361,6 +432,8 @@ Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
     case Id::datetime64:
     case Id::timedelta64:
       return get(std::int64_t{});  // NaT as -2^63, as zarr-python 3 writes it
+    case Id::structured:
+      return struct_json(v, t);
     case Id::string:
     case Id::bytes:
       break;  // above

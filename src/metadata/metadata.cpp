@@ -134,6 +134,10 @@ Json data_type_to_json(const DataType& t) {
     case Id::timedelta64:
       return {{"name", t.id() == Id::datetime64 ? "numpy.datetime64" : "numpy.timedelta64"},
               {"configuration", {{"unit", std::string(t.time_unit())}, {"scale_factor", t.time_scale()}}}};
+    case Id::structured:
+      throw UnsupportedError("data type " + t.name() +
+                             ": zarrpp stores structured types in Zarr v2 only for now (create the array with "
+                             "zarr_format=2, or keep it as Zarr v2)");
     default:
       return t.name();
   }

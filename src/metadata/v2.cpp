@@ -34,14 +34,67 @@ DataType v2_time_dtype(const std::string& s, char kind, const std::string& rest)
 
 // A v2 dtype string: every core numeric type in either byte order, bool, complex, raw bytes
 // (|V<n>), fixed-width strings (U<n>, S<n>), datetime64 and timedelta64. Objects are string or
-// bytes as their codec says; structured types are refused by name.
+// bytes as their codec says. A list is a structured type (parse_v2_descr).
 constexpr const char* kTypeString =
     "expected a NumPy type string of kind b, i, u, f, c, V, S, U, M, m or O with its size, such as \"<f8\", "
     "\"|u1\", \"<U12\" or \"<M8[ns]\" (what dtype.str gives, not a name such as \"float64\")";
 
+V2Type parse_v2_dtype(const Json& j);
+
+// A subarray field's shape: an integer or a list of them (NumPy's tuple), each at least 1.
+std::vector<std::size_t> v2_field_shape(const Json& s, const Json& j) {
+  const Json dims = s.is_array() ? s : Json::array({s});
+  std::vector<std::size_t> out;
+  for (const auto& d : dims) {
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 1)
+      fail("dtype", j, "a structured field's shape is a list of integers of at least 1");
+    out.push_back(d.get<std::size_t>());
+  }
+  return out;
+}
+
+// A structured dtype: NumPy's descr, a list of [name, type] or [name, type, shape], each type a
+// dtype string or a nested descr. An unnamed field (padding NumPy's align=True adds) is named
+// f<index>, as NumPy names it. Every multi-byte field must have the same byte order: zarrpp keeps
+// one byte order per array (the bytes codec's).
+V2Type parse_v2_descr(const Json& j) {
+  constexpr const char* kForm = "a structured dtype is a list of [name, type] or [name, type, shape]";
+  if (j.empty()) fail("dtype", j, kForm);
+  std::vector<StructField> fields;
+  std::optional<bool> big;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const Json& e = j[i];
+    if (!e.is_array() || e.size() < 2 || e.size() > 3) fail("dtype", j, kForm);
+    if (!e[0].is_string())
+      throw UnsupportedError(".zarray: dtype: structured field " + json_text(e[0]) +
+                             " has a title; zarrpp reads fields named by a string only");
+    StructField f;
+    f.name = e[0].get<std::string>();
+    if (f.name.empty()) f.name = "f" + std::to_string(i);
+    const V2Type ft = parse_v2_dtype(e[1]);
+    if (ft.dtype.is_vlen())
+      throw UnsupportedError(".zarray: dtype: structured field '" + f.name +
+                             "' holds Python objects (|O), which zarrpp cannot read inside a structured type");
+    if (ft.dtype.component_size() > 1) {
+      if (big && *big != ft.big)
+        throw UnsupportedError(".zarray: dtype " + json_text(j) +
+                               ": fields of both byte orders; zarrpp reads structured types whose fields share "
+                               "one byte order (rewrite it with NumPy's dtype.newbyteorder)");
+      big = ft.big;
+    }
+    f.type = ft.dtype;
+    if (e.size() == 3) f.shape = v2_field_shape(e[2], j);
+    fields.push_back(std::move(f));
+  }
+  try {
+    return {DataType::structured(std::move(fields)), big.value_or(false)};
+  } catch (const MetadataError& err) {
+    throw MetadataError(std::string(".zarray: dtype: ") + err.what());
+  }
+}
+
 V2Type parse_v2_dtype(const Json& j) {
-  if (j.is_array())
-    throw UnsupportedError(".zarray: dtype: structured data types (" + j.dump() + ") are not supported by zarrpp");
+  if (j.is_array()) return parse_v2_descr(j);
   if (!j.is_string()) fail("dtype", j, "expected a NumPy dtype string such as \"<f8\"");
   const std::string s = j.get<std::string>();
   std::size_t i = 0;
@@ -120,6 +173,26 @@ V2Type parse_v2_dtype(const Json& j) {
 }
 
 }  // namespace
+
+NumpyType numpy_type_from_v2(const Json& dtype) {
+  const V2Type t = parse_v2_dtype(dtype);
+  return {t.dtype, t.big};
+}
+
+DataType data_type_from_user(std::string_view text) {
+  if (text.empty() || text.front() != '[') return DataType::from_user(text);
+  try {
+    const NumpyType t = numpy_type_from_v2(parse_json_document(text, "data type"));
+    if (t.type.kind() != DataKind::Struct) throw MetadataError("expected a structured type's descr");
+    if (t.big_endian)
+      throw ArgumentError("data type " + std::string(text) +
+                          " is big-endian: give its fields without the byte order ('<'); the byte order is the "
+                          "bytes codec's");
+    return t.type;
+  } catch (const MetadataError& e) {
+    throw ArgumentError("data type " + std::string(text).substr(0, 200) + ": " + e.what());
+  }
+}
 
 std::string base64_encode(std::span<const std::uint8_t> b) {
   static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -218,8 +291,15 @@ bool same_complex(const Bytes& a, const Bytes& b, bool single) {
   return true;
 }
 
-FillValue parse_v2_fill(const Json& j, const DataType& t) {
+FillValue parse_v2_fill(const Json& j, const DataType& t, bool big = false) {
   if (j.is_null()) return {default_fill_value(t), Json(nullptr)};
+  if (t.kind() == DataKind::Struct) {  // base64 of one element as stored, as zarr-python 2 writes it
+    auto b = j.is_string() ? base64_decode(j.get<std::string>()) : std::nullopt;
+    if (!b || b->size() != t.size())
+      fail("fill_value", j, "a structured type takes base64 of one element (" + std::to_string(t.size()) + " bytes)");
+    if (big) t.swap_byte_order(*b);
+    return {*b, std::nullopt};
+  }
   if (t.kind() == DataKind::Raw) {
     if (!j.is_string()) fail("fill_value", j, "raw (V) types take a base64 string");
     auto b = base64_decode(j.get<std::string>());
@@ -259,6 +339,11 @@ Json v2_fill_json(const ArrayMetadata& m) {
   if (t == DataType::string_t) return fill_value_to_json(fill, t);
   if (t.is_vlen()) return nullptr;
   if (t.kind() == DataKind::Raw) return base64_encode(fill);
+  if (t.kind() == DataKind::Struct) {
+    Bytes stored = fill;
+    if (m.v2_big_endian()) t.swap_byte_order(stored);
+    return base64_encode(stored);
+  }
   if (t.kind() == DataKind::Text || t.kind() == DataKind::Time) return fill_value_to_json(fill, t);
   auto one = [](double v) -> Json {
     if (std::isnan(v)) return "NaN";
@@ -298,32 +383,17 @@ Json v2_fill_json(const ArrayMetadata& m) {
   return fill_value_to_json(fill, t);
 }
 
-std::string v2_dtype_of(const DataType& t, bool big) {
-  const char bo = t.component_size() > 1 ? (big ? '>' : '<') : '|';
-  switch (t.kind()) {
-    case DataKind::Bool:
-      return "|b1";
-    case DataKind::Int:
-      return std::string(1, bo) + "i" + std::to_string(t.size());
-    case DataKind::UInt:
-      return std::string(1, bo) + "u" + std::to_string(t.size());
-    case DataKind::Float:
-      return std::string(1, bo) + "f" + std::to_string(t.size());
-    case DataKind::Complex:
-      return std::string(1, bo) + "c" + std::to_string(t.size());
-    case DataKind::Raw:
-      return "|V" + std::to_string(t.size());
-    case DataKind::Vlen:
-      return "|O";
-    case DataKind::Text:
-      return t.id() == DataType::Id::fixed_bytes ? "|S" + std::to_string(t.size())
-                                                 : std::string(1, bo) + "U" + std::to_string(t.size() / 4);
-    case DataKind::Time: {
-      const std::string n = t.name();  // datetime64[10s]
-      return std::string(1, bo) + (t.id() == DataType::Id::datetime64 ? "M8" : "m8") + n.substr(n.find('['));
-    }
+// .zarray's dtype: NumPy's dtype.str, or a structured type's descr (JSON) with its fields in the
+// given byte order.
+Json v2_dtype_of(const DataType& t, bool big) {
+  if (t.kind() != DataKind::Struct) return t.numpy_str(big);
+  Json descr = Json::array();
+  for (const auto& f : t.fields()) {
+    Json e = Json::array({f.name, v2_dtype_of(f.type, big)});
+    if (!f.shape.empty()) e.push_back(f.shape);
+    descr.push_back(e);
   }
-  return "?";
+  return descr;
 }
 
 }  // namespace
@@ -369,7 +439,7 @@ ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
   // codec layer knows.
   if (t.dtype.is_vlen()) t.dtype = object_type(j["filters"]);
   m.data_type = t.dtype;
-  m.v2.dtype = j["dtype"].get<std::string>();
+  m.v2.dtype = j["dtype"];
   const auto& order = j["order"];
   if (order != "C" && order != "F") fail("order", order, "expected \"C\" or \"F\"");
   m.v2.order = order.get<std::string>()[0];
@@ -385,7 +455,7 @@ ArrayMetadata ArrayMetadata::from_v2_fields(const Json& j, const Json& zattrs,
     else
       m.fill_value = {default_fill_value(m.data_type), f};
   } else {
-    m.fill_value = parse_v2_fill(j["fill_value"], m.data_type);
+    m.fill_value = parse_v2_fill(j["fill_value"], m.data_type, t.big);
   }
   m.v2.compressor = j["compressor"];
   m.v2.filters = j["filters"];
@@ -407,7 +477,9 @@ ChunkKeyEncoding ChunkKeyEncoding::from_v2_json(const Json& zarray) {
 }
 
 bool ArrayMetadata::v2_big_endian() const {
-  return !v2.dtype.empty() && v2.dtype[0] == '>' && data_type.component_size() > 1;
+  if (v2.dtype.is_array()) return parse_v2_dtype(v2.dtype).big;
+  return v2.dtype.is_string() && v2.dtype.get_ref<const std::string&>().starts_with('>') &&
+         data_type.component_size() > 1;
 }
 
 ArrayMetadata ArrayMetadata::with_v2_form(const V2Form& form) const {
@@ -415,8 +487,13 @@ ArrayMetadata ArrayMetadata::with_v2_form(const V2Form& form) const {
   if (zarr_format == 2) {
     // Already v2: its compressor, filters, order and byte order are brought in line with its
     // codecs (a copy may have been given other codecs than the source's .zarray states).
-    if (!m.v2.dtype.empty() && (m.v2.dtype[0] == '<' || m.v2.dtype[0] == '>'))
-      m.v2.dtype[0] = form.big_endian ? '>' : '<';
+    if (m.v2.dtype.is_array()) {
+      m.v2.dtype = v2_dtype_of(data_type, form.big_endian);
+    } else if (m.v2.dtype.is_string()) {
+      std::string d = m.v2.dtype.get<std::string>();
+      if (!d.empty() && (d[0] == '<' || d[0] == '>')) d[0] = form.big_endian ? '>' : '<';
+      m.v2.dtype = d;
+    }
     m.v2.order = form.order;
     m.v2.compressor = form.compressor;
     m.v2.filters = form.filters;

@@ -74,6 +74,7 @@ std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, c
     case DataKind::Vlen:
     case DataKind::Raw:
     case DataKind::Time:
+    case DataKind::Struct:
       break;
   }
   return std::nullopt;

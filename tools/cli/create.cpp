@@ -30,7 +30,8 @@ void CreateCommand::add(CLI::App& app) {
   sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4, or auto (at most 1 MiB, as zarr-python)")->required();
   sub_->add_option("--dtype", dtype_,
                    "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's "
-                   "spelling (i4, <f8, U12, S5, M8[ns], m8[s], ...)")
+                   "spelling (i4, <f8, U12, S5, M8[ns], m8[s], ...); a structured type as Zarr v2's JSON descr, "
+                   "'[[\"a\", \"<i4\"], [\"b\", \"<f8\", [2]]]' (with --zarr-format 2)")
       ->required();
   sub_->add_option("--fill-value", fill_,
                    "Fill value (default 0 / false / empty): text as typed for U<n>, S<n> and string, base64 for "
@@ -52,7 +53,7 @@ void CreateCommand::add(CLI::App& app) {
 
 // The array the options describe (every option parsed and checked here).
 ArraySpec CreateCommand::make_spec() const {
-  ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = DataType::from_user(dtype_)};
+  ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = data_type_from_user(dtype_)};
   spec.chunks = chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size()) : parse_shape(chunks_, "--chunks");
   if (!fill_.empty()) spec.fill_value = cli_value_json(fill_, spec.dtype);
   spec.compressors = compressors_of(comp_);

@@ -73,7 +73,11 @@ void print_info(const Array& z) {
               ? "  (v2 documents are still there: an interrupted conversion; run 'zarrpp convert' again to finish it)"
               : "")
       << "\n"
-      << "Data type     : " << z.dtype().name() << (m.zarr_format == 2 ? "  (v2 dtype " + m.v2.dtype + ")" : "") << "\n"
+      << "Data type     : " << z.dtype().name()
+      << (m.zarr_format == 2
+              ? "  (v2 dtype " + (m.v2.dtype.is_string() ? m.v2.dtype.get<std::string>() : json_text(m.v2.dtype)) + ")"
+              : "")
+      << "\n"
       << "Shape         : " << shape_str(z.shape()) << "\n"
       << "Domain        : " << dom << "\n"
       << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << json_text(j["chunk_grid"]["configuration"])

@@ -185,6 +185,29 @@ std::size_t shown_width(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
+std::string element_str(const std::byte* p, const DataType& t);
+
+// A structured element as NumPy prints one: (1, [2.0, 3.0], 'x'), a subarray field as nested lists.
+std::string fmt_struct(const std::byte* p, const DataType& t) {
+  std::string s = "(";
+  for (const auto& f : t.fields()) {
+    if (s.size() > 1) s += ", ";
+    const std::byte* at = p + f.offset;
+    std::function<std::string(std::size_t)> rec = [&](std::size_t d) -> std::string {
+      if (d == f.shape.size()) {
+        std::string e = element_str(at, f.type);
+        at += f.type.size();
+        return e;
+      }
+      std::string a = "[";
+      for (std::size_t i = 0; i < f.shape[d]; ++i) a += (i ? ", " : "") + rec(d + 1);
+      return a + "]";
+    };
+    s += rec(0);
+  }
+  return s + (t.fields().size() == 1 ? ",)" : ")");
+}
+
 std::string element_str(const std::byte* p, const DataType& t) {
   using Id = DataType::Id;
   auto get = [&](auto tag) {
@@ -233,6 +256,8 @@ std::string element_str(const std::byte* p, const DataType& t) {
       const auto v = get(std::int64_t{});
       return v == INT64_MIN ? "'NaT'" : std::to_string(v);
     }
+    case Id::structured:
+      return fmt_struct(p, t);
     case Id::string:
     case Id::bytes:
       return "?";  // printed by print_vlen

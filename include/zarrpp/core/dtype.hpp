@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace zarrpp {
 
@@ -25,8 +27,11 @@ struct float16 {
 
 // Vlen: variable-length elements (the data types "string" and "bytes"); read and written as VlenValues (Array::read /
 // write). Text: NumPy's fixed-width strings (U<n>, S<n>). Time: NumPy's datetime64 and timedelta64,
-// an int64 count of a unit (INT64_MIN is NaT).
-enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen, Text, Time };
+// an int64 count of a unit (INT64_MIN is NaT). Struct: NumPy's structured types, named fields laid
+// out one after another.
+enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen, Text, Time, Struct };
+
+struct StructField;
 
 class DataType {
  public:
@@ -51,7 +56,8 @@ class DataType {
     fixed_utf32,  // NumPy U<n>: n UTF-32 code points, NUL-padded ("fixed_length_utf32")
     fixed_bytes,  // NumPy S<n>: n bytes, NUL-padded ("null_terminated_bytes")
     datetime64,   // NumPy datetime64[<scale><unit>] ("numpy.datetime64")
-    timedelta64   // NumPy timedelta64[<scale><unit>] ("numpy.timedelta64")
+    timedelta64,  // NumPy timedelta64[<scale><unit>] ("numpy.timedelta64")
+    structured    // NumPy structured type: named fields, each a fixed-size type of some shape
   };
   // NumPy's time units, in its order; "generic" (no unit) is not taken.
   static constexpr std::string_view time_units[] = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
@@ -68,6 +74,11 @@ class DataType {
   // 1 to 2^31 - 1. Throws MetadataError naming what is wrong.
   static DataType datetime64(std::string_view unit, std::uint32_t scale = 1);
   static DataType timedelta64(std::string_view unit, std::uint32_t scale = 1);
+  // A structured type of `fields` (their offsets are ignored and set here): packed one after
+  // another in the order given, as NumPy lays out a list of (name, type[, shape]). Names must be
+  // distinct and non-empty; a field's type is any fixed-size type, a structured one included.
+  // Throws MetadataError naming what is wrong.
+  static DataType structured(std::vector<StructField> fields);
   // Parses a data type name ("int32", "r16", ...) or a display name of a configured type
   // ("U12", "S5", "datetime64[ns]"); throws MetadataError for unknown names.
   static DataType parse(std::string_view name);
@@ -84,9 +95,19 @@ class DataType {
   bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }
   DataKind kind() const;
   // Size of one scalar component for byte swapping (complex64 -> 4, r<N> -> 1, U<n> -> 4).
+  // A structured type: its largest field component (1 when every field is a byte wide).
   std::size_t component_size() const;
+  // Reverses the byte order of every multi-byte component of the elements in `b` (a whole number
+  // of elements): what the bytes codec does for big-endian data. A structured type swaps each field.
+  void swap_byte_order(std::span<std::uint8_t> b) const;
+  // A structured type's fields, in order; empty for other types.
+  const std::vector<StructField>& fields() const;
+  // NumPy's dtype.str of a non-structured type in the given byte order ("<i4", "|b1", ">U3",
+  // "<M8[ns]", "|V8", "|S5"; "|O" for variable-length types).
+  std::string numpy_str(bool big_endian = false) const;
   // The Zarr name of a core type ("int32", "r16"); a configured type by its NumPy name ("U12",
-  // "S5", "datetime64[10s]"), which parse() and NumPy both read.
+  // "S5", "datetime64[10s]"), which parse() and NumPy both read; a structured type as NumPy's
+  // descr in JSON, as Zarr v2 states it (`[["a", "<i4"], ["b", "<f8", [2]]]`).
   std::string name() const;
   // Time types: the unit ("ns") and scale factor; "" and 1 for other types.
   std::string_view time_unit() const { return is_time() ? time_units[unit_] : std::string_view(); }
@@ -94,7 +115,8 @@ class DataType {
   bool is_time() const { return id_ == Id::datetime64 || id_ == Id::timedelta64; }
 
   friend bool operator==(const DataType& a, const DataType& b) {
-    return a.id_ == b.id_ && a.size_ == b.size_ && a.unit_ == b.unit_ && a.scale_ == b.scale_;
+    return a.id_ == b.id_ && a.size_ == b.size_ && a.unit_ == b.unit_ && a.scale_ == b.scale_ &&
+           a.fields_ == b.fields_;  // interned: the same fields are the same list
   }
 
   // Shorthand constants: zarrpp::DataType::int32 etc.
@@ -135,6 +157,7 @@ class DataType {
       case Id::fixed_utf32:
         return 4;
       case Id::fixed_bytes:
+      case Id::structured:
         return 1;
     }
     return 1;
@@ -144,6 +167,24 @@ class DataType {
   std::size_t size_;
   std::uint8_t unit_ = 0;
   std::uint32_t scale_ = 1;
+  // Structured types only: the fields, interned (one list per distinct set of fields, kept for
+  // the life of the process), so a DataType stays a small value that copies as cheaply as an int.
+  const std::vector<StructField>* fields_ = nullptr;
+};
+
+// One field of a structured type: `shape` is empty for a scalar field, else the field holds an
+// array of that shape (C order) of `type`.
+struct StructField {
+  std::string name;
+  DataType type;
+  std::vector<std::size_t> shape;
+  std::size_t offset = 0;
+  std::size_t count() const {
+    std::size_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+  friend bool operator==(const StructField&, const StructField&) = default;
 };
 
 // The DataType of a C++ element type.

@@ -79,7 +79,8 @@ void remove_unfinished_temporaries() noexcept;
 Bytes serialize(const NDView& view);
 void save(const std::filesystem::path& path, const NDView& view);
 
-// The NumPy dtype string for a data type ("<i4", "|b1", "<c16", "|V3" for r24, "<f2").
+// The header's descr for a data type, as a Python literal: a quoted dtype string ('<i4', '|b1',
+// '<c16', '|V3' for r24, '<f2') or a structured type's list ([('a', '<i4'), ('b', '<f8', (2,))]).
 std::string descr_of(const DataType& t);
 
 }  // namespace zarrpp::npy

@@ -33,13 +33,25 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp, bo
 // timedelta64 ("numpy.datetime64" with unit and scale_factor). Throws MetadataError naming the type.
 DataType data_type_from_json(const Json& j);
 Json data_type_to_json(const DataType& t);
+// A NumPy type as Zarr v2's .zarray states it: a dtype string ("<i4", ">U3") or a structured
+// type's descr ([["a", "<i4"], ["b", ">f8", [2]]]); `big_endian` says the stored byte order.
+// Throws MetadataError (UnsupportedError for what zarrpp cannot hold) naming the type.
+struct NumpyType {
+  DataType type;
+  bool big_endian = false;
+};
+NumpyType numpy_type_from_v2(const Json& dtype);
+// A data type by the name DataType::name() gives (a structured type's JSON descr included), or as
+// DataType::from_user takes it; throws ArgumentError naming the text.
+DataType data_type_from_user(std::string_view text);
 
 // ---- fill values ---------------------------------------------------------------------------
 // A fill value is held as bytes: a fixed-size element's bytes in native (little-endian) order, so
 // NaN payloads and raw bits round-trip exactly; a variable-length element's text (UTF-8) or bytes.
 // "string" takes a JSON string, "bytes" base64 (as zarr-python 3); U<n> a string of at most n
 // characters, S<n> base64 of at most n bytes (NUL-padded), datetime64/timedelta64 an integer or
-// "NaT".
+// "NaT"; a structured type an object of its fields' values by name (a subarray field's as nested
+// lists; fill_value_to_json gives this form), a list of them in order, or base64 of one element.
 Bytes parse_fill_value(const Json& j, const DataType& dtype);
 Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);
 // A fill value a caller gives for a new array (ArraySpec::fill_value, Python's fill_value=) in the
@@ -178,7 +190,7 @@ struct ArrayMetadata {
   // plus what only .zarray states, so it is written back as it was.
   int zarr_format = 3;
   struct V2 {
-    std::string dtype;          // as .zarray gives it: "<i4", ">f8", "|b1", "<M8[ns]"
+    Json dtype;                 // as .zarray gives it: "<i4", ">f8", "|b1", "<M8[ns]", [["a", "<i4"]]
     char order = 'C';           // 'C' or 'F'
     Json compressor = nullptr;  // numcodecs configuration or null
     Json filters = nullptr;     // array of numcodecs configurations or null
