@@ -1026,13 +1026,91 @@ TEST(ZarrV2, StructuredTypesReadAndWriteAsZarrPython2) {
   st.swap_byte_order(big_fill);
   EXPECT_EQ(doc["fill_value"], base64_encode(big_fill));
   EXPECT_EQ(made.read().bytes(), cat({fill, fill}));
-  // Zarr v3 has no form for them yet: creating and converting are refused, nothing changed.
+  // Zarr v3's struct data type has no subarray fields: creating and converting such a type are
+  // refused, nothing changed.
   expect_throw_with<Error>([&] { Array::create(store, "v3", {.shape = {2}, .chunks = {2}, .dtype = st}); },
-                           {"structured", "Zarr v2 only", "zarr_format=2"});
+                           {"field 'b'", "Zarr v3", "Zarr v2"});
   EXPECT_FALSE(store->get("v3/zarr.json"));
-  expect_throw_with<Error>([&] { convert_to_v3(store, "s"); }, {"structured", "Zarr v2 only"});
+  expect_throw_with<Error>([&] { convert_to_v3(store, "s"); }, {"field 'b'", "Zarr v3"});
   EXPECT_TRUE(store->get("s/.zarray"));
   EXPECT_FALSE(store->get("s/zarr.json"));
+  // Without them, conversion writes the struct extension's form, the chunks untouched.
+  put("flat", Json::parse(R"([["a", ">i4"], ["n", [["x", ">u2"], ["y", "|u1"]]]])"),
+      "AAAAAQACAw==", Bytes{0, 0, 0, 9, 0, 8, 7, 0, 0, 0, 6, 0, 5, 4});
+  const Bytes flat_chunk = *store->get("flat/0"), flat_values = raw("flat");
+  convert_to_v3(store, "flat");
+  const Json v3 = Json::parse(S(*store->get("flat/zarr.json")));
+  EXPECT_EQ(v3["data_type"], Json::parse(R"({"name": "struct", "configuration": {"fields": [
+      {"name": "a", "data_type": "int32"},
+      {"name": "n", "data_type": {"name": "struct", "configuration": {"fields": [
+          {"name": "x", "data_type": "uint16"}, {"name": "y", "data_type": "uint8"}]}}}]}})"));
+  EXPECT_EQ(v3["fill_value"], Json::parse(R"({"a": 1, "n": {"x": 2, "y": 3}})"));
+  EXPECT_EQ(v3["codecs"][0], Json::parse(R"({"name": "bytes", "configuration": {"endian": "big"}})"));
+  EXPECT_EQ(*store->get("flat/0"), flat_chunk);
+  EXPECT_EQ(raw("flat"), flat_values);
+}
+
+TEST(ZarrPython3, StructDataTypesReadAsTheExtensionStatesThem) {
+  // Written by hand from zarr-extensions' struct and structured documents: fields as objects or
+  // (older) [name, type] pairs, nested structs, a fill value object, little-endian fields.
+  auto store = MemoryStore::create();
+  auto doc = [](const std::string& data_type, const std::string& fill, const std::string& bytes_cfg) {
+    return R"({"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": )" + data_type +
+           R"(, "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+              "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+              "fill_value": )" +
+           fill + R"(, "codecs": [{"name": "bytes")" + bytes_cfg + "}]}";
+  };
+  const std::string fields =
+      R"([{"name": "p", "data_type": {"name": "struct", "configuration": {"fields": [
+            {"name": "x", "data_type": "float32"}, {"name": "y", "data_type": {"name": "float32"}}]}}},
+          {"name": "v", "data_type": "int16"},
+          {"name": "t", "data_type": {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}}])";
+  store->set("s/zarr.json", B(doc(R"({"name": "struct", "configuration": {"fields": )" + fields + "}}",
+                                  R"({"p": {"x": 1.5, "y": -2.0}, "v": 7, "t": "NaT"})",
+                                  R"(, "configuration": {"endian": "little"})")));
+  Bytes chunk;
+  auto add = [&](auto v) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    chunk.insert(chunk.end(), p, p + sizeof v);
+  };
+  add(0.5f), add(1.0f), add(std::int16_t{-3}), add(std::int64_t{60});
+  add(2.5f), add(3.0f), add(std::int16_t{4}), add(std::int64_t{-1});
+  store->set("s/c/0", chunk);
+  auto a = Array::open(store, "s");
+  ASSERT_EQ(a.dtype().kind(), DataKind::Struct);
+  EXPECT_EQ(a.dtype().size(), 4u + 4 + 2 + 8);
+  const NDArray v = a.read();
+  Bytes want = chunk;
+  add(1.5f), add(-2.0f), add(std::int16_t{7}), add(INT64_MIN);
+  want.insert(want.end(), chunk.end() - 18, chunk.end());
+  EXPECT_EQ(v.bytes(), want) << "the third element is the fill value";
+  // Written back as read; the older name and pair form read alike; bad forms are refused by name.
+  a.write({}, v.view());
+  EXPECT_EQ(Json::parse(S(*store->get("s/zarr.json")))["data_type"]["name"], "struct");
+  store->set("old/zarr.json",
+             B(doc(R"({"name": "structured", "configuration": {"fields": [["v", "int16"], ["w", "uint8"]]}})",
+                   R"("BwAB")", "")));  // base64, as older writers state it; no endian: all taken little
+  const auto old = Array::open(store, "old");
+  EXPECT_EQ(old.dtype(), DataType::structured({{"v", DataType::int16, {}, 0}, {"w", DataType::uint8, {}, 0}}));
+  EXPECT_EQ(old.read().bytes(), (Bytes{7, 0, 1, 7, 0, 1, 7, 0, 1}));
+  const char* bad[] = {
+      R"({"name": "struct", "configuration": {"fields": []}})",
+      R"({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "int8"}, {"name": "a", "data_type": "int8"}]}})",
+      R"({"name": "struct", "configuration": {"fields": [{"name": "", "data_type": "int8"}]}})",
+      R"({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "string"}]}})",
+      R"({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "int8", "shape": [2]}]}})",
+      R"({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "int8"}], "packed": true}})",
+      R"({"name": "struct"})"};
+  for (const char* t : bad) {
+    store->set("bad/zarr.json", B(doc(t, "null", "")));
+    EXPECT_THROW(Array::open(store, "bad"), MetadataError) << t;
+  }
+  store->set("bad/zarr.json",
+             B(doc(R"({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "int8"},
+      {"name": "b", "data_type": "int8"}]}})",
+                   R"({"a": 1})", "")));
+  expect_throw_with<MetadataError>([&] { Array::open(store, "bad"); }, {"no value for field 'b'"});
 }
 
 TEST(ZarrV2, StructuredTypesZarrppCannotHoldAreRefusedByName) {

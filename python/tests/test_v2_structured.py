@@ -1,5 +1,6 @@
 """NumPy's structured types in Zarr v2, against zarr-python 2.13 both ways: values, dtype, fill
-value, field selection (``z["a"]``, ``fields=``) and field writes, the CLI, Dask and xarray.
+value, field selection (``z["a"]``, ``fields=``) and field writes, the CLI, Dask and xarray; and
+their Zarr v3 form (the struct extension), by conversion and by creation.
 
 zarr-python 2.13 with this NumPy cannot create a structured array with a fill value other than
 bytes or None (its ``fill_value == 0`` check raises), so the arrays it writes here take their fill
@@ -167,8 +168,8 @@ def test_structured_values_convert_as_numpy_assigns_them(tmp_path):
 
 
 def test_structured_types_zarrpp_cannot_hold_are_refused_by_name(tmp_path):
-    with pytest.raises(ValueError, match="structured types in Zarr v2 only"):
-        zarrpp.create_array(str(tmp_path / "v3"), shape=(2,), dtype=[("a", "<i4")])
+    with pytest.raises(ValueError, match="field 'b' holds an array of each element, which Zarr v3"):
+        zarrpp.create_array(str(tmp_path / "v3"), shape=(2,), dtype=[("a", "<i4"), ("b", "<f8", (2,))])
     assert not os.path.exists(tmp_path / "v3" / "zarr.json")
     with pytest.raises(TypeError, match="padding"):
         zarrpp.create_array(str(tmp_path / "al"), shape=(2,), dtype=np.dtype([("a", "u1"), ("b", "<i4")], align=True),
@@ -191,7 +192,7 @@ def test_structured_types_zarrpp_cannot_hold_are_refused_by_name(tmp_path):
     before = sorted(os.listdir(path))
     if os.path.exists(CLI):
         r = cli("convert", path, "--zarr-format", "3")
-        assert r.returncode != 0 and "structured" in r.stderr
+        assert r.returncode != 0 and "field 'b'" in r.stderr
         assert sorted(os.listdir(path)) == before
 
 
@@ -243,3 +244,32 @@ def test_dask_and_xarray_read_structured_variables_as_zarr_does(tmp_path):
     xr.testing.assert_identical(lazy.compute(), want)
     to_zarrpp(got, str(tmp_path / "out.zarr"), zarr_format=2)
     xr.testing.assert_identical(xr.open_dataset(str(tmp_path / "out.zarr"), engine="zarr"), want)
+
+
+def test_zarr_v3_struct_form_by_conversion_and_creation(tmp_path):
+    dt = np.dtype(STRUCTS[2] + [("n", [("x", ">u2"), ("y", "|u1")])]).newbyteorder(">")
+    src = str(tmp_path / "v2")
+    z = zarr.create(store=src, shape=(5,), chunks=(2,), dtype=dt, fill_value=records(dt, (), 9).tobytes())
+    z[:3] = records(dt, (3,), 4)
+    zarrpp.convert_to_v3(src, dst=str(tmp_path / "v3"))
+    meta = json.load(open(tmp_path / "v3" / "zarr.json"))
+    assert meta["data_type"]["name"] == "struct"
+    assert [f["name"] for f in meta["data_type"]["configuration"]["fields"]] == list(dt.names)
+    assert meta["codecs"][0] == {"name": "bytes", "configuration": {"endian": "big"}}
+    assert set(meta["fill_value"]) == set(dt.names) and set(meta["fill_value"]["n"]) == {"x", "y"}
+    v3 = zarrpp.open_array(str(tmp_path / "v3"), mode="r+")
+    assert same_records(v3[:], z[:]) and v3.fill_value == np.asarray(z.fill_value).astype(v3.dtype)[()]
+    assert np.array_equal(v3["n"]["x"], z["n"]["x"])
+    v3.append(records(dt, (2,), 5))
+    assert same_records(v3[5:], records(dt, (2,), 5))
+    # Created as v3 (sharded too), every selection and a field write.
+    c = zarrpp.create_array(str(tmp_path / "c"), shape=(6, 4), chunks=(2, 2), shards=(4, 4),
+                            dtype=STRUCTS[2], fill_value=records(np.dtype(STRUCTS[2]), (), 1)[()])
+    data = records(np.dtype(STRUCTS[2]), (6, 4), 2)
+    c[:] = data
+    c[1:3, "u"] = "zz"
+    data["u"][1:3] = "zz"
+    assert same_records(c[:], data) and same_records(c.oindex[[0, 5], [3, 1]], data[np.ix_([0, 5], [3, 1])])
+    assert same_records(c.vindex[[0, 5], [3, 1]], data[[0, 5], [3, 1]])
+    again = zarrpp.open_array(str(tmp_path / "c"), mode="r")
+    assert same_records(again[:], data) and again.fill_value == c.fill_value

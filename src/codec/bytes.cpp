@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "roles.hpp"
+#include "zarrpp/core/warning.hpp"
 
 namespace zarrpp {
 namespace {
@@ -26,6 +27,11 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
         big_ = true;
       else
         config_fail(kName, "\"endian\" must be \"little\" or \"big\"", cfg);
+    } else if (spec.dtype.component_size() > 1 && spec.dtype.kind() == DataKind::Struct) {
+      // Arrays written before the struct extension said so: little-endian, as it tells readers
+      // to take them (and to say so).
+      warn("bytes codec: no \"endian\" for the structured data type " + spec.dtype.name() +
+           " with multi-byte fields; taken as little-endian, as the struct extension says for such arrays");
     } else if (spec.dtype.component_size() > 1) {
       config_fail(kName, "\"endian\" is required for data type " + spec.dtype.name(), cfg);
     }

@@ -107,11 +107,44 @@ DataType configured_data_type(const NamedConfig& nc, const Json& j) {
   }
 }
 
+// A struct field: {"name": ..., "data_type": ...} (the "struct" extension), or the older
+// [name, data_type] pair ("structured", which zarr-python 3 also reads).
+StructField struct_field(const Json& f, const std::string& field) {
+  const bool pair = f.is_array() && f.size() == 2;
+  if (!pair && !(f.is_object() && f.contains("name") && f.contains("data_type")))
+    fail(field, f, "expected {\"name\": ..., \"data_type\": ...}");
+  if (!pair)
+    for (auto it = f.begin(); it != f.end(); ++it)
+      if (it.key() != "name" && it.key() != "data_type") fail(field, f, "unexpected key \"" + it.key() + "\"");
+  const Json& name = pair ? f[0] : f["name"];
+  if (!name.is_string()) fail(field + ".name", name, "expected a string");
+  return {name.get<std::string>(), data_type_from_json(pair ? f[1] : f["data_type"]), {}, 0};
+}
+
+// The "struct" extension data type (and its older name "structured"): named fields, packed.
+DataType struct_data_type(const NamedConfig& nc, const Json& j) {
+  const std::string field = "data_type.configuration";
+  if (!nc.configuration) fail("data_type", j, "\"" + nc.name + "\" needs a configuration");
+  const Json& cfg = *nc.configuration;
+  check_config_keys(cfg, field, {"fields"});
+  if (!cfg.contains("fields") || !cfg["fields"].is_array() || cfg["fields"].empty())
+    fail(field + ".fields", cfg, "expected a list of at least one field");
+  std::vector<StructField> fields;
+  for (std::size_t i = 0; i < cfg["fields"].size(); ++i)
+    fields.push_back(struct_field(cfg["fields"][i], field + ".fields[" + std::to_string(i) + "]"));
+  try {
+    return DataType::structured(std::move(fields));
+  } catch (const MetadataError& e) {
+    throw MetadataError(std::string("zarr.json: ") + e.what());
+  }
+}
+
 }  // namespace
 
 DataType data_type_from_json(const Json& j) {
   auto nc = get_named(j, "data_type");
   no_must_understand_false(nc, "data_type", j);
+  if (nc.name == "struct" || nc.name == "structured") return struct_data_type(nc, j);
   if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes" || nc.name == "numpy.datetime64" ||
       nc.name == "numpy.timedelta64")
     return configured_data_type(nc, j);
@@ -134,10 +167,17 @@ Json data_type_to_json(const DataType& t) {
     case Id::timedelta64:
       return {{"name", t.id() == Id::datetime64 ? "numpy.datetime64" : "numpy.timedelta64"},
               {"configuration", {{"unit", std::string(t.time_unit())}, {"scale_factor", t.time_scale()}}}};
-    case Id::structured:
-      throw UnsupportedError("data type " + t.name() +
-                             ": zarrpp stores structured types in Zarr v2 only for now (create the array with "
-                             "zarr_format=2, or keep it as Zarr v2)");
+    case Id::structured: {
+      Json fields = Json::array();
+      for (const auto& f : t.fields()) {
+        if (!f.shape.empty())
+          throw UnsupportedError("data type " + t.name() + ": field '" + f.name +
+                                 "' holds an array of each element, which Zarr v3's struct data type cannot state "
+                                 "(keep the array as Zarr v2, or give the field's values fields of their own)");
+        fields.push_back({{"name", f.name}, {"data_type", data_type_to_json(f.type)}});
+      }
+      return {{"name", "struct"}, {"configuration", {{"fields", fields}}}};
+    }
     default:
       return t.name();
   }
