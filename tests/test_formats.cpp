@@ -1002,6 +1002,10 @@ TEST(ZarrV2, StructuredTypesReadAndWriteAsZarrPython2) {
   // Unnamed fields (NumPy's padding from align=True) are named f<index>, as NumPy names them.
   put("pad", Json::parse(R"([["a", "|u1"], ["", "|V3"], ["b", "<i4"]])"), nullptr, {});
   EXPECT_EQ(Array::open(store, "pad").dtype().fields()[1].name, "f1");
+  // The shape 1 (an integer) is a scalar field, as NumPy 1.24 reads it; [1] is a subarray of one.
+  put("one", Json::parse(R"([["a", "<i4", 1], ["b", "<i4", [1]]])"), nullptr, {});
+  EXPECT_TRUE(Array::open(store, "one").dtype().fields()[0].shape.empty());
+  EXPECT_EQ(Array::open(store, "one").dtype().fields()[1].shape, (std::vector<std::size_t>{1}));
   // Written back: the same documents and chunk bytes zarr-python 2 writes.
   for (const char* path : {"s", "be", "pad"}) {
     SCOPED_TRACE(path);

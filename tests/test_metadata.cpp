@@ -456,3 +456,25 @@ TEST(Metadata, XarrayFillValueAttributeEncoding) {
   EXPECT_FALSE(xarray_fill_from_attribute(Json("NaN"), f32));  // ditto
   EXPECT_FALSE(xarray_fill_from_attribute(Json(-1), DataType::int16));
 }
+
+TEST(Metadata, RawBytesAsZarrPython3NamesThem) {
+  const auto v3 = DataType::raw_bytes(3);
+  EXPECT_EQ(data_type_to_json(v3), Json::parse(R"({"name": "raw_bytes", "configuration": {"length_bytes": 3}})"));
+  EXPECT_EQ(data_type_from_json(data_type_to_json(v3)), v3);
+  EXPECT_EQ(v3.name(), "V3");
+  EXPECT_EQ(v3.numpy_str(), "|V3");
+  EXPECT_EQ(DataType::from_user("V3"), v3);
+  EXPECT_EQ(DataType::from_user("r24"), DataType::raw(24));
+  EXPECT_FALSE(v3 == DataType::raw(24));
+  EXPECT_TRUE(v3.holds_same_elements(DataType::raw(24)));
+  EXPECT_FALSE(v3.holds_same_elements(DataType::raw(16)));
+  // Fill value: base64 of the bytes (a raw r<bits> type: a list of byte values).
+  EXPECT_EQ(parse_fill_value(Json("eHl6"), v3), (Bytes{'x', 'y', 'z'}));
+  EXPECT_EQ(fill_value_to_json(Bytes{'x', 'y', 'z'}, v3), Json("eHl6"));
+  EXPECT_EQ(canonical_fill_value(Json::binary({1, 2, 3}), v3), Json("AQID"));
+  EXPECT_THROW(parse_fill_value(Json("eHk="), v3), MetadataError);  // 2 bytes
+  EXPECT_THROW(parse_fill_value(Json::parse("[1, 2, 3]"), v3), MetadataError);
+  for (const char* bad : {R"({"name": "raw_bytes"})", R"({"name": "raw_bytes", "configuration": {"length_bytes": 0}})",
+                          R"({"name": "raw_bytes", "configuration": {"length_bytes": 2, "x": 1}})", R"("V3")"})
+    EXPECT_THROW(data_type_from_json(Json::parse(bad)), MetadataError) << bad;
+}

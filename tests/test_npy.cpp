@@ -15,7 +15,11 @@ TEST(Npy, RoundTripsEveryDataType) {
     for (std::size_t i = 0; i < a.nbytes(); ++i) a.bytes()[i] = static_cast<std::uint8_t>(i % 2);
     const Bytes b = npy::serialize(a);
     EXPECT_EQ((b.size() - a.nbytes()) % 64, 0u);
-    EXPECT_EQ(npy::parse(b), a) << t;
+    const NDArray back = npy::parse(b);
+    EXPECT_EQ(back.shape(), a.shape()) << t;
+    EXPECT_EQ(back.bytes(), a.bytes()) << t;
+    // .npy says V3 for r24: NumPy's V<n>, the same elements
+    EXPECT_EQ(back.dtype(), std::string(t) == "r24" ? DataType::raw_bytes(3) : a.dtype()) << t;
   }
 }
 

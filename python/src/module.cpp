@@ -182,7 +182,7 @@ DataType zarr_dtype(const py::dtype& dt) {
       break;
     case 'V':
       if (dt.has_fields()) return structured_type(dt).first;
-      if (size > 0) return DataType::raw(size * 8);
+      if (size > 0) return DataType::raw_bytes(size);
       break;
     case 'U':
       if (size > 0) return DataType::fixed_utf32(size / 4);

@@ -150,6 +150,11 @@ def test_fields_select_and_write_as_in_zarr_python_2(tmp_path):
         ours["nope"]
     with pytest.raises(IndexError, match="no fields"):
         zarrpp.create_array(str(tmp_path / "plain"), shape=(2,), dtype="i4")["a"]
+    # No field named (an empty list): whole elements, read and written, as zarr-python 2.
+    assert same_records(ours.get_basic_selection(slice(0, 2), fields=[]), theirs.get_basic_selection(slice(0, 2)))
+    ours.set_basic_selection(slice(0, 1), data[:1], fields=[])
+    theirs.set_basic_selection(slice(0, 1), data[:1], fields=[])
+    assert same_records(ours[:], theirs[:])
     out = np.zeros((4, 3), dtype="<i4")
     assert ours.get_basic_selection(fields="a", out=out) is out and np.array_equal(out, theirs["a"])
 
@@ -185,6 +190,16 @@ def test_structured_types_zarrpp_cannot_hold_are_refused_by_name(tmp_path):
     zarr.create(store=mixed, shape=(2,), dtype=[("a", "<i4"), ("b", ">i4")], fill_value=None)
     with pytest.raises(Exception, match="both byte orders"):
         zarrpp.open_array(mixed, mode="r")
+    # A tree holding such an array is not converted at all: nothing changes, in place or not.
+    tree = str(tmp_path / "tree")
+    g = zarr.open_group(tree, mode="w")
+    g.create("a", shape=(3,), dtype="<i4")
+    g.create("b", shape=(3,), dtype=[("x", "<i4", (2,))], fill_value=None)
+    g.create("c", shape=(3,), dtype="<f4")
+    listing = sorted(os.path.relpath(os.path.join(d, f), tree) for d, _, fs in os.walk(tree) for f in fs)
+    with pytest.raises(ValueError, match="cannot convert 'b'.*nothing was converted"):
+        zarrpp.convert_to_v3(tree)
+    assert sorted(os.path.relpath(os.path.join(d, f), tree) for d, _, fs in os.walk(tree) for f in fs) == listing
     # Conversion to Zarr v3 is refused and changes nothing.
     path = str(tmp_path / "s")
     z = zarr.create(store=path, shape=(3,), chunks=(2,), dtype=STRUCTS[0], fill_value=None)
@@ -212,6 +227,16 @@ def test_cli_creates_prints_and_grows_structured_arrays(tmp_path):
     assert r.returncode == 0 and cli("info", "--json", path).returncode == 0, r.stderr
     r = cli("set", path, "1", "--value", '{"a": 1}')
     assert r.returncode != 0 and "field 'b'" in r.stderr
+    # An S field's value is its text, as a lone S value is (not base64); also for --fill-value.
+    s_path = str(tmp_path / "s")
+    r = cli("create", s_path, "--shape", "2", "--chunks", "2", "--dtype", '[["a", "<i4"], ["s", "|S4"]]',
+            "--fill-value", '[7, "abcd"]', "--zarr-format", "2")
+    assert r.returncode == 0, r.stderr
+    assert cli("set", s_path, "0", "--value", '{"a": 1, "s": "text"}').returncode == 0
+    assert zarr.open(s_path, mode="r")[:].tolist() == [(1, b"text"), (7, b"abcd")]
+    r = cli("copy", s_path, str(tmp_path / "s_copy"), "--chunks", "1")  # re-chunked, still Zarr v2
+    assert r.returncode == 0, r.stderr
+    assert zarr.open(str(tmp_path / "s_copy"), mode="r")[:].tolist() == [(1, b"text"), (7, b"abcd")]
     z.append(np.array([(7, [8, 9])], dtype=z.dtype))
     want = np.array([(1, [2, 3]), (4, [5.5, 6]), (7, [8, 9])], dtype=z.dtype)
     assert same_records(zarr.open(path, mode="r")[:], want)
@@ -273,3 +298,24 @@ def test_zarr_v3_struct_form_by_conversion_and_creation(tmp_path):
     assert same_records(c.vindex[[0, 5], [3, 1]], data[[0, 5], [3, 1]])
     again = zarrpp.open_array(str(tmp_path / "c"), mode="r")
     assert same_records(again[:], data) and again.fill_value == c.fill_value
+
+
+def test_raw_fields_of_either_name_take_numpy_void_data(tmp_path):
+    """A v3 struct field of the core type r16 holds what NumPy's V2 holds (zarr-python 3 names it
+    raw_bytes): writes of NumPy data are taken, as for a lone r16 array."""
+    path = tmp_path / "r"
+    path.mkdir()
+    (path / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [2],
+        "data_type": {"name": "struct", "configuration": {"fields": [
+            {"name": "a", "data_type": "int32"}, {"name": "r", "data_type": "r16"}]}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": {"a": 0, "r": [0, 0]}, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}))
+    z = zarrpp.open_array(str(path))
+    data = np.array([(1, b"ab"), (2, b"cd")], dtype=[("a", "<i4"), ("r", "V2")])
+    z[:] = data
+    assert z[:].tobytes() == data.tobytes()
+    v = zarrpp.create_array(str(tmp_path / "v"), shape=(2,), dtype="V3", fill_value=b"xyz")
+    assert v.metadata["data_type"] == {"name": "raw_bytes", "configuration": {"length_bytes": 3}}
+    assert v.metadata["fill_value"] == "eHl6" and v[0].tobytes() == b"xyz"

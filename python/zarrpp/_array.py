@@ -62,7 +62,7 @@ def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
         name, endian = _zarrpp.structured_type(dt)
         return dt.newbyteorder("="), name, endian
     if dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
-        return dt, f"r{8 * dt.itemsize}", "little"
+        return dt, f"V{dt.itemsize}", "little"  # zarr-python 3's raw_bytes
     name = _ZARR_NAMES.get((dt.kind, dt.itemsize))
     if dt.kind in "USMm":  # fixed-width strings, dates and durations: named by the core
         name = _zarrpp.data_type_name(dt.newbyteorder("="))
@@ -95,7 +95,13 @@ def _text_fill(fill_value: Any, np_dtype: np.dtype) -> Any:
 def _record_fill(fill_value: Any, np_dtype: np.dtype, dtype: Any) -> Any:
     """A structured type's fill value given as one element's bytes, in the dtype's own byte order
     (as zarr-python 2 takes it), as that element."""
-    if not isinstance(fill_value, (bytes, bytearray)) or np_dtype.fields is None:
+    if np_dtype.fields is None:
+        return fill_value
+    if isinstance(fill_value, list):  # one element's fields, as a tuple: NumPy reads a list as elements
+        return tuple(fill_value)
+    if isinstance(fill_value, np.void) and fill_value.dtype.names is None:
+        fill_value = fill_value.tobytes()
+    if not isinstance(fill_value, (bytes, bytearray)):
         return fill_value
     dt = np.dtype(dtype)  # as given, with its fields' byte order
     if len(fill_value) != dt.itemsize:
@@ -225,7 +231,8 @@ def _select_fields(values: Any, fields: Any) -> Any:
         got = np.empty(a.shape, dtype=np.dtype([(f, a.dtype[f]) for f in fields]))
         for f in fields:
             got[f] = a[f]
-    return got[()] if got.ndim == 0 else got
+    # a scalar for one element (z[0, "a"]), a 0-d array where the core gave one (z[...] of 0-d)
+    return got[()] if not isinstance(values, np.ndarray) and got.ndim == 0 else got
 
 
 def _structured_value(value: Any, dt: np.dtype) -> np.ndarray:
@@ -695,6 +702,8 @@ class Array(_Node):
 
     # ---- NumPy-style indexing: the core plans every selection (zarrpp::plan_index) ----
     def _get(self, selection: Any, mode: str, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
+        if isinstance(fields, (list, tuple)) and not fields:  # no field named: whole elements, as zarr-python 2
+            fields = None
         if fields is None:
             return self._core.get(selection, mode, out=out)
         _check_fields(fields, self._dtype)
@@ -706,6 +715,8 @@ class Array(_Node):
 
     def _set(self, selection: Any, value: Any, mode: str, coords: bool = False, fields: Any = None) -> None:
         self._check_writable()
+        if isinstance(fields, (list, tuple)) and not fields:
+            fields = None
         if fields is not None:
             # Fields of whole elements: the elements are read, the fields changed, the elements
             # written back (another writer's change to other fields of them in between is lost).

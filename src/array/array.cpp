@@ -486,7 +486,7 @@ void change_attributes(Array::State& st, const std::function<Json(const Json&)>&
 
 namespace {
 void check_out_view(const NDView& out, const Shape& shape, const DataType& dtype) {
-  if (!(out.dtype() == dtype))
+  if (!(out.dtype().holds_same_elements(dtype)))
     throw SelectionError(ErrorCode::dtype_mismatch, "data type mismatch: array holds " + dtype.name() +
                                                         ", output buffer is " + out.dtype().name());
   if (out.shape() != shape)

@@ -1,8 +1,10 @@
 // Zarr v2 -> v3 conversion. Every v2 chain zarrpp reads has a v3 equivalent (numcodecs filters
-// and compressors under their zarr-python 3 names), and the "v2" chunk key encoding keeps the
-// keys, so no chunk is rewritten: in place, zarr.json is written beside the v2 documents, which
-// are removed only after it (an interrupted conversion opens as v3, and converting again
-// finishes it); to another place, the chunks are copied byte for byte before zarr.json.
+// and compressors under their zarr-python 3 names), every data type but a structured one with a
+// subarray field (refused for the whole tree before anything is written), and the "v2" chunk key
+// encoding keeps the keys, so no chunk is rewritten: in place, zarr.json is written beside the v2
+// documents, which are removed only after it (an interrupted conversion opens as v3, and
+// converting again finishes it); to another place, the chunks are copied byte for byte before
+// zarr.json.
 #include "zarrpp/array/convert.hpp"
 
 #include "engine.hpp"
@@ -98,9 +100,17 @@ std::vector<Group::Child> members(const StorePtr& store, const std::string& path
   return Group::open(store, path).children();
 }
 
-// Every node of the tree must be nameable in v3: checked before anything is written.
+// Every node of the tree must be nameable in v3, and every v2 array's data type statable there
+// (a structured type with a subarray field is not): checked before anything is written.
 void check_v3_names(const StorePtr& store, const std::string& path) {
   auto d = node::read_doc(*store, path, true);
+  if (d && d->format == 2 && d->type == NodeType::Array) {
+    try {
+      data_type_to_json(node::read_array(*store, path).meta.data_type);
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError("cannot convert '" + node::shown(path) + "': " + e.what() + "; nothing was converted");
+    }
+  }
   if (!d || d->type != NodeType::Group) return;
   for (const auto& c : members(store, path)) {
     try {

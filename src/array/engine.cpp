@@ -306,7 +306,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
 }
 
 NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype) {
-  if (!(data.dtype() == dtype))
+  if (!(data.dtype().holds_same_elements(dtype)))
     throw SelectionError(ErrorCode::dtype_mismatch,
                          "data type mismatch: array holds " + dtype.name() + ", data is " + data.dtype().name());
   if (data.shape() == shape) return data;

@@ -30,7 +30,7 @@ void check_growth_data(const Snapshot& cur, const NDView& data, std::size_t axis
     throw SelectionError(ErrorCode::index_out_of_bounds, std::string(op) + ": axis " + std::to_string(axis) +
                                                              " is out of range for a " + std::to_string(m.rank()) +
                                                              "-d array");
-  if (!(data.dtype() == m.data_type))
+  if (!(data.dtype().holds_same_elements(m.data_type)))
     throw SelectionError(ErrorCode::dtype_mismatch, std::string(op) + ": data type " + data.dtype().name() +
                                                         " does not match the array's " + m.data_type.name());
   if (data.ndim() != m.rank())

@@ -103,12 +103,14 @@ std::optional<std::size_t> whole_number(std::string_view t) {
   return v;
 }
 
-// NumPy's display forms of the configured types: U12, S5, datetime64[10s], timedelta64[ns], and
+// NumPy's display forms of the configured types: U12, S5, V3, datetime64[10s], timedelta64[ns], and
 // with the short kind letters M8[ns], m8[ns] when `short_time` is set.
 std::optional<DataType> parse_numpy_form(std::string_view n, bool short_time) {
-  if (n.size() >= 2 && (n[0] == 'U' || n[0] == 'S')) {
+  if (n.size() >= 2 && (n[0] == 'U' || n[0] == 'S' || n[0] == 'V')) {
     if (const auto w = whole_number(n.substr(1)))
-      return n[0] == 'U' ? DataType::fixed_utf32(*w) : DataType::fixed_bytes(*w);
+      return n[0] == 'U'   ? DataType::fixed_utf32(*w)
+             : n[0] == 'S' ? DataType::fixed_bytes(*w)
+                           : DataType::raw_bytes(*w);
     return std::nullopt;
   }
   if (n == "datetime64" || n == "timedelta64" || (short_time && (n == "M8" || n == "m8")))
@@ -143,6 +145,10 @@ std::optional<DataType> parse_numpy_form(std::string_view n, bool short_time) {
 
 DataType DataType::fixed_utf32(std::size_t chars) {
   return DataType(Id::fixed_utf32, checked_width(chars, 4, "fixed-length unicode strings (U)"));
+}
+
+DataType DataType::raw_bytes(std::size_t bytes) {
+  return DataType(Id::raw_bytes, checked_width(bytes, 1, "raw bytes (V)"));
 }
 
 DataType DataType::fixed_bytes(std::size_t bytes) {
@@ -218,6 +224,7 @@ DataKind DataType::kind() const {
     case Id::complex128:
       return DataKind::Complex;
     case Id::raw:
+    case Id::raw_bytes:
       return DataKind::Raw;
     case Id::string:
     case Id::bytes:
@@ -328,6 +335,17 @@ DataType DataType::structured(std::vector<StructField> fields) {
   return t;
 }
 
+bool DataType::holds_same_elements(const DataType& other) const {
+  if (*this == other) return true;
+  if (kind() == DataKind::Raw && other.kind() == DataKind::Raw) return size_ == other.size_;
+  if (id_ != Id::structured || other.id_ != Id::structured || fields_->size() != other.fields_->size()) return false;
+  for (std::size_t i = 0; i < fields_->size(); ++i) {
+    const auto &a = (*fields_)[i], &b = (*other.fields_)[i];
+    if (a.name != b.name || a.shape != b.shape || !a.type.holds_same_elements(b.type)) return false;
+  }
+  return true;
+}
+
 const std::vector<StructField>& DataType::fields() const {
   static const std::vector<StructField> none;
   return fields_ ? *fields_ : none;
@@ -420,6 +438,8 @@ std::string DataType::name() const {
     }
     case Id::structured:
       return descr_text(*this);
+    case Id::raw_bytes:
+      return "V" + std::to_string(size_);
   }
   return "?";
 }
@@ -457,7 +477,7 @@ DataType DataType::from_user(std::string_view text) {
   if (t.size() >= 2 && t[0] == 'V' && t[1] >= '1' && t[1] <= '9') {
     std::size_t bytes = 0;
     auto [p, ec] = std::from_chars(t.data() + 1, t.data() + t.size(), bytes);
-    if (ec == std::errc() && p == t.data() + t.size() && bytes <= (1u << 17)) return raw(bytes * 8);
+    if (ec == std::errc() && p == t.data() + t.size() && bytes <= (1u << 17)) return raw_bytes(bytes);
   }
   try {
     if (auto c = parse_numpy_form(t, true)) return *c;

@@ -281,7 +281,7 @@ Descr parse_descr(const std::string& d) {
       break;
     case 'V':
       if (n == 0) fail("unsupported dtype '" + d + "'");
-      r.dtype = DataType::raw(n * 8);
+      r.dtype = DataType::raw_bytes(n);
       break;
     default:
       fail("unsupported dtype '" + d + "'");

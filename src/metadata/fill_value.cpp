@@ -281,8 +281,9 @@ Bytes default_fill_value(const DataType& dtype) { return dtype.is_vlen() ? Bytes
 namespace {
 Json fill_value_from_bytes(const Json& j, const DataType& t) {
   const auto& bin = j.get_binary();
-  if (t.kind() == DataKind::Raw) return Json(std::vector<std::uint8_t>(bin.begin(), bin.end()));
-  if (t == DataType::bytes_t || t.id() == DataType::Id::fixed_bytes || t.kind() == DataKind::Struct)
+  if (t.id() == DataType::Id::raw) return Json(std::vector<std::uint8_t>(bin.begin(), bin.end()));
+  if (t == DataType::bytes_t || t.id() == DataType::Id::fixed_bytes || t.kind() == DataKind::Struct ||
+      t.id() == DataType::Id::raw_bytes)
     return base64_encode(std::span<const std::uint8_t>(bin.data(), bin.size()));
   bad(j, t, "bytes are the fill value of raw (r<bits>), bytes, S<n> and structured data types only");
 }
@@ -377,6 +378,11 @@ Bytes parse_fill_value(const Json& j, const DataType& t) {
       return time_fill(j, t);
     case Id::structured:
       return struct_fill(j, t);
+    case Id::raw_bytes: {  // base64 of the n bytes, as zarr-python 3 states it
+      auto d = j.is_string() ? base64_decode(j.get<std::string>()) : std::nullopt;
+      if (!d || d->size() != t.size()) bad(j, t, "expected base64 of " + std::to_string(t.size()) + " bytes");
+      return *d;
+    }
   }
   bad(j, t, "unsupported data type");
 }
@@ -434,6 +440,8 @@ Json fill_value_to_json(std::span<const std::uint8_t> v, const DataType& t) {
       return get(std::int64_t{});  // NaT as -2^63, as zarr-python 3 writes it
     case Id::structured:
       return struct_json(v, t);
+    case Id::raw_bytes:
+      return base64_encode(v);
     case Id::string:
     case Id::bytes:
       break;  // above

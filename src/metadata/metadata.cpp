@@ -81,16 +81,17 @@ std::uint64_t config_uint(const Json& cfg, const char* key, const std::string& f
   return cfg[key].get<std::uint64_t>();
 }
 
-// The extension data types zarr-python 3 writes for NumPy's U, S, datetime64 and timedelta64.
+// The extension data types zarr-python 3 writes for NumPy's U, S, V, datetime64 and timedelta64.
 DataType configured_data_type(const NamedConfig& nc, const Json& j) {
   const std::string field = "data_type.configuration";
   if (!nc.configuration) fail("data_type", j, "\"" + nc.name + "\" needs a configuration");
   const Json& cfg = *nc.configuration;
   try {
-    if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes") {
+    if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes" || nc.name == "raw_bytes") {
       check_config_keys(cfg, field, {"length_bytes"});
       const auto n = config_uint(cfg, "length_bytes", field);
       if (nc.name == "null_terminated_bytes") return DataType::fixed_bytes(n);
+      if (nc.name == "raw_bytes") return DataType::raw_bytes(n);
       if (n % 4 != 0) fail(field + ".length_bytes", cfg["length_bytes"], "UTF-32 needs a multiple of 4");
       return DataType::fixed_utf32(n / 4);
     }
@@ -145,13 +146,14 @@ DataType data_type_from_json(const Json& j) {
   auto nc = get_named(j, "data_type");
   no_must_understand_false(nc, "data_type", j);
   if (nc.name == "struct" || nc.name == "structured") return struct_data_type(nc, j);
-  if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes" || nc.name == "numpy.datetime64" ||
-      nc.name == "numpy.timedelta64")
+  if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes" || nc.name == "raw_bytes" ||
+      nc.name == "numpy.datetime64" || nc.name == "numpy.timedelta64")
     return configured_data_type(nc, j);
   if (nc.configuration && !nc.configuration->empty())
     fail("data_type.configuration", *nc.configuration, "core data types take no configuration");
   const DataType t = DataType::parse(nc.name);
-  if (t.kind() == DataKind::Text || t.kind() == DataKind::Time)  // NumPy's spelling is not a Zarr name
+  if (t.kind() == DataKind::Text || t.kind() == DataKind::Time ||
+      t.id() == DataType::Id::raw_bytes)  // NumPy's spelling is not a Zarr name
     throw MetadataError("zarr.json: data_type: unknown or unsupported data type '" + nc.name + "'");
   return t;
 }
@@ -163,6 +165,8 @@ Json data_type_to_json(const DataType& t) {
       return {{"name", "fixed_length_utf32"}, {"configuration", {{"length_bytes", t.size()}}}};
     case Id::fixed_bytes:
       return {{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", t.size()}}}};
+    case Id::raw_bytes:
+      return {{"name", "raw_bytes"}, {"configuration", {{"length_bytes", t.size()}}}};
     case Id::datetime64:
     case Id::timedelta64:
       return {{"name", t.id() == Id::datetime64 ? "numpy.datetime64" : "numpy.timedelta64"},

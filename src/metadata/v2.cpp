@@ -41,8 +41,10 @@ constexpr const char* kTypeString =
 
 V2Type parse_v2_dtype(const Json& j);
 
-// A subarray field's shape: an integer or a list of them (NumPy's tuple), each at least 1.
+// A subarray field's shape: an integer or a list of them (NumPy's tuple), each at least 1. The
+// integer 1 is a scalar field, as NumPy 1.24 (and so zarr-python 2) reads ("a", "<i4", 1).
 std::vector<std::size_t> v2_field_shape(const Json& s, const Json& j) {
+  if (s == 1) return {};
   const Json dims = s.is_array() ? s : Json::array({s});
   std::vector<std::size_t> out;
   for (const auto& d : dims) {
@@ -149,7 +151,7 @@ V2Type parse_v2_dtype(const Json& j) {
       break;
     }
     case 'V':
-      t.dtype = DataType::raw(size() * 8);
+      t.dtype = DataType::raw_bytes(size());
       break;
     case 'M':
     case 'm':

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 namespace fs = std::filesystem;
@@ -141,11 +142,40 @@ Json scalar_json(const std::string& v) {
   }
 }
 
+namespace {
+// A structured value typed on the command line, in the fill value's JSON: an S<n> field's text
+// becomes base64 of its bytes, as a lone S<n> value's does (subarray and nested fields too).
+Json typed_fields_json(const Json& j, const DataType& t) {
+  if (t.id() == DataType::Id::fixed_bytes && j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    return base64_encode({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
+  }
+  if (t.kind() != DataKind::Struct || !(j.is_object() || j.is_array())) return j;
+  const auto& fields = t.fields();
+  Json out = j;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto& f = fields[i];
+    Json* v = j.is_object() ? (out.contains(f.name) ? &out[f.name] : nullptr) : (i < out.size() ? &out[i] : nullptr);
+    if (!v) continue;  // parse_fill_value says what is missing
+    std::function<void(Json&, std::size_t)> rec = [&](Json& e, std::size_t dim) {
+      if (dim == f.shape.size() || !e.is_array()) {
+        e = typed_fields_json(e, f.type);
+        return;
+      }
+      for (auto& x : e) rec(x, dim + 1);
+    };
+    rec(*v, 0);
+  }
+  return out;
+}
+}  // namespace
+
 Json cli_value_json(const std::string& v, const DataType& t) {
   using Id = DataType::Id;
   if (t == DataType::string_t || t.id() == Id::fixed_utf32) return v;  // text as typed, digits too
   if (t.id() == Id::fixed_bytes)  // the bytes typed (as NumPy's S<n> takes text), not base64
     return base64_encode({reinterpret_cast<const std::uint8_t*>(v.data()), v.size()});
+  if (t.kind() == DataKind::Struct) return typed_fields_json(scalar_json(v), t);
   return scalar_json(v);
 }
 
@@ -160,8 +190,8 @@ NDArray scalar_array(const std::string& v, const DataType& t, const std::string&
     // parse_fill_value says "fill_value: X is not valid for data type T: why"; keep the why.
     const std::string m = e.what(), mark = "for data type " + t.name() + ": ";
     const auto at = m.find(mark);
-    throw ArgumentError(what + ": " + v + " is not a valid " + t.name() + " value" +
-                        (at == std::string::npos ? "" : " (" + m.substr(at + mark.size()) + ")"));
+    throw ArgumentError(what + ": " + v + " is not a valid " + t.name() + " value (" +
+                        (at == std::string::npos ? m : m.substr(at + mark.size())) + ")");
   }
   std::memcpy(a.raw_data(), b.data(), b.size());
   return a;

@@ -58,7 +58,11 @@ ArrayMetadata CopyCommand::target_metadata(const Array& src, const ArrayMetadata
     if (!chunks_.empty()) chunks = parse_shape(chunks_, "--chunks");
     // Build the codecs and grid the parts describe, keeping everything else of the source.
     const auto chain = codec::build_chain(parts, m.data_type, chunks);
-    ArraySpec spec{.shape = src.shape(), .chunks = chain.grid_chunks, .dtype = src.dtype(), .codecs = chain.codecs};
+    ArraySpec spec{.shape = src.shape(),
+                   .chunks = chain.grid_chunks,
+                   .dtype = src.dtype(),
+                   .codecs = chain.codecs,
+                   .zarr_format = m.zarr_format};  // a v2 type may have no v3 form
     auto probe = Array::create(MemoryStore::create(), spec);
     dm.codecs = probe.metadata().codecs;
     dm.chunk_grid.chunk_shape = probe.metadata().chunk_grid.chunk_shape;

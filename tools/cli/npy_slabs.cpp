@@ -178,7 +178,7 @@ void save_selection(const Array& z, const Selection& sel, bool coords, const std
 void set_from_npy(Array& z, const Selection& sel, bool coords, const std::string& path) {
   npy::Reader in(path);
   const Shape out_shape = coords ? z.coords().selection_shape(sel) : z.selection_shape(sel);
-  const auto sd = in.dtype() == z.dtype() && in.shape() == out_shape && !in.fortran_order()
+  const auto sd = in.dtype().holds_same_elements(z.dtype()) && in.shape() == out_shape && !in.fortran_order()
                       ? slab_dimension(z, sel, coords, out_shape)
                       : std::nullopt;
   const auto slabs = sd ? slab_rows(z, *sd, out_shape) : std::vector<std::pair<std::int64_t, std::int64_t>>{};

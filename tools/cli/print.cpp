@@ -245,6 +245,7 @@ std::string element_str(const std::byte* p, const DataType& t) {
     case Id::complex128:
       return fmt_complex(get(std::complex<double>{}));
     case Id::raw:
+    case Id::raw_bytes:
       return fmt_raw(p, t.size());
     case Id::fixed_utf32:
       return fmt_utf32(p, t.size());

@@ -57,7 +57,8 @@ class DataType {
     fixed_bytes,  // NumPy S<n>: n bytes, NUL-padded ("null_terminated_bytes")
     datetime64,   // NumPy datetime64[<scale><unit>] ("numpy.datetime64")
     timedelta64,  // NumPy timedelta64[<scale><unit>] ("numpy.timedelta64")
-    structured    // NumPy structured type: named fields, each a fixed-size type of some shape
+    structured,   // NumPy structured type: named fields, each a fixed-size type of some shape
+    raw_bytes     // NumPy V<n>: n opaque bytes ("raw_bytes"; the core type r<8n> holds the same)
   };
   // NumPy's time units, in its order; "generic" (no unit) is not taken.
   static constexpr std::string_view time_units[] = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
@@ -70,6 +71,8 @@ class DataType {
   // NumPy U<chars> and S<bytes>: a positive width.
   static DataType fixed_utf32(std::size_t chars);
   static DataType fixed_bytes(std::size_t bytes);
+  // NumPy V<bytes> as zarr-python 3 names it ("raw_bytes"); r<8 * bytes> holds the same elements.
+  static DataType raw_bytes(std::size_t bytes);
   // datetime64 / timedelta64 in <scale> of <unit> (one of time_units; "μs" is read as "us"), scale
   // 1 to 2^31 - 1. Throws MetadataError naming what is wrong.
   static DataType datetime64(std::string_view unit, std::uint32_t scale = 1);
@@ -113,6 +116,11 @@ class DataType {
   std::string_view time_unit() const { return is_time() ? time_units[unit_] : std::string_view(); }
   std::uint32_t time_scale() const { return scale_; }
   bool is_time() const { return id_ == Id::datetime64 || id_ == Id::timedelta64; }
+
+  // Whether elements of the two types are the same bytes meaning the same thing: equal types, or
+  // raw bytes of one size under either name (r<8n>, V<n>), also as fields of structured types
+  // alike otherwise. What a write's data must match.
+  bool holds_same_elements(const DataType& other) const;
 
   friend bool operator==(const DataType& a, const DataType& b) {
     return a.id_ == b.id_ && a.size_ == b.size_ && a.unit_ == b.unit_ && a.scale_ == b.scale_ &&
@@ -158,6 +166,7 @@ class DataType {
         return 4;
       case Id::fixed_bytes:
       case Id::structured:
+      case Id::raw_bytes:
         return 1;
     }
     return 1;
