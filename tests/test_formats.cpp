@@ -57,6 +57,31 @@ ArraySpec v2_spec() {
   return s;
 }
 
+// A 3-element v2 array of `dtype` in chunks of 2, uncompressed, with chunk 0 (none when empty).
+void put_v2_array(Store& store, const std::string& path, const Json& dtype, const Json& fill, const Bytes& chunk0) {
+  const Json z = {{"zarr_format", 2},      {"shape", {3}},       {"chunks", {2}}, {"dtype", dtype},
+                  {"compressor", nullptr}, {"fill_value", fill}, {"order", "C"},  {"filters", nullptr}};
+  store.set(path + "/.zarray", B(z.dump()));
+  if (!chunk0.empty()) store.set(path + "/0", chunk0);
+}
+
+// The elements an array reads, as bytes in memory.
+Bytes stored_elements(const StorePtr& store, const std::string& path) {
+  const auto a = Array::open(store, path).read();
+  const auto* p = reinterpret_cast<const std::uint8_t*>(a.raw_data());
+  return Bytes(p, p + a.size() * a.dtype().size());
+}
+
+// Reading an array and writing it back leaves its .zarray as it was.
+void expect_rewrite_keeps_zarray(const StorePtr& store, const std::string& path) {
+  SCOPED_TRACE(path);
+  const auto before = *store->get(path + "/.zarray");
+  auto a = Array::open(store, path);
+  const NDArray v = a.read();
+  a.write({}, v.view());
+  EXPECT_EQ(Json::parse(S(*store->get(path + "/.zarray"))), Json::parse(S(before)));
+}
+
 }  // namespace
 
 TEST(ZarrV2, CreatesTheDocumentsZarrPython2Writes) {
@@ -885,11 +910,9 @@ TEST(Attributes, RemoveTakesKeysFromWhatIsStoredNowInEitherFormat) {
 TEST(ZarrV2, FixedWidthStringsAndTimesReadAndWriteAsZarrPython2) {
   auto store = MemoryStore::create();
   auto put = [&](const std::string& path, const Json& dtype, const Json& fill, const Bytes& chunk0) {
-    const Json z = {{"zarr_format", 2},      {"shape", {3}},       {"chunks", {2}}, {"dtype", dtype},
-                    {"compressor", nullptr}, {"fill_value", fill}, {"order", "C"},  {"filters", nullptr}};
-    store->set(path + "/.zarray", B(z.dump()));
-    store->set(path + "/0", chunk0);
+    put_v2_array(*store, path, dtype, fill, chunk0);
   };
+  auto raw = [&](const std::string& path) { return stored_elements(store, path); };
   // "ab", "c" as <U2 and >U2; b"ab", b"\0x" as |S2; 1 and NaT as <M8[s]; -2 as <m8[10ms].
   put("u_le", "<U2", "z", Bytes{'a', 0, 0, 0, 'b', 0, 0, 0, 'c', 0, 0, 0, 0, 0, 0, 0});
   put("u_be", ">U2", "", Bytes{0, 0, 0, 'a', 0, 0, 0, 'b', 0, 0, 0, 'c', 0, 0, 0, 0});
@@ -904,11 +927,6 @@ TEST(ZarrV2, FixedWidthStringsAndTimesReadAndWriteAsZarrPython2) {
     return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()),
                  reinterpret_cast<const std::uint8_t*>(s.data() + s.size()));
   };
-  auto raw = [&](const std::string& path) {
-    const auto a = Array::open(store, path).read();
-    return Bytes(reinterpret_cast<const std::uint8_t*>(a.raw_data()),
-                 reinterpret_cast<const std::uint8_t*>(a.raw_data()) + a.size() * a.dtype().size());
-  };
   EXPECT_EQ(Array::open(store, "u_le").dtype(), DataType::fixed_utf32(2));
   EXPECT_EQ(raw("u_le"), u32(std::u32string(U"abc\0z\0", 6))) << "native order, NUL-padded, fill 'z'";
   EXPECT_EQ(raw("u_be"), u32(std::u32string(U"abc\0\0\0", 6)));
@@ -920,14 +938,7 @@ TEST(ZarrV2, FixedWidthStringsAndTimesReadAndWriteAsZarrPython2) {
   std::memcpy(&third, t.data() + 16, 8);
   EXPECT_EQ(third, INT64_MIN);  // the fill value NaT
   // Written back: the same documents and chunk bytes zarr-python 2 writes.
-  for (const char* path : {"u_le", "u_be", "s", "t", "d"}) {
-    SCOPED_TRACE(path);
-    const auto before = *store->get(std::string(path) + "/.zarray");
-    auto a = Array::open(store, path);
-    const NDArray v = a.read();
-    a.write({}, v.view());
-    EXPECT_EQ(Json::parse(S(*store->get(std::string(path) + "/.zarray"))), Json::parse(S(before)));
-  }
+  for (const char* path : {"u_le", "u_be", "s", "t", "d"}) expect_rewrite_keeps_zarray(store, path);
   EXPECT_EQ(*store->get("u_be/0"), (Bytes{0, 0, 0, 'a', 0, 0, 0, 'b', 0, 0, 0, 'c', 0, 0, 0, 0}));
   // A v2 array of each type created by zarrpp states what zarr-python 2 states.
   auto made = Array::create(
@@ -956,16 +967,9 @@ TEST(ZarrV2, FixedWidthStringsAndTimesReadAndWriteAsZarrPython2) {
 TEST(ZarrV2, StructuredTypesReadAndWriteAsZarrPython2) {
   auto store = MemoryStore::create();
   auto put = [&](const std::string& path, const Json& dtype, const Json& fill, const Bytes& chunk0) {
-    const Json z = {{"zarr_format", 2},      {"shape", {3}},       {"chunks", {2}}, {"dtype", dtype},
-                    {"compressor", nullptr}, {"fill_value", fill}, {"order", "C"},  {"filters", nullptr}};
-    store->set(path + "/.zarray", B(z.dump()));
-    if (!chunk0.empty()) store->set(path + "/0", chunk0);
+    put_v2_array(*store, path, dtype, fill, chunk0);
   };
-  auto raw = [&](const std::string& path) {
-    const auto a = Array::open(store, path).read();
-    return Bytes(reinterpret_cast<const std::uint8_t*>(a.raw_data()),
-                 reinterpret_cast<const std::uint8_t*>(a.raw_data()) + a.size() * a.dtype().size());
-  };
+  auto raw = [&](const std::string& path) { return stored_elements(store, path); };
   auto le = [](auto v) {
     Bytes b(sizeof v);
     std::memcpy(b.data(), &v, sizeof v);
@@ -1007,14 +1011,7 @@ TEST(ZarrV2, StructuredTypesReadAndWriteAsZarrPython2) {
   EXPECT_TRUE(Array::open(store, "one").dtype().fields()[0].shape.empty());
   EXPECT_EQ(Array::open(store, "one").dtype().fields()[1].shape, (std::vector<std::size_t>{1}));
   // Written back: the same documents and chunk bytes zarr-python 2 writes.
-  for (const char* path : {"s", "be", "pad"}) {
-    SCOPED_TRACE(path);
-    const auto before = *store->get(std::string(path) + "/.zarray");
-    auto a = Array::open(store, path);
-    const NDArray v = a.read();
-    a.write({}, v.view());
-    EXPECT_EQ(Json::parse(S(*store->get(std::string(path) + "/.zarray"))), Json::parse(S(before)));
-  }
+  for (const char* path : {"s", "be", "pad"}) expect_rewrite_keeps_zarray(store, path);
   EXPECT_EQ(*store->get("be/0"), cat({be0, be1}));
   // Created by zarrpp (the fill value as base64 of one element), big-endian on request.
   auto made = Array::create(store, "new",
