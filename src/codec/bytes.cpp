@@ -10,9 +10,16 @@ namespace {
 
 const char* const kName = "bytes";
 
+// As zarr-python 3 writes it: no configuration for a type without byte order (one-byte numbers,
+// bool, S<n>, V<n>, a struct of such fields), unless big-endian was asked for.
+CodecMetadata stated(bool big, bool one_byte) {
+  if (one_byte && !big) return CodecMetadata{kName};
+  return {kName, Json::object({{"endian", big ? "big" : "little"}})};
+}
+
 class BytesCodecImpl final : public ArrayToBytesCodec {
  public:
-  BytesCodecImpl(const Json& cfg, const ChunkSpec& spec) {
+  BytesCodecImpl(const Json& cfg, const ChunkSpec& spec) : one_byte_(spec.dtype.component_size() <= 1) {
     allowed_keys(kName, cfg, {"endian"});
     if (spec.dtype.is_vlen())
       config_fail(kName,
@@ -52,10 +59,11 @@ class BytesCodecImpl final : public ArrayToBytesCodec {
   }
   std::optional<std::size_t> encoded_size(const ChunkSpec& spec) const override { return spec.nbytes(); }
   std::size_t max_encoded_size(const ChunkSpec& spec) const override { return spec.nbytes(); }
-  CodecMetadata to_metadata() const override { return {kName, Json::object({{"endian", big_ ? "big" : "little"}})}; }
+  CodecMetadata to_metadata() const override { return stated(big_, one_byte_); }
   bool native_identity() const override { return !big_; }
 
  private:
+  bool one_byte_;
   bool big_ = false;
 };
 
@@ -73,8 +81,8 @@ CodecEntry bytes_codec_entry() {
   return e;
 }
 
-CodecMetadata codec::BytesCodec::to_metadata(const DataType&) const {
-  return {kName, Json::object({{"endian", endian == Endian::little ? "little" : "big"}})};
+CodecMetadata codec::BytesCodec::to_metadata(const DataType& dtype) const {
+  return stated(endian == Endian::big, dtype.component_size() <= 1);
 }
 
 }  // namespace zarrpp
