@@ -199,6 +199,96 @@ TEST(ZarrV2, ConversionToAnotherPlaceCopiesChunksByteForByte) {
   EXPECT_THROW(convert_to_v3(src, "", src, ""), ArgumentError);  // overlapping
 }
 
+TEST(ZarrV2, ConversionBackToV2RestoresEveryDocumentAndChunk) {
+  // v2 -> v3 -> v2 in place gives back the same store, byte for byte, consolidated metadata too.
+  auto store = MemoryStore::create();
+  Group::create(store, "", {{"title", "t"}}, false, 2);
+  Group::create(store, "g", Json::object(), false, 2);
+  auto z = Array::create(store, "g/a", v2_spec());
+  std::vector<std::int16_t> v(20);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int16_t>(i * 7 - 30);
+  z.write({}, NDView::c_order(v.data(), DataType::int16, {5, 4}));
+  const Json md = {{"metadata",
+                    {{".zgroup", {{"zarr_format", 2}}},
+                     {".zattrs", {{"title", "t"}}},
+                     {"g/.zgroup", {{"zarr_format", 2}}},
+                     {"g/a/.zarray", Json::parse(text(*store, "g/a/.zarray"))},
+                     {"g/a/.zattrs", Json::parse(text(*store, "g/a/.zattrs"))}}},
+                   {"zarr_consolidated_format", 1}};
+  store->set(".zmetadata", B(dump_v2_json(md)));
+  const auto before = snapshot(*store);
+  convert_to_v3(store);
+  // The consolidated group stays consolidated: zarr-python 3's inline form lists the converted nodes.
+  const Json root = Json::parse(text(*store, "zarr.json"));
+  EXPECT_EQ(root["consolidated_metadata"]["metadata"]["g/a"]["node_type"], "array");
+  EXPECT_EQ(root["consolidated_metadata"]["metadata"]["g"]["node_type"], "group");
+  const auto rep = convert_to_v2(store);
+  EXPECT_EQ(rep.nodes, 3);
+  EXPECT_EQ(snapshot(*store), before);
+  EXPECT_EQ(convert_to_v2(store).nodes, 0);  // already v2: nothing changes
+  EXPECT_EQ(snapshot(*store), before);
+  // To another place: the same documents, the chunks under the same keys.
+  auto v3 = MemoryStore::create(), back = MemoryStore::create();
+  convert_to_v3(store, "", v3, "");
+  EXPECT_EQ(convert_to_v2(v3, "", back, "").chunks_copied, 6);
+  EXPECT_EQ(snapshot(*back), before);
+}
+
+TEST(ZarrV2, ConversionToV2CopiesChunksUnderV2Keys) {
+  auto src = MemoryStore::create(), dst = MemoryStore::create();
+  ArraySpec s{.shape = {3, 4}, .chunks = {2, 3}, .dtype = DataType::float32};
+  s.dimension_names = std::vector<std::optional<std::string>>{"y", "x"};
+  auto z = Array::create(src, "a", s);
+  std::vector<float> v(12, 2.5F);
+  z.write({}, NDView::c_order(v.data(), DataType::float32, {3, 4}));
+  const auto before = snapshot(*src);
+  // In place the keys ("c/0/0") would have to move: refused, nothing changed.
+  expect_throw_with<UnsupportedError>([&] { convert_to_v2(src, "a"); },
+                                      {"'a'", "\"c/0/0\"", "another place", "nothing was converted"});
+  EXPECT_EQ(snapshot(*src), before);
+  const auto rep = convert_to_v2(src, "a", dst, "b");
+  EXPECT_EQ(rep.chunks_copied, 4);
+  EXPECT_EQ(dst->get("b/1/1"), src->get("a/c/1/1"));
+  const Json zarray = Json::parse(text(*dst, "b/.zarray"));
+  EXPECT_EQ(zarray["dimension_separator"], "/");
+  EXPECT_EQ(zarray["dtype"], "<f4");
+  EXPECT_EQ(Json::parse(text(*dst, "b/.zattrs"))["_ARRAY_DIMENSIONS"], Json({"y", "x"}));
+  const auto r = Array::open(dst, "b").read();
+  EXPECT_EQ(std::memcmp(r.raw_data(), v.data(), v.size() * 4), 0);
+  EXPECT_EQ(snapshot(*src), before);  // the source is not changed
+}
+
+TEST(ZarrV2, ConversionToV2RefusesWhatV2CannotStateAndChangesNothing) {
+  auto store = MemoryStore::create();
+  Group::create(store, "", Json::object());
+  ArraySpec ok{.shape = {4}, .chunks = {2}, .dtype = DataType::int32};
+  ok.chunk_key_encoding = ChunkKeyEncoding::v2('.');
+  Array::create(store, "ok", ok);
+  ArraySpec sharded = ok;
+  sharded.shards = Shape{4};
+  Array::create(store, "sharded", sharded);
+  const auto before = snapshot(*store);
+  auto dst = MemoryStore::create();
+  for (bool in_place : {true, false}) {
+    expect_throw_with<UnsupportedError>([&] { in_place ? convert_to_v2(store) : convert_to_v2(store, "", dst, ""); },
+                                        {"'sharded'", "sharding", "nothing was converted"});
+    EXPECT_EQ(snapshot(*store), before);
+    EXPECT_TRUE(snapshot(*dst).empty());
+  }
+  store->erase("sharded/zarr.json");
+  ArraySpec crc = ok;
+  crc.crc32c = true;
+  Array::create(store, "crc", crc);
+  expect_throw_with<UnsupportedError>([&] { convert_to_v2(store); }, {"'crc'", "crc32c"});
+  store->erase("crc/zarr.json");
+  auto grown = Array::open(store, "ok");
+  std::vector<std::int32_t> row{1};
+  grown.prepend(NDView::c_order(row.data(), DataType::int32, {1}));
+  expect_throw_with<UnsupportedError>([&] { convert_to_v2(store); }, {"'ok'", "regular_bounded"});
+  EXPECT_TRUE(store->exists("ok/zarr.json"));
+  EXPECT_FALSE(store->exists("ok/.zarray"));
+}
+
 TEST(ZarrV2, ConsolidatedMetadataIsRefreshedAndTheNodeWins) {
   auto store = MemoryStore::create();
   Group::create(store, "", {{"title", "t"}}, false, 2);
@@ -1202,6 +1292,15 @@ TEST(ZarrV2, ConversionKeepsXarraysMissingValueAsItsAttribute) {
   EXPECT_NE(notes.find("packed: its fill value is xarray's missing value"), std::string::npos) << notes;
   EXPECT_NE(notes.find("times: xarray shows its v2 fill value"), std::string::npos) << notes;
   EXPECT_NE(notes.find("text: xarray reads its v2 fill value \"\" as missing"), std::string::npos) << notes;
+  // And back: the attribute that states the fill value goes, a variable's own stays (noted).
+  notes.clear();
+  for (const auto& n : convert_to_v2(store).notes) notes += n + "\n";
+  EXPECT_FALSE(attrs("packed").contains("_FillValue"));
+  EXPECT_FALSE(attrs("nan").contains("_FillValue"));
+  EXPECT_EQ(attrs("stated")["_FillValue"], 2.0);
+  EXPECT_NE(notes.find("packed: the attribute _FillValue -32768 states its fill value"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("stated: xarray reads a v2 array's missing value from its fill value 1.0"), std::string::npos)
+      << notes;
 }
 
 // Nodes that only .zmetadata describes (their own .zarray/.zgroup/.zattrs absent) open as

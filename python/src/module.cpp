@@ -1074,16 +1074,21 @@ void bind_nodes(py::module_& m) {
       },
       "store"_a, "path"_a, "attributes_json"_a, "overwrite"_a, "zarr_format"_a = 3);
   m.def(
-      "convert_to_v3",
+      "convert",
       [](const StorePtr& store, const std::string& path, const std::optional<StorePtr>& dst,
-         const std::string& dst_path, bool overwrite) {
+         const std::string& dst_path, bool overwrite, int zarr_format) {
+        if (zarr_format != 2 && zarr_format != 3)
+          throw zarrpp::ArgumentError("zarr_format must be 2 or 3, not " + std::to_string(zarr_format));
         const auto rep = without_gil([&] {
+          if (zarr_format == 2)
+            return dst ? zarrpp::convert_to_v2(store, path, *dst, dst_path, overwrite)
+                       : zarrpp::convert_to_v2(store, path);
           return dst ? zarrpp::convert_to_v3(store, path, *dst, dst_path, overwrite)
                      : zarrpp::convert_to_v3(store, path);
         });
         return py::make_tuple(rep.nodes, rep.chunks_copied, rep.notes);
       },
-      "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false);
+      "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false, "zarr_format"_a = 3);
   m.def(
       "copy_array",
       [](const Array& src, const StorePtr& store, const std::string& path, const std::string& grid, bool overwrite) {

@@ -18,14 +18,14 @@ nodes; KeyError for group members) and RuntimeError (everything else), with zarr
 from . import codecs, errors, storage
 from ._api import (create, empty, empty_like, full, full_like, load, ones, ones_like, open, open_array, open_like, save,
                    save_array, save_group, zeros, zeros_like)
-from ._array import (Array, Attributes, Group, UnreadableMemberWarning, ZarrppWarning, array, convert_to_v3,
-                     copy_array, create_array, create_group, group, open_group)
+from ._array import (Array, Attributes, Group, UnreadableMemberWarning, ZarrppWarning, array, convert_to_v2,
+                     convert_to_v3, copy_array, create_array, create_group, group, open_group)
 from .storage import FileStore, LocalStore, MemoryStore
 
 from ._zarrpp import __version__  # the version CMakeLists.txt's project() gives
 
 __all__ = ["Array", "Attributes", "Group", "UnreadableMemberWarning", "ZarrppWarning", "array", "codecs",
-           "convert_to_v3", "copy_array", "create", "create_array", "create_group", "empty", "empty_like", "errors",
-           "full", "full_like", "group", "load", "ones", "ones_like", "open", "open_array", "open_group", "open_like",
-           "save", "save_array", "save_group", "storage", "zeros", "zeros_like", "FileStore", "LocalStore",
-           "MemoryStore", "__version__"]
+           "convert_to_v2", "convert_to_v3", "copy_array", "create", "create_array", "create_group", "empty",
+           "empty_like", "errors", "full", "full_like", "group", "load", "ones", "ones_like", "open", "open_array",
+           "open_group", "open_like", "save", "save_array", "save_group", "storage", "zeros", "zeros_like",
+           "FileStore", "LocalStore", "MemoryStore", "__version__"]

@@ -1561,14 +1561,29 @@ def copy_array(source: Array, store: Any, *, path: str = "", grid: Optional[str]
     return Array(core, store=st)
 
 
+def _convert(store: Any, path: str, dst: Any, dst_path: str, overwrite: bool, zarr_format: int) -> Dict[str, Any]:
+    st = make_store(store, must_exist=True)
+    d = None if dst is None else make_store(dst)
+    _check_store_writable(st if d is None else d)
+    nodes, copied, notes = _zarrpp.convert(st, path, d, dst_path, bool(overwrite), zarr_format)
+    return {"nodes": nodes, "chunks_copied": copied, "notes": list(notes)}
+
+
 def convert_to_v3(store: Any, *, path: str = "", dst: Any = None, dst_path: str = "",
                   overwrite: bool = False) -> Dict[str, Any]:
     """Converts the Zarr v2 array or group at ``path`` (with everything under it) to Zarr v3 without
     rewriting chunks: in place when ``dst`` is None (zarr.json is written, then .zarray/.zgroup/
     .zattrs/.zmetadata removed; running it again finishes an interrupted conversion), else into
     ``dst`` with the chunks copied byte for byte. Returns ``{"nodes", "chunks_copied", "notes"}``."""
-    st = make_store(store, must_exist=True)
-    d = None if dst is None else make_store(dst)
-    _check_store_writable(st if d is None else d)
-    nodes, copied, notes = _zarrpp.convert_to_v3(st, path, d, dst_path, bool(overwrite))
-    return {"nodes": nodes, "chunks_copied": copied, "notes": list(notes)}
+    return _convert(store, path, dst, dst_path, overwrite, 3)
+
+
+def convert_to_v2(store: Any, *, path: str = "", dst: Any = None, dst_path: str = "",
+                  overwrite: bool = False) -> Dict[str, Any]:
+    """Converts the Zarr v3 array or group at ``path`` (with everything under it) back to Zarr v2
+    without rewriting chunks: every node must have a v2 form (no sharding, crc32c or
+    regular_bounded grid; checked before anything is written). In place when ``dst`` is None
+    (.zattrs and .zarray/.zgroup are written, then zarr.json removed; an array's chunk keys must be
+    v2 keys already, as a converted array's are), else into ``dst`` with the chunks copied byte for
+    byte under their v2 keys. Returns ``{"nodes", "chunks_copied", "notes"}``."""
+    return _convert(store, path, dst, dst_path, overwrite, 2)

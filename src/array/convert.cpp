@@ -1,15 +1,18 @@
-// Zarr v2 -> v3 conversion. Every v2 chain zarrpp reads has a v3 equivalent (numcodecs filters
+// Zarr v2 <-> v3 conversion. Every v2 chain zarrpp reads has a v3 equivalent (numcodecs filters
 // and compressors under their zarr-python 3 names), every data type but a structured one with a
 // subarray field (refused for the whole tree before anything is written), and the "v2" chunk key
 // encoding keeps the keys, so no chunk is rewritten: in place, zarr.json is written beside the v2
 // documents, which are removed only after it (an interrupted conversion opens as v3, and
 // converting again finishes it); to another place, the chunks are copied byte for byte before
-// zarr.json.
+// zarr.json. Back to v2 the same holds for every v3 array whose codecs, grid and fields v2 can state
+// (refused by name for the whole tree otherwise); in place its chunk keys must be v2 keys already
+// (a converted array's are), to another place chunks are copied under their v2 keys.
 #include "zarrpp/array/convert.hpp"
 
 #include "engine.hpp"
 #include "node.hpp"
 #include "zarrpp/array/group.hpp"
+#include "zarrpp/codec/codec.hpp"
 
 namespace zarrpp {
 
@@ -123,6 +126,59 @@ void check_v3_names(const StorePtr& store, const std::string& path) {
   }
 }
 
+// A conversion into another place: the destination must not overlap the source (by what the
+// stores say the folders are: a bind mount or symlink of the source is the source), and the
+// source must hold a node.
+void check_copy_places(Store& src, const std::string& sp, Store& dst, const std::string& dp) {
+  const std::string a = sp.empty() ? src.location() : src.location() + "/" + sp;
+  const std::string b = dp.empty() ? dst.location() : dst.location() + "/" + dp;
+  if (node::overlap(src, sp, dst, dp) != node::Overlap::none)
+    throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a +
+                        "'; convert in place instead (no DST)");
+  if (!node::read_doc(src, sp, true))
+    throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src.describe() + node::absent(src));
+}
+
+// What a failed conversion into another place wrote goes again (newest first, so no chunk is left
+// without its node).
+void take_back(Store& dst, const std::string& dp, const std::vector<std::string>& written) {
+  for (auto it = written.rbegin(); it != written.rend(); ++it) {
+    try {
+      dst.erase(*it);
+    } catch (...) {
+    }
+  }
+  node::prune_dirs_of(dst, written, node::prefix_of(dp));
+}
+
+// The entries zarr-python 3's consolidated_metadata lists for the v3 nodes converted from the
+// members of `from` into `to`, keys relative to the consolidated group (a group's own list left
+// empty, as zarr-python 3 writes it).
+void v3_entries(const StorePtr& src, const std::string& from, const StorePtr& dst, const std::string& to,
+                const std::string& rel, Json& md) {
+  for (const auto& c : members(src, from)) {
+    const std::string r = join(rel, c.name);
+    const auto d = node::read_doc(*dst, join(to, c.name));
+    if (!d || d->format != 3) continue;
+    Json doc = d->json;
+    if (doc.contains("consolidated_metadata") && doc["consolidated_metadata"].is_object())
+      doc["consolidated_metadata"]["metadata"] = Json::object();
+    md[r] = doc;
+    if (d->type == NodeType::Group) v3_entries(src, join(from, c.name), dst, join(to, c.name), r, md);
+  }
+}
+
+// A v2 group that was consolidated (.zmetadata) stays so in v3: zarr-python 3's inline
+// consolidated_metadata in its zarr.json, listing the (converted) nodes under it.
+void keep_consolidated(const StorePtr& src, const std::string& from, const StorePtr& dst, const std::string& to,
+                       GroupMetadata& g) {
+  if (!src->exists(node::key_in(from, node::kZmetadata))) return;
+  Json md = Json::object();
+  v3_entries(src, from, dst, to, "", md);
+  g.consolidated = Json::object({{"kind", "inline"}, {"must_understand", false}, {"metadata", md}});
+  g.has_consolidated = true;
+}
+
 void convert_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
   auto d = node::read_doc(*store, path, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
@@ -147,6 +203,7 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
       GroupMetadata g;
       const Json a = node::v2_attributes_of(*store, path, *d);
       if (!a.is_null()) g.attributes = a;
+      keep_consolidated(store, path, store, path, g);
       store->set(node::meta_key(path), node::to_bytes(g.dump()));
     }
   } else {
@@ -175,6 +232,7 @@ void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& ds
       if (!c.error.empty()) throw MetadataError("cannot convert member '" + join(sp, c.name) + "': " + c.error);
       convert_copy(src, join(sp, c.name), dst, join(dp, c.name), rep, written);
     }
+    if (d->format == 2) keep_consolidated(src, sp, dst, dp, g);
     dst->set(node::meta_key(dp), node::to_bytes(g.dump()));
     written.push_back(node::meta_key(dp));
     ++rep.nodes;
@@ -215,14 +273,7 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
                             const std::string& dst_path_in, bool overwrite) {
   if (!src || !dst) throw ArgumentError("convert_to_v3: no store given");
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
-  const std::string a = sp.empty() ? src->location() : src->location() + "/" + sp;
-  const std::string b = dp.empty() ? dst->location() : dst->location() + "/" + dp;
-  // By what the stores say the folders are: a bind mount or symlink of the source is the source.
-  if (node::overlap(*src, sp, *dst, dp) != node::Overlap::none)
-    throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a +
-                        "'; convert in place instead (no DST)");
-  if (!node::read_doc(*src, sp, true))
-    throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
+  check_copy_places(*src, sp, *dst, dp);
   check_v3_names(src, sp);
   validate_v3_node_path(dp);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
@@ -231,17 +282,257 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
   try {
     convert_copy(src, sp, dst, dp, rep, written);
   } catch (...) {
-    // What this conversion wrote goes again (newest first, so no chunk is left without its node).
-    for (auto it = written.rbegin(); it != written.rend(); ++it) {
-      try {
-        dst->erase(*it);
-      } catch (...) {
-      }
-    }
-    node::prune_dirs_of(*dst, written, node::prefix_of(dp));
+    take_back(*dst, dp, written);
     throw;
   }
   // A hierarchy it was converted into lists it where it is consolidated.
+  node::refresh_consolidated(*dst, dp, replaced);
+  return rep;
+}
+
+// ---- back to Zarr v2 -------------------------------------------------------------------------
+
+namespace {
+
+// xarray reads a v2 array's missing value from its fill value, whatever the attribute _FillValue
+// says: the attribute (which conversion to v3 adds) goes when it states the fill value.
+void drop_xarray_missing_value(ArrayMetadata& m, std::vector<std::string>* notes, const std::string& shown) {
+  if (!m.attributes.contains("_ARRAY_DIMENSIONS") || !m.attributes.contains("_FillValue")) return;
+  const Json attr = m.attributes["_FillValue"];
+  const auto same = xarray_fill_attribute(m.fill_value.bytes, m.data_type);
+  if (same && same->dump() == attr.dump()) {
+    m.attributes.erase("_FillValue");
+    if (notes)
+      notes->push_back(shown + ": the attribute _FillValue " + attr.dump() +
+                       " states its fill value, where xarray reads a v2 array's missing value from; it was removed");
+  } else if (notes) {
+    notes->push_back(shown + ": xarray reads a v2 array's missing value from its fill value " +
+                     json_text(fill_value_to_json(m.fill_value.bytes, m.data_type)) +
+                     ", not from the attribute _FillValue " + attr.dump() +
+                     " (kept): after conversion xarray masks the fill value instead");
+  }
+}
+
+// The codecs as the pipeline they make states them (defaults filled in, shorthands resolved).
+std::string codecs_text(const ArrayMetadata& m) {
+  Json j = Json::array();
+  const ChunkSpec spec{m.chunk_grid.chunk_shape, m.data_type, m.fill_element()};
+  for (const auto& c : CodecPipeline::create(m.codecs, spec).to_metadata()) j.push_back(c.to_json());
+  return j.dump();
+}
+
+}  // namespace
+
+ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, std::vector<std::string>* notes, const std::string& shown) {
+  if (v3.zarr_format == 2) return v3;
+  ArrayMetadata m;
+  try {
+    m = codec::as_v2(v3);
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedError("cannot convert '" + shown + "' to Zarr v2: " + e.what());
+  }
+  // The chunks are not rewritten: the codecs .zarray states must encode them as the v3 ones did.
+  if (codecs_text(m) != codecs_text(v3))
+    throw UnsupportedError("cannot convert '" + shown + "' to Zarr v2: its codecs " + codecs_text(v3) + " read as " +
+                           codecs_text(m) + " in v2, which may encode chunks differently");
+  m.chunk_key_encoding = ChunkKeyEncoding::v2(v3.chunk_key_encoding.separator);
+  drop_xarray_missing_value(m, notes, shown);
+  return m;
+}
+
+namespace {
+
+const std::string kNothing = "; nothing was converted";
+
+// Every v3 node of the tree must have a v2 form (and, in place, an array its v2 chunk keys
+// already): checked before anything is written.
+void check_v2_form(const StorePtr& store, const std::string& path, bool in_place) {
+  const auto d = node::read_doc(*store, path, true);
+  if (!d) return;
+  const std::string shown = node::shown(path);
+  if (d->format == 3 && d->type == NodeType::Array) {
+    const auto a = node::read_array(*store, path).meta;
+    try {
+      v2_metadata_of(a, nullptr, shown);
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(e.what() + kNothing);
+    }
+    if (in_place && a.chunk_key_encoding.kind != ChunkKeyEncoding::Kind::V2)
+      throw UnsupportedError("cannot convert '" + shown + "' to Zarr v2 in place: its chunk keys (\"" +
+                             a.chunk_key_encoding.encode(std::vector<std::int64_t>(a.rank(), 0)) +
+                             "\") are not v2 keys; convert it into another place, where its chunks are copied under v2 "
+                             "keys" +
+                             kNothing);
+  }
+  if (d->type != NodeType::Group) return;
+  if (d->format == 3) {
+    const auto g = GroupMetadata::from_json(d->json);
+    if (!g.extra_fields.empty())
+      throw UnsupportedError("cannot convert '" + shown +
+                             "' to Zarr v2: Zarr v2 cannot store the extra zarr.json fields " + g.extra_fields.dump() +
+                             kNothing);
+  }
+  for (const auto& c : members(store, path)) {
+    if (!c.error.empty())
+      throw MetadataError("cannot convert member '" + join(path, c.name) + "': " + c.error + kNothing);
+    check_v2_form(store, join(path, c.name), in_place);
+  }
+}
+
+// A v2 node's documents: .zattrs (removed when there are no attributes), then `doc`, which makes
+// the node. Keys written go to `written` (when given).
+void write_v2_documents(Store& store, const std::string& path, const Json& attributes, const char* name,
+                        const std::string& doc, std::vector<std::string>* written) {
+  const std::string attrs = node::key_in(path, node::kZattrs);
+  if (!attributes.empty()) {
+    if (written) written->push_back(attrs);
+    store.set(attrs, node::to_bytes(dump_v2_attributes(attributes)));
+  } else if (!written) {
+    store.erase(attrs);
+  }
+  if (written) written->push_back(node::key_in(path, name));
+  store.set(node::key_in(path, name), node::to_bytes(doc));
+}
+
+// The .zgroup text and attributes of a group in either format; whether it was consolidated.
+struct V2Group {
+  Json attributes = Json::object();
+  std::string doc;
+  bool consolidated = false;
+};
+V2Group v2_group_of(Store& store, const std::string& path, const node::Doc& d) {
+  V2Group v;
+  GroupMetadata g;
+  if (d.format == 3) {
+    g = GroupMetadata::from_json(d.json);
+    v.consolidated = g.has_consolidated && !g.consolidated.is_null();
+  } else {
+    const Json a = node::v2_attributes_of(store, path, d);
+    if (!a.is_null()) g.attributes = a;
+    v.consolidated = store.exists(node::key_in(path, node::kZmetadata));
+  }
+  v.attributes = g.attributes;
+  g.zarr_format = 2;
+  g.extra_fields = Json::object();
+  v.doc = g.dump();
+  return v;
+}
+
+// The entries of a v2 .zmetadata for the v2 node converted from `from` into `to`, and for those
+// under it, keys relative to the consolidated group.
+void consolidated_entries(const StorePtr& src, const std::string& from, const StorePtr& dst, const std::string& to,
+                          const std::string& rel, Json& md) {
+  const auto d = node::read_doc(*dst, to);
+  if (!d || d->format != 2) return;
+  md[rel + "/" + (d->type == NodeType::Array ? node::kZarray : node::kZgroup)] = d->json;
+  const Json a = node::read_v2_attributes(*dst, to);
+  if (!a.is_null()) md[rel + "/" + node::kZattrs] = a;
+  if (d->type == NodeType::Group)
+    for (const auto& c : members(src, from))
+      consolidated_entries(src, join(from, c.name), dst, join(to, c.name), rel + "/" + c.name, md);
+}
+
+// A consolidated group stays consolidated: its .zmetadata as zarr-python 2 writes it, listing the
+// group (`g`, whose documents may not be written yet) and every node converted under it.
+void write_v2_consolidated(const StorePtr& src, const std::string& from, const StorePtr& dst, const std::string& to,
+                           const V2Group& g, std::vector<std::string>* written) {
+  Json md = Json::object();
+  md[node::kZgroup] = Json::parse(g.doc);
+  if (!g.attributes.empty()) md[node::kZattrs] = g.attributes;
+  for (const auto& c : members(src, from))
+    consolidated_entries(src, join(from, c.name), dst, join(to, c.name), c.name, md);
+  const std::string key = node::key_in(to, node::kZmetadata);
+  if (written) written->push_back(key);
+  dst->set(key, node::to_bytes(dump_v2_json(Json::object({{"metadata", md}, {"zarr_consolidated_format", 1}}))));
+}
+
+void to_v2_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
+  const auto d = node::read_doc(*store, path, true);
+  if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
+  if (d->type == NodeType::Group)
+    for (const auto& c : members(store, path)) {
+      if (!c.error.empty()) throw MetadataError("cannot convert member '" + join(path, c.name) + "': " + c.error);
+      to_v2_in_place(store, join(path, c.name), rep);
+    }
+  if (d->format == 2) {
+    rep.notes.push_back(node::shown(path) + ": already Zarr v2");
+    return;
+  }
+  if (d->type == NodeType::Array) {
+    const auto m = v2_metadata_of(node::read_array(*store, path).meta, &rep.notes, node::shown(path));
+    make_snapshot(m, std::nullopt);  // validated before anything is written
+    write_v2_documents(*store, path, m.attributes, node::kZarray, m.dump(), nullptr);
+  } else {
+    const auto g = v2_group_of(*store, path, *d);
+    store->erase(node::key_in(path, node::kZmetadata));  // a leftover would describe another tree
+    if (g.consolidated) write_v2_consolidated(store, path, store, path, g, nullptr);
+    write_v2_documents(*store, path, g.attributes, node::kZgroup, g.doc, nullptr);
+  }
+  // The v2 documents are in place: zarr.json, which a reader prefers, goes last.
+  store->erase(node::meta_key(path));
+  ++rep.nodes;
+}
+
+void to_v2_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp,
+                ConvertReport& rep, std::vector<std::string>& written) {
+  const auto d = node::read_doc(*src, sp, true);
+  if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
+  if (d->type == NodeType::Group) {
+    const auto g = v2_group_of(*src, sp, *d);
+    for (const auto& c : members(src, sp)) {
+      if (!c.error.empty()) throw MetadataError("cannot convert member '" + join(sp, c.name) + "': " + c.error);
+      to_v2_copy(src, join(sp, c.name), dst, join(dp, c.name), rep, written);
+    }
+    if (g.consolidated) write_v2_consolidated(src, sp, dst, dp, g, &written);
+    write_v2_documents(*dst, dp, g.attributes, node::kZgroup, g.doc, &written);
+    ++rep.nodes;
+    return;
+  }
+  const auto a = Array::open(src, sp);
+  const auto& from = a.metadata().chunk_key_encoding;
+  const auto m = v2_metadata_of(a.metadata(), &rep.notes, node::shown(sp));
+  make_snapshot(m, std::nullopt);
+  // Chunks byte for byte under their v2 keys, then .zattrs and .zarray.
+  const std::string sprefix = node::prefix_of(sp), dprefix = node::prefix_of(dp);
+  for (const auto& key : a.stored_chunk_keys()) {
+    const auto index = from.decode_or_throw(std::string_view(key).substr(sprefix.size()), m.rank());
+    auto b = src->get(key);
+    if (!b) continue;  // removed meanwhile: it reads as fill either way
+    written.push_back(dprefix + m.chunk_key_encoding.encode(index));
+    dst->set(written.back(), *b);
+    ++rep.chunks_copied;
+  }
+  write_v2_documents(*dst, dp, m.attributes, node::kZarray, m.dump(), &written);
+  ++rep.nodes;
+}
+
+}  // namespace
+
+ConvertReport convert_to_v2(const StorePtr& store, const std::string& path_in) {
+  if (!store) throw ArgumentError("convert_to_v2: no store given");
+  const std::string path = normalize_node_path(path_in);
+  check_v2_form(store, path, true);
+  ConvertReport rep;
+  to_v2_in_place(store, path, rep);
+  node::refresh_consolidated(*store, path, /*replaced_format=*/3);
+  return rep;
+}
+
+ConvertReport convert_to_v2(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
+                            const std::string& dst_path_in, bool overwrite) {
+  if (!src || !dst) throw ArgumentError("convert_to_v2: no store given");
+  const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
+  check_copy_places(*src, sp, *dst, dp);
+  check_v2_form(src, sp, false);
+  const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 2);
+  ConvertReport rep;
+  std::vector<std::string> written;
+  try {
+    to_v2_copy(src, sp, dst, dp, rep, written);
+  } catch (...) {
+    take_back(*dst, dp, written);
+    throw;
+  }
   node::refresh_consolidated(*dst, dp, replaced);
   return rep;
 }

@@ -379,6 +379,22 @@ cp -r "$V/b.zarr" "$V/d.zarr" && cp "$V/c.zarr/zarr.json" "$V/d.zarr/zarr.json"
 "$Z" info "$V/d.zarr" | grep -q "interrupted conversion" && ok || bad "info names an interrupted conversion"
 "$Z" convert "$V/d.zarr" | grep -q "finished an interrupted conversion" && ok || bad "convert finishes an interrupted conversion"
 [ ! -e "$V/d.zarr/.zarray" ] && ok || bad "finishing removes .zarray"
+# And back to v2: in place when the chunk keys are v2 keys (a converted array's), else into DST.
+c_chunks=$(cd "$V/c.zarr" && find . -type f ! -name zarr.json -print0 | sort -z | xargs -0 md5sum)
+expect_eq "$("$Z" convert "$V/c.zarr" --zarr-format 2 | tail -1)" "converted 1 node(s) to Zarr v2 in place; no chunk was read or rewritten" "convert --zarr-format 2 in place"
+[ -f "$V/c.zarr/.zarray" ] && [ ! -e "$V/c.zarr/zarr.json" ] && ok || bad "convert --zarr-format 2 writes .zarray, removes zarr.json"
+expect_eq "$(cd "$V/c.zarr" && find . -type f ! -name '.z*' -print0 | sort -z | xargs -0 md5sum)" "$c_chunks" "back to v2 rewrites no chunk"
+expect_eq "$($PY -c "import zarr; z = zarr.open('$V/c.zarr', mode='r'); print(z.shape, z.attrs['u'], z[5].tolist())")" "(6, 3) 1 [9, 9, 9]" "zarr-python 2 reads an array converted back"
+expect_ok "$Z" create "$V/n.zarr" --shape 4 --chunks 2 --dtype '<U2'
+expect_ok "$Z" set "$V/n.zarr" --value ab
+before=$(sum_d "$V/n.zarr")
+expect_err "chunk keys (\"c/0\") are not v2 keys; convert it into another place" "$Z" convert "$V/n.zarr" --zarr-format 2
+expect_eq "$(sum_d "$V/n.zarr")" "$before" "a refused conversion to v2 changes nothing"
+expect_ok "$Z" convert "$V/n.zarr" "$V/n2.zarr" --zarr-format 2
+expect_eq "$($PY -c "import zarr; z = zarr.open('$V/n2.zarr', mode='r'); print(z.dtype, z[:].tolist())")" "<U2 ['ab', 'ab', 'ab', 'ab']" "zarr-python 2 reads a v3 array converted into DST"
+expect_ok "$Z" create "$V/sh.zarr" --shape 4 --chunks 2 --shards 4 --dtype int8
+expect_err "sharding_indexed has no Zarr v2 form.*nothing was converted" "$Z" convert "$V/sh.zarr" "$V/sh2.zarr" --zarr-format 2
+[ ! -e "$V/sh2.zarr" ] && ok || bad "a refused conversion into DST leaves no DST"
 # A v2 group with an unreadable member still lists.
 $PY -c "
 import zarr, numpy as np, json

@@ -1,4 +1,5 @@
-// zarrpp convert: a Zarr v2 node (and everything under it) to Zarr v3, in place or into DST; or,
+// zarrpp convert: a Zarr v2 node (and everything under it) to Zarr v3, or back with
+// --zarr-format 2, in place or into DST; or,
 // with --grid, an array's chunk grid switched in place.
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -17,7 +18,7 @@ class ConvertCommand final : public Command {
 
  private:
   void switch_grid() const;
-  void to_v3() const;
+  void to_format() const;
 
   std::string src_, dst_, grid_;
   int format_ = 3;
@@ -26,10 +27,14 @@ class ConvertCommand final : public Command {
 
 void ConvertCommand::add(CLI::App& app) {
   sub_ = app.add_subcommand(
-      "convert", "Convert a Zarr v2 array or group (with everything under it) to Zarr v3, rewriting no chunk");
-  sub_->add_option("SRC", src_, "The v2 node (a local directory or URL)")->required();
-  sub_->add_option("DST", dst_, "Write the v3 node here (chunks copied byte for byte); default: convert SRC in place");
-  sub_->add_option("--zarr-format", format_, "The format to convert to (3)")->check(CLI::IsMember({3}));
+      "convert", "Convert a Zarr v2 array or group (with everything under it) to Zarr v3, or back, rewriting no chunk");
+  sub_->add_option("SRC", src_, "The node (a local directory or URL)")->required();
+  sub_->add_option("DST", dst_,
+                   "Write the converted node here (chunks copied byte for byte); default: convert SRC in place");
+  sub_->add_option("--zarr-format", format_,
+                   "The format to convert to: 3 (default), or 2 (every node must have a v2 form; in place, an "
+                   "array's chunk keys must be v2 keys already, as a converted array's are)")
+      ->check(CLI::IsMember({2, 3}));
   sub_->add_flag("--overwrite", over_, "Replace an existing node at DST");
   sub_->add_option("--grid", grid_,
                    "Instead: switch the array SRC to this chunk grid in place, moving no chunk (regular needs "
@@ -41,7 +46,7 @@ void ConvertCommand::run() {
   if (!grid_.empty())
     switch_grid();
   else
-    to_v3();
+    to_format();
 }
 
 // --grid: only zarr.json changes.
@@ -64,20 +69,21 @@ void ConvertCommand::switch_grid() const {
             << "\n";
 }
 
-void ConvertCommand::to_v3() const {
+void ConvertCommand::to_format() const {
   ConvertReport rep;
   if (dst_.empty()) {
-    rep = convert_to_v3(open_dir(src_, false), "");
+    rep = format_ == 2 ? convert_to_v2(open_dir(src_, false), "") : convert_to_v3(open_dir(src_, false), "");
   } else {
     if (!over_ && holds_node(dst_))
       throw ConflictError(ErrorCode::already_exists, "'" + dst_ + "' already holds a Zarr node (use --overwrite)");
     auto src = open_dir(src_, false);
     NewDirs made(dst_);
-    rep = convert_to_v3(src, "", open_dir(dst_, true), "", over_);
+    rep = format_ == 2 ? convert_to_v2(src, "", open_dir(dst_, true), "", over_)
+                       : convert_to_v3(src, "", open_dir(dst_, true), "", over_);
     made.keep();
   }
   for (const auto& n : rep.notes) std::cout << "note: " << n << "\n";
-  std::cout << "converted " << rep.nodes << " node(s) to Zarr v3"
+  std::cout << "converted " << rep.nodes << " node(s) to Zarr v" << format_
             << (dst_.empty() ? " in place; no chunk was read or rewritten"
                              : "; " + std::to_string(rep.chunks_copied) + " chunk(s) copied byte for byte")
             << "\n";

@@ -1,5 +1,6 @@
 #pragma once
-// Converting Zarr v2 nodes (arrays and groups, recursively) to Zarr v3 without rewriting chunks.
+// Converting Zarr v2 nodes (arrays and groups, recursively) to Zarr v3, and back, without rewriting
+// chunks.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,27 @@ ConvertReport convert_to_v3(const StorePtr& store, const std::string& path = "")
 // To another place: the destination gets the v3 nodes, each array's chunks copied byte for byte
 // before its zarr.json. The source is not changed. Refuses overlapping source and destination.
 ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
+                            const std::string& dst_path, bool overwrite = false);
+
+// The v2 form of a v3 array's metadata (v2 metadata is returned as it is): the same codecs as
+// .zarray's compressor and filters (an array to array codec other than a full transpose, sharding,
+// crc32c, a regular_bounded grid, extra fields or an unnamed dimension: UnsupportedError naming
+// it, as is a chain whose v2 form would encode chunks differently), the "v2" chunk key encoding
+// with the same separator, dimension_names as "_ARRAY_DIMENSIONS". The attribute "_FillValue" of
+// an xarray variable goes when it states the fill value (xarray reads a v2 array's missing value
+// from the fill value); `notes` (optional) receives what changed.
+ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, std::vector<std::string>* notes = nullptr,
+                             const std::string& shown = "/");
+
+// Back to v2, in place: for the node at `path` (and, for a group, every node under it) writes
+// .zattrs and .zarray/.zgroup (and .zmetadata for a group that was consolidated), then removes
+// zarr.json. No chunk is read or written, so every array's chunk keys must be v2 keys already (as
+// a converted array's are); that and the v2 form of every node are checked before anything is
+// written. A v2 node is left alone; running it again finishes an interrupted conversion.
+ConvertReport convert_to_v2(const StorePtr& store, const std::string& path = "");
+// To another place: each array's chunks are copied byte for byte under their v2 keys before its
+// .zarray. The source is not changed. Refuses overlapping source and destination.
+ConvertReport convert_to_v2(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
                             const std::string& dst_path, bool overwrite = false);
 
 }  // namespace zarrpp
