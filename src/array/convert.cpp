@@ -139,16 +139,27 @@ void check_copy_places(Store& src, const std::string& sp, Store& dst, const std:
     throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src.describe() + node::absent(src));
 }
 
-// What a failed conversion into another place wrote goes again (newest first, so no chunk is left
-// without its node).
-void take_back(Store& dst, const std::string& dp, const std::vector<std::string>& written) {
-  for (auto it = written.rbegin(); it != written.rend(); ++it) {
-    try {
-      dst.erase(*it);
-    } catch (...) {
+// A conversion into another place: `walk(report, written)` writes the converted nodes, listing
+// the keys it wrote. On failure they go again (newest first, so no chunk is left without its
+// node); on success the hierarchy converted into lists the node where it is consolidated.
+template <class Walk>
+ConvertReport into_another_place(Store& dst, const std::string& dp, int replaced, Walk&& walk) {
+  ConvertReport rep;
+  std::vector<std::string> written;
+  try {
+    walk(rep, written);
+  } catch (...) {
+    for (auto it = written.rbegin(); it != written.rend(); ++it) {
+      try {
+        dst.erase(*it);
+      } catch (...) {
+      }
     }
+    node::prune_dirs_of(dst, written, node::prefix_of(dp));
+    throw;
   }
-  node::prune_dirs_of(dst, written, node::prefix_of(dp));
+  node::refresh_consolidated(dst, dp, replaced);
+  return rep;
 }
 
 // The entries zarr-python 3's consolidated_metadata lists for the v3 nodes converted from the
@@ -277,17 +288,9 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
   check_v3_names(src, sp);
   validate_v3_node_path(dp);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
-  ConvertReport rep;
-  std::vector<std::string> written;
-  try {
+  return into_another_place(*dst, dp, replaced, [&](ConvertReport& rep, std::vector<std::string>& written) {
     convert_copy(src, sp, dst, dp, rep, written);
-  } catch (...) {
-    take_back(*dst, dp, written);
-    throw;
-  }
-  // A hierarchy it was converted into lists it where it is consolidated.
-  node::refresh_consolidated(*dst, dp, replaced);
-  return rep;
+  });
 }
 
 // ---- back to Zarr v2 -------------------------------------------------------------------------
@@ -525,16 +528,9 @@ ConvertReport convert_to_v2(const StorePtr& src, const std::string& src_path, co
   check_copy_places(*src, sp, *dst, dp);
   check_v2_form(src, sp, false);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 2);
-  ConvertReport rep;
-  std::vector<std::string> written;
-  try {
+  return into_another_place(*dst, dp, replaced, [&](ConvertReport& rep, std::vector<std::string>& written) {
     to_v2_copy(src, sp, dst, dp, rep, written);
-  } catch (...) {
-    take_back(*dst, dp, written);
-    throw;
-  }
-  node::refresh_consolidated(*dst, dp, replaced);
-  return rep;
+  });
 }
 
 }  // namespace zarrpp
