@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -308,9 +309,38 @@ void warn_stale(const Store& store, const std::string& level, const std::string&
        ": zarr.consolidate_metadata('" + dir + "')");
 }
 
-// Brings the consolidated documents at `path` and above it, inside `store`, up to date. A document
-// that cannot be refreshed is warned of (naming it and how to refresh it); the others still are.
-void refresh_levels(Store& store, const std::string& path, int replaced_format) {
+// The nodes under the group at `path` with their documents, as paths relative to it, parents
+// before their children (none where the store cannot list).
+std::vector<std::pair<std::string, Doc>> nodes_below(Store& store, const std::string& path) {
+  std::vector<std::pair<std::string, Doc>> out;
+  if (!store.capabilities().listing) return out;
+  const std::function<void(const std::string&)> walk = [&](const std::string& rel) {
+    const std::string at = rel.empty() ? path : path.empty() ? rel : path + "/" + rel;
+    for (const auto& dir : store.list_dir(prefix_of(at)).prefixes) {
+      const std::string child = rel.empty() ? dir : rel + "/" + dir;
+      auto d = read_doc(store, path.empty() ? child : path + "/" + child);
+      if (!d) continue;
+      const bool group = d->type == NodeType::Group;
+      out.emplace_back(child, std::move(*d));
+      if (group) walk(child);
+    }
+  };
+  walk("");
+  return out;
+}
+
+// A node's entry in zarr-python 3's consolidated_metadata: its document, a consolidated group's
+// own list left empty (its members are entries of the document listing it already).
+Json inline_entry(Json doc) {
+  if (doc.contains("consolidated_metadata") && doc["consolidated_metadata"].is_object())
+    doc["consolidated_metadata"]["metadata"] = Json::object();
+  return doc;
+}
+
+// Brings the consolidated documents at `path` and above it, inside `store`, up to date (with
+// `subtree`, the entries of every node under a group at `path` too). A document that cannot be
+// refreshed is warned of (naming it and how to refresh it); the others still are.
+void refresh_levels(Store& store, const std::string& path, int replaced_format, bool subtree) {
   std::vector<std::string> levels = {""};
   for (std::size_t pos = 0; (pos = path.find('/', pos)) != std::string::npos;) levels.push_back(path.substr(0, pos++));
   if (!path.empty()) levels.push_back(path);
@@ -325,6 +355,17 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
          where(store, "") + "')");
     return;
   }
+  std::vector<std::pair<std::string, Doc>> below;
+  if (subtree && now && now->type == NodeType::Group) {
+    try {
+      below = nodes_below(store, path);
+    } catch (const std::exception& e) {
+      warn("consolidated metadata above '" + where(store, path) + "' lists only the group, not its members: they " +
+           "cannot be listed (" + e.what() + "); refresh it with zarr-python: zarr.consolidate_metadata('" +
+           where(store, "") + "')");
+    }
+  }
+  const auto join = [](const std::string& a, const std::string& b) { return a.empty() ? b : a + "/" + b; };
   // A removed node leaves both kinds of consolidated metadata.
   // A node that replaced one of the other format (or was converted) leaves that format's too.
   const bool v2 = replaced_format == 2 || !now || now->format == 2,
@@ -351,6 +392,7 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
                  if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
                    throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
                  put_entries(z["metadata"], store, path, rel);
+                 for (const auto& [b, doc] : below) put_entries(z["metadata"], store, join(path, b), join(rel, b));
                  for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
                    const std::string& mid = levels[i];
                    if (mid.size() <= level.size() ||
@@ -379,13 +421,12 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
           Json& cm = g["consolidated_metadata"];
           if (!cm.contains("metadata") || !cm["metadata"].is_object()) cm["metadata"] = Json::object();
           if (now && now->format == 3) {
-            Json entry = now->json;
             // As zarr-python 3 flattens it: a consolidated child group's own members are entries
             // of this document already, so its entry lists none.
-            if (entry.contains("consolidated_metadata") && entry["consolidated_metadata"].is_object())
-              entry["consolidated_metadata"]["metadata"] = Json::object();
-            cm["metadata"][rel] = std::move(entry);
-            if (now->type == NodeType::Array) erase_under(cm["metadata"], rel + "/");
+            cm["metadata"][rel] = inline_entry(now->json);
+            if (now->type == NodeType::Array || subtree) erase_under(cm["metadata"], rel + "/");
+            for (const auto& [b, doc] : below)
+              if (doc.format == 3) cm["metadata"][join(rel, b)] = inline_entry(doc.json);
             for (std::size_t i = 0; i + 1 < levels.size(); ++i) {
               const std::string& mid = levels[i];
               if (mid.size() <= level.size() || (!level.empty() && mid.compare(0, level.size() + 1, level + "/") != 0))
@@ -393,10 +434,7 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format) 
               const auto& d = group_at(mid);
               const std::string mrel = mid.substr(level.empty() ? 0 : level.size() + 1);
               if (!d || d->format != 3 || d->type != NodeType::Group || cm["metadata"].contains(mrel)) continue;
-              Json e = d->json;
-              if (e.contains("consolidated_metadata") && e["consolidated_metadata"].is_object())
-                e["consolidated_metadata"]["metadata"] = Json::object();
-              cm["metadata"][mrel] = std::move(e);
+              cm["metadata"][mrel] = inline_entry(d->json);
             }
           } else {
             cm["metadata"].erase(rel);
@@ -438,7 +476,7 @@ void write_array_documents(Store& store, const std::string& path, const ArrayMet
   refresh_consolidated(store, path, replaced_format);
 }
 
-void refresh_consolidated(Store& store, const std::string& path, int replaced_format) {
+void refresh_consolidated(Store& store, const std::string& path, int replaced_format, bool subtree) {
   // The change itself has been made: consolidated metadata is a copy the node's own documents
   // override (in zarrpp and zarr-python alike), so failing to refresh it must not report the
   // change as failed; it is warned of instead (refresh_levels, and here).
@@ -466,8 +504,8 @@ void refresh_consolidated(Store& store, const std::string& path, int replaced_fo
          "there is consolidated, open the store at that group, or refresh it with zarr-python: "
          "zarr.consolidate_metadata(<that "
          "group>)");
-  if (!top) return refresh_levels(store, path, replaced_format);
-  refresh_levels(*top, path.empty() ? above : above + "/" + path, replaced_format);
+  if (!top) return refresh_levels(store, path, replaced_format, subtree);
+  refresh_levels(*top, path.empty() ? above : above + "/" + path, replaced_format, subtree);
 }
 
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path) {

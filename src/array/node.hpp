@@ -103,11 +103,12 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
 // is a group (Store::parent: a FileStore walks the real parents of its canonical root), the walk
 // goes up and refreshes from the outermost such group. `replaced_format`: the format of the node
 // this one replaced (create with overwrite) or was converted from, whose kind of consolidated
-// metadata must forget it (0: none, or the same). The change has been made,
+// metadata must forget it (0: none, or the same). `subtree`: the node is a group whose members
+// changed too (a conversion): their entries are refreshed as well. The change has been made,
 // so a failure does not throw: each document that could not be refreshed is warned of (zarrpp::warn)
 // by name, with how to refresh it; a remote store opened below its bucket's root warns once that
 // the groups above were not checked.
-void refresh_consolidated(Store& store, const std::string& path, int replaced_format = 0);
+void refresh_consolidated(Store& store, const std::string& path, int replaced_format = 0, bool subtree = false);
 // The paths (relative to the group) and documents that consolidated metadata at or above the
 // group lists for its direct children: for stores that cannot list. Empty when there is none.
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path);
