@@ -275,9 +275,52 @@ TEST(ZarrV2, ConversionToV2CopiesChunksUnderV2Keys) {
   EXPECT_EQ(zarray["dimension_separator"], "/");
   EXPECT_EQ(zarray["dtype"], "<f4");
   EXPECT_EQ(Json::parse(text(*dst, "b/.zattrs"))["_ARRAY_DIMENSIONS"], Json({"y", "x"}));
+  // An xarray variable without _FillValue has no missing value: v2 states no fill value (xarray
+  // would mask 0), as every chunk is stored.
+  EXPECT_TRUE(zarray["fill_value"].is_null());
+  EXPECT_NE(rep.notes.at(0).find("fill_value null (no fill value), as xarray writes"), std::string::npos);
   const auto r = Array::open(dst, "b").read();
   EXPECT_EQ(std::memcmp(r.raw_data(), v.data(), v.size() * 4), 0);
   EXPECT_EQ(snapshot(*src), before);  // the source is not changed
+  // With a chunk missing the fill value stays (that chunk reads as it), and the note says what
+  // xarray will mask.
+  src->erase("a/c/1/1");
+  const auto partial = convert_to_v2(src, "a", dst, "p");
+  EXPECT_EQ(Json::parse(text(*dst, "p/.zarray"))["fill_value"], 0);
+  EXPECT_NE(partial.notes.at(0).find("elements equal to 0.0 read as missing in xarray"), std::string::npos)
+      << partial.notes.at(0);
+}
+
+TEST(ZarrV2, ConvertingASubgroupRefreshesTheWholeSubtreeInConsolidatedMetadataAbove) {
+  for (int to : {2, 3}) {
+    auto store = MemoryStore::create();
+    const int top = to == 2 ? 2 : 3, sub = to == 2 ? 3 : 2;
+    Group::create(store, "", Json::object(), false, top);
+    Group::create(store, "sub", Json::object(), false, sub);
+    ArraySpec s{.shape = {2}, .chunks = {2}, .dtype = DataType::int8, .zarr_format = sub};
+    if (sub == 3) s.chunk_key_encoding = ChunkKeyEncoding::v2('.');
+    Array::create(store, "sub/deep/b", s);
+    if (top == 2) {
+      store->set(".zmetadata",
+                 B(dump_v2_json({{"metadata", {{".zgroup", {{"zarr_format", 2}}}}}, {"zarr_consolidated_format", 1}})));
+    } else {
+      Json g = Json::parse(text(*store, "zarr.json"));
+      g["consolidated_metadata"] = {{"kind", "inline"}, {"must_understand", false}, {"metadata", Json::object()}};
+      store->set("zarr.json", B(g.dump()));
+    }
+    if (to == 2)
+      convert_to_v2(store, "sub");
+    else
+      convert_to_v3(store, "sub");
+    if (top == 2) {
+      const Json md = Json::parse(text(*store, ".zmetadata"))["metadata"];
+      EXPECT_TRUE(md.contains("sub/.zgroup") && md.contains("sub/deep/.zgroup") && md.contains("sub/deep/b/.zarray"))
+          << md.dump();
+    } else {
+      const Json md = Json::parse(text(*store, "zarr.json"))["consolidated_metadata"]["metadata"];
+      EXPECT_TRUE(md.contains("sub") && md.contains("sub/deep") && md.contains("sub/deep/b")) << md.dump();
+    }
+  }
 }
 
 TEST(ZarrV2, ConversionToV2RefusesWhatV2CannotStateAndChangesNothing) {

@@ -235,3 +235,34 @@ def test_invalid_forms_are_refused_by_name(tmp_path):
         with pytest.raises(Exception) as e:
             zarrpp.open_array(str(path), mode="r")
         assert word in str(e.value), (data_type, str(e.value))
+
+
+@pytest.mark.parametrize("codecs,dtype", [
+    ([{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "numcodecs.zstd", "configuration": {"level": 3}}],
+     "int8"),
+    ([{"name": "numcodecs.delta", "configuration": {"dtype": "<i4"}}, {"name": "bytes", "configuration": {
+        "endian": "little"}}, {"name": "numcodecs.gzip", "configuration": {"level": 1}}], "int32"),
+    ([{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {
+        "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 3, "blocksize": 0}}], "int32"),
+    ([{"name": "transpose", "configuration": {"order": [1, 0]}},
+      {"name": "bytes", "configuration": {"endian": "big"}},
+      {"name": "numcodecs.blosc", "configuration": {"cname": "zstd", "clevel": 1, "shuffle": 2, "blocksize": 0}}],
+     "float64"),
+], ids=["big-int8-zstd", "delta-gzip", "blosc-typesize", "F-big-blosc"])
+def test_conversion_to_v2_takes_every_chain_with_a_v2_form(tmp_path, codecs, dtype):
+    """zarr-python 3's numcodecs.* names, a blosc typesize other than the item size, big-endian
+    one-byte types: each has a v2 form, which zarr-python 2 reads as zarrpp read the v3 array."""
+    path = tmp_path / "v3"
+    path.mkdir()
+    (path / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [5, 3], "data_type": dtype,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3]}},
+        "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "."}},
+        "fill_value": 0, "codecs": codecs}))
+    data = (np.arange(15).reshape(5, 3) * 7 - 40).astype(dtype)
+    zarrpp.open_array(str(path), mode="r+")[:4] = data[:4]
+    want = zarrpp.open_array(str(path), mode="r")[:]
+    zarrpp.convert_to_v2(str(path))
+    got = zarr.open_array(str(path), mode="r")
+    assert got.dtype.newbyteorder("=") == want.dtype.newbyteorder("=")
+    assert np.array_equal(got[:], want)

@@ -443,6 +443,32 @@ def test_conversion_keeps_xarrays_missing_values(tmp_path):
     _same_as_xarrays_zarr_engine(v3, path)
 
 
+def test_conversion_to_v3_and_back_reads_identically_in_xarray(tmp_path):
+    """A dataset xarray wrote to v2 (consolidated, with variables that have no missing value, whose
+    .zarray fill value is null), converted to v3 and back: xarray reads the same dataset, and the
+    .zarray documents are xarray's own again but for the dimension_separator zarrpp states."""
+    pytest.importorskip("zarr")
+    import json
+    path, v3, back = str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr"), str(tmp_path / "back.zarr")
+    ds = _dataset()
+    ds.temp.encoding = {"dtype": "i2", "scale_factor": 0.01, "add_offset": 280.0, "_FillValue": -32768}
+    ds.to_zarr(path)
+    zarrpp.convert_to_v3(path, dst=v3)
+    zarrpp.convert_to_v2(v3, dst=back)
+    xr.testing.assert_identical(xr.open_dataset(back, engine="zarr"), xr.open_dataset(path, engine="zarr"))
+    for name in ["temp", "rain", "flag", "time", "station"]:
+        want = json.load(open(os.path.join(path, name, ".zarray")))
+        got = json.load(open(os.path.join(back, name, ".zarray")))
+        got.pop("dimension_separator")
+        want.pop("dimension_separator", None)
+        assert got == want, name
+    assert json.load(open(os.path.join(back, ".zmetadata")))["metadata"].keys() == \
+        json.load(open(os.path.join(path, ".zmetadata")))["metadata"].keys()
+    # In place too: the converted v3 store goes back as it came (its chunk keys are v2 keys).
+    zarrpp.convert_to_v2(v3)
+    xr.testing.assert_identical(xr.open_dataset(v3, engine="zarr"), xr.open_dataset(path, engine="zarr"))
+
+
 def test_to_zarrpp_writes_zarr_v2_as_xarrays_zarr_engine_does(tmp_path):
     """zarr_format=2: the same .zarray documents xarray's own engine writes (dtype, fill value as
     the missing value or null, _ARRAY_DIMENSIONS), read identically by both engines, and grown."""

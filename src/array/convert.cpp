@@ -156,10 +156,32 @@ ConvertReport into_another_place(Store& dst, const std::string& dp, int replaced
       }
     }
     node::prune_dirs_of(dst, written, node::prefix_of(dp));
-    throw;
+    if (replaced == 0) throw;
+    const std::string gone = "; nothing of the conversion is left at '" + node::shown(dp) +
+                             "', and the node that was there before is gone (overwrite replaced it first)";
+    try {
+      throw;
+    } catch (const Error& e) {
+      throw_like(e, e.what() + gone);
+    }
   }
-  node::refresh_consolidated(dst, dp, replaced);
+  node::refresh_consolidated(dst, dp, replaced, /*subtree=*/true);
   return rep;
+}
+
+// An in-place conversion that fails part way says where it stopped: nodes are converted children
+// first, each read as before throughout (zarr.json, which readers prefer, is written first when
+// converting to v3, and removed last when converting to v2).
+template <class Walk>
+void in_place(int format, ConvertReport& rep, Walk&& walk) {
+  try {
+    walk();
+  } catch (const Error& e) {
+    if (rep.nodes == 0) throw;
+    throw_like(e, std::string(e.what()) + "; the conversion stopped part way: " + std::to_string(rep.nodes) +
+                      " node(s) are Zarr v" + std::to_string(format) +
+                      " now, the others as they were (each reads as before); run it again to finish");
+  }
 }
 
 // The entries zarr-python 3's consolidated_metadata lists for the v3 nodes converted from the
@@ -274,9 +296,9 @@ ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
   validate_v3_node_path(path);
   check_v3_names(store, path);
   ConvertReport rep;
-  convert_in_place(store, path, rep);
+  in_place(3, rep, [&] { convert_in_place(store, path, rep); });
   // Consolidated metadata above the node no longer describes it.
-  node::refresh_consolidated(*store, path, /*replaced_format=*/2);
+  node::refresh_consolidated(*store, path, /*replaced_format=*/2, /*subtree=*/true);
   return rep;
 }
 
@@ -316,30 +338,63 @@ void drop_xarray_missing_value(ArrayMetadata& m, std::vector<std::string>* notes
   }
 }
 
-// The codecs as the pipeline they make states them (defaults filled in, shorthands resolved).
-std::string codecs_text(const ArrayMetadata& m) {
-  Json j = Json::array();
-  const ChunkSpec spec{m.chunk_grid.chunk_shape, m.data_type, m.fill_element()};
-  for (const auto& c : CodecPipeline::create(m.codecs, spec).to_metadata()) j.push_back(c.to_json());
-  return j.dump();
+// An xarray variable (it has dimension names) without the attribute _FillValue has no missing
+// value in v3, but xarray masks a v2 array's fill value: .zarray states none (null), as xarray
+// writes such variables, when every chunk is stored (so no element reads the fill value); else
+// the fill value stays (missing chunks read as it) and the note says what xarray will mask.
+void keep_no_missing_value(const ArrayMetadata& v3, ArrayMetadata& m, bool every_chunk_stored,
+                           std::vector<std::string>* notes, const std::string& shown) {
+  if (!m.attributes.contains("_ARRAY_DIMENSIONS") || v3.attributes.contains("_FillValue") || m.fill_value.v2_stated)
+    return;
+  const std::string fill = json_text(fill_value_to_json(m.fill_value.bytes, m.data_type));
+  if (every_chunk_stored) {
+    m.fill_value.v2_stated = Json(nullptr);
+    if (notes)
+      notes->push_back(shown + ": fill_value null (no fill value), as xarray writes a variable without a missing " +
+                       "value: xarray would read elements equal to its fill value " + fill +
+                       " as missing in v2 (every chunk is stored, so no element reads the fill value)");
+  } else if (notes) {
+    notes->push_back(shown + ": xarray reads a v2 array's fill value as missing: after conversion elements equal to " +
+                     fill + " read as missing in xarray (the variable has no _FillValue attribute, so they did not " +
+                     "in v3); the fill value stays, as chunks that are not stored read as it");
+  }
+}
+
+// What else changes: a bytes array's fill value (v2 states none), an _ARRAY_DIMENSIONS attribute
+// that dimension_names replace.
+void note_v2_changes(const ArrayMetadata& v3, const ArrayMetadata& m, bool every_chunk_stored,
+                     std::vector<std::string>* notes, const std::string& shown) {
+  if (!notes) return;
+  if (v3.data_type == DataType::bytes_t && !every_chunk_stored)
+    notes->push_back(shown + ": elements no chunk holds read as None after conversion (b\"\" before): Zarr v2 " +
+                     "states no fill value for bytes, which zarr-python 2 reads so");
+  if (v3.dimension_names && v3.attributes.contains("_ARRAY_DIMENSIONS") &&
+      v3.attributes["_ARRAY_DIMENSIONS"] != m.attributes["_ARRAY_DIMENSIONS"])
+    notes->push_back(shown + ": the attribute _ARRAY_DIMENSIONS " + v3.attributes["_ARRAY_DIMENSIONS"].dump() +
+                     " was replaced by its dimension_names " + m.attributes["_ARRAY_DIMENSIONS"].dump());
 }
 
 }  // namespace
 
-ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, std::vector<std::string>* notes, const std::string& shown) {
+ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, bool every_chunk_stored, std::vector<std::string>* notes,
+                             const std::string& shown) {
   if (v3.zarr_format == 2) return v3;
+  const std::string why = "cannot convert '" + shown + "' to Zarr v2: ";
+  if (v3.chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
+    throw UnsupportedError(why + "its chunk grid is regular_bounded (a lower bound or origin, as after a prepend), " +
+                           "which Zarr v2 cannot state; switch it to regular first (zarrpp convert ARRAY --grid " +
+                           "regular, when its domain starts at 0; else zarrpp copy ARRAY NEW --grid regular)");
   ArrayMetadata m;
   try {
+    // The codec layer's v2 form of the chain decodes the stored chunks as the chain does.
     m = codec::as_v2(v3);
   } catch (const UnsupportedError& e) {
-    throw UnsupportedError("cannot convert '" + shown + "' to Zarr v2: " + e.what());
+    throw UnsupportedError(why + e.what());
   }
-  // The chunks are not rewritten: the codecs .zarray states must encode them as the v3 ones did.
-  if (codecs_text(m) != codecs_text(v3))
-    throw UnsupportedError("cannot convert '" + shown + "' to Zarr v2: its codecs " + codecs_text(v3) + " read as " +
-                           codecs_text(m) + " in v2, which may encode chunks differently");
   m.chunk_key_encoding = ChunkKeyEncoding::v2(v3.chunk_key_encoding.separator);
   drop_xarray_missing_value(m, notes, shown);
+  keep_no_missing_value(v3, m, every_chunk_stored, notes, shown);
+  note_v2_changes(v3, m, every_chunk_stored, notes, shown);
   return m;
 }
 
@@ -356,7 +411,7 @@ void check_v2_form(const StorePtr& store, const std::string& path, bool in_place
   if (d->format == 3 && d->type == NodeType::Array) {
     const auto a = node::read_array(*store, path).meta;
     try {
-      v2_metadata_of(a, nullptr, shown);
+      v2_metadata_of(a, false, nullptr, shown);
     } catch (const UnsupportedError& e) {
       throw UnsupportedError(e.what() + kNothing);
     }
@@ -462,7 +517,8 @@ void to_v2_in_place(const StorePtr& store, const std::string& path, ConvertRepor
     return;
   }
   if (d->type == NodeType::Array) {
-    const auto m = v2_metadata_of(node::read_array(*store, path).meta, &rep.notes, node::shown(path));
+    const auto a = Array::open(store, path);
+    const auto m = v2_metadata_of(a.metadata(), a.nshards_stored() == a.nshards(), &rep.notes, node::shown(path));
     make_snapshot(m, std::nullopt);  // validated before anything is written
     write_v2_documents(*store, path, m.attributes, node::kZarray, m.dump(), nullptr);
   } else {
@@ -493,7 +549,7 @@ void to_v2_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst,
   }
   const auto a = Array::open(src, sp);
   const auto& from = a.metadata().chunk_key_encoding;
-  const auto m = v2_metadata_of(a.metadata(), &rep.notes, node::shown(sp));
+  const auto m = v2_metadata_of(a.metadata(), a.nshards_stored() == a.nshards(), &rep.notes, node::shown(sp));
   make_snapshot(m, std::nullopt);
   // Chunks byte for byte under their v2 keys, then .zattrs and .zarray.
   const std::string sprefix = node::prefix_of(sp), dprefix = node::prefix_of(dp);
@@ -516,8 +572,8 @@ ConvertReport convert_to_v2(const StorePtr& store, const std::string& path_in) {
   const std::string path = normalize_node_path(path_in);
   check_v2_form(store, path, true);
   ConvertReport rep;
-  to_v2_in_place(store, path, rep);
-  node::refresh_consolidated(*store, path, /*replaced_format=*/3);
+  in_place(2, rep, [&] { to_v2_in_place(store, path, rep); });
+  node::refresh_consolidated(*store, path, /*replaced_format=*/3, /*subtree=*/true);
   return rep;
 }
 

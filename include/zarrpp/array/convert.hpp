@@ -40,12 +40,13 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
 // The v2 form of a v3 array's metadata (v2 metadata is returned as it is): the same codecs as
 // .zarray's compressor and filters (an array to array codec other than a full transpose, sharding,
 // crc32c, a regular_bounded grid, extra fields or an unnamed dimension: UnsupportedError naming
-// it, as is a chain whose v2 form would encode chunks differently), the "v2" chunk key encoding
-// with the same separator, dimension_names as "_ARRAY_DIMENSIONS". The attribute "_FillValue" of
-// an xarray variable goes when it states the fill value (xarray reads a v2 array's missing value
-// from the fill value); `notes` (optional) receives what changed.
-ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, std::vector<std::string>* notes = nullptr,
-                             const std::string& shown = "/");
+// it), the "v2" chunk key encoding with the same separator, dimension_names as
+// "_ARRAY_DIMENSIONS". For an xarray variable (it has dimension names), as xarray reads a v2
+// array's missing value from the fill value: the attribute "_FillValue" goes when it states the
+// fill value, and without that attribute the fill value becomes null (none) when
+// `every_chunk_stored` (else it stays, noted). `notes` (optional) receives what changed.
+ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, bool every_chunk_stored,
+                             std::vector<std::string>* notes = nullptr, const std::string& shown = "/");
 
 // Back to v2, in place: for the node at `path` (and, for a group, every node under it) writes
 // .zattrs and .zarray/.zgroup (and .zmetadata for a group that was consolidated), then removes
