@@ -405,10 +405,28 @@ struct CreateArgs {
   std::optional<Shape> lower_bound;
   std::string endian = "little";
   int zarr_format = 3;
-  std::string separator;  // "" = the format's default
+  std::string key_encoding;  // zarr.json's chunk_key_encoding; "" = the format's default
   std::optional<py::tuple> serializer;
   std::string order = "C";
 };
+
+// The chunk key encoding asked for, as zarr.json states it (an empty name: the format's own
+// encoding, with the separator given); "": the format's default.
+zarrpp::ChunkKeyEncoding key_encoding_of(const std::string& text, int zarr_format) {
+  using zarrpp::ChunkKeyEncoding;
+  if (text.empty()) return zarr_format == 2 ? ChunkKeyEncoding::v2('.') : ChunkKeyEncoding::default_('/');
+  Json j = parse_json(text, "chunk_key_encoding");
+  if (!j.contains("name") || j["name"] == "") j["name"] = zarr_format == 2 ? "v2" : "default";
+  ChunkKeyEncoding e;
+  try {
+    e = ChunkKeyEncoding::from_json(j);
+  } catch (const zarrpp::Error& err) {
+    throw zarrpp::ArgumentError(err.what());
+  }
+  if (zarr_format == 2 && e.kind != ChunkKeyEncoding::Kind::V2)
+    throw zarrpp::ArgumentError("chunk_key_encoding " + j.dump() + ": a Zarr v2 array's chunk keys are v2 keys");
+  return e;
+}
 
 // The arguments as an ArraySpec: codec::build_chain (through Array::create) puts the chain
 // together, with its defaults; nothing of the chain is decided here.
@@ -444,11 +462,7 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   spec.overwrite = a.overwrite;
   spec.lower_bound = a.lower_bound;
   spec.zarr_format = a.zarr_format;
-  if (!a.separator.empty() && a.separator != "/" && a.separator != ".")
-    throw zarrpp::ArgumentError("chunk key separator must be '/' or '.', got '" + a.separator + "'");
-  const char sep = a.separator.empty() ? (a.zarr_format == 2 ? '.' : '/') : a.separator[0];
-  spec.chunk_key_encoding =
-      a.zarr_format == 2 ? zarrpp::ChunkKeyEncoding::v2(sep) : zarrpp::ChunkKeyEncoding::default_(sep);
+  spec.chunk_key_encoding = key_encoding_of(a.key_encoding, a.zarr_format);
   spec.shards = a.shards;
   for (const auto& f : a.filters) spec.filters.push_back(to_codec(f));
   if (a.serializer)
@@ -1002,8 +1016,8 @@ void bind_array_creation(py::module_& m) {
       [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype, py::object fill_value,
          std::vector<py::tuple> filters, std::optional<std::vector<py::tuple>> compressors, std::optional<Shape> shards,
          std::optional<std::vector<std::optional<std::string>>> dimension_names, std::string attributes_json,
-         bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format, std::string separator,
-         std::optional<py::tuple> serializer, std::string order) {
+         bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format,
+         std::string key_encoding, std::optional<py::tuple> serializer, std::string order) {
         CreateArgs args{std::move(store),
                         std::move(path),
                         std::move(shape),
@@ -1019,7 +1033,7 @@ void bind_array_creation(py::module_& m) {
                         std::move(lower_bound),
                         std::move(endian),
                         zarr_format,
-                        std::move(separator),
+                        std::move(key_encoding),
                         std::move(serializer),
                         std::move(order)};
         const auto spec = make_spec(args);
@@ -1027,7 +1041,7 @@ void bind_array_creation(py::module_& m) {
       },
       "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value"_a, "filters"_a, "compressors"_a, "shards"_a,
       "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a, "zarr_format"_a = 3,
-      "separator"_a = "", "serializer"_a = py::none(), "order"_a = "C");
+      "key_encoding"_a = "", "serializer"_a = py::none(), "order"_a = "C");
   m.def(
       "open_array",
       [](StorePtr store, const std::string& path) {

@@ -7,7 +7,7 @@ import math
 import operator
 import re
 import warnings
-from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
+from collections.abc import ItemsView, KeysView, Mapping, MutableMapping, ValuesView
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
@@ -1280,7 +1280,8 @@ def create_array(
     ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
     ``zarr_format``: 3 (default) or 2 (.zarray/.zattrs as zarr-python 2 writes; ``order`` "C" or
     "F", ``dimension_separator`` "." (default) or "/", numcodecs filters and compressors).
-    ``chunk_key_encoding``: ``{"name": "default"|"v2", "separator": "/"|"."}`` as in zarr-python 3.
+    ``chunk_key_encoding``: ``{"name": "default"|"v2", "separator": "/"|"."}`` as in zarr-python 3
+    (Zarr v2 arrays take only "v2"; a v3 array takes either).
     """
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
@@ -1299,7 +1300,7 @@ def create_array(
     chunks_t = _resolve_chunks(chunks, shape_t, np_dtype.itemsize)
     shards_t = _resolve_shards(shards, shape_t, chunks_t)
     filter_specs, compressor_specs = _codec_specs(filters, compressors)
-    separator = _key_separator(chunk_key_encoding, dimension_separator, zarr_format)
+    key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
     cfg = _checked_config(config)
     if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
         # Checked (and cast) before anything is created: a value that does not fit leaves nothing behind.
@@ -1314,7 +1315,7 @@ def create_array(
         filter_specs, compressor_specs,
         None if shards_t is None else list(shards_t), dims,
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),
-        separator, _serializer_spec(serializer), order or "C")
+        key_encoding, _serializer_spec(serializer), order or "C")
     arr = Array(core, store=st)
     _apply_config(core, cfg)
     if data is not None and write_data:
@@ -1390,18 +1391,26 @@ def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...]
     return None if shards is None else _as_shape(shards, "shards")
 
 
-def _key_separator(chunk_key_encoding: Any, dimension_separator: Optional[str], zarr_format: Optional[int]) -> str:
-    """The chunk key separator ``chunk_key_encoding=`` / ``dimension_separator=`` ask for ("": the
-    format's default)."""
-    separator = dimension_separator or ""
+def _key_encoding(chunk_key_encoding: Any, dimension_separator: Optional[str]) -> str:
+    """``chunk_key_encoding=`` (zarr-python 3's forms: a name, ``{"name", "separator"}`` or
+    ``{"name", "configuration"}``) and ``dimension_separator=`` as zarr.json states the encoding,
+    for the core to read ("": the format's default)."""
     if chunk_key_encoding is None:
-        return separator
-    cke = dict(chunk_key_encoding) if isinstance(chunk_key_encoding, dict) else {"name": str(chunk_key_encoding)}
-    want = "v2" if zarr_format == 2 else "default"
-    if cke.get("name", want) != want:
-        raise ValueError(f"chunk_key_encoding: zarrpp writes {want!r} keys for Zarr format {zarr_format or 3}, "
-                         f"got {chunk_key_encoding!r}")
-    return cke.get("separator", cke.get("configuration", {}).get("separator", separator)) or separator
+        if dimension_separator is None:
+            return ""
+        return json.dumps({"name": "", "configuration": {"separator": dimension_separator}})
+    if isinstance(chunk_key_encoding, str):
+        cke: Dict[str, Any] = {"name": chunk_key_encoding}
+    elif isinstance(chunk_key_encoding, Mapping):
+        cke = dict(chunk_key_encoding)
+    else:
+        raise TypeError(f"chunk_key_encoding: expected a name or a dict, got {type(chunk_key_encoding).__name__}")
+    config = dict(cke.pop("configuration", None) or {})
+    if "separator" in cke:
+        config["separator"] = cke.pop("separator")
+    if dimension_separator is not None:
+        config.setdefault("separator", dimension_separator)
+    return json.dumps({**cke, "configuration": config} if config else cke)
 
 
 def _checked_config(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
