@@ -19,6 +19,14 @@ using namespace zarrpp::test;
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
                          ::testing::Values(StoreFactory{"memory", [] { return StorePtr(MemoryStore::create()); }},
+                                           StoreFactory{"memory_at_a_path",
+                                                        [] {
+                                                          // Beside keys of its own the prefix must not show.
+                                                          auto mem = MemoryStore::create();
+                                                          mem->set("a/bc", B("not mine"));
+                                                          mem->set("ab/c", B("not mine"));
+                                                          return PrefixStore::at(mem, "a/b");
+                                                        }},
                                            StoreFactory{"file",
                                                         [] {
                                                           // The directory lives as long as the store.
@@ -40,6 +48,35 @@ INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
                                                           });
                                                         }}),
                          name_of);
+
+TEST(PrefixStore, IsTheInnerStoresKeysUnderItsPathAndKnowsItsParent) {
+  auto mem = MemoryStore::create();
+  auto sub = PrefixStore::at(mem, "/a/b/");
+  sub->set("x/zarr.json", B("1"));
+  EXPECT_EQ(mem->get("a/b/x/zarr.json"), B("1"));
+  mem->set("a/b2", B("2"));  // a sibling that starts alike is not under a/b/
+  EXPECT_EQ(sub->list_prefix(""), std::vector<std::string>{"x/zarr.json"});
+  EXPECT_EQ(sub->list_dir("").prefixes, std::vector<std::string>{"x"});
+  auto deeper = PrefixStore::at(sub, "x");  // one prefix over the memory store, not two
+  ASSERT_NE(dynamic_cast<PrefixStore*>(deeper.get()), nullptr);
+  EXPECT_EQ(dynamic_cast<PrefixStore&>(*deeper).prefix(), "a/b/x");
+  EXPECT_EQ(dynamic_cast<PrefixStore&>(*deeper).inner(), mem);
+  EXPECT_EQ(PrefixStore::at(mem, ""), mem);
+  const auto up = deeper->parent();
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->name, "x");
+  EXPECT_EQ(up->store->location(), sub->location());
+  const auto top = sub->parent()->store->parent();
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->store, mem);
+  EXPECT_EQ(top->name, "a");
+  EXPECT_THROW(PrefixStore::at(mem, "a/../b"), ArgumentError);
+  // A hierarchy opened below its root keeps the consolidated metadata above it current.
+  Group::create(mem, "", Json::object(), false, 2);
+  mem->set(".zmetadata", B(R"({"metadata": {".zgroup": {"zarr_format": 2}}, "zarr_consolidated_format": 1})"));
+  Array::create(PrefixStore::at(mem, "v"), {.shape = {2}, .chunks = {2}, .dtype = DataType::int8, .zarr_format = 2});
+  EXPECT_TRUE(Json::parse(S(*mem->get(".zmetadata")))["metadata"].contains("v/.zarray"));
+}
 
 TEST(FileStore, KeysNeverEscapeTheRoot) {
   TempDir root_dir("escape");

@@ -20,6 +20,7 @@
 #include "zarrpp/store/file_store.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/memory_store.hpp"
+#include "zarrpp/store/prefix_store.hpp"
 #include "zarrpp/store/s3_store.hpp"
 #include "zarrpp/store/store.hpp"
 #include "zarrpp/store/testing.hpp"

@@ -736,6 +736,16 @@ void bind_stores(py::module_& m) {
   py::class_<zarrpp::MemoryStore, zarrpp::Store, std::shared_ptr<zarrpp::MemoryStore>>(m, "MemoryStore")
       .def(py::init([] { return zarrpp::MemoryStore::create(); }))
       .def("__repr__", [](const zarrpp::MemoryStore& s) { return memory_repr(s); });
+  // A folder inside another store (a memory:// URL with a path), with `read_only` settable.
+  py::class_<zarrpp::PrefixStore, zarrpp::Store, std::shared_ptr<zarrpp::PrefixStore>>(m, "PrefixStore",
+                                                                                       py::dynamic_attr())
+      .def(py::init([](const zarrpp::StorePtr& inner, const std::string& path) {
+             return std::make_shared<zarrpp::PrefixStore>(inner, path);
+           }),
+           "inner"_a, "path"_a)
+      .def_property_readonly("inner", &zarrpp::PrefixStore::inner)
+      .def_property_readonly("path", &zarrpp::PrefixStore::prefix)
+      .def("__repr__", [](const zarrpp::PrefixStore& s) { return "PrefixStore('" + s.location() + "')"; });
   py::class_<zarrpp::FileStore, zarrpp::Store, std::shared_ptr<zarrpp::FileStore>>(m, "LocalStore")
       .def(py::init([](const std::filesystem::path& root, bool read_only) {
              return zarrpp::FileStore::open(root,

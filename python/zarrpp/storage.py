@@ -2,19 +2,22 @@
 
 ``LocalStore(path)`` (alias ``FileStore``) is a directory on the local file system; every write
 is atomic and safe across processes. ``MemoryStore()`` lives in this process only. Anywhere a
-store is expected, a ``str`` or ``pathlib.Path`` means ``LocalStore(path)`` and None means a new
-``MemoryStore()``.
+store is expected, a ``str`` or ``pathlib.Path`` means ``LocalStore(path)``, None means a new
+``MemoryStore()``, and ``"memory://name/path"`` the folder ``path`` of the process-wide memory store
+``name`` (made by its first use, kept until ``forget_memory_store(name)``).
 """
 from __future__ import annotations
 
 import os
 import pathlib
 import re
+import threading
 from typing import Any, Dict, Optional
 
 from . import _zarrpp
 
-__all__ = ["Store", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore", "StoreLike", "open_url"]
+__all__ = ["Store", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore", "StoreLike", "open_url",
+           "forget_memory_store"]
 
 Store = _zarrpp.Store
 
@@ -23,6 +26,8 @@ class MemoryStore(_zarrpp.MemoryStore):
     """A thread-safe in-memory store. ``store_dict``: keys and their bytes to start from (as
     zarr-python's first argument; zarrpp copies them in, so later changes to the dict are not seen,
     and the store's changes do not reach the dict)."""
+
+    _zarrpp_url: str  # set on the stores memory:// URLs name
 
     def __init__(self, store_dict: Optional[Dict[str, Any]] = None, *, read_only: bool = False):
         super().__init__()
@@ -59,6 +64,9 @@ class MemoryStore(_zarrpp.MemoryStore):
 
     __hash__ = object.__hash__
 
+    def __str__(self) -> str:
+        return str(getattr(self, "_zarrpp_url", f"memory://{id(self)}"))
+
 
 class LocalStore(_zarrpp.LocalStore):
     """A directory on the local file system. Opening creates nothing: a missing directory reads as
@@ -86,6 +94,39 @@ class LocalStore(_zarrpp.LocalStore):
 
 
 FileStore = LocalStore
+
+# The memory stores memory:// URLs name, by name: process-wide, as zarr-python's (with fsspec,
+# whose memory file system keeps what is written until it is removed).
+_NAMED_MEMORY: Dict[str, MemoryStore] = {}
+_NAMED_LOCK = threading.Lock()
+
+
+def _memory_url(url: str) -> _zarrpp.Store:
+    """The store ``memory://name/path`` names: the named memory store (made on first use), or the
+    folder ``path`` inside it."""
+    name, _, path = url[len("memory://"):].partition("/")
+    if not name:
+        raise ValueError(f"'{url}': a memory:// URL names its store: memory://NAME or memory://NAME/PATH")
+    with _NAMED_LOCK:
+        store = _NAMED_MEMORY.get(name)
+        if store is None:
+            store = _NAMED_MEMORY[name] = MemoryStore()
+            store._zarrpp_url = f"memory://{name}"
+    path = path.strip("/")
+    if not path:
+        return store
+    sub: Any = _zarrpp.PrefixStore(store, path)
+    sub._zarrpp_url = f"memory://{name}/{path}"
+    sub.read_only = False
+    return sub
+
+
+def forget_memory_store(name: str) -> bool:
+    """Drops the memory store ``memory://name`` (its data goes once nothing holds it); True when
+    there was one."""
+    with _NAMED_LOCK:
+        return _NAMED_MEMORY.pop(name, None) is not None
+
 
 StoreLike = Any  # a Store, str, os.PathLike or None
 
@@ -126,9 +167,10 @@ _zarrpp.HttpStore.__reduce__ = _reduce_remote  # type: ignore[assignment]
 def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: bool = False,
                storage_options: Optional[Dict[str, Any]] = None, missing: Any = None) -> _zarrpp.Store:
     """The store for a ``store=`` argument: a Store as is, a path -> LocalStore, an s3:// or
-    http(s):// URL -> a remote store, None -> MemoryStore. With ``must_exist``, a path that is
-    not a directory is a FileNotFoundError (opening never creates directories). Other URL schemes
-    are refused (never taken as a local folder named "gs:")."""
+    http(s):// URL -> a remote store, a memory:// URL -> a named memory store, None -> MemoryStore.
+    With ``must_exist``, a path that is not a directory is a FileNotFoundError (opening never
+    creates directories). Other URL schemes are refused (never taken as a local folder named
+    "gs:")."""
     from .errors import NodeNotFoundError
     missing = missing or NodeNotFoundError
     if storage_options and not (isinstance(store, str) and store.startswith(_REMOTE_SCHEMES)):
@@ -146,7 +188,7 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
         if s.startswith("file://"):
             s = s[len("file://"):]
         if s.startswith("memory://"):
-            raise ValueError("a memory:// URL cannot name an existing MemoryStore; pass the store object")
+            return _memory_url(s)
         scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", s)
         if scheme:
             raise ValueError(f"'{s}': zarrpp does not open {scheme.group(1)}:// URLs (it takes s3://, http://, "

@@ -1,0 +1,57 @@
+#pragma once
+// A store opened at a folder inside another store: zarr-python's store + path (`StorePath`), as a
+// store of its own (a `memory://name/a/b` URL is the named memory store's keys under "a/b/").
+#include <string>
+
+#include "zarrpp/store/store.hpp"
+
+namespace zarrpp {
+
+class PrefixStore : public Store {
+ public:
+  // `prefix`: a key ("a/b"); a trailing '/' is dropped. ArgumentError for an empty or invalid one.
+  PrefixStore(StorePtr inner, std::string prefix);
+  // The store at `path` inside `inner`: `inner` itself for "", else a PrefixStore (one over the
+  // innermost store when `inner` is a PrefixStore already).
+  static StorePtr at(StorePtr inner, const std::string& path);
+
+  const StorePtr& inner() const { return inner_; }
+  const std::string& prefix() const { return prefix_; }
+
+  StoreCapabilities capabilities() const override { return inner_->capabilities(); }
+  StoreCapabilities confirm_capabilities() override { return inner_->confirm_capabilities(); }
+  std::string describe() const override { return inner_->describe() + "/" + prefix_; }
+  std::string location() const override { return inner_->location() + "/" + prefix_; }
+  std::vector<std::string> identity_chain(const std::string& path) const override {
+    return inner_->identity_chain(full(path));
+  }
+  // One folder up inside the inner store (the inner store itself above the first segment).
+  std::optional<Parent> parent() const override;
+  bool parent_unseen() const override { return inner_->parent_unseen(); }
+
+ protected:
+  std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
+                                       std::uint64_t max_bytes) override;
+  void do_set(const std::string& key, const Bytes& value) override;
+  void do_erase(const std::string& key) override;
+  std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+  std::optional<std::uint64_t> do_size(const std::string& key) override;
+  bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
+                       const PieceSink& sink) override;
+  bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
+  bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
+  void do_erase_prefix(const std::string& prefix) override;
+  void do_prune_empty(const std::string& prefix) override;
+  DirListing do_list_dir(const std::string& prefix) override;
+  std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
+  void do_check_can_write(const std::string& key, const Bytes& probe) override;
+  std::string do_explain_unreadable(const std::string& key) override;
+
+ private:
+  // The inner store's key (or prefix) for one of this store's.
+  std::string full(const std::string& key) const { return key.empty() ? prefix_ : prefix_ + "/" + key; }
+  StorePtr inner_;
+  std::string prefix_;
+};
+
+}  // namespace zarrpp
