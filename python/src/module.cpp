@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "mapping_store.hpp"
 #include "zarrpp/store/url.hpp"
 #include "zarrpp/zarrpp.hpp"
 
@@ -736,6 +737,15 @@ void bind_stores(py::module_& m) {
   py::class_<zarrpp::MemoryStore, zarrpp::Store, std::shared_ptr<zarrpp::MemoryStore>>(m, "MemoryStore")
       .def(py::init([] { return zarrpp::MemoryStore::create(); }))
       .def("__repr__", [](const zarrpp::MemoryStore& s) { return memory_repr(s); });
+  // A Python mapping (zarr-python's store={}): see mapping_store.hpp.
+  py::class_<zarrpp_python::MappingStore, zarrpp::Store, std::shared_ptr<zarrpp_python::MappingStore>>(
+      m, "MappingStore", py::dynamic_attr())
+      .def(py::init([](py::object mapping, bool read_only) {
+             return std::make_shared<zarrpp_python::MappingStore>(std::move(mapping), read_only);
+           }),
+           "mapping"_a, "read_only"_a = false)
+      .def_property_readonly("mapping", &zarrpp_python::MappingStore::mapping)
+      .def("__repr__", [](const zarrpp_python::MappingStore& s) { return "MappingStore(" + s.describe() + ")"; });
   // A folder inside another store (a memory:// URL with a path), with `read_only` settable.
   py::class_<zarrpp::PrefixStore, zarrpp::Store, std::shared_ptr<zarrpp::PrefixStore>>(m, "PrefixStore",
                                                                                        py::dynamic_attr())

@@ -1,7 +1,8 @@
 """zarr-python 3's ways of naming stores and chunk keys, as zarrpp takes them: the ``v2`` chunk key
-encoding on Zarr v3 arrays, ``memory://`` URLs, any mapping as a store."""
+encoding on Zarr v3 arrays, ``memory://`` URLs, a dict or any mapping as a store."""
 import json
 import os
+from collections.abc import MutableMapping
 
 import numpy as np
 import pytest
@@ -76,3 +77,97 @@ def test_a_group_created_below_a_consolidated_memory_root_keeps_it_current():
     assert "v/.zarray" in json.loads(bytes(st.get(".zmetadata")))["metadata"]
     del root
     forget_memory_store("t-consolidated")
+
+
+def test_a_dict_is_a_store_both_ways_with_zarr_python_2():
+    zarr = pytest.importorskip("zarr")  # zarr-python 2.13
+    d = {}
+    z = zarrpp.create_array(d, shape=(6, 4), chunks=(2, 2), dtype="i4", zarr_format=2, fill_value=0)
+    z[:] = np.arange(24).reshape(6, 4)
+    z.append(np.full((2, 4), 9, dtype="i4"))
+    z.attrs["k"] = 1
+    assert all(isinstance(v, bytes) for v in d.values())
+    theirs = zarr.open(store=d, mode="r")
+    assert theirs.shape == (8, 4) and np.array_equal(theirs[:], z[:]) and dict(theirs.attrs) == {"k": 1}
+    # zarr-python 2 writes into a dict; zarrpp reads and changes it; zarr-python 2 reads that.
+    d2 = {}
+    g = zarr.group(store=d2)
+    g.create_dataset("x", data=np.arange(5.0), chunks=(2,))
+    mine = zarrpp.open_group(d2, mode="a")["x"]
+    assert mine[:].tolist() == [0, 1, 2, 3, 4]
+    mine[1:3] = -1
+    assert zarr.open_group(store=d2, mode="r")["x"][:].tolist() == [0, -1, -1, 3, 4]
+
+
+def test_a_dict_holds_v3_hierarchies_that_grow_from_many_threads():
+    import threading
+    d = {}
+    g = zarrpp.create_group(d)
+    a = g.create_array("x", shape=(4,), chunks=(2,), dtype="u1")
+    a[:] = [1, 2, 3, 4]
+    a.prepend(np.array([7, 7], dtype="u1"))
+    assert sorted(d) == ["x/c/-1", "x/c/0", "x/c/1", "x/zarr.json", "zarr.json"]
+    assert zarrpp.open_group(d, mode="r")["x"][:].tolist() == [7, 7, 1, 2, 3, 4]
+    grown = {}
+    zarrpp.create_array(grown, shape=(0,), chunks=(4,), dtype="i8")
+
+    def append(i):
+        for _ in range(3):
+            zarrpp.open_array(grown, mode="a").append(np.full(2, i))
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    values = zarrpp.open_array(grown, mode="r")[:]
+    assert values.shape == (36,) and sorted(np.bincount(values).tolist()) == [6] * 6  # no append lost
+
+
+class _Mapping(MutableMapping):
+    """A mapping that is not a dict (as fsspec's FSMap, zarr-python 2's stores)."""
+
+    def __init__(self):
+        self.d = {}
+
+    def __getitem__(self, k):
+        return self.d[k]
+
+    def __setitem__(self, k, v):
+        self.d[k] = v
+
+    def __delitem__(self, k):
+        del self.d[k]
+
+    def __iter__(self):
+        return iter(self.d)
+
+    def __len__(self):
+        return len(self.d)
+
+
+def test_other_mappings_are_stores_without_locks_so_growth_is_refused():
+    m = _Mapping()
+    z = zarrpp.create_array(m, shape=(4,), chunks=(2,), dtype="i2")
+    z[:] = 5
+    assert z[:].tolist() == [5] * 4 and isinstance(m.d["c/0"], bytes)
+    before = dict(m.d)
+    with pytest.raises(RuntimeError, match="cannot lock.*a Python dict"):
+        z.append(np.ones(2, dtype="i2"))
+    assert m.d == before
+    # Read-only mappings, values of other bytes-like types (or with to_bytes()), and values that
+    # are no bytes at all.
+    import types
+
+    class Buffer:
+        def __init__(self, b):
+            self.b = b
+
+        def to_bytes(self):
+            return self.b
+    ro = types.MappingProxyType({k: (Buffer(v) if k.startswith("c/0") else bytearray(v)) for k, v in m.d.items()})
+    assert zarrpp.open_array(ro, mode="r")[:].tolist() == [5] * 4
+    with pytest.raises(ValueError):
+        zarrpp.open_array(ro, mode="r+")[:] = 1
+    m.d["c/1"] = 12
+    with pytest.raises(Exception, match="value for 'c/1' is not bytes"):
+        zarrpp.open_array(m, mode="r")[:]

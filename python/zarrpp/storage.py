@@ -3,8 +3,9 @@
 ``LocalStore(path)`` (alias ``FileStore``) is a directory on the local file system; every write
 is atomic and safe across processes. ``MemoryStore()`` lives in this process only. Anywhere a
 store is expected, a ``str`` or ``pathlib.Path`` means ``LocalStore(path)``, None means a new
-``MemoryStore()``, and ``"memory://name/path"`` the folder ``path`` of the process-wide memory store
-``name`` (made by its first use, kept until ``forget_memory_store(name)``).
+``MemoryStore()``, ``"memory://name/path"`` the folder ``path`` of the process-wide memory store
+``name`` (made by its first use, kept until ``forget_memory_store(name)``), and a ``dict`` (or any
+mapping) holds the keys and bytes zarr-python would put there.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import pathlib
 import re
 import threading
+from collections.abc import Mapping, MutableMapping
 from typing import Any, Dict, Optional
 
 from . import _zarrpp
@@ -121,6 +123,16 @@ def _memory_url(url: str) -> _zarrpp.Store:
     return sub
 
 
+def _mapping_store(mapping: Mapping[str, Any], read_only: bool) -> _zarrpp.Store:
+    """A mapping as a store (zarr-python's ``store={}``): its keys and bytes are the store's, as
+    zarr-python 2 keeps them (zarrpp writes ``bytes``; reads any bytes-like value, or one with
+    ``to_bytes()``). A ``dict`` allows growth and concurrent updates from this process's threads;
+    any other mapping is written without them (growth is refused, naming the store)."""
+    st: Any = _zarrpp.MappingStore(mapping, read_only or not isinstance(mapping, MutableMapping))
+    st.read_only = read_only or not isinstance(mapping, MutableMapping)
+    return st
+
+
 def forget_memory_store(name: str) -> bool:
     """Drops the memory store ``memory://name`` (its data goes once nothing holds it); True when
     there was one."""
@@ -160,6 +172,12 @@ def _reduce_remote(store: Any) -> Any:
     return (open_url, (store._zarrpp_url, store._zarrpp_options))
 
 
+def _refuse_pickling_mapping(store: Any) -> Any:
+    raise TypeError("a store over a Python mapping cannot be pickled: a copy elsewhere would not be the mapping "
+                    "(use a LocalStore, or an s3:// store, to share data between processes)")
+
+
+_zarrpp.MappingStore.__reduce__ = _refuse_pickling_mapping  # type: ignore[assignment]
 _zarrpp.S3Store.__reduce__ = _reduce_remote  # type: ignore[assignment]
 _zarrpp.HttpStore.__reduce__ = _reduce_remote  # type: ignore[assignment]
 
@@ -179,6 +197,8 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
         return MemoryStore()
     if isinstance(store, _zarrpp.Store):
         return store
+    if isinstance(store, Mapping) and not isinstance(store, (str, bytes)):
+        return _mapping_store(store, bool(read_only))
     if isinstance(store, (str, os.PathLike)):
         s = os.fspath(store)
         if isinstance(s, bytes):
@@ -196,8 +216,8 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
         if must_exist and not os.path.isdir(s):
             raise missing(f"no Zarr store at '{s}' (not a directory)")
         return LocalStore(s, read_only=bool(read_only))
-    raise TypeError(f"expected a zarrpp store (zarrpp.storage.LocalStore / MemoryStore), a path or None, "
-                    f"got {type(store).__name__}")
+    raise TypeError(f"expected a zarrpp store (zarrpp.storage.LocalStore / MemoryStore), a mapping, a path or "
+                    f"None, got {type(store).__name__}")
 
 
 def is_read_only(store: _zarrpp.Store) -> bool:

@@ -110,9 +110,10 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
   std::unique_ptr<StoreLock> lock;
   if (before || after) {
     if (!store->capabilities().locking)
-      throw ConflictError("store " + store->describe() +
-                          " cannot lock, so growing or resizing the array concurrently could lose data; "
-                          "growth needs a store with locks (local files, memory, S3 with conditional writes)");
+      throw ConflictError(
+          "store " + store->describe() +
+          " cannot lock, so growing or resizing the array concurrently could lose data; "
+          "growth needs a store with locks (local files, memory, a Python dict, S3 with conditional writes)");
     lock = store->lock(node::meta_key(path));
   }
   std::shared_ptr<const Snapshot> cur, next;
