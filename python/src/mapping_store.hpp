@@ -90,7 +90,7 @@ class MappingStore final : public zarrpp::Store {
     std::vector<std::string> out;
     for (const auto& k : py::iter(mapping_)) {
       if (!py::isinstance<py::str>(k)) continue;  // not a store key
-      auto s = k.cast<std::string>();
+      auto s = key_text(k);
       if (s.compare(0, prefix.size(), prefix) == 0) out.push_back(std::move(s));
     }
     std::sort(out.begin(), out.end());
@@ -119,12 +119,34 @@ class MappingStore final : public zarrpp::Store {
     return m;
   }
 
+  // Keys as zarrpp holds them: UTF-8, a lone surrogate (Python's name for an undecodable file
+  // name byte) in its three-byte form, both ways.
+  static std::string key_text(const py::handle& k) {
+    const auto b = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(k.ptr(), "utf-8", "surrogatepass"));
+    if (!b) throw py::error_already_set();
+    return {PyBytes_AS_STRING(b.ptr()), static_cast<std::size_t>(PyBytes_GET_SIZE(b.ptr()))};
+  }
+  static py::object py_key(const std::string& key) {
+    auto k = py::reinterpret_steal<py::object>(
+        PyUnicode_DecodeUTF8(key.data(), static_cast<py::ssize_t>(key.size()), "surrogatepass"));
+    if (!k) throw py::error_already_set();
+    return k;
+  }
+
+  // A failure of the mapping's own code: an Exception becomes a StoreError naming the key and
+  // what was done; anything else (KeyboardInterrupt, SystemExit) goes on as it is.
+  [[noreturn]] void failed(py::error_already_set& e, const std::string& doing) const {
+    if (!e.matches(PyExc_Exception)) throw;
+    throw zarrpp::StoreError(doing + " " + describe() + ": " + std::string(py::str(e.type().attr("__name__"))) + ": " +
+                             std::string(py::str(e.value())));
+  }
+
   std::optional<py::object> lookup(const std::string& key) const {
     try {
-      return py::object(mapping_[py::str(key)]);
+      return py::object(mapping_[py_key(key)]);
     } catch (py::error_already_set& e) {
       if (e.matches(PyExc_KeyError)) return std::nullopt;
-      throw zarrpp::StoreError("reading '" + key + "' from " + describe() + ": " + e.what());
+      failed(e, "reading '" + key + "' from");
     }
   }
 
@@ -153,7 +175,9 @@ class MappingStore final : public zarrpp::Store {
       throw zarrpp::StoreError(zarrpp::ErrorCode::limit_exceeded, "'" + key + "' in " + describe() + " holds " +
                                                                       std::to_string(e - b) + " bytes, more than the " +
                                                                       std::to_string(max_bytes) + " expected");
-    return zarrpp::VersionedBytes{zarrpp::Bytes(p + b, p + e), version_of(p, size)};
+    // A ranged read (part of a shard) has no use for the version: the value is not hashed then.
+    const bool whole = range.kind == zarrpp::ByteRange::Kind::All;
+    return zarrpp::VersionedBytes{zarrpp::Bytes(p + b, p + e), whole ? version_of(p, size) : zarrpp::Version()};
   }
 
   static zarrpp::Version version_of(const std::uint8_t* p, std::uint64_t size) {
@@ -170,19 +194,19 @@ class MappingStore final : public zarrpp::Store {
 
   void store_value(const std::string& key, const zarrpp::Bytes& value) {
     try {
-      mapping_[py::str(key)] =
+      mapping_[py_key(key)] =
           py::bytes(reinterpret_cast<const char*>(value.data()), static_cast<py::ssize_t>(value.size()));
     } catch (py::error_already_set& e) {
-      throw zarrpp::StoreError("writing '" + key + "' into " + describe() + ": " + e.what());
+      failed(e, "writing '" + key + "' into");
     }
   }
 
   void erase_value(const std::string& key) {
     try {
-      mapping_.attr("__delitem__")(py::str(key));
+      mapping_.attr("__delitem__")(py_key(key));
     } catch (py::error_already_set& e) {
       if (e.matches(PyExc_KeyError)) return;
-      throw zarrpp::StoreError("removing '" + key + "' from " + describe() + ": " + e.what());
+      failed(e, "removing '" + key + "' from");
     }
   }
 

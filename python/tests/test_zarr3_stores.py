@@ -171,3 +171,35 @@ def test_other_mappings_are_stores_without_locks_so_growth_is_refused():
     m.d["c/1"] = 12
     with pytest.raises(Exception, match="value for 'c/1' is not bytes"):
         zarrpp.open_array(m, mode="r")[:]
+
+
+def test_dict_stores_name_odd_keys_and_let_interrupts_through():
+    d = {"junk/\udcff": b"x"}  # a key from an undecodable file name, as zarr-python 2 lists them
+    z = zarrpp.create_array(d, path="a", shape=(2,), chunks=(2,), dtype="i1")
+    z[:] = 3
+    assert sorted(name for name, _ in zarrpp.open_group(d, mode="r").members()) == ["a"]
+
+    class Interrupting(dict):
+        def __getitem__(self, k):
+            if k.startswith("c/"):
+                raise KeyboardInterrupt
+            return dict.__getitem__(self, k)
+
+    plain = {"zarr.json": d["a/zarr.json"], "c/0": d["a/c/0"]}
+    with pytest.raises(KeyboardInterrupt):
+        zarrpp.open_array(Interrupting(plain), mode="r")[:]
+
+    class Failing(dict):
+        def __getitem__(self, k):
+            if k.startswith("c/"):
+                raise OSError("disk on fire")
+            return dict.__getitem__(self, k)
+    with pytest.raises(RuntimeError, match="reading 'c/0' from mapping \\(Failing\\): OSError: disk on fire"):
+        zarrpp.open_array(Failing(plain), mode="r")[:]
+
+
+def test_conflicting_separators_are_refused():
+    for cke, sep in [({"name": "v2", "separator": ".", "configuration": {"separator": "/"}}, None),
+                     ({"name": "v2", "separator": "."}, "/")]:
+        with pytest.raises(ValueError, match="different separators"):
+            zarrpp.create_array({}, shape=(2,), dtype="i1", chunk_key_encoding=cke, dimension_separator=sep)

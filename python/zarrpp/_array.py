@@ -133,6 +133,8 @@ def _to_json_text(obj: Any) -> str:
 
 
 def _store_url(store: Any) -> str:
+    if hasattr(store, "_zarrpp_url"):  # the URL it was opened by (memory://name/path, s3://...)
+        return str(store._zarrpp_url)
     if isinstance(store, _zarrpp.LocalStore):
         return f"file://{store.root}"
     if isinstance(store, _zarrpp.MemoryStore):
@@ -1406,10 +1408,11 @@ def _key_encoding(chunk_key_encoding: Any, dimension_separator: Optional[str]) -
     else:
         raise TypeError(f"chunk_key_encoding: expected a name or a dict, got {type(chunk_key_encoding).__name__}")
     config = dict(cke.pop("configuration", None) or {})
-    if "separator" in cke:
-        config["separator"] = cke.pop("separator")
-    if dimension_separator is not None:
-        config.setdefault("separator", dimension_separator)
+    for sep in ([cke.pop("separator")] if "separator" in cke else []) + (
+            [dimension_separator] if dimension_separator is not None else []):
+        if config.setdefault("separator", sep) != sep:
+            raise ValueError(f"chunk_key_encoding {chunk_key_encoding!r} and dimension_separator "
+                             f"{dimension_separator!r} ask for different separators")
     return json.dumps({**cke, "configuration": config} if config else cke)
 
 

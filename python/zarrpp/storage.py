@@ -177,7 +177,14 @@ def _refuse_pickling_mapping(store: Any) -> Any:
                     "(use a LocalStore, or an s3:// store, to share data between processes)")
 
 
+def _refuse_pickling_folder(store: Any) -> Any:
+    raise TypeError(f"the store {store._zarrpp_url if hasattr(store, '_zarrpp_url') else store!r} cannot be "
+                    "pickled: it is a folder of a store that lives in this process only (use a LocalStore, or an "
+                    "s3:// store, to share data between processes)")
+
+
 _zarrpp.MappingStore.__reduce__ = _refuse_pickling_mapping  # type: ignore[assignment]
+_zarrpp.PrefixStore.__reduce__ = _refuse_pickling_folder  # type: ignore[assignment]
 _zarrpp.S3Store.__reduce__ = _reduce_remote  # type: ignore[assignment]
 _zarrpp.HttpStore.__reduce__ = _reduce_remote  # type: ignore[assignment]
 
