@@ -291,6 +291,34 @@ TEST(ZarrV2, ConversionToV2CopiesChunksUnderV2Keys) {
       << partial.notes.at(0);
 }
 
+TEST(ZarrV2, AFailedConversionOverANodeSaysTheOldNodeIsGone) {
+  // --overwrite replaces the node at DST first (as copy does): a failure after that says so, and
+  // leaves nothing of the conversion there; a failure before it leaves the old node and says nothing.
+  auto src = MemoryStore::create();
+  ArraySpec s{.shape = {6}, .chunks = {2}, .dtype = DataType::int16};
+  s.chunk_key_encoding = ChunkKeyEncoding::v2('.');
+  auto z = Array::create(src, "", s);
+  std::vector<std::int16_t> v(6, 4);
+  z.write({}, NDView::c_order(v.data(), DataType::int16, {6}));
+  bool saw_gone = false, thrown = true;
+  for (std::int64_t at = 0; thrown; ++at) {
+    auto dst = MemoryStore::create();
+    Array::create(dst, "x", v2_spec());
+    const auto c =
+        test::catch_error([&] { convert_to_v2(std::make_shared<FaultyStore>(src, at, true), "", dst, "x", true); });
+    thrown = c.thrown;
+    if (!thrown) break;
+    if (dst->exists("x/.zarray")) {
+      EXPECT_FALSE(c.has("is gone")) << c.what;
+      continue;
+    }
+    saw_gone = true;
+    EXPECT_TRUE(c.has("the node that was there before is gone")) << c.what;
+    EXPECT_TRUE(dst->list_prefix("x/").empty()) << "fault at " << at;
+  }
+  EXPECT_TRUE(saw_gone);
+}
+
 TEST(ZarrV2, ConvertingASubgroupRefreshesTheWholeSubtreeInConsolidatedMetadataAbove) {
   for (int to : {2, 3}) {
     auto store = MemoryStore::create();
