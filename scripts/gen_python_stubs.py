@@ -22,6 +22,8 @@ def clean(sig):
     sig = re.sub(r"\bnumpy\.ndarray\b", "numpy.ndarray", sig)
     # pybind11 writes defaults as repr text; keep them only when they are simple literals
     sig = re.sub(r" = <[^>]*>", " = ...", sig)
+    # a None default makes the argument Optional (pybind11 writes the bare type)
+    sig = re.sub(r": ([A-Za-z_][\w.]*) = None", r": Optional[\1] = None", sig)
     # pybind11's names for Python types, as typing spells them (in type positions only)
     for a, b in [("dtype", "numpy.dtype"), ("sequence", "Sequence[Any]"), ("object", "Any"),
                  ("tuple", "Tuple[Any, ...]"), ("list", "List[Any]"), ("buffer", "Any")]:
@@ -60,7 +62,7 @@ def main():
             lines.append(f"class {name}({', '.join(bases)}):" if bases else f"class {name}:")
             body = []
             for attr, val in sorted(vars(obj).items()):
-                if attr.startswith("_") and attr != "__init__":
+                if attr.startswith("__") and attr != "__init__":
                     continue
                 if isinstance(val, property):
                     ret = "Any"

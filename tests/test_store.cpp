@@ -78,6 +78,56 @@ TEST(PrefixStore, IsTheInnerStoresKeysUnderItsPathAndKnowsItsParent) {
   EXPECT_TRUE(Json::parse(S(*mem->get(".zmetadata")))["metadata"].contains("v/.zarray"));
 }
 
+// A read-only view (zarr-python's with_read_only) sees every write of the store it views and
+// refuses every write of its own, through each entry point, leaving the data as it was.
+void expect_every_write_refused(Store& view) {
+  EXPECT_FALSE(view.capabilities().writable);
+  auto refused = [](const auto& f) {
+    try {
+      f();
+      ADD_FAILURE() << "a write through a read-only view was not refused";
+    } catch (const StoreError& e) {
+      EXPECT_EQ(e.code(), ErrorCode::read_only);
+    }
+  };
+  refused([&] { view.set("k", B("3")); });
+  refused([&] { view.set("n", B("3"), WriteOptions::if_equal(std::nullopt)); });
+  refused([&] { view.erase("k"); });
+  refused([&] { view.erase_prefix(""); });
+  refused([&] { view.compare_and_set("k", B("2"), B("3")); });
+}
+
+TEST(MemoryStore, ReadOnlyViewsShareTheDataAndRefuseWrites) {
+  auto mem = MemoryStore::create();
+  auto view = mem->with_read_only(true);
+  mem->set("k", B("2"));
+  EXPECT_EQ(view->get("k"), B("2"));
+  expect_every_write_refused(*view);
+  EXPECT_EQ(mem->get("k"), B("2"));
+  EXPECT_FALSE(mem->exists("n"));
+  auto writable = view->with_read_only(false);
+  writable->set("k", B("4"));
+  EXPECT_EQ(mem->get("k"), B("4"));
+  EXPECT_TRUE(writable->shares_data_with(*mem) && view->shares_data_with(*mem));
+  EXPECT_FALSE(MemoryStore::create()->shares_data_with(*mem));
+  EXPECT_EQ(view->location(), mem->location());
+  EXPECT_THROW(Array::create(view, {.shape = {2}, .chunks = {2}, .dtype = DataType::int8}), StoreError);
+  EXPECT_EQ(mem->list_prefix(""), std::vector<std::string>{"k"});
+}
+
+TEST(PrefixStore, ReadOnlyPrefixesRefuseWritesAndPassItOnToParentsAndDeeperFolders) {
+  auto mem = MemoryStore::create();
+  auto sub = std::make_shared<PrefixStore>(mem, "a/b", true);
+  mem->set("a/b/k", B("2"));
+  EXPECT_EQ(sub->get("k"), B("2"));
+  expect_every_write_refused(*sub);
+  expect_every_write_refused(*PrefixStore::at(sub, "c"));
+  expect_every_write_refused(*sub->parent()->store);
+  EXPECT_EQ(mem->list_prefix(""), std::vector<std::string>{"a/b/k"});
+  // Over a read-only inner store, a writable prefix is read-only too.
+  expect_every_write_refused(*PrefixStore::at(mem->with_read_only(true), "a"));
+}
+
 TEST(FileStore, KeysNeverEscapeTheRoot) {
   TempDir root_dir("escape");
   const auto root = root_dir.path();

@@ -703,39 +703,81 @@ void route_warnings() {
   });
 }
 
+// A store value as bytes, whole or a range of it: kind "all", "range" ([a, b)), "offset" (from a)
+// or "suffix" (the last a bytes); None when the key does not exist.
+py::object store_get(zarrpp::Store& s, const std::string& key, const std::string& kind, std::uint64_t a,
+                     std::uint64_t b) {
+  zarrpp::ByteRange range;
+  if (kind == "range") {
+    if (b < a)
+      throw zarrpp::ArgumentError("byte range: end " + std::to_string(b) + " before start " + std::to_string(a));
+    range = zarrpp::ByteRange::range(a, b - a);
+  } else if (kind == "offset") {
+    range = zarrpp::ByteRange::from(a);
+  } else if (kind == "suffix") {
+    range = zarrpp::ByteRange::last(a);
+  } else if (kind != "all") {
+    throw zarrpp::ArgumentError("byte range: unknown kind '" + kind + "'");
+  }
+  auto v = without_gil([&] { return s.get(key, range); });
+  if (!v) return py::none();
+  return py::bytes(reinterpret_cast<const char*>(v->data()), v->size());
+}
+
 // Stores: memory, local, HTTP, S3, and opening one by URL.
 void bind_stores(py::module_& m) {
   // ---- stores ----
+  // The primitives zarrpp.storage builds zarr-python's store methods from (storage.py).
   py::class_<zarrpp::Store, std::shared_ptr<zarrpp::Store>>(m, "Store")
       .def("describe", &zarrpp::Store::describe)
+      .def("_location", &zarrpp::Store::location)
+      .def_property_readonly("read_only", [](const zarrpp::Store& s) { return !s.capabilities().writable; })
+      .def_property_readonly("supports_listing", [](const zarrpp::Store& s) { return s.capabilities().listing; })
+      .def("_get", &store_get, "key"_a, "kind"_a = "all", "a"_a = 0, "b"_a = 0,
+           "The value of `key` (kind all; range [a, b); from offset a; suffix: the last a bytes) or None.")
       .def(
-          "get",
-          [](zarrpp::Store& s, const std::string& key) -> py::object {
-            auto v = without_gil([&] { return s.get(key); });
-            if (!v) return py::none();
-            return py::bytes(reinterpret_cast<const char*>(v->data()), v->size());
+          "_set",
+          [](zarrpp::Store& s, const std::string& key, const py::buffer& value, bool if_absent) {
+            const py::buffer_info info = value.request();
+            const auto* p = static_cast<const std::uint8_t*>(info.ptr);
+            zarrpp::Bytes v(p, p + info.size * info.itemsize);
+            return without_gil([&] {
+              return if_absent ? s.set(key, v, zarrpp::WriteOptions::if_equal(std::nullopt)) : s.set(key, v);
+            });
           },
-          "key"_a, "The value of `key` as bytes, or None.")
+          "key"_a, "value"_a, "if_absent"_a = false)
       .def(
-          "set",
-          [](zarrpp::Store& s, const std::string& key, const py::bytes& value) {
-            const std::string v = value;
-            without_gil([&] { s.set(key, zarrpp::Bytes(v.begin(), v.end())); });
-          },
-          "key"_a, "value"_a)
+          "_exists",
+          [](zarrpp::Store& s, const std::string& key) { return without_gil([&] { return s.exists(key); }); }, "key"_a)
       .def(
-          "exists", [](zarrpp::Store& s, const std::string& key) { return without_gil([&] { return s.exists(key); }); },
+          "_size", [](zarrpp::Store& s, const std::string& key) { return without_gil([&] { return s.size(key); }); },
           "key"_a)
       .def(
-          "delete", [](zarrpp::Store& s, const std::string& key) { without_gil([&] { s.erase(key); }); }, "key"_a)
+          "_delete", [](zarrpp::Store& s, const std::string& key) { without_gil([&] { s.erase(key); }); }, "key"_a)
       .def(
-          "list_prefix",
+          "_delete_prefix",
+          [](zarrpp::Store& s, const std::string& prefix) { without_gil([&] { s.erase_prefix(prefix); }); }, "prefix"_a)
+      .def(
+          "_list_prefix",
           [](zarrpp::Store& s, const std::string& prefix) {
             return without_gil([&] { return s.list_prefix(prefix); });
           },
-          "prefix"_a = "", "Every key starting with `prefix`, sorted.");
+          "prefix"_a = "", "Every key starting with `prefix`, sorted.")
+      .def(
+          "_list_dir",
+          [](zarrpp::Store& s, const std::string& prefix) {
+            auto d = without_gil([&] { return s.list_dir(prefix); });
+            return py::make_tuple(d.keys, d.prefixes);
+          },
+          "prefix"_a = "", "(keys, prefixes) directly under `prefix` (\"\" or ending in '/').");
   py::class_<zarrpp::MemoryStore, zarrpp::Store, std::shared_ptr<zarrpp::MemoryStore>>(m, "MemoryStore")
-      .def(py::init([] { return zarrpp::MemoryStore::create(); }))
+      .def(py::init([](const std::shared_ptr<zarrpp::MemoryStore>& share, bool read_only) {
+             // a new store, or a view of `share`'s keys and values
+             return share ? share->with_read_only(read_only) : zarrpp::MemoryStore::create()->with_read_only(read_only);
+           }),
+           "share"_a = nullptr, "read_only"_a = false)
+      .def("_with_read_only", &zarrpp::MemoryStore::with_read_only, "read_only"_a)
+      .def("_shares_data_with", &zarrpp::MemoryStore::shares_data_with, "other"_a)
       .def("__repr__", [](const zarrpp::MemoryStore& s) { return memory_repr(s); });
   // A Python mapping (zarr-python's store={}): see mapping_store.hpp.
   py::class_<zarrpp_python::MappingStore, zarrpp::Store, std::shared_ptr<zarrpp_python::MappingStore>>(
@@ -749,10 +791,10 @@ void bind_stores(py::module_& m) {
   // A folder inside another store (a memory:// URL with a path), with `read_only` settable.
   py::class_<zarrpp::PrefixStore, zarrpp::Store, std::shared_ptr<zarrpp::PrefixStore>>(m, "PrefixStore",
                                                                                        py::dynamic_attr())
-      .def(py::init([](const zarrpp::StorePtr& inner, const std::string& path) {
-             return std::make_shared<zarrpp::PrefixStore>(inner, path);
+      .def(py::init([](const zarrpp::StorePtr& inner, const std::string& path, bool read_only) {
+             return std::make_shared<zarrpp::PrefixStore>(inner, path, read_only);
            }),
-           "inner"_a, "path"_a)
+           "inner"_a, "path"_a, "read_only"_a = false)
       .def_property_readonly("inner", &zarrpp::PrefixStore::inner)
       .def_property_readonly("path", &zarrpp::PrefixStore::prefix)
       .def("__repr__", [](const zarrpp::PrefixStore& s) { return "PrefixStore('" + s.location() + "')"; });
@@ -776,8 +818,10 @@ void bind_stores(py::module_& m) {
       .def("__repr__", [](const zarrpp::S3Store& s) { return "S3Store('" + s.location() + "')"; });
   m.def(
       "open_url",
-      [](const std::string& url, const py::dict& options) -> zarrpp::StorePtr {
+      [](const std::string& url, const py::dict& options, bool read_only) -> zarrpp::StorePtr {
         zarrpp::OpenStoreOptions o;
+        o.s3.read_only = read_only;
+        o.file.read_only = read_only;
         auto text = [](const py::handle& v, const std::string& k) {
           if (!py::isinstance<py::str>(v)) throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a string");
           return v.cast<std::string>();
@@ -828,7 +872,7 @@ void bind_stores(py::module_& m) {
           throw zarrpp::ArgumentError(e.what());
         }
       },
-      "url"_a, "options"_a);
+      "url"_a, "options"_a, "read_only"_a = false);
 }
 
 // An array's description, attributes and settings.

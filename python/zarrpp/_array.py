@@ -138,7 +138,7 @@ def _store_url(store: Any) -> str:
     if isinstance(store, _zarrpp.LocalStore):
         return f"file://{store.root}"
     if isinstance(store, _zarrpp.MemoryStore):
-        return f"memory://{id(store)}"
+        return str(store)
     return store.describe()
 
 
@@ -405,6 +405,12 @@ class _Node:
     @property
     def store(self) -> Any:
         return self._store
+
+    @property
+    def store_path(self) -> Any:
+        """The node's store and path, as zarr-python's ``StorePath``."""
+        from .storage import StorePath
+        return StorePath(self._store, self.path)
 
     @property
     def read_only(self) -> bool:

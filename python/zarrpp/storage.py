@@ -9,19 +9,167 @@ mapping) holds the keys and bytes zarr-python would put there.
 """
 from __future__ import annotations
 
+import operator
 import os
 import pathlib
 import re
 import threading
-from collections.abc import Mapping, MutableMapping
-from typing import Any, Dict, Optional
+from collections.abc import AsyncIterator, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
 
 from . import _zarrpp
 
-__all__ = ["Store", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore", "StoreLike", "open_url",
-           "forget_memory_store"]
+__all__ = ["Store", "StorePath", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore", "StoreLike",
+           "open_url", "forget_memory_store", "Buffer", "RangeByteRequest", "OffsetByteRequest", "SuffixByteRequest"]
 
 Store = _zarrpp.Store
+
+
+class Buffer(bytes):
+    """A value read from a store: ``bytes``, with zarr-python's ``Buffer`` methods."""
+
+    def to_bytes(self) -> bytes:
+        return bytes(self)
+
+    def as_numpy_array(self) -> Any:
+        import numpy
+        return numpy.frombuffer(self, dtype="B")
+
+    @classmethod
+    def from_bytes(cls, data: Any) -> "Buffer":
+        return cls(data)
+
+
+@dataclass(frozen=True)
+class RangeByteRequest:
+    """Bytes ``[start, end)`` of a value."""
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class OffsetByteRequest:
+    """The bytes of a value from ``offset`` on."""
+    offset: int
+
+
+@dataclass(frozen=True)
+class SuffixByteRequest:
+    """The last ``suffix`` bytes of a value."""
+    suffix: int
+
+
+class _Listing(list):  # type: ignore[type-arg]
+    """Keys, iterable with ``for`` and (as zarr-python's listings) ``async for``."""
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        async def each() -> AsyncIterator[str]:
+            for k in list.__iter__(self):
+                yield k
+        return each()
+
+
+def _range_args(byte_range: Any) -> Tuple[str, int, int]:
+    """(kind, a, b) of a byte request: zarr-python's classes (or any object with their fields)."""
+    if byte_range is None:
+        return ("all", 0, 0)
+    if hasattr(byte_range, "start") and hasattr(byte_range, "end"):
+        return ("range", operator.index(byte_range.start), operator.index(byte_range.end))
+    if hasattr(byte_range, "offset"):
+        return ("offset", operator.index(byte_range.offset), 0)
+    if hasattr(byte_range, "suffix"):
+        return ("suffix", operator.index(byte_range.suffix), 0)
+    raise TypeError(f"byte_range: expected RangeByteRequest, OffsetByteRequest or SuffixByteRequest, "
+                    f"got {type(byte_range).__name__}")
+
+
+def _value_bytes(key: str, value: Any) -> Any:
+    """The bytes to store for ``value``: bytes-like, or a zarr-python Buffer (``to_bytes()``)."""
+    if hasattr(value, "to_bytes") and not isinstance(value, (int, bytes)):
+        value = value.to_bytes()
+    try:
+        return memoryview(value).cast("B")
+    except TypeError:
+        raise TypeError(f"cannot store {type(value).__name__} at '{key}': expected bytes-like or a Buffer") from None
+
+
+def _store_get(self: Any, key: str, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+    """The value of ``key`` (or the bytes ``byte_range`` asks), None when there is none."""
+    v = self._get(key, *_range_args(byte_range))
+    return None if v is None else Buffer(v)
+
+
+def _store_get_sync(self: Any, key: str, *, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+    return _store_get(self, key, prototype, byte_range)
+
+
+def _store_set(self: Any, key: str, value: Any) -> None:
+    self._set(key, _value_bytes(key, value))
+
+
+def _store_set_if_not_exists(self: Any, key: str, value: Any) -> None:
+    """Stores ``value`` unless ``key`` exists (atomically where the store can)."""
+    self._set(key, _value_bytes(key, value), True)
+
+
+def _dir_prefix(prefix: str) -> str:
+    return prefix if prefix in ("", "/") or prefix.endswith("/") else prefix + "/"
+
+
+def _store_delete_dir(self: Any, prefix: str) -> None:
+    """Removes every key under the folder ``prefix`` ("" : everything)."""
+    self._delete_prefix(_dir_prefix(prefix).lstrip("/"))
+
+
+def _store_list_dir(self: Any, prefix: str = "") -> _Listing:
+    """The names directly under the folder ``prefix``: keys and folders, without a trailing '/'."""
+    keys, folders = self._list_dir(_dir_prefix(prefix).lstrip("/"))
+    return _Listing(sorted(set(keys) | set(folders)))
+
+
+def _store_is_empty(self: Any, prefix: str = "") -> bool:
+    return not self._list_prefix(_dir_prefix(prefix).lstrip("/"))
+
+
+def _store_getsize(self: Any, key: str) -> int:
+    n = self._size(key)
+    if n is None:
+        raise FileNotFoundError(key)
+    return int(n)
+
+
+def _store_getsize_prefix(self: Any, prefix: str) -> int:
+    return sum(int(self._size(k) or 0) for k in self._list_prefix(_dir_prefix(prefix).lstrip("/")))
+
+
+def _store_exit(self: Any, *exc: Any) -> None:
+    self.close()
+
+
+_STORE_METHODS: Dict[str, Any] = {
+    "get": _store_get, "get_sync": _store_get_sync,
+    "set": _store_set, "set_sync": _store_set, "set_if_not_exists": _store_set_if_not_exists,
+    "delete": lambda self, key: self._delete(key), "delete_sync": lambda self, key: self._delete(key),
+    "delete_dir": _store_delete_dir, "clear": lambda self: self._delete_prefix(""),
+    "exists": lambda self, key: self._exists(key),
+    "list": lambda self: _Listing(self._list_prefix("")),
+    "list_prefix": lambda self, prefix="": _Listing(self._list_prefix(prefix)),
+    "list_dir": _store_list_dir, "is_empty": _store_is_empty,
+    "getsize": _store_getsize, "getsize_prefix": _store_getsize_prefix,
+    # Closing releases nothing for these stores; they stay usable (zarr-python's reopen on use).
+    "close": lambda self: None, "__enter__": lambda self: self, "__exit__": _store_exit,
+    "supports_writes": property(lambda self: not isinstance(self, _zarrpp.HttpStore)),
+    "supports_deletes": property(lambda self: not isinstance(self, _zarrpp.HttpStore)),
+    "supports_partial_writes": property(lambda self: False),
+    "supports_consolidated_metadata": property(lambda self: True),
+}
+for _name, _method in _STORE_METHODS.items():
+    setattr(_zarrpp.Store, _name, _method)
+
+
+def _read_only_error(store: Any) -> ValueError:
+    return ValueError(f"{type(store).__name__} has no writable form: it is read-only")
 
 
 class MemoryStore(_zarrpp.MemoryStore):
@@ -31,43 +179,40 @@ class MemoryStore(_zarrpp.MemoryStore):
 
     _zarrpp_url: str  # set on the stores memory:// URLs name
 
-    def __init__(self, store_dict: Optional[Dict[str, Any]] = None, *, read_only: bool = False):
-        super().__init__()
-        if store_dict is not None:
-            if not isinstance(store_dict, dict):
-                raise TypeError("MemoryStore(store_dict): expected a dict of key -> bytes, "
-                                f"got {type(store_dict).__name__}")
-            for k, v in store_dict.items():
-                if not isinstance(k, str):
-                    raise TypeError(f"MemoryStore(store_dict): keys must be str, got {k!r}")
-                try:
-                    data = bytes(v.to_bytes() if hasattr(v, "to_bytes") and not isinstance(v, int) else memoryview(v))
-                except TypeError:
-                    raise TypeError(f"MemoryStore(store_dict): the value of {k!r} is not bytes-like") from None
-                super().set(k, data)
-        self.read_only = bool(read_only)
+    def __init__(self, store_dict: Optional[Dict[str, Any]] = None, *, read_only: bool = False,
+                 _share: Optional[_zarrpp.MemoryStore] = None):
+        super().__init__(_share, bool(read_only))
+        if store_dict is None:
+            return
+        if not isinstance(store_dict, dict):
+            raise TypeError("MemoryStore(store_dict): expected a dict of key -> bytes, "
+                            f"got {type(store_dict).__name__}")
+        writer = self._with_read_only(False)
+        for k, v in store_dict.items():
+            if not isinstance(k, str):
+                raise TypeError(f"MemoryStore(store_dict): keys must be str, got {k!r}")
+            writer._set(k, _value_bytes(k, v))
 
-    def set(self, key: str, value: bytes) -> None:
-        if self.read_only:
-            raise ValueError(f"this MemoryStore is read-only: cannot set '{key}'")
-        super().set(key, value)
-
-    def delete(self, key: str) -> None:
-        if self.read_only:
-            raise ValueError(f"this MemoryStore is read-only: cannot delete '{key}'")
-        super().delete(key)
+    def with_read_only(self, read_only: bool = False) -> "MemoryStore":
+        """This store's keys and values, read-only or writable: writes through one are seen by both."""
+        view = MemoryStore(read_only=read_only, _share=self)
+        if hasattr(self, "_zarrpp_url"):
+            view._zarrpp_url = self._zarrpp_url
+        return view
 
     def __reduce__(self) -> Any:
         raise TypeError("a MemoryStore cannot be pickled: it lives in this process only and cannot be reopened "
                         "elsewhere (use a LocalStore, or an s3:// store, to share data between processes)")
 
     def __eq__(self, other: Any) -> bool:
-        return self is other
+        return (isinstance(other, _zarrpp.MemoryStore) and self._shares_data_with(other)
+                and self.read_only == other.read_only)
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        return hash(self._location())
 
     def __str__(self) -> str:
-        return str(getattr(self, "_zarrpp_url", f"memory://{id(self)}"))
+        return str(getattr(self, "_zarrpp_url", f"memory://{self._location()[len('memory:'):]}"))
 
 
 class LocalStore(_zarrpp.LocalStore):
@@ -79,7 +224,10 @@ class LocalStore(_zarrpp.LocalStore):
         if read_only and not root.is_dir():
             raise FileNotFoundError(f"LocalStore: no directory at '{root}'")
         super().__init__(root, bool(read_only))  # the C++ store itself refuses writes when read-only
-        self.read_only = bool(read_only)
+
+    def with_read_only(self, read_only: bool = False) -> "LocalStore":
+        """The same directory, read-only or writable."""
+        return LocalStore(self.root, read_only=read_only)
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, LocalStore) and pathlib.Path(self.root).resolve() == pathlib.Path(other.root).resolve()
@@ -119,7 +267,6 @@ def _memory_url(url: str) -> _zarrpp.Store:
         return store
     sub: Any = _zarrpp.PrefixStore(store, path)
     sub._zarrpp_url = f"memory://{name}/{path}"
-    sub.read_only = False
     return sub
 
 
@@ -128,9 +275,7 @@ def _mapping_store(mapping: Mapping[str, Any], read_only: bool) -> _zarrpp.Store
     zarr-python 2 keeps them (zarrpp writes ``bytes``; reads any bytes-like value, or one with
     ``to_bytes()``). A ``dict`` allows growth and concurrent updates from this process's threads;
     any other mapping is written without them (growth is refused, naming the store)."""
-    st: Any = _zarrpp.MappingStore(mapping, read_only or not isinstance(mapping, MutableMapping))
-    st.read_only = read_only or not isinstance(mapping, MutableMapping)
-    return st
+    return _zarrpp.MappingStore(mapping, read_only or not isinstance(mapping, MutableMapping))
 
 
 def forget_memory_store(name: str) -> bool:
@@ -140,7 +285,80 @@ def forget_memory_store(name: str) -> bool:
         return _NAMED_MEMORY.pop(name, None) is not None
 
 
-StoreLike = Any  # a Store, str, os.PathLike or None
+class StorePath:
+    """A folder of a store (zarr-python's ``StorePath``): ``store`` and ``path``; anywhere a store
+    is taken, it stands for the store opened at ``path``. ``sp / "name"`` goes one folder down; its
+    ``get``, ``set``, ``delete`` and ``exists`` act on the key ``path`` itself."""
+
+    def __init__(self, store: _zarrpp.Store, path: str = ""):
+        if not isinstance(store, _zarrpp.Store):
+            raise TypeError(f"StorePath: expected a zarrpp store, got {type(store).__name__}")
+        self.store = store
+        self.path = _zarrpp.normalize_path(path) if path.strip("/") else ""
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.store.read_only)
+
+    def get(self, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+        return _store_get(self.store, self.path, prototype, byte_range)
+
+    def get_sync(self, *, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+        return _store_get(self.store, self.path, prototype, byte_range)
+
+    def set(self, value: Any) -> None:
+        _store_set(self.store, self.path, value)
+
+    set_sync = set
+
+    def set_if_not_exists(self, value: Any) -> None:
+        _store_set_if_not_exists(self.store, self.path, value)
+
+    def delete(self) -> None:
+        self.store._delete(self.path)
+
+    delete_sync = delete
+
+    def delete_dir(self) -> None:
+        _store_delete_dir(self.store, self.path)
+
+    def exists(self) -> bool:
+        return bool(self.store._exists(self.path))
+
+    def is_empty(self) -> bool:
+        return _store_is_empty(self.store, self.path)
+
+    def __truediv__(self, other: str) -> "StorePath":
+        return StorePath(self.store, "/".join(p for p in (self.path, other.strip("/")) if p))
+
+    def __str__(self) -> str:
+        return "/".join(p for p in (str(self.store).rstrip("/"), self.path) if p)
+
+    def __repr__(self) -> str:
+        return f"StorePath({type(self.store).__name__}, '{self}')"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, StorePath) and self.store == other.store and self.path == other.path
+
+    def __hash__(self) -> int:
+        return hash((self.store, self.path))
+
+
+def _store_at(sp: StorePath) -> _zarrpp.Store:
+    """The store a StorePath stands for: its store opened at its path."""
+    if not sp.path:
+        return sp.store
+    inner: _zarrpp.Store = sp.store
+    path = sp.path
+    if isinstance(sp.store, _zarrpp.PrefixStore):
+        inner, path = sp.store.inner, f"{sp.store.path}/{path}"
+    st: Any = _zarrpp.PrefixStore(inner, path, bool(sp.store.read_only))
+    if hasattr(sp.store, "_zarrpp_url"):
+        st._zarrpp_url = f"{sp.store._zarrpp_url}/{sp.path}"
+    return st
+
+
+StoreLike = Any  # a Store, StorePath, mapping, str, os.PathLike or None
 
 
 S3Store = _zarrpp.S3Store
@@ -148,7 +366,7 @@ HttpStore = _zarrpp.HttpStore
 _REMOTE_SCHEMES = ("s3://", "http://", "https://")
 
 
-def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None) -> _zarrpp.Store:
+def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_only: bool = False) -> _zarrpp.Store:
     """The store at ``url``: ``s3://bucket/prefix`` (endpoint, region and credentials from
     ``storage_options`` — ``endpoint_url``, ``region``, ``key``, ``secret``, ``token``, ``anon`` — else
     from the ``AWS_*`` environment variables, as the C++ S3Store) or ``http(s)://host/path``
@@ -157,19 +375,73 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None) -> _zar
     Every request is bounded, for both kinds: ``connect_timeout``, ``timeout`` (one attempt),
     ``stall_timeout`` (no byte moving), ``retry_window`` (no new attempt after it),
     ``retry_initial_delay`` and ``retry_max_delay`` in seconds, and ``max_attempts``. The defaults
-    (10, 300, 10, 30, 0.1, 5 and 4) fail a stalled server in about 30 s."""
+    (10, 300, 10, 30, 0.1, 5 and 4) fail a stalled server in about 30 s. ``read_only``: every write
+    is refused (an HTTP store is always read-only)."""
     opts = dict(storage_options or {})
-    st: Any = _zarrpp.open_url(url, opts)  # Any: the attributes below are set on the instance
+    st: Any = _zarrpp.open_url(url, opts, bool(read_only))  # Any: the attributes below are set on it
     # Kept to pickle the store by where it is: only options the caller gave explicitly travel in
     # the pickle (credentials from the environment are read again where it is unpickled).
     st._zarrpp_url = url
     st._zarrpp_options = opts
-    st.read_only = isinstance(st, _zarrpp.HttpStore)
     return st
 
 
 def _reduce_remote(store: Any) -> Any:
-    return (open_url, (store._zarrpp_url, store._zarrpp_options))
+    return (open_url, (store._zarrpp_url, store._zarrpp_options, store.read_only))
+
+
+def _remote_with_read_only(store: Any, read_only: bool = False) -> Any:
+    if isinstance(store, _zarrpp.HttpStore) and not read_only:
+        raise _read_only_error(store)
+    return open_url(store._zarrpp_url, store._zarrpp_options, read_only)
+
+
+def _remote_eq(store: Any, other: Any) -> bool:
+    return (type(other) is type(store) and store._location() == other._location()
+            and store.read_only == other.read_only)
+
+
+def _prefix_with_read_only(store: Any, read_only: bool = False) -> Any:
+    if store.inner.read_only and not read_only:
+        raise _read_only_error(store.inner)
+    view: Any = _zarrpp.PrefixStore(store.inner, store.path, read_only)
+    if hasattr(store, "_zarrpp_url"):
+        view._zarrpp_url = store._zarrpp_url
+    return view
+
+
+def _prefix_eq(store: Any, other: Any) -> bool:
+    return (isinstance(other, _zarrpp.PrefixStore) and store.inner == other.inner and store.path == other.path
+            and store.read_only == other.read_only)
+
+
+def _mapping_with_read_only(store: Any, read_only: bool = False) -> Any:
+    if not read_only and not isinstance(store.mapping, MutableMapping):
+        raise _read_only_error(store)
+    return _zarrpp.MappingStore(store.mapping, read_only)
+
+
+def _mapping_eq(store: Any, other: Any) -> bool:
+    return (isinstance(other, _zarrpp.MappingStore) and store.mapping is other.mapping
+            and store.read_only == other.read_only)
+
+
+def _store_str(store: Any) -> str:
+    if hasattr(store, "_zarrpp_url"):
+        return str(store._zarrpp_url)
+    if isinstance(store, _zarrpp.PrefixStore):
+        return f"{str(store.inner).rstrip('/')}/{store.path}"
+    return str(store._location())
+
+
+for _cls, _with, _eq in ((_zarrpp.S3Store, _remote_with_read_only, _remote_eq),
+                         (_zarrpp.HttpStore, _remote_with_read_only, _remote_eq),
+                         (_zarrpp.PrefixStore, _prefix_with_read_only, _prefix_eq),
+                         (_zarrpp.MappingStore, _mapping_with_read_only, _mapping_eq)):
+    setattr(_cls, "with_read_only", _with)
+    setattr(_cls, "__eq__", _eq)
+    setattr(_cls, "__hash__", lambda self: hash(self._location()))
+    setattr(_cls, "__str__", _store_str)
 
 
 def _refuse_pickling_mapping(store: Any) -> Any:
@@ -204,6 +476,8 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
         return MemoryStore()
     if isinstance(store, _zarrpp.Store):
         return store
+    if isinstance(store, StorePath):
+        return _store_at(store)
     if isinstance(store, Mapping) and not isinstance(store, (str, bytes)):
         return _mapping_store(store, bool(read_only))
     if isinstance(store, (str, os.PathLike)):
@@ -211,7 +485,7 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
         if isinstance(s, bytes):
             s = os.fsdecode(s)
         if s.startswith(_REMOTE_SCHEMES):
-            return open_url(s, storage_options)
+            return open_url(s, storage_options, bool(read_only) and s.startswith("s3://"))
         if s.startswith("file://"):
             s = s[len("file://"):]
         if s.startswith("memory://"):

@@ -4,11 +4,17 @@
 
 namespace zarrpp {
 
+MemoryStore::MemoryStore() : state_(std::make_shared<State>()) {}
+
+std::shared_ptr<MemoryStore> MemoryStore::with_read_only(bool read_only) const {
+  return std::shared_ptr<MemoryStore>(new MemoryStore(state_, read_only));
+}
+
 std::optional<VersionedBytes> MemoryStore::do_get(const std::string& key, const ByteRange& range,
                                                   std::uint64_t max_bytes) {
-  std::shared_lock lk(mu_);
-  auto it = data_.find(key);
-  if (it == data_.end()) return std::nullopt;
+  std::shared_lock lk(state_->mu);
+  auto it = state_->data.find(key);
+  if (it == state_->data.end()) return std::nullopt;
   const Bytes& v = it->second.bytes;
   const auto [b, e] = range.resolve(v.size());
   if (e - b > max_bytes)
@@ -24,54 +30,55 @@ std::optional<VersionedBytes> MemoryStore::do_get(const std::string& key, const 
 }
 
 void MemoryStore::do_set(const std::string& key, const Bytes& value) {
-  std::unique_lock lk(mu_);
-  data_[key] = Entry{value, next_generation_++};
+  std::unique_lock lk(state_->mu);
+  state_->data[key] = Entry{value, state_->next_generation++};
 }
 
 bool MemoryStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
-  std::unique_lock lk(mu_);
-  auto it = data_.find(key);
+  std::unique_lock lk(state_->mu);
+  auto it = state_->data.find(key);
   if (expected) {
-    if (it == data_.end() || std::to_string(it->second.generation) != *expected) return false;
-    it->second = Entry{value, next_generation_++};
+    if (it == state_->data.end() || std::to_string(it->second.generation) != *expected) return false;
+    it->second = Entry{value, state_->next_generation++};
   } else {
-    if (it != data_.end()) return false;
-    data_.emplace(key, Entry{value, next_generation_++});
+    if (it != state_->data.end()) return false;
+    state_->data.emplace(key, Entry{value, state_->next_generation++});
   }
   return true;
 }
 
 bool MemoryStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
-  std::unique_lock lk(mu_);
-  auto it = data_.find(key);
-  if (!expected) return it == data_.end();
-  if (it == data_.end() || std::to_string(it->second.generation) != *expected) return false;
-  data_.erase(it);
+  std::unique_lock lk(state_->mu);
+  auto it = state_->data.find(key);
+  if (!expected) return it == state_->data.end();
+  if (it == state_->data.end() || std::to_string(it->second.generation) != *expected) return false;
+  state_->data.erase(it);
   return true;
 }
 
 void MemoryStore::do_erase(const std::string& key) {
-  std::unique_lock lk(mu_);
-  data_.erase(key);
+  std::unique_lock lk(state_->mu);
+  state_->data.erase(key);
 }
 
 void MemoryStore::do_erase_prefix(const std::string& prefix) {
-  std::unique_lock lk(mu_);
-  auto it = data_.lower_bound(prefix);
-  while (it != data_.end() && it->first.compare(0, prefix.size(), prefix) == 0) it = data_.erase(it);
+  std::unique_lock lk(state_->mu);
+  auto it = state_->data.lower_bound(prefix);
+  while (it != state_->data.end() && it->first.compare(0, prefix.size(), prefix) == 0) it = state_->data.erase(it);
 }
 
 std::optional<std::uint64_t> MemoryStore::do_size(const std::string& key) {
-  std::shared_lock lk(mu_);
-  auto it = data_.find(key);
-  if (it == data_.end()) return std::nullopt;
+  std::shared_lock lk(state_->mu);
+  auto it = state_->data.find(key);
+  if (it == state_->data.end()) return std::nullopt;
   return it->second.bytes.size();
 }
 
 std::vector<std::string> MemoryStore::do_list_prefix(const std::string& prefix) {
-  std::shared_lock lk(mu_);
+  std::shared_lock lk(state_->mu);
   std::vector<std::string> out;
-  for (auto it = data_.lower_bound(prefix); it != data_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+  for (auto it = state_->data.lower_bound(prefix);
+       it != state_->data.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
     out.push_back(it->first);
   return out;
 }
@@ -79,8 +86,8 @@ std::vector<std::string> MemoryStore::do_list_prefix(const std::string& prefix) 
 std::unique_ptr<StoreLock> MemoryStore::do_lock(const std::string& key) {
   std::shared_ptr<std::mutex> m;
   {
-    std::lock_guard lk(locks_mu_);
-    auto& slot = locks_[key];
+    std::lock_guard lk(state_->locks_mu);
+    auto& slot = state_->locks[key];
     if (!slot) slot = std::make_shared<std::mutex>();
     m = slot;
   }

@@ -8,7 +8,8 @@
 
 namespace zarrpp {
 
-PrefixStore::PrefixStore(StorePtr inner, std::string prefix) : inner_(std::move(inner)), prefix_(std::move(prefix)) {
+PrefixStore::PrefixStore(StorePtr inner, std::string prefix, bool read_only)
+    : inner_(std::move(inner)), prefix_(std::move(prefix)), read_only_(read_only) {
   if (!inner_) throw ArgumentError("PrefixStore: no store given");
   while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
   if (prefix_.empty()) throw ArgumentError("PrefixStore: an empty prefix (use the store itself)");
@@ -25,14 +26,14 @@ StorePtr PrefixStore::at(StorePtr inner, const std::string& path) {
   while (!p.empty() && p.front() == '/') p.erase(0, 1);
   if (p.empty()) return inner;
   if (const auto* outer = dynamic_cast<const PrefixStore*>(inner.get()))
-    return std::make_shared<PrefixStore>(outer->inner(), outer->prefix() + "/" + p);
+    return std::make_shared<PrefixStore>(outer->inner(), outer->prefix() + "/" + p, outer->read_only());
   return std::make_shared<PrefixStore>(std::move(inner), p);
 }
 
 std::optional<Store::Parent> PrefixStore::parent() const {
   const auto slash = prefix_.rfind('/');
   if (slash == std::string::npos) return Parent{inner_, prefix_};
-  return Parent{std::make_shared<PrefixStore>(inner_, prefix_.substr(0, slash)), prefix_.substr(slash + 1)};
+  return Parent{std::make_shared<PrefixStore>(inner_, prefix_.substr(0, slash), read_only_), prefix_.substr(slash + 1)};
 }
 
 std::optional<VersionedBytes> PrefixStore::do_get(const std::string& key, const ByteRange& range,

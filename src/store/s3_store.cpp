@@ -225,7 +225,7 @@ std::unique_ptr<StoreLock> S3Store::do_lock(const std::string& key) {
 StoreCapabilities S3Store::confirm_capabilities() {
   const auto c = conditional();
   const bool cond = c.create_only && c.replace;
-  return {.writable = true,
+  return {.writable = !options_.read_only,
           .listing = true,
           .conditional_writes = cond,
           .conditional_erase = cond && c.erase,
@@ -328,7 +328,7 @@ StoreCapabilities S3Store::capabilities() const {
   // Never a request here: in Auto mode the server is assumed to honour conditional writes, and
   // the first conditional write or lock finds out (and refuses clearly when it does not).
   const bool cond = options_.conditional_writes != ConditionalWrites::Off;
-  return {.writable = true,
+  return {.writable = !options_.read_only,
           .listing = true,
           .conditional_writes = cond,
           .conditional_erase = options_.conditional_writes == ConditionalWrites::Auto,

@@ -12,10 +12,17 @@ namespace zarrpp {
 // it a new one.
 class MemoryStore : public Store {
  public:
+  MemoryStore();
   static std::shared_ptr<MemoryStore> create() { return std::make_shared<MemoryStore>(); }
+  // Another store over the same keys and values (zarr-python's with_read_only): writes through one
+  // are seen by the other; a read-only view refuses every write (StoreError read_only).
+  std::shared_ptr<MemoryStore> with_read_only(bool read_only) const;
+  bool read_only() const { return read_only_; }
+  // Whether `other` holds the same keys and values (is this store or a view of it).
+  bool shares_data_with(const MemoryStore& other) const { return state_ == other.state_; }
 
   StoreCapabilities capabilities() const override {
-    return {.writable = true,
+    return {.writable = !read_only_,
             .listing = true,
             .conditional_writes = true,
             .conditional_erase = true,
@@ -23,7 +30,9 @@ class MemoryStore : public Store {
             .native_streaming = false};
   }
   std::string describe() const override { return "memory"; }
-  std::string location() const override { return "memory:" + std::to_string(reinterpret_cast<std::uintptr_t>(this)); }
+  std::string location() const override {
+    return "memory:" + std::to_string(reinterpret_cast<std::uintptr_t>(state_.get()));
+  }
 
  protected:
   std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
@@ -42,11 +51,17 @@ class MemoryStore : public Store {
     Bytes bytes;
     std::uint64_t generation = 0;
   };
-  std::shared_mutex mu_;
-  std::map<std::string, Entry, std::less<>> data_;
-  std::uint64_t next_generation_ = 1;  // under mu_
-  std::mutex locks_mu_;
-  std::map<std::string, std::shared_ptr<std::mutex>> locks_;
+  // The keys, values and locks, shared by a store and its views.
+  struct State {
+    std::shared_mutex mu;
+    std::map<std::string, Entry, std::less<>> data;
+    std::uint64_t next_generation = 1;  // under mu
+    std::mutex locks_mu;
+    std::map<std::string, std::shared_ptr<std::mutex>> locks;
+  };
+  MemoryStore(std::shared_ptr<State> state, bool read_only) : state_(std::move(state)), read_only_(read_only) {}
+  std::shared_ptr<State> state_;
+  bool read_only_ = false;
 };
 
 }  // namespace zarrpp

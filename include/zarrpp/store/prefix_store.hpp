@@ -10,7 +10,8 @@ namespace zarrpp {
 class PrefixStore : public Store {
  public:
   // `prefix`: a key ("a/b"); a trailing '/' is dropped. ArgumentError for an empty or invalid one.
-  PrefixStore(StorePtr inner, std::string prefix);
+  // `read_only`: refuse every write (StoreError read_only), whatever the inner store allows.
+  PrefixStore(StorePtr inner, std::string prefix, bool read_only = false);
   // The store at `path` inside `inner`: `inner` itself for "", else a PrefixStore (one over the
   // innermost store when `inner` is a PrefixStore already).
   static StorePtr at(StorePtr inner, const std::string& path);
@@ -18,8 +19,9 @@ class PrefixStore : public Store {
   const StorePtr& inner() const { return inner_; }
   const std::string& prefix() const { return prefix_; }
 
-  StoreCapabilities capabilities() const override { return inner_->capabilities(); }
-  StoreCapabilities confirm_capabilities() override { return inner_->confirm_capabilities(); }
+  bool read_only() const { return read_only_; }
+  StoreCapabilities capabilities() const override { return limited(inner_->capabilities()); }
+  StoreCapabilities confirm_capabilities() override { return limited(inner_->confirm_capabilities()); }
   std::string describe() const override { return inner_->describe() + "/" + prefix_; }
   std::string location() const override { return inner_->location() + "/" + prefix_; }
   std::vector<std::string> identity_chain(const std::string& path) const override {
@@ -50,8 +52,13 @@ class PrefixStore : public Store {
  private:
   // The inner store's key (or prefix) for one of this store's.
   std::string full(const std::string& key) const { return key.empty() ? prefix_ : prefix_ + "/" + key; }
+  StoreCapabilities limited(StoreCapabilities c) const {
+    if (read_only_) c.writable = false;
+    return c;
+  }
   StorePtr inner_;
   std::string prefix_;
+  bool read_only_ = false;
 };
 
 }  // namespace zarrpp

@@ -57,6 +57,7 @@ class S3Store : public Store {
     std::optional<std::string> secret_access_key = std::nullopt;
     std::optional<std::string> session_token = std::nullopt;  // "" = none, even if AWS_SESSION_TOKEN is set
     bool anonymous = false;                                   // never sign, even when credentials are found
+    bool read_only = false;  // refuse every write (StoreError read_only); nothing is asked of the server
     ConditionalWrites conditional_writes = ConditionalWrites::Auto;
     int list_page_size = 1000;  // max-keys per ListObjectsV2 request, 1..1000
     // The lease of lock(): not renewed for this long, it may be taken over (>= 1 s in practice;
