@@ -7,7 +7,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
-  nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev liblz4-dev liblzma-dev libbz2-dev
+  nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev liblz4-dev liblzma-dev libbz2-dev libzip-dev
   libcurl4-openssl-dev nginx-light
   libcli11-dev libgtest-dev librapidcheck-dev libssl-dev libexpat1-dev
   python3-numpy python3-numcodecs python3-zarr python3-xarray python3-dask python3-distributed pybind11-dev python3-dev python3-pytest

@@ -37,6 +37,17 @@ INSTANTIATE_TEST_SUITE_P(Stores, StoreConformance,
                                                             dir.reset();
                                                           });
                                                         }},
+                                           StoreFactory{"zip",
+                                                        [] {
+                                                          // Writes staged beside the archive until commit.
+                                                          auto dir = std::make_shared<TempDir>("conformance");
+                                                          auto zs = ZipStore::open(dir->path() / "s.zip",
+                                                                                   {.mode = ZipStore::Mode::append});
+                                                          return StorePtr(zs.get(), [zs, dir](Store*) mutable {
+                                                            zs.reset();
+                                                            dir.reset();
+                                                          });
+                                                        }},
                                            StoreFactory{"file_not_made_yet",
                                                         [] {
                                                           // A root that does not exist: the first write makes it.
@@ -126,6 +137,92 @@ TEST(PrefixStore, ReadOnlyPrefixesRefuseWritesAndPassItOnToParentsAndDeeperFolde
   EXPECT_EQ(mem->list_prefix(""), std::vector<std::string>{"a/b/k"});
   // Over a read-only inner store, a writable prefix is read-only too.
   expect_every_write_refused(*PrefixStore::at(mem->with_read_only(true), "a"));
+}
+
+// Files beside an archive other than the archive itself (staging folders, temporaries).
+std::vector<std::string> litter_beside(const fs::path& archive) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(archive.parent_path()))
+    if (e.path() != archive) out.push_back(e.path().filename().string());
+  return out;
+}
+
+TEST(ZipStore, CommitsWriteTheArchiveAnewAndReadersSeeTheLastCommit) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  auto w = ZipStore::open(path, {.mode = ZipStore::Mode::exclusive});
+  EXPECT_EQ(fs::file_size(path), 22u);                                  // an empty archive from the start
+  auto other = ZipStore::open(path, {.mode = ZipStore::Mode::append});  // opening takes no lock
+  w->set("x/zarr.json", B("{}"));
+  EXPECT_THROW(other->set("y", B("1")), ConflictError);  // a change does: one writer at a time
+  EXPECT_FALSE(other->exists("y"));
+  w->set("k", B("one"));
+  auto r = ZipStore::open(path, {});
+  EXPECT_FALSE(r->exists("k"));  // staged: not in the archive yet
+  EXPECT_EQ(w->get("k"), B("one"));
+  w->commit();
+  EXPECT_TRUE(litter_beside(path).empty());
+  EXPECT_FALSE(r->exists("k"));  // a reader keeps the archive it opened
+  EXPECT_EQ(ZipStore::open(path, {})->get("k"), B("one"));
+  w->set("k", B("two"));
+  w->erase("x/zarr.json");
+  EXPECT_EQ(w->list_prefix(""), std::vector<std::string>{"k"});
+  EXPECT_EQ(w->get("k", ByteRange::last(2)), B("wo"));
+  w->close();
+  EXPECT_TRUE(w->closed());
+  auto again = ZipStore::open(path, {});
+  EXPECT_EQ(again->list_prefix(""), std::vector<std::string>{"k"});
+  EXPECT_EQ(again->get("k"), B("two"));
+  EXPECT_THROW(again->set("k", B("3")), StoreError);
+  w->set("later", B("3"));  // a closed writer reopens to add, never to replace what it wrote
+  w->close();
+  EXPECT_EQ(ZipStore::open(path, {})->list_prefix(""), (std::vector<std::string>{"k", "later"}));
+  other->set("y", B("1"));  // the first writer closed: the other writes, seeing what it committed
+  EXPECT_EQ(other->list_prefix(""), (std::vector<std::string>{"k", "later", "y"}));
+  other->close();
+  EXPECT_THROW(ZipStore::open(path, {.mode = ZipStore::Mode::exclusive}), StoreError);
+  EXPECT_THROW(ZipStore::open(dir.path() / "missing.zip", {}), NotFoundError);
+  EXPECT_THROW(ZipStore::parse_mode("rw"), ArgumentError);
+}
+
+TEST(ZipStore, ModeWReplacesTheArchiveOnlyWhenItCommits) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  ZipStore::open(path, {.mode = ZipStore::Mode::write})->set("old", B("1"));  // committed as it goes
+  auto w = ZipStore::open(path, {.mode = ZipStore::Mode::write});
+  EXPECT_FALSE(w->exists("old"));
+  EXPECT_TRUE(w->list_prefix("").empty());
+  EXPECT_TRUE(ZipStore::open(path, {})->exists("old"));  // still on disk until the commit
+  w->close();
+  EXPECT_TRUE(ZipStore::open(path, {})->list_prefix("").empty());
+  EXPECT_EQ(fs::file_size(path), 22u);
+}
+
+TEST(ZipStore, AFailedCommitLeavesTheArchiveWholeAndNamesWhereTheValuesAre) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  {
+    auto w = ZipStore::open(path, {.mode = ZipStore::Mode::write, .compression = ZipStore::Compression::deflated});
+    w->set("kept", Bytes(5000, 7));
+  }  // the destructor commits
+  const auto before = fs::file_size(path);
+  auto w = ZipStore::open(path, {.mode = ZipStore::Mode::append});
+  w->set("new", B("x"));
+  w->set("gone", B("y"));
+  const auto staged = litter_beside(path);
+  ASSERT_EQ(staged.size(), 1u);
+  for (const auto& e : fs::directory_iterator(dir.path() / staged[0])) fs::remove(e.path());  // lost under it
+  try {
+    w->commit();
+    ADD_FAILURE() << "the commit did not fail";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(staged[0]), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::file_size(path), before);
+  auto r = ZipStore::open(path, {});
+  EXPECT_EQ(r->get("kept"), Bytes(5000, 7));
+  EXPECT_EQ(r->get("kept", ByteRange::range(4000, 3)), Bytes(3, 7));  // a deflated member, read from inside
+  EXPECT_EQ(litter_beside(path), staged);                             // no temporary left, the staging folder kept
 }
 
 TEST(FileStore, KeysNeverEscapeTheRoot) {

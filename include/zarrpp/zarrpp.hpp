@@ -25,4 +25,5 @@
 #include "zarrpp/store/store.hpp"
 #include "zarrpp/store/testing.hpp"
 #include "zarrpp/store/url.hpp"
+#include "zarrpp/store/zip_store.hpp"
 #include "zarrpp/version.hpp"

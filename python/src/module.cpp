@@ -807,6 +807,28 @@ void bind_stores(py::module_& m) {
       .def_property_readonly("root", [](const zarrpp::FileStore& s) { return s.root(); })
       .def("__repr__", [](const zarrpp::FileStore& s) { return "LocalStore('" + s.root().string() + "')"; });
 
+  // A zip file (zarr-python's ZipStore): writes are staged until commit()/close().
+  py::class_<zarrpp::ZipStore, zarrpp::Store, std::shared_ptr<zarrpp::ZipStore>>(m, "ZipStore", py::dynamic_attr())
+      .def(py::init([](const std::filesystem::path& path, const std::string& mode, bool deflate) {
+             const zarrpp::ZipStore::Options o{.mode = zarrpp::ZipStore::parse_mode(mode),
+                                               .compression = deflate ? zarrpp::ZipStore::Compression::deflated
+                                                                      : zarrpp::ZipStore::Compression::stored};
+             try {
+               py::gil_scoped_release nogil;
+               return zarrpp::ZipStore::open(path, o);
+             } catch (const zarrpp::StoreError& e) {
+               if (e.code() != zarrpp::ErrorCode::already_exists) throw;
+               PyErr_SetString(PyExc_FileExistsError, e.what());  // as zipfile's mode "x"
+               throw py::error_already_set();
+             }
+           }),
+           "path"_a, "mode"_a = "r", "deflate"_a = false)
+      .def("commit", [](zarrpp::ZipStore& s) { without_gil([&] { s.commit(); }); })
+      .def("_close", [](zarrpp::ZipStore& s) { without_gil([&] { s.close(); }); })
+      .def_property_readonly("_closed", &zarrpp::ZipStore::closed)
+      .def_property_readonly("_path", [](const zarrpp::ZipStore& s) { return s.path(); })
+      .def("__repr__", [](const zarrpp::ZipStore& s) { return "ZipStore('" + s.path().string() + "')"; });
+
   // Remote stores: opened from a URL (s3://bucket/prefix, http(s)://host/path) with zarr-python's
   // fsspec-style storage_options, or the AWS_* environment variables as the C++ stores read them.
   py::class_<zarrpp::HttpStore, zarrpp::Store, std::shared_ptr<zarrpp::HttpStore>>(m, "HttpStore", py::dynamic_attr())

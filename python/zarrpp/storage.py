@@ -9,19 +9,23 @@ mapping) holds the keys and bytes zarr-python would put there.
 """
 from __future__ import annotations
 
+import atexit
 import operator
 import os
 import pathlib
 import re
 import threading
+import warnings
+import weakref
 from collections.abc import AsyncIterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 from . import _zarrpp
 
-__all__ = ["Store", "StorePath", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore", "StoreLike",
-           "open_url", "forget_memory_store", "Buffer", "RangeByteRequest", "OffsetByteRequest", "SuffixByteRequest"]
+__all__ = ["Store", "StorePath", "ZipStore", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore",
+           "StoreLike", "open_url", "forget_memory_store", "Buffer", "RangeByteRequest", "OffsetByteRequest",
+           "SuffixByteRequest"]
 
 Store = _zarrpp.Store
 
@@ -244,6 +248,86 @@ class LocalStore(_zarrpp.LocalStore):
 
 
 FileStore = LocalStore
+
+_ZIP_STORED, _ZIP_DEFLATED = 0, 8  # zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED
+
+
+class ZipStore(_zarrpp.ZipStore):
+    """A zip file, as zarr-python's (and zarr-python 2's) ``ZipStore`` keeps it: each key a member.
+    ``mode``: ``"r"`` read, ``"w"`` a new archive (an existing one is replaced when the store is
+    first committed), ``"a"`` add to it (made if missing), ``"x"`` a new archive where no file is.
+    ``compression``: ``zipfile.ZIP_STORED`` (0, the default) or ``zipfile.ZIP_DEFLATED`` (8).
+
+    A zip member cannot be replaced in place: what is written (and deleted) is kept in a folder
+    beside the archive, seen by reads at once, until ``close()`` (or ``commit()``, or the store's
+    end) writes the archive anew, to a temporary file renamed over it, so a crash leaves the old
+    archive whole. One writer at a time (a second is refused); readers see the last commit."""
+
+    def __init__(self, path: "str | os.PathLike[str]", *, mode: str = "r", read_only: Optional[bool] = None,
+                 compression: int = _ZIP_STORED, allowZip64: bool = True):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"ZipStore takes the path of a zip file, not {type(path).__name__}")
+        if read_only is not None and bool(read_only) != (mode == "r"):
+            raise ValueError(f"ZipStore: mode '{mode}' and read_only={read_only} contradict each other "
+                             "(mode 'r' reads; 'w', 'a' and 'x' write)")
+        if compression not in (_ZIP_STORED, _ZIP_DEFLATED):
+            raise ValueError(f"ZipStore: compression {compression!r} is not taken "
+                             "(zipfile.ZIP_STORED or ZIP_DEFLATED)")
+        if not allowZip64:
+            raise ValueError("ZipStore: allowZip64=False is not taken (zarrpp writes ZIP64 when an archive needs it)")
+        root = pathlib.Path(os.fspath(path)).expanduser()
+        super().__init__(root, mode, compression == _ZIP_DEFLATED)
+        self._zip_args = (os.fspath(root), mode, compression)
+        if mode != "r":
+            _OPEN_ZIP_WRITERS.add(self)
+
+    @property
+    def path(self) -> pathlib.Path:
+        return pathlib.Path(self._path)
+
+    def close(self) -> None:
+        """Writes what was staged into the archive and releases it (using the store again reopens
+        it; a writer then adds to what it wrote)."""
+        self._close()
+
+    def with_read_only(self, read_only: bool = False) -> "ZipStore":
+        """Another store on the same file: ``read_only`` sees its last commit; a writable one needs
+        this store closed first (one writer at a time)."""
+        return ZipStore(self._path, mode="r" if read_only else "a", compression=self._zip_args[2])
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, ZipStore) and self._location() == other._location() and \
+            self.read_only == other.read_only
+
+    def __hash__(self) -> int:
+        return hash(self._location())
+
+    def __str__(self) -> str:
+        return f"zip://{self._path}"
+
+    def __reduce__(self) -> Any:
+        # By where it is; a writer is reopened to add to the file, never to replace it.
+        path, mode, compression = self._zip_args
+        return (_reopen_zip, (path, "r" if mode == "r" else "a", compression))
+
+
+def _reopen_zip(path: str, mode: str, compression: int) -> ZipStore:
+    return ZipStore(path, mode=mode, compression=compression)
+
+
+# Writers still open when Python exits are closed then (their staged writes committed), since
+# objects alive at exit may never be destroyed.
+_OPEN_ZIP_WRITERS: "weakref.WeakSet[ZipStore]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_zip_writers() -> None:
+    for store in list(_OPEN_ZIP_WRITERS):
+        try:
+            store.close()
+        except Exception as e:  # reported, and the next store is still closed
+            warnings.warn(f"{store}: {e}", RuntimeWarning)
+
 
 # The memory stores memory:// URLs name, by name: process-wide, as zarr-python's (with fsspec,
 # whose memory file system keeps what is written until it is removed).

@@ -608,5 +608,26 @@ while read -r verdict name shape; do
 done <"$T/hdr/list"
 expect_eq "$(grep -c . "$T/hdr/list")" "33" "every header of the table was tried"
 
+# Zip files (zarr-python's ZipStore): a path that is a regular file is one; the commands read it
+# and write into it, the changes written into the archive when the command ends.
+ZP="$T/zip"
+mkdir "$ZP"
+$PY -c "
+import zarr, numpy as np
+s = zarr.ZipStore('$ZP/z2.zip', mode='w'); z = zarr.open(store=s, mode='w', shape=(6,), chunks=(4,), dtype='<i4')
+z[:] = np.arange(6); s.close()
+np.save('$ZP/front.npy', np.array([7, 7], dtype='<i4'))"
+expect_eq "$("$Z" get "$ZP/z2.zip")" "[0 1 2 3 4 5]" "a zip file zarr-python 2 wrote reads"
+expect_ok "$Z" append "$ZP/z2.zip" --axis 0 --from "$ZP/front.npy"
+expect_eq "$(ls -A "$ZP")" $'front.npy\nz2.zip' "nothing staged is left beside the archive"
+expect_eq "$($PY -c "import zarr; print(zarr.open(store=zarr.ZipStore('$ZP/z2.zip', mode='r'), mode='r')[:])" 2>&1)" \
+  "[0 1 2 3 4 5 7 7]" "zarr-python 2 reads the archive zarrpp grew"
+expect_ok "$Z" convert "$ZP/z2.zip" --zarr-format 3
+expect_ok "$Z" prepend "$ZP/z2.zip" --axis 0 --from "$ZP/front.npy"
+expect_eq "$("$Z" get "$ZP/z2.zip")" "[7 7 0 1 2 3 4 5 7 7]" "converted to v3 and grown in front, in the zip file"
+printf 'not a zip' >"$ZP/bad.zip"
+expect_err "cannot be read as a zip archive" "$Z" info "$ZP/bad.zip"
+expect_eq "$(cat "$ZP/bad.zip")" "not a zip" "a file that is no zip archive is left as it was"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

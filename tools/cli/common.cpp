@@ -245,7 +245,7 @@ std::size_t parse_axis(const std::string& text, std::size_t ndim) {
   return static_cast<std::size_t>(a < 0 ? a + n : a);
 }
 
-// ARRAY / STORE arguments: a local directory, or a URL (s3://, http(s)://, file://).
+// ARRAY / STORE arguments: a local directory, a zip file, or a URL (s3://, http(s)://, file://).
 StorePtr open_dir(const std::string& dir, bool create) {
   if (dir.find("://") != std::string::npos) {
     OpenStoreOptions o{.file = FileStore::Options{.create = create}};
@@ -254,6 +254,8 @@ StorePtr open_dir(const std::string& dir, bool create) {
     }
     return open_store(dir, o);
   }
+  // A zip file (zarr-python's ZipStore): changes are written into it when the command ends.
+  if (fs::is_regular_file(dir)) return ZipStore::open(dir, {.mode = ZipStore::Mode::append});
   if (!create && !fs::is_directory(dir)) {
     std::error_code ec;
     const auto st = fs::status(dir, ec);

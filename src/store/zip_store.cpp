@@ -1,0 +1,516 @@
+// ZipStore: a zip archive read through libzip, with writes staged in files beside it until a
+// commit writes the archive anew (see zip_store.hpp for why).
+#include "zarrpp/store/zip_store.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "zarrpp/core/error.hpp"
+#include "zarrpp/core/warning.hpp"
+
+namespace zarrpp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// An archive with no members: the end-of-central-directory record alone.
+constexpr std::array<char, 22> kEmptyArchive = {'P', 'K', 5, 6};
+
+std::string errno_text() { return std::strerror(errno); }
+
+[[noreturn]] void fail(const fs::path& path, const std::string& what, ErrorCode code = ErrorCode::store_failure) {
+  const std::string message = "zip store " + path.string() + ": " + what;
+  if (code == ErrorCode::not_found) throw NotFoundError(message);
+  if (code == ErrorCode::conflict) throw ConflictError(message);
+  throw StoreError(code, message);
+}
+
+// A temporary file beside `path` (same file system, so it can be renamed over it).
+fs::path temp_beside(const fs::path& path, const char* what) {
+  std::string tmpl = (path.parent_path() / ("." + path.filename().string() + "." + what + "-XXXXXX")).string();
+  const int fd = mkstemp(tmpl.data());
+  if (fd < 0) fail(path, "cannot make a temporary file beside it: " + errno_text());
+  ::close(fd);
+  return tmpl;
+}
+
+void fsync_path(const fs::path& p, bool directory) {
+  const int fd = ::open(p.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// An exclusive lock on the file at `path` (its inode), or -1 with errno when another holds it.
+int lock_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+// Makes an empty archive at `path` unless a file is there; false when one was.
+bool make_empty_archive(const fs::path& path) {
+  const fs::path tmp = temp_beside(path, "zarrpp-new");
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(kEmptyArchive.data(), kEmptyArchive.size());
+    if (!out.flush()) {
+      fs::remove(tmp);
+      fail(path, "cannot write an empty archive: " + errno_text());
+    }
+  }
+  const bool made = ::link(tmp.c_str(), path.c_str()) == 0;
+  const int e = errno;
+  fs::remove(tmp);
+  if (!made && e != EEXIST) fail(path, std::string("cannot create it: ") + std::strerror(e));
+  if (made) fsync_path(path.parent_path().empty() ? "." : path.parent_path(), true);
+  return made;
+}
+
+}  // namespace
+
+struct ZipStore::State {
+  zip_t* archive = nullptr;                                  // the committed archive (read-only)
+  std::map<std::string, zip_uint64_t, std::less<>> members;  // name -> its last entry
+  std::uint64_t commits = 0;                                 // part of a member's version
+  struct Staged {
+    std::optional<fs::path> file;  // nullopt: erased
+    std::uint64_t size = 0;
+    std::uint64_t generation = 0;
+  };
+  std::map<std::string, Staged, std::less<>> staged;
+  fs::path staging_dir;  // made by the first staged write
+  std::uint64_t next_generation = 1;
+  bool rewrite = false;  // commit even with nothing staged ("w" over an existing archive)
+  bool open = false;
+  int lock_fd = -1;
+
+  ~State() { release(); }
+  void release() {
+    if (archive) zip_discard(archive);
+    archive = nullptr;
+    members.clear();
+    if (lock_fd >= 0) ::close(lock_fd);
+    lock_fd = -1;
+    open = false;
+  }
+  void read_archive(const fs::path& path) {
+    int err = 0;
+    zip_t* za = zip_open(path.c_str(), ZIP_RDONLY, &err);
+    if (!za) {
+      zip_error_t ze;
+      zip_error_init_with_code(&ze, err);
+      const std::string why = zip_error_strerror(&ze);
+      zip_error_fini(&ze);
+      fail(path, "cannot be read as a zip archive: " + why,
+           err == ZIP_ER_NOENT ? ErrorCode::not_found : ErrorCode::store_failure);
+    }
+    if (archive) zip_discard(archive);
+    archive = za;
+    members.clear();
+    const zip_int64_t n = zip_get_num_entries(za, 0);
+    for (zip_int64_t i = 0; i < n; ++i) {
+      const char* name = zip_get_name(za, static_cast<zip_uint64_t>(i), 0);
+      if (!name || !*name || name[std::strlen(name) - 1] == '/') continue;  // folders are no keys
+      members[name] = static_cast<zip_uint64_t>(i);                         // the last one wins
+    }
+  }
+  // Before the first change: the writer's lock, then the archive as it is now (another writer
+  // may have committed since it was opened; versions read before then no longer match).
+  void lock_for_writing(const fs::path& path) {
+    if (lock_fd >= 0) return;
+    lock_fd = lock_file(path);
+    if (lock_fd < 0)
+      fail(path,
+           errno == EWOULDBLOCK ? "another ZipStore is writing it (one writer at a time; close the other first)"
+                                : "cannot be opened: " + errno_text(),
+           errno == EWOULDBLOCK ? ErrorCode::conflict : ErrorCode::store_failure);
+    if (!rewrite) {
+      read_archive(path);
+      ++commits;
+    }
+  }
+  void drop_staging() {
+    staged.clear();
+    if (!staging_dir.empty()) {
+      std::error_code ec;
+      fs::remove_all(staging_dir, ec);
+      staging_dir.clear();
+    }
+  }
+};
+
+ZipStore::Mode ZipStore::parse_mode(const std::string& mode) {
+  if (mode == "r") return Mode::read;
+  if (mode == "w") return Mode::write;
+  if (mode == "a") return Mode::append;
+  if (mode == "x") return Mode::exclusive;
+  throw ArgumentError("zip store mode '" + mode + "': expected r, w, a or x");
+}
+
+ZipStore::ZipStore(fs::path path, Options options, std::unique_ptr<State> state)
+    : path_(std::move(path)), options_(options), state_(std::move(state)) {}
+
+// Opens (or reopens after close(): "w" and "x" then keep what was written, as "a").
+static void open_state(ZipStore::State& st, const fs::path& path, ZipStore::Mode mode) {
+  using Mode = ZipStore::Mode;
+  if (mode == Mode::read) {
+    if (!fs::is_regular_file(path)) fail(path, "no zip file there", ErrorCode::not_found);
+    st.read_archive(path);
+    st.open = true;
+    return;
+  }
+  const bool made = make_empty_archive(path);
+  if (mode == Mode::exclusive && !made) fail(path, "a file is there already (mode 'x')", ErrorCode::already_exists);
+  if (mode == Mode::write && !made)
+    st.rewrite = true;  // "w": the old members are not this store's, and go at the first commit
+  else
+    st.read_archive(path);
+  st.open = true;
+}
+
+std::shared_ptr<ZipStore> ZipStore::open(const fs::path& path, Options options) {
+  auto st = std::make_unique<State>();
+  open_state(*st, path, options.mode);
+  return std::make_shared<ZipStore>(path, options, std::move(st));
+}
+
+ZipStore::~ZipStore() {
+  try {
+    close();
+  } catch (const std::exception& e) {
+    warn(std::string("a zip store was dropped without close() and its last changes could not be written: ") + e.what());
+  }
+}
+
+bool ZipStore::closed() const {
+  std::lock_guard lk(mu_);
+  return !state_->open;
+}
+
+StoreCapabilities ZipStore::capabilities() const {
+  const bool w = options_.mode != Mode::read;
+  return {.writable = w,
+          .listing = true,
+          .conditional_writes = w,
+          .conditional_erase = w,
+          .locking = w,
+          .native_streaming = false};
+}
+
+std::string ZipStore::location() const {
+  std::error_code ec;
+  const auto canon = fs::weakly_canonical(path_, ec);
+  return "zip://" + (ec ? path_ : canon).string();
+}
+
+void ZipStore::ensure_open() {
+  if (!state_->open) open_state(*state_, path_, options_.mode == Mode::read ? Mode::read : Mode::append);
+}
+
+std::optional<Version> ZipStore::version_of(const std::string& key) const {
+  if (auto s = state_->staged.find(key); s != state_->staged.end()) {
+    if (!s->second.file) return std::nullopt;
+    return "s" + std::to_string(s->second.generation);
+  }
+  if (state_->rewrite) return std::nullopt;
+  if (auto m = state_->members.find(key); m != state_->members.end())
+    return "m" + std::to_string(state_->commits) + "." + std::to_string(m->second);
+  return std::nullopt;
+}
+
+namespace {
+
+Bytes read_staged(const fs::path& archive, const fs::path& file, std::uint64_t b, std::uint64_t e) {
+  Bytes out(e - b);
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(b));
+  if (!in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size())))
+    fail(archive, "cannot read the staged value " + file.string());
+  return out;
+}
+
+Bytes read_member(const fs::path& archive, zip_t* za, zip_uint64_t idx, std::uint64_t b, std::uint64_t e) {
+  zip_file_t* f = zip_fopen_index(za, idx, 0);
+  if (!f) fail(archive, std::string("cannot open a member: ") + zip_strerror(za));
+  Bytes out(e - b);
+  const auto close_fail = [&](const std::string& what) {
+    const std::string why = zip_file_strerror(f);
+    zip_fclose(f);
+    fail(archive, what + ": " + why, ErrorCode::corrupt_data);
+  };
+  zip_stat_t zs;
+  zip_stat_init(&zs);
+  const bool stored =
+      zip_stat_index(za, idx, 0, &zs) == 0 && (zs.valid & ZIP_STAT_COMP_METHOD) && zs.comp_method == ZIP_CM_STORE;
+  if (b > 0 && (!stored || zip_fseek(f, static_cast<zip_int64_t>(b), SEEK_SET) != 0)) {
+    // Compressed members cannot seek: read up to the start.
+    Bytes skip(std::min<std::uint64_t>(b, 1 << 20));
+    for (std::uint64_t left = b; left > 0;) {
+      const zip_int64_t n = zip_fread(f, skip.data(), std::min<std::uint64_t>(left, skip.size()));
+      if (n <= 0) close_fail("a member ends early");
+      left -= static_cast<std::uint64_t>(n);
+    }
+  }
+  for (std::uint64_t got = 0; got < out.size();) {
+    const zip_int64_t n = zip_fread(f, out.data() + got, out.size() - got);
+    if (n < 0) close_fail("a member cannot be read");
+    if (n == 0) close_fail("a member ends early");
+    got += static_cast<std::uint64_t>(n);
+  }
+  if (b == 0 && e == zs.size) {  // the whole member: one more read finds its end and checks its CRC
+    std::uint8_t probe = 0;
+    if (zip_fread(f, &probe, 1) != 0) close_fail("a member does not match its checksum or size");
+  }
+  zip_fclose(f);
+  return out;
+}
+
+}  // namespace
+
+std::optional<VersionedBytes> ZipStore::do_get(const std::string& key, const ByteRange& range,
+                                               std::uint64_t max_bytes) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  const auto version = version_of(key);
+  if (!version) return std::nullopt;
+  const auto size = *size_of(key);
+  const auto [b, e] = range.resolve(size);
+  if (e - b > max_bytes)
+    fail(path_,
+         "'" + key + "' holds " + std::to_string(e - b) + " bytes, more than the " + std::to_string(max_bytes) +
+             " expected",
+         ErrorCode::limit_exceeded);
+  if (auto s = state_->staged.find(key); s != state_->staged.end())
+    return VersionedBytes{read_staged(path_, *s->second.file, b, e), *version};
+  return VersionedBytes{read_member(path_, state_->archive, state_->members.at(key), b, e), *version};
+}
+
+std::optional<std::uint64_t> ZipStore::size_of(const std::string& key) const {
+  if (!version_of(key)) return std::nullopt;
+  if (auto s = state_->staged.find(key); s != state_->staged.end()) return s->second.size;
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(state_->archive, state_->members.at(key), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+    fail(path_, "cannot read the size of '" + key + "': " + zip_strerror(state_->archive));
+  return st.size;
+}
+
+std::optional<std::uint64_t> ZipStore::do_size(const std::string& key) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  return size_of(key);
+}
+
+void ZipStore::stage(const std::string& key, const Bytes* value) {
+  auto& st = *state_;
+  st.lock_for_writing(path_);
+  State::Staged next{std::nullopt, 0, st.next_generation++};
+  if (value) {
+    if (st.staging_dir.empty()) {
+      std::string tmpl = (path_.parent_path() / ("." + path_.filename().string() + ".zarrpp-staged-XXXXXX")).string();
+      if (!mkdtemp(tmpl.data())) fail(path_, "cannot make a folder beside it for the values written: " + errno_text());
+      st.staging_dir = tmpl;
+    }
+    next.file = st.staging_dir / std::to_string(next.generation);
+    next.size = value->size();
+    std::ofstream out(*next.file, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(value->data()), static_cast<std::streamsize>(value->size()));
+    if (!out.flush()) {
+      std::error_code ec;
+      fs::remove(*next.file, ec);
+      fail(path_, "cannot write '" + key + "' to " + next.file->string() + ": " + errno_text());
+    }
+  }
+  auto it = st.staged.find(key);
+  if (it != st.staged.end() && it->second.file) {
+    std::error_code ec;
+    fs::remove(*it->second.file, ec);
+  }
+  const bool in_archive = !st.rewrite && st.members.count(key) > 0;
+  if (!value && !in_archive) {
+    if (it != st.staged.end()) st.staged.erase(it);  // nothing to hide in the archive
+    return;
+  }
+  st.staged[key] = std::move(next);
+}
+
+void ZipStore::do_set(const std::string& key, const Bytes& value) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  stage(key, &value);
+}
+
+void ZipStore::do_erase(const std::string& key) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  stage(key, nullptr);
+}
+
+bool ZipStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  if (version_of(key) != expected) return false;
+  stage(key, &value);
+  return true;
+}
+
+bool ZipStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  const auto now = version_of(key);
+  if (!expected) return !now;
+  if (now != expected) return false;
+  stage(key, nullptr);
+  return true;
+}
+
+std::vector<std::string> ZipStore::do_list_prefix(const std::string& prefix) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  std::set<std::string> keys;
+  auto take = [&](const std::string& k) {
+    if (k.compare(0, prefix.size(), prefix) != 0) return;
+    try {
+      validate_key(k);  // a member no key can name (an absolute path, "..") is not listed
+      keys.insert(k);
+    } catch (const Error&) {
+    }
+  };
+  if (!state_->rewrite)
+    for (const auto& [name, idx] : state_->members)
+      if (!state_->staged.count(name)) take(name);
+  for (const auto& [name, s] : state_->staged)
+    if (s.file) take(name);
+  return {keys.begin(), keys.end()};
+}
+
+std::unique_ptr<StoreLock> ZipStore::do_lock(const std::string& key) {
+  if (options_.mode == Mode::read) throw ConflictError("zip store " + path_.string() + " is read-only: no locks");
+  std::shared_ptr<std::mutex> m;
+  {
+    std::lock_guard lk(locks_mu_);
+    auto& slot = locks_[key];
+    if (!slot) slot = std::make_shared<std::mutex>();
+    m = slot;
+  }
+  struct Held : StoreLock {
+    std::shared_ptr<std::mutex> m;
+    explicit Held(std::shared_ptr<std::mutex> mm) : m(std::move(mm)) { m->lock(); }
+    ~Held() override { m->unlock(); }
+  };
+  return std::make_unique<Held>(std::move(m));
+}
+
+namespace {
+
+// Adds `name` to `out` from `src`; throws with libzip's reason.
+void add_member(zip_t* out, const fs::path& path, const std::string& name, zip_source_t* src, int method,
+                std::optional<time_t> mtime) {
+  if (!src) fail(path, "cannot write '" + name + "': " + zip_strerror(out));
+  const zip_int64_t idx = zip_file_add(out, name.c_str(), src, ZIP_FL_ENC_GUESS);
+  if (idx < 0) {
+    zip_source_free(src);
+    fail(path, "cannot write '" + name + "': " + zip_strerror(out));
+  }
+  const auto i = static_cast<zip_uint64_t>(idx);
+  if ((method >= 0 && zip_set_file_compression(out, i, method, 0) != 0) ||
+      (mtime && zip_file_set_mtime(out, i, *mtime, 0) != 0))
+    fail(path, "cannot write '" + name + "': " + zip_strerror(out));
+}
+
+}  // namespace
+
+void ZipStore::commit() {
+  std::lock_guard lk(mu_);
+  auto& st = *state_;
+  if (!st.open || (st.staged.empty() && !st.rewrite)) return;
+  st.lock_for_writing(path_);
+  const fs::path tmp = temp_beside(path_, "zarrpp-new");
+  const auto cleanup = [&] {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+  };
+  const std::string kept =
+      st.staging_dir.empty() ? "" : " (the values written are kept in " + st.staging_dir.string() + ")";
+  int err = 0;
+  zip_t* out = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  if (!out) {
+    cleanup();
+    fail(path_, "cannot write a new archive beside it" + kept);
+  }
+  std::size_t count = 0;
+  try {
+    if (!st.rewrite)
+      for (const auto& [name, idx] : st.members) {
+        if (st.staged.count(name)) continue;
+        zip_stat_t zs;
+        zip_stat_init(&zs);
+        zip_stat_index(st.archive, idx, 0, &zs);
+        // The member's bytes as they are stored: never decompressed and compressed again.
+        add_member(out, path_, name, zip_source_zip(out, st.archive, idx, ZIP_FL_COMPRESSED, 0, -1), -1,
+                   (zs.valid & ZIP_STAT_MTIME) ? std::optional<time_t>(zs.mtime) : std::nullopt);
+        ++count;
+      }
+    const int method = options_.compression == Compression::deflated ? ZIP_CM_DEFLATE : ZIP_CM_STORE;
+    for (const auto& [name, s] : st.staged) {
+      if (!s.file) continue;
+      add_member(out, path_, name, zip_source_file(out, s.file->c_str(), 0, -1), method, std::nullopt);
+      ++count;
+    }
+    if (zip_close(out) != 0) fail(path_, std::string("cannot write the new archive: ") + zip_strerror(out));
+  } catch (const StoreError& e) {
+    zip_discard(out);
+    cleanup();
+    throw StoreError(e.code(), e.what() + kept);
+  }
+  if (count == 0) {  // libzip writes no file for an archive without members
+    std::ofstream empty(tmp, std::ios::binary | std::ios::trunc);
+    empty.write(kEmptyArchive.data(), kEmptyArchive.size());
+    if (!empty.flush()) {
+      cleanup();
+      fail(path_, "cannot write the new archive: " + errno_text() + kept);
+    }
+  }
+  fsync_path(tmp, false);
+  // The lock moves with the file: taken on the new archive before it replaces the old one.
+  const int lock = lock_file(tmp);
+  if (lock < 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
+    const std::string why = errno_text();
+    if (lock >= 0) ::close(lock);
+    cleanup();
+    fail(path_, "cannot replace the archive: " + why + kept);
+  }
+  fsync_path(path_.parent_path().empty() ? "." : path_.parent_path(), true);
+  if (st.lock_fd >= 0) ::close(st.lock_fd);
+  st.lock_fd = lock;
+  st.rewrite = false;
+  st.drop_staging();
+  ++st.commits;
+  st.read_archive(path_);
+}
+
+void ZipStore::close() {
+  commit();
+  std::lock_guard lk(mu_);
+  state_->drop_staging();
+  state_->release();
+}
+
+}  // namespace zarrpp
