@@ -16,6 +16,7 @@ selections, metadata, codecs), TypeError (data of the wrong type), FileNotFoundE
 nodes; KeyError for group members) and RuntimeError (everything else), with zarrpp's message.
 """
 from . import codecs, errors, storage
+from ._config import config
 from ._api import (create, empty, empty_like, full, full_like, load, ones, ones_like, open, open_array, open_like, save,
                    save_array, save_group, zeros, zeros_like)
 from ._array import (Array, Attributes, Group, UnreadableMemberWarning, ZarrppWarning, array, convert_to_v2,
@@ -24,7 +25,7 @@ from .storage import FileStore, LocalStore, MemoryStore
 
 from ._zarrpp import __version__  # the version CMakeLists.txt's project() gives
 
-__all__ = ["Array", "Attributes", "Group", "UnreadableMemberWarning", "ZarrppWarning", "array", "codecs",
+__all__ = ["Array", "Attributes", "Group", "UnreadableMemberWarning", "ZarrppWarning", "array", "codecs", "config",
            "convert_to_v2", "convert_to_v3", "copy_array", "create", "create_array", "create_group", "empty",
            "empty_like", "errors", "full", "full_like", "group", "load", "ones", "ones_like", "open", "open_array",
            "open_group", "open_like", "save", "save_array", "save_group", "storage", "zeros", "zeros_like",

@@ -16,6 +16,7 @@ from . import _zarrpp
 from .codecs import Codec, ShardingCodec, _as_list, from_metadata
 from .errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError, NodeNotFoundError,
                      NodeTypeValidationError)
+from . import _config
 from .storage import is_read_only, make_store
 
 __all__ = ["Array", "Group", "Attributes", "create_array", "open_array", "open_group", "create_group", "group",
@@ -431,6 +432,7 @@ class Array(_Node):
         self._store = store if store is not None else core.store
         self._read_only = bool(read_only) or is_read_only(self._store)
         self._dtype = core.dtype  # never changes for an array
+        _apply_config(core, _config.array_defaults())  # zarrpp.config's, when opened or created
 
     # ---- description ----
     @property
@@ -1264,7 +1266,7 @@ def create_array(
     serializer: Any = "auto",
     fill_value: Any = DEFAULT_FILL_VALUE,
     order: Optional[str] = None,
-    zarr_format: Optional[int] = 3,
+    zarr_format: Optional[int] = None,
     attributes: Optional[Dict[str, Any]] = None,
     dimension_names: Optional[Sequence[Optional[str]]] = None,
     overwrite: bool = False,
@@ -1286,13 +1288,13 @@ def create_array(
     explicit None is that too on Zarr v3, and on Zarr v2 no fill value (null), as in zarr-python 3.
     ``lower_bound``: zarrpp extension, a domain starting at this index (default 0).
     ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
-    ``zarr_format``: 3 (default) or 2 (.zarray/.zattrs as zarr-python 2 writes; ``order`` "C" or
-    "F", ``dimension_separator`` "." (default) or "/", numcodecs filters and compressors).
+    ``zarr_format``: 3 or 2 (.zarray/.zattrs as zarr-python 2 writes; ``order`` "C" or "F",
+    ``dimension_separator`` "." (default) or "/", numcodecs filters and compressors); by default
+    ``zarrpp.config``'s ``default_zarr_format`` (3), and ``order`` its ``array.order``.
     ``chunk_key_encoding``: ``{"name": "default"|"v2", "separator": "/"|"."}`` as in zarr-python 3
     (Zarr v2 arrays take only "v2"; a v3 array takes either).
     """
-    if zarr_format not in (None, 2, 3):
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    zarr_format, order = _format_and_order(zarr_format, order)
     if name is not None and path is not None and name.strip("/") != path.strip("/"):
         raise ValueError(f"name={name!r} and path={path!r} disagree; give one of them")
     node_path = (name if name is not None else path) or ""
@@ -1322,13 +1324,23 @@ def create_array(
         _core_fill_value(fill_value, zarr_format),
         filter_specs, compressor_specs,
         None if shards_t is None else list(shards_t), dims,
-        _to_json_text(attributes or {}), bool(overwrite), lb, endian, 3 if zarr_format is None else int(zarr_format),
+        _to_json_text(attributes or {}), bool(overwrite), lb, endian, int(zarr_format),
         key_encoding, _serializer_spec(serializer), order or "C")
     arr = Array(core, store=st)
     _apply_config(core, cfg)
     if data is not None and write_data:
         arr[...] = data
     return arr
+
+
+def _format_and_order(zarr_format: Optional[int], order: Optional[str]) -> Tuple[int, Optional[str]]:
+    """``zarr_format`` and a v2 array's ``order``, zarrpp.config's where not given."""
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    zarr_format = _config.default_zarr_format(zarr_format)
+    if order is None and zarr_format == 2:
+        order = _config.config.get("array.order")
+    return zarr_format, order
 
 
 def _codec_specs(filters: Any, compressors: Any) -> Tuple[List[tuple], Optional[List[tuple]]]:
@@ -1490,7 +1502,7 @@ def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None,
 
 def create_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
                  attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False,
-                 zarr_format: Optional[int] = 3, storage_options: Optional[Dict[str, Any]] = None) -> Group:
+                 zarr_format: Optional[int] = None, storage_options: Optional[Dict[str, Any]] = None) -> Group:
     """Creates a group (and any missing parent groups); ``zarr_format=2`` writes .zgroup."""
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
@@ -1500,7 +1512,7 @@ def create_group(store: Any = None, *, path: str = "", name: Optional[str] = Non
     if not overwrite:
         _refuse_existing(st, _zarrpp.normalize_path(p))
     return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), bool(overwrite),
-                                      3 if zarr_format is None else int(zarr_format)), store=st)
+                                      _config.default_zarr_format(zarr_format)), store=st)
 
 
 def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
@@ -1531,7 +1543,7 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
         _refuse_existing(st, p)
     _check_store_writable(st)
     return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), mode == "w",
-                                      3 if zarr_format is None else int(zarr_format)), store=st)
+                                      _config.default_zarr_format(zarr_format)), store=st)
 
 
 def group(store: Any = None, *, path: str = "", overwrite: bool = False,
