@@ -1,11 +1,14 @@
 """Stores: where zarrpp keeps zarr.json documents and chunks.
 
 ``LocalStore(path)`` (alias ``FileStore``) is a directory on the local file system; every write
-is atomic and safe across processes. ``MemoryStore()`` lives in this process only. Anywhere a
-store is expected, a ``str`` or ``pathlib.Path`` means ``LocalStore(path)``, None means a new
-``MemoryStore()``, ``"memory://name/path"`` the folder ``path`` of the process-wide memory store
-``name`` (made by its first use, kept until ``forget_memory_store(name)``), and a ``dict`` (or any
-mapping) holds the keys and bytes zarr-python would put there.
+is atomic and safe across processes. ``MemoryStore()`` lives in this process only. ``ZipStore``
+is a zip file, as zarr-python keeps one. Anywhere a store is expected, a ``str`` or
+``pathlib.Path`` means ``LocalStore(path)``, None means a new ``MemoryStore()``,
+``"memory://name/path"`` the folder ``path`` of the process-wide memory store ``name`` (made by
+its first use, kept until ``forget_memory_store(name)``), ``StorePath(store, path)`` the folder
+``path`` of ``store``, and a ``dict`` (or any mapping) holds the keys and bytes zarr-python would
+put there. Every store has zarr-python 3's methods (``get``, ``set``, ``list_dir``,
+``with_read_only``, ``close``, ...), synchronous.
 """
 from __future__ import annotations
 
