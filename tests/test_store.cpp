@@ -162,7 +162,7 @@ TEST(ZipStore, CommitsWriteTheArchiveAnewAndReadersSeeTheLastCommit) {
   EXPECT_EQ(w->get("k"), B("one"));
   w->commit();
   EXPECT_TRUE(litter_beside(path).empty());
-  EXPECT_FALSE(r->exists("k"));  // a reader keeps the archive it opened
+  EXPECT_TRUE(r->exists("k"));  // a reader follows the file to the last commit
   EXPECT_EQ(ZipStore::open(path, {})->get("k"), B("one"));
   w->set("k", B("two"));
   w->erase("x/zarr.json");
@@ -223,6 +223,52 @@ TEST(ZipStore, AFailedCommitLeavesTheArchiveWholeAndNamesWhereTheValuesAre) {
   EXPECT_EQ(r->get("kept"), Bytes(5000, 7));
   EXPECT_EQ(r->get("kept", ByteRange::range(4000, 3)), Bytes(3, 7));  // a deflated member, read from inside
   EXPECT_EQ(litter_beside(path), staged);                             // no temporary left, the staging folder kept
+}
+
+TEST(ZipStore, AWriterComparesWithTheArchiveAsItIsWhenItFirstChangesIt) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  ZipStore::open(path, {.mode = ZipStore::Mode::write})->close();
+  auto a = ZipStore::open(path, {.mode = ZipStore::Mode::append});
+  const auto seen = a->get_versioned("k");  // nothing there yet, as a saw it
+  EXPECT_FALSE(seen);
+  auto b = ZipStore::open(path, {.mode = ZipStore::Mode::append});
+  b->set("k", B("from b"));
+  b->close();
+  EXPECT_FALSE(a->set("k", B("from a"), WriteOptions::if_equal(std::nullopt)));  // b's value is there now
+  a->close();
+  EXPECT_EQ(ZipStore::open(path, {})->get("k"), B("from b"));
+}
+
+TEST(ZipStore, CommitsKeepTheArchivesModeStoredMembersFoldersAndSymlink) {
+  TempDir dir("zip");
+  const auto target = dir.path() / "target.zip";
+  ZipStore::open(target, {.mode = ZipStore::Mode::write})->set("a", Bytes(4000, 1));  // stored
+  ::chmod(target.c_str(), 0640);
+  fs::create_symlink(target, dir.path() / "link.zip");
+  {
+    auto w = ZipStore::open(dir.path() / "link.zip", {.mode = ZipStore::Mode::append});
+    w->set("b", B("x"));
+  }
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "link.zip"));  // the file it points to was replaced
+  EXPECT_EQ(ZipStore::open(target, {})->list_prefix(""), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(fs::status(target).permissions() & fs::perms::all, fs::perms(0640));
+  EXPECT_GE(fs::file_size(target), 4000u);  // the stored member was not compressed by the commit
+}
+
+TEST(ZipStore, WritesFromOtherThreadsDuringCloseAreNeverDropped) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  auto w = ZipStore::open(path, {.mode = ZipStore::Mode::write});
+  std::atomic<bool> done{false};
+  std::thread closer([&] {
+    while (!done) w->close();
+  });
+  for (int i = 0; i < 300; ++i) w->set("k" + std::to_string(i), B("v"));
+  done = true;
+  closer.join();
+  w->close();
+  EXPECT_EQ(ZipStore::open(path, {})->list_prefix("").size(), 300u);
 }
 
 TEST(FileStore, KeysNeverEscapeTheRoot) {

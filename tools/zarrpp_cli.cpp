@@ -76,7 +76,19 @@ int run_given(std::span<const std::unique_ptr<cli::Command>> commands) {
   try {
     for (const auto& c : commands) {
       if (c->given()) {
-        c->run();
+        try {
+          c->run();
+        } catch (...) {
+          // What a failed command changed in a zip file is written too, as it would stand in a
+          // directory; the command's own error is the one reported.
+          try {
+            cli::close_zip_stores();
+          } catch (const std::exception& e) {
+            std::cerr << "zarrpp: error: " << cli::one_line(e.what()) << "\n";
+          }
+          throw;
+        }
+        cli::close_zip_stores();
         break;
       }
     }

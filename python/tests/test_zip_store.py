@@ -116,7 +116,7 @@ def test_one_writer_at_a_time_and_readers_see_the_last_commit(tmp_path):
     reader = ZipStore(path)
     assert not reader.exists("k") and w.get("k") == b"1"
     w.commit()
-    assert ZipStore(path).get("k") == b"1" and not reader.exists("k")
+    assert ZipStore(path).get("k") == b"1" and reader.exists("k")  # readers follow the file
     w.close()
     w.set("after", b"2")  # used after close: reopened to add
     w.close()
@@ -175,3 +175,60 @@ def test_hostile_and_broken_archives_get_clear_errors(tmp_path):
     corrupt.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="ok|member"):
         ZipStore(str(corrupt)).get("ok")
+
+
+def test_two_writers_one_after_the_other_lose_no_growth(tmp_path):
+    path = str(tmp_path / "two.zip")
+    with ZipStore(path, mode="w") as zs:
+        zarrpp.create_array(store=zs, shape=(4,), chunks=(2,), dtype="i4", fill_value=0)[:] = [0, 1, 2, 3]
+    a_store = ZipStore(path, mode="a")
+    a = zarrpp.open_array(store=a_store)  # opened before b grows it
+    with ZipStore(path, mode="a") as b_store:
+        zarrpp.open_array(store=b_store).append(np.array([100, 101], dtype="i4"))
+    a.append(np.array([200, 201], dtype="i4"))
+    a_store.close()
+    assert list(zarrpp.open_array(store=ZipStore(path), mode="r")[:]) == [0, 1, 2, 3, 100, 101, 200, 201]
+
+
+def test_relative_paths_new_files_and_forks(tmp_path, monkeypatch):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    old = os.umask(0o022)
+    try:
+        zs = ZipStore("data.zip", mode="w")
+    finally:
+        os.umask(old)
+    with zipfile.ZipFile(tmp_path / "two" / "data.zip", "w") as zf:
+        zf.writestr("precious", b"keep me")
+    monkeypatch.chdir(tmp_path / "two")  # the store stays on the file it opened
+    zs.set("new", b"1")
+    if os.fork() == 0:  # a forked child shares the store: it must not write through it
+        try:
+            zs.set("child", b"2")
+            os._exit(1)
+        except RuntimeError as e:
+            os._exit(0 if "another process" in str(e) else 2)
+    _, status = os.wait()
+    assert os.waitstatus_to_exitcode(status) == 0
+    zs.close()
+    assert _names(tmp_path / "one" / "data.zip") == ["new"]
+    assert _names(tmp_path / "two" / "data.zip") == ["precious"]
+    assert oct(os.stat(tmp_path / "one" / "data.zip").st_mode & 0o777) == oct(0o644)
+
+
+def test_folders_comments_and_names_survive_a_commit_as_zipfile_reads_them(tmp_path):
+    path = str(tmp_path / "f.zip")
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.comment = b"made by hand"
+        zf.writestr("g/", b"")
+        zf.writestr("cafX", b"name")
+    data = open(path, "rb").read().replace(b"cafX", b"caf\xe9")  # no UTF-8 flag: code page 437
+    open(path, "wb").write(data)
+    expected = [n for n in _names(path) if not n.endswith("/")]
+    with ZipStore(path, mode="a") as zs:
+        assert zs.list() == expected  # the name zipfile (and zarr-python) reads
+        zs.set("k", b"1")
+    with zipfile.ZipFile(path) as zf:
+        assert zf.comment == b"made by hand" and "g/" in zf.namelist()
+        assert sorted(n for n in zf.namelist() if not n.endswith("/")) == sorted(expected + ["k"])

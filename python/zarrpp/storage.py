@@ -264,7 +264,8 @@ class ZipStore(_zarrpp.ZipStore):
     A zip member cannot be replaced in place: what is written (and deleted) is kept in a folder
     beside the archive, seen by reads at once, until ``close()`` (or ``commit()``, or the store's
     end) writes the archive anew, to a temporary file renamed over it, so a crash leaves the old
-    archive whole. One writer at a time (a second is refused); readers see the last commit."""
+    archive whole. One writer at a time (a second is refused at its first change); readers follow
+    the file to the last commit."""
 
     def __init__(self, path: "str | os.PathLike[str]", *, mode: str = "r", read_only: Optional[bool] = None,
                  compression: int = _ZIP_STORED, allowZip64: bool = True):
@@ -294,8 +295,8 @@ class ZipStore(_zarrpp.ZipStore):
         self._close()
 
     def with_read_only(self, read_only: bool = False) -> "ZipStore":
-        """Another store on the same file: ``read_only`` sees its last commit; a writable one needs
-        this store closed first (one writer at a time)."""
+        """Another store on the same file: a read-only one follows its commits; a writable one can
+        write once this store is closed (one writer at a time)."""
         return ZipStore(self._path, mode="r" if read_only else "a", compression=self._zip_args[2])
 
     def __eq__(self, other: Any) -> bool:

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -64,8 +65,17 @@ int lock_file(const fs::path& path) {
   return fd;
 }
 
+// The process's umask, read without changing it (umask(2) would, for every thread at once).
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  return 022;
+}
+
 // Makes an empty archive at `path` unless a file is there; false when one was.
 bool make_empty_archive(const fs::path& path) {
+  if (fs::exists(fs::symlink_status(path))) return false;
   const fs::path tmp = temp_beside(path, "zarrpp-new");
   {
     std::ofstream out(tmp, std::ios::binary);
@@ -75,19 +85,45 @@ bool make_empty_archive(const fs::path& path) {
       fail(path, "cannot write an empty archive: " + errno_text());
     }
   }
+  ::chmod(tmp.c_str(), 0666 & ~current_umask());  // as a file made by open(2), not mkstemp's 0600
   const bool made = ::link(tmp.c_str(), path.c_str()) == 0;
   const int e = errno;
   fs::remove(tmp);
   if (!made && e != EEXIST) fail(path, std::string("cannot create it: ") + std::strerror(e));
-  if (made) fsync_path(path.parent_path().empty() ? "." : path.parent_path(), true);
+  if (made) fsync_path(path.parent_path(), true);
   return made;
 }
+
+// The archive's path made absolute, through symlinks: a later chdir or a symlinked archive must
+// not make a commit replace another file.
+fs::path resolved(const fs::path& path) {
+  std::error_code ec;
+  const fs::path abs = fs::absolute(path, ec);
+  if (ec) return path;
+  const fs::path canon = fs::weakly_canonical(abs, ec);
+  return ec ? abs : canon;
+}
+
+// Which file a path names now (a commit by another writer renames a new one over it).
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  timespec mtime{};
+  off_t size = 0;
+  bool operator==(const FileId& o) const {
+    return dev == o.dev && ino == o.ino && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec &&
+           size == o.size;
+  }
+};
+FileId file_id(const struct stat& st) { return {st.st_dev, st.st_ino, st.st_mtim, st.st_size}; }
 
 }  // namespace
 
 struct ZipStore::State {
   zip_t* archive = nullptr;                                  // the committed archive (read-only)
+  FileId archive_id;                                         // the file it was read from
   std::map<std::string, zip_uint64_t, std::less<>> members;  // name -> its last entry
+  std::map<std::string, zip_uint64_t, std::less<>> folders;  // "a/" entries: no keys, kept by commits
   std::uint64_t commits = 0;                                 // part of a member's version
   struct Staged {
     std::optional<fs::path> file;  // nullopt: erased
@@ -100,41 +136,73 @@ struct ZipStore::State {
   bool rewrite = false;  // commit even with nothing staged ("w" over an existing archive)
   bool open = false;
   int lock_fd = -1;
+  pid_t owner = ::getpid();    // a forked child shares the lock and the staged files: it must not write
+  bool commit_failed = false;  // reported to the caller: the destructor tries again only after
+                               // new changes
 
   ~State() { release(); }
+  bool forked() const { return ::getpid() != owner; }
   void release() {
     if (archive) zip_discard(archive);
     archive = nullptr;
     members.clear();
+    folders.clear();
     if (lock_fd >= 0) ::close(lock_fd);
     lock_fd = -1;
     open = false;
   }
+  // Reads the archive's directory from one open file (never a name looked up twice: a commit
+  // renaming a new archive over it in between must not be seen half).
   void read_archive(const fs::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      fail(path, "cannot be opened: " + errno_text(),
+           errno == ENOENT ? ErrorCode::not_found : ErrorCode::store_failure);
+    struct stat st{};
+    ::fstat(fd, &st);
     int err = 0;
-    zip_t* za = zip_open(path.c_str(), ZIP_RDONLY, &err);
+    zip_t* za = zip_fdopen(fd, 0, &err);  // takes the descriptor
     if (!za) {
+      ::close(fd);
       zip_error_t ze;
       zip_error_init_with_code(&ze, err);
       const std::string why = zip_error_strerror(&ze);
       zip_error_fini(&ze);
-      fail(path, "cannot be read as a zip archive: " + why,
-           err == ZIP_ER_NOENT ? ErrorCode::not_found : ErrorCode::store_failure);
+      fail(path, "cannot be read as a zip archive: " + why);
     }
     if (archive) zip_discard(archive);
     archive = za;
+    archive_id = file_id(st);
     members.clear();
+    folders.clear();
     const zip_int64_t n = zip_get_num_entries(za, 0);
     for (zip_int64_t i = 0; i < n; ++i) {
-      const char* name = zip_get_name(za, static_cast<zip_uint64_t>(i), 0);
-      if (!name || !*name || name[std::strlen(name) - 1] == '/') continue;  // folders are no keys
-      members[name] = static_cast<zip_uint64_t>(i);                         // the last one wins
+      // Names as the zip specification (and Python's zipfile) reads them: UTF-8 when flagged,
+      // else code page 437.
+      const char* name = zip_get_name(za, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_STRICT);
+      if (!name || !*name) continue;
+      auto& into = name[std::strlen(name) - 1] == '/' ? folders : members;  // folders are no keys
+      into[name] = static_cast<zip_uint64_t>(i);                            // the last one wins
     }
+  }
+  // A reader (nothing staged, no lock) follows the file: after another writer's commit it reads
+  // the new archive.
+  void follow(const fs::path& path) {
+    if (lock_fd >= 0 || rewrite || !staged.empty()) return;
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0 || file_id(st) == archive_id) return;
+    read_archive(path);
+    ++commits;
   }
   // Before the first change: the writer's lock, then the archive as it is now (another writer
   // may have committed since it was opened; versions read before then no longer match).
   void lock_for_writing(const fs::path& path) {
+    if (forked())
+      fail(path, "this ZipStore was opened in another process (before a fork); open the file again in this one",
+           ErrorCode::conflict);
     if (lock_fd >= 0) return;
+    if (::access(path.c_str(), W_OK) != 0 || ::access(path.parent_path().c_str(), W_OK) != 0)
+      fail(path, "cannot be written: no permission to replace it (" + errno_text() + ")", ErrorCode::read_only);
     lock_fd = lock_file(path);
     if (lock_fd < 0)
       fail(path,
@@ -147,6 +215,7 @@ struct ZipStore::State {
     }
   }
   void drop_staging() {
+    if (forked()) return;  // the parent's
     staged.clear();
     if (!staging_dir.empty()) {
       std::error_code ec;
@@ -187,11 +256,15 @@ static void open_state(ZipStore::State& st, const fs::path& path, ZipStore::Mode
 
 std::shared_ptr<ZipStore> ZipStore::open(const fs::path& path, Options options) {
   auto st = std::make_unique<State>();
-  open_state(*st, path, options.mode);
-  return std::make_shared<ZipStore>(path, options, std::move(st));
+  const fs::path where = resolved(path);
+  open_state(*st, where, options.mode);
+  return std::make_shared<ZipStore>(where, options, std::move(st));
 }
 
 ZipStore::~ZipStore() {
+  // A forked child: the changes and the lock are the parent's. A failed commit was reported, and
+  // its staged values are kept where the error said.
+  if (state_->forked() || state_->commit_failed) return;
   try {
     close();
   } catch (const std::exception& e) {
@@ -214,14 +287,13 @@ StoreCapabilities ZipStore::capabilities() const {
           .native_streaming = false};
 }
 
-std::string ZipStore::location() const {
-  std::error_code ec;
-  const auto canon = fs::weakly_canonical(path_, ec);
-  return "zip://" + (ec ? path_ : canon).string();
-}
+std::string ZipStore::location() const { return "zip://" + path_.string(); }
 
 void ZipStore::ensure_open() {
-  if (!state_->open) open_state(*state_, path_, options_.mode == Mode::read ? Mode::read : Mode::append);
+  if (!state_->open)
+    open_state(*state_, path_, options_.mode == Mode::read ? Mode::read : Mode::append);
+  else
+    state_->follow(path_);
 }
 
 std::optional<Version> ZipStore::version_of(const std::string& key) const {
@@ -320,6 +392,7 @@ std::optional<std::uint64_t> ZipStore::do_size(const std::string& key) {
 
 void ZipStore::stage(const std::string& key, const Bytes* value) {
   auto& st = *state_;
+  st.commit_failed = false;
   st.lock_for_writing(path_);
   State::Staged next{std::nullopt, 0, st.next_generation++};
   if (value) {
@@ -366,6 +439,7 @@ void ZipStore::do_erase(const std::string& key) {
 bool ZipStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
   std::lock_guard lk(mu_);
   ensure_open();
+  state_->lock_for_writing(path_);  // compared with the archive as it is now, not as it was opened
   if (version_of(key) != expected) return false;
   stage(key, &value);
   return true;
@@ -374,6 +448,7 @@ bool ZipStore::do_set_if(const std::string& key, const Bytes& value, const std::
 bool ZipStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
   std::lock_guard lk(mu_);
   ensure_open();
+  state_->lock_for_writing(path_);
   const auto now = version_of(key);
   if (!expected) return !now;
   if (now != expected) return false;
@@ -439,6 +514,50 @@ void add_member(zip_t* out, const fs::path& path, const std::string& name, zip_s
 
 void ZipStore::commit() {
   std::lock_guard lk(mu_);
+  try {
+    commit_locked();
+    state_->commit_failed = false;
+  } catch (...) {
+    state_->commit_failed = true;
+    throw;
+  }
+}
+
+// Writes the archive's kept members (and folders, and its comment) and the staged values into
+// the new archive `out`; the number of entries written.
+std::size_t ZipStore::fill_new_archive(zip_t* out) {
+  auto& st = *state_;
+  std::size_t count = 0;
+  auto copy = [&](const std::string& name, zip_uint64_t idx) {
+    zip_stat_t zs;
+    zip_stat_init(&zs);
+    zip_stat_index(st.archive, idx, 0, &zs);
+    const bool stored = (zs.valid & ZIP_STAT_COMP_METHOD) && zs.comp_method == ZIP_CM_STORE;
+    // The member's bytes as they are stored: never decompressed and compressed again (libzip
+    // would deflate a stored member unless told to keep it stored).
+    add_member(out, path_, name, zip_source_zip(out, st.archive, idx, ZIP_FL_COMPRESSED, 0, -1),
+               stored ? ZIP_CM_STORE : -1,
+               (zs.valid & ZIP_STAT_MTIME) ? std::optional<time_t>(zs.mtime) : std::nullopt);
+    ++count;
+  };
+  if (!st.rewrite) {
+    for (const auto& [name, idx] : st.folders) copy(name, idx);
+    for (const auto& [name, idx] : st.members)
+      if (!st.staged.count(name)) copy(name, idx);
+    int len = 0;
+    if (const char* comment = zip_get_archive_comment(st.archive, &len, ZIP_FL_ENC_RAW); comment && len > 0)
+      zip_set_archive_comment(out, comment, static_cast<zip_uint16_t>(len));
+  }
+  const int method = options_.compression == Compression::deflated ? ZIP_CM_DEFLATE : ZIP_CM_STORE;
+  for (const auto& [name, v] : st.staged) {
+    if (!v.file) continue;
+    add_member(out, path_, name, zip_source_file(out, v.file->c_str(), 0, -1), method, std::nullopt);
+    ++count;
+  }
+  return count;
+}
+
+void ZipStore::commit_locked() {
   auto& st = *state_;
   if (!st.open || (st.staged.empty() && !st.rewrite)) return;
   st.lock_for_writing(path_);
@@ -457,35 +576,37 @@ void ZipStore::commit() {
   }
   std::size_t count = 0;
   try {
-    if (!st.rewrite)
-      for (const auto& [name, idx] : st.members) {
-        if (st.staged.count(name)) continue;
-        zip_stat_t zs;
-        zip_stat_init(&zs);
-        zip_stat_index(st.archive, idx, 0, &zs);
-        // The member's bytes as they are stored: never decompressed and compressed again.
-        add_member(out, path_, name, zip_source_zip(out, st.archive, idx, ZIP_FL_COMPRESSED, 0, -1), -1,
-                   (zs.valid & ZIP_STAT_MTIME) ? std::optional<time_t>(zs.mtime) : std::nullopt);
-        ++count;
-      }
-    const int method = options_.compression == Compression::deflated ? ZIP_CM_DEFLATE : ZIP_CM_STORE;
-    for (const auto& [name, s] : st.staged) {
-      if (!s.file) continue;
-      add_member(out, path_, name, zip_source_file(out, s.file->c_str(), 0, -1), method, std::nullopt);
-      ++count;
-    }
+    count = fill_new_archive(out);
     if (zip_close(out) != 0) fail(path_, std::string("cannot write the new archive: ") + zip_strerror(out));
   } catch (const StoreError& e) {
     zip_discard(out);
     cleanup();
     throw StoreError(e.code(), e.what() + kept);
   }
-  if (count == 0) {  // libzip writes no file for an archive without members
+  if (count == 0) {  // libzip writes no file for an archive without entries
     std::ofstream empty(tmp, std::ios::binary | std::ios::trunc);
     empty.write(kEmptyArchive.data(), kEmptyArchive.size());
     if (!empty.flush()) {
       cleanup();
       fail(path_, "cannot write the new archive: " + errno_text() + kept);
+    }
+  }
+  replace_archive(tmp, kept);
+  st.rewrite = false;
+  st.drop_staging();
+  ++st.commits;
+  st.read_archive(path_);
+}
+
+// Renames the new archive `tmp` over the old one, with the old one's permissions and owner, and
+// moves the writer's lock to it.
+void ZipStore::replace_archive(const fs::path& tmp, const std::string& kept) {
+  auto& st = *state_;
+  struct stat old{};
+  if (::stat(path_.c_str(), &old) == 0) {
+    ::chmod(tmp.c_str(), old.st_mode & 07777);
+    if (::chown(tmp.c_str(), old.st_uid, old.st_gid) != 0) {
+      // Not the owner (and not root): the archive becomes this user's, with the same mode.
     }
   }
   fsync_path(tmp, false);
@@ -494,21 +615,24 @@ void ZipStore::commit() {
   if (lock < 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
     const std::string why = errno_text();
     if (lock >= 0) ::close(lock);
-    cleanup();
+    std::error_code ec;
+    fs::remove(tmp, ec);
     fail(path_, "cannot replace the archive: " + why + kept);
   }
-  fsync_path(path_.parent_path().empty() ? "." : path_.parent_path(), true);
+  fsync_path(path_.parent_path(), true);
   if (st.lock_fd >= 0) ::close(st.lock_fd);
   st.lock_fd = lock;
-  st.rewrite = false;
-  st.drop_staging();
-  ++st.commits;
-  st.read_archive(path_);
 }
 
 void ZipStore::close() {
-  commit();
-  std::lock_guard lk(mu_);
+  std::lock_guard lk(mu_);  // one hold: a write from another thread lands before the commit or after the close
+  try {
+    commit_locked();
+    state_->commit_failed = false;
+  } catch (...) {
+    state_->commit_failed = true;
+    throw;
+  }
   state_->drop_staging();
   state_->release();
 }

@@ -625,6 +625,20 @@ expect_eq "$($PY -c "import zarr; print(zarr.open(store=zarr.ZipStore('$ZP/z2.zi
 expect_ok "$Z" convert "$ZP/z2.zip" --zarr-format 3
 expect_ok "$Z" prepend "$ZP/z2.zip" --axis 0 --from "$ZP/front.npy"
 expect_eq "$("$Z" get "$ZP/z2.zip")" "[7 7 0 1 2 3 4 5 7 7]" "converted to v3 and grown in front, in the zip file"
+$PY -c "
+import zarr, numpy as np
+s = zarr.ZipStore('$ZP/g.zip', mode='w'); g = zarr.group(store=s)
+g.create_dataset('g/a', data=np.arange(4, dtype='<i2')); s.close()
+s = zarr.ZipStore('$ZP/big.zip', mode='w')
+zarr.open(store=s, mode='w', shape=(4000,), chunks=(100,), dtype='<i4', compressor=None)[:] = np.arange(4000); s.close()"
+expect_eq "$("$Z" get "$ZP/g.zip/g/a")" "[0 1 2 3]" "an array in a group of a zip file, by its path inside it"
+cp "$ZP/big.zip" "$ZP/before.zip"
+# The archive's new copy cannot be written (a file size limit): the command fails and says where
+# its changes are; the archive is as it was.
+expect_err "File too large.*kept in .*zarrpp-staged" \
+  bash -c "trap '' XFSZ; ulimit -f 8; exec \"\$0\" append \"\$1\" --axis 0 --from \"\$2\"" "$Z" "$ZP/big.zip" "$ZP/front.npy"
+expect_ok cmp "$ZP/big.zip" "$ZP/before.zip"
+rm -rf "$ZP"/.big.zip.zarrpp-staged-*
 printf 'not a zip' >"$ZP/bad.zip"
 expect_err "cannot be read as a zip archive" "$Z" info "$ZP/bad.zip"
 expect_eq "$(cat "$ZP/bad.zip")" "not a zip" "a file that is no zip archive is left as it was"

@@ -245,6 +245,45 @@ std::size_t parse_axis(const std::string& text, std::size_t ndim) {
   return static_cast<std::size_t>(a < 0 ? a + n : a);
 }
 
+namespace {
+
+std::vector<std::shared_ptr<ZipStore>>& zip_stores() {
+  static std::vector<std::shared_ptr<ZipStore>> opened;
+  return opened;
+}
+
+// The store for `dir` when it is a zip file or a path inside one (the first part of it that is a
+// regular file is the archive); null otherwise.
+StorePtr open_in_zip(const std::string& dir) {
+  fs::path archive = fs::path(dir).lexically_normal();
+  fs::path inner;
+  std::error_code ec;
+  while (!archive.empty() && !fs::exists(archive, ec)) {
+    inner = inner.empty() ? archive.filename() : archive.filename() / inner;
+    archive = archive.parent_path();
+  }
+  if (archive.empty() || !fs::is_regular_file(archive, ec)) return nullptr;
+  auto zip = ZipStore::open(archive, {.mode = ZipStore::Mode::append});
+  zip_stores().push_back(zip);
+  return PrefixStore::at(zip, inner.generic_string());
+}
+
+}  // namespace
+
+void close_zip_stores() {
+  auto& opened = zip_stores();
+  std::string failures;
+  for (auto& z : opened) {
+    try {
+      z->close();
+    } catch (const std::exception& e) {
+      failures += (failures.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  opened.clear();
+  if (!failures.empty()) throw StoreError(failures);
+}
+
 // ARRAY / STORE arguments: a local directory, a zip file, or a URL (s3://, http(s)://, file://).
 StorePtr open_dir(const std::string& dir, bool create) {
   if (dir.find("://") != std::string::npos) {
@@ -254,8 +293,9 @@ StorePtr open_dir(const std::string& dir, bool create) {
     }
     return open_store(dir, o);
   }
-  // A zip file (zarr-python's ZipStore): changes are written into it when the command ends.
-  if (fs::is_regular_file(dir)) return ZipStore::open(dir, {.mode = ZipStore::Mode::append});
+  // A zip file (zarr-python's ZipStore), or a folder inside one ("data.zip/group/array"):
+  // changes are written into it when the command ends (close_zip_stores).
+  if (auto zip = open_in_zip(dir)) return zip;
   if (!create && !fs::is_directory(dir)) {
     std::error_code ec;
     const auto st = fs::status(dir, ec);

@@ -43,6 +43,9 @@ void add_network_options(CLI::App& app);
 
 // ---- opening ARRAY and STORE ----
 StorePtr open_dir(const std::string& dir, bool create);
+// Writes what the command changed in the zip files open_dir opened into them (ZipStore::close);
+// StoreError naming each that failed (its changes kept beside it).
+void close_zip_stores();
 bool holds_node(const std::string& where);
 Array open_array_at(const std::string& typed);
 

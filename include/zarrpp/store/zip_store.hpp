@@ -15,8 +15,11 @@
 // One writer at a time: the first change made through a ZipStore takes an exclusive lock (flock)
 // on the archive, held until close(), and reads the archive again (another writer may have
 // committed since); a change through a second ZipStore — in another process or this one — is
-// refused (ConflictError) while the first holds it. Readers need no lock: they see the archive
-// as it was when they opened it (or at their own last commit).
+// refused (ConflictError) while the first holds it. Readers need no lock: each operation of a
+// store with nothing staged sees the last commit (the file is checked, and read again when
+// another writer has replaced it). The path is resolved (absolute, through symlinks) when the
+// store is opened, and a commit keeps the archive's mode, owner, folders and comment. A store
+// inherited by a forked child refuses to write there, and never commits.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -25,6 +28,8 @@
 #include <string>
 
 #include "zarrpp/store/store.hpp"
+
+struct zip;  // libzip's archive (zip_t)
 
 namespace zarrpp {
 
@@ -84,6 +89,9 @@ class ZipStore : public Store {
   std::optional<Version> version_of(const std::string& key) const;
   std::optional<std::uint64_t> size_of(const std::string& key) const;
   void stage(const std::string& key, const Bytes* value);  // null: erase
+  void commit_locked();
+  std::size_t fill_new_archive(::zip* out);
+  void replace_archive(const std::filesystem::path& tmp, const std::string& kept);
   std::filesystem::path path_;
   Options options_;
   mutable std::mutex mu_;
