@@ -83,20 +83,6 @@ std::vector<std::string> MemoryStore::do_list_prefix(const std::string& prefix) 
   return out;
 }
 
-std::unique_ptr<StoreLock> MemoryStore::do_lock(const std::string& key) {
-  std::shared_ptr<std::mutex> m;
-  {
-    std::lock_guard lk(state_->locks_mu);
-    auto& slot = state_->locks[key];
-    if (!slot) slot = std::make_shared<std::mutex>();
-    m = slot;
-  }
-  struct Held : StoreLock {
-    std::shared_ptr<std::mutex> m;
-    explicit Held(std::shared_ptr<std::mutex> mm) : m(std::move(mm)) { m->lock(); }
-    ~Held() override { m->unlock(); }
-  };
-  return std::make_unique<Held>(std::move(m));
-}
+std::unique_ptr<StoreLock> MemoryStore::do_lock(const std::string& key) { return state_->locks.lock(key); }
 
 }  // namespace zarrpp

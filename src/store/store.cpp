@@ -278,6 +278,22 @@ std::unique_ptr<StoreLock> Store::do_lock(const std::string& key) {
 
 // ---- StoreWrapper ---------------------------------------------------------------------------------
 
+std::unique_ptr<StoreLock> ProcessLocks::lock(const std::string& key) {
+  std::shared_ptr<std::mutex> m;
+  {
+    std::lock_guard lk(mu_);
+    auto& slot = locks_[key];
+    if (!slot) slot = std::make_shared<std::mutex>();
+    m = slot;
+  }
+  struct Held : StoreLock {
+    std::shared_ptr<std::mutex> m;
+    explicit Held(std::shared_ptr<std::mutex> mm) : m(std::move(mm)) { m->lock(); }
+    ~Held() override { m->unlock(); }
+  };
+  return std::make_unique<Held>(std::move(m));
+}
+
 StoreWrapper::StoreWrapper(StorePtr inner) : inner_(std::move(inner)) {
   if (!inner_) throw ArgumentError("StoreWrapper: no store to wrap");
 }

@@ -478,19 +478,7 @@ std::vector<std::string> ZipStore::do_list_prefix(const std::string& prefix) {
 
 std::unique_ptr<StoreLock> ZipStore::do_lock(const std::string& key) {
   if (options_.mode == Mode::read) throw ConflictError("zip store " + path_.string() + " is read-only: no locks");
-  std::shared_ptr<std::mutex> m;
-  {
-    std::lock_guard lk(locks_mu_);
-    auto& slot = locks_[key];
-    if (!slot) slot = std::make_shared<std::mutex>();
-    m = slot;
-  }
-  struct Held : StoreLock {
-    std::shared_ptr<std::mutex> m;
-    explicit Held(std::shared_ptr<std::mutex> mm) : m(std::move(mm)) { m->lock(); }
-    ~Held() override { m->unlock(); }
-  };
-  return std::make_unique<Held>(std::move(m));
+  return locks_.lock(key);  // one writer per archive (the flock): its locks are this process's
 }
 
 namespace {
@@ -514,13 +502,7 @@ void add_member(zip_t* out, const fs::path& path, const std::string& name, zip_s
 
 void ZipStore::commit() {
   std::lock_guard lk(mu_);
-  try {
-    commit_locked();
-    state_->commit_failed = false;
-  } catch (...) {
-    state_->commit_failed = true;
-    throw;
-  }
+  commit_locked();
 }
 
 // Writes the archive's kept members (and folders, and its comment) and the staged values into
@@ -558,6 +540,16 @@ std::size_t ZipStore::fill_new_archive(zip_t* out) {
 }
 
 void ZipStore::commit_locked() {
+  try {
+    write_archive();
+    state_->commit_failed = false;
+  } catch (...) {
+    state_->commit_failed = true;
+    throw;
+  }
+}
+
+void ZipStore::write_archive() {
   auto& st = *state_;
   if (!st.open || (st.staged.empty() && !st.rewrite)) return;
   st.lock_for_writing(path_);
@@ -626,13 +618,7 @@ void ZipStore::replace_archive(const fs::path& tmp, const std::string& kept) {
 
 void ZipStore::close() {
   std::lock_guard lk(mu_);  // one hold: a write from another thread lands before the commit or after the close
-  try {
-    commit_locked();
-    state_->commit_failed = false;
-  } catch (...) {
-    state_->commit_failed = true;
-    throw;
-  }
+  commit_locked();
   state_->drop_staging();
   state_->release();
 }

@@ -56,8 +56,7 @@ class MemoryStore : public Store {
     std::shared_mutex mu;
     std::map<std::string, Entry, std::less<>> data;
     std::uint64_t next_generation = 1;  // under mu
-    std::mutex locks_mu;
-    std::map<std::string, std::shared_ptr<std::mutex>> locks;
+    ProcessLocks locks;
   };
   MemoryStore(std::shared_ptr<State> state, bool read_only) : state_(std::move(state)), read_only_(read_only) {}
   std::shared_ptr<State> state_;

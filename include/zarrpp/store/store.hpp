@@ -7,7 +7,9 @@
 // ask before relying on locks, conditional writes or listings.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -84,6 +86,17 @@ class StoreLock {
   // Throws ConflictError when the lock is no longer held (a lease that expired and was taken
   // over); local locks are held until destroyed and never throw.
   virtual void check() const {}
+};
+
+// Exclusive locks by key within this process: the locks of stores that only this process writes
+// (memory, a zip file's one writer).
+class ProcessLocks {
+ public:
+  std::unique_ptr<StoreLock> lock(const std::string& key);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<std::mutex>> locks_;
 };
 
 // No bound on the bytes a read may return (remote stores still apply RemoteOptions' cap).

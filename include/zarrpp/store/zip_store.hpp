@@ -89,15 +89,15 @@ class ZipStore : public Store {
   std::optional<Version> version_of(const std::string& key) const;
   std::optional<std::uint64_t> size_of(const std::string& key) const;
   void stage(const std::string& key, const Bytes* value);  // null: erase
-  void commit_locked();
+  void commit_locked();                                    // write_archive(), remembering whether it failed
+  void write_archive();
   std::size_t fill_new_archive(::zip* out);
   void replace_archive(const std::filesystem::path& tmp, const std::string& kept);
   std::filesystem::path path_;
   Options options_;
   mutable std::mutex mu_;
   std::unique_ptr<State> state_;
-  std::mutex locks_mu_;
-  std::map<std::string, std::shared_ptr<std::mutex>> locks_;
+  ProcessLocks locks_;
 };
 
 }  // namespace zarrpp
