@@ -25,19 +25,10 @@ import threading
 import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from .codecs import ZARR_PYTHON_CODEC_CLASSES as _CODECS
+
 __all__ = ["Config", "ConfigSet", "BadConfigError", "config"]
 
-_CODECS = {
-    "blosc": "zarr.codecs.blosc.BloscCodec", "gzip": "zarr.codecs.gzip.GzipCodec",
-    "zstd": "zarr.codecs.zstd.ZstdCodec", "bytes": "zarr.codecs.bytes.BytesCodec",
-    "endian": "zarr.codecs.bytes.BytesCodec", "crc32c": "zarr.codecs.crc32c_.Crc32cCodec",
-    "sharding_indexed": "zarr.codecs.sharding.ShardingCodec", "transpose": "zarr.codecs.transpose.TransposeCodec",
-    "vlen-utf8": "zarr.codecs.vlen_utf8.VLenUTF8Codec", "vlen-bytes": "zarr.codecs.vlen_utf8.VLenBytesCodec",
-    **{f"numcodecs.{n.lower()}": f"zarr.codecs.numcodecs.{n}" for n in (
-        "BZ2", "CRC32", "CRC32C", "LZ4", "LZMA", "ZFPY", "Adler32", "AsType", "BitRound", "Blosc", "Delta",
-        "FixedScaleOffset", "Fletcher32", "GZip", "JenkinsLookup3", "PCodec", "PackBits", "Shuffle", "Quantize",
-        "Zlib", "Zstd")},
-}
 
 # zarr-python 3.3's defaults, key for key (zarr/core/config.py).
 _DEFAULTS: Dict[str, Any] = {

@@ -276,3 +276,18 @@ def _as_list(value: Any, what: str) -> Sequence[Codec]:
     for c in items:
         out.extend(_as_list(c, what))
     return out
+
+
+# zarr.config's "codecs" table: the class zarr-python implements each codec name with (zarrpp's
+# own codecs stand for them; zarrpp.config refuses another class).
+ZARR_PYTHON_CODEC_CLASSES = {
+    "blosc": "zarr.codecs.blosc.BloscCodec", "gzip": "zarr.codecs.gzip.GzipCodec",
+    "zstd": "zarr.codecs.zstd.ZstdCodec", "bytes": "zarr.codecs.bytes.BytesCodec",
+    "endian": "zarr.codecs.bytes.BytesCodec", "crc32c": "zarr.codecs.crc32c_.Crc32cCodec",
+    "sharding_indexed": "zarr.codecs.sharding.ShardingCodec", "transpose": "zarr.codecs.transpose.TransposeCodec",
+    "vlen-utf8": "zarr.codecs.vlen_utf8.VLenUTF8Codec", "vlen-bytes": "zarr.codecs.vlen_utf8.VLenBytesCodec",
+    **{f"numcodecs.{n.lower()}": f"zarr.codecs.numcodecs.{n}" for n in (
+        "BZ2", "CRC32", "CRC32C", "LZ4", "LZMA", "ZFPY", "Adler32", "AsType", "BitRound", "Blosc", "Delta",
+        "FixedScaleOffset", "Fletcher32", "GZip", "JenkinsLookup3", "PCodec", "PackBits", "Shuffle", "Quantize",
+        "Zlib", "Zstd")},
+}
