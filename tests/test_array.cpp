@@ -577,3 +577,15 @@ TEST(Array, NaturalSpellingsOfCodecsAndShapesWork) {
   EXPECT_FALSE(spec.lower_bound.has_value());
   EXPECT_FALSE((CodecMetadata{"gzip", {}}.configuration.has_value())) << "{} is no configuration, not null";
 }
+
+// chunks="auto" is zarr-python 3's choice (issue 38): values observed from its guess_chunks.
+TEST(GridDefaults, AutoChunksAreZarrPythons) {
+  EXPECT_EQ(auto_chunks({1000, 1000}, 1), (std::vector<std::int64_t>{500, 500}));
+  EXPECT_EQ(auto_chunks({1000, 1000}, 8), (std::vector<std::int64_t>{250, 250}));
+  EXPECT_EQ(auto_chunks({10000, 10000}, 4), (std::vector<std::int64_t>{625, 625}));
+  EXPECT_EQ(auto_chunks({100}, 8), (std::vector<std::int64_t>{100}));
+  EXPECT_EQ(auto_chunks({0, 7}, 2), (std::vector<std::int64_t>{1, 7}));
+  EXPECT_EQ(auto_chunks({20000, 20000}, 8, kShardedInnerChunkMaxBytes), (std::vector<std::int64_t>{313, 313}));
+  EXPECT_EQ(auto_chunks({}, 4), (std::vector<std::int64_t>{}));
+  EXPECT_EQ(auto_shards({1000, 10}, {100, 10}), (std::vector<std::int64_t>{200, 10}));
+}

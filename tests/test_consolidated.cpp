@@ -374,3 +374,38 @@ TEST(Consolidated, TheDefaultHandlerPrintsOneLineAndAHandlerCanBeReplaced) {
   set_warning_handler(prev);
   EXPECT_EQ(got, std::vector<std::string>{"one"});
 }
+
+// Group::consolidate_metadata writes what zarr-python's consolidate_metadata does (issue 38).
+TEST(Consolidated, ConsolidateMetadataWritesWhatZarrPythonWrites) {
+  TempDir tmp;
+  for (const int format : {2, 3}) {
+    const fs::path dir = tmp.path() / ("v" + std::to_string(format));
+    auto st = FileStore::open(dir);
+    auto root = Group::create(st, "", Json{{"title", "t"}}, false, format);
+    auto sub = root.create_group("sub", Json{{"k", 1}});
+    sub.create_array("a", ArraySpec{.shape = {4}, .chunks = {2}, .dtype = DataType::int16, .zarr_format = format});
+    root.create_array("b", ArraySpec{.shape = {3}, .chunks = {3}, .dtype = DataType::float32, .zarr_format = format});
+    root.consolidate_metadata();
+    if (format == 2) {
+      EXPECT_EQ(canon(zmetadata(dir)), canon(consolidate_v2(dir)));
+      EXPECT_EQ(read_json(dir / ".zmetadata")["zarr_consolidated_format"], 1);
+      continue;
+    }
+    const Json cm = read_json(dir / "zarr.json")["consolidated_metadata"];
+    EXPECT_EQ(cm["kind"], "inline");
+    EXPECT_EQ(cm["must_understand"], false);
+    std::vector<std::string> keys;
+    for (auto it = cm["metadata"].begin(); it != cm["metadata"].end(); ++it) keys.push_back(it.key());
+    EXPECT_EQ(keys, (std::vector<std::string>{"b", "sub", "sub/a"}));
+    EXPECT_EQ(cm["metadata"]["sub"]["consolidated_metadata"]["metadata"], Json::object());
+    EXPECT_EQ(cm["metadata"]["sub/a"]["shape"], Json::array({4}));
+    EXPECT_EQ(cm["metadata"]["sub"]["attributes"]["k"], 1);
+    // Kept current from then on.
+    auto b = Array::open(st, "b");
+    b.resize({7});
+    EXPECT_EQ(read_json(dir / "zarr.json")["consolidated_metadata"]["metadata"]["b"]["shape"], Json::array({7}));
+  }
+  auto arr_store = FileStore::open(tmp.path() / "arr");
+  Array::create(arr_store, "", ArraySpec{.shape = {2}, .chunks = {2}, .dtype = DataType::int8});
+  EXPECT_THROW(Group::open(arr_store, "").consolidate_metadata(), Error);  // an array is no group
+}

@@ -1152,6 +1152,9 @@ void bind_groups(py::module_& m) {
              return without_gil([&] { return g.remove_attributes(keys); });
            })
       .def_property_readonly("zarr_format", &zarrpp::Group::zarr_format)
+      .def(
+          "consolidate_metadata", [](zarrpp::Group& g) { without_gil([&] { g.consolidate_metadata(); }); },
+          "Writes the group's consolidated metadata anew from the nodes below it.")
       .def("children", [](const zarrpp::Group& g) {
         py::list out;
         for (const auto& c : g.children()) {
@@ -1243,8 +1246,9 @@ void bind_nodes(py::module_& m) {
       },
       "selection"_a, "shape"_a, "mode"_a = "numpy",
       "How the core plans a selection on an array of this shape (orthogonal, points, mask, gather, blocks).");
-  m.def("auto_chunks", &zarrpp::auto_chunks, "shape"_a, "itemsize"_a, "target_bytes"_a = std::size_t{1} << 20,
-        "Chunks for chunks=\"auto\": at most 1 MiB, the longest dimension halved first (the core's rule).");
+  m.def("auto_chunks", &zarrpp::auto_chunks, "shape"_a, "itemsize"_a, "max_bytes"_a = zarrpp::kAutoChunkMaxBytes,
+        "Chunks for chunks=\"auto\" (zarr-python 3's rule, the core's); max_bytes 1 MiB for shards' inner chunks.");
+  m.attr("SHARDED_INNER_CHUNK_MAX_BYTES") = zarrpp::kShardedInnerChunkMaxBytes;
   m.def("auto_shards", &zarrpp::auto_shards, "shape"_a, "chunks"_a,
         "Shards for shards=\"auto\": two chunks along dimensions holding more than 8 (the core's rule).");
   m.def(

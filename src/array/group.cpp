@@ -200,6 +200,11 @@ Array Group::create_array(const std::string& name, const ArraySpec& spec) const 
   s.zarr_format = zarr_format();
   return Array::create(store_, child_path(name), s);
 }
+void Group::consolidate_metadata() {
+  node::consolidate(*store_, path_);
+  refresh();
+}
+
 Group Group::open_group(const std::string& name) const { return Group::open(store_, child_path(name)); }
 Array Group::open_array(const std::string& name) const { return Array::open(store_, child_path(name)); }
 

@@ -508,6 +508,42 @@ void refresh_consolidated(Store& store, const std::string& path, int replaced_fo
   refresh_levels(*top, path.empty() ? above : above + "/" + path, replaced_format, subtree);
 }
 
+void consolidate(Store& store, const std::string& path) {
+  const auto group = read_doc(store, path);
+  if (!group || group->type != NodeType::Group)
+    throw NotFoundError("consolidate: no group at '" + shown(path) + "' in " + store.describe());
+  if (!store.capabilities().listing)
+    throw UnsupportedError("consolidate: " + store.describe() + " cannot list its keys, so the members of '" +
+                           shown(path) + "' cannot be found");
+  const auto below = nodes_below(store, path);
+  const auto join = [&](const std::string& rel) { return path.empty() ? rel : path + "/" + rel; };
+  if (group->format == 2) {
+    Json md = Json::object();
+    put_entries(md, store, path, "");
+    for (const auto& [rel, doc] : below)
+      if (doc.format == 2) put_entries(md, store, join(rel), rel);
+    const Json z = {{"metadata", md}, {"zarr_consolidated_format", 1}};
+    update(store, path, [&](const std::optional<VersionedBytes>&) { return std::optional{to_bytes(dump_v2_json(z))}; },
+           {.key = key_in(path, kZmetadata), .missing_ok = true, .unconditional_fallback = true});
+    return;
+  }
+  const Json empty_list = {{"kind", "inline"}, {"must_understand", false}, {"metadata", Json::object()}};
+  Json md = Json::object();
+  for (const auto& [rel, doc] : below) {
+    if (doc.format != 3) continue;
+    Json entry = doc.json;
+    if (doc.type == NodeType::Group) entry["consolidated_metadata"] = empty_list;
+    md[rel] = std::move(entry);
+  }
+  Json listing = empty_list;
+  listing["metadata"] = std::move(md);
+  update(store, path, [&](const std::optional<VersionedBytes>& cur) -> std::optional<Bytes> {
+    Json g = parse(cur->bytes, path);
+    g["consolidated_metadata"] = listing;
+    return to_bytes(dump_json(g));
+  });
+}
+
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path) {
   std::vector<std::pair<std::string, NodeType>> out;
   std::vector<std::string> levels = {""};

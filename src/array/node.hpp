@@ -109,6 +109,12 @@ Json update_v2_attributes(Store& store, const std::string& path, const std::func
 // by name, with how to refresh it; a remote store opened below its bucket's root warns once that
 // the groups above were not checked.
 void refresh_consolidated(Store& store, const std::string& path, int replaced_format = 0, bool subtree = false);
+// Writes the consolidated metadata of the group at `path` anew from the nodes below it, as
+// zarr-python's consolidate_metadata does: a v2 group gets .zmetadata (its own .zgroup/.zattrs
+// and every v2 node's documents below it), a v3 group a "consolidated_metadata" in its zarr.json
+// listing every v3 node below it by relative path (child groups with an empty list of their own).
+// NotFoundError when no group is there; UnsupportedError on a store that cannot list.
+void consolidate(Store& store, const std::string& path);
 // The paths (relative to the group) and documents that consolidated metadata at or above the
 // group lists for its direct children: for stores that cannot list. Empty when there is none.
 std::vector<std::pair<std::string, NodeType>> consolidated_children(Store& store, const std::string& group_path);

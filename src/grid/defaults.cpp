@@ -2,6 +2,7 @@
 #include "zarrpp/grid/defaults.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "zarrpp/core/error.hpp"
@@ -9,20 +10,29 @@
 namespace zarrpp {
 
 std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, std::size_t itemsize,
-                                      std::size_t target_bytes) {
-  std::vector<std::int64_t> c;
-  for (const auto n : shape) c.push_back(std::max<std::int64_t>(n, 1));
-  auto bytes = [&] {
-    long double b = static_cast<long double>(itemsize);
-    for (const auto n : c) b *= static_cast<long double>(n);
-    return b;
+                                      std::size_t max_bytes) {
+  constexpr double increment = 256.0 * 1024, min_bytes = 128.0 * 1024;
+  if (itemsize == 0 || shape.empty()) return shape;
+  std::vector<double> c;
+  for (const auto n : shape) c.push_back(static_cast<double>(std::max<std::int64_t>(n, 1)));
+  auto product = [&] {
+    double p = 1;
+    for (const double n : c) p *= n;
+    return p;
   };
-  while (!c.empty() && bytes() > static_cast<long double>(target_bytes)) {
-    const auto longest = std::max_element(c.begin(), c.end());  // the first of equals, as Python's index(max)
-    if (*longest == 1) break;
-    *longest = (*longest + 1) / 2;
+  const double max = static_cast<double>(max_bytes);
+  // The PyTables target: 256 KiB times 2^log10(array MiB), clamped to [128 KiB, max_bytes].
+  const double target =
+      std::clamp(increment * std::pow(2.0, std::log10(product() * static_cast<double>(itemsize) / (1024.0 * 1024))),
+                 std::min(min_bytes, max), max);
+  for (std::size_t i = 0;; ++i) {
+    const double bytes = product() * static_cast<double>(itemsize);
+    if ((bytes < target || std::abs(bytes - target) / target < 0.5) && bytes < max) break;
+    if (product() == 1) break;
+    double& edge = c[i % c.size()];
+    edge = std::ceil(edge / 2.0);
   }
-  return c;
+  return {c.begin(), c.end()};
 }
 
 std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks) {

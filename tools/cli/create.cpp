@@ -27,7 +27,7 @@ void CreateCommand::add(CLI::App& app) {
   sub_ = app.add_subcommand("create", "Create an array");
   sub_->add_option("ARRAY", array_, "Directory for the array")->required();
   sub_->add_option("--shape", shape_, "Shape, e.g. 6,4")->required();
-  sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4, or auto (at most 1 MiB, as zarr-python)")->required();
+  sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4, or auto (zarr-python 3's choice)")->required();
   sub_->add_option("--dtype", dtype_,
                    "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's "
                    "spelling (i4, <f8, U12, S5, M8[ns], m8[s], ...); a structured type as Zarr v2's JSON descr, "
@@ -54,7 +54,9 @@ void CreateCommand::add(CLI::App& app) {
 // The array the options describe (every option parsed and checked here).
 ArraySpec CreateCommand::make_spec() const {
   ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = data_type_from_user(dtype_)};
-  spec.chunks = chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size()) : parse_shape(chunks_, "--chunks");
+  const std::size_t auto_max = shards_.empty() ? kAutoChunkMaxBytes : kShardedInnerChunkMaxBytes;
+  spec.chunks =
+      chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size(), auto_max) : parse_shape(chunks_, "--chunks");
   if (!fill_.empty()) spec.fill_value = cli_value_json(fill_, spec.dtype);
   spec.compressors = compressors_of(comp_);
   spec.crc32c = crc_;

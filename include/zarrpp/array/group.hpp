@@ -51,6 +51,11 @@ class Group {
   // metadata (.zmetadata, or zarr-python 3's consolidated_metadata) names.
   std::vector<Child> children() const;
 
+  // Writes this group's consolidated metadata anew from the nodes below it (zarr-python's
+  // consolidate_metadata: .zmetadata for a v2 group, "consolidated_metadata" in a v3 group's
+  // zarr.json). zarrpp keeps it current from then on with every change it makes.
+  void consolidate_metadata();
+
   Group create_group(const std::string& name, const Json& attributes = Json::object()) const;
   Array create_array(const std::string& name, const ArraySpec& spec) const;
   Group open_group(const std::string& name) const;

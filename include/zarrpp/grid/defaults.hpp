@@ -8,10 +8,15 @@
 
 namespace zarrpp {
 
-// Chunks of at most 1 MiB (`target_bytes`): the whole array, the longest dimension halved (rounding
-// up) until the chunk fits; every chunk edge at least 1.
+// zarr-python 3's chunks="auto" (h5py's rule as zarr-python adapted it): a target size of 256 KiB
+// times 2^log10(array size in MiB), kept within [128 KiB, max_bytes]; the dimensions are halved in
+// turn (rounding up), first to last, until the chunk is below the target or within half of it, and
+// below max_bytes. Every edge is at least 1. zarr-python's max_bytes is 64 MiB, and 1 MiB for the
+// inner chunks of a sharded array (`kShardedInnerChunkMaxBytes`).
+inline constexpr std::size_t kAutoChunkMaxBytes = std::size_t{64} << 20;
+inline constexpr std::size_t kShardedInnerChunkMaxBytes = std::size_t{1} << 20;
 std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, std::size_t itemsize,
-                                      std::size_t target_bytes = std::size_t{1} << 20);
+                                      std::size_t max_bytes = kAutoChunkMaxBytes);
 // Shards of two chunks along dimensions holding more than 8 chunks, one chunk elsewhere.
 std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks);
 
