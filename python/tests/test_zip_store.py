@@ -78,7 +78,8 @@ def test_modes_as_zarr_python_has_them_and_contradictions_refused(tmp_path):
     w.set("only", b"3")
     w.close()
     assert _names(path) == ["only"]
-    for kwargs, word in [({"mode": "w", "read_only": True}, "contradict"), ({"read_only": False}, "contradict"),
+    for kwargs, word in [({"mode": "w", "read_only": True}, "contradict"),
+                         ({"mode": "a", "read_only": True}, "contradict"),
                          ({"compression": 12}, "compression"), ({"allowZip64": False}, "ZIP64"),
                          ({"mode": "rw"}, "mode")]:
         with pytest.raises(ValueError, match=word):

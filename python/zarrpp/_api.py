@@ -8,19 +8,23 @@
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
 from . import _zarrpp
 from ._array import (Array, Group, _check_mode, _join, _like_args, _refuse_existing, _split_codecs, _store_url,
+                     warn_write_empty_chunks_keyword,
                      create_array, open_group)
 from ._array import open_array as _open_existing_array
-from .errors import ArrayNotFoundError, NodeNotFoundError
+from . import _config
+from .errors import ArrayNotFoundError, NodeNotFoundError, ZarrDeprecationWarning, ZarrRuntimeWarning
 from .storage import make_store
 
 __all__ = ["create", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "open",
-           "open_array", "open_like", "save", "save_array", "save_group", "load"]
+           "open_array", "open_like", "save", "save_array", "save_group", "load", "consolidate_metadata",
+           "open_consolidated", "tree"]
 
 _MODES = ("r", "r+", "a", "w", "w-", "x")
 
@@ -41,8 +45,12 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
     """zarr-python's ``zarr.create``: a new array (an existing node is ContainsArrayError /
     ContainsGroupError unless ``overwrite``). ``compressor`` (one, v2 style) or ``compressors``;
     ``codecs``: the whole v3 codec list (filters, one bytes codec, compressors)."""
+    _legacy_keywords(kwargs)
     if kwargs:
         raise TypeError(f"create: unexpected or unsupported arguments {sorted(kwargs)}")
+    if write_empty_chunks is not None:
+        warn_write_empty_chunks_keyword()
+    _refuse_v3_conflicts(zarr_format, chunks, chunk_shape, dimension_separator, filters, compressor)
     if mode is not None:
         _check_mode(mode, ("a", "w", "w-", "x"), "create")
         overwrite = overwrite or mode == "w"
@@ -65,6 +73,39 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
                         dimension_names=dimension_names, overwrite=overwrite, lower_bound=lower_bound,
                         config=cfg or None, chunk_key_encoding=chunk_key_encoding,
                         dimension_separator=dimension_separator)
+
+
+def _refuse_v3_conflicts(zarr_format: Optional[int], chunks: Any, chunk_shape: Any, dimension_separator: Any,
+                         filters: Any, compressor: Any) -> None:
+    """Arguments ``create`` refuses as zarr-python 3 does: both chunk forms, and the v2 layout
+    arguments on a v3 array (which state it otherwise: chunk_key_encoding, codecs, compressors)."""
+    if chunks is not None and chunk_shape is not None:
+        raise ValueError("create: give chunks= or chunk_shape=, not both")
+    if _config.default_zarr_format(zarr_format) != 3:
+        return
+    for name, value, instead in (("dimension_separator", dimension_separator, "chunk_key_encoding="),
+                                 ("filters", filters, "array-to-array codecs in codecs="),
+                                 ("compressor", None if compressor == "auto" else compressor, "compressors=")):
+        if value is not None:
+            raise ValueError(f"create: {name}= is a Zarr v2 argument; for a Zarr v3 array use {instead}")
+
+
+def _deprecated(name: str, instead: str) -> None:
+    warnings.warn(f"zarrpp.{name} is deprecated, as in zarr-python 3: use {instead}", ZarrDeprecationWarning,
+                  stacklevel=3)
+
+
+# zarr-python 2's keywords that zarr-python 3 takes and ignores with a warning: zarrpp does the same.
+_LEGACY_KEYWORDS = ("synchronizer", "chunk_store", "cache_metadata", "cache_attrs", "object_codec", "meta_array")
+
+
+def _legacy_keywords(kwargs: Dict[str, Any]) -> None:
+    """Takes zarr-python 2's legacy keywords out of ``kwargs``, warning (ZarrRuntimeWarning) for
+    each one given a value: they have no effect, as in zarr-python 3."""
+    for name in _LEGACY_KEYWORDS:
+        if kwargs.pop(name, None) is not None:
+            warnings.warn(f"{name}= has no effect in zarrpp (nor in zarr-python 3); it is ignored", ZarrRuntimeWarning,
+                          stacklevel=3)
 
 
 def empty(shape: Any, **kwargs: Any) -> Array:
@@ -183,6 +224,12 @@ def open(store: Any = None, *, mode: Optional[str] = None, zarr_format: Optional
     mode = mode or "a"
     _check_mode(mode, _MODES, "open")
     p = _path_of(path)
+    if mode in ("w-", "x") and "shape" not in kwargs:
+        # As zarr-python: without a shape, "w-" makes a group, and refuses any node already there.
+        st = make_store(store, storage_options=storage_options)
+        if _zarrpp.node_type(st, p) is not None:
+            raise FileExistsError(f"open: mode {mode!r}, but a node exists at {p or '/'!r} in {_store_url(st)}")
+        return open_group(st, path=p, mode=mode, zarr_format=zarr_format, attributes=kwargs.pop("attributes", None))
     if "shape" in kwargs or mode in ("w-", "x"):
         return open_array(store, path=p, mode=mode, zarr_format=zarr_format, storage_options=storage_options, **kwargs)
     st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"), storage_options=storage_options,
@@ -213,6 +260,10 @@ def save_group(store: Any, *args: Any, zarr_format: Optional[int] = None, path: 
     ``arr_0``, ``arr_1``, ..., keyword ones under their names."""
     if not args and not kwargs:
         raise ValueError("at least one array must be provided")
+    for key, value in kwargs.items():
+        if not hasattr(value, "shape"):
+            raise TypeError(f"save_group: keyword argument {key!r} must be an array (NumPy or array-like with a "
+                            f"shape), got {type(value).__name__}")
     st = make_store(store, storage_options=storage_options)
     p = _path_of(path)
     open_group(st, path=p, mode="w", zarr_format=zarr_format)
@@ -232,8 +283,37 @@ def save(store: Any, *args: Any, zarr_format: Optional[int] = None, path: Option
 def load(store: Any, path: Optional[str] = None, zarr_format: Optional[int] = None) -> np.ndarray:
     """The whole array at ``path`` as a NumPy array (loading a group is NotImplementedError, as in
     zarr-python 3.1)."""
-    obj = open(store, path=path, mode="r", zarr_format=zarr_format)
+    try:
+        obj = open(store, path=path, mode="r", zarr_format=zarr_format)
+    except NodeNotFoundError as e:
+        # zarr-python 3 opens (and creates) a group there and then refuses to load it; zarrpp
+        # creates nothing, and says there is nothing to load.
+        raise NothingToLoadError(f"load: {e}; there is no array to load") from None
     if isinstance(obj, Array):
         return obj[...]
     raise NotImplementedError("loading groups not yet supported (as in zarr-python); "
                               "open the group and read its arrays")
+
+
+class NothingToLoadError(NodeNotFoundError, NotImplementedError):
+    """``load`` where no node is: both a NodeNotFoundError and the NotImplementedError zarr-python
+    3 raises there (it loads an empty group)."""
+
+
+def consolidate_metadata(store: Any, path: Optional[str] = None, zarr_format: Optional[int] = None) -> Group:
+    """Writes the consolidated metadata of the group at ``path`` anew from the nodes below it
+    (``.zmetadata`` for a Zarr v2 group, ``consolidated_metadata`` in a v3 group's zarr.json), as
+    zarr-python's ``consolidate_metadata``; zarrpp keeps it current with every change it makes."""
+    group = open_group(store, path=_path_of(path), mode="r+", zarr_format=zarr_format)
+    return group.consolidate_metadata()
+
+
+def open_consolidated(store: Any, *, use_consolidated: bool = True, **kwargs: Any) -> Group:
+    """:func:`zarrpp.open_group` requiring consolidated metadata (zarr-python's ``open_consolidated``)."""
+    return open_group(store, use_consolidated=use_consolidated, **kwargs)
+
+
+def tree(grp: Group, expand: Any = None, level: Optional[int] = None) -> Any:
+    """``grp.tree()`` (deprecated, as in zarr-python 3)."""
+    _deprecated("tree(group)", "group.tree()")
+    return grp.tree(expand=expand, level=level)

@@ -15,7 +15,7 @@ import numpy as np
 from . import _zarrpp
 from .codecs import Codec, ShardingCodec, _as_list, from_metadata
 from .errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError, NodeNotFoundError,
-                     NodeTypeValidationError)
+                     NodeTypeValidationError, ZarrRuntimeWarning)
 from . import _config
 from .storage import is_read_only, make_store
 
@@ -432,7 +432,8 @@ class Array(_Node):
         self._store = store if store is not None else core.store
         self._read_only = bool(read_only) or is_read_only(self._store)
         self._dtype = core.dtype  # never changes for an array
-        _apply_config(core, _config.array_defaults())  # zarrpp.config's, when opened or created
+        self._config = ArrayConfig.from_settings()  # zarrpp.config's, when opened or created
+        _apply_config(core, _config.array_defaults())
 
     # ---- description ----
     @property
@@ -502,7 +503,41 @@ class Array(_Node):
 
     @property
     def order(self) -> str:
-        return self._core.v2_order if self._core.zarr_format == 2 else "C"
+        """A v2 array's stored order; a v3 array's runtime order (``config.order``: the memory
+        layout of the NumPy arrays reads return)."""
+        return self._core.v2_order if self._core.zarr_format == 2 else self._config.order
+
+    def _configure(self, cfg: Dict[str, Any]) -> None:
+        """Applies checked ``config=`` values to this handle."""
+        self._config = self._config.replace(**{k: v for k, v in cfg.items() if k in ArrayConfig.KEYS})
+        _apply_config(self._core, cfg)
+
+    @property
+    def config(self) -> "ArrayConfig":
+        """This handle's settings (zarr-python's ``ArrayConfig``)."""
+        return self._config
+
+    def with_config(self, config: Any) -> "Array":
+        """Another handle on this array with ``config`` (a dict or ``ArrayConfig``) changing its settings."""
+        given = config.as_dict() if isinstance(config, ArrayConfig) else _checked_config(config)
+        other = Array(_zarrpp.open_array(self.store, self.path), read_only=self._read_only, store=self._store)
+        other._config = self._config.replace(**{k: v for k, v in given.items() if k != "concurrency"})
+        _apply_config(other._core, {"write_empty_chunks": other._config.write_empty_chunks, **{
+            k: v for k, v in given.items() if k == "concurrency"}})
+        return other
+
+    @property
+    def compressor(self) -> Any:
+        """A Zarr v2 array's one compressor (None when it has none); Zarr v3 arrays have
+        ``compressors`` instead (TypeError, as in zarr-python)."""
+        if self.zarr_format != 2:
+            raise TypeError("compressor is a Zarr v2 attribute; use compressors for a Zarr v3 array")
+        return self.compressors[0] if self.compressors else None
+
+    @classmethod
+    def open(cls, store: Any, *, zarr_format: Optional[int] = None) -> "Array":
+        """The existing array at ``store`` (zarr-python's ``Array.open``)."""
+        return open_array(store, zarr_format=zarr_format)
 
     @property
     def zarr_format(self) -> int:
@@ -558,6 +593,15 @@ class Array(_Node):
     @property
     def info(self) -> "Info":
         """A description that prints as a table (``print(z.info)``, or ``z.info`` at a prompt)."""
+        return Info(self._info_rows())
+
+    def info_complete(self) -> "Info":
+        """``info`` with what reading the store tells: the chunks stored and the bytes they take."""
+        return Info(self._info_rows() + [
+            ("No. bytes stored", f"{self.nbytes_stored()} ({_human(self.nbytes_stored())})"),
+            ("Chunks Initialized", f"{self.nchunks_initialized}/{self.nchunks}")])
+
+    def _info_rows(self) -> List[Tuple[str, str]]:
         filters, serializer, compressors = self._codec_lists()
         rows = [
             ("Type", "Array"),
@@ -572,7 +616,7 @@ class Array(_Node):
         if self.shards is not None:
             rows.append(("Shard shape", str(self.shards)))
         rows += [
-            ("Order", "C"),
+            ("Order", self.order),
             ("Read-only", str(self.read_only)),
             ("Store type", type(self.store).__name__),
             ("Filters", str(filters)),
@@ -582,7 +626,7 @@ class Array(_Node):
         ]
         if self.attrs:
             rows.append(("Attributes", json.dumps(self.attrs.asdict())))
-        return Info(rows)
+        return rows
 
     def __repr__(self) -> str:
         where = _store_url(self.store) + ("/" + self.path if self.path else "")
@@ -715,7 +759,10 @@ class Array(_Node):
         if isinstance(fields, (list, tuple)) and not fields:  # no field named: whole elements, as zarr-python 2
             fields = None
         if fields is None:
-            return self._core.get(selection, mode, out=out)
+            got = self._core.get(selection, mode, out=out)
+            if out is None and self._config.order == "F" and isinstance(got, np.ndarray) and got.ndim > 1:
+                return np.asfortranarray(got)
+            return got
         _check_fields(fields, self._dtype)
         got = _select_fields(self._core.get(selection, mode), fields)
         if out is None:
@@ -738,9 +785,7 @@ class Array(_Node):
 
     def __getitem__(self, selection: Any) -> Any:
         fields, selection = _pop_fields(selection)
-        if fields is not None:
-            return self._get(selection, "numpy", None, fields)
-        return self._core.get(selection, "numpy")
+        return self._get(selection, "numpy", None, fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         fields, selection = _pop_fields(selection)
@@ -1011,6 +1056,53 @@ class Group(_Node):
     def groups(self) -> Tuple[Tuple[str, "Group"], ...]:
         return tuple((n, g) for n, g in self.members() if isinstance(g, Group))
 
+    def array_values(self) -> Tuple[Array, ...]:
+        """The child arrays, sorted by name."""
+        return tuple(a for _, a in self.arrays())
+
+    def group_values(self) -> Tuple["Group", ...]:
+        """The child groups, sorted by name."""
+        return tuple(g for _, g in self.groups())
+
+    def get_array(self, path: str) -> Array:
+        """The array at ``path`` below this group ("sub/a" reaches into subgroups);
+        ArrayNotFoundError when nothing is there, ContainsGroupError when it is a group."""
+        node = self._member_at(path, ArrayNotFoundError)
+        if not isinstance(node, Array):
+            raise ContainsGroupError(f"'{_join(self.path, path)}' is a group, not an array")
+        return node
+
+    def get_group(self, path: str) -> "Group":
+        """The group at ``path`` below this group; GroupNotFoundError when nothing is there,
+        ContainsArrayError when it is an array."""
+        node = self._member_at(path, GroupNotFoundError)
+        if not isinstance(node, Group):
+            raise ContainsArrayError(f"'{_join(self.path, path)}' is an array, not a group")
+        return node
+
+    def _member_at(self, path: str, missing: type) -> "Union[Array, Group]":
+        try:
+            return self[path]
+        except KeyError:
+            raise missing(f"nothing at '{_join(self.path, path)}' in {_store_url(self.store)}") from None
+
+    def require_groups(self, *names: str) -> Tuple["Group", ...]:
+        """``require_group`` for each name."""
+        return tuple(self.require_group(n) for n in names)
+
+    @classmethod
+    def from_store(cls, store: Any, *, attributes: Optional[Dict[str, Any]] = None, zarr_format: int = 3,
+                   overwrite: bool = False) -> "Group":
+        """A new group at the root of ``store`` (zarr-python's ``Group.from_store``)."""
+        return create_group(store, attributes=attributes, zarr_format=zarr_format, overwrite=overwrite)
+
+    @classmethod
+    def open(cls, store: Any, zarr_format: Optional[int] = None, use_consolidated: Optional[bool] = None
+             ) -> "Group":
+        """The existing group at the root of ``store`` (zarr-python's ``Group.open``)."""
+        return open_group(store, mode="r+" if _writable(store) else "r", zarr_format=zarr_format,
+                          use_consolidated=use_consolidated)
+
     def create_array(self, name: str, **kwargs: Any) -> Array:
         """Creates an array under this group; takes :func:`zarrpp.create_array`'s keywords."""
         self._check_writable()
@@ -1135,6 +1227,22 @@ class Group(_Node):
         from ._api import like_fill_value
         return self._like(name, data, like_fill_value(data), kwargs)
 
+    def is_consolidated(self) -> bool:
+        """Whether the group has consolidated metadata (.zmetadata, or a v3 consolidated_metadata)."""
+        if self.zarr_format == 2:
+            return bool(self.store._exists(_join(self.path, ".zmetadata")))
+        return isinstance(self.metadata.get("consolidated_metadata"), dict)
+
+    def info_complete(self) -> "Info":
+        """``info``, every line read from the store (zarrpp's ``info`` reads it already)."""
+        return self.info
+
+    def consolidate_metadata(self) -> "Group":
+        """Writes this group's consolidated metadata anew (see :func:`zarrpp.consolidate_metadata`)."""
+        self._check_writable()
+        self._core.consolidate_metadata()
+        return self
+
     @property
     def info(self) -> "Info":
         rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", str(self.zarr_format)),
@@ -1154,11 +1262,18 @@ class Metadata(dict):
         if key.startswith("_"):
             raise AttributeError(key)
         if key not in self:
-            if key == "dimension_names":
+            # Optional fields zarr-python's objects have as None: a group without consolidated metadata.
+            if key == "dimension_names" or (key == "consolidated_metadata" and self.get("node_type") == "group"):
                 return None
             raise AttributeError(f"the metadata has no field {key!r}")
         v = self[key]
-        return tuple(v) if key in self._TUPLES and isinstance(v, list) else v
+        if key in self._TUPLES and isinstance(v, list):
+            return tuple(v)
+        # Nested objects read the same way (g.metadata.consolidated_metadata.metadata); the
+        # members' documents of a consolidated listing are Metadata too.
+        if key == "metadata" and isinstance(v, dict) and "kind" in self:
+            return {k: Metadata(d) if isinstance(d, dict) else d for k, d in v.items()}
+        return Metadata(v) if isinstance(v, dict) and not isinstance(v, Metadata) else v
 
     def to_dict(self) -> Dict[str, Any]:
         return json.loads(json.dumps(self))
@@ -1232,9 +1347,12 @@ def _as_shape(value: Any, what: str) -> Tuple[int, ...]:
         raise TypeError(f"{what}: expected an int or a tuple of ints, got {value!r}") from None
 
 
-def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], itemsize: int) -> Tuple[int, ...]:
+def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], dtype: np.dtype, sharded: bool = False) -> Tuple[int, ...]:
     if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
-        return tuple(_zarrpp.auto_chunks(list(shape), itemsize))
+        # Variable-length strings and bytes count one byte an element, as zarr-python sizes them.
+        itemsize = 1 if dtype.kind == "O" else dtype.itemsize
+        limit = {"max_bytes": _zarrpp.SHARDED_INNER_CHUNK_MAX_BYTES} if sharded else {}
+        return tuple(_zarrpp.auto_chunks(list(shape), itemsize, **limit))
     if chunks is False:  # zarr-python: one chunk for the whole array
         return tuple(max(n, 1) for n in shape)
     if _is_int(chunks):
@@ -1307,7 +1425,7 @@ def create_array(
     if isinstance(serializer, ShardingCodec):
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)
-    chunks_t = _resolve_chunks(chunks, shape_t, np_dtype.itemsize)
+    chunks_t = _resolve_chunks(chunks, shape_t, np_dtype, sharded=shards is not None)
     shards_t = _resolve_shards(shards, shape_t, chunks_t)
     filter_specs, compressor_specs = _codec_specs(filters, compressors)
     key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
@@ -1327,7 +1445,7 @@ def create_array(
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, int(zarr_format),
         key_encoding, _serializer_spec(serializer), order or "C")
     arr = Array(core, store=st)
-    _apply_config(core, cfg)
+    arr._configure(cfg)
     if data is not None and write_data:
         arr[...] = data
     return arr
@@ -1340,6 +1458,11 @@ def _format_and_order(zarr_format: Optional[int], order: Optional[str]) -> Tuple
     zarr_format = _config.default_zarr_format(zarr_format)
     if order is None and zarr_format == 2:
         order = _config.config.get("array.order")
+    if zarr_format == 3 and order is not None:
+        warnings.warn("order= has no effect on a Zarr v3 array: the memory layout of what reads return is a setting "
+                      "of the handle (config={'order': 'F'}, or zarrpp.config's array.order)", ZarrRuntimeWarning,
+                      stacklevel=3)
+        order = None
     return zarr_format, order
 
 
@@ -1373,6 +1496,62 @@ def _from_data(data: Any, shape: Any, dtype: Any) -> Tuple[Any, Any, Any]:
     if shape is None:
         raise TypeError("create_array: shape= (or data=) is required")
     return data, shape, dtype
+
+
+class ArrayConfig:
+    """An array handle's settings, as zarr-python's ``ArrayConfig``: ``order`` (the memory layout
+    of what reads return), ``write_empty_chunks``, ``read_missing_chunks`` (True only: zarrpp reads
+    a missing chunk as the fill value) and the two sharding read-coalescing limits (kept; zarrpp's
+    sharded reads coalesce by their own rule). Unset keys come from ``zarrpp.config``."""
+
+    KEYS = ("order", "write_empty_chunks", "read_missing_chunks", "sharding_coalesce_max_gap_bytes",
+            "sharding_coalesce_max_bytes")
+
+    def __init__(self, order: str = "C", write_empty_chunks: bool = False, read_missing_chunks: bool = True,
+                 sharding_coalesce_max_gap_bytes: int = 1 << 20, sharding_coalesce_max_bytes: int = 16 << 20):
+        self.check({"order": order, "read_missing_chunks": read_missing_chunks})
+        self.order = order
+        self.write_empty_chunks = bool(write_empty_chunks)
+        self.read_missing_chunks = bool(read_missing_chunks)
+        self.sharding_coalesce_max_gap_bytes = int(sharding_coalesce_max_gap_bytes)
+        self.sharding_coalesce_max_bytes = int(sharding_coalesce_max_bytes)
+
+    @staticmethod
+    def check(cfg: Dict[str, Any]) -> None:
+        if "order" in cfg and cfg["order"] not in ("C", "F"):
+            raise ValueError(f"config: order must be 'C' or 'F', got {cfg['order']!r}")
+        if cfg.get("read_missing_chunks", True) is not True:
+            raise ValueError("config: read_missing_chunks=False is not supported: zarrpp reads a chunk that is not "
+                             "stored as the fill value")
+
+    @classmethod
+    def from_settings(cls, **given: Any) -> "ArrayConfig":
+        """zarrpp.config's ``array.*`` values, with ``given`` instead where given."""
+        get = _config.config.get
+        values = {k: get("array." + k) for k in cls.KEYS}
+        values.update(given)
+        return cls(**values)
+
+    def replace(self, **given: Any) -> "ArrayConfig":
+        return ArrayConfig(**{**self.as_dict(), **given})
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ArrayConfig) and self.as_dict() == other.as_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "ArrayConfig(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+def _writable(store: Any) -> bool:
+    try:
+        return not is_read_only(make_store(store))
+    except (TypeError, ValueError):
+        return False
 
 
 def _apply_config(core: Any, cfg: Dict[str, Any]) -> None:
@@ -1423,6 +1602,9 @@ def _key_encoding(chunk_key_encoding: Any, dimension_separator: Optional[str]) -
         cke: Dict[str, Any] = {"name": chunk_key_encoding}
     elif isinstance(chunk_key_encoding, Mapping):
         cke = dict(chunk_key_encoding)
+    elif isinstance(chunk_key_encoding, tuple) and len(chunk_key_encoding) == 2 and \
+            all(isinstance(x, str) for x in chunk_key_encoding):
+        cke = {"name": chunk_key_encoding[0], "separator": chunk_key_encoding[1]}  # zarr.create's ("v2", ".")
     else:
         raise TypeError(f"chunk_key_encoding: expected a name or a dict, got {type(chunk_key_encoding).__name__}")
     config = dict(cke.pop("configuration", None) or {})
@@ -1434,12 +1616,14 @@ def _key_encoding(chunk_key_encoding: Any, dimension_separator: Optional[str]) -
     return json.dumps({**cke, "configuration": config} if config else cke)
 
 
-def _checked_config(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """``config=``: write_empty_chunks and concurrency, checked."""
-    cfg = dict(config or {})
-    unknown = sorted(set(cfg) - {"write_empty_chunks", "concurrency"})
+def _checked_config(config: Any) -> Dict[str, Any]:
+    """``config=`` (a dict or an ArrayConfig): zarr-python's ArrayConfig keys and zarrpp's
+    concurrency, checked."""
+    cfg = config.as_dict() if isinstance(config, ArrayConfig) else dict(config or {})
+    unknown = sorted(set(cfg) - set(ArrayConfig.KEYS) - {"concurrency"})
     if unknown:
-        raise ValueError(f"config: unknown keys {unknown} (known: write_empty_chunks, concurrency)")
+        raise ValueError(f"config: unknown keys {unknown} (known: {', '.join(ArrayConfig.KEYS)}, concurrency)")
+    ArrayConfig.check(cfg)
     if "concurrency" in cfg:
         try:
             cfg["concurrency"] = operator.index(cfg["concurrency"])
@@ -1475,9 +1659,18 @@ def _refuse_existing(st: Any, p: str) -> None:
         raise ContainsGroupError(f"A group exists in store {_store_url(st)} at path {p!r}.")
 
 
-def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
-    """Creates an array holding ``data`` (shape and dtype from it unless given)."""
+def array(data: Any, store: Any = None, *, write_empty_chunks: Optional[bool] = None, **kwargs: Any) -> Array:
+    """Creates an array holding ``data`` (shape and dtype from it unless given).
+    ``write_empty_chunks=`` is deprecated as in zarr-python 3 (a warning; it still applies)."""
+    if write_empty_chunks is not None:
+        warn_write_empty_chunks_keyword()
+        kwargs["config"] = {**(kwargs.get("config") or {}), "write_empty_chunks": bool(write_empty_chunks)}
     return create_array(store, data=data, **kwargs)
+
+
+def warn_write_empty_chunks_keyword() -> None:
+    warnings.warn("write_empty_chunks= is deprecated (as in zarr-python 3): pass config={'write_empty_chunks': ...} "
+                  "or set zarrpp.config's array.write_empty_chunks", ZarrRuntimeWarning, stacklevel=3)
 
 
 def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
@@ -1517,10 +1710,19 @@ def create_group(store: Any = None, *, path: str = "", name: Optional[str] = Non
 
 def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None, mode: str = "a",
                attributes: Optional[Dict[str, Any]] = None, zarr_format: Optional[int] = None,
-               storage_options: Optional[Dict[str, Any]] = None) -> Group:
+               storage_options: Optional[Dict[str, Any]] = None, use_consolidated: Optional[bool] = None) -> Group:
     """Opens a group. ``mode``: "r" (read-only, must exist), "r+" (must exist), "a" (create if
-    missing), "w" (create, replacing what is there), "w-"/"x" (create, fail if something is there)."""
+    missing), "w" (create, replacing what is there), "w-"/"x" (create, fail if something is there).
+    ``use_consolidated=True`` requires the group to have consolidated metadata (ValueError
+    otherwise); zarrpp reads every node's own documents either way, so a listing is never stale."""
     _check_mode(mode, ("r", "r+", "a", "w", "w-", "x"), "open_group")
+    if use_consolidated:
+        group = open_group(store, path=path, name=name, mode=mode, attributes=attributes, zarr_format=zarr_format,
+                           storage_options=storage_options)
+        if not group.is_consolidated():
+            raise ValueError(f"use_consolidated=True, but the group at {group.path or '/'!r} in "
+                             f"{_store_url(group.store)} has no consolidated metadata")
+        return group
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"), missing=GroupNotFoundError,

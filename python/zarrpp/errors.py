@@ -8,7 +8,9 @@ from __future__ import annotations
 
 __all__ = ["BaseZarrError", "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "ContainsArrayError",
            "ContainsGroupError", "ContainsArrayAndGroupError", "MetadataValidationError", "NodeTypeValidationError",
-           "UnknownCodecError"]
+           "UnknownCodecError", "DataTypeValidationError", "ChunkNotFoundError", "VindexInvalidSelectionError",
+           "NegativeStepError", "BoundsCheckError", "ArrayIndexError", "ZarrFutureWarning",
+           "UnstableSpecificationWarning", "ZarrDeprecationWarning", "ZarrUserWarning", "ZarrRuntimeWarning"]
 
 
 class BaseZarrError(ValueError):
@@ -49,3 +51,47 @@ class NodeTypeValidationError(MetadataValidationError):
 
 class UnknownCodecError(BaseZarrError):
     """A codec zarrpp does not know."""
+
+
+class DataTypeValidationError(ValueError):
+    """A data type that is not valid here."""
+
+
+class ChunkNotFoundError(BaseZarrError):
+    """A chunk that is not stored."""
+
+
+class VindexInvalidSelectionError(IndexError):
+    """A selection ``vindex`` does not take."""
+
+
+class NegativeStepError(IndexError):
+    """A slice with a negative step (Zarr selections step forwards)."""
+
+
+class BoundsCheckError(IndexError):
+    """An index outside the array."""
+
+
+class ArrayIndexError(IndexError):
+    """An index array that cannot select from this array."""
+
+
+class ZarrFutureWarning(FutureWarning):
+    """Behaviour that will change."""
+
+
+class UnstableSpecificationWarning(ZarrFutureWarning):
+    """Data written with a specification that may still change (zarr-python warns for some v3 types)."""
+
+
+class ZarrDeprecationWarning(DeprecationWarning):
+    """A deprecated argument or function (it still works)."""
+
+
+class ZarrUserWarning(UserWarning):
+    """Something the user likely did not mean."""
+
+
+class ZarrRuntimeWarning(RuntimeWarning):
+    """A problem found while running."""

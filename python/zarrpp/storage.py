@@ -175,6 +175,15 @@ for _name, _method in _STORE_METHODS.items():
     setattr(_zarrpp.Store, _name, _method)
 
 
+async def _store_open(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """``await Store.open(...)``, zarr-python 3's asynchronous constructor: the store, made at once
+    (zarrpp's stores need no asynchronous set-up)."""
+    return cls(*args, **kwargs)
+
+
+setattr(_zarrpp.Store, "open", classmethod(_store_open))
+
+
 def _read_only_error(store: Any) -> ValueError:
     return ValueError(f"{type(store).__name__} has no writable form: it is read-only")
 
@@ -271,7 +280,9 @@ class ZipStore(_zarrpp.ZipStore):
                  compression: int = _ZIP_STORED, allowZip64: bool = True):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"ZipStore takes the path of a zip file, not {type(path).__name__}")
-        if read_only is not None and bool(read_only) != (mode == "r"):
+        # mode "r" with read_only=False opens for reading, as zarr-python's does (a write is then
+        # refused); a writing mode with read_only=True would be a contradiction.
+        if read_only and mode != "r":
             raise ValueError(f"ZipStore: mode '{mode}' and read_only={read_only} contradict each other "
                              "(mode 'r' reads; 'w', 'a' and 'x' write)")
         if compression not in (_ZIP_STORED, _ZIP_DEFLATED):

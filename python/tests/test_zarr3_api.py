@@ -1,0 +1,197 @@
+"""zarr-python 3 API that issue 38 added, each checked against what zarr-python 3 does (its
+documentation and tests, read; docs/zarr_python3_suite.md runs those tests themselves): from_array,
+Group.array_values/group_values/get_array/get_group/require_groups/from_store/open, Array.open,
+config/with_config/info_complete/compressor, consolidate_metadata/open_consolidated/
+use_consolidated, tree, the legacy creation keywords, arguments refused on v3, modes."""
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrpp as zarr
+from zarrpp.errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError,
+                           ZarrDeprecationWarning, ZarrRuntimeWarning, ZarrUserWarning)
+
+
+def test_from_array_keeps_a_zarr_arrays_layout_and_values(tmp_path):
+    src = zarr.create_array(tmp_path / "src", shape=(10, 7), chunks=(3, 4), shards=(6, 4), dtype="i4",
+                            fill_value=-1, attributes={"units": "K"}, dimension_names=["t", "x"],
+                            compressors=zarr.codecs.Zstd(level=5))
+    src[:] = np.arange(70).reshape(10, 7)
+    out = zarr.from_array(tmp_path / "out", data=src)
+    assert (out.chunks, out.shards, out.fill_value, out.dimension_names) == ((3, 4), (6, 4), -1, ("t", "x"))
+    assert out.attrs.asdict() == {"units": "K"}
+    assert [c.to_dict() for c in out.compressors] == [c.to_dict() for c in src.compressors]
+    np.testing.assert_array_equal(out[:], src[:])
+    # Given values win; "auto" chooses anew; write_data=False copies the layout only.
+    other = zarr.from_array({}, data=src, chunks=(5, 7), shards=None, compressors=None, write_data=False)
+    assert (other.chunks, other.shards, other.compressors, other.nchunks_initialized) == ((5, 7), None, (), 0)
+    # Across formats the codecs are chosen anew (a v3 codec is no v2 compressor).
+    v2 = zarr.from_array({}, data=src, zarr_format=2, shards=None)
+    assert v2.zarr_format == 2 and v2.chunks == (3, 4)
+    np.testing.assert_array_equal(v2[:], src[:])
+
+
+def test_from_array_takes_numpy_and_array_likes_and_refuses_overwrite(tmp_path):
+    data = np.arange(1000, dtype="u1").reshape(10, 100)
+    out = zarr.from_array(tmp_path / "a", data=data)
+    assert out.dtype == np.dtype("u1") and out.shards is None
+    np.testing.assert_array_equal(out[:], data)
+    listed = zarr.from_array({}, data=[[1, 2], [3, 4]])
+    np.testing.assert_array_equal(listed[:], [[1, 2], [3, 4]])
+    with pytest.raises(ContainsArrayError):
+        zarr.from_array(tmp_path / "a", data=data)
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "a")[:], data)  # untouched
+    src = zarr.create_array({}, data=np.ones((3, 3)), order="F", zarr_format=2)
+    with pytest.warns(ZarrUserWarning, match="order"):
+        zarr.from_array({}, data=src, zarr_format=3)
+
+
+def test_group_member_accessors_and_constructors(tmp_path):
+    g = zarr.Group.from_store(tmp_path / "g", attributes={"a": 1})
+    assert g.attrs["a"] == 1 and g.zarr_format == 3
+    g.create_array("x", shape=(2,), dtype="i1")
+    sub = g.create_group("sub")
+    sub.create_array("y", shape=(3,), dtype="f4")
+    assert [a.path for a in g.array_values()] == ["x"]
+    assert [s.path for s in g.group_values()] == ["sub"]
+    assert g.get_array("sub/y").shape == (3,)
+    assert g.get_group("sub").path == "sub"
+    with pytest.raises(ArrayNotFoundError):
+        g.get_array("nothing")
+    with pytest.raises(GroupNotFoundError):
+        g.get_group("nothing")
+    with pytest.raises(ContainsGroupError):
+        g.get_array("sub")
+    with pytest.raises(ContainsArrayError):
+        g.get_group("x")
+    a, b = g.require_groups("sub", "new")
+    assert (a.path, b.path) == ("sub", "new")
+    assert zarr.Group.open(tmp_path / "g").attrs["a"] == 1
+    assert zarr.Array.open(tmp_path / "g" / "x").shape == (2,)
+    with pytest.raises(ArrayNotFoundError):
+        zarr.Array.open(tmp_path / "none")
+    with pytest.raises(ContainsGroupError):
+        zarr.Group.from_store(tmp_path / "g")
+
+
+def test_array_config_with_config_and_runtime_order():
+    z = zarr.create_array({}, shape=(4, 5), dtype="i4", config={"order": "F", "write_empty_chunks": True})
+    assert z.config.order == "F" and z.config.write_empty_chunks is True and z.order == "F"
+    z[:] = np.arange(20).reshape(4, 5)
+    assert z[:].flags.f_contiguous
+    c = z.with_config({"order": "C"})
+    assert c.config.order == "C" and c[:].flags.c_contiguous and c.config.write_empty_chunks is True
+    np.testing.assert_array_equal(c[:], z[:])
+    with pytest.raises(ValueError, match="read_missing_chunks"):
+        z.with_config({"read_missing_chunks": False})
+    with pytest.raises(ValueError, match="unknown"):
+        zarr.create_array({}, shape=(2,), dtype="i1", config={"colour": "red"})
+    with pytest.warns(ZarrRuntimeWarning, match="order"):
+        v3 = zarr.create_array({}, shape=(2, 2), dtype="i1", order="F")
+    assert v3.order == "C"  # no effect on a v3 array, as in zarr-python 3
+    with zarr.config.set({"array.order": "F"}):
+        assert zarr.create_array({}, shape=(2, 2), dtype="i1").config.order == "F"
+
+
+def test_info_complete_and_compressor():
+    z = zarr.create_array({}, shape=(8, 8), chunks=(4, 4), dtype="f8", compressors=None)
+    z[:4, :4] = 1
+    text = str(z.info_complete())
+    assert "Chunks Initialized : 1/4" in text and "No. bytes stored" in text
+    with pytest.raises(TypeError, match="compressors"):
+        z.compressor
+    v2 = zarr.create_array({}, shape=(2,), dtype="i1", zarr_format=2, compressors=None)
+    assert v2.compressor is None
+
+
+def test_consolidate_metadata_v3_and_v2(tmp_path):
+    root = zarr.create_group(tmp_path / "v3")
+    root.create_array("a", shape=(2,), dtype="i1")
+    root.create_group("g").create_array("b", shape=(3,), dtype="f4")
+    with pytest.raises(ValueError, match="consolidated"):
+        zarr.open_consolidated(tmp_path / "v3")
+    zarr.consolidate_metadata(tmp_path / "v3")
+    doc = json.loads((tmp_path / "v3" / "zarr.json").read_text())
+    listing = doc["consolidated_metadata"]
+    assert listing["kind"] == "inline" and listing["must_understand"] is False
+    assert sorted(listing["metadata"]) == ["a", "g", "g/b"]
+    assert listing["metadata"]["g"]["consolidated_metadata"]["metadata"] == {}
+    assert listing["metadata"]["g/b"]["shape"] == [3]
+    g = zarr.open_consolidated(tmp_path / "v3")
+    assert sorted(g.metadata.consolidated_metadata.metadata) == ["a", "g", "g/b"]
+    # zarrpp keeps it current from then on.
+    g["a"].resize((5,))
+    doc = json.loads((tmp_path / "v3" / "zarr.json").read_text())
+    assert doc["consolidated_metadata"]["metadata"]["a"]["shape"] == [5]
+    v2 = zarr.create_group(tmp_path / "v2", zarr_format=2)
+    v2.create_array("c", shape=(4,), dtype="i2", attributes={"k": 1})
+    zarr.consolidate_metadata(tmp_path / "v2")
+    md = json.loads((tmp_path / "v2" / ".zmetadata").read_text())
+    assert md["zarr_consolidated_format"] == 1
+    assert {".zgroup", "c/.zarray", "c/.zattrs"} <= set(md["metadata"])
+    zarr_python_2 = pytest.importorskip("zarr")
+    assert zarr_python_2.open_consolidated(str(tmp_path / "v2"))["c"].shape == (4,)
+    with pytest.raises(FileNotFoundError):
+        zarr.consolidate_metadata(tmp_path / "none")
+
+
+def test_tree_function_is_deprecated():
+    g = zarr.create_group({})
+    g.create_array("x", shape=(1,), dtype="i1")
+    with pytest.warns(ZarrDeprecationWarning):
+        assert str(zarr.tree(g)) == str(g.tree())
+
+
+def test_legacy_keywords_warn_and_v3_conflicts_are_refused():
+    for name in ("synchronizer", "chunk_store", "cache_attrs", "cache_metadata", "meta_array", "object_codec"):
+        with pytest.warns(ZarrRuntimeWarning, match=name):
+            zarr.create(shape=(2,), dtype="i1", **{name: object()})
+    with pytest.warns(ZarrRuntimeWarning, match="write_empty_chunks"):
+        z = zarr.create(shape=(2,), dtype="i1", write_empty_chunks=True)
+    assert z.config.write_empty_chunks is True
+    with pytest.warns(ZarrRuntimeWarning, match="write_empty_chunks"):
+        zarr.array(np.arange(3), write_empty_chunks=False)
+    for kwargs in ({"chunk_shape": (1,), "chunks": (2,)}, {"dimension_separator": "/"}, {"filters": []},
+                   {"compressor": "blosc"}):
+        with pytest.raises(ValueError):
+            zarr.create(shape=(4,), dtype="i1", zarr_format=3, **kwargs)
+    a = zarr.create(shape=(4,), dtype="i1", chunk_key_encoding=("v2", "."))
+    assert a.metadata.chunk_key_encoding["name"] == "v2"
+
+
+def test_modes_open_w_minus_without_shape_and_load_of_nothing(tmp_path):
+    g = zarr.open(store=tmp_path / "new", mode="w-")
+    assert isinstance(g, zarr.Group)
+    with pytest.raises(FileExistsError):
+        zarr.open(store=tmp_path / "new", mode="w-")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "keep.txt").write_text("mine")
+    with pytest.raises(NotImplementedError):
+        zarr.load(zarr.storage.LocalStore(tmp_path / "empty"))
+    with pytest.raises(FileNotFoundError):
+        zarr.load(zarr.storage.LocalStore(tmp_path / "empty"))
+    assert sorted(p.name for p in (tmp_path / "empty").iterdir()) == ["keep.txt"]  # nothing created
+
+
+def test_stores_open_asynchronously_and_zip_mode_r_reads(tmp_path):
+    import asyncio
+    store = asyncio.run(zarr.storage.LocalStore.open(str(tmp_path / "s")))
+    assert isinstance(store, zarr.storage.LocalStore)
+    with zarr.storage.ZipStore(tmp_path / "d.zip", mode="w") as zs:
+        zarr.save(zs, np.arange(4))
+    with zarr.storage.ZipStore(tmp_path / "d.zip", mode="r", read_only=False) as zs:
+        np.testing.assert_array_equal(zarr.load(zs), np.arange(4))
+        with pytest.raises(ValueError):
+            zarr.save(zs, np.arange(2), path="other")
+    with pytest.raises(ValueError):
+        zarr.storage.ZipStore(tmp_path / "d.zip", mode="a", read_only=True)
+
+
+def test_save_group_refuses_keywords_that_are_not_arrays():
+    with pytest.raises(TypeError, match="mode"):
+        zarr.save_group({}, np.arange(2), mode="w")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        zarr.save_group({}, a=np.arange(2))
