@@ -195,3 +195,17 @@ def test_save_group_refuses_keywords_that_are_not_arrays():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         zarr.save_group({}, a=np.arange(2))
+
+
+def test_block_slices_starting_outside_the_grid_raise_index_error():
+    z = zarr.create_array({}, data=np.arange(60).reshape(12, 5), chunks=(5, 2))  # 3 x 3 blocks
+    for sel in [(slice(15, 20), slice(None)), (slice(-4, None),), (Ellipsis, slice(4, 10))]:
+        with pytest.raises(IndexError, match="block slice start"):
+            z.blocks[sel]
+        with pytest.raises(IndexError):
+            z.blocks[sel] = 1
+    np.testing.assert_array_equal(z[:], np.arange(60).reshape(12, 5))  # nothing written
+    assert z.blocks[1:20].shape == (7, 5)  # the stop is clamped, as in zarr-python and NumPy
+    assert z.blocks[3:].shape == (0, 5)  # starting at the end selects nothing
+    with pytest.raises(IndexError):
+        z.blocks[0:3:2]

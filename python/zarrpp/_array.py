@@ -432,7 +432,8 @@ class Array(_Node):
         self._store = store if store is not None else core.store
         self._read_only = bool(read_only) or is_read_only(self._store)
         self._dtype = core.dtype  # never changes for an array
-        self._config = ArrayConfig.from_settings()  # zarrpp.config's, when opened or created
+        # zarrpp.config's, when opened or created; a v2 array's reads come in its stored order.
+        self._config = ArrayConfig.from_settings(**({"order": core.v2_order} if core.zarr_format == 2 else {}))
         _apply_config(core, _config.array_defaults())
 
     # ---- description ----
@@ -509,7 +510,8 @@ class Array(_Node):
 
     def _configure(self, cfg: Dict[str, Any]) -> None:
         """Applies checked ``config=`` values to this handle."""
-        self._config = self._config.replace(**{k: v for k, v in cfg.items() if k in ArrayConfig.KEYS})
+        keep = ("order",) if self.zarr_format == 2 else ()  # a v2 array's order is its stored one
+        self._config = self._config.replace(**{k: v for k, v in cfg.items() if k in ArrayConfig.KEYS and k not in keep})
         _apply_config(self._core, cfg)
 
     @property
@@ -1412,7 +1414,8 @@ def create_array(
     ``chunk_key_encoding``: ``{"name": "default"|"v2", "separator": "/"|"."}`` as in zarr-python 3
     (Zarr v2 arrays take only "v2"; a v3 array takes either).
     """
-    zarr_format, order = _format_and_order(zarr_format, order)
+    cfg = _checked_config(config)
+    zarr_format, order = _format_and_order(zarr_format, order, cfg.get("order"))
     if name is not None and path is not None and name.strip("/") != path.strip("/"):
         raise ValueError(f"name={name!r} and path={path!r} disagree; give one of them")
     node_path = (name if name is not None else path) or ""
@@ -1429,7 +1432,6 @@ def create_array(
     shards_t = _resolve_shards(shards, shape_t, chunks_t)
     filter_specs, compressor_specs = _codec_specs(filters, compressors)
     key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
-    cfg = _checked_config(config)
     if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
         # Checked (and cast) before anything is created: a value that does not fit leaves nothing behind.
         data = _python_numbers(data, np.asarray(data), np_dtype)
@@ -1451,13 +1453,15 @@ def create_array(
     return arr
 
 
-def _format_and_order(zarr_format: Optional[int], order: Optional[str]) -> Tuple[int, Optional[str]]:
-    """``zarr_format`` and a v2 array's ``order``, zarrpp.config's where not given."""
+def _format_and_order(zarr_format: Optional[int], order: Optional[str], config_order: Optional[str] = None
+                      ) -> Tuple[int, Optional[str]]:
+    """``zarr_format`` and a v2 array's stored ``order``: given, else ``config={"order": ...}``'s,
+    else zarrpp.config's (as zarr-python 3)."""
     if zarr_format not in (None, 2, 3):
         raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     zarr_format = _config.default_zarr_format(zarr_format)
     if order is None and zarr_format == 2:
-        order = _config.config.get("array.order")
+        order = config_order or _config.config.get("array.order")
     if zarr_format == 3 and order is not None:
         warnings.warn("order= has no effect on a Zarr v3 array: the memory layout of what reads return is a setting "
                       "of the handle (config={'order': 'F'}, or zarrpp.config's array.order)", ZarrRuntimeWarning,
