@@ -588,4 +588,9 @@ TEST(GridDefaults, AutoChunksAreZarrPythons) {
   EXPECT_EQ(auto_chunks({20000, 20000}, 8, kShardedInnerChunkMaxBytes), (std::vector<std::int64_t>{313, 313}));
   EXPECT_EQ(auto_chunks({}, 4), (std::vector<std::int64_t>{}));
   EXPECT_EQ(auto_shards({1000, 10}, {100, 10}), (std::vector<std::int64_t>{200, 10}));
+  // With zarr.config's array.target_shard_size_bytes: n chunks along every dimension, n^ndim within
+  // the target (zarr-python's example: (2, 2, 2) chunks of 4-byte items, 256 bytes -> 2 per axis).
+  EXPECT_EQ(auto_shards({100, 100, 100}, {2, 2, 2}, 4, 256), (std::vector<std::int64_t>{4, 4, 4}));
+  EXPECT_EQ(auto_shards({5, 100}, {2, 10}, 1, 1 << 20), (std::vector<std::int64_t>{4, 20}));  // within the array
+  EXPECT_EQ(auto_shards({100}, {10}, 8, 8), (std::vector<std::int64_t>{10}));  // a chunk above the target: 1
 }

@@ -1202,6 +1202,26 @@ void bind_nodes(py::module_& m) {
       },
       "src"_a, "store"_a, "path"_a = "", "grid"_a = "", "overwrite"_a = false);
   m.def(
+      "create_array_from_document",
+      [](const StorePtr& store, const std::string& path, const std::string& document, const std::string& attributes,
+         bool overwrite) {
+        const Json doc = Json::parse(document);
+        const zarrpp::ArrayMetadata meta = doc.is_object() && doc.value("zarr_format", 3) == 2
+                                               ? codec::from_v2_document(doc, Json::parse(attributes))
+                                               : zarrpp::ArrayMetadata::from_json(doc);
+        return without_gil([&] { return Array::create(store, path, meta, overwrite); });
+      },
+      "store"_a, "path"_a, "document"_a, "attributes"_a = "null", "overwrite"_a = false,
+      "Creates the array a zarr.json (or, for zarr_format 2, .zarray and .zattrs) document describes, "
+      "validated as on open.");
+  m.def(
+      "nodes_overlap",
+      [](const StorePtr& a, const std::string& path_a, const StorePtr& b, const std::string& path_b) {
+        return without_gil([&] { return zarrpp::nodes_overlap(*a, path_a, *b, path_b); });
+      },
+      "a"_a, "path_a"_a, "b"_a, "path_b"_a,
+      "Whether two nodes share storage (the same node, or one inside the other).");
+  m.def(
       "open_group", [](StorePtr store, const std::string& path) { return zarrpp::Group::open(std::move(store), path); },
       "store"_a, "path"_a = "");
   m.def(
@@ -1249,7 +1269,7 @@ void bind_nodes(py::module_& m) {
   m.def("auto_chunks", &zarrpp::auto_chunks, "shape"_a, "itemsize"_a, "max_bytes"_a = zarrpp::kAutoChunkMaxBytes,
         "Chunks for chunks=\"auto\" (zarr-python 3's rule, the core's); max_bytes 1 MiB for shards' inner chunks.");
   m.attr("SHARDED_INNER_CHUNK_MAX_BYTES") = zarrpp::kShardedInnerChunkMaxBytes;
-  m.def("auto_shards", &zarrpp::auto_shards, "shape"_a, "chunks"_a,
+  m.def("auto_shards", &zarrpp::auto_shards, "shape"_a, "chunks"_a, "itemsize"_a = 1, "target_bytes"_a = py::none(),
         "Shards for shards=\"auto\": two chunks along dimensions holding more than 8 (the core's rule).");
   m.def(
       "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },

@@ -218,4 +218,8 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   return Array::open(store, path);
 }
 
+bool nodes_overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b) {
+  return node::overlap(a, normalize_node_path(path_a), b, normalize_node_path(path_b)) != node::Overlap::none;
+}
+
 }  // namespace zarrpp

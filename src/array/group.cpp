@@ -51,11 +51,11 @@ Group Group::create(StorePtr store, const std::string& path_in, const Json& attr
     if (!attributes.empty())
       store->set(node::key_in(path, node::kZattrs), node::to_bytes(dump_v2_attributes(attributes)));
     store->set(node::key_in(path, node::kZgroup), node::to_bytes(m.dump()));
-    node::refresh_consolidated(*store, path, replaced);
   } else {
     store->set(node::meta_key(path), node::to_bytes(m.dump()));
-    node::refresh_consolidated(*store, path, replaced);
   }
+  // A group that replaced a node replaced its members too: consolidated metadata forgets them.
+  node::refresh_consolidated(*store, path, replaced, /*subtree=*/replaced != 0);
   return Group(std::move(store), path, std::move(m));
 }
 

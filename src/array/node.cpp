@@ -391,6 +391,9 @@ void refresh_levels(Store& store, const std::string& path, int replaced_format, 
                      std::string_view(reinterpret_cast<const char*>(cur->bytes.data()), cur->bytes.size()), key);
                  if (!z.is_object() || !z.contains("metadata") || !z["metadata"].is_object())
                    throw MetadataError(key + ": expected {\"metadata\": {...}, \"zarr_consolidated_format\": 1}");
+                 // A whole subtree refreshed (a group replaced or converted): what was listed under
+                 // it goes first, so the members the old group had do not linger.
+                 if (subtree) erase_under(z["metadata"], rel.empty() ? "" : rel + "/");
                  put_entries(z["metadata"], store, path, rel);
                  for (const auto& [b, doc] : below) put_entries(z["metadata"], store, join(path, b), join(rel, b));
                  for (std::size_t i = 0; i + 1 < levels.size(); ++i) {

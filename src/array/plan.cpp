@@ -190,11 +190,11 @@ std::vector<DimSel> normalize_block_selection(const Selection& given, const Chun
       } else if (auto* sl = std::get_if<Slice>(&s)) {
         if (sl->step != 1)
           throw SelectionError(ErrorCode::invalid_index, "block selections only support step 1 (" + dim_str(d) + ")");
-        // A start outside the grid (past the last block, or before the first counting from the
-        // end) is out of bounds, as in zarr-python: NumPy's clamping would make the selection
-        // empty, and a write to it would write nothing without a word. The stop is clamped.
+        // A start given outside the grid (at or past the end, or before the first block counting
+        // from the end) is out of bounds, as in zarr-python: NumPy's clamping would make the
+        // selection empty, and a write to it would write nothing without a word. The stop is clamped.
         const std::int64_t start = sl->start.value_or(0) < 0 ? *sl->start + nb : sl->start.value_or(0);
-        if (start < 0 || start > nb)
+        if (sl->start && (start < 0 || start >= nb))
           throw SelectionError(ErrorCode::index_out_of_bounds, "block slice start " + std::to_string(*sl->start) +
                                                                    " is out of bounds for " + dim_str(d) + " with " +
                                                                    std::to_string(nb) + " blocks");

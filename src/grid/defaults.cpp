@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "zarrpp/core/error.hpp"
@@ -35,15 +36,35 @@ std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, st
   return {c.begin(), c.end()};
 }
 
-std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks) {
+std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks,
+                                      std::size_t itemsize, std::optional<std::size_t> target_bytes) {
   if (shape.size() != chunks.size())
     throw ArgumentError("shards auto: chunks " + std::to_string(chunks.size()) + "-d for a " +
                         std::to_string(shape.size()) + "-d shape");
-  std::vector<std::int64_t> s;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (chunks[d] <= 0) throw ArgumentError("shards auto: chunk edges must be positive");
-    s.push_back(shape[d] / chunks[d] > 8 ? 2 * chunks[d] : chunks[d]);
+  long double chunk_bytes = static_cast<long double>(itemsize);
+  for (const auto c : chunks) {
+    if (c <= 0) throw ArgumentError("shards auto: chunk edges must be positive");
+    chunk_bytes *= static_cast<long double>(c);
   }
+  // With a target: the most chunks per dimension (the same count along each) whose shard stays
+  // within the target and the array; without one, two along dimensions of more than 8 chunks.
+  std::int64_t per_axis = 2;
+  if (target_bytes) {
+    per_axis = 1;
+    const auto fits = [&](std::int64_t n) {
+      if (chunk_bytes * std::pow(static_cast<long double>(n), static_cast<long double>(chunks.size())) >
+          static_cast<long double>(*target_bytes))
+        return false;
+      for (std::size_t d = 0; d < shape.size(); ++d)
+        if (chunks[d] * n > shape[d]) return false;
+      return true;
+    };
+    if (chunk_bytes <= static_cast<long double>(*target_bytes))
+      while (fits(per_axis + 1)) ++per_axis;
+  }
+  std::vector<std::int64_t> s;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    s.push_back(target_bytes || shape[d] / chunks[d] > 8 ? per_axis * chunks[d] : chunks[d]);
   return s;
 }
 

@@ -61,7 +61,8 @@ ArraySpec CreateCommand::make_spec() const {
   spec.compressors = compressors_of(comp_);
   spec.crc32c = crc_;
   if (!shards_.empty())
-    spec.shards = shards_ == "auto" ? auto_shards(spec.shape, spec.chunks) : parse_shape(shards_, "--shards");
+    spec.shards =
+        shards_ == "auto" ? auto_shards(spec.shape, spec.chunks, spec.dtype.size()) : parse_shape(shards_, "--shards");
   if (!lower_.empty()) spec.lower_bound = parse_shape(lower_, "--lower-bound");
   if (!dims_.empty()) {
     std::vector<std::optional<std::string>> names;

@@ -299,6 +299,11 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
 // ArgumentError for other names.
 ArrayMetadata with_chunk_grid(ArrayMetadata m, const std::string& grid);
 
+// Whether the node at `path_a` of `a` and the one at `path_b` of `b` share storage: the same
+// node, or one inside the other (what the stores say the folders are decides, so bind mounts and
+// symlinks count). Writing one of them may then destroy the other: copies refuse it.
+bool nodes_overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b);
+
 // Removes an array or group: an array's zarr.json and chunks, a group's zarr.json and child
 // nodes; other files under its folder stay. MetadataError, removing nothing, when its zarr.json
 // is too broken to tell what belongs to it.

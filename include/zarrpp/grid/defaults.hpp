@@ -4,6 +4,7 @@
 // shards="auto").
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace zarrpp {
@@ -17,7 +18,11 @@ inline constexpr std::size_t kAutoChunkMaxBytes = std::size_t{64} << 20;
 inline constexpr std::size_t kShardedInnerChunkMaxBytes = std::size_t{1} << 20;
 std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, std::size_t itemsize,
                                       std::size_t max_bytes = kAutoChunkMaxBytes);
-// Shards of two chunks along dimensions holding more than 8 chunks, one chunk elsewhere.
-std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks);
+// zarr-python 3's shards="auto": two chunks along dimensions holding more than 8 chunks, one
+// elsewhere; with `target_bytes` (zarr.config's array.target_shard_size_bytes), the same number n
+// of chunks along every dimension, the largest with n^ndim chunks within the target and n chunks
+// within each dimension of the array (at least 1).
+std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks,
+                                      std::size_t itemsize = 1, std::optional<std::size_t> target_bytes = std::nullopt);
 
 }  // namespace zarrpp
