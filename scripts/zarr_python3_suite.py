@@ -50,7 +50,8 @@ def extract(git_dir: Path, out: Path) -> None:
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     tar = subprocess.run(["git", "--git-dir", str(git_dir), "archive", COMMIT, "tests", "docs/user-guide",
-                          "src/zarr/storage/__init__.py", "src/zarr/codecs/__init__.py", "src/zarr/__init__.py"],
+                          "src/zarr/storage/__init__.py", "src/zarr/codecs/__init__.py", "src/zarr/__init__.py",
+                          "src/zarr/errors.py", "src/zarr/core/array.py", "src/zarr/core/group.py"],
                          check=True, capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
         archive.extractall(dest)
@@ -102,6 +103,94 @@ def public_exports(out: Path) -> dict[str, list[str]]:
     return result
 
 
+# What the names table says beyond present/absent: how a name differs, or why it is absent.
+NOTES = {
+    "AsyncArray": "absent: the async API is not provided (the GIL is released while zarrpp works)",
+    "AsyncGroup": "absent: the async API is not provided",
+    "copy": "absent: zarr-python 3 raises NotImplementedError for it too; use zarrpp.copy_array",
+    "copy_all": "absent: zarr-python 3 raises NotImplementedError for it too",
+    "copy_store": "absent: zarr-python 3 raises NotImplementedError for it too",
+    "print_debug_info": "absent: zarrpp.__version__ and the CLI's --version say what is installed",
+    "FsspecStore": "absent: s3:// and http(s):// URLs are built in; other fsspec schemes are refused",
+    "ObjectStore": "absent: obstore is not in Debian",
+    "GpuMemoryStore": "absent: no GPU support",
+    "LoggingStore": "absent",
+    "WrapperStore": "absent: wrap stores in C++ (zarrpp::StoreWrapper)",
+    "ManagedMemoryStore": "differs: memory://name URLs give a process-wide named MemoryStore",
+    "ZipStore": "differs: changes are staged and the archive written anew at close()",
+    "from_dict": "differs: the document is validated and written (a zarrpp array lives in its store)",
+    "from_array": "same; the copy refuses to overlap its source",
+    "create_hierarchy": "differs: takes documents (dicts, a node's metadata or objects with to_dict())",
+    "consolidate_metadata": "same; zarrpp keeps it current with every later change",
+    "open_consolidated": "differs: zarrpp still reads each node's own documents (never stale)",
+    "tree": "differs: plain text (no rich)",
+    "info_complete": "same (a table of text)",
+    "config": "same keys; order, write_empty_chunks act; read_missing_chunks=False refused",
+    "with_config": "same",
+    "async_array": "absent: the async API is not provided",
+    "move": "absent",
+    "update_attributes_async": "absent: the async API is not provided",
+    "create": "same",
+    "synchronizer": "same: None (zarrpp's writes need no synchronizer)",
+    "CastValue": "absent: an experimental codec new in zarr-python 3.3",
+    "ScaleOffset": "absent: an experimental codec new in zarr-python 3.3",
+    "SubchunkWriteOrder": "absent: zarrpp writes a shard's chunks in its own order",
+    "ShardingCodecIndexLocation": "same; zarrpp writes the index at the end only",
+    "get_array": "same", "get_group": "same",
+}
+
+
+def _class_names(source: str, cls: str) -> list[str]:
+    start = re.search(r"^class " + cls + r"\b.*$", source, re.M)
+    if start is None:
+        return []
+    rest = source[start.end():]
+    end = re.search(r"^(class|def|async def) ", rest, re.M)
+    body = rest[:end.start() if end else len(rest)]
+    names = set(re.findall(r"^    (?:async )?def ([a-z]\w*)", body, re.M))
+    names |= set(re.findall(r"^    ([a-z]\w*): ", body, re.M))
+    return sorted(names)
+
+
+def public_names(out: Path) -> dict[str, list[str]]:
+    """zarr-python's public names, by where they live: the package, zarr.storage, zarr.codecs,
+    zarr.errors, and the methods and properties of Array and Group."""
+    src = out / "zarr-python-exports" / "zarr"
+    exports = json.loads((out / "exports.json").read_text())
+    errors = re.findall(r"^class (\w+)\(", (src / "errors.py").read_text(), re.M)
+    return {"zarr": exports["zarr"], "zarr.storage": exports["zarr.storage"],
+            "zarr.codecs": exports["zarr.codecs"], "zarr.errors": errors,
+            "zarr.Array": _class_names((src / "core" / "array.py").read_text(), "Array"),
+            "zarr.Group": _class_names((src / "core" / "group.py").read_text(), "Group")}
+
+
+def _backing_test(name: str, tests: dict[str, str]) -> str:
+    for file, text in sorted(tests.items()):
+        for m in re.finditer(r"^def (test_\w+)\(.*?(?=^def |\Z)", text, re.M | re.S):
+            if re.search(r"[.\s(]" + re.escape(name) + r"\b", m.group(0)):
+                return f"`{file}::{m.group(1)}`"
+    return "—"
+
+
+def names_table(out: Path) -> str:
+    """The compatibility table python/README.md shows: every zarr-python 3 public name, whether
+    zarrpp has it (and how it differs, or why not), and a project test that uses it."""
+    import zarrpp
+    objects = {"zarr": zarrpp, "zarr.storage": zarrpp.storage, "zarr.codecs": zarrpp.codecs,
+               "zarr.errors": zarrpp.errors, "zarr.Array": zarrpp.Array, "zarr.Group": zarrpp.Group}
+    tests = {p.name: p.read_text() for p in (HERE.parent / "python" / "tests").glob("test_*.py")}
+    rows = ["| name | zarrpp | test |", "| --- | --- | --- |"]
+    for where, names in public_names(out).items():
+        for name in names:
+            present = hasattr(objects[where], name)
+            note = NOTES.get(name, "same" if present else "absent")
+            if present and note.startswith("absent"):
+                note = "same"
+            label = f"`{where}.{name}`" if where != "zarr" else f"`zarr.{name}`"
+            rows.append(f"| {label} | {note} | {_backing_test(name, tests) if present else '—'} |")
+    return "\n".join(rows)
+
+
 def build(git_dir: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     extract(git_dir, out)
@@ -143,9 +232,14 @@ def main() -> int:
     r.add_argument("zarrpp_python", type=Path)
     r.add_argument("--tests", nargs="*", default=TEST_FILES)
     r.add_argument("--no-guide", action="store_true")
+    n = sub.add_parser("names", help="print python/README.md's table of zarr-python 3's public names")
+    n.add_argument("harness", type=Path)
     args = parser.parse_args()
     if args.command == "build":
         build(args.git_dir.resolve(), args.harness.resolve())
+        return 0
+    if args.command == "names":
+        print(names_table(args.harness.resolve()))
         return 0
     return run(args.harness.resolve(), args.zarrpp_python.resolve(), args.tests, not args.no_guide)
 

@@ -199,13 +199,153 @@ def test_save_group_refuses_keywords_that_are_not_arrays():
 
 def test_block_slices_starting_outside_the_grid_raise_index_error():
     z = zarr.create_array({}, data=np.arange(60).reshape(12, 5), chunks=(5, 2))  # 3 x 3 blocks
-    for sel in [(slice(15, 20), slice(None)), (slice(-4, None),), (Ellipsis, slice(4, 10))]:
+    for sel in [(slice(15, 20), slice(None)), (slice(-4, None),), (Ellipsis, slice(4, 10)), (slice(3, None),)]:
         with pytest.raises(IndexError, match="block slice start"):
             z.blocks[sel]
         with pytest.raises(IndexError):
             z.blocks[sel] = 1
     np.testing.assert_array_equal(z[:], np.arange(60).reshape(12, 5))  # nothing written
     assert z.blocks[1:20].shape == (7, 5)  # the stop is clamped, as in zarr-python and NumPy
-    assert z.blocks[3:].shape == (0, 5)  # starting at the end selects nothing
+    with pytest.raises(IndexError):  # starting at the end is out of bounds too, as in zarr-python
+        z.blocks[3:]
     with pytest.raises(IndexError):
         z.blocks[0:3:2]
+
+
+def test_from_array_refuses_to_overwrite_its_source_and_undoes_a_failed_copy(tmp_path):
+    src = zarr.create_array(tmp_path / "a", data=np.arange(20).reshape(4, 5), chunks=(2, 5))
+    for target in (tmp_path / "a", tmp_path):  # the same node; a folder holding it
+        with pytest.raises(ValueError, match="same node or one lies inside"):
+            zarr.from_array(target, data=src, overwrite=True)
+    np.testing.assert_array_equal(zarr.open_array(tmp_path / "a")[:], np.arange(20).reshape(4, 5))
+
+    class Failing:
+        shape, dtype = (6, 5), np.dtype("i8")
+
+        def __getitem__(self, sel):
+            raise OSError("source went away")
+    with pytest.raises(OSError, match="went away"):
+        zarr.from_array(tmp_path / "b", data=Failing(), chunks=(2, 5))
+    assert not (tmp_path / "b" / "zarr.json").exists()  # the new array is removed again
+
+
+def test_codec_names_as_strings_and_the_shape_setter():
+    z = zarr.create_array({}, shape=(4,), dtype="i4", compressors="blosc")
+    assert [c.name for c in z.compressors] == ["blosc"]
+    z = zarr.create_array({}, shape=(4,), dtype="i4", compressors=["zstd", "crc32c"])
+    assert [c.name for c in z.compressors] == ["zstd", "crc32c"]
+    v2 = zarr.create(shape=(4,), dtype="i4", compressor="blosc", zarr_format=2)
+    assert v2.metadata["compressor"]["id"] == "blosc"
+    with pytest.raises(ValueError, match="unknown codec"):
+        zarr.create_array({}, shape=(4,), dtype="i4", compressors="no-such-codec")
+    with pytest.raises(ValueError):
+        zarr.create(shape=(4,), dtype="i4", compressor="blosc", zarr_format=3)
+    z.shape = (6,)
+    assert z.shape == (6,) and z[4:].tolist() == [0, 0]
+
+
+def test_auto_shards_follow_the_target_shard_size_setting():
+    assert zarr.create_array({}, shape=(1000, 10), chunks=(100, 10), dtype="u1", shards="auto").shards == (200, 10)
+    with zarr.config.set({"array.target_shard_size_bytes": 256}):
+        z = zarr.create_array({}, shape=(100, 100, 100), chunks=(2, 2, 2), dtype="i4", shards="auto")
+    assert z.shards == (4, 4, 4)
+
+
+def test_create_hierarchy_and_array_from_dict(tmp_path):
+    template = zarr.create_array({}, shape=(4, 3), chunks=(2, 3), dtype="i2", fill_value=7)
+    nodes = {"": {"node_type": "group", "zarr_format": 3, "attributes": {"root": True}},
+             "a/b/x": template.metadata, "a/c": {"node_type": "group", "zarr_format": 3}}
+    made = dict(zarr.create_hierarchy(store=tmp_path / "h", nodes=nodes))
+    assert sorted(made) == ["", "a", "a/b", "a/b/x", "a/c"]  # the groups between are made too
+    g = zarr.open_group(tmp_path / "h")
+    assert g.attrs["root"] is True and g["a/b/x"].shape == (4, 3) and g["a/b/x"][0, 0] == 7
+    # An existing node: nothing is written.
+    with pytest.raises(ContainsArrayError):
+        zarr.create_hierarchy(store=tmp_path / "h",
+                              nodes={"new": {"node_type": "group", "zarr_format": 3}, "a/b/x": template.metadata})
+    assert "new" not in zarr.open_group(tmp_path / "h")
+    with pytest.raises(ContainsArrayError):
+        zarr.create_hierarchy(store=tmp_path / "h", nodes={"a/b/x/y": template.metadata})
+    # Array.from_dict: the document, validated and written; refused where a node is.
+    a = zarr.Array.from_dict(zarr.storage.StorePath(zarr.storage.MemoryStore()), dict(template.metadata))
+    assert a.shape == (4, 3) and a.fill_value == 7
+    with pytest.raises(ValueError):
+        zarr.Array.from_dict({}, {**template.metadata, "storage_transformers": [{"name": "x"}]})
+    with pytest.raises(ValueError, match="zarr_format"):
+        zarr.Array.from_dict({}, {**template.metadata, "zarr_format": 4})
+    v2 = zarr.Array.from_dict({}, {"zarr_format": 2, "shape": [3], "chunks": [3], "dtype": "<u1", "fill_value": 0,
+                                   "order": "C", "compressor": None, "filters": None, "attributes": {"k": 1}})
+    assert v2.zarr_format == 2 and v2.attrs["k"] == 1
+    with pytest.raises(ContainsArrayError):
+        zarr.Array.from_dict(tmp_path / "h" / "a" / "b" / "x", dict(template.metadata))
+
+
+def test_group_create_create_hierarchy_and_codec_enums():
+    g = zarr.create_group({}).create_group("g")
+    a = g.create("x", shape=(2,), dtype="i1")
+    assert a.path == "g/x" and g.synchronizer is None
+    made = dict(g.create_hierarchy({"s/t": {"node_type": "group", "zarr_format": 3}}))
+    assert sorted(made) == ["s", "s/t"] and made["s/t"].path == "g/s/t"
+    big = zarr.create_array({}, shape=(2,), dtype=">i4", serializer=zarr.codecs.Bytes(endian=zarr.codecs.Endian.big))
+    big[:] = [1, 2]
+    assert big.serializer.to_dict()["configuration"]["endian"] == "big" and big[:].tolist() == [1, 2]
+    assert zarr.codecs.ShardingCodecIndexLocation.end == "end"
+
+
+def test_red_team_findings_from_array_and_consolidated(tmp_path):
+    # A v2 array stored in order "F" copies (its order is no transpose filter to keep).
+    f = zarr.create_array({}, data=np.arange(12.0).reshape(3, 4), order="F", zarr_format=2)
+    copy = zarr.from_array({}, data=f)
+    assert copy.order == "F" and copy.filters == f.filters and copy[:].tolist() == f[:].tolist()
+    # zarr-python 2's object arrays have fill value 0: a copy takes the type's empty value.
+    import numcodecs
+    zarr_python_2 = pytest.importorskip("zarr")
+    z2 = zarr_python_2.open(str(tmp_path / "s"), mode="w", shape=(3,), chunks=(3,), dtype=object,
+                            object_codec=numcodecs.VLenUTF8())
+    z2[:2] = ["a", "bb"]
+    assert zarr.from_array({}, data=zarr.open_array(tmp_path / "s"))[:2].tolist() == ["a", "bb"]
+    # A large band along the first dimension is copied a shard at a time (bounded memory).
+    seen = []
+
+    class Tracking:
+        shape, dtype = (1, 64, 40000), np.dtype("f8")
+
+        def __getitem__(self, sel):
+            seen.append(sel)
+            return np.ones(tuple(s.stop - s.start for s in sel))
+    import zarrpp._from_array as fa
+    old, fa._SLAB_BYTES = fa._SLAB_BYTES, 1 << 20
+    try:
+        out = zarr.from_array({}, data=Tracking(), chunks=(1, 64, 1000))
+    finally:
+        fa._SLAB_BYTES = old
+    assert len(seen) == 40 and out[0, 0, -1] == 1
+    # A group replaced under a consolidated parent takes its members out of the listing.
+    for fmt in (2, 3):
+        g = zarr.create_group(tmp_path / f"c{fmt}", zarr_format=fmt)
+        g.create_group("sub").create_array("b", data=np.arange(3))
+        zarr.consolidate_metadata(tmp_path / f"c{fmt}")
+        g.create_group("sub", overwrite=True)
+        assert "sub/b" not in zarr.open_group(tmp_path / f"c{fmt}")
+        if fmt == 2:
+            listed = json.loads((tmp_path / "c2" / ".zmetadata").read_text())["metadata"]
+            assert not any(k.startswith("sub/b") for k in listed)
+        else:
+            listed = json.loads((tmp_path / "c3" / "zarr.json").read_text())["consolidated_metadata"]["metadata"]
+            assert sorted(listed) == ["sub"]
+    # use_consolidated creates nothing, and a wrong zarr_format is refused.
+    with pytest.raises(FileNotFoundError):
+        zarr.open_consolidated(tmp_path / "nothing")
+    assert not (tmp_path / "nothing").exists()
+    with pytest.raises(ValueError):
+        zarr.open_consolidated(tmp_path / "c3", mode="w")
+    assert "sub" in zarr.open_group(tmp_path / "c3")
+    with pytest.raises(ValueError, match="Zarr v3 group, not Zarr v2"):
+        zarr.open_group(tmp_path / "c3", mode="r", zarr_format=2)
+    with pytest.warns(ZarrRuntimeWarning, match="synchronizer"):
+        zarr.array(np.arange(3), synchronizer=object())
+    with pytest.raises(TypeError):
+        zarr.open(tmp_path / "w", mode="w-", dtype="i4")
+    with pytest.raises(ValueError):
+        zarr.create(shape=(2,), dtype="i1", zarr_format=3, compressor=None)
+    assert zarr.ArrayConfig.from_dict({"order": "F"}).order == "F"

@@ -17,8 +17,9 @@ nodes; KeyError for group members) and RuntimeError (everything else), with zarr
 """
 from . import codecs, errors, storage
 from ._config import config
-from ._api import (consolidate_metadata, create, empty, empty_like, full, full_like, load, ones, ones_like, open,
-                   open_array, open_consolidated, open_like, save, save_array, save_group, tree, zeros, zeros_like)
+from ._api import (consolidate_metadata, create, create_hierarchy, empty, empty_like, full, full_like, load, ones,
+                   ones_like, open, open_array, open_consolidated, open_like, save, save_array, save_group, tree,
+                   zeros, zeros_like)
 from ._from_array import from_array
 from ._array import (Array, ArrayConfig, Attributes, Group, UnreadableMemberWarning, ZarrppWarning, array,
                      convert_to_v2, convert_to_v3, copy_array, create_array, create_group, group, open_group)
@@ -27,7 +28,7 @@ from .storage import FileStore, LocalStore, MemoryStore
 from ._zarrpp import __version__  # the version CMakeLists.txt's project() gives
 
 __all__ = ["Array", "ArrayConfig", "Attributes", "Group", "UnreadableMemberWarning", "ZarrppWarning", "array", "codecs",
-           "config", "consolidate_metadata", "from_array", "open_consolidated", "tree",
+           "config", "consolidate_metadata", "create_hierarchy", "from_array", "open_consolidated", "tree",
            "convert_to_v2", "convert_to_v3", "copy_array", "create", "create_array", "create_group", "empty",
            "empty_like", "errors", "full", "full_like", "group", "load", "ones", "ones_like", "open", "open_array",
            "open_group", "open_like", "save", "save_array", "save_group", "storage", "zeros", "zeros_like",

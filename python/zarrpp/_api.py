@@ -9,22 +9,22 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _zarrpp
-from ._array import (Array, Group, _check_mode, _join, _like_args, _refuse_existing, _split_codecs, _store_url,
-                     warn_write_empty_chunks_keyword,
-                     create_array, open_group)
+from ._array import (Array, Group, _array_from_document, _check_mode, _join, _legacy_keywords, _like_args,
+                     _refuse_existing, _split_codecs, _store_url, create_array, open_group,
+                     warn_write_empty_chunks_keyword)
 from ._array import open_array as _open_existing_array
 from . import _config
-from .errors import ArrayNotFoundError, NodeNotFoundError, ZarrDeprecationWarning, ZarrRuntimeWarning
+from .errors import ArrayNotFoundError, ContainsArrayError, NodeNotFoundError, ZarrDeprecationWarning
 from .storage import make_store
 
 __all__ = ["create", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "open",
            "open_array", "open_like", "save", "save_array", "save_group", "load", "consolidate_metadata",
-           "open_consolidated", "tree"]
+           "open_consolidated", "tree", "create_hierarchy"]
 
 _MODES = ("r", "r+", "a", "w", "w-", "x")
 
@@ -83,29 +83,17 @@ def _refuse_v3_conflicts(zarr_format: Optional[int], chunks: Any, chunk_shape: A
         raise ValueError("create: give chunks= or chunk_shape=, not both")
     if _config.default_zarr_format(zarr_format) != 3:
         return
-    for name, value, instead in (("dimension_separator", dimension_separator, "chunk_key_encoding="),
-                                 ("filters", filters, "array-to-array codecs in codecs="),
-                                 ("compressor", None if compressor == "auto" else compressor, "compressors=")):
-        if value is not None:
+    for name, given, instead in (("dimension_separator", dimension_separator is not None, "chunk_key_encoding="),
+                                 ("filters", filters is not None, "array-to-array codecs in codecs="),
+                                 ("compressor", not (isinstance(compressor, str) and compressor == "auto"),
+                                  "compressors=")):
+        if given:
             raise ValueError(f"create: {name}= is a Zarr v2 argument; for a Zarr v3 array use {instead}")
 
 
 def _deprecated(name: str, instead: str) -> None:
     warnings.warn(f"zarrpp.{name} is deprecated, as in zarr-python 3: use {instead}", ZarrDeprecationWarning,
                   stacklevel=3)
-
-
-# zarr-python 2's keywords that zarr-python 3 takes and ignores with a warning: zarrpp does the same.
-_LEGACY_KEYWORDS = ("synchronizer", "chunk_store", "cache_metadata", "cache_attrs", "object_codec", "meta_array")
-
-
-def _legacy_keywords(kwargs: Dict[str, Any]) -> None:
-    """Takes zarr-python 2's legacy keywords out of ``kwargs``, warning (ZarrRuntimeWarning) for
-    each one given a value: they have no effect, as in zarr-python 3."""
-    for name in _LEGACY_KEYWORDS:
-        if kwargs.pop(name, None) is not None:
-            warnings.warn(f"{name}= has no effect in zarrpp (nor in zarr-python 3); it is ignored", ZarrRuntimeWarning,
-                          stacklevel=3)
 
 
 def empty(shape: Any, **kwargs: Any) -> Array:
@@ -226,6 +214,9 @@ def open(store: Any = None, *, mode: Optional[str] = None, zarr_format: Optional
     p = _path_of(path)
     if mode in ("w-", "x") and "shape" not in kwargs:
         # As zarr-python: without a shape, "w-" makes a group, and refuses any node already there.
+        unknown = sorted(set(kwargs) - {"attributes"})
+        if unknown:
+            raise TypeError(f"open: mode {mode!r} without shape= makes a group, which takes no {unknown}")
         st = make_store(store, storage_options=storage_options)
         if _zarrpp.node_type(st, p) is not None:
             raise FileExistsError(f"open: mode {mode!r}, but a node exists at {p or '/'!r} in {_store_url(st)}")
@@ -317,3 +308,45 @@ def tree(grp: Group, expand: Any = None, level: Optional[int] = None) -> Any:
     """``grp.tree()`` (deprecated, as in zarr-python 3)."""
     _deprecated("tree(group)", "group.tree()")
     return grp.tree(expand=expand, level=level)
+
+
+def create_hierarchy(*, store: Any, nodes: Dict[str, Any], overwrite: bool = False) -> Any:
+    """Creates the groups and arrays ``nodes`` describes, ``{path: metadata document}`` (a dict of
+    zarr.json's fields, a node's ``metadata``, or an object with ``to_dict()``), parents before
+    children, with the groups between them made too (as zarr-python's ``create_hierarchy``).
+    Without ``overwrite`` every path is checked before anything is written, so an existing node
+    leaves the store as it was. Returns (path, node) pairs, parents first."""
+    st = make_store(store)
+    docs = {_path_of(p): dict(m.to_dict() if hasattr(m, "to_dict") else m) for p, m in nodes.items()}
+    for p, doc in docs.items():
+        if doc.get("node_type", "array" if "shape" in doc else "group") not in ("array", "group"):
+            raise ValueError(f"create_hierarchy: {p!r}: node_type must be 'array' or 'group'")
+        if not overwrite:
+            _refuse_existing(st, p)
+    for p in _with_parents(docs) - set(docs):
+        if _zarrpp.node_type(st, p) == "array":
+            raise ContainsArrayError(f"create_hierarchy: an array at {p!r} would have to be a group")
+    made: List[Tuple[str, Any]] = []
+    for p in sorted(_with_parents(docs), key=lambda q: (q.count("/") + (q != ""), q)):
+        doc = docs.get(p, {"node_type": "group", "zarr_format": _group_format(docs)})
+        if doc.get("node_type", "array" if "shape" in doc else "group") == "group":
+            if p not in docs and _zarrpp.node_type(st, p) == "group":
+                continue  # an implicit parent that exists already
+            made.append((p, open_group(st, path=p, mode="w" if overwrite else "w-", zarr_format=doc.get("zarr_format"),
+                                       attributes=doc.get("attributes"))))
+        else:
+            made.append((p, Array(_array_from_document(st, p, doc, overwrite), store=st)))
+    return iter(made)
+
+
+def _with_parents(docs: Dict[str, Any]) -> set:
+    paths = set(docs)
+    for p in docs:
+        parts = p.split("/") if p else []
+        paths.update("/".join(parts[:i]) for i in range(len(parts)))
+    return paths
+
+
+def _group_format(docs: Dict[str, Any]) -> int:
+    formats = {d.get("zarr_format") for d in docs.values()} - {None}
+    return formats.pop() if len(formats) == 1 else _config.default_zarr_format(None)

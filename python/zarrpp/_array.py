@@ -441,6 +441,11 @@ class Array(_Node):
     def shape(self) -> Tuple[int, ...]:
         return self._core.shape
 
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        """``z.shape = (n, ...)`` resizes, as in zarr-python."""
+        self.resize(value)
+
     @property
     def ndim(self) -> int:
         return self._core.ndim
@@ -540,6 +545,17 @@ class Array(_Node):
     def open(cls, store: Any, *, zarr_format: Optional[int] = None) -> "Array":
         """The existing array at ``store`` (zarr-python's ``Array.open``)."""
         return open_array(store, zarr_format=zarr_format)
+
+    @classmethod
+    def from_dict(cls, store_path: Any, data: Dict[str, Any]) -> "Array":
+        """The array the metadata document ``data`` (zarr.json's fields; for ``zarr_format`` 2,
+        .zarray's with ``attributes``) describes, at ``store_path``. zarr-python builds the handle
+        without writing; a zarrpp array lives in its store, so the document is validated and
+        written, and a node already there is ContainsArrayError / ContainsGroupError."""
+        st = make_store(store_path)
+        _check_store_writable(st)
+        _refuse_existing(st, "")
+        return cls(_array_from_document(st, "", data, overwrite=False), store=st)
 
     @property
     def zarr_format(self) -> int:
@@ -1058,6 +1074,24 @@ class Group(_Node):
     def groups(self) -> Tuple[Tuple[str, "Group"], ...]:
         return tuple((n, g) for n, g in self.members() if isinstance(g, Group))
 
+    def create(self, name: str, **kwargs: Any) -> Array:
+        """``create_array`` (zarr-python's older name for it)."""
+        return self.create_array(name, **kwargs)
+
+    def create_hierarchy(self, nodes: Dict[str, Any], *, overwrite: bool = False) -> Any:
+        """:func:`zarrpp.create_hierarchy` below this group (paths relative to it)."""
+        from ._api import create_hierarchy
+        self._check_writable()
+        inside = {_join(self.path, p): m for p, m in nodes.items()}
+        prefix = len(self.path) + 1 if self.path else 0
+        return iter((p[prefix:], node) for p, node in create_hierarchy(store=self.store, nodes=inside,
+                                                                       overwrite=overwrite))
+
+    @property
+    def synchronizer(self) -> None:
+        """zarr-python 2's synchronizer: always None (zarrpp's writes need none)."""
+        return None
+
     def array_values(self) -> Tuple[Array, ...]:
         """The child arrays, sorted by name."""
         return tuple(a for _, a in self.arrays())
@@ -1429,7 +1463,7 @@ def create_array(
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)
     chunks_t = _resolve_chunks(chunks, shape_t, np_dtype, sharded=shards is not None)
-    shards_t = _resolve_shards(shards, shape_t, chunks_t)
+    shards_t = _resolve_shards(shards, shape_t, chunks_t, 1 if np_dtype.kind == "O" else np_dtype.itemsize)
     filter_specs, compressor_specs = _codec_specs(filters, compressors)
     key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
     if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
@@ -1536,6 +1570,15 @@ class ArrayConfig:
         values.update(given)
         return cls(**values)
 
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "ArrayConfig":
+        """zarr-python's form: the keys given, zarrpp.config's for the others."""
+        cls.check(dict(data))
+        unknown = sorted(set(data) - set(cls.KEYS))
+        if unknown:
+            raise ValueError(f"ArrayConfig: unknown keys {unknown}")
+        return cls.from_settings(**data)
+
     def replace(self, **given: Any) -> "ArrayConfig":
         return ArrayConfig(**{**self.as_dict(), **given})
 
@@ -1549,6 +1592,17 @@ class ArrayConfig:
 
     def __repr__(self) -> str:
         return "ArrayConfig(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+def _array_from_document(st: Any, path: str, data: Any, overwrite: bool) -> Any:
+    """The core array the document ``data`` describes (a dict, zarrpp's Metadata, or an object
+    with ``to_dict()`` as zarr-python's metadata classes have), created at ``path``."""
+    doc = dict(data.to_dict() if hasattr(data, "to_dict") else data)
+    if doc.get("zarr_format") not in (2, 3):
+        raise ValueError(f"the document's zarr_format must be 2 or 3, got {doc.get('zarr_format')!r}")
+    attributes = doc.pop("attributes", None) if doc["zarr_format"] == 2 else None
+    return _zarrpp.create_array_from_document(st, path, _to_json_text(doc), _to_json_text(attributes),
+                                              bool(overwrite))
 
 
 def _writable(store: Any) -> bool:
@@ -1580,7 +1634,8 @@ def _unwrap_sharding(sharding: ShardingCodec, shards: Any, chunks: Any, filters:
     return inner_s or "auto", chunks, sharding.chunk_shape, inner_f or filters, inner_c
 
 
-def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
+def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...], itemsize: int = 1
+                    ) -> Optional[Tuple[int, ...]]:
     """``shards=`` as zarr-python takes it: a shape, ``{"shape": ...}``, "auto" or None."""
     if isinstance(shards, dict):
         loc = shards.get("index_location", "end")
@@ -1590,7 +1645,9 @@ def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...]
     if isinstance(shards, str):
         if shards != "auto":
             raise ValueError(f"shards: a shape, a dict {{'shape': ...}}, 'auto' or None, got {shards!r}")
-        shards = tuple(_zarrpp.auto_shards(list(shape), list(chunks)))
+        target = _config.config.get("array.target_shard_size_bytes")
+        shards = tuple(_zarrpp.auto_shards(list(shape), list(chunks), itemsize,
+                                           None if target is None else int(target)))
     return None if shards is None else _as_shape(shards, "shards")
 
 
@@ -1666,10 +1723,24 @@ def _refuse_existing(st: Any, p: str) -> None:
 def array(data: Any, store: Any = None, *, write_empty_chunks: Optional[bool] = None, **kwargs: Any) -> Array:
     """Creates an array holding ``data`` (shape and dtype from it unless given).
     ``write_empty_chunks=`` is deprecated as in zarr-python 3 (a warning; it still applies)."""
+    _legacy_keywords(kwargs)
     if write_empty_chunks is not None:
         warn_write_empty_chunks_keyword()
         kwargs["config"] = {**(kwargs.get("config") or {}), "write_empty_chunks": bool(write_empty_chunks)}
     return create_array(store, data=data, **kwargs)
+
+
+# zarr-python 2's keywords that zarr-python 3 takes and ignores with a warning: zarrpp does the same.
+_LEGACY_KEYWORDS = ("synchronizer", "chunk_store", "cache_metadata", "cache_attrs", "object_codec", "meta_array")
+
+
+def _legacy_keywords(kwargs: Dict[str, Any]) -> None:
+    """Takes zarr-python 2's legacy keywords out of ``kwargs``, warning (ZarrRuntimeWarning) for
+    each one given a value: they have no effect, as in zarr-python 3."""
+    for name in _LEGACY_KEYWORDS:
+        if kwargs.pop(name, None) is not None:
+            warnings.warn(f"{name}= has no effect in zarrpp (nor in zarr-python 3); it is ignored", ZarrRuntimeWarning,
+                          stacklevel=3)
 
 
 def warn_write_empty_chunks_keyword() -> None:
@@ -1721,7 +1792,11 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
     otherwise); zarrpp reads every node's own documents either way, so a listing is never stale."""
     _check_mode(mode, ("r", "r+", "a", "w", "w-", "x"), "open_group")
     if use_consolidated:
-        group = open_group(store, path=path, name=name, mode=mode, attributes=attributes, zarr_format=zarr_format,
+        # Consolidated metadata is read from a group that exists: nothing is created or replaced.
+        if mode not in ("r", "r+", "a"):
+            raise ValueError(f"use_consolidated=True reads an existing group's consolidated metadata; mode {mode!r} "
+                             "would create one")
+        group = open_group(store, path=path, name=name, mode="r" if mode == "r" else "r+", zarr_format=zarr_format,
                            storage_options=storage_options)
         if not group.is_consolidated():
             raise ValueError(f"use_consolidated=True, but the group at {group.path or '/'!r} in "
@@ -1738,11 +1813,11 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
             raise GroupNotFoundError(f"No group found in store {_store_url(st)} at path {p!r}")
         if kind == "array":
             raise NodeTypeValidationError(f"'{p or '/'}' in {_store_url(st)} is an array, not a group")
-        return Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st)
+        return _checked_format(Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st), zarr_format)
     if mode == "a":
         kind = _zarrpp.node_type(st, p)
         if kind == "group":
-            return Group(_zarrpp.open_group(st, p), store=st)
+            return _checked_format(Group(_zarrpp.open_group(st, p), store=st), zarr_format)
         if kind == "array":
             raise ContainsArrayError(f"An array exists in store {_store_url(st)} at path {p!r}.")
     if mode in ("w-", "x"):
@@ -1750,6 +1825,19 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
     _check_store_writable(st)
     return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), mode == "w",
                                       _config.default_zarr_format(zarr_format)), store=st)
+
+
+class FormatMismatchError(ValueError):
+    """An existing node opened with a ``zarr_format`` it is not in."""
+
+
+def _checked_format(node: Any, zarr_format: Optional[int]) -> Any:
+    """An existing node opened with ``zarr_format`` given must be of that format, as arrays are."""
+    if zarr_format is not None and node.zarr_format != zarr_format:
+        kind = type(node).__name__.lower()
+        raise FormatMismatchError(f"the {kind} at {node.path or '/'!r} is a Zarr v{node.zarr_format} {kind}, "
+                                  f"not Zarr v{zarr_format}")
+    return node
 
 
 def group(store: Any = None, *, path: str = "", overwrite: bool = False,

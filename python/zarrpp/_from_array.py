@@ -2,13 +2,18 @@
 ("keep") from a zarrpp array, or choosing one ("auto") for a NumPy array or array-like."""
 from __future__ import annotations
 
+import itertools
 import warnings
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import _zarrpp
+from ._api import like_fill_value
 from ._array import DEFAULT_FILL_VALUE, Array, _like_args, create_array
+from .codecs import Transpose
 from .errors import ZarrUserWarning
+from .storage import make_store
 
 _KEEP = "keep"
 
@@ -23,7 +28,9 @@ def _kept_layout(src: Array, zarr_format: int) -> Dict[str, Any]:
     as zarr-python does."""
     kept: Dict[str, Any] = {"chunks": src.chunks, "shards": src.shards}
     if src.zarr_format == zarr_format:
-        kept["filters"] = src.filters or None
+        # A v2 array's order "F" shows as a transpose filter; its order carries it instead.
+        filters = [f for f in src.filters if not (src.zarr_format == 2 and isinstance(f, Transpose))]
+        kept["filters"] = filters or None
         kept["compressors"] = src.compressors or None
         if zarr_format == 3:
             kept["serializer"] = src.serializer or "auto"
@@ -43,6 +50,7 @@ def _source(data: Any) -> Any:
 
 def _defaults(src: Any, zarr_format: Optional[int], order: Optional[str], fill_value: Any,
               attributes: Any, dimension_names: Any) -> Dict[str, Any]:
+    order_given = order is not None
     args = _like_args(src)
     args.pop("chunks", None)
     args.pop("shards", None)
@@ -50,8 +58,8 @@ def _defaults(src: Any, zarr_format: Optional[int], order: Optional[str], fill_v
     if zarr_format is not None:
         args["zarr_format"] = zarr_format
     if isinstance(src, Array):
-        if fill_value is DEFAULT_FILL_VALUE:
-            fill_value = src.fill_value
+        if fill_value is DEFAULT_FILL_VALUE or fill_value is None:  # zarr-python: None keeps it too
+            fill_value = like_fill_value(src)
         if attributes is None:
             attributes = src.attrs.asdict()
         if dimension_names is None and args.get("zarr_format", 3) == 3:
@@ -63,8 +71,8 @@ def _defaults(src: Any, zarr_format: Optional[int], order: Optional[str], fill_v
                               "has no stored order, so that order is not carried over (the values are)",
                               ZarrUserWarning, stacklevel=3)
     args.update(fill_value=fill_value, attributes=attributes, dimension_names=dimension_names)
-    if order is not None and args.get("zarr_format") == 2:
-        args["order"] = order
+    if order is not None and (args.get("zarr_format") == 2 or order_given):
+        args["order"] = order  # on a v3 array create_array warns that it has no effect
     else:
         args.pop("order", None)
     return args
@@ -98,21 +106,61 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: O
         args["dimension_separator"] = kept["dimension_separator"]
     if args.get("zarr_format") == 2:
         args.pop("serializer", None)
-    out = create_array(store, name=name, overwrite=overwrite, config=config, storage_options=storage_options, **args)
+    st = make_store(store, storage_options=storage_options)
+    path = _zarrpp.normalize_path(name or "")
+    if overwrite and isinstance(src, Array) and _zarrpp.nodes_overlap(src.store, src.path, st, path):
+        # Replacing what is at the destination would delete the source (or part of it) before it
+        # was read. Without overwrite the core refuses a node or stray chunk keys there instead.
+        raise ValueError(f"from_array: the source {src.path or '/'!r} and the new array {path or '/'!r} are the same "
+                         "node or one lies inside the other; write the copy elsewhere")
+    out = create_array(st, name=path, overwrite=overwrite, config=config, **args)
     if write_data:
-        _copy_values(src, out)
+        _copy_or_undo(src, out, overwrite)
     return out
 
 
-def _copy_values(src: Any, out: Array) -> None:
+def _copy_or_undo(src: Any, out: Array, overwrite: bool) -> None:
+    """Copies the values; if that fails, a new array (no ``overwrite``) is removed again, and an
+    array that replaced another says how far the copy got."""
+    done = [0]
+    try:
+        _copy_values(src, out, done)
+    except BaseException as e:
+        if not overwrite:
+            _zarrpp.remove_node(out.store, out.path)
+            raise
+        e.add_note(f"from_array: the array at {out.path or '/'!r} replaced the one there and holds the source's "
+                   f"values for its first {done[0]} rows along dimension 0 only")
+        raise
+
+
+_SLAB_BYTES = 64 << 20
+
+
+def _copy_values(src: Any, out: Array, done: List[int]) -> None:
     """Copies in slabs along the first dimension, each a whole number of the new array's shards
-    (or chunks), so no chunk is written twice and memory stays bounded for large sources."""
+    (or chunks), so no chunk is written twice and memory stays bounded for large sources; when
+    one band of shards is itself large, a shard at a time. ``done[0]``: the rows copied so far."""
     if out.ndim == 0 or out.size == 0:
         out[...] = np.asarray(src[...])
         return
-    step = (out.shards or out.chunks)[0]
-    rows_per_slab = max(1, (64 << 20) // max(1, out.nbytes // max(1, out.shape[0])))
-    step *= max(1, rows_per_slab // step)
+    unit = out.shards or out.chunks
+    band = out.nbytes // max(1, out.shape[0]) * unit[0]
+    if band > _SLAB_BYTES and out.ndim > 1:
+        _copy_by_unit(src, out, unit, done)
+        return
+    step = unit[0] * max(1, _SLAB_BYTES // max(1, band))
     for start in range(0, out.shape[0], step):
         stop = min(out.shape[0], start + step)
         out[start:stop] = np.asarray(src[start:stop])
+        done[0] = stop
+
+
+def _copy_by_unit(src: Any, out: Array, unit: Tuple[int, ...], done: List[int]) -> None:
+    starts = [range(0, n, u) for n, u in zip(out.shape, unit)]
+    for corner in itertools.product(*starts):
+        region = tuple(slice(c, min(n, c + u)) for c, n, u in zip(corner, out.shape, unit))
+        out[region] = np.asarray(src[region])
+        if all(c == 0 for c in corner[1:]):
+            done[0] = corner[0]
+    done[0] = out.shape[0]

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._array import Array, Group, open_group
+from ._array import Array, FormatMismatchError, Group, open_group
 
 DIMENSIONS_ATTR = "_zarrpp_dimensions"  # group attribute: {dimension: [lower, upper]} coordinates
 _V2_DIMS = "_ARRAY_DIMENSIONS"
@@ -55,7 +55,11 @@ def _open_group(filename_or_obj: Any, group: Optional[str], storage_options: Opt
         g = filename_or_obj
     else:
         src = filename_or_obj.__fspath__() if hasattr(filename_or_obj, "__fspath__") else filename_or_obj
-        g = open_group(src, mode=mode, storage_options=storage_options, zarr_format=zarr_format)
+        try:
+            g = open_group(src, mode=mode, storage_options=storage_options, zarr_format=zarr_format)
+        except FormatMismatchError:
+            # The writer checks the format itself, saying what to do about it.
+            g = open_group(src, mode=mode, storage_options=storage_options)
     if group:
         if group not in g:
             from .errors import GroupNotFoundError

@@ -17,7 +17,7 @@ from . import _zarrpp
 
 __all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "Numcodec", "from_metadata",
            "ZstdCodec", "GzipCodec", "BloscCodec", "Crc32cCodec", "BytesCodec", "TransposeCodec", "BloscCname",
-           "BloscShuffle", "ShardingCodec", "VLenUTF8Codec", "VLenBytesCodec"]
+           "BloscShuffle", "ShardingCodec", "VLenUTF8Codec", "VLenBytesCodec", "Endian", "ShardingCodecIndexLocation"]
 
 
 def _default(codec: str, key: str) -> Any:
@@ -171,6 +171,18 @@ class BloscCname(str, Enum):
     zlib = "zlib"
 
 
+class Endian(str, Enum):
+    """zarr-python's byte orders of the ``bytes`` codec (``Bytes(endian=Endian.big)``)."""
+    little = "little"
+    big = "big"
+
+
+class ShardingCodecIndexLocation(str, Enum):
+    """Where a shard's index lies; zarrpp writes it at the end (``start`` is read, not written)."""
+    start = "start"
+    end = "end"
+
+
 class BloscShuffle(str, Enum):
     """zarr-python's Blosc shuffle modes."""
     noshuffle = "noshuffle"
@@ -263,6 +275,8 @@ def _as_list(value: Any, what: str) -> Sequence[Codec]:
         return [value]
     if hasattr(value, "codec_id") and hasattr(value, "get_config"):  # a numcodecs object
         return [Numcodec.from_numcodecs(value)]
+    if isinstance(value, str):  # a codec's name: that codec with its default configuration
+        value = {"name": value}
     if isinstance(value, dict):
         c = from_metadata(value)
         if c is None:
