@@ -119,7 +119,7 @@ NOTES = {
     "ManagedMemoryStore": "differs: memory://name URLs give a process-wide named MemoryStore",
     "ZipStore": "differs: changes are staged and the archive written anew at close()",
     "from_dict": "differs: the document is validated and written (a zarrpp array lives in its store)",
-    "from_array": "same; the copy refuses to overlap its source",
+    "from_array": "same; with overwrite=True a destination overlapping the source is refused",
     "create_hierarchy": "differs: takes documents (dicts, a node's metadata or objects with to_dict())",
     "consolidate_metadata": "same; zarrpp keeps it current with every later change",
     "open_consolidated": "differs: zarrpp still reads each node's own documents (never stale)",
@@ -164,10 +164,13 @@ def public_names(out: Path) -> dict[str, list[str]]:
             "zarr.Group": _class_names((src / "core" / "group.py").read_text(), "Group")}
 
 
-def _backing_test(name: str, tests: dict[str, str]) -> str:
-    for file, text in sorted(tests.items()):
+def _backing_test(where: str, name: str, tests: dict[str, str]) -> str:
+    """The first project test using the name: the zarr-python 3 API tests first; a module-level
+    name must be spelled zarr.NAME / zarrpp.NAME (so dask's from_array does not count)."""
+    used = (r"\b(zarr|zarrpp)\." if where == "zarr" else r"[.\s(]") + re.escape(name) + r"\b"
+    for file, text in sorted(tests.items(), key=lambda kv: (kv[0] != "test_zarr3_api.py", kv[0])):
         for m in re.finditer(r"^def (test_\w+)\(.*?(?=^def |\Z)", text, re.M | re.S):
-            if re.search(r"[.\s(]" + re.escape(name) + r"\b", m.group(0)):
+            if re.search(used, m.group(0)):
                 return f"`{file}::{m.group(1)}`"
     return "—"
 
@@ -187,7 +190,7 @@ def names_table(out: Path) -> str:
             if present and note.startswith("absent"):
                 note = "same"
             label = f"`{where}.{name}`" if where != "zarr" else f"`zarr.{name}`"
-            rows.append(f"| {label} | {note} | {_backing_test(name, tests) if present else '—'} |")
+            rows.append(f"| {label} | {note} | {_backing_test(where, name, tests) if present else '—'} |")
     return "\n".join(rows)
 
 

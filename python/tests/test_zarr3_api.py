@@ -349,3 +349,23 @@ def test_red_team_findings_from_array_and_consolidated(tmp_path):
     with pytest.raises(ValueError):
         zarr.create(shape=(2,), dtype="i1", zarr_format=3, compressor=None)
     assert zarr.ArrayConfig.from_dict({"order": "F"}).order == "F"
+
+
+def test_error_classes_codec_aliases_and_the_remaining_names(tmp_path):
+    e = zarr.errors
+    for cls in (e.VindexInvalidSelectionError, e.NegativeStepError, e.BoundsCheckError, e.ArrayIndexError):
+        assert issubclass(cls, IndexError)
+    for cls in (e.BaseZarrError, e.ContainsArrayAndGroupError, e.MetadataValidationError, e.UnknownCodecError,
+                e.NodeTypeValidationError, e.ChunkNotFoundError, e.DataTypeValidationError):
+        assert issubclass(cls, ValueError)
+    assert issubclass(e.UnstableSpecificationWarning, e.ZarrFutureWarning)
+    assert issubclass(e.ZarrFutureWarning, FutureWarning)
+    assert zarr.storage.StoreLike is not None
+    z = zarr.create_array(tmp_path / "a", shape=(4, 4), chunks=(2, 2), dtype="f4",
+                          filters=[zarr.codecs.TransposeCodec(order=(1, 0))],
+                          compressors=[zarr.codecs.GzipCodec(), zarr.codecs.Crc32cCodec()])
+    z.set_block_selection((1, 0), np.ones((2, 2)))
+    assert z[2:, :2].tolist() == [[1, 1], [1, 1]] and z[:2].sum() == 0
+    assert z.nbytes_stored() > 0
+    like = zarr.open_like(z, tmp_path / "b")
+    assert like.shape == (4, 4) and like.chunks == (2, 2)
