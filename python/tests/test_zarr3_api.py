@@ -369,3 +369,12 @@ def test_error_classes_codec_aliases_and_the_remaining_names(tmp_path):
     assert z.nbytes_stored() > 0
     like = zarr.open_like(z, tmp_path / "b")
     assert like.shape == (4, 4) and like.chunks == (2, 2)
+
+
+def test_members_of_a_deep_hierarchy_without_recursion_limits():
+    g = root = zarr.create_group({})
+    for _ in range(1100):
+        g = g.create_group("g")
+    members = root.members(max_depth=None)
+    assert len(members) == 1100 and members[-1][0] == "/".join(["g"] * 1100)
+    assert root.nmembers(max_depth=2) == 3

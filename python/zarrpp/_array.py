@@ -1175,11 +1175,18 @@ class Group(_Node):
         return self
 
     def _walk(self, max_depth: Optional[int], prefix: str, depth: int, out: list) -> None:
-        for n, node in self.members():
-            key = f"{prefix}/{n}".lstrip("/")
-            out.append((key, node))
-            if isinstance(node, Group) and (max_depth is None or depth < max_depth):
-                node._walk(max_depth, key, depth + 1, out)
+        # Parents before their members, depth first, without recursion (hierarchies may be deep).
+        stack = [(iter(self.members()), prefix, depth)]
+        while stack:
+            members, at, level = stack[-1]
+            item = next(members, None)
+            if item is None:
+                stack.pop()
+                continue
+            key = f"{at}/{item[0]}".lstrip("/")
+            out.append((key, item[1]))
+            if isinstance(item[1], Group) and (max_depth is None or level < max_depth):
+                stack.append((iter(item[1].members()), key, level + 1))
 
     def nmembers(self, max_depth: Optional[int] = 0) -> int:
         """How many members ``members(max_depth)`` lists."""
