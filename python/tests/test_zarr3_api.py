@@ -378,3 +378,16 @@ def test_members_of_a_deep_hierarchy_without_recursion_limits():
     members = root.members(max_depth=None)
     assert len(members) == 1100 and members[-1][0] == "/".join(["g"] * 1100)
     assert root.nmembers(max_depth=2) == 3
+
+
+def test_from_array_over_an_existing_array_says_how_far_a_failed_copy_got(tmp_path):
+    zarr.create_array(tmp_path / "old", data=np.arange(4))
+
+    class Failing:
+        shape, dtype = (4,), np.dtype("i8")
+
+        def __getitem__(self, sel):
+            raise OSError("source went away")
+    with pytest.raises(OSError) as e:
+        zarr.from_array(tmp_path / "old", data=Failing(), overwrite=True)
+    assert any("replaced the one there" in n for n in getattr(e.value, "__notes__", []))

@@ -1390,10 +1390,15 @@ def _as_shape(value: Any, what: str) -> Tuple[int, ...]:
         raise TypeError(f"{what}: expected an int or a tuple of ints, got {value!r}") from None
 
 
+def _auto_itemsize(dtype: np.dtype) -> int:
+    """The element size the "auto" grid rules take: variable-length strings and bytes count one
+    byte an element, as zarr-python sizes them."""
+    return 1 if dtype.kind == "O" else dtype.itemsize
+
+
 def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], dtype: np.dtype, sharded: bool = False) -> Tuple[int, ...]:
     if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
-        # Variable-length strings and bytes count one byte an element, as zarr-python sizes them.
-        itemsize = 1 if dtype.kind == "O" else dtype.itemsize
+        itemsize = _auto_itemsize(dtype)
         limit = {"max_bytes": _zarrpp.SHARDED_INNER_CHUNK_MAX_BYTES} if sharded else {}
         return tuple(_zarrpp.auto_chunks(list(shape), itemsize, **limit))
     if chunks is False:  # zarr-python: one chunk for the whole array
@@ -1470,7 +1475,7 @@ def create_array(
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)
     chunks_t = _resolve_chunks(chunks, shape_t, np_dtype, sharded=shards is not None)
-    shards_t = _resolve_shards(shards, shape_t, chunks_t, 1 if np_dtype.kind == "O" else np_dtype.itemsize)
+    shards_t = _resolve_shards(shards, shape_t, chunks_t, _auto_itemsize(np_dtype))
     filter_specs, compressor_specs = _codec_specs(filters, compressors)
     key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
     if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
