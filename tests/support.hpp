@@ -222,7 +222,20 @@ struct Layout {
   std::optional<Shape> shards, lower, origin;
   int codec = 0;  // 0 bytes, 1 zstd+crc32c, 2 gzip, 3 blosc, 4 transpose, 5 bytes+crc32c
   std::int32_t fill = 0;
+  // A rectilinear grid: each dimension's chunk (or, with shards, shard) sizes.
+  std::vector<std::vector<std::int64_t>> sizes;
 };
+
+// Random sizes from `unit` * [1, 3] adding up to n (n a multiple of unit), or empty for n == 0.
+inline std::vector<std::int64_t> gen_sizes(std::int64_t n, std::int64_t unit) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t left = n; left > 0;) {
+    const auto k = std::min(left, unit * *rc::gen::inRange<std::int64_t>(1, 4));
+    out.push_back(k);
+    left -= k;
+  }
+  return out;
+}
 
 inline Layout gen_layout(std::size_t max_rank = 3, std::int64_t max_dim = 10) {
   Layout l;
@@ -250,10 +263,32 @@ inline Layout gen_layout(std::size_t max_rank = 3, std::int64_t max_dim = 10) {
   return l;
 }
 
+// gen_layout, and one time in three a rectilinear grid (chunks, or shards of whole inner chunks,
+// of sizes that differ; the shape rounded to whole inner chunks when sharded).
+inline Layout gen_layout_any_grid(std::size_t max_rank = 3, std::int64_t max_dim = 10) {
+  Layout l = gen_layout(max_rank, max_dim);
+  if (*rc::gen::inRange(0, 3) != 0) return l;
+  l.lower.reset();
+  l.origin.reset();
+  for (std::size_t d = 0; d < l.shape.size(); ++d) {
+    const std::int64_t unit = l.shards ? l.chunks[d] : 1;
+    l.shape[d] = std::max<std::int64_t>(1, l.shape[d] / unit) * unit;
+    l.sizes.push_back(gen_sizes(l.shape[d], unit));
+  }
+  return l;
+}
+
 inline ArraySpec spec_of(const Layout& l) {
   ArraySpec s{.shape = l.shape, .chunks = l.chunks, .dtype = DataType::int32};
   s.fill_value = Json(l.fill);
   s.shards = l.shards;
+  if (!l.sizes.empty() && l.shards) {
+    s.shards.reset();
+    s.shard_sizes = l.sizes;
+  } else if (!l.sizes.empty()) {
+    s.chunks.clear();
+    s.chunk_sizes = l.sizes;
+  }
   s.lower_bound = l.lower;
   s.origin = l.origin;
   switch (l.codec) {

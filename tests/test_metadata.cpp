@@ -252,8 +252,8 @@ TEST(Metadata, MustUnderstandRules) {
   EXPECT_THROW(ArrayMetadata::from_json(j), MetadataError);
   // unknown grids and key encodings are refused
   j = base_array();
-  j["chunk_grid"]["name"] = "rectilinear";
-  EXPECT_NE(error_of(j).find("rectilinear"), std::string::npos);
+  j["chunk_grid"]["name"] = "hexagonal";
+  EXPECT_NE(error_of(j).find("hexagonal"), std::string::npos);
   j = base_array();
   j["chunk_key_encoding"]["name"] = "fancy";
   EXPECT_NE(error_of(j).find("fancy"), std::string::npos);

@@ -236,8 +236,64 @@ codec::Chain build_codecs(const ArraySpec& spec) {
 
 }  // namespace
 
-Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec& spec) {
+namespace {
+
+// Whether sizes along one dimension are a regular grid's: all equal but a last that is smaller.
+bool regular_sizes(const std::vector<std::int64_t>& v) {
+  for (std::size_t i = 1; i < v.size(); ++i)
+    if (i + 1 < v.size() ? v[i] != v[0] : v[i] > v[0]) return false;
+  return true;
+}
+
+// A spec with rectilinear sizes as the plain spec of its first chunk (or shard), and the grid.
+std::optional<ChunkGridMetadata> rectilinear_grid(ArraySpec& spec) {
+  const bool chunks = !spec.chunk_sizes.empty(), shards = !spec.shard_sizes.empty();
+  if (!chunks && !shards) return std::nullopt;
+  const char* what = chunks ? "chunk_sizes" : "shard_sizes";
+  if (chunks && (shards || spec.shards))
+    throw ArgumentError(
+        "rectilinear chunks with sharding are not supported; make the shards rectilinear instead "
+        "(shard_sizes, with regular inner chunks)");
+  if (shards && spec.shards) throw ArgumentError("shard_sizes: give shard_sizes or shards, not both");
+  if (chunks && !spec.chunks.empty()) throw ArgumentError("chunk_sizes: give chunk_sizes or chunks, not both");
+  if (spec.lower_bound || spec.origin)
+    throw UnsupportedError(std::string(what) + ": a rectilinear grid has no lower bound or origin");
+  const auto& sizes = chunks ? spec.chunk_sizes : spec.shard_sizes;
+  if (sizes.size() != spec.shape.size())
+    throw MetadataError(std::string(what) + ": " + std::to_string(sizes.size()) + " dimensions given, the shape " +
+                        shape_str(spec.shape) + " has " + std::to_string(spec.shape.size()));
+  Shape first;
+  bool regular = true;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    const auto& v = sizes[d];
+    const std::string at = std::string(what) + "[" + std::to_string(d) + "]";
+    if (v.empty()) throw MetadataError(at + ": no sizes given");
+    std::int64_t sum = 0;
+    for (const auto n : v) {
+      if (n < 1) throw MetadataError(at + ": sizes must be >= 1, got " + std::to_string(n));
+      sum = checked::add(sum, n, "chunk sizes");
+    }
+    if (sum != spec.shape[d])
+      throw MetadataError(at + ": sizes " + shape_str(v) + " add up to " + std::to_string(sum) + ", not the extent " +
+                          std::to_string(spec.shape[d]));
+    first.push_back(v[0]);
+    regular = regular && regular_sizes(v);
+  }
+  auto grid = regular ? std::nullopt : std::optional(ChunkGridMetadata::rectilinear_sizes(sizes));
+  (chunks ? spec.chunks : spec.shards.emplace()) = first;
+  spec.chunk_sizes.clear();
+  spec.shard_sizes.clear();
+  return grid;  // none when regular: the plain spec says it all
+}
+
+}  // namespace
+
+Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec& spec_in) {
   if (!store) throw ArgumentError("Array::create: no store given");
+  ArraySpec spec = spec_in;
+  const auto rect = rectilinear_grid(spec);
+  if (rect && spec.zarr_format == 2)
+    throw UnsupportedError("Zarr format 2 does not support rectilinear chunk grids (chunks of different sizes)");
   const std::string path = normalize_node_path(path_in);
   const std::size_t r = spec.shape.size();
   auto need_rank = [&](const Shape& v, const char* what) {
@@ -261,7 +317,7 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArraySpec&
     need_rank(origin, "origin");
     m.chunk_grid = ChunkGridMetadata::regular_bounded(grid_chunks, origin, lower);
   } else {
-    m.chunk_grid = ChunkGridMetadata::regular(grid_chunks);
+    m.chunk_grid = rect ? *rect : ChunkGridMetadata::regular(grid_chunks);
   }
   m.chunk_key_encoding = spec.chunk_key_encoding;
   const bool no_fill = spec.fill_value && spec.fill_value->is_null();
@@ -304,6 +360,11 @@ Array Array::create(StorePtr store, const std::string& path_in, const ArrayMetad
   if (m.zarr_format == 2) m = codec::as_v2(m);
   auto snap = make_snapshot(m, std::nullopt);
   check_chunks_writable(snap->pipeline);
+  if (!snap->grid.is_regular()) {  // and the largest chunk of a rectilinear grid
+    Shape largest;
+    for (const auto& v : m.chunk_grid.distinct_sizes()) largest.push_back(v.back());
+    check_chunks_writable(CodecPipeline::create(m.codecs, ChunkSpec{largest, m.data_type, m.fill_element()}));
+  }
   // What we write must parse back, through the reader that will open it.
   node::parse_array(*store, path, snap->meta_bytes, m.zarr_format, m.attributes);
 
@@ -345,6 +406,7 @@ std::optional<Shape> Array::shards() const {
   if (!s->layout) return std::nullopt;
   return s->grid.chunk_shape();
 }
+bool Array::rectilinear() const { return st_->current()->meta.chunk_grid.rectilinear(); }
 Bytes Array::fill_value() const { return st_->current()->meta.fill_value.bytes; }
 Json Array::fill_value_json() const {
   auto s = st_->current();
@@ -423,8 +485,17 @@ std::vector<std::string> Array::stored_chunk_keys() const {
 std::int64_t Array::nshards_stored() const { return static_cast<std::int64_t>(stored_chunk_keys().size()); }
 
 std::int64_t Array::nchunks_initialized() const {
-  const auto per_shard = checked::product(st_->current()->units_per_shard, "chunks per shard");
-  return checked::mul(nshards_stored(), per_shard, "nchunks_initialized");
+  const auto s = st_->current();
+  if (!s->objects || !s->layout) {
+    const auto per_shard = checked::product(s->units_per_shard, "chunks per shard");
+    return checked::mul(nshards_stored(), per_shard, "nchunks_initialized");
+  }
+  // Shards of a rectilinear grid hold different numbers of inner chunks.
+  std::int64_t n = 0;
+  for (auto& [idx, key] : node::list_chunks(*st_->store, st_->path, s->meta.chunk_key_encoding, s->meta.rank()))
+    if (s->grid.contains_chunk(idx))
+      n = checked::add(n, checked::product(s->object(idx).units_per_shard, "chunks per shard"), "nchunks_initialized");
+  return n;
 }
 
 std::uint64_t Array::nbytes_stored() const {

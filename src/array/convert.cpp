@@ -380,6 +380,10 @@ ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, bool every_chunk_stored, s
                              const std::string& shown) {
   if (v3.zarr_format == 2) return v3;
   const std::string why = "cannot convert '" + shown + "' to Zarr v2: ";
+  if (v3.chunk_grid.rectilinear())
+    throw UnsupportedError(why +
+                           "its chunk grid is rectilinear (chunks of different sizes), which Zarr v2 cannot "
+                           "state");
   if (v3.chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
     throw UnsupportedError(why + "its chunk grid is regular_bounded (a lower bound or origin, as after a prepend), " +
                            "which Zarr v2 cannot state; switch it to regular first (zarrpp convert ARRAY --grid " +

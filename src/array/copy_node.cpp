@@ -85,7 +85,7 @@ ArrayMetadata with_chunk_grid(ArrayMetadata m, const std::string& grid) {
   if (grid == "regular") {
     g = ChunkGridMetadata::regular(g.chunk_shape);
   } else if (grid == "regular_bounded") {
-    if (g.kind == ChunkGridMetadata::Kind::Regular)
+    if (g.kind != ChunkGridMetadata::Kind::RegularBounded)
       g = ChunkGridMetadata::regular_bounded(g.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
   } else {
     throw ArgumentError("unknown chunk grid '" + grid + "' (regular or regular_bounded)");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <mutex>
 
 #include "../core/buffer_ops.hpp"
 #include "../core/retry.hpp"
@@ -17,6 +18,21 @@ namespace zarrpp {
 
 // Bytes of re-encoded objects a write holds before writing any (see Engine::write).
 constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
+
+namespace {
+// A rectilinear grid of shards: every shard size must be a whole number of inner chunks (the
+// sharding codec's rule for each shard), so the inner chunks form one regular grid.
+void check_rectilinear_shards(const Snapshot& s) {
+  if (!s.layout) return;
+  const auto sizes = s.meta.chunk_grid.distinct_sizes();
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    for (const auto n : sizes[d])
+      if (n % s.layout->unit_shape[d] != 0)
+        throw MetadataError("chunk_grid: shard size " + std::to_string(n) + " of dimension " + std::to_string(d) +
+                            " is not divisible by the shard's inner chunk size " +
+                            std::to_string(s.layout->unit_shape[d]));
+}
+}  // namespace
 
 std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<Bytes> stored,
                                               const std::shared_ptr<VlenHeap>& heap) {
@@ -40,7 +56,59 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
     s->units_per_shard.assign(s->meta.rank(), 1);
   }
   s->meta_bytes = stored ? std::move(*stored) : node::to_bytes(s->meta.dump());
+  if (!s->grid.is_regular()) {
+    check_rectilinear_shards(*s);
+    s->objects = std::make_shared<Snapshot::ObjectCache>();
+  }
   return s;
+}
+
+struct Snapshot::ObjectCache {
+  struct Entry {
+    CodecPipeline pipeline;
+    ChunkSpec unit_spec;
+    Shape units_per_shard;
+    std::uint64_t max_stored = kNoLimit;
+  };
+  std::mutex mutex;
+  std::map<Shape, std::unique_ptr<Entry>> by_shape;
+};
+
+ObjectCodec Snapshot::object(std::span<const std::int64_t> storage) const {
+  if (!objects) return ObjectCodec{&pipeline, &unit_spec, units_per_shard, max_stored};
+  Shape shape = grid.chunk_shape_at(storage);
+  std::lock_guard lock(objects->mutex);
+  auto& e = objects->by_shape[shape];
+  if (!e) {
+    e = std::make_unique<ObjectCache::Entry>();
+    e->pipeline = CodecPipeline::from_metadata(meta.codecs,
+                                               ChunkSpec{shape, meta.data_type, unit_spec.fill_value, unit_spec.heap});
+    e->max_stored = max_stored_size(e->pipeline);
+    if (const auto l = unit_layout(e->pipeline)) {
+      e->unit_spec = unit_spec;
+      e->units_per_shard = l->units_per_shard;
+    } else {
+      e->unit_spec = ChunkSpec{shape, meta.data_type, unit_spec.fill_value, unit_spec.heap};
+      e->units_per_shard.assign(shape.size(), 1);
+    }
+  }
+  return ObjectCodec{&e->pipeline, &e->unit_spec, e->units_per_shard, e->max_stored};
+}
+
+std::vector<std::int64_t> Snapshot::first_unit(std::span<const std::int64_t> storage) const {
+  std::vector<std::int64_t> out(storage.size());
+  for (std::size_t d = 0; d < storage.size(); ++d)
+    out[d] = objects ? unit_grid.locate(d, grid.chunk_start_index(d, storage[d])).chunk
+                     : checked::mul(storage[d], units_per_shard[d], "unit index");
+  return out;
+}
+
+std::vector<std::int64_t> Snapshot::storage_of(std::span<const std::int64_t> unit) const {
+  std::vector<std::int64_t> out(unit.size());
+  for (std::size_t d = 0; d < unit.size(); ++d)
+    out[d] = objects ? grid.locate(d, unit_grid.chunk_start_index(d, unit[d])).chunk
+                     : checked::floor_div(unit[d], units_per_shard[d]);
+  return out;
 }
 
 std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_ptr<VlenHeap>& heap) {
@@ -71,9 +139,7 @@ std::vector<ShardTasks> group_tasks(const Plan& plan, const Snapshot& s) {
   std::map<std::vector<std::int64_t>, std::size_t> idx;
   std::vector<ShardTasks> out;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    std::vector<std::int64_t> sh(plan.tasks[i].chunk.size());
-    for (std::size_t d = 0; d < sh.size(); ++d)
-      sh[d] = checked::floor_div(plan.tasks[i].chunk[d], s.units_per_shard[d]);
+    auto sh = s.storage_of(plan.tasks[i].chunk);
     auto [it, ins] = idx.try_emplace(sh, out.size());
     if (ins) out.push_back(ShardTasks{sh, {}});
     out[it->second].tasks.push_back(i);
@@ -81,11 +147,13 @@ std::vector<ShardTasks> group_tasks(const Plan& plan, const Snapshot& s) {
   return out;
 }
 
-// C-order index of a unit inside its stored object (0 when not sharded).
-std::size_t unit_index(const std::vector<std::int64_t>& unit, const Shape& per) {
+// C-order index of a unit inside its stored object, whose first unit is `first` and which holds
+// `per` units along each dimension.
+std::size_t unit_index(const std::vector<std::int64_t>& unit, const std::vector<std::int64_t>& first,
+                       const Shape& per) {
   std::size_t f = 0;
   for (std::size_t d = 0; d < unit.size(); ++d)
-    f = f * static_cast<std::size_t>(per[d]) + static_cast<std::size_t>(checked::floor_mod(unit[d], per[d]));
+    f = f * static_cast<std::size_t>(per[d]) + static_cast<std::size_t>(unit[d] - first[d]);
   return f;
 }
 // Whether a unit holds any element of the domain.
@@ -135,21 +203,21 @@ class ReadSink final : public UnitSink {
 // data written.
 class WriteBuilder final : public UnitBuilder {
  public:
-  WriteBuilder(const Engine& e, const Plan& plan, const ShardTasks& g, const NDView& data)
-      : e_(e), plan_(plan), g_(g), data_(data) {}
+  WriteBuilder(const ChunkSpec& spec, const Plan& plan, const ShardTasks& g, const NDView& data)
+      : spec_(spec), plan_(plan), g_(g), data_(data) {}
 
   // Elements outside the domain are kept as they are, never reset: another process may be growing
   // the array into them right now (its data is written before its metadata), and this write's
   // snapshot of the domain may be older than theirs. Growth itself clears what enters the domain.
   void build(std::size_t i, std::span<std::uint8_t> buf, bool) override {
     const ChunkTask& t = plan_.tasks[g_.tasks[i]];
-    copy_task(plan_, t, reinterpret_cast<std::byte*>(buf.data()), e_.s.unit_spec, data_, true);
+    copy_task(plan_, t, reinterpret_cast<std::byte*>(buf.data()), spec_, data_, true);
   }
   // For the same reason every stored inner chunk is kept, inside the domain or not.
   bool keep_untouched(std::size_t) override { return true; }
 
  private:
-  const Engine& e_;
+  const ChunkSpec& spec_;
   const Plan& plan_;
   const ShardTasks& g_;
   const NDView& data_;
@@ -163,12 +231,14 @@ void Engine::read(const Plan& plan, const NDView& out) const {
   const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
   ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
     const auto& g = groups[gi];
-    StoredChunk src(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), s.max_stored);
+    const ObjectCodec oc = s.object(g.storage);
+    const auto first = s.first_unit(g.storage);
+    StoredChunk src(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), oc.max_stored);
     std::vector<UnitRead> reqs(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];
       UnitRead& r = reqs[k];
-      r.unit = s.layout ? unit_index(t.chunk, s.units_per_shard) : 0;
+      r.unit = s.layout ? unit_index(t.chunk, first, oc.units_per_shard) : 0;
       r.direct = reinterpret_cast<std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, out));
       // The sink can take dimension-0 slabs in pieces when the task steps through them forward.
       if (!plan.points && !t.dims.empty()) {
@@ -180,8 +250,8 @@ void Engine::read(const Plan& plan, const NDView& out) const {
         }
       }
     }
-    ReadSink sink(plan, g, s.unit_spec, out);
-    partial_decoder(s.pipeline, src, inner_concurrency)->read(reqs, sink);
+    ReadSink sink(plan, g, *oc.unit_spec, out);
+    partial_decoder(*oc.pipeline, src, inner_concurrency)->read(reqs, sink);
   });
 }
 
@@ -230,23 +300,26 @@ void Engine::write(const Plan& plan, const NDView& data) const {
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     const auto& g = groups[gi];
     WriteJob& j = jobs[gi];
-    j.target = std::make_unique<StoredChunk>(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), s.max_stored);
+    const ObjectCodec oc = s.object(g.storage);
+    const auto first = s.first_unit(g.storage);
+    j.target =
+        std::make_unique<StoredChunk>(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), oc.max_stored);
     j.writes.resize(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];
       UnitWrite& w = j.writes[k];
-      w.unit = s.layout ? unit_index(t.chunk, s.units_per_shard) : 0;
+      w.unit = s.layout ? unit_index(t.chunk, first, oc.units_per_shard) : 0;
       // Only a write of every element of the unit, in the domain or not, may skip reading it:
       // elements outside this snapshot's domain may belong to a concurrent growth.
       w.covered =
           t.covers_domain && s.unit_grid.chunk_is_full(t.chunk) && !(keep && unit_intersects_domain(*keep, t.chunk));
       if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
     }
-    j.builder = std::make_unique<WriteBuilder>(*this, plan, g, data);
+    j.builder = std::make_unique<WriteBuilder>(*oc.unit_spec, plan, g, data);
     // Where other readers read a missing chunk as something else than the fill value, every
     // chunk is stored.
     const bool store_all = write_empty || s.meta.must_store_empty_chunks();
-    j.enc = partial_encoder(s.pipeline, *j.target,
+    j.enc = partial_encoder(*oc.pipeline, *j.target,
                             EncodeOptions{.write_empty = store_all, .concurrency = inner_concurrency});
     j.reads = j.enc->needs_old(j.writes, *j.builder);
     (j.reads ? reading : covered).push_back(gi);
@@ -267,7 +340,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
     // A wave holds its objects' old and new bytes while it prepares: no more of them at once than
     // the working set allows (but always one per thread).
     std::uint64_t object_bytes = s.meta.data_type.size();
-    for (const auto n : s.grid.chunk_shape())
+    for (const auto n : s.pipeline.spec().shape)
       if (__builtin_mul_overflow(object_bytes, static_cast<std::uint64_t>(n), &object_bytes)) object_bytes = UINT64_MAX;
     object_bytes = std::max<std::uint64_t>(object_bytes, 1);
     const std::size_t wave = std::max<std::size_t>(

@@ -3,6 +3,7 @@
 // read and write plans against the store through the codec layer's partial decoders/encoders.
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "../codec/chunk_codec.hpp"
@@ -14,6 +15,15 @@
 namespace zarrpp {
 
 // Immutable: readers keep the one they started with while growth publishes the next.
+// What one stored object is decoded and encoded with. Every object of a regular grid shares the
+// snapshot's; on a rectilinear grid each object shape has its own (made when first asked for).
+struct ObjectCodec {
+  const CodecPipeline* pipeline = nullptr;
+  const ChunkSpec* unit_spec = nullptr;  // a decoded unit of this object
+  Shape units_per_shard;                 // all 1 when not sharded
+  std::uint64_t max_stored = kNoLimit;
+};
+
 struct Snapshot {
   ArrayMetadata meta;
   Bytes meta_bytes;                     // exactly what is stored, for compare-and-swap
@@ -25,6 +35,16 @@ struct Snapshot {
   Shape units_per_shard;                // units per stored object (all 1 when not sharded)
   std::uint64_t max_stored = kNoLimit;  // the most bytes a stored object can hold
   std::uint64_t generation = 0;         // node::next_generation() when made
+  // The codec of the stored object at storage grid index `storage`.
+  ObjectCodec object(std::span<const std::int64_t> storage) const;
+  // The unit (chunk, or inner chunk of a shard) index range of the stored object `storage`:
+  // its first unit per dimension.
+  std::vector<std::int64_t> first_unit(std::span<const std::int64_t> storage) const;
+  // The stored object that holds unit `unit`.
+  std::vector<std::int64_t> storage_of(std::span<const std::int64_t> unit) const;
+
+  struct ObjectCache;
+  std::shared_ptr<ObjectCache> objects;  // rectilinear grids only
 };
 
 // Validates metadata into a snapshot (every codec built). `stored` is the document's bytes as

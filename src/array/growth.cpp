@@ -13,11 +13,34 @@ namespace zarrpp {
 
 namespace {
 
+void refuse_rectilinear(const ArrayMetadata& m, const std::string& what) {
+  if (m.chunk_grid.rectilinear())
+    throw UnsupportedError(what +
+                           ": the array's chunk grid is rectilinear, which has no place for chunks before "
+                           "index 0; zarrpp grows rectilinear arrays at the end only (append, resize)");
+}
+
 ArrayMetadata as_bounded(const ArrayMetadata& in) {
+  refuse_rectilinear(in, "growth in front");
   ArrayMetadata m = in;
   if (m.chunk_grid.kind == ChunkGridMetadata::Kind::Regular)
     m.chunk_grid = ChunkGridMetadata::regular_bounded(m.chunk_grid.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
   return m;
+}
+
+// A rectilinear dimension whose chunks end before the new shape gets one chunk for the rest (as
+// zarr-python resizes); shrinking keeps every size, so chunks past the end become inactive.
+void cover_shape(ArrayMetadata& m) {
+  auto& g = m.chunk_grid;
+  if (!g.rectilinear()) return;
+  for (std::size_t d = 0; d < m.rank(); ++d) {
+    if (g.chunk_runs[d].empty()) continue;
+    const std::int64_t have = g.covered(d);
+    if (have >= m.shape[d]) continue;
+    auto runs = g.chunk_runs[d];
+    runs.push_back({m.shape[d] - have, 1});
+    g.chunk_runs[d] = merge_runs(runs);
+  }
 }
 
 bool is_zero(const std::vector<std::int64_t>& v) {
@@ -106,6 +129,7 @@ void Array::grow(const NDView& data, std::size_t axis, bool front, const std::sh
         if (front)
           m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
         m.shape[axis] = checked::add(m.shape[axis], p, "the new shape");
+        cover_shape(m);
         return m;
       },
       [&](const Snapshot&, const Snapshot& next_in) {
@@ -151,7 +175,7 @@ void clear_box(Store& store, const std::string& path, const Engine& e, const Sna
     bool hit = true;
     for (std::size_t d = 0; d < part.size() && hit; ++d) {
       const auto lo = next.grid.chunk_start_index(d, idx[d]);
-      const auto hi = lo + next.grid.chunk_shape()[d];
+      const auto hi = lo + next.grid.chunk_extent(d, idx[d]);
       const auto a = std::max(lo, box[d].start), b = std::min(hi, box[d].start + box[d].count);
       hit = a < b;
       part[d].start = a;
@@ -181,6 +205,7 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
           m.chunk_grid.lower_bound[i] = nd[i].inclusive_min;
           m.shape[i] = checked::sub(nd[i].exclusive_max, nd[i].inclusive_min, "the new shape");
         }
+        cover_shape(m);
         // Growth in front rolled back (the domain starts at 0 again, chunk 0 too): every reader
         // reads `regular`, so the grid goes back to it.
         if (moves_lower && is_zero(m.chunk_grid.lower_bound) && is_zero(m.chunk_grid.origin))
@@ -271,6 +296,10 @@ void Array::convert_to_regular() {
         ArrayMetadata m = cur.meta;
         const auto& g = m.chunk_grid;
         if (g.kind == ChunkGridMetadata::Kind::Regular) return m;
+        if (g.rectilinear())
+          throw UnsupportedError(
+              "cannot switch a rectilinear array to the regular grid in place (its chunks "
+              "differ in size); copy it into a regular array instead");
         if (!is_zero(g.lower_bound) || !is_zero(g.origin))
           throw ArgumentError(
               "cannot switch the array to the regular grid in place: " +

@@ -255,11 +255,11 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid) {
       continue;
     }
     // Ranges (and single integers): walk chunk by chunk.
-    const std::int64_t cs = grid.chunk_shape()[d];
     std::int64_t k = 0;
     while (k < n) {
       const std::int64_t idx = s.at(k);
       const auto loc = grid.locate(d, idx);
+      const std::int64_t cs = grid.chunk_extent(d, loc.chunk);
       const std::int64_t chunk_lo = grid.chunk_start_index(d, loc.chunk);  // array index of position 0
       std::int64_t in_chunk;
       if (s.step > 0)
@@ -343,13 +343,12 @@ Plan plan_points(const Coordinates& coords, const ChunkGrid& grid) {
   }
   std::map<std::vector<std::int64_t>, std::size_t> index;
   std::vector<std::int64_t> key(rank);
-  const auto& cs = grid.chunk_shape();
   for (std::size_t k = 0; k < n; ++k) {
     std::int64_t off = 0;
     for (std::size_t d = 0; d < rank; ++d) {
       const auto loc = grid.locate(d, coords[d][k]);
       key[d] = loc.chunk;
-      off = off * cs[d] + loc.position;
+      off = off * grid.chunk_extent(d, loc.chunk) + loc.position;
     }
     auto [pos, inserted] = index.try_emplace(key, plan.tasks.size());
     if (inserted) {

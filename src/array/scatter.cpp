@@ -280,7 +280,7 @@ void fill_task(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, c
 std::byte* contiguous_target(const Plan& plan, const ChunkTask& task, const ChunkGrid& g, const NDView& view) {
   if (plan.points || task.dims.empty() || !view.is_c_contiguous()) return nullptr;
   if (!g.chunk_is_full(task.chunk)) return nullptr;
-  const auto& cs = g.chunk_shape();
+  const auto cs = g.chunk_shape_at(task.chunk);
   for (std::size_t d = 0; d < task.dims.size(); ++d) {
     const auto& m = *task.dims[d];
     if (plan.out_dim_of[d] == SIZE_MAX || !m.unit() || m.chunk_start != 0 || m.count != cs[d]) return nullptr;

@@ -26,15 +26,74 @@ ChunkGrid::ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> 
   }
 }
 
+ChunkGrid::ChunkGrid(const std::vector<std::int64_t>& shape, std::vector<std::int64_t> chunk_shape,
+                     const std::vector<ChunkRuns>& runs)
+    : ChunkGrid(shape, std::move(chunk_shape), std::vector<std::int64_t>(shape.size(), 0),
+                std::vector<std::int64_t>(shape.size(), 0)) {
+  if (runs.size() != rank())
+    throw MetadataError("chunk grid: rectilinear sizes need " + std::to_string(rank()) + " entries");
+  bool any = false;
+  for (const auto& r : runs) any = any || !r.empty();
+  if (!any) return;
+  runs_.resize(rank());
+  for (std::size_t d = 0; d < rank(); ++d) {
+    std::int64_t chunk = 0, index = 0;
+    for (const auto& run : runs[d]) {
+      if (run.size < 1 || run.count < 1)
+        throw MetadataError("chunk grid: rectilinear sizes and counts of dimension " + std::to_string(d) +
+                            " must be >= 1");
+      runs_[d].size.push_back(run.size);
+      runs_[d].first_chunk.push_back(chunk);
+      runs_[d].first_index.push_back(index);
+      chunk = checked::add(chunk, run.count, "rectilinear chunk count");
+      index = checked::add(index, checked::mul(run.size, run.count, "rectilinear extent"), "rectilinear extent");
+    }
+    if (!runs[d].empty() && index < shape_[d])
+      throw MetadataError("chunk grid: the chunk sizes of dimension " + std::to_string(d) + " add up to " +
+                          std::to_string(index) + ", short of its extent " + std::to_string(shape_[d]));
+  }
+}
+
 ChunkGrid ChunkGrid::from_metadata(const ArrayMetadata& m) {
-  return ChunkGrid(m.shape, m.chunk_grid.chunk_shape, m.chunk_grid.origin, m.chunk_grid.lower_bound);
+  const auto& g = m.chunk_grid;
+  if (g.rectilinear()) return ChunkGrid(m.shape, g.chunk_shape, g.chunk_runs);
+  return ChunkGrid(m.shape, g.chunk_shape, g.origin, g.lower_bound);
+}
+
+const std::vector<std::int64_t>& ChunkGrid::chunk_shape() const {
+  if (!is_regular())
+    throw UnsupportedError(
+        "the chunks of this rectilinear grid differ in size, so it has no one chunk shape; "
+        "ask for each dimension's chunk sizes instead");
+  return chunk_;
+}
+
+std::vector<std::int64_t> ChunkGrid::chunk_shape_at(std::span<const std::int64_t> k) const {
+  std::vector<std::int64_t> out(rank());
+  for (std::size_t d = 0; d < rank(); ++d) out[d] = chunk_extent(d, k[d]);
+  return out;
+}
+
+ChunkGrid::Run ChunkGrid::run_of_chunk(std::size_t d, std::int64_t k) const {
+  const auto& r = runs_[d];
+  auto it = std::upper_bound(r.first_chunk.begin(), r.first_chunk.end(), k);
+  const std::size_t i = it == r.first_chunk.begin() ? 0 : static_cast<std::size_t>(it - r.first_chunk.begin()) - 1;
+  return {r.size[i], r.first_chunk[i], r.first_index[i]};
+}
+
+ChunkGrid::Location ChunkGrid::locate_in_runs(std::size_t d, std::int64_t i) const {
+  const auto& r = runs_[d];
+  auto it = std::upper_bound(r.first_index.begin(), r.first_index.end(), i);
+  const std::size_t j = it == r.first_index.begin() ? 0 : static_cast<std::size_t>(it - r.first_index.begin()) - 1;
+  const std::int64_t off = i - r.first_index[j];
+  return {r.first_chunk[j] + checked::floor_div(off, r.size[j]), checked::floor_mod(off, r.size[j])};
 }
 
 std::int64_t ChunkGrid::first_chunk(std::size_t d) const { return checked::floor_div(rel_lower_[d], chunk_[d]); }
 
 std::int64_t ChunkGrid::end_chunk(std::size_t d) const {
   if (shape_[d] == 0) return first_chunk(d);
-  return checked::floor_div(rel_lower_[d] + shape_[d] - 1, chunk_[d]) + 1;
+  return locate(d, shape_[d] - 1).chunk + 1;
 }
 
 std::int64_t ChunkGrid::total_chunks() const {
@@ -45,7 +104,7 @@ std::int64_t ChunkGrid::total_chunks() const {
 
 std::pair<std::int64_t, std::int64_t> ChunkGrid::index_range(std::size_t d, std::int64_t k) const {
   const std::int64_t lo = chunk_start_index(d, k);
-  const std::int64_t hi = lo + chunk_[d];
+  const std::int64_t hi = lo + chunk_extent(d, k);
   return {std::max<std::int64_t>(lo, 0), std::min(hi, shape_[d])};
 }
 
@@ -63,7 +122,7 @@ std::vector<std::int64_t> ChunkGrid::chunk_sizes(std::size_t d, std::int64_t per
   for (std::int64_t k = checked::floor_div(locate(d, lo).chunk, per) * per; k <= last;) {
     const std::int64_t n = std::min(per, last - k + 1);
     const std::int64_t a = std::max(lo, chunk_start_index(d, k));
-    const std::int64_t b = std::min(hi, chunk_start_index(d, k + n - 1) + chunk_[d]);
+    const std::int64_t b = std::min(hi, chunk_start_index(d, k + n - 1) + chunk_extent(d, k + n - 1));
     out.push_back(b - a);
     k += n;
   }
@@ -80,7 +139,7 @@ bool ChunkGrid::contains_chunk(std::span<const std::int64_t> k) const {
 bool ChunkGrid::chunk_is_full(std::span<const std::int64_t> k) const {
   for (std::size_t d = 0; d < rank(); ++d) {
     const auto lo = chunk_start_index(d, k[d]);
-    if (lo < 0 || lo + chunk_[d] > shape_[d]) return false;
+    if (lo < 0 || lo + chunk_extent(d, k[d]) > shape_[d]) return false;
   }
   return true;
 }

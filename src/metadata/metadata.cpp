@@ -1,5 +1,6 @@
 #include "zarrpp/metadata/metadata.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "zarrpp/core/checked.hpp"
@@ -324,6 +325,144 @@ ChunkGridMetadata ChunkGridMetadata::regular_bounded(std::vector<std::int64_t> c
   return g;
 }
 
+std::string ChunkGridMetadata::name() const {
+  switch (kind) {
+    case Kind::Regular:
+      return "regular";
+    case Kind::RegularBounded:
+      return "regular_bounded";
+    case Kind::Rectilinear:
+      return "rectilinear";
+  }
+  return "regular";
+}
+
+ChunkRuns merge_runs(const ChunkRuns& runs) {
+  ChunkRuns out;
+  for (const auto& r : runs) {
+    if (!out.empty() && out.back().size == r.size)
+      out.back().count = checked::add(out.back().count, r.count, "rectilinear chunk count");
+    else
+      out.push_back(r);
+  }
+  return out;
+}
+
+ChunkGridMetadata ChunkGridMetadata::rectilinear_sizes(const std::vector<std::vector<std::int64_t>>& sizes,
+                                                       const std::vector<bool>& bare) {
+  ChunkGridMetadata g;
+  g.kind = Kind::Rectilinear;
+  const std::size_t r = sizes.size();
+  g.origin.assign(r, 0);
+  g.lower_bound.assign(r, 0);
+  g.chunk_runs.resize(r);
+  for (std::size_t d = 0; d < r; ++d) {
+    const std::string where = "rectilinear chunk sizes of dimension " + std::to_string(d);
+    if (sizes[d].empty()) throw MetadataError(where + ": no chunk sizes given");
+    for (const auto n : sizes[d])
+      if (n < 1) throw MetadataError(where + ": sizes must be >= 1, got " + std::to_string(n));
+    g.chunk_shape.push_back(sizes[d][0]);
+    if (d < bare.size() && bare[d]) {
+      if (sizes[d].size() != 1) throw MetadataError(where + ": a bare integer dimension has one size");
+      continue;
+    }
+    ChunkRuns runs;
+    for (const auto n : sizes[d]) runs.push_back({n, 1});
+    g.chunk_runs[d] = merge_runs(runs);
+    (void)g.covered(d);  // the sum must fit int64
+  }
+  return g;
+}
+
+std::int64_t ChunkGridMetadata::covered(std::size_t d) const {
+  std::int64_t sum = 0;
+  for (const auto& run : chunk_runs.at(d))
+    sum = checked::add(sum, checked::mul(run.size, run.count, "rectilinear chunk sizes"), "rectilinear chunk sizes");
+  return sum;
+}
+
+std::vector<std::vector<std::int64_t>> ChunkGridMetadata::distinct_sizes() const {
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::size_t d = 0; d < chunk_shape.size(); ++d) {
+    std::vector<std::int64_t> v{chunk_shape[d]};
+    if (rectilinear())
+      for (const auto& run : chunk_runs[d]) v.push_back(run.size);
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+namespace {
+
+// One dimension of "chunk_shapes": a bare integer, or sizes and [size, count] pairs.
+void parse_rectilinear_dim(const Json& e, const std::string& where, ChunkGridMetadata& g, std::size_t d) {
+  auto positive = [&](const Json& v, const std::string& at, const char* what) {
+    const auto n = get_int64(v, at);
+    if (n < 1) fail(at, v, std::string(what) + " must be >= 1");
+    return n;
+  };
+  if (e.is_number_integer()) {
+    g.chunk_shape[d] = positive(e, where, "a chunk size");
+    return;
+  }
+  if (!e.is_array()) fail(where, e, "expected a chunk size, or an array of chunk sizes and [size, count] pairs");
+  if (e.empty()) fail(where, e, "a dimension needs at least one chunk size");
+  ChunkRuns runs;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const Json& v = e[i];
+    if (v.is_array()) {
+      if (v.size() != 2) fail(at, v, "a run-length pair is [size, count]");
+      runs.push_back({positive(v[0], at + "[0]", "a chunk size"), positive(v[1], at + "[1]", "a run's count")});
+    } else {
+      runs.push_back({positive(v, at, "a chunk size"), 1});
+    }
+  }
+  g.chunk_runs[d] = merge_runs(runs);
+  g.chunk_shape[d] = g.chunk_runs[d][0].size;
+  try {
+    (void)g.covered(d);
+  } catch (const Error&) {
+    fail(where, e, "the chunk sizes add up to more than int64 holds");
+  }
+}
+
+ChunkGridMetadata rectilinear_from_json(const Json& cfg, const std::string& field, std::size_t rank) {
+  check_config_keys(cfg, field, {"kind", "chunk_shapes"});
+  if (!cfg.contains("kind")) fail(field, cfg, "missing \"kind\" (\"inline\" is the one the rectilinear grid defines)");
+  if (cfg["kind"] != "inline")
+    fail(field + ".kind", cfg["kind"], "unsupported rectilinear grid kind (\"inline\" is the one defined)");
+  if (!cfg.contains("chunk_shapes")) fail(field, cfg, "missing \"chunk_shapes\"");
+  const Json& cs = cfg["chunk_shapes"];
+  if (!cs.is_array() || cs.size() != rank)
+    fail(field + ".chunk_shapes", cs, "expected " + std::to_string(rank) + " entries, one per dimension");
+  ChunkGridMetadata g;
+  g.kind = ChunkGridMetadata::Kind::Rectilinear;
+  g.chunk_shape.assign(rank, 1);
+  g.origin.assign(rank, 0);
+  g.lower_bound.assign(rank, 0);
+  g.chunk_runs.resize(rank);
+  for (std::size_t d = 0; d < rank; ++d)
+    parse_rectilinear_dim(cs[d], field + ".chunk_shapes[" + std::to_string(d) + "]", g, d);
+  return g;
+}
+
+// A rectilinear dimension as written: runs of one chunk as bare sizes, longer runs as pairs.
+Json rectilinear_dim_json(const ChunkRuns& runs) {
+  Json out = Json::array();
+  for (const auto& r : runs) {
+    if (r.count == 1)
+      out.push_back(r.size);
+    else
+      out.push_back(Json::array({r.size, r.count}));
+  }
+  return out;
+}
+
+}  // namespace
+
 ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) {
   const std::string field = "chunk_grid";
   auto nc = get_named(j, field);
@@ -342,6 +481,9 @@ ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) 
                              ": this is zarrs' clipped-edge regular grid (chunk_shape only, edge chunks stored at "
                              "their clipped shapes), not zarrpp's regular_bounded, which needs \"origin\" and "
                              "\"lower_bound\"; zarrpp does not read the clipped form");
+  } else if (nc.name == "rectilinear") {
+    if (!nc.configuration) fail(field, j, "missing \"configuration\"");
+    return rectilinear_from_json(*nc.configuration, field + ".configuration", rank);
   } else if (nc.name == "zarrs.regular_bounded") {
     throw UnsupportedError(field +
                            ": \"zarrs.regular_bounded\" is zarrs' experimental clipped-edge regular grid (edge "
@@ -377,6 +519,14 @@ ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) 
 
 Json ChunkGridMetadata::to_json() const {
   Json cfg = Json::object();
+  if (rectilinear()) {
+    cfg["kind"] = "inline";
+    Json dims = Json::array();
+    for (std::size_t d = 0; d < chunk_shape.size(); ++d)
+      dims.push_back(chunk_runs[d].empty() ? Json(chunk_shape[d]) : rectilinear_dim_json(chunk_runs[d]));
+    cfg["chunk_shapes"] = std::move(dims);
+    return Json::object({{"name", name()}, {"configuration", std::move(cfg)}});
+  }
   cfg["chunk_shape"] = chunk_shape;
   if (kind == Kind::RegularBounded) {
     cfg["origin"] = origin;
@@ -499,6 +649,13 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) keep_extra(it.key(), it.value(), m.extra_fields);
 
+  // A rectilinear dimension's chunks must reach the end of the shape (they may go past it).
+  if (m.chunk_grid.rectilinear())
+    for (std::size_t d = 0; d < m.shape.size(); ++d)
+      if (!m.chunk_grid.chunk_runs[d].empty() && m.chunk_grid.covered(d) < m.shape[d])
+        fail("chunk_grid.configuration.chunk_shapes[" + std::to_string(d) + "]", j["chunk_grid"],
+             "the chunk sizes add up to " + std::to_string(m.chunk_grid.covered(d)) + ", short of the array's extent " +
+                 std::to_string(m.shape[d]));
   // Every chunk index of the grid must fit int64 (spec: checked arithmetic everywhere).
   for (std::size_t d = 0; d < m.shape.size(); ++d) {
     const auto& g = m.chunk_grid;
@@ -565,6 +722,10 @@ Domain ArrayMetadata::domain() const {
 
 void ArrayMetadata::validate_for_write() const {
   if (zarr_format == 2) {
+    if (chunk_grid.rectilinear())
+      throw UnsupportedError(
+          "Zarr format 2 does not support rectilinear chunk grids (chunks of different sizes); "
+          "create the array as Zarr v3");
     if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
       throw UnsupportedError(
           "this is a Zarr v2 array, which cannot store a lower bound (prepending needs one); convert it "
@@ -576,7 +737,8 @@ void ArrayMetadata::validate_for_write() const {
                           " is beyond +/-(2^53-1), which JavaScript readers cannot hold");
   };
   if (chunk_grid.chunk_shape.size() != shape.size() || chunk_grid.origin.size() != shape.size() ||
-      chunk_grid.lower_bound.size() != shape.size())
+      chunk_grid.lower_bound.size() != shape.size() ||
+      (chunk_grid.rectilinear() && chunk_grid.chunk_runs.size() != shape.size()))
     throw MetadataError("chunk_grid: needs one entry per dimension of shape " + shape_str(shape));
   if (dimension_names && dimension_names->size() != shape.size())
     throw MetadataError("dimension_names: needs one entry per dimension of shape " + shape_str(shape));
@@ -590,6 +752,15 @@ void ArrayMetadata::validate_for_write() const {
     check_safe(chunk_grid.lower_bound[d], "chunk_grid.configuration.lower_bound" + ds);
     check_safe(checked::add(chunk_grid.lower_bound[d], shape[d], "upper bound"),
                "upper bound (lower_bound + shape)" + ds);
+    if (chunk_grid.rectilinear() && !chunk_grid.chunk_runs[d].empty()) {
+      for (const auto& run : chunk_grid.chunk_runs[d])
+        if (run.size < 1 || run.count < 1)
+          throw MetadataError("chunk_grid.configuration.chunk_shapes" + ds + ": sizes and counts must be >= 1");
+      if (chunk_grid.covered(d) < shape[d])
+        throw MetadataError("chunk_grid.configuration.chunk_shapes" + ds + ": the chunk sizes add up to " +
+                            std::to_string(chunk_grid.covered(d)) + ", short of the array's extent " +
+                            std::to_string(shape[d]));
+    }
   }
   std::int64_t total = 1;
   for (auto n : shape)

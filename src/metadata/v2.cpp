@@ -501,6 +501,8 @@ ArrayMetadata ArrayMetadata::with_v2_form(const V2Form& form) const {
     m.v2.filters = form.filters;
     return m;
   }
+  if (chunk_grid.rectilinear())
+    throw UnsupportedError("Zarr format 2 does not support rectilinear chunk grids (chunks of different sizes)");
   if (chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
     throw UnsupportedError("a Zarr v2 array has no lower bound or origin (regular_bounded grid); create it as Zarr v3");
   if (!extra_fields.empty())

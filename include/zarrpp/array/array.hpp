@@ -57,6 +57,13 @@ struct ArraySpec {
   // 'F': elements stored in Fortran order, as zarr-python 2's order="F" (a Zarr v2 array only;
   // a v3 array states a transpose filter instead).
   char order = 'C';
+  // A rectilinear grid (chunks of different sizes along a dimension): each dimension's sizes in
+  // order, adding up to the shape, e.g. {{10, 20, 30}, {50, 50}}. `chunk_sizes` gives the chunks
+  // (leave `chunks` empty, no sharding); `shard_sizes` the shards, each a whole number of the
+  // inner `chunks` (leave `shards` unset). Sizes that are regular (all equal but a smaller last)
+  // make a regular grid, as zarr-python writes them.
+  std::vector<std::vector<std::int64_t>> chunk_sizes = {};
+  std::vector<std::vector<std::int64_t>> shard_sizes = {};
 };
 
 // The elements of a variable-length ("string" / "bytes") selection: its shape and the values in
@@ -119,8 +126,13 @@ class Array {
   Shape shape() const;
   std::size_t ndim() const;
   DataType dtype() const;
-  Shape chunks() const;                 // read/write unit (inner chunk when sharded)
-  std::optional<Shape> shards() const;  // shard shape, when sharded
+  // The read/write unit (inner chunk when sharded). On a rectilinear grid whose chunks differ in
+  // size: UnsupportedError (read_chunk_sizes says each chunk's size).
+  Shape chunks() const;
+  // The shard shape, when sharded (UnsupportedError for rectilinear shards: write_chunk_sizes).
+  std::optional<Shape> shards() const;
+  // Whether the grid is `rectilinear` (chunks or shards of sizes listed per dimension).
+  bool rectilinear() const;
   // How many elements each chunk holds along each dimension, in order, the first and last cut to
   // the domain (the grid's answer; nothing else recomputes it): the stored objects (shards when
   // sharded), `per[d]` of them counted as one (default 1; Dask's `chunks`), within `region` (in

@@ -1,6 +1,7 @@
 #pragma once
 // The one place that maps array indices to chunks. A `regular` grid is the bounded grid with
-// origin = lower_bound = 0, so every selection and the write path share this arithmetic.
+// origin = lower_bound = 0, so every selection and the write path share this arithmetic; a
+// `rectilinear` grid's dimensions are either regular (a bare integer) or runs of chunk sizes.
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -16,11 +17,25 @@ class ChunkGrid {
   ChunkGrid() = default;
   ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
             std::vector<std::int64_t> lower_bound);
+  // A rectilinear grid: each dimension `runs[d]` (its chunk sizes) or, when empty, regular
+  // chunks of chunk_shape[d] from index 0. The runs must reach the shape.
+  ChunkGrid(const std::vector<std::int64_t>& shape, std::vector<std::int64_t> chunk_shape,
+            const std::vector<ChunkRuns>& runs);
   static ChunkGrid from_metadata(const ArrayMetadata& m);
 
   std::size_t rank() const { return shape_.size(); }
   const std::vector<std::int64_t>& shape() const { return shape_; }
-  const std::vector<std::int64_t>& chunk_shape() const { return chunk_; }
+  // Whether every chunk has the same shape (regular and regular_bounded grids, rectilinear ones
+  // of bare integers only).
+  bool is_regular() const { return runs_.empty(); }
+  // Every chunk's shape; throws UnsupportedError on a grid whose chunks differ in size.
+  const std::vector<std::int64_t>& chunk_shape() const;
+  // The size of chunk k's buffer along d (its full size, also where it passes the array's end).
+  std::int64_t chunk_extent(std::size_t d, std::int64_t k) const {
+    return runs_.empty() || runs_[d].size.empty() ? chunk_[d] : run_of_chunk(d, k).size;
+  }
+  // Chunk k's buffer shape.
+  std::vector<std::int64_t> chunk_shape_at(std::span<const std::int64_t> k) const;
   const std::vector<std::int64_t>& origin() const { return origin_; }
   const std::vector<std::int64_t>& lower_bound() const { return lower_; }
 
@@ -30,6 +45,7 @@ class ChunkGrid {
   };
   // Array index i (0-based, 0 <= i < shape) of dimension d -> chunk and buffer position.
   Location locate(std::size_t d, std::int64_t i) const {
+    if (!runs_.empty() && !runs_[d].size.empty()) return locate_in_runs(d, i);
     const std::int64_t x = i + rel_lower_[d];  // coordinate relative to the origin
     return {checked::floor_div(x, chunk_[d]), checked::floor_mod(x, chunk_[d])};
   }
@@ -39,7 +55,13 @@ class ChunkGrid {
   std::int64_t num_chunks(std::size_t d) const { return end_chunk(d) - first_chunk(d); }
   std::int64_t total_chunks() const;  // checked product
   // Array index that chunk k's buffer position 0 corresponds to (may lie outside [0, shape)).
-  std::int64_t chunk_start_index(std::size_t d, std::int64_t k) const { return k * chunk_[d] - rel_lower_[d]; }
+  std::int64_t chunk_start_index(std::size_t d, std::int64_t k) const {
+    if (!runs_.empty() && !runs_[d].size.empty()) {
+      const auto r = run_of_chunk(d, k);
+      return r.first_index + (k - r.first_chunk) * r.size;
+    }
+    return k * chunk_[d] - rel_lower_[d];
+  }
   // Array indices held by chunk k along d: [lo, hi) clamped to [0, shape).
   std::pair<std::int64_t, std::int64_t> index_range(std::size_t d, std::int64_t k) const;
   // Whether a chunk index lies in the grid's chunk range (a key outside it is not a chunk of the array).
@@ -54,7 +76,18 @@ class ChunkGrid {
   bool chunk_is_full(std::span<const std::int64_t> k) const;
 
  private:
+  // A rectilinear dimension: run r holds chunks [first_chunk[r], first_chunk[r + 1]) of size[r],
+  // starting at array index first_index[r].
+  struct Runs {
+    std::vector<std::int64_t> size, first_chunk, first_index;
+  };
+  struct Run {
+    std::int64_t size, first_chunk, first_index;
+  };
+  Run run_of_chunk(std::size_t d, std::int64_t k) const;
+  Location locate_in_runs(std::size_t d, std::int64_t i) const;
   std::vector<std::int64_t> shape_, chunk_, origin_, lower_, rel_lower_;
+  std::vector<Runs> runs_;  // empty unless some dimension is given by runs
 };
 
 }  // namespace zarrpp

@@ -118,21 +118,47 @@ struct ChunkKeyEncoding {
 std::optional<std::int64_t> parse_chunk_index(std::string_view s);
 
 // ---- chunk grid metadata ---------------------------------------------------------------------
-struct ChunkGridMetadata {
-  enum class Kind { Regular, RegularBounded };
-  Kind kind = Kind::Regular;
-  std::vector<std::int64_t> chunk_shape;
-  std::vector<std::int64_t> origin;       // regular_bounded only (zeros for regular)
-  std::vector<std::int64_t> lower_bound;  // regular_bounded only (zeros for regular)
+// A run of `count` chunks of `size` elements along one dimension of a rectilinear grid.
+struct ChunkRun {
+  std::int64_t size = 1;
+  std::int64_t count = 1;
+  friend bool operator==(const ChunkRun&, const ChunkRun&) = default;
+};
+// One dimension's chunk sizes in order, adjacent runs of the same size merged (the form they are
+// written in: zarr-python's run-length rule).
+using ChunkRuns = std::vector<ChunkRun>;
 
-  std::string name() const { return kind == Kind::Regular ? "regular" : "regular_bounded"; }
+struct ChunkGridMetadata {
+  enum class Kind { Regular, RegularBounded, Rectilinear };
+  Kind kind = Kind::Regular;
+  // Every chunk's shape; on a rectilinear grid the first chunk's (what the codecs are checked
+  // against), the sizes themselves are `chunk_runs`.
+  std::vector<std::int64_t> chunk_shape;
+  std::vector<std::int64_t> origin;       // regular_bounded only (zeros for the others)
+  std::vector<std::int64_t> lower_bound;  // regular_bounded only (zeros for the others)
+  // Rectilinear only: per dimension its chunk sizes, or empty for a dimension stated as a bare
+  // integer (chunks of chunk_shape[d] as far as the shape needs, which stays so as it grows).
+  std::vector<ChunkRuns> chunk_runs;
+
+  std::string name() const;
+  bool rectilinear() const { return kind == Kind::Rectilinear; }
   static ChunkGridMetadata regular(std::vector<std::int64_t> chunk_shape);
   static ChunkGridMetadata regular_bounded(std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
                                            std::vector<std::int64_t> lower_bound);
+  // `sizes[d]`: dimension d's chunk sizes in order, or one entry {n} with bare[d] true for a
+  // dimension stated as the bare integer n. Sizes must be >= 1.
+  static ChunkGridMetadata rectilinear_sizes(const std::vector<std::vector<std::int64_t>>& sizes,
+                                             const std::vector<bool>& bare = {});
+  // The sum of dimension d's chunk sizes (rectilinear, explicit dimension).
+  std::int64_t covered(std::size_t d) const;
+  // Each dimension's distinct chunk sizes (one entry per dimension on a regular grid).
+  std::vector<std::vector<std::int64_t>> distinct_sizes() const;
   static ChunkGridMetadata from_json(const Json& j, std::size_t rank);
   Json to_json() const;
   friend bool operator==(const ChunkGridMetadata&, const ChunkGridMetadata&) = default;
 };
+// Merges adjacent runs of the same size (counts are checked against int64 overflow).
+ChunkRuns merge_runs(const ChunkRuns& runs);
 
 // ---- codecs (as metadata; the codec layer gives them meaning) --------------------------------
 struct CodecMetadata {
