@@ -409,6 +409,7 @@ struct CreateArgs {
   std::string key_encoding;  // zarr.json's chunk_key_encoding; "" = the format's default
   std::optional<py::tuple> serializer;
   std::string order = "C";
+  std::vector<std::vector<std::int64_t>> chunk_sizes, shard_sizes;  // a rectilinear grid
 };
 
 // The chunk key encoding asked for, as zarr.json states it (an empty name: the format's own
@@ -465,6 +466,8 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   spec.zarr_format = a.zarr_format;
   spec.chunk_key_encoding = key_encoding_of(a.key_encoding, a.zarr_format);
   spec.shards = a.shards;
+  spec.chunk_sizes = a.chunk_sizes;
+  spec.shard_sizes = a.shard_sizes;
   for (const auto& f : a.filters) spec.filters.push_back(to_codec(f));
   if (a.serializer)
     spec.serializer = to_codec(*a.serializer);
@@ -904,6 +907,9 @@ void bind_array_description(py::class_<Array>& cls) {
       .def_property_readonly("dtype", [](const Array& a) { return numpy_dtype(pinned(a).dtype()); })
       .def_property_readonly("dtype_name", [](const Array& a) { return pinned(a).dtype().name(); })
       .def_property_readonly("chunks", [](const Array& a) { return to_tuple(a.chunks()); })
+      .def_property_readonly("sharded", &Array::sharded, "Whether the stored objects are shards.")
+      .def_property_readonly("rectilinear", &Array::rectilinear,
+                             "Whether the grid is rectilinear (chunks or shards of sizes listed per dimension).")
       .def_property_readonly("shards",
                              [](const Array& a) -> py::object {
                                auto s = a.shards();
@@ -1103,7 +1109,8 @@ void bind_array_creation(py::module_& m) {
          std::vector<py::tuple> filters, std::optional<std::vector<py::tuple>> compressors, std::optional<Shape> shards,
          std::optional<std::vector<std::optional<std::string>>> dimension_names, std::string attributes_json,
          bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format,
-         std::string key_encoding, std::optional<py::tuple> serializer, std::string order) {
+         std::string key_encoding, std::optional<py::tuple> serializer, std::string order,
+         std::vector<std::vector<std::int64_t>> chunk_sizes, std::vector<std::vector<std::int64_t>> shard_sizes) {
         CreateArgs args{std::move(store),
                         std::move(path),
                         std::move(shape),
@@ -1121,13 +1128,17 @@ void bind_array_creation(py::module_& m) {
                         zarr_format,
                         std::move(key_encoding),
                         std::move(serializer),
-                        std::move(order)};
+                        std::move(order),
+                        std::move(chunk_sizes),
+                        std::move(shard_sizes)};
         const auto spec = make_spec(args);
         return without_gil([&] { return Array::create(args.store, args.path, spec); });
       },
       "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value"_a, "filters"_a, "compressors"_a, "shards"_a,
       "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a, "zarr_format"_a = 3,
-      "key_encoding"_a = "", "serializer"_a = py::none(), "order"_a = "C");
+      "key_encoding"_a = "", "serializer"_a = py::none(), "order"_a = "C",
+      "chunk_sizes"_a = std::vector<std::vector<std::int64_t>>{},
+      "shard_sizes"_a = std::vector<std::vector<std::int64_t>>{});
   m.def(
       "open_array",
       [](StorePtr store, const std::string& path) {
@@ -1266,6 +1277,9 @@ void bind_nodes(py::module_& m) {
       },
       "selection"_a, "shape"_a, "mode"_a = "numpy",
       "How the core plans a selection on an array of this shape (orthogonal, points, mask, gather, blocks).");
+  m.def("regular_chunk_shape", &zarrpp::regular_chunk_shape, "sizes"_a,
+        "The chunk shape of a regular grid with these per-dimension sizes (all equal but a smaller last), "
+        "or None.");
   m.def("auto_chunks", &zarrpp::auto_chunks, "shape"_a, "itemsize"_a, "max_bytes"_a = zarrpp::kAutoChunkMaxBytes,
         "Chunks for chunks=\"auto\" (zarr-python 3's rule, the core's); max_bytes 1 MiB for shards' inner chunks.");
   m.attr("SHARDED_INNER_CHUNK_MAX_BYTES") = zarrpp::kShardedInnerChunkMaxBytes;

@@ -456,12 +456,29 @@ class Array(_Node):
 
     @property
     def chunks(self) -> Tuple[int, ...]:
-        """The read/write chunk shape (the inner chunk when sharded)."""
+        """The read/write chunk shape (the inner chunk when sharded). A rectilinear grid has none:
+        NotImplementedError, as in zarr-python (``read_chunk_sizes`` has every chunk's size)."""
+        if self._core.rectilinear:
+            raise NotImplementedError(_NO_REGULAR.format("chunks", "read_chunk_sizes"))
         return self._core.chunks
 
     @property
     def shards(self) -> Optional[Tuple[int, ...]]:
-        return self._core.shards
+        """The shard shape, or None; rectilinear shards have none (NotImplementedError, as in
+        zarr-python: ``write_chunk_sizes`` has every shard's size)."""
+        if self._core.rectilinear and self._core.sharded:
+            raise NotImplementedError(_NO_REGULAR.format("shards", "write_chunk_sizes"))
+        return None if self._core.rectilinear else self._core.shards
+
+    def _grid_args(self) -> Dict[str, Any]:
+        """``chunks`` and ``shards`` that create an array with this one's grid (per-dimension sizes
+        for a rectilinear grid)."""
+        if not self._core.rectilinear:
+            return {"chunks": self.chunks, "shards": self.shards}
+        sizes = [list(s) for s in self.write_chunk_sizes]
+        if self._core.sharded:  # rectilinear shards of regular inner chunks
+            return {"chunks": tuple(self._core.chunks), "shards": sizes}
+        return {"chunks": sizes, "shards": None}
 
     @property
     def domain(self) -> Tuple[Tuple[int, int], ...]:
@@ -629,9 +646,12 @@ class Array(_Node):
                                 self.fill_value.item() if self._dtype.kind != "V" else self.fill_value.tobytes())),
             ("Shape", str(self.shape)),
             ("Domain", str(self.domain)),
-            ("Chunk shape", str(self.chunks)),
+            ("Chunk shape", str(self._grid_args()["chunks"]) if not self._core.rectilinear or
+             self._core.sharded else "<variable>"),
         ]
-        if self.shards is not None:
+        if self._core.rectilinear and self._core.sharded:
+            rows.append(("Shard shape", "<variable>"))
+        elif self.shards is not None:
             rows.append(("Shard shape", str(self.shards)))
         rows += [
             ("Order", self.order),
@@ -1353,9 +1373,10 @@ def _like_args(a: Any) -> Dict[str, Any]:
     if isinstance(a, Array) and a.dtype.kind == "O":
         out["dtype"] = str if a._core.dtype_name == "string" else bytes
     if isinstance(a, Array):
-        out["chunks"] = a.chunks
-        if a.shards is not None:
-            out["shards"] = a.shards
+        grid = a._grid_args()
+        out["chunks"] = grid["chunks"]
+        if grid["shards"] is not None:
+            out["shards"] = grid["shards"]
         out["compressors"] = a.compressors or None
         out["zarr_format"] = a.zarr_format
         if a.zarr_format == 2:
@@ -1396,6 +1417,62 @@ def _auto_itemsize(dtype: np.dtype) -> int:
     return 1 if dtype.kind == "O" else dtype.itemsize
 
 
+_NO_REGULAR = ("The `{0}` attribute is only defined for arrays using regular chunk grids. This array has a "
+               "rectilinear chunk grid. Use `{1}` for general access.")
+
+
+def _is_nested(value: Any) -> bool:
+    """Whether ``chunks=`` / ``shards=`` lists sizes per dimension (a rectilinear grid), as
+    zarr-python tells: an iterable whose first entry is itself an iterable (not text)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not value:
+        return False
+    first = value[0]
+    return not isinstance(first, (str, bytes, int, np.integer)) and hasattr(first, "__iter__")
+
+
+def _grid_sizes(value: Any, shape: Tuple[int, ...], what: str) -> List[List[int]]:
+    """Per-dimension sizes of a rectilinear ``chunks=`` / ``shards=``: flat sequences of ints
+    (zarr-python's user form; run-length pairs are the metadata's), checked by the core."""
+    if len(value) != len(shape):
+        raise ValueError(f"{what} has {len(value)} dimensions but shape has {len(shape)} dimensions")
+    out = []
+    for d, sizes in enumerate(value):
+        if _is_int(sizes):
+            raise TypeError(f"{what}[{d}]: give every dimension's sizes as a sequence (e.g. [{sizes}]) when another "
+                            "dimension lists its sizes")
+        bad = [i for i, v in enumerate(sizes) if not _is_int(v)]
+        if bad:
+            raise TypeError(f"{what}[{d}]: each chunk size must be an integer; got non-integer element(s) at indices "
+                            f"{tuple(bad)}. Chunk sizes are a flat sequence of positive integers (e.g. [3, 3, 1]).")
+        out.append([operator.index(v) for v in sizes])
+    return out
+
+
+def _rectilinear_args(chunks: Any, shards: Any, shape: Tuple[int, ...], allow: Optional[bool]
+                      ) -> Tuple[Any, Any, List[List[int]], List[List[int]]]:
+    """(chunks, shards, chunk_sizes, shard_sizes): nested ``chunks`` or ``shards`` become the
+    core's sizes. Irregular sizes need ``array.rectilinear_chunks`` (or ``allow``), as in
+    zarr-python, since most readers cannot read the grid."""
+    chunk_sizes: List[List[int]] = []
+    shard_sizes: List[List[int]] = []
+    if _is_nested(chunks):
+        if shards is not None:
+            raise ValueError("Rectilinear chunks with sharding is not supported. Use rectilinear shards instead: "
+                             "chunks=(inner_size, ...), shards=[[shard_sizes], ...]")
+        chunk_sizes, chunks = _grid_sizes(chunks, shape, "chunks"), ()
+    elif _is_nested(shards):
+        if chunks is None or isinstance(chunks, str):
+            raise ValueError("rectilinear shards need chunks= (the inner chunk shape, dividing every shard size)")
+        shard_sizes, shards = _grid_sizes(shards, shape, "shards"), None
+    sizes = chunk_sizes or shard_sizes
+    if sizes and _zarrpp.regular_chunk_shape(sizes) is None:
+        if not (allow if allow is not None else _config.config.get("array.rectilinear_chunks")):
+            raise ValueError("Rectilinear chunk grids are experimental and disabled by default. Enable them with: "
+                             "zarr.config.set({'array.rectilinear_chunks': True}) or set the environment variable "
+                             "ZARR_ARRAY__RECTILINEAR_CHUNKS=True")
+    return chunks, shards, chunk_sizes, shard_sizes
+
+
 def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], dtype: np.dtype, sharded: bool = False) -> Tuple[int, ...]:
     if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
         itemsize = _auto_itemsize(dtype)
@@ -1415,6 +1492,15 @@ def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], dtype: np.dtype, sharde
         else:
             out.append(operator.index(c))
     return tuple(out)
+
+
+def _resolve_grid(chunks: Any, shards: Any, shape: Tuple[int, ...], dtype: np.dtype, allow: Optional[bool]
+                  ) -> Tuple[Tuple[int, ...], Optional[Tuple[int, ...]], List[List[int]], List[List[int]]]:
+    """(chunks, shards, chunk_sizes, shard_sizes) for the core from create_array's arguments."""
+    sharded = shards is not None
+    chunks, shards, chunk_sizes, shard_sizes = _rectilinear_args(chunks, shards, shape, allow)
+    chunks_t = () if chunk_sizes else _resolve_chunks(chunks, shape, dtype, sharded=sharded)
+    return chunks_t, _resolve_shards(shards, shape, chunks_t, _auto_itemsize(dtype)), chunk_sizes, shard_sizes
 
 
 def create_array(
@@ -1442,23 +1528,23 @@ def create_array(
     chunk_key_encoding: Any = None,
     dimension_separator: Optional[str] = None,
     storage_options: Optional[Dict[str, Any]] = None,
+    _allow_rectilinear: Optional[bool] = None,
 ) -> Array:
     """Creates a Zarr v3 array, as zarr-python's ``zarr.create_array``.
 
     ``store``: a store, a path (-> LocalStore) or None (-> a new MemoryStore). ``name``/``path``:
-    where in the store ("" = the root). ``shape``/``dtype`` (or ``data``, a NumPy array whose shape
-    and dtype are used and whose values are written). ``chunks``: tuple, int, or "auto".
-    ``shards``: shard shape (a multiple of ``chunks``) or None. ``compressors``: "auto" (the core's
-    default, zstd), None, one ``zarrpp.codecs`` codec or a list of them (``Crc32c()`` last adds checksums).
-    ``filters``: ``zarrpp.codecs.Transpose`` codecs. ``fill_value``: default 0 / False / empty; an
-    explicit None is that too on Zarr v3, and on Zarr v2 no fill value (null), as in zarr-python 3.
-    ``lower_bound``: zarrpp extension, a domain starting at this index (default 0).
-    ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
+    where in it ("" = the root). ``shape``/``dtype`` (or ``data``, a NumPy array, also written).
+    ``chunks``: tuple, int, "auto", or sizes per dimension (``[[10, 20, 30], [50, 50]]``: a
+    rectilinear grid, with ``array.rectilinear_chunks`` on). ``shards``: a multiple of ``chunks``,
+    sizes per dimension (each a multiple), or None. ``compressors``: "auto" (the core's default,
+    zstd), None, one ``zarrpp.codecs`` codec or a list of them (``Crc32c()`` last adds checksums).
+    ``filters``: ``zarrpp.codecs.Transpose`` codecs. ``fill_value``: default 0 / False / empty (also
+    an explicit None on Zarr v3; on Zarr v2 no fill value, null). ``lower_bound``: a domain starting
+    at this index (default 0). ``config``: ``{"write_empty_chunks": bool, "concurrency": int}``.
     ``zarr_format``: 3 or 2 (.zarray/.zattrs as zarr-python 2 writes; ``order`` "C" or "F",
     ``dimension_separator`` "." (default) or "/", numcodecs filters and compressors); by default
     ``zarrpp.config``'s ``default_zarr_format`` (3), and ``order`` its ``array.order``.
-    ``chunk_key_encoding``: ``{"name": "default"|"v2", "separator": "/"|"."}`` as in zarr-python 3
-    (Zarr v2 arrays take only "v2"; a v3 array takes either).
+    ``chunk_key_encoding``: ``{"name": "default"|"v2", "separator": "/"|"."}`` (v2 arrays: "v2").
     """
     cfg = _checked_config(config)
     zarr_format, order = _format_and_order(zarr_format, order, cfg.get("order"))
@@ -1474,8 +1560,8 @@ def create_array(
     if isinstance(serializer, ShardingCodec):
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)
-    chunks_t = _resolve_chunks(chunks, shape_t, np_dtype, sharded=shards is not None)
-    shards_t = _resolve_shards(shards, shape_t, chunks_t, _auto_itemsize(np_dtype))
+    chunks_t, shards_t, chunk_sizes, shard_sizes = _resolve_grid(chunks, shards, shape_t, np_dtype,
+                                                                 _allow_rectilinear)
     filter_specs, compressor_specs = _codec_specs(filters, compressors)
     key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
     if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
@@ -1491,7 +1577,7 @@ def create_array(
         filter_specs, compressor_specs,
         None if shards_t is None else list(shards_t), dims,
         _to_json_text(attributes or {}), bool(overwrite), lb, endian, int(zarr_format),
-        key_encoding, _serializer_spec(serializer), order or "C")
+        key_encoding, _serializer_spec(serializer), order or "C", chunk_sizes, shard_sizes)
     arr = Array(core, store=st)
     arr._configure(cfg)
     if data is not None and write_data:

@@ -26,7 +26,7 @@ def _kept_layout(src: Array, zarr_format: int) -> Dict[str, Any]:
     """What "keep" takes from a zarrpp array. Codecs and the chunk key encoding carry over only
     within one Zarr format (a v2 compressor is no v3 codec); across formats they are chosen anew,
     as zarr-python does."""
-    kept: Dict[str, Any] = {"chunks": src.chunks, "shards": src.shards}
+    kept: Dict[str, Any] = src._grid_args()
     if src.zarr_format == zarr_format:
         # A v2 array's order "F" shows as a transpose filter; its order carries it instead.
         filters = [f for f in src.filters if not (src.zarr_format == 2 and isinstance(f, Transpose))]
@@ -113,7 +113,10 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: O
         # was read. Without overwrite the core refuses a node or stray chunk keys there instead.
         raise ValueError(f"from_array: the source {src.path or '/'!r} and the new array {path or '/'!r} are the same "
                          "node or one lies inside the other; write the copy elsewhere")
-    out = create_array(st, name=path, overwrite=overwrite, config=config, **args)
+    # A rectilinear grid kept from the source needs no opt-in: the source already has it.
+    keeps_rect = isinstance(src, Array) and src._core.rectilinear and (_is_keep(chunks) or _is_keep(shards))
+    out = create_array(st, name=path, overwrite=overwrite, config=config,
+                       _allow_rectilinear=True if keeps_rect else None, **args)
     if write_data:
         _copy_or_undo(src, out, overwrite)
     return out
@@ -144,6 +147,9 @@ def _copy_values(src: Any, out: Array, done: List[int]) -> None:
     if out.ndim == 0 or out.size == 0:
         out[...] = np.asarray(src[...])
         return
+    if out._core.rectilinear:
+        _copy_by_rows(src, out, done)
+        return
     unit = out.shards or out.chunks
     band = out.nbytes // max(1, out.shape[0]) * unit[0]
     if band > _SLAB_BYTES and out.ndim > 1:
@@ -154,6 +160,18 @@ def _copy_values(src: Any, out: Array, done: List[int]) -> None:
         stop = min(out.shape[0], start + step)
         out[start:stop] = np.asarray(src[start:stop])
         done[0] = stop
+
+
+def _copy_by_rows(src: Any, out: Array, done: List[int]) -> None:
+    """A rectilinear array: rows of stored objects along dimension 0, as many as fit a slab (one
+    at least)."""
+    row_bytes = out.nbytes // max(1, out.shape[0])
+    start = stop = 0
+    for size in out.write_chunk_sizes[0]:
+        stop += size
+        if (stop - start) * row_bytes >= _SLAB_BYTES or stop == out.shape[0]:
+            out[start:stop] = np.asarray(src[start:stop])
+            done[0] = start = stop
 
 
 def _copy_by_unit(src: Any, out: Array, unit: Tuple[int, ...], done: List[int]) -> None:

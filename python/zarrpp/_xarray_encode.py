@@ -10,6 +10,7 @@ import numpy as np
 import xarray as xr
 
 from . import _zarrpp
+from ._config import config
 from ._array import Array, Group
 from ._xarray_common import _V2_DIMS, _VALUE_ATTRS, _decode_attr, _fill_attr
 
@@ -112,6 +113,25 @@ def _write_data(z: Array, data: Any) -> None:
         z[...] = np.asarray(data)
 
 
+def _grid_arg(v: Any) -> Any:
+    """``chunks``/``shards`` from an encoding: a shape, or sizes per dimension (rectilinear)."""
+    if isinstance(v, int):
+        return v
+    if any(not isinstance(c, (int, np.integer)) for c in v):
+        return [[int(x) for x in c] for c in v]
+    return tuple(int(c) for c in v)
+
+
+def _dask_grid(chunks: Tuple[Tuple[int, ...], ...]) -> Any:
+    """A Dask variable's chunks as the array's: its blocks as they are when they differ in size and
+    zarrpp.config's ``array.rectilinear_chunks`` is on (a rectilinear grid), else its largest block."""
+    sizes = [[int(c) for c in d] for d in chunks]
+    if (config.get("array.rectilinear_chunks") and all(sizes) and all(map(sum, sizes))
+            and _zarrpp.regular_chunk_shape(sizes) is None):
+        return sizes
+    return tuple(max(c) if c else 1 for c in chunks)
+
+
 def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True,
                      lower_bound: Optional[Tuple[int, ...]] = None) -> Array:
     dims = tuple(str(d) for d in v.dims)
@@ -119,11 +139,11 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
     kw: Dict[str, Any] = {}
     chunks = enc.get("chunks")
     if chunks is None and v.chunks is not None:
-        chunks = tuple(max(c) if c else 1 for c in v.chunks)
+        chunks = _dask_grid(v.chunks)
     if chunks is not None:
-        kw["chunks"] = tuple(int(c) for c in chunks) if not isinstance(chunks, int) else chunks
+        kw["chunks"] = _grid_arg(chunks)
     if enc.get("shards") is not None:
-        kw["shards"] = tuple(enc["shards"])
+        kw["shards"] = _grid_arg(enc["shards"])
     if "compressors" in enc:
         kw["compressors"] = enc["compressors"]
     elif "compressor" in enc:

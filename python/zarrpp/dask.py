@@ -24,7 +24,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 import numpy as np
 import dask.array as da
 
+from . import _zarrpp
 from ._array import Array, _reopen, _store_for_pickle, create_array, open_array
+from ._config import config
 
 __all__ = ["from_zarrpp", "to_zarrpp", "grid_chunks"]
 
@@ -183,15 +185,27 @@ def _aligned_chunks(z: Array, start: Tuple[int, ...], shape: Tuple[int, ...]) ->
     return tuple(tuple(sizes) or (0,) for sizes in z._core.write_chunk_sizes([], region))
 
 
+def _irregular(x: da.Array) -> bool:
+    """Whether ``x``'s blocks differ in size beyond a smaller last one (a regular grid cannot hold
+    them; the core's rule)."""
+    if not x.ndim or not all(x.shape):
+        return False
+    return _zarrpp.regular_chunk_shape([[int(c) for c in sizes] for sizes in x.chunks]) is None
+
+
 def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequence[slice]] = None,
               align: bool = True, compute: bool = True, overwrite: bool = False,
-              storage_options: Optional[Dict[str, Any]] = None, **create_kwargs: Any) -> Any:
+              storage_options: Optional[Dict[str, Any]] = None, rectilinear_chunks: Optional[bool] = None,
+              **create_kwargs: Any) -> Any:
     """Writes the Dask array ``x`` into ``target``: an opened zarrpp array, or a path/URL where a
     new array is created (``create_kwargs`` as for ``zarrpp.create_array``: ``chunks`` defaults to
     ``x``'s block shape, ``shards``, ``compressors``, ``dimension_names``, ...; an existing node is
     an error unless ``overwrite=True``; an existing array is written with ``zarrpp.open_array``
     first). ``region``: where in an existing array, as slices of its coordinates (default: the
-    whole domain, whose shape ``x`` must have).
+    whole domain, whose shape ``x`` must have). ``rectilinear_chunks``: a new array takes ``x``'s
+    chunks as they are, also when they differ in size (a rectilinear grid: no rechunk), instead of
+    its largest block shape; by default ``zarrpp.config``'s ``array.rectilinear_chunks`` (off:
+    most readers cannot read a rectilinear grid).
 
     Each task writes one block by coordinates. With ``align=True`` (default) ``x`` is rechunked so
     its blocks are whole stored objects (shards/chunks; the region's ends may cut the first and
@@ -208,9 +222,12 @@ def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequen
         if region is not None:
             raise ValueError("to_zarrpp: region= writes into an existing array: open it first (zarrpp.open_array)")
         kw = dict(create_kwargs)
+        allow = rectilinear_chunks if rectilinear_chunks is not None else config.get("array.rectilinear_chunks")
+        if "chunks" not in kw and allow and _irregular(x):
+            kw["chunks"] = [[int(c) for c in sizes] for sizes in x.chunks]
         kw.setdefault("chunks", tuple(int(c) for c in x.chunksize) if x.ndim else ())
         z = create_array(target, shape=x.shape, dtype=x.dtype, overwrite=overwrite, storage_options=storage_options,
-                         **kw)
+                         _allow_rectilinear=allow, **kw)
     z._check_writable()
     start = _region_start(z, region, x.shape)
     if align and x.ndim:

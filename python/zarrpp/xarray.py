@@ -40,6 +40,11 @@ __all__ = ["ZarrppBackendEntrypoint", "to_zarrpp", "DIMENSIONS_ATTR"]
 # protocol), _xarray_common (dimension names and the recorded extent).
 
 
+def _as_tuples(v: Any) -> Any:
+    """A grid argument as an immutable encoding value (sizes per dimension as tuples)."""
+    return tuple(tuple(x) if isinstance(x, list) else x for x in v)
+
+
 class ZarrppBackendArray(BackendArray):
     """One variable's data: an array read over a fixed box of coordinates (its extent when the
     dataset was opened), indexed zero-based within the box."""
@@ -107,14 +112,15 @@ class ZarrppDataStore(AbstractDataStore):
             # as xarray's zarr backend: a v2 array's fill value is the variable's missing value
             fv = z.fill_value  # a Python number as zarr-python 2 gives it; dates stay NumPy's (NaT)
             attrs["_FillValue"] = fv.item() if isinstance(fv, np.generic) and fv.dtype.kind not in "mM" else fv
-        unit = z.shards if z.shards is not None else z.chunks
+        grid = z._grid_args()  # a rectilinear grid's are sizes per dimension
+        unit = z.write_chunk_sizes if z._core.rectilinear else grid["shards"] or grid["chunks"]
         encoding = {
-            "chunks": tuple(z.chunks),
+            "chunks": _as_tuples(grid["chunks"]),
             "preferred_chunks": dict(zip(dims, unit)),
             "zarrpp_domain": tuple(box),
         }
-        if z.shards is not None:
-            encoding["shards"] = tuple(z.shards)
+        if grid["shards"] is not None:
+            encoding["shards"] = _as_tuples(grid["shards"])
         data = indexing.LazilyIndexedArray(ZarrppBackendArray(z, tuple(box)))
         return xr.Variable(dims, data, attrs, encoding)
 

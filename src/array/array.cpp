@@ -238,13 +238,6 @@ codec::Chain build_codecs(const ArraySpec& spec) {
 
 namespace {
 
-// Whether sizes along one dimension are a regular grid's: all equal but a last that is smaller.
-bool regular_sizes(const std::vector<std::int64_t>& v) {
-  for (std::size_t i = 1; i < v.size(); ++i)
-    if (i + 1 < v.size() ? v[i] != v[0] : v[i] > v[0]) return false;
-  return true;
-}
-
 // A spec with rectilinear sizes as the plain spec of its first chunk (or shard), and the grid.
 std::optional<ChunkGridMetadata> rectilinear_grid(ArraySpec& spec) {
   const bool chunks = !spec.chunk_sizes.empty(), shards = !spec.shard_sizes.empty();
@@ -263,7 +256,6 @@ std::optional<ChunkGridMetadata> rectilinear_grid(ArraySpec& spec) {
     throw MetadataError(std::string(what) + ": " + std::to_string(sizes.size()) + " dimensions given, the shape " +
                         shape_str(spec.shape) + " has " + std::to_string(spec.shape.size()));
   Shape first;
-  bool regular = true;
   for (std::size_t d = 0; d < sizes.size(); ++d) {
     const auto& v = sizes[d];
     const std::string at = std::string(what) + "[" + std::to_string(d) + "]";
@@ -277,9 +269,8 @@ std::optional<ChunkGridMetadata> rectilinear_grid(ArraySpec& spec) {
       throw MetadataError(at + ": sizes " + shape_str(v) + " add up to " + std::to_string(sum) + ", not the extent " +
                           std::to_string(spec.shape[d]));
     first.push_back(v[0]);
-    regular = regular && regular_sizes(v);
   }
-  auto grid = regular ? std::nullopt : std::optional(ChunkGridMetadata::rectilinear_sizes(sizes));
+  auto grid = regular_chunk_shape(sizes) ? std::nullopt : std::optional(ChunkGridMetadata::rectilinear_sizes(sizes));
   (chunks ? spec.chunks : spec.shards.emplace()) = first;
   spec.chunk_sizes.clear();
   spec.shard_sizes.clear();
@@ -406,6 +397,7 @@ std::optional<Shape> Array::shards() const {
   if (!s->layout) return std::nullopt;
   return s->grid.chunk_shape();
 }
+bool Array::sharded() const { return st_->current()->layout.has_value(); }
 bool Array::rectilinear() const { return st_->current()->meta.chunk_grid.rectilinear(); }
 Bytes Array::fill_value() const { return st_->current()->meta.fill_value.bytes; }
 Json Array::fill_value_json() const {

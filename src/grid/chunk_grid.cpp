@@ -144,4 +144,15 @@ bool ChunkGrid::chunk_is_full(std::span<const std::int64_t> k) const {
   return true;
 }
 
+std::optional<std::vector<std::int64_t>> regular_chunk_shape(const std::vector<std::vector<std::int64_t>>& sizes) {
+  std::vector<std::int64_t> out;
+  for (const auto& v : sizes) {
+    if (v.empty()) return std::nullopt;
+    for (std::size_t i = 1; i < v.size(); ++i)
+      if (i + 1 < v.size() ? v[i] != v[0] : v[i] > v[0]) return std::nullopt;
+    out.push_back(v[0]);
+  }
+  return out;
+}
+
 }  // namespace zarrpp

@@ -643,5 +643,28 @@ printf 'not a zip' >"$ZP/bad.zip"
 expect_err "cannot be read as a zip archive" "$Z" info "$ZP/bad.zip"
 expect_eq "$(cat "$ZP/bad.zip")" "not a zip" "a file that is no zip archive is left as it was"
 
+# ---- rectilinear grids: chunks (or shards) of sizes listed per dimension ----
+RG="$T/rect"
+mkdir -p "$RG"
+expect_ok "$Z" create "$RG/r.zarr" --shape 60,100 --chunks '[[10,20,30],[[50,2]]]' --dtype int32
+expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunk_grid"], j["chunks"], j["chunks_total"])')" \
+  "{'name': 'rectilinear', 'configuration': {'kind': 'inline', 'chunk_shapes': [[10, 20, 30], [[50, 2]]]}} [[10, 20, 30], [50, 50]] 6" \
+  "create --chunks with per-dimension sizes writes a rectilinear grid; info shows the sizes"
+expect_ok "$Z" set "$RG/r.zarr" "8:12, 49:51" --value 3
+expect_eq "$("$Z" ls "$RG/r.zarr")" $'c/0/0\nc/0/1\nc/1/0\nc/1/1' "a write across chunk edges touches the four chunks"
+expect_eq "$("$Z" get "$RG/r.zarr" "7:13, 50")" "[0 3 3 3 3 0]" "reads across the edge at row 10"
+expect_ok "$Z" resize "$RG/r.zarr" --shape 75,100
+expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0])')" \
+  "[10, 20, 30, 15]" "growing past the last size adds one chunk, as zarr-python"
+$PY -c "import numpy as np; np.save('$RG/rows.npy', np.ones((3, 100), 'i4'))"
+expect_err "chunk grid is rectilinear" "$Z" prepend "$RG/r.zarr" --axis 0 --from "$RG/rows.npy"
+rm "$RG/rows.npy"
+expect_err "add up to 30, not its extent 60" "$Z" create "$RG/bad.zarr" --shape 60 --chunks '[[10,20]]' --dtype int32
+expect_eq "$(ls "$RG")" "r.zarr" "a refused create leaves nothing"
+expect_ok "$Z" create "$RG/s.zarr" --shape 120,100 --chunks 10,10 --shards '[[60,40,20],50]' --dtype int16
+expect_eq "$("$Z" info "$RG/s.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunks"], j["shards"], j["shards_total"])')" \
+  "[10, 10] [[60, 40, 20], [50, 50]] 6" "rectilinear shards of regular inner chunks"
+expect_err "not divisible" "$Z" create "$RG/bad.zarr" --shape 60 --chunks 10 --shards '[[20,35,5]]' --dtype int32
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

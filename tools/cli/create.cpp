@@ -27,7 +27,11 @@ void CreateCommand::add(CLI::App& app) {
   sub_ = app.add_subcommand("create", "Create an array");
   sub_->add_option("ARRAY", array_, "Directory for the array")->required();
   sub_->add_option("--shape", shape_, "Shape, e.g. 6,4")->required();
-  sub_->add_option("--chunks", chunks_, "Chunk shape, e.g. 4,4, or auto (zarr-python 3's choice)")->required();
+  sub_->add_option("--chunks", chunks_,
+                   "Chunk shape, e.g. 4,4, or auto (zarr-python 3's choice), or each dimension's chunk sizes for a "
+                   "rectilinear grid, as zarr.json states them: '[[10,20,30],[50,50]]' ([size, count] pairs and a "
+                   "bare size for a regular dimension too: '[[10,20,30],50]')")
+      ->required();
   sub_->add_option("--dtype", dtype_,
                    "Data type: bool, int8..uint64, float16/32/64, complex64/128, r<N>, string, bytes, or NumPy's "
                    "spelling (i4, <f8, U12, S5, M8[ns], m8[s], ...); a structured type as Zarr v2's JSON descr, "
@@ -39,7 +43,9 @@ void CreateCommand::add(CLI::App& app) {
   sub_->add_option("--compressor", comp_, compressor_forms());
   sub_->add_flag("--crc32c", crc_, "Append a CRC32C checksum to every chunk");
   sub_->add_option("--shards", shards_,
-                   "Shard shape (a multiple of the chunk shape), or auto (two chunks along dimensions of more than 8)");
+                   "Shard shape (a multiple of the chunk shape), or auto (two chunks along dimensions of more than "
+                   "8), or each dimension's shard sizes (rectilinear shards, each a multiple of the chunk shape), "
+                   "e.g. '[[60,40,20],[50,50]]'");
   sub_->add_option("--lower-bound", lower_, "Lower bound per dimension (creates a regular_bounded array)");
   sub_->add_option("--dimension-names", dims_, "Dimension names, e.g. t,x");
   sep_opt_ = sub_->add_option("--separator", sep_, "Chunk key separator: / or . (default / for v3, . for v2)")
@@ -51,16 +57,47 @@ void CreateCommand::add(CLI::App& app) {
       ->check(CLI::IsMember({2, 3}));
 }
 
+// "[[10, 20, 30], [[50, 2]]]": each dimension's sizes as a rectilinear grid's chunk_shapes states
+// them (sizes, [size, count] pairs, a bare size for a regular dimension), covering the shape exactly.
+std::vector<std::vector<std::int64_t>> parse_grid_sizes(const std::string& text, const Shape& shape,
+                                                        const std::string& opt) {
+  constexpr std::int64_t kMaxListed = 10'000'000;
+  try {
+    const Json doc = {{"name", "rectilinear"},
+                      {"configuration", {{"kind", "inline"}, {"chunk_shapes", parse_json_document(text, opt)}}}};
+    const auto g = ChunkGridMetadata::from_json(doc, shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      if (!g.chunk_runs[d].empty() && g.covered(d) != shape[d])
+        throw ArgumentError(opt + ": the sizes of dimension " + std::to_string(d) + " add up to " +
+                            std::to_string(g.covered(d)) + ", not its extent " + std::to_string(shape[d]));
+    const ChunkGrid grid(shape, g.chunk_shape, g.chunk_runs);
+    if (grid.total_chunks() > kMaxListed)
+      throw ArgumentError(opt + ": more than " + std::to_string(kMaxListed) + " chunks; use fewer, larger ones");
+    std::vector<std::vector<std::int64_t>> out;
+    for (std::size_t d = 0; d < shape.size(); ++d) out.push_back(grid.chunk_sizes(d));
+    return out;
+  } catch (const MetadataError& e) {
+    throw ArgumentError(opt + ": " + e.what());
+  }
+}
+
+bool lists_sizes(const std::string& text) { return !text.empty() && text.front() == '['; }
+
 // The array the options describe (every option parsed and checked here).
 ArraySpec CreateCommand::make_spec() const {
   ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = data_type_from_user(dtype_)};
   const std::size_t auto_max = shards_.empty() ? kAutoChunkMaxBytes : kShardedInnerChunkMaxBytes;
-  spec.chunks =
-      chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size(), auto_max) : parse_shape(chunks_, "--chunks");
+  if (lists_sizes(chunks_))
+    spec.chunk_sizes = parse_grid_sizes(chunks_, spec.shape, "--chunks");
+  else
+    spec.chunks =
+        chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size(), auto_max) : parse_shape(chunks_, "--chunks");
   if (!fill_.empty()) spec.fill_value = cli_value_json(fill_, spec.dtype);
   spec.compressors = compressors_of(comp_);
   spec.crc32c = crc_;
-  if (!shards_.empty())
+  if (lists_sizes(shards_))
+    spec.shard_sizes = parse_grid_sizes(shards_, spec.shape, "--shards");
+  else if (!shards_.empty())
     spec.shards =
         shards_ == "auto" ? auto_shards(spec.shape, spec.chunks, spec.dtype.size()) : parse_shape(shards_, "--shards");
   if (!lower_.empty()) spec.lower_bound = parse_shape(lower_, "--lower-bound");

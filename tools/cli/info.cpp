@@ -33,12 +33,14 @@ Json info_json(const Array& z) {
   j["domain"] = dom;
   j["data_type"] = z.dtype().name();
   j["chunk_grid"] = m.chunk_grid.to_json();
-  j["chunks"] = z.chunks();
-  if (z.shards()) j["shards"] = *z.shards();
+  // A rectilinear grid's chunks (or shards) are each dimension's sizes, as --chunks takes them.
+  const bool rect = z.rectilinear();
+  j["chunks"] = rect && !z.sharded() ? Json(z.write_chunk_sizes()) : Json(z.chunks());
+  if (z.sharded()) j["shards"] = rect ? Json(z.write_chunk_sizes()) : Json(*z.shards());
   // zarr-python 3's counts (docs/architecture.md's glossary): chunks are inner chunks when
   // sharded, and what is stored are shards then.
   j["chunks_total"] = z.nchunks();
-  if (z.shards()) {
+  if (z.sharded()) {
     j["shards_total"] = z.nshards();
     j["shards_stored"] = z.nshards_stored();
   } else {
@@ -82,13 +84,18 @@ void print_info(const Array& z) {
       << "Domain        : " << dom << "\n"
       << "Chunk grid    : " << z.metadata().chunk_grid.name() << " " << json_text(j["chunk_grid"]["configuration"])
       << "\n"
-      << "Chunk shape   : " << shape_str(z.chunks()) << "\n";
-  if (z.shards()) std::cout << "Shard shape   : " << shape_str(*z.shards()) << "\n";
+      << (z.rectilinear() && !z.sharded() ? "Chunk sizes   : " + json_text(j["chunks"])
+                                          : "Chunk shape   : " + shape_str(z.chunks()))
+      << "\n";
+  if (z.sharded())
+    std::cout << (z.rectilinear() ? "Shard sizes   : " + json_text(j["shards"])
+                                  : "Shard shape   : " + shape_str(*z.shards()))
+              << "\n";
   std::cout << "Fill value    : " << json_text(j["fill_value"]) << "\n"
             << "Codecs        : " << codecs_summary(z.metadata()) << "\n"
-            << (z.shards() ? "Shards stored : " + j["shards_stored"].dump() + " / " + j["shards_total"].dump() +
-                                 " (of " + j["chunks_total"].dump() + " chunks)"
-                           : "Chunks stored : " + j["chunks_stored"].dump() + " / " + j["chunks_total"].dump())
+            << (z.sharded() ? "Shards stored : " + j["shards_stored"].dump() + " / " + j["shards_total"].dump() +
+                                  " (of " + j["chunks_total"].dump() + " chunks)"
+                            : "Chunks stored : " + j["chunks_stored"].dump() + " / " + j["chunks_total"].dump())
             << "\n"
             << "Bytes stored  : " << j["bytes_stored"] << " (chunks and metadata, as zarr-python's nbytes_stored)\n";
   if (!z.attributes().empty()) std::cout << "Attributes    : " << json_text(z.attributes()) << "\n";

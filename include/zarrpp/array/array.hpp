@@ -133,6 +133,8 @@ class Array {
   std::optional<Shape> shards() const;
   // Whether the grid is `rectilinear` (chunks or shards of sizes listed per dimension).
   bool rectilinear() const;
+  // Whether the stored objects are shards (a sharding_indexed codec).
+  bool sharded() const;
   // How many elements each chunk holds along each dimension, in order, the first and last cut to
   // the domain (the grid's answer; nothing else recomputes it): the stored objects (shards when
   // sharded), `per[d]` of them counted as one (default 1; Dask's `chunks`), within `region` (in

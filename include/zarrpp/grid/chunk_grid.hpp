@@ -3,6 +3,7 @@
 // origin = lower_bound = 0, so every selection and the write path share this arithmetic; a
 // `rectilinear` grid's dimensions are either regular (a bare integer) or runs of chunk sizes.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -89,5 +90,9 @@ class ChunkGrid {
   std::vector<std::int64_t> shape_, chunk_, origin_, lower_, rel_lower_;
   std::vector<Runs> runs_;  // empty unless some dimension is given by runs
 };
+
+// The chunk shape of a regular grid with these per-dimension sizes (all equal but a smaller
+// last, as zarr-python decides a created grid is regular), or nullopt when they are not.
+std::optional<std::vector<std::int64_t>> regular_chunk_shape(const std::vector<std::vector<std::int64_t>>& sizes);
 
 }  // namespace zarrpp
