@@ -13,16 +13,20 @@ import os
 import re
 import sys
 import tempfile
+import textwrap
 import traceback
 from pathlib import Path
 
-FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.M | re.S)
+# A python fence, also indented inside an admonition ("!!! warning"), which zarr-python's docs
+# build (markdown-exec) runs as well; its body is dedented by the fence's indent.
+FENCE = re.compile(r"^( *)```python([^\n]*)\n(.*?)^\1```", re.M | re.S)
 # A remote URL, or an object store client for a remote service (obstore's S3Store, GCSStore, ...).
 NETWORK = re.compile(r"\b(s3|gs|gcs|az|abfs|https?)://|\b(S3Store|GCSStore|AzureStore|HTTPStore)\(")
 
 
 def run_page(path: Path) -> list[dict]:
-    blocks = FENCE.findall(path.read_text())
+    blocks = [(options, textwrap.dedent(source) if indent else source)
+              for indent, options, source in FENCE.findall(path.read_text())]
     namespace: dict = {"__name__": "__main__"}
     results = []
     with tempfile.TemporaryDirectory() as work:
