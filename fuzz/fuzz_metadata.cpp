@@ -13,8 +13,13 @@ void open_and_read(const std::string& key, const std::uint8_t* data, std::size_t
   zarrpp::Selection sel;
   for (std::size_t d = 0; d < z.ndim(); ++d) sel.push_back(zarrpp::slice(0, 2));
   std::int64_t n = 1;
-  for (auto s : z.chunks()) n *= std::max<std::int64_t>(s, 1);
-  if (n > (1 << 16) || z.dtype().size() > 64) return;
+  // The largest stored object (a rectilinear grid's chunks differ in size).
+  for (const auto& sizes : z.metadata().chunk_grid.distinct_sizes()) {
+    if (sizes.back() > (1 << 16)) return;
+    n *= std::max<std::int64_t>(sizes.back(), 1);
+    if (n > (1 << 16)) return;
+  }
+  if (z.dtype().size() > 64) return;
   (void)z.read(z.plan(sel));  // fixed-size or variable-length elements
 }
 }  // namespace
