@@ -659,6 +659,14 @@ expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; print(json
 $PY -c "import numpy as np; np.save('$RG/rows.npy', np.ones((3, 100), 'i4'))"
 expect_err "chunk grid is rectilinear" "$Z" prepend "$RG/r.zarr" --axis 0 --from "$RG/rows.npy"
 rm "$RG/rows.npy"
+expect_ok "$Z" copy "$RG/r.zarr" "$RG/c.zarr"
+expect_eq "$("$Z" info "$RG/c.zarr" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0])')" \
+  "[10, 20, 30, 15]" "a copy keeps the sizes"
+expect_ok "$Z" copy "$RG/r.zarr" "$RG/c8.zarr" --chunks 8,8
+expect_eq "$("$Z" info "$RG/c8.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunk_grid"]["name"], j["chunks"])')" \
+  "regular [8, 8]" "a copy with --chunks has a regular grid of them"
+expect_eq "$("$Z" get "$RG/c8.zarr" "7:13, 50")" "[0 3 3 3 3 0]" "and the same values"
+rm -rf "$RG/c.zarr" "$RG/c8.zarr"
 expect_err "add up to 30, not its extent 60" "$Z" create "$RG/bad.zarr" --shape 60 --chunks '[[10,20]]' --dtype int32
 expect_eq "$(ls "$RG")" "r.zarr" "a refused create leaves nothing"
 expect_ok "$Z" create "$RG/s.zarr" --shape 120,100 --chunks 10,10 --shards '[[60,40,20],50]' --dtype int16

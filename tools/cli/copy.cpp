@@ -66,6 +66,9 @@ ArrayMetadata CopyCommand::target_metadata(const Array& src, const ArrayMetadata
     auto probe = Array::create(MemoryStore::create(), spec);
     dm.codecs = probe.metadata().codecs;
     dm.chunk_grid.chunk_shape = probe.metadata().chunk_grid.chunk_shape;
+    // New chunks or shards make a regular grid of them (a rectilinear source's sizes are gone).
+    if (dm.chunk_grid.rectilinear() && (!chunks_.empty() || !shards_.empty()))
+      dm.chunk_grid = ChunkGridMetadata::regular(dm.chunk_grid.chunk_shape);
   }
   if (!grid_.empty()) dm = with_chunk_grid(dm, grid_);
   return dm;
