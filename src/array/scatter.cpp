@@ -280,16 +280,17 @@ void fill_task(const Plan& plan, const ChunkTask& task, const ChunkSpec& spec, c
 std::byte* contiguous_target(const Plan& plan, const ChunkTask& task, const ChunkGrid& g, const NDView& view) {
   if (plan.points || task.dims.empty() || !view.is_c_contiguous()) return nullptr;
   if (!g.chunk_is_full(task.chunk)) return nullptr;
-  const auto cs = g.chunk_shape_at(task.chunk);
-  for (std::size_t d = 0; d < task.dims.size(); ++d) {
+  const std::size_t rank = task.dims.size();
+  auto cs = [&](std::size_t d) { return g.chunk_extent(d, task.chunk[d]); };  // no allocation per task
+  for (std::size_t d = 0; d < rank; ++d) {
     const auto& m = *task.dims[d];
-    if (plan.out_dim_of[d] == SIZE_MAX || !m.unit() || m.chunk_start != 0 || m.count != cs[d]) return nullptr;
+    if (plan.out_dim_of[d] == SIZE_MAX || !m.unit() || m.chunk_start != 0 || m.count != cs(d)) return nullptr;
   }
   // The box is contiguous when every dimension after the first non-trivial one spans the view.
   std::size_t f = 0;
-  while (f < cs.size() && cs[f] == 1) ++f;
-  for (std::size_t d = f + 1; d < cs.size(); ++d)
-    if (cs[d] != view.shape()[plan.out_dim_of[d]]) return nullptr;
+  while (f < rank && cs(f) == 1) ++f;
+  for (std::size_t d = f + 1; d < rank; ++d)
+    if (cs(d) != view.shape()[plan.out_dim_of[d]]) return nullptr;
   std::int64_t off = 0;
   for (std::size_t d = 0; d < task.dims.size(); ++d)
     off += task.dims[d]->out_start * view.strides()[plan.out_dim_of[d]];
