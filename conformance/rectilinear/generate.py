@@ -210,6 +210,7 @@ def refuse_cases(w):
              reason="every shard size must be a multiple of the inner chunk size (the second shard, 2, is not of 4)",
              rules=["sharding: the inner chunk divides each shard"])
 
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else _HERE
     os.makedirs(out, exist_ok=True)

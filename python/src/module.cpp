@@ -1078,14 +1078,9 @@ void bind_array_growth(py::class_<Array>& cls) {
       .def("read_chunk_sizes", [](const Array& a) { return a.read_chunk_sizes(); })  // the whole domain
       // Read/write units (inner chunks) per dimension, counted by the grid without listing their
       // sizes (an array may have billions along one dimension).
-      .def("read_chunk_counts",
-           [](const Array& a) {
-             const auto meta = a.metadata();
-             const zarrpp::ChunkGrid g(meta.shape, a.chunks(), meta.chunk_grid.origin, meta.chunk_grid.lower_bound);
-             Shape out;
-             for (std::size_t d = 0; d < g.rank(); ++d) out.push_back(g.num_chunks(d));
-             return out;
-           })
+      .def("read_chunk_counts", &Array::read_chunk_counts)
+      .def("grid_sizes", &Array::grid_sizes,
+           "Each dimension's stored-object sizes as the grid states them (the last not cut at the end).")
       .def("convert_to_regular", [](Array& a) { without_gil([&] { a.convert_to_regular(); }); })
       .def("convert_to_regular_bounded", [](Array& a) { without_gil([&] { a.convert_to_regular_bounded(); }); })
       .def(

@@ -106,6 +106,7 @@ def test_the_setting_is_needed_for_irregular_sizes_only():
 def test_bad_sizes_are_refused_and_nothing_is_created(rect_on):
     store = zarrpp.storage.MemoryStore()
     cases = [(dict(chunks=[[10, 20]]), ValueError, "add up to 30"),
+             (dict(chunks=[[10, 50, 5]]), ValueError, "the last passing its end by less than its size"),
              (dict(chunks=[[0, 60]]), ValueError, ">= 1"),
              (dict(chunks=[[[10, 6]]]), TypeError, "integer"),
              (dict(chunks=[[10, 50], [5]]), ValueError, "dimensions"),
@@ -163,6 +164,9 @@ def test_dask_irregular_chunks_round_trip_without_a_rechunk(tmp_path):
     # the setting does it too; without either, the blocks are rechunked onto a regular grid
     with zarrpp.config.set({"array.rectilinear_chunks": True}):
         assert zd.to_zarrpp(x, path[1]).write_chunk_sizes == ((3, 5, 2), (4, 4))
+    # empty blocks are left out of the sizes
+    e = da.from_array(np.arange(30), chunks=((10, 0, 20),))
+    assert zd.to_zarrpp(e, str(tmp_path / "e"), rectilinear_chunks=True).write_chunk_sizes == ((10, 20),)
     stored = zd.to_zarrpp(x, path[2], compute=False)
     assert _graph_has_rechunk(stored)
     stored.compute()
@@ -176,3 +180,45 @@ def test_xarray_writes_and_opens_irregular_chunks(tmp_path, rect_on):
     back = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ZarrppBackendEntrypoint, chunks={})
     assert back.v.chunks == ((3, 5, 2), (4, 4))
     np.testing.assert_array_equal(back.v.values, x.compute())
+
+
+def test_copies_and_likes_repeat_the_grid_even_after_shrinking(rect_on):
+    z = zarrpp.create_array(store=zarrpp.storage.MemoryStore(), shape=(12, 4), chunks=(3, 2), shards=[[6, 3, 3], [4]],
+                            dtype="i4")
+    z[...] = np.arange(48, dtype="i4").reshape(12, 4)
+    z.append(np.ones((1, 4), "i4"))  # a new shard rounded up to whole inner chunks
+    assert _grid(z)["configuration"]["chunk_shapes"] == [[6, [3, 3]], [4]]
+    z.resize((10, 4))  # the last shard now passes the end
+    assert z.cdata_shape == (4, 2)
+    with zarrpp.config.set({"array.rectilinear_chunks": False}):  # the source's grid needs no setting
+        c = zarrpp.from_array(zarrpp.storage.MemoryStore(), data=z)
+        like = zarrpp.zeros_like(z, store=zarrpp.storage.MemoryStore())
+    assert c.write_chunk_sizes == like.write_chunk_sizes == ((6, 3, 1), (4,))
+    np.testing.assert_array_equal(c[...], z[...])
+
+
+def test_from_array_copies_a_rectilinear_array_in_bounded_pieces(monkeypatch, rect_on):
+    import zarrpp._from_array as fa
+    monkeypatch.setattr(fa, "_SLAB_BYTES", 1000)  # a row of chunks is larger than a slab
+    src = zarrpp.create_array(store=zarrpp.storage.MemoryStore(), shape=(7, 50), chunks=[[2, 5], [10, 20, 20]],
+                              dtype="f8")
+    a = np.random.default_rng(0).normal(size=(7, 50))
+    src[...] = a
+    writes = []
+    original = zarrpp.Array.__setitem__
+    monkeypatch.setattr(zarrpp.Array, "__setitem__", lambda self, k, v: (writes.append(k), original(self, k, v)))
+    out = zarrpp.from_array(zarrpp.storage.MemoryStore(), data=src)
+    np.testing.assert_array_equal(out[...], a)
+    # the first row of chunks (800 bytes) fits a slab; the second (2000) goes one chunk at a time
+    assert writes == [slice(0, 2), (slice(2, 7), slice(0, 10)), (slice(2, 7), slice(10, 30)),
+                      (slice(2, 7), slice(30, 50))]
+
+
+def test_user_input_errors_are_plain(rect_on):
+    store = zarrpp.storage.MemoryStore()
+    with pytest.raises(ValueError, match="beyond"):
+        zarrpp.create_array(store=store, shape=(60, 4), chunks=[[10**20], [4]], dtype="i4")
+    z = zarrpp.create_array(store=store, shape=(30,), chunks=[(n for n in (10, 20))], dtype="i4")
+    assert z.write_chunk_sizes == ((10, 20),)
+    with pytest.raises(ValueError, match="start"):
+        z.resize_domain(((5, 30),))

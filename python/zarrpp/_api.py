@@ -45,6 +45,7 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
     """zarr-python's ``zarr.create``: a new array (an existing node is ContainsArrayError /
     ContainsGroupError unless ``overwrite``). ``compressor`` (one, v2 style) or ``compressors``;
     ``codecs``: the whole v3 codec list (filters, one bytes codec, compressors)."""
+    allow_rectilinear = kwargs.pop("_allow_rectilinear", None)  # from the *_like functions
     _legacy_keywords(kwargs)
     if kwargs:
         raise TypeError(f"create: unexpected or unsupported arguments {sorted(kwargs)}")
@@ -72,7 +73,7 @@ def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any
                         fill_value=fill_value, order=order, zarr_format=zarr_format, attributes=attributes,
                         dimension_names=dimension_names, overwrite=overwrite, lower_bound=lower_bound,
                         config=cfg or None, chunk_key_encoding=chunk_key_encoding,
-                        dimension_separator=dimension_separator)
+                        dimension_separator=dimension_separator, _allow_rectilinear=allow_rectilinear)
 
 
 def _refuse_v3_conflicts(zarr_format: Optional[int], chunks: Any, chunk_shape: Any, dimension_separator: Any,

@@ -475,7 +475,7 @@ class Array(_Node):
         for a rectilinear grid)."""
         if not self._core.rectilinear:
             return {"chunks": self.chunks, "shards": self.shards}
-        sizes = [list(s) for s in self.write_chunk_sizes]
+        sizes = [list(s) for s in self._core.grid_sizes()]  # the last not cut at the end: the same grid
         if self._core.sharded:  # rectilinear shards of regular inner chunks
             return {"chunks": tuple(self._core.chunks), "shards": sizes}
         return {"chunks": sizes, "shards": None}
@@ -1377,6 +1377,8 @@ def _like_args(a: Any) -> Dict[str, Any]:
         out["chunks"] = grid["chunks"]
         if grid["shards"] is not None:
             out["shards"] = grid["shards"]
+        if a._core.rectilinear:
+            out["_allow_rectilinear"] = True  # the source has the grid: no setting needed to repeat it
         out["compressors"] = a.compressors or None
         out["zarr_format"] = a.zarr_format
         if a.zarr_format == 2:
@@ -1424,7 +1426,7 @@ _NO_REGULAR = ("The `{0}` attribute is only defined for arrays using regular chu
 def _is_nested(value: Any) -> bool:
     """Whether ``chunks=`` / ``shards=`` lists sizes per dimension (a rectilinear grid), as
     zarr-python tells: an iterable whose first entry is itself an iterable (not text)."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)) or not value:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)) or len(value) == 0:
         return False
     first = value[0]
     return not isinstance(first, (str, bytes, int, np.integer)) and hasattr(first, "__iter__")
@@ -1436,14 +1438,18 @@ def _grid_sizes(value: Any, shape: Tuple[int, ...], what: str) -> List[List[int]
     if len(value) != len(shape):
         raise ValueError(f"{what} has {len(value)} dimensions but shape has {len(shape)} dimensions")
     out = []
-    for d, sizes in enumerate(value):
-        if _is_int(sizes):
-            raise TypeError(f"{what}[{d}]: give every dimension's sizes as a sequence (e.g. [{sizes}]) when another "
+    for d, given in enumerate(value):
+        if _is_int(given):
+            raise TypeError(f"{what}[{d}]: give every dimension's sizes as a sequence (e.g. [{given}]) when another "
                             "dimension lists its sizes")
+        sizes = list(given)  # once: a generator is read a single time
         bad = [i for i, v in enumerate(sizes) if not _is_int(v)]
         if bad:
             raise TypeError(f"{what}[{d}]: each chunk size must be an integer; got non-integer element(s) at indices "
                             f"{tuple(bad)}. Chunk sizes are a flat sequence of positive integers (e.g. [3, 3, 1]).")
+        big = [v for v in sizes if not -2**63 <= operator.index(v) < 2**63]
+        if big:
+            raise ValueError(f"{what}[{d}]: size {big[0]} is beyond what an array can hold")
         out.append([operator.index(v) for v in sizes])
     return out
 
@@ -1468,8 +1474,8 @@ def _rectilinear_args(chunks: Any, shards: Any, shape: Tuple[int, ...], allow: O
     if sizes and _zarrpp.regular_chunk_shape(sizes) is None:
         if not (allow if allow is not None else _config.config.get("array.rectilinear_chunks")):
             raise ValueError("Rectilinear chunk grids are experimental and disabled by default. Enable them with: "
-                             "zarr.config.set({'array.rectilinear_chunks': True}) or set the environment variable "
-                             "ZARR_ARRAY__RECTILINEAR_CHUNKS=True")
+                             "zarrpp.config.set({'array.rectilinear_chunks': True}) (zarr.config when imported as "
+                             "zarr) or set the environment variable ZARR_ARRAY__RECTILINEAR_CHUNKS=True")
     return chunks, shards, chunk_sizes, shard_sizes
 
 

@@ -52,6 +52,7 @@ def _defaults(src: Any, zarr_format: Optional[int], order: Optional[str], fill_v
               attributes: Any, dimension_names: Any) -> Dict[str, Any]:
     order_given = order is not None
     args = _like_args(src)
+    args.pop("_allow_rectilinear", None)  # from_array decides (a kept grid)
     args.pop("chunks", None)
     args.pop("shards", None)
     args.pop("compressors", None)
@@ -163,15 +164,26 @@ def _copy_values(src: Any, out: Array, done: List[int]) -> None:
 
 
 def _copy_by_rows(src: Any, out: Array, done: List[int]) -> None:
-    """A rectilinear array: rows of stored objects along dimension 0, as many as fit a slab (one
-    at least)."""
+    """A rectilinear array: rows of stored objects along dimension 0, as many as fit a slab, or
+    object by object where one row of them is larger than a slab."""
     row_bytes = out.nbytes // max(1, out.shape[0])
-    start = stop = 0
-    for size in out.write_chunk_sizes[0]:
-        stop += size
-        if (stop - start) * row_bytes >= _SLAB_BYTES or stop == out.shape[0]:
-            out[start:stop] = np.asarray(src[start:stop])
-            done[0] = start = stop
+    bounds = [list(itertools.accumulate(sizes, initial=0)) for sizes in out.write_chunk_sizes]
+    rows, start = bounds[0], 0
+    for i in range(1, len(rows)):
+        if i + 1 < len(rows) and (rows[i + 1] - start) * row_bytes <= _SLAB_BYTES:
+            continue  # the next row of objects fits in this slab too
+        _copy_band(src, out, start, rows[i], bounds, row_bytes)
+        done[0] = start = rows[i]
+
+
+def _copy_band(src: Any, out: Array, start: int, stop: int, bounds: List[List[int]], row_bytes: int) -> None:
+    """Rows [start, stop) whole when they fit a slab, else one stored object's box at a time."""
+    if (stop - start) * row_bytes <= _SLAB_BYTES or out.ndim == 1:
+        out[start:stop] = np.asarray(src[start:stop])
+        return
+    for corner in itertools.product(*[range(len(b) - 1) for b in bounds[1:]]):
+        box = (slice(start, stop),) + tuple(slice(b[k], b[k + 1]) for b, k in zip(bounds[1:], corner))
+        out[box] = np.asarray(src[box])
 
 
 def _copy_by_unit(src: Any, out: Array, unit: Tuple[int, ...], done: List[int]) -> None:

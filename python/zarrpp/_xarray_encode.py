@@ -125,7 +125,7 @@ def _grid_arg(v: Any) -> Any:
 def _dask_grid(chunks: Tuple[Tuple[int, ...], ...]) -> Any:
     """A Dask variable's chunks as the array's: its blocks as they are when they differ in size and
     zarrpp.config's ``array.rectilinear_chunks`` is on (a rectilinear grid), else its largest block."""
-    sizes = [[int(c) for c in d] for d in chunks]
+    sizes = [[int(c) for c in d if c] for d in chunks]  # empty blocks hold no chunk
     if (config.get("array.rectilinear_chunks") and all(sizes) and all(map(sum, sizes))
             and _zarrpp.regular_chunk_shape(sizes) is None):
         return sizes

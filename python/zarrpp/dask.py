@@ -185,12 +185,17 @@ def _aligned_chunks(z: Array, start: Tuple[int, ...], shape: Tuple[int, ...]) ->
     return tuple(tuple(sizes) or (0,) for sizes in z._core.write_chunk_sizes([], region))
 
 
+def _block_sizes(x: da.Array) -> List[List[int]]:
+    """``x``'s block sizes per dimension, empty blocks left out (a chunk holds at least one)."""
+    return [[int(c) for c in sizes if c] for sizes in x.chunks]
+
+
 def _irregular(x: da.Array) -> bool:
     """Whether ``x``'s blocks differ in size beyond a smaller last one (a regular grid cannot hold
     them; the core's rule)."""
     if not x.ndim or not all(x.shape):
         return False
-    return _zarrpp.regular_chunk_shape([[int(c) for c in sizes] for sizes in x.chunks]) is None
+    return _zarrpp.regular_chunk_shape(_block_sizes(x)) is None
 
 
 def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequence[slice]] = None,
@@ -224,7 +229,7 @@ def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequen
         kw = dict(create_kwargs)
         allow = rectilinear_chunks if rectilinear_chunks is not None else config.get("array.rectilinear_chunks")
         if "chunks" not in kw and allow and _irregular(x):
-            kw["chunks"] = [[int(c) for c in sizes] for sizes in x.chunks]
+            kw["chunks"] = _block_sizes(x)
         kw.setdefault("chunks", tuple(int(c) for c in x.chunksize) if x.ndim else ())
         z = create_array(target, shape=x.shape, dtype=x.dtype, overwrite=overwrite, storage_options=storage_options,
                          _allow_rectilinear=allow, **kw)

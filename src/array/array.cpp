@@ -265,9 +265,12 @@ std::optional<ChunkGridMetadata> rectilinear_grid(ArraySpec& spec) {
       if (n < 1) throw MetadataError(at + ": sizes must be >= 1, got " + std::to_string(n));
       sum = checked::add(sum, n, "chunk sizes");
     }
-    if (sum != spec.shape[d])
-      throw MetadataError(at + ": sizes " + shape_str(v) + " add up to " + std::to_string(sum) + ", not the extent " +
-                          std::to_string(spec.shape[d]));
+    // They cover the extent; the last may pass its end (a shard of whole inner chunks), but no
+    // size may lie wholly past it.
+    if (sum < spec.shape[d] || sum - v.back() >= spec.shape[d])
+      throw MetadataError(at + ": sizes " + shape_str(v) + " add up to " + std::to_string(sum) +
+                          "; they must cover the extent " + std::to_string(spec.shape[d]) +
+                          ", the last passing its end by less than its size");
     first.push_back(v[0]);
   }
   auto grid = regular_chunk_shape(sizes) ? std::nullopt : std::optional(ChunkGridMetadata::rectilinear_sizes(sizes));
@@ -398,6 +401,19 @@ std::optional<Shape> Array::shards() const {
   return s->grid.chunk_shape();
 }
 bool Array::sharded() const { return st_->current()->layout.has_value(); }
+Shape Array::read_chunk_counts() const {
+  const auto s = st_->current();
+  Shape out;
+  for (std::size_t d = 0; d < s->unit_grid.rank(); ++d) out.push_back(s->unit_grid.num_chunks(d));
+  return out;
+}
+std::vector<std::vector<std::int64_t>> Array::grid_sizes() const {
+  const auto s = st_->current();
+  std::vector<std::vector<std::int64_t>> out(s->grid.rank());
+  for (std::size_t d = 0; d < s->grid.rank(); ++d)
+    for (auto k = s->grid.first_chunk(d); k < s->grid.end_chunk(d); ++k) out[d].push_back(s->grid.chunk_extent(d, k));
+  return out;
+}
 bool Array::rectilinear() const { return st_->current()->meta.chunk_grid.rectilinear(); }
 Bytes Array::fill_value() const { return st_->current()->meta.fill_value.bytes; }
 Json Array::fill_value_json() const {

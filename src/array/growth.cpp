@@ -16,12 +16,12 @@ namespace {
 void refuse_rectilinear(const ArrayMetadata& m, const std::string& what) {
   if (m.chunk_grid.rectilinear())
     throw UnsupportedError(what +
-                           ": the array's chunk grid is rectilinear, which has no place for chunks before "
-                           "index 0; zarrpp grows rectilinear arrays at the end only (append, resize)");
+                           ": the array's chunk grid is rectilinear, whose domain starts at 0 with no place for "
+                           "chunks before it; zarrpp changes rectilinear arrays at the end only (append, resize)");
 }
 
-ArrayMetadata as_bounded(const ArrayMetadata& in) {
-  refuse_rectilinear(in, "growth in front");
+ArrayMetadata as_bounded(const ArrayMetadata& in, const std::string& what = "moving the domain's start") {
+  refuse_rectilinear(in, what);
   ArrayMetadata m = in;
   if (m.chunk_grid.kind == ChunkGridMetadata::Kind::Regular)
     m.chunk_grid = ChunkGridMetadata::regular_bounded(m.chunk_grid.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
@@ -29,16 +29,23 @@ ArrayMetadata as_bounded(const ArrayMetadata& in) {
 }
 
 // A rectilinear dimension whose chunks end before the new shape gets one chunk for the rest (as
-// zarr-python resizes); shrinking keeps every size, so chunks past the end become inactive.
-void cover_shape(ArrayMetadata& m) {
+// zarr-python resizes); shrinking keeps every size, so chunks past the end become inactive. A
+// new shard is rounded up to whole inner chunks (`cur`'s), so it may pass the end, as the grid
+// allows; zarr-python refuses such growth instead.
+void cover_shape(ArrayMetadata& m, const Snapshot& cur) {
   auto& g = m.chunk_grid;
   if (!g.rectilinear()) return;
   for (std::size_t d = 0; d < m.rank(); ++d) {
     if (g.chunk_runs[d].empty()) continue;
     const std::int64_t have = g.covered(d);
     if (have >= m.shape[d]) continue;
+    std::int64_t size = m.shape[d] - have;
+    if (cur.layout) {
+      const std::int64_t inner = cur.layout->unit_shape[d];
+      size = checked::mul(checked::floor_div(size + inner - 1, inner), inner, "the new shard's size");
+    }
     auto runs = g.chunk_runs[d];
-    runs.push_back({m.shape[d] - have, 1});
+    runs.push_back({size, 1});
     g.chunk_runs[d] = merge_runs(runs);
   }
 }
@@ -123,13 +130,13 @@ void Array::grow(const NDView& data, std::size_t axis, bool front, const std::sh
   st_->modify(
       [&](const Snapshot& cur) {
         check_growth_data(cur, data, axis, what);
-        ArrayMetadata m = front ? as_bounded(cur.meta) : cur.meta;
+        ArrayMetadata m = front ? as_bounded(cur.meta, what) : cur.meta;
         const std::int64_t p = data.shape()[axis];
         old_n = m.shape[axis];
         if (front)
           m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
         m.shape[axis] = checked::add(m.shape[axis], p, "the new shape");
-        cover_shape(m);
+        cover_shape(m, cur);
         return m;
       },
       [&](const Snapshot&, const Snapshot& next_in) {
@@ -205,7 +212,7 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
           m.chunk_grid.lower_bound[i] = nd[i].inclusive_min;
           m.shape[i] = checked::sub(nd[i].exclusive_max, nd[i].inclusive_min, "the new shape");
         }
-        cover_shape(m);
+        cover_shape(m, cur);
         // Growth in front rolled back (the domain starts at 0 again, chunk 0 too): every reader
         // reads `regular`, so the grid goes back to it.
         if (moves_lower && is_zero(m.chunk_grid.lower_bound) && is_zero(m.chunk_grid.origin))
@@ -287,7 +294,7 @@ Domain Array::expand_domain(std::size_t axis, std::int64_t before, std::int64_t 
 }
 
 void Array::convert_to_regular_bounded() {
-  st_->modify([](const Snapshot& cur) { return as_bounded(cur.meta); }, nullptr, nullptr);
+  st_->modify([](const Snapshot& cur) { return as_bounded(cur.meta, "convert to regular_bounded"); }, nullptr, nullptr);
 }
 
 void Array::convert_to_regular() {

@@ -420,13 +420,13 @@ void parse_rectilinear_dim(const Json& e, const std::string& where, ChunkGridMet
       runs.push_back({positive(v, at, "a chunk size"), 1});
     }
   }
-  g.chunk_runs[d] = merge_runs(runs);
-  g.chunk_shape[d] = g.chunk_runs[d][0].size;
   try {
+    g.chunk_runs[d] = merge_runs(runs);
     (void)g.covered(d);
   } catch (const Error&) {
     fail(where, e, "the chunk sizes add up to more than int64 holds");
   }
+  g.chunk_shape[d] = g.chunk_runs[d][0].size;
 }
 
 ChunkGridMetadata rectilinear_from_json(const Json& cfg, const std::string& field, std::size_t rank) {

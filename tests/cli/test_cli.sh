@@ -648,7 +648,7 @@ RG="$T/rect"
 mkdir -p "$RG"
 expect_ok "$Z" create "$RG/r.zarr" --shape 60,100 --chunks '[[10,20,30],[[50,2]]]' --dtype int32
 expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunk_grid"], j["chunks"], j["chunks_total"])')" \
-  "{'name': 'rectilinear', 'configuration': {'kind': 'inline', 'chunk_shapes': [[10, 20, 30], [[50, 2]]]}} [[10, 20, 30], [50, 50]] 6" \
+  "{'name': 'rectilinear', 'configuration': {'kind': 'inline', 'chunk_shapes': [[10, 20, 30], [[50, 2]]]}} [[10, 20, 30], [[50, 2]]] 6" \
   "create --chunks with per-dimension sizes writes a rectilinear grid; info shows the sizes"
 expect_ok "$Z" set "$RG/r.zarr" "8:12, 49:51" --value 3
 expect_eq "$("$Z" ls "$RG/r.zarr")" $'c/0/0\nc/0/1\nc/1/0\nc/1/1' "a write across chunk edges touches the four chunks"
@@ -662,16 +662,22 @@ rm "$RG/rows.npy"
 expect_ok "$Z" copy "$RG/r.zarr" "$RG/c.zarr"
 expect_eq "$("$Z" info "$RG/c.zarr" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0])')" \
   "[10, 20, 30, 15]" "a copy keeps the sizes"
+printf '{"zarr_format":3,"node_type":"array","shape":[1000000000000,100],"data_type":"uint8","chunk_grid":{"name":"rectilinear","configuration":{"kind":"inline","chunk_shapes":[[[1,1000000000000]],100]}},"chunk_key_encoding":{"name":"default"},"fill_value":0,"codecs":[{"name":"bytes"}]}' >"$RG/huge.json"
+mkdir "$RG/huge.zarr" && mv "$RG/huge.json" "$RG/huge.zarr/zarr.json"
+expect_eq "$("$Z" info "$RG/huge.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunks"], j["chunks_total"])')" \
+  "[[[1, 1000000000000]], 100] 1000000000000" "a trillion chunks are one run in info"
+rm -rf "$RG/huge.zarr"
 expect_ok "$Z" copy "$RG/r.zarr" "$RG/c8.zarr" --chunks 8,8
 expect_eq "$("$Z" info "$RG/c8.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunk_grid"]["name"], j["chunks"])')" \
   "regular [8, 8]" "a copy with --chunks has a regular grid of them"
 expect_eq "$("$Z" get "$RG/c8.zarr" "7:13, 50")" "[0 3 3 3 3 0]" "and the same values"
 rm -rf "$RG/c.zarr" "$RG/c8.zarr"
-expect_err "add up to 30, not its extent 60" "$Z" create "$RG/bad.zarr" --shape 60 --chunks '[[10,20]]' --dtype int32
+expect_err "add up to 30, short of its extent 60" "$Z" create "$RG/bad.zarr" --shape 60 --chunks '[[10,20]]' --dtype int32
+expect_err "wholly past its extent" "$Z" create "$RG/bad.zarr" --shape 60 --chunks '[[10,50,5]]' --dtype int32
 expect_eq "$(ls "$RG")" "r.zarr" "a refused create leaves nothing"
 expect_ok "$Z" create "$RG/s.zarr" --shape 120,100 --chunks 10,10 --shards '[[60,40,20],50]' --dtype int16
 expect_eq "$("$Z" info "$RG/s.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunks"], j["shards"], j["shards_total"])')" \
-  "[10, 10] [[60, 40, 20], [50, 50]] 6" "rectilinear shards of regular inner chunks"
+  "[10, 10] [[60, 40, 20], [[50, 2]]] 6" "rectilinear shards of regular inner chunks"
 expect_err "not divisible" "$Z" create "$RG/bad.zarr" --shape 60 --chunks 10 --shards '[[20,35,5]]' --dtype int32
 
 echo "$pass passed, $fail failed"

@@ -58,7 +58,8 @@ void CreateCommand::add(CLI::App& app) {
 }
 
 // "[[10, 20, 30], [[50, 2]]]": each dimension's sizes as a rectilinear grid's chunk_shapes states
-// them (sizes, [size, count] pairs, a bare size for a regular dimension), covering the shape exactly.
+// them (sizes, [size, count] pairs, a bare size repeated over the dimension), covering the shape
+// (the last may pass its end). Every dimension is written as a list, as zarr-python writes them.
 std::vector<std::vector<std::int64_t>> parse_grid_sizes(const std::string& text, const Shape& shape,
                                                         const std::string& opt) {
   constexpr std::int64_t kMaxListed = 10'000'000;
@@ -67,14 +68,21 @@ std::vector<std::vector<std::int64_t>> parse_grid_sizes(const std::string& text,
                       {"configuration", {{"kind", "inline"}, {"chunk_shapes", parse_json_document(text, opt)}}}};
     const auto g = ChunkGridMetadata::from_json(doc, shape.size());
     for (std::size_t d = 0; d < shape.size(); ++d)
-      if (!g.chunk_runs[d].empty() && g.covered(d) != shape[d])
+      if (!g.chunk_runs[d].empty() && g.covered(d) < shape[d])
         throw ArgumentError(opt + ": the sizes of dimension " + std::to_string(d) + " add up to " +
-                            std::to_string(g.covered(d)) + ", not its extent " + std::to_string(shape[d]));
+                            std::to_string(g.covered(d)) + ", short of its extent " + std::to_string(shape[d]));
     const ChunkGrid grid(shape, g.chunk_shape, g.chunk_runs);
     if (grid.total_chunks() > kMaxListed)
       throw ArgumentError(opt + ": more than " + std::to_string(kMaxListed) + " chunks; use fewer, larger ones");
-    std::vector<std::vector<std::int64_t>> out;
-    for (std::size_t d = 0; d < shape.size(); ++d) out.push_back(grid.chunk_sizes(d));
+    std::vector<std::vector<std::int64_t>> out(shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      std::int64_t listed = 0;
+      for (const auto& run : g.chunk_runs[d]) listed += run.count;
+      if (!g.chunk_runs[d].empty() && listed != grid.end_chunk(d))
+        throw ArgumentError(opt + ": dimension " + std::to_string(d) + " lists sizes wholly past its extent " +
+                            std::to_string(shape[d]));
+      for (std::int64_t k = 0; k < grid.end_chunk(d); ++k) out[d].push_back(grid.chunk_extent(d, k));
+    }
     return out;
   } catch (const MetadataError& e) {
     throw ArgumentError(opt + ": " + e.what());
@@ -87,6 +95,10 @@ bool lists_sizes(const std::string& text) { return !text.empty() && text.front()
 ArraySpec CreateCommand::make_spec() const {
   ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = data_type_from_user(dtype_)};
   const std::size_t auto_max = shards_.empty() ? kAutoChunkMaxBytes : kShardedInnerChunkMaxBytes;
+  if (lists_sizes(shards_) && chunks_ == "auto")
+    throw ArgumentError(
+        "--chunks auto with shard sizes listed: give the inner chunk shape, which must divide every "
+        "shard size");
   if (lists_sizes(chunks_))
     spec.chunk_sizes = parse_grid_sizes(chunks_, spec.shape, "--chunks");
   else

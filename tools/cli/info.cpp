@@ -33,10 +33,12 @@ Json info_json(const Array& z) {
   j["domain"] = dom;
   j["data_type"] = z.dtype().name();
   j["chunk_grid"] = m.chunk_grid.to_json();
-  // A rectilinear grid's chunks (or shards) are each dimension's sizes, as --chunks takes them.
+  // A rectilinear grid's chunks (or shards) are each dimension's sizes as zarr.json states them
+  // (run-length pairs kept, so a grid of a billion chunks prints in a line), as --chunks takes them.
   const bool rect = z.rectilinear();
-  j["chunks"] = rect && !z.sharded() ? Json(z.write_chunk_sizes()) : Json(z.chunks());
-  if (z.sharded()) j["shards"] = rect ? Json(z.write_chunk_sizes()) : Json(*z.shards());
+  const Json sizes = rect ? m.chunk_grid.to_json()["configuration"]["chunk_shapes"] : Json();
+  j["chunks"] = rect && !z.sharded() ? sizes : Json(z.chunks());
+  if (z.sharded()) j["shards"] = rect ? sizes : Json(*z.shards());
   // zarr-python 3's counts (docs/architecture.md's glossary): chunks are inner chunks when
   // sharded, and what is stored are shards then.
   j["chunks_total"] = z.nchunks();

@@ -135,6 +135,13 @@ class Array {
   bool rectilinear() const;
   // Whether the stored objects are shards (a sharding_indexed codec).
   bool sharded() const;
+  // The number of chunks (inner chunks when sharded) along each dimension (zarr-python's
+  // cdata_shape).
+  Shape read_chunk_counts() const;
+  // Each dimension's stored-object sizes as the grid states them, for the objects the shape
+  // reaches: write_chunk_sizes without cutting the last at the array's end (what creates the same
+  // grid again).
+  std::vector<std::vector<std::int64_t>> grid_sizes() const;
   // How many elements each chunk holds along each dimension, in order, the first and last cut to
   // the domain (the grid's answer; nothing else recomputes it): the stored objects (shards when
   // sharded), `per[d]` of them counted as one (default 1; Dask's `chunks`), within `region` (in
