@@ -70,17 +70,22 @@ struct Snapshot::ObjectCache {
     Shape units_per_shard;
     std::uint64_t max_stored = kNoLimit;
   };
+  // Bounded: a grid whose every chunk has its own shape would otherwise keep a pipeline per chunk
+  // for the snapshot's life. Entries in use stay alive through ObjectCodec::keep.
+  static constexpr std::size_t kMaxEntries = 1024;
   std::mutex mutex;
-  std::map<Shape, std::unique_ptr<Entry>> by_shape;
+  std::map<Shape, std::shared_ptr<Entry>> by_shape;
 };
 
 ObjectCodec Snapshot::object(std::span<const std::int64_t> storage) const {
-  if (!objects) return ObjectCodec{&pipeline, &unit_spec, units_per_shard, max_stored};
+  if (!objects) return ObjectCodec{&pipeline, &unit_spec, units_per_shard, max_stored, nullptr};
   Shape shape = grid.chunk_shape_at(storage);
   std::lock_guard lock(objects->mutex);
+  if (objects->by_shape.size() >= ObjectCache::kMaxEntries && !objects->by_shape.count(shape))
+    objects->by_shape.clear();
   auto& e = objects->by_shape[shape];
   if (!e) {
-    e = std::make_unique<ObjectCache::Entry>();
+    e = std::make_shared<ObjectCache::Entry>();
     e->pipeline = CodecPipeline::from_metadata(meta.codecs,
                                                ChunkSpec{shape, meta.data_type, unit_spec.fill_value, unit_spec.heap});
     e->max_stored = max_stored_size(e->pipeline);
@@ -92,7 +97,7 @@ ObjectCodec Snapshot::object(std::span<const std::int64_t> storage) const {
       e->units_per_shard.assign(shape.size(), 1);
     }
   }
-  return ObjectCodec{&e->pipeline, &e->unit_spec, e->units_per_shard, e->max_stored};
+  return ObjectCodec{&e->pipeline, &e->unit_spec, e->units_per_shard, e->max_stored, e};
 }
 
 std::vector<std::int64_t> Snapshot::first_unit(std::span<const std::int64_t> storage) const {
@@ -259,6 +264,7 @@ namespace {
 
 // One stored object a write changes.
 struct WriteJob {
+  std::shared_ptr<const void> codec;  // keeps the object's codec (rectilinear grids) alive
   std::unique_ptr<StoredChunk> target;
   std::vector<UnitWrite> writes;
   std::unique_ptr<WriteBuilder> builder;
@@ -301,6 +307,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
     const auto& g = groups[gi];
     WriteJob& j = jobs[gi];
     const ObjectCodec oc = s.object(g.storage);
+    j.codec = oc.keep;
     const auto first = s.first_unit(g.storage);
     j.target =
         std::make_unique<StoredChunk>(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), oc.max_stored);

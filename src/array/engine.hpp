@@ -22,6 +22,7 @@ struct ObjectCodec {
   const ChunkSpec* unit_spec = nullptr;  // a decoded unit of this object
   Shape units_per_shard;                 // all 1 when not sharded
   std::uint64_t max_stored = kNoLimit;
+  std::shared_ptr<const void> keep;  // what the pointers point into, when it is not the snapshot
 };
 
 struct Snapshot {
