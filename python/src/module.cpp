@@ -71,12 +71,26 @@ PyObject* exception_for(zarrpp::ErrorCode code) {
   return PyExc_RuntimeError;
 }
 
+// An index outside the array: zarr-python's BoundsCheckError (an IndexError), from the package's
+// errors module when it is there (the extension alone: IndexError).
+PyObject* bounds_check_error() {
+  static PyObject* type = [] {
+    try {
+      return py::object(py::module_::import("zarrpp.errors").attr("BoundsCheckError")).release().ptr();
+    } catch (const py::error_already_set&) {
+      return PyExc_IndexError;
+    }
+  }();
+  return type;
+}
+
 // By value: pybind11's translator signature.
 void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
   try {
     if (p) std::rethrow_exception(p);
   } catch (const zarrpp::Error& e) {
-    PyErr_SetString(exception_for(e.code()), e.what());
+    PyErr_SetString(e.code() == zarrpp::ErrorCode::index_out_of_bounds ? bounds_check_error() : exception_for(e.code()),
+                    e.what());
   }
 }
 

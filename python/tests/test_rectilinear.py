@@ -222,3 +222,11 @@ def test_user_input_errors_are_plain(rect_on):
     assert z.write_chunk_sizes == ((10, 20),)
     with pytest.raises(ValueError, match="start"):
         z.resize_domain(((5, 30),))
+
+
+def test_indices_outside_raise_zarr_pythons_bounds_check_error(rect_on):
+    z = zarrpp.create_array(store=zarrpp.storage.MemoryStore(), shape=(30,), chunks=[[10, 20]], dtype="i4")
+    with pytest.raises(zarrpp.errors.BoundsCheckError):  # an IndexError, as zarr-python's
+        z.get_block_selection((2,))
+    with pytest.raises(IndexError):
+        z[30]
