@@ -1454,6 +1454,15 @@ def _grid_sizes(value: Any, shape: Tuple[int, ...], what: str) -> List[List[int]
     return out
 
 
+def _irregular_sizes(blocks: Sequence[Sequence[int]]) -> Optional[List[List[int]]]:
+    """Dask-style ``chunks`` (block sizes per dimension) as a rectilinear grid's sizes, empty
+    blocks left out, when a regular grid cannot hold them (the core's rule); else None."""
+    sizes = [[int(c) for c in d if c] for d in blocks]
+    if not sizes or not all(sizes) or _zarrpp.regular_chunk_shape(sizes) is not None:
+        return None
+    return sizes
+
+
 def _rectilinear_args(chunks: Any, shards: Any, shape: Tuple[int, ...], allow: Optional[bool]
                       ) -> Tuple[Any, Any, List[List[int]], List[List[int]]]:
     """(chunks, shards, chunk_sizes, shard_sizes): nested ``chunks`` or ``shards`` become the

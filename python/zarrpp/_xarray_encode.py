@@ -11,7 +11,7 @@ import xarray as xr
 
 from . import _zarrpp
 from ._config import config
-from ._array import Array, Group
+from ._array import Array, Group, _irregular_sizes
 from ._xarray_common import _V2_DIMS, _VALUE_ATTRS, _decode_attr, _fill_attr
 
 _ENCODING_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "dtype", "_FillValue", "units",
@@ -125,11 +125,8 @@ def _grid_arg(v: Any) -> Any:
 def _dask_grid(chunks: Tuple[Tuple[int, ...], ...]) -> Any:
     """A Dask variable's chunks as the array's: its blocks as they are when they differ in size and
     zarrpp.config's ``array.rectilinear_chunks`` is on (a rectilinear grid), else its largest block."""
-    sizes = [[int(c) for c in d if c] for d in chunks]  # empty blocks hold no chunk
-    if (config.get("array.rectilinear_chunks") and all(sizes) and all(map(sum, sizes))
-            and _zarrpp.regular_chunk_shape(sizes) is None):
-        return sizes
-    return tuple(max(c) if c else 1 for c in chunks)
+    sizes = _irregular_sizes(chunks) if config.get("array.rectilinear_chunks") else None
+    return sizes if sizes is not None else tuple(max(c) if c else 1 for c in chunks)
 
 
 def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True,

@@ -24,8 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 import numpy as np
 import dask.array as da
 
-from . import _zarrpp
-from ._array import Array, _reopen, _store_for_pickle, create_array, open_array
+from ._array import Array, _irregular_sizes, _reopen, _store_for_pickle, create_array, open_array
 from ._config import config
 
 __all__ = ["from_zarrpp", "to_zarrpp", "grid_chunks"]
@@ -185,19 +184,6 @@ def _aligned_chunks(z: Array, start: Tuple[int, ...], shape: Tuple[int, ...]) ->
     return tuple(tuple(sizes) or (0,) for sizes in z._core.write_chunk_sizes([], region))
 
 
-def _block_sizes(x: da.Array) -> List[List[int]]:
-    """``x``'s block sizes per dimension, empty blocks left out (a chunk holds at least one)."""
-    return [[int(c) for c in sizes if c] for sizes in x.chunks]
-
-
-def _irregular(x: da.Array) -> bool:
-    """Whether ``x``'s blocks differ in size beyond a smaller last one (a regular grid cannot hold
-    them; the core's rule)."""
-    if not x.ndim or not all(x.shape):
-        return False
-    return _zarrpp.regular_chunk_shape(_block_sizes(x)) is None
-
-
 def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequence[slice]] = None,
               align: bool = True, compute: bool = True, overwrite: bool = False,
               storage_options: Optional[Dict[str, Any]] = None, rectilinear_chunks: Optional[bool] = None,
@@ -228,8 +214,9 @@ def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequen
             raise ValueError("to_zarrpp: region= writes into an existing array: open it first (zarrpp.open_array)")
         kw = dict(create_kwargs)
         allow = rectilinear_chunks if rectilinear_chunks is not None else config.get("array.rectilinear_chunks")
-        if "chunks" not in kw and allow and _irregular(x):
-            kw["chunks"] = _block_sizes(x)
+        sizes = _irregular_sizes(x.chunks) if allow and "chunks" not in kw else None
+        if sizes is not None:
+            kw["chunks"] = sizes
         kw.setdefault("chunks", tuple(int(c) for c in x.chunksize) if x.ndim else ())
         z = create_array(target, shape=x.shape, dtype=x.dtype, overwrite=overwrite, storage_options=storage_options,
                          _allow_rectilinear=allow, **kw)
