@@ -248,19 +248,6 @@ TEST(Rectilinear, ResizeAndAppendAsZarrPython) {
   EXPECT_EQ(store->get("c/2")->size(), 20U * 8);
 }
 
-TEST(Rectilinear, GrowthInFrontIsRefusedAndChangesNothing) {
-  auto store = MemoryStore::create();
-  auto z = Array::create(store, {.shape = {30, 4}, .dtype = DataType::int32, .chunk_sizes = {{10, 20}, {4}}});
-  z.fill<std::int32_t>(7);
-  const Bytes before = *store->get("zarr.json");
-  EXPECT_THROW(z.prepend(NDArray::full<std::int32_t>({3, 4}, 1), 0), UnsupportedError);
-  EXPECT_THROW(z.resize_domain({{-2, 30}, {0, 4}}), UnsupportedError);
-  EXPECT_THROW(z.convert_to_regular_bounded(), UnsupportedError);
-  EXPECT_THROW(z.convert_to_regular(), UnsupportedError);
-  EXPECT_EQ(*store->get("zarr.json"), before);
-  EXPECT_EQ(store->list_prefix("c/").size(), 2U);
-}
-
 // A new shard is a whole number of inner chunks: growth by less rounds it up (the grid may pass the
 // array's end), where zarr-python refuses the growth; creation may pass the end by the last size.
 TEST(Rectilinear, ShardedGrowthRoundsTheNewShardUpToWholeInnerChunks) {

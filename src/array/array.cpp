@@ -788,15 +788,19 @@ IndexPlan Array::plan(const Selection& sel) const {
   return plan_index(index_expr(sel), shape(), IndexMode::orthogonal);
 }
 
-void Array::prepend(const ElementsRef& data, std::size_t axis) { grow_with(data, axis, true); }
-void Array::append(const ElementsRef& data, std::size_t axis) { grow_with(data, axis, false); }
+void Array::prepend(const ElementsRef& data, std::size_t axis, std::int64_t chunk_size) {
+  grow_with(data, axis, true, chunk_size);
+}
+void Array::append(const ElementsRef& data, std::size_t axis, std::int64_t chunk_size) {
+  grow_with(data, axis, false, chunk_size);
+}
 
-void Array::grow_with(const ElementsRef& data, std::size_t axis, bool front) {
-  if (const auto* fixed = data.fixed()) return grow(*fixed, axis, front, nullptr);
+void Array::grow_with(const ElementsRef& data, std::size_t axis, bool front, std::int64_t chunk_size) {
+  if (const auto* fixed = data.fixed()) return grow(*fixed, axis, front, nullptr, chunk_size);
   auto s = st_->current();
   auto heap = new_heap(*s);
   const NDArray idx = to_indices(*data.vlen(), *s, *heap);
-  grow(idx.view(), axis, front, heap);
+  grow(idx.view(), axis, front, heap, chunk_size);
 }
 
 // ---- conveniences: orthogonal selections ------------------------------------------------------------

@@ -46,8 +46,8 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
   s->layout = unit_layout(s->pipeline);
   s->max_stored = max_stored_size(s->pipeline);
   if (s->layout) {
-    s->unit_grid =
-        ChunkGrid(s->meta.shape, s->layout->unit_shape, s->meta.chunk_grid.origin, s->meta.chunk_grid.lower_bound);
+    // Inner chunks are regular from a shard boundary (every shard holds whole inner chunks).
+    s->unit_grid = ChunkGrid(s->meta.shape, s->layout->unit_shape, s->grid.origin(), s->meta.chunk_grid.lower_bound);
     s->unit_spec = ChunkSpec{s->layout->unit_shape, s->meta.data_type, fill, heap};
     s->units_per_shard = s->layout->units_per_shard;
   } else {

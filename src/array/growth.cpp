@@ -13,39 +13,115 @@ namespace zarrpp {
 
 namespace {
 
-void refuse_rectilinear(const ArrayMetadata& m, const std::string& what) {
-  if (m.chunk_grid.rectilinear())
-    throw UnsupportedError(what +
-                           ": the array's chunk grid is rectilinear, whose domain starts at 0 with no place for "
-                           "chunks before it; zarrpp changes rectilinear arrays at the end only (append, resize)");
-}
-
-ArrayMetadata as_bounded(const ArrayMetadata& in, const std::string& what = "moving the domain's start") {
-  refuse_rectilinear(in, what);
+// The grid growth in front needs: `regular` becomes `regular_bounded`, `rectilinear` becomes
+// `rectilinear_bounded`, both with the domain and chunk 0 where they were (at 0).
+ArrayMetadata as_bounded(const ArrayMetadata& in) {
   ArrayMetadata m = in;
-  if (m.chunk_grid.kind == ChunkGridMetadata::Kind::Regular)
-    m.chunk_grid = ChunkGridMetadata::regular_bounded(m.chunk_grid.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
+  auto& g = m.chunk_grid;
+  if (g.kind == ChunkGridMetadata::Kind::Regular)
+    g = ChunkGridMetadata::regular_bounded(g.chunk_shape, Shape(m.rank(), 0), Shape(m.rank(), 0));
+  if (g.kind == ChunkGridMetadata::Kind::Rectilinear) {
+    g.kind = ChunkGridMetadata::Kind::RectilinearBounded;
+    g.first_chunk.assign(m.rank(), 0);
+  }
   return m;
 }
 
-// A rectilinear dimension whose chunks end before the new shape gets one chunk for the rest (as
-// zarr-python resizes); shrinking keeps every size, so chunks past the end become inactive. A
-// new shard is rounded up to whole inner chunks (`cur`'s), so it may pass the end, as the grid
-// allows; zarr-python refuses such growth instead.
-void cover_shape(ArrayMetadata& m, const Snapshot& cur) {
+// A rectilinear_bounded dimension stated as a bare size, listed instead: the chunks that cover
+// its domain (at least one), where they are.
+void list_dimension(ChunkGridMetadata& g, const Shape& shape, std::size_t d) {
+  if (!g.chunk_runs[d].empty()) return;
+  const std::int64_t c = g.chunk_shape[d], o = g.regular_origin(d), lo = g.lower_bound[d];
+  const std::int64_t k0 = checked::floor_div(checked::sub(lo, o, "lower_bound - origin"), c);
+  const std::int64_t k1 =
+      shape[d] == 0 ? k0 + 1 : checked::floor_div(checked::add(lo - o, shape[d] - 1, "the domain's end"), c) + 1;
+  if (!g.first_chunk.empty()) g.first_chunk[d] = k0;  // `rectilinear`: k0 is 0, where its chunks start
+  g.origin[d] = checked::add(o, checked::mul(k0, c, "chunk start"), "chunk start");
+  g.chunk_runs[d] = {{c, k1 - k0}};
+}
+
+std::int64_t extent_of(const ChunkRuns& runs) {
+  std::int64_t len = 0;
+  for (const auto& r : runs) len = checked::add(len, checked::mul(r.size, r.count, "extent"), "extent");
+  return len;
+}
+
+std::int64_t count_of(const ChunkRuns& runs) {
+  std::int64_t n = 0;
+  for (const auto& r : runs) n = checked::add(n, r.count, "chunk count");
+  return n;
+}
+
+// Drops the chunks wholly outside [lo, hi) from both ends of `runs` (whose first chunk is chunk
+// `first`, starting at `origin`), keeping at least one.
+void drop_outside(ChunkRuns& runs, std::int64_t& first, std::int64_t& origin, std::int64_t lo, std::int64_t hi) {
+  std::int64_t total = count_of(runs);
+  while (total > 1) {  // chunks that end at or before lo
+    ChunkRun& r = runs.front();
+    const std::int64_t n = std::min({r.count, (lo - origin) / r.size, total - 1});
+    if (n <= 0) break;
+    first += n;
+    origin += n * r.size;
+    total -= n;
+    r.count -= n;
+    if (r.count > 0) break;
+    runs.erase(runs.begin());
+  }
+  std::int64_t start = checked::add(origin, extent_of(runs), "the chunks' end");
+  while (total > 1) {  // chunks that start at or after hi
+    ChunkRun& r = runs.back();
+    start -= r.size * r.count;
+    const std::int64_t keep = hi <= start ? 0 : (hi - start + r.size - 1) / r.size;
+    const std::int64_t n = std::min({r.count - std::min(keep, r.count), total - 1});
+    if (n <= 0) break;
+    total -= n;
+    r.count -= n;
+    if (r.count > 0) break;
+    runs.pop_back();
+  }
+}
+
+// Chunks for `rest` new elements at one end: one chunk, or chunks of `chunk_size` with only the
+// one next to the old chunks smaller; in storage order. Sharded (`inner` > 1): sizes are whole
+// inner chunks, so the outermost new shard may pass the domain's edge.
+ChunkRuns new_chunks(std::int64_t rest, std::int64_t chunk_size, std::int64_t inner, bool front) {
+  auto round_up = [&](std::int64_t n) {
+    return checked::mul(checked::floor_div(checked::add(n, inner - 1, "chunk size"), inner), inner, "chunk size");
+  };
+  if (chunk_size <= 0) return {{round_up(rest), 1}};
+  ChunkRuns out;
+  const std::int64_t full = rest / chunk_size, part = rest % chunk_size;
+  if (full > 0) out.push_back({chunk_size, full});
+  if (part > 0) out.insert(front ? out.end() : out.begin(), ChunkRun{round_up(part), 1});
+  return out;
+}
+
+// Fits a rectilinear grid's listed chunks to the domain in `m` (its new lower bound and shape):
+// chunks are added where the domain passes them (one chunk for the rest, or `chunk_size` pieces
+// along `axis`), and on `rectilinear_bounded` chunks wholly outside are dropped, keeping one. A
+// `rectilinear` grid keeps every size, as zarr-python does (chunks past the end are inactive).
+void fit_runs(ArrayMetadata& m, const Snapshot& cur, std::size_t axis = SIZE_MAX, std::int64_t chunk_size = 0) {
   auto& g = m.chunk_grid;
   if (!g.rectilinear()) return;
+  const bool bounded = g.rectilinear_bounded();
   for (std::size_t d = 0; d < m.rank(); ++d) {
     if (g.chunk_runs[d].empty()) continue;
-    const std::int64_t have = g.covered(d);
-    if (have >= m.shape[d]) continue;
-    std::int64_t size = m.shape[d] - have;
-    if (cur.layout) {
-      const std::int64_t inner = cur.layout->unit_shape[d];
-      size = checked::mul(checked::floor_div(size + inner - 1, inner), inner, "the new shard's size");
-    }
+    const std::int64_t inner = cur.layout ? cur.layout->unit_shape[d] : 1;
+    const std::int64_t step = d == axis ? chunk_size : 0;
+    const std::int64_t lo = g.lower_bound[d], hi = checked::add(lo, m.shape[d], "the domain's end");
     auto runs = g.chunk_runs[d];
-    runs.push_back({size, 1});
+    if (lo < g.origin[d]) {  // growth in front (bounded only: only it moves the lower bound)
+      const auto add = new_chunks(g.origin[d] - lo, step, inner, true);
+      g.first_chunk[d] = checked::sub(g.first_chunk[d], count_of(add), "the first chunk's index");
+      g.origin[d] = checked::sub(g.origin[d], extent_of(add), "the first chunk's start");
+      runs.insert(runs.begin(), add.begin(), add.end());
+    }
+    const std::int64_t end = checked::add(g.origin[d], extent_of(runs), "the chunks' end");
+    if (hi > end) {
+      const auto add = new_chunks(hi - end, step, inner, false);
+      runs.insert(runs.end(), add.begin(), add.end());
+    }
+    if (bounded) drop_outside(runs, g.first_chunk[d], g.origin[d], lo, hi);
     g.chunk_runs[d] = merge_runs(runs);
   }
 }
@@ -108,6 +184,32 @@ std::vector<std::vector<DimSel>> entering_boxes(const Domain& oldd, const Domain
   return boxes;
 }
 
+// chunk_size (0: one chunk for the growth) applies to rectilinear grids, in whole inner chunks.
+void check_chunk_size(const Snapshot& cur, std::size_t axis, std::int64_t chunk_size, const char* what) {
+  if (chunk_size == 0) return;
+  const std::string at = std::string(what) + ": chunk_size " + std::to_string(chunk_size);
+  if (chunk_size < 0) throw ArgumentError(at + " must be >= 1 (or 0 for one chunk)");
+  if (!cur.meta.chunk_grid.rectilinear())
+    throw ArgumentError(at + ": the array's chunk grid is " + cur.meta.chunk_grid.name() +
+                        ", whose chunks all have one size; chunk sizes of growth apply to rectilinear grids "
+                        "(zarrpp convert ARRAY --grid rectilinear_bounded switches to one without moving a chunk)");
+  if (cur.layout && chunk_size % cur.layout->unit_shape[axis] != 0)
+    throw ArgumentError(at + " is not a whole number of the shards' inner chunks (" +
+                        std::to_string(cur.layout->unit_shape[axis]) + ")");
+}
+
+// rectilinear_bounded (regular_bounded) with every lower bound, origin and first chunk 0 reads as
+// rectilinear (regular) does, which more readers know.
+ChunkGridMetadata unbounded_if_at_zero(ChunkGridMetadata g) {
+  if (!is_zero(g.lower_bound) || !is_zero(g.origin) || !is_zero(g.first_chunk)) return g;
+  if (g.kind == ChunkGridMetadata::Kind::RegularBounded) return ChunkGridMetadata::regular(g.chunk_shape);
+  if (g.kind == ChunkGridMetadata::Kind::RectilinearBounded) {
+    g.kind = ChunkGridMetadata::Kind::Rectilinear;
+    g.first_chunk.clear();
+  }
+  return g;
+}
+
 }  // namespace
 
 // Growing by nothing changes nothing (the grid stays `regular`, which every reader knows); the
@@ -120,7 +222,8 @@ static bool grows_by_nothing(const Snapshot& cur, const NDView& data, std::size_
 // Growth writes the new elements into chunks outside the old domain first (no reader sees them
 // before the metadata names them), then switches the metadata. `heap`: the strings of a
 // variable-length array's data (its elements are indices into it).
-void Array::grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap) {
+void Array::grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap,
+                 std::int64_t chunk_size) {
   const char* what = front ? "prepend" : "append";
   if (st_->current()->meta.data_type.is_vlen() && !heap)
     throw SelectionError(ErrorCode::dtype_mismatch,
@@ -130,13 +233,18 @@ void Array::grow(const NDView& data, std::size_t axis, bool front, const std::sh
   st_->modify(
       [&](const Snapshot& cur) {
         check_growth_data(cur, data, axis, what);
-        ArrayMetadata m = front ? as_bounded(cur.meta, what) : cur.meta;
+        check_chunk_size(cur, axis, chunk_size, what);
+        ArrayMetadata m = front ? as_bounded(cur.meta) : cur.meta;
+        // The axis lists its chunks (those of the domain before the growth), so the growth is
+        // chunks of its own size: on rectilinear_bounded always, on rectilinear when asked.
+        if (m.chunk_grid.rectilinear_bounded() || (m.chunk_grid.rectilinear() && chunk_size > 0))
+          list_dimension(m.chunk_grid, m.shape, axis);
         const std::int64_t p = data.shape()[axis];
         old_n = m.shape[axis];
         if (front)
           m.chunk_grid.lower_bound[axis] = checked::sub(m.chunk_grid.lower_bound[axis], p, "the new lower bound");
         m.shape[axis] = checked::add(m.shape[axis], p, "the new shape");
-        cover_shape(m, cur);
+        fit_runs(m, cur, axis, chunk_size);
         return m;
       },
       [&](const Snapshot&, const Snapshot& next_in) {
@@ -208,15 +316,20 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
         for (std::size_t i = 0; i < m.rank(); ++i)
           moves_lower = moves_lower || nd[i].inclusive_min != m.chunk_grid.lower_bound[i];
         if (moves_lower) m = as_bounded(m);
+        // On rectilinear_bounded a dimension that grows lists its chunks, so it grows by chunks
+        // of exactly the growth (as prepend/append do).
+        for (std::size_t i = 0; i < m.rank() && m.chunk_grid.rectilinear_bounded(); ++i)
+          if (nd[i].inclusive_min < m.chunk_grid.lower_bound[i] ||
+              nd[i].exclusive_max > m.chunk_grid.lower_bound[i] + m.shape[i])
+            list_dimension(m.chunk_grid, m.shape, i);
         for (std::size_t i = 0; i < m.rank(); ++i) {
           m.chunk_grid.lower_bound[i] = nd[i].inclusive_min;
           m.shape[i] = checked::sub(nd[i].exclusive_max, nd[i].inclusive_min, "the new shape");
         }
-        cover_shape(m, cur);
-        // Growth in front rolled back (the domain starts at 0 again, chunk 0 too): every reader
-        // reads `regular`, so the grid goes back to it.
-        if (moves_lower && is_zero(m.chunk_grid.lower_bound) && is_zero(m.chunk_grid.origin))
-          m.chunk_grid = ChunkGridMetadata::regular(m.chunk_grid.chunk_shape);
+        fit_runs(m, cur);
+        // Growth in front rolled back (the domain starts at 0 again, chunk 0 too): more readers
+        // read `regular` (`rectilinear`), so the grid goes back to it.
+        if (moves_lower) m.chunk_grid = unbounded_if_at_zero(m.chunk_grid);
         return m;
       },
       [&](const Snapshot& cur, const Snapshot& next_in) {
@@ -293,32 +406,90 @@ Domain Array::expand_domain(std::size_t axis, std::int64_t before, std::int64_t 
   return result;
 }
 
-void Array::convert_to_regular_bounded() {
-  st_->modify([](const Snapshot& cur) { return as_bounded(cur.meta, "convert to regular_bounded"); }, nullptr, nullptr);
+namespace {
+
+// The one size of the chunks that hold dimension d's domain (its listed chunks when the domain is
+// empty) and the coordinate where chunk 0 of that size would start, or nullopt when they differ.
+std::optional<std::pair<std::int64_t, std::int64_t>> equal_chunks(const ArrayMetadata& m, std::size_t d) {
+  const auto& g = m.chunk_grid;
+  if (!g.rectilinear() || g.chunk_runs[d].empty()) return std::pair{g.chunk_shape[d], g.regular_origin(d)};
+  const std::int64_t lo = g.lower_bound[d], hi = lo + m.shape[d];
+  std::optional<std::pair<std::int64_t, std::int64_t>> out;
+  std::int64_t k = g.first(d), x = g.origin[d];
+  for (const auto& r : g.chunk_runs[d]) {
+    const std::int64_t end = checked::add(x, checked::mul(r.size, r.count, "extent"), "extent");
+    if (lo == hi || (x < hi && end > lo)) {
+      if (out && out->first != r.size) return std::nullopt;
+      if (!out) out = std::pair{r.size, checked::sub(x, checked::mul(k, r.size, "chunk start"), "chunk start")};
+    }
+    k += r.count;
+    x = end;
+  }
+  return out;
 }
 
-void Array::convert_to_regular() {
+[[noreturn]] void refuse_grid(const ArrayMetadata& m, const std::string& to, const std::string& why) {
+  throw ArgumentError("cannot switch the array from " + m.chunk_grid.name() + " to the " + to +
+                      " grid in place: " + why + "; copy it instead (zarrpp copy --grid regular SRC DST; copy_array)");
+}
+
+// regular_bounded with the chunks where they are, when every dimension's chunks have one size.
+ChunkGridMetadata as_regular_bounded(const ArrayMetadata& m, const std::string& to) {
+  Shape shape, origin;
+  for (std::size_t d = 0; d < m.rank(); ++d) {
+    const auto e = equal_chunks(m, d);
+    if (!e) refuse_grid(m, to, "the chunks of dimension " + std::to_string(d) + " differ in size");
+    shape.push_back(e->first);
+    origin.push_back(e->second);
+  }
+  return ChunkGridMetadata::regular_bounded(shape, origin, m.chunk_grid.lower_bound);
+}
+
+// rectilinear_bounded with the chunks where they are (a regular dimension stays a bare size).
+ChunkGridMetadata as_rectilinear_bounded(const ArrayMetadata& m) {
+  auto g = m.chunk_grid;
+  if (g.rectilinear_bounded()) return g;
+  if (g.rectilinear()) return as_bounded(m).chunk_grid;
+  g.kind = ChunkGridMetadata::Kind::RectilinearBounded;
+  g.chunk_runs.assign(m.rank(), {});
+  g.first_chunk.assign(m.rank(), 0);
+  return g;  // origin: where chunk 0 starts, as regular_bounded's
+}
+
+ChunkGridMetadata grid_in_place(const ArrayMetadata& m, const std::string& to) {
+  auto unbounded = [&](ChunkGridMetadata g) {
+    g = unbounded_if_at_zero(std::move(g));
+    if (g.kind == ChunkGridMetadata::Kind::RegularBounded || g.kind == ChunkGridMetadata::Kind::RectilinearBounded) {
+      std::string why;
+      if (!is_zero(g.lower_bound)) why = "its domain starts at " + shape_str(g.lower_bound) + " (lower_bound)";
+      if (!is_zero(g.origin) || !is_zero(g.first_chunk))
+        why += (why.empty() ? "" : " and ") + std::string("its chunks do not start at 0 (origin ") +
+               shape_str(g.origin) + (g.first_chunk.empty() ? "" : ", first_chunk " + shape_str(g.first_chunk)) + ")";
+      refuse_grid(m, to, why + ", and a " + to + " grid starts both at 0, so chunks would move");
+    }
+    return g;
+  };
+  if (to == "regular_bounded") return as_regular_bounded(m, to);
+  if (to == "regular") return unbounded(as_regular_bounded(m, to));
+  if (to == "rectilinear_bounded") return as_rectilinear_bounded(m);
+  if (to == "rectilinear") return unbounded(as_rectilinear_bounded(m));
+  throw ArgumentError("unknown chunk grid '" + to + "' (regular, regular_bounded, rectilinear, rectilinear_bounded)");
+}
+
+}  // namespace
+
+void Array::convert_grid(const std::string& name) {
   st_->modify(
       [&](const Snapshot& cur) {
         ArrayMetadata m = cur.meta;
-        const auto& g = m.chunk_grid;
-        if (g.kind == ChunkGridMetadata::Kind::Regular) return m;
-        if (g.rectilinear())
-          throw UnsupportedError(
-              "cannot switch a rectilinear array to the regular grid in place (its chunks "
-              "differ in size); copy it into a regular array instead");
-        if (!is_zero(g.lower_bound) || !is_zero(g.origin))
-          throw ArgumentError(
-              "cannot switch the array to the regular grid in place: " +
-              (is_zero(g.lower_bound) ? "" : "its domain starts at " + shape_str(g.lower_bound) + " (lower_bound)") +
-              (is_zero(g.lower_bound) || is_zero(g.origin) ? "" : " and ") +
-              (is_zero(g.origin) ? "" : "its chunk 0 starts at " + shape_str(g.origin) + " (origin)") +
-              ", and a regular grid starts both at 0, so chunks would move; copy it into a regular array "
-              "instead (copy_array with a regular grid; zarrpp copy --grid regular)");
-        m.chunk_grid = ChunkGridMetadata::regular(g.chunk_shape);
+        m.chunk_grid = grid_in_place(cur.meta, name);
         return m;
       },
       nullptr, nullptr);
 }
+
+void Array::convert_to_regular_bounded() { convert_grid("regular_bounded"); }
+
+void Array::convert_to_regular() { convert_grid("regular"); }
 
 }  // namespace zarrpp

@@ -26,10 +26,30 @@ ChunkGrid::ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> 
   }
 }
 
-ChunkGrid::ChunkGrid(const std::vector<std::int64_t>& shape, std::vector<std::int64_t> chunk_shape,
-                     const std::vector<ChunkRuns>& runs)
-    : ChunkGrid(shape, std::move(chunk_shape), std::vector<std::int64_t>(shape.size(), 0),
-                std::vector<std::int64_t>(shape.size(), 0)) {
+namespace {
+// Where chunk 0 starts on each equal-sized dimension (origin - first * size), where the first
+// listed chunk starts on a listed one.
+std::vector<std::int64_t> grid_origins(const std::vector<std::int64_t>& chunk_shape, const std::vector<ChunkRuns>& runs,
+                                       const std::vector<std::int64_t>& origin,
+                                       const std::vector<std::int64_t>& first) {
+  std::vector<std::int64_t> out(chunk_shape.size(), 0);
+  for (std::size_t d = 0; d < out.size() && !origin.empty(); ++d) {
+    const bool listed = d < runs.size() && !runs[d].empty();
+    out[d] = listed ? origin[d]
+                    : checked::sub(origin[d], checked::mul(first[d], chunk_shape[d], "first_chunk * chunk size"),
+                                   "the coordinate of chunk 0");
+  }
+  return out;
+}
+}  // namespace
+
+ChunkGrid::ChunkGrid(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunk_shape,
+                     const std::vector<ChunkRuns>& runs, const std::vector<std::int64_t>& origin,
+                     const std::vector<std::int64_t>& lower, const std::vector<std::int64_t>& first)
+    : ChunkGrid(
+          shape, chunk_shape,
+          grid_origins(chunk_shape, runs, origin, first.empty() ? std::vector<std::int64_t>(shape.size(), 0) : first),
+          lower.empty() ? std::vector<std::int64_t>(shape.size(), 0) : lower) {
   if (runs.size() != rank())
     throw MetadataError("chunk grid: rectilinear sizes need " + std::to_string(rank()) + " entries");
   bool any = false;
@@ -37,7 +57,9 @@ ChunkGrid::ChunkGrid(const std::vector<std::int64_t>& shape, std::vector<std::in
   if (!any) return;
   runs_.resize(rank());
   for (std::size_t d = 0; d < rank(); ++d) {
-    std::int64_t chunk = 0, index = 0;
+    if (runs[d].empty()) continue;
+    // The first listed chunk starts at array index origin - lower (<= 0).
+    std::int64_t chunk = first.empty() ? 0 : first[d], index = -rel_lower_[d];
     for (const auto& run : runs[d]) {
       if (run.size < 1 || run.count < 1)
         throw MetadataError("chunk grid: rectilinear sizes and counts of dimension " + std::to_string(d) +
@@ -48,15 +70,16 @@ ChunkGrid::ChunkGrid(const std::vector<std::int64_t>& shape, std::vector<std::in
       chunk = checked::add(chunk, run.count, "rectilinear chunk count");
       index = checked::add(index, checked::mul(run.size, run.count, "rectilinear extent"), "rectilinear extent");
     }
-    if (!runs[d].empty() && index < shape_[d])
-      throw MetadataError("chunk grid: the chunk sizes of dimension " + std::to_string(d) + " add up to " +
-                          std::to_string(index) + ", short of its extent " + std::to_string(shape_[d]));
+    if (rel_lower_[d] < 0 || index < shape_[d])
+      throw MetadataError("chunk grid: the chunks of dimension " + std::to_string(d) + " cover array indices [" +
+                          std::to_string(-rel_lower_[d]) + ", " + std::to_string(index) + "), not all of [0, " +
+                          std::to_string(shape_[d]) + ")");
   }
 }
 
 ChunkGrid ChunkGrid::from_metadata(const ArrayMetadata& m) {
   const auto& g = m.chunk_grid;
-  if (g.rectilinear()) return ChunkGrid(m.shape, g.chunk_shape, g.chunk_runs);
+  if (g.rectilinear()) return ChunkGrid(m.shape, g.chunk_shape, g.chunk_runs, g.origin, g.lower_bound, g.first_chunk);
   return ChunkGrid(m.shape, g.chunk_shape, g.origin, g.lower_bound);
 }
 
@@ -89,7 +112,10 @@ ChunkGrid::Location ChunkGrid::locate_in_runs(std::size_t d, std::int64_t i) con
   return {r.first_chunk[j] + checked::floor_div(off, r.size[j]), checked::floor_mod(off, r.size[j])};
 }
 
-std::int64_t ChunkGrid::first_chunk(std::size_t d) const { return checked::floor_div(rel_lower_[d], chunk_[d]); }
+std::int64_t ChunkGrid::first_chunk(std::size_t d) const {
+  if (!runs_.empty() && !runs_[d].size.empty()) return locate_in_runs(d, 0).chunk;
+  return checked::floor_div(rel_lower_[d], chunk_[d]);
+}
 
 std::int64_t ChunkGrid::end_chunk(std::size_t d) const {
   if (shape_[d] == 0) return first_chunk(d);

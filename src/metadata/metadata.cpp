@@ -333,6 +333,8 @@ std::string ChunkGridMetadata::name() const {
       return "regular_bounded";
     case Kind::Rectilinear:
       return "rectilinear";
+    case Kind::RectilinearBounded:
+      return "rectilinear_bounded";
   }
   return "regular";
 }
@@ -379,6 +381,45 @@ std::int64_t ChunkGridMetadata::covered(std::size_t d) const {
   for (const auto& run : chunk_runs.at(d))
     sum = checked::add(sum, checked::mul(run.size, run.count, "rectilinear chunk sizes"), "rectilinear chunk sizes");
   return sum;
+}
+
+std::int64_t ChunkGridMetadata::listed(std::size_t d) const {
+  std::int64_t n = 0;
+  for (const auto& run : chunk_runs.at(d)) n = checked::add(n, run.count, "rectilinear chunk count");
+  return n;
+}
+
+std::int64_t ChunkGridMetadata::regular_origin(std::size_t d) const {
+  return checked::sub(origin[d], checked::mul(first(d), chunk_shape[d], "first_chunk * chunk size"),
+                      "the coordinate of chunk 0");
+}
+
+std::string ChunkGridMetadata::cover_problem(const std::vector<std::int64_t>& shape) const {
+  if (!rectilinear()) return "";
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const std::string at = "chunk_grid.configuration";
+    const std::string ds = "[" + std::to_string(d) + "]";
+    try {
+      if (chunk_runs[d].empty()) {
+        (void)regular_origin(d);
+        continue;
+      }
+      const std::int64_t end = checked::add(origin[d], covered(d), "origin + the chunk sizes");
+      (void)checked::add(first(d), listed(d), "first_chunk + the number of chunks");
+      if (origin[d] > lower_bound[d])
+        return at + ".origin" + ds + ": the first chunk starts at " + std::to_string(origin[d]) +
+               ", after the domain's start " + std::to_string(lower_bound[d]) + " (lower_bound)";
+      const std::int64_t upper = checked::add(lower_bound[d], shape[d], "lower_bound + shape");
+      if (end < upper)
+        return at + ".chunk_shapes" + ds + ": the chunk sizes add up to " + std::to_string(covered(d)) + ", short of " +
+               (rectilinear_bounded()
+                    ? "the domain's end " + std::to_string(upper) + " from origin " + std::to_string(origin[d])
+                    : "the array's extent " + std::to_string(shape[d]));
+    } catch (const Error& e) {
+      return at + ds + ": " + e.what();
+    }
+  }
+  return "";
 }
 
 std::vector<std::vector<std::int64_t>> ChunkGridMetadata::distinct_sizes() const {
@@ -429,8 +470,11 @@ void parse_rectilinear_dim(const Json& e, const std::string& where, ChunkGridMet
   g.chunk_shape[d] = g.chunk_runs[d][0].size;
 }
 
-ChunkGridMetadata rectilinear_from_json(const Json& cfg, const std::string& field, std::size_t rank) {
-  check_config_keys(cfg, field, {"kind", "chunk_shapes"});
+ChunkGridMetadata rectilinear_from_json(const Json& cfg, const std::string& field, std::size_t rank, bool bounded) {
+  if (bounded)
+    check_config_keys(cfg, field, {"kind", "chunk_shapes", "first_chunk", "origin", "lower_bound"});
+  else
+    check_config_keys(cfg, field, {"kind", "chunk_shapes"});
   if (!cfg.contains("kind")) fail(field, cfg, "missing \"kind\" (\"inline\" is the one the rectilinear grid defines)");
   if (cfg["kind"] != "inline")
     fail(field + ".kind", cfg["kind"], "unsupported rectilinear grid kind (\"inline\" is the one defined)");
@@ -446,6 +490,15 @@ ChunkGridMetadata rectilinear_from_json(const Json& cfg, const std::string& fiel
   g.chunk_runs.resize(rank);
   for (std::size_t d = 0; d < rank; ++d)
     parse_rectilinear_dim(cs[d], field + ".chunk_shapes[" + std::to_string(d) + "]", g, d);
+  if (!bounded) return g;
+  g.kind = ChunkGridMetadata::Kind::RectilinearBounded;
+  auto need = [&](const char* key) -> const Json& {
+    if (!cfg.contains(key)) fail(field, cfg, std::string("missing \"") + key + "\"");
+    return cfg[key];
+  };
+  g.first_chunk = get_int_array(need("first_chunk"), field + ".first_chunk", rank);
+  g.origin = get_int_array(need("origin"), field + ".origin", rank);
+  g.lower_bound = get_int_array(need("lower_bound"), field + ".lower_bound", rank);
   return g;
 }
 
@@ -481,9 +534,9 @@ ChunkGridMetadata ChunkGridMetadata::from_json(const Json& j, std::size_t rank) 
                              ": this is zarrs' clipped-edge regular grid (chunk_shape only, edge chunks stored at "
                              "their clipped shapes), not zarrpp's regular_bounded, which needs \"origin\" and "
                              "\"lower_bound\"; zarrpp does not read the clipped form");
-  } else if (nc.name == "rectilinear") {
+  } else if (nc.name == "rectilinear" || nc.name == "rectilinear_bounded") {
     if (!nc.configuration) fail(field, j, "missing \"configuration\"");
-    return rectilinear_from_json(*nc.configuration, field + ".configuration", rank);
+    return rectilinear_from_json(*nc.configuration, field + ".configuration", rank, nc.name != "rectilinear");
   } else if (nc.name == "zarrs.regular_bounded") {
     throw UnsupportedError(field +
                            ": \"zarrs.regular_bounded\" is zarrs' experimental clipped-edge regular grid (edge "
@@ -525,6 +578,11 @@ Json ChunkGridMetadata::to_json() const {
     for (std::size_t d = 0; d < chunk_shape.size(); ++d)
       dims.push_back(chunk_runs[d].empty() ? Json(chunk_shape[d]) : rectilinear_dim_json(chunk_runs[d]));
     cfg["chunk_shapes"] = std::move(dims);
+    if (rectilinear_bounded()) {
+      cfg["first_chunk"] = first_chunk;
+      cfg["origin"] = origin;
+      cfg["lower_bound"] = lower_bound;
+    }
     return Json::object({{"name", name()}, {"configuration", std::move(cfg)}});
   }
   cfg["chunk_shape"] = chunk_shape;
@@ -649,13 +707,11 @@ ArrayMetadata ArrayMetadata::from_json_checked(const Json& j) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) keep_extra(it.key(), it.value(), m.extra_fields);
 
-  // A rectilinear dimension's chunks must reach the end of the shape (they may go past it).
-  if (m.chunk_grid.rectilinear())
-    for (std::size_t d = 0; d < m.shape.size(); ++d)
-      if (!m.chunk_grid.chunk_runs[d].empty() && m.chunk_grid.covered(d) < m.shape[d])
-        fail("chunk_grid.configuration.chunk_shapes[" + std::to_string(d) + "]", j["chunk_grid"],
-             "the chunk sizes add up to " + std::to_string(m.chunk_grid.covered(d)) + ", short of the array's extent " +
-                 std::to_string(m.shape[d]));
+  // A rectilinear dimension's chunks must cover the domain (they may go past it).
+  if (const auto why = m.chunk_grid.cover_problem(m.shape); !why.empty()) {
+    std::string v = json_text(j["chunk_grid"]);
+    throw MetadataError(why + " (got " + (v.size() > 200 ? v.substr(0, 200) + "..." : v) + ")");
+  }
   // Every chunk index of the grid must fit int64 (spec: checked arithmetic everywhere).
   for (std::size_t d = 0; d < m.shape.size(); ++d) {
     const auto& g = m.chunk_grid;
@@ -738,7 +794,8 @@ void ArrayMetadata::validate_for_write() const {
   };
   if (chunk_grid.chunk_shape.size() != shape.size() || chunk_grid.origin.size() != shape.size() ||
       chunk_grid.lower_bound.size() != shape.size() ||
-      (chunk_grid.rectilinear() && chunk_grid.chunk_runs.size() != shape.size()))
+      (chunk_grid.rectilinear() && chunk_grid.chunk_runs.size() != shape.size()) ||
+      (chunk_grid.rectilinear_bounded() && chunk_grid.first_chunk.size() != shape.size()))
     throw MetadataError("chunk_grid: needs one entry per dimension of shape " + shape_str(shape));
   if (dimension_names && dimension_names->size() != shape.size())
     throw MetadataError("dimension_names: needs one entry per dimension of shape " + shape_str(shape));
@@ -752,16 +809,12 @@ void ArrayMetadata::validate_for_write() const {
     check_safe(chunk_grid.lower_bound[d], "chunk_grid.configuration.lower_bound" + ds);
     check_safe(checked::add(chunk_grid.lower_bound[d], shape[d], "upper bound"),
                "upper bound (lower_bound + shape)" + ds);
-    if (chunk_grid.rectilinear() && !chunk_grid.chunk_runs[d].empty()) {
+    if (chunk_grid.rectilinear())
       for (const auto& run : chunk_grid.chunk_runs[d])
         if (run.size < 1 || run.count < 1)
           throw MetadataError("chunk_grid.configuration.chunk_shapes" + ds + ": sizes and counts must be >= 1");
-      if (chunk_grid.covered(d) < shape[d])
-        throw MetadataError("chunk_grid.configuration.chunk_shapes" + ds + ": the chunk sizes add up to " +
-                            std::to_string(chunk_grid.covered(d)) + ", short of the array's extent " +
-                            std::to_string(shape[d]));
-    }
   }
+  if (const auto why = chunk_grid.cover_problem(shape); !why.empty()) throw MetadataError(why);
   std::int64_t total = 1;
   for (auto n : shape)
     if (__builtin_mul_overflow(total, n, &total))

@@ -234,12 +234,17 @@ class Array {
   class Coords;
   Coords coords() const;
 
-  // ---- growth at both ends (the regular_bounded grid) ----
-  // Adds data before index 0 along `axis`; existing chunks never move or change. Fixed-size or
-  // variable-length elements, as the data type says.
-  void prepend(const ElementsRef& data, std::size_t axis = 0);
-  // Adds data after the last index along `axis`.
-  void append(const ElementsRef& data, std::size_t axis = 0);
+  // ---- growth at both ends (regular_bounded and rectilinear_bounded grids) ----
+  // Adds data before index 0 along `axis`; existing chunks never move. Fixed-size or
+  // variable-length elements, as the data type says. A regular grid becomes regular_bounded (a
+  // partly filled first chunk is merged); a rectilinear one becomes rectilinear_bounded, where the
+  // data fills what room the first chunk has and then goes into one new chunk of exactly the rest,
+  // or, with `chunk_size` > 0, chunks of that size with only the one next to the old data smaller
+  // (on sharded arrays sizes are whole inner chunks, so the first inner chunk may be partly filled).
+  // chunk_size applies to rectilinear grids only (ArgumentError otherwise).
+  void prepend(const ElementsRef& data, std::size_t axis = 0, std::int64_t chunk_size = 0);
+  // Adds data after the last index along `axis` (on rectilinear grids as prepend does at the front).
+  void append(const ElementsRef& data, std::size_t axis = 0, std::int64_t chunk_size = 0);
   // New shape, keeping the lower bound.
   void resize(const Shape& new_shape);
   // New domain: lower and upper bounds per dimension, shrinking or growing at either end.
@@ -250,6 +255,11 @@ class Array {
   // knows where its new elements are: [lower, lower + before) and [upper - after, upper) on `axis`.
   // Negative counts remove elements at that end instead (their chunks are deleted).
   Domain expand_domain(std::size_t axis, std::int64_t before, std::int64_t after = 0);
+  // Switches the chunk grid in place (only zarr.json changes; no chunk moves): to
+  // "rectilinear_bounded" always (a regular dimension stays a bare size); to "regular_bounded" when
+  // each dimension's chunks that hold the domain have one size; to "regular" / "rectilinear" when,
+  // besides, the domain and the chunks start at 0. ArgumentError naming why otherwise.
+  void convert_grid(const std::string& name);
   // Switches a `regular` grid to `regular_bounded` (origin = lower_bound = 0) without growing.
   void convert_to_regular_bounded();
   // Switches a `regular_bounded` grid back to `regular` (which every Zarr reader reads), without
@@ -264,8 +274,9 @@ class Array {
   explicit Array(std::shared_ptr<State> st);
   void check_dtype(const DataType& t) const;
   void change_domain(const std::function<Domain(const ArrayMetadata&)>& target);
-  void grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap);
-  void grow_with(const ElementsRef& data, std::size_t axis, bool front);
+  void grow(const NDView& data, std::size_t axis, bool front, const std::shared_ptr<VlenHeap>& heap,
+            std::int64_t chunk_size);
+  void grow_with(const ElementsRef& data, std::size_t axis, bool front, std::int64_t chunk_size);
   std::shared_ptr<State> st_;
 };
 

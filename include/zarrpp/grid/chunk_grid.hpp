@@ -19,9 +19,14 @@ class ChunkGrid {
   ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
             std::vector<std::int64_t> lower_bound);
   // A rectilinear grid: each dimension `runs[d]` (its chunk sizes) or, when empty, regular
-  // chunks of chunk_shape[d] from index 0. The runs must reach the shape.
-  ChunkGrid(const std::vector<std::int64_t>& shape, std::vector<std::int64_t> chunk_shape,
-            const std::vector<ChunkRuns>& runs);
+  // chunks of chunk_shape[d]. Chunk first[d] starts at coordinate origin[d], array index 0 at
+  // lower[d] (all three zeros when empty: `rectilinear`). The runs must cover the domain.
+  ChunkGrid(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunk_shape,
+            const std::vector<ChunkRuns>& runs, const std::vector<std::int64_t>& origin,
+            const std::vector<std::int64_t>& lower, const std::vector<std::int64_t>& first);
+  ChunkGrid(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunk_shape,
+            const std::vector<ChunkRuns>& runs)
+      : ChunkGrid(shape, chunk_shape, runs, {}, {}, {}) {}
   static ChunkGrid from_metadata(const ArrayMetadata& m);
 
   std::size_t rank() const { return shape_.size(); }
@@ -37,6 +42,9 @@ class ChunkGrid {
   }
   // Chunk k's buffer shape.
   std::vector<std::int64_t> chunk_shape_at(std::span<const std::int64_t> k) const;
+  // Per dimension, a coordinate where a chunk starts (chunk 0 of an equal-sized dimension, the
+  // first listed chunk of a listed one): every chunk boundary lies on a regular grid of any size
+  // that divides every chunk size, counted from here (shards' inner chunks).
   const std::vector<std::int64_t>& origin() const { return origin_; }
   const std::vector<std::int64_t>& lower_bound() const { return lower_; }
 

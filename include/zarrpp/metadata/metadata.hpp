@@ -129,19 +129,29 @@ struct ChunkRun {
 using ChunkRuns = std::vector<ChunkRun>;
 
 struct ChunkGridMetadata {
-  enum class Kind { Regular, RegularBounded, Rectilinear };
+  enum class Kind { Regular, RegularBounded, Rectilinear, RectilinearBounded };
   Kind kind = Kind::Regular;
   // Every chunk's shape; on a rectilinear grid the first chunk's (what the codecs are checked
   // against), the sizes themselves are `chunk_runs`.
   std::vector<std::int64_t> chunk_shape;
-  std::vector<std::int64_t> origin;       // regular_bounded only (zeros for the others)
-  std::vector<std::int64_t> lower_bound;  // regular_bounded only (zeros for the others)
-  // Rectilinear only: per dimension its chunk sizes, or empty for a dimension stated as a bare
+  // regular_bounded: the coordinate where chunk index 0 starts. rectilinear_bounded: where chunk
+  // first_chunk[d] (the first one listed) starts. Zeros for the others.
+  std::vector<std::int64_t> origin;
+  std::vector<std::int64_t> lower_bound;  // the coordinate of array index 0 (zeros when unbounded)
+  // Rectilinear grids: per dimension its chunk sizes, or empty for a dimension stated as a bare
   // integer (chunks of chunk_shape[d] as far as the shape needs, which stays so as it grows).
   std::vector<ChunkRuns> chunk_runs;
+  // rectilinear_bounded only: the index (key) of each dimension's first listed chunk.
+  std::vector<std::int64_t> first_chunk;
 
   std::string name() const;
-  bool rectilinear() const { return kind == Kind::Rectilinear; }
+  // Whether chunk sizes are listed (`rectilinear` and `rectilinear_bounded`).
+  bool rectilinear() const { return kind == Kind::Rectilinear || kind == Kind::RectilinearBounded; }
+  bool rectilinear_bounded() const { return kind == Kind::RectilinearBounded; }
+  std::int64_t first(std::size_t d) const { return first_chunk.empty() ? 0 : first_chunk[d]; }
+  // Where chunk index 0 would start on a dimension of equal chunks (regular, regular_bounded and
+  // bare rectilinear dimensions): origin - first_chunk * chunk_shape (checked).
+  std::int64_t regular_origin(std::size_t d) const;
   static ChunkGridMetadata regular(std::vector<std::int64_t> chunk_shape);
   static ChunkGridMetadata regular_bounded(std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
                                            std::vector<std::int64_t> lower_bound);
@@ -151,8 +161,13 @@ struct ChunkGridMetadata {
                                              const std::vector<bool>& bare = {});
   // The sum of dimension d's chunk sizes (rectilinear, explicit dimension).
   std::int64_t covered(std::size_t d) const;
+  // The number of chunks dimension d lists (rectilinear, explicit dimension).
+  std::int64_t listed(std::size_t d) const;
   // Each dimension's distinct chunk sizes (one entry per dimension on a regular grid).
   std::vector<std::vector<std::int64_t>> distinct_sizes() const;
+  // Why the listed chunks cannot hold an array of `shape` ("" when they can): a rectilinear
+  // dimension's chunks must cover [lower_bound, lower_bound + shape), from origin.
+  std::string cover_problem(const std::vector<std::int64_t>& shape) const;
   static ChunkGridMetadata from_json(const Json& j, std::size_t rank);
   Json to_json() const;
   friend bool operator==(const ChunkGridMetadata&, const ChunkGridMetadata&) = default;
