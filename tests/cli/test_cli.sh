@@ -656,9 +656,6 @@ expect_eq "$("$Z" get "$RG/r.zarr" "7:13, 50")" "[0 3 3 3 3 0]" "reads across th
 expect_ok "$Z" resize "$RG/r.zarr" --shape 75,100
 expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0])')" \
   "[10, 20, 30, 15]" "growing past the last size adds one chunk, as zarr-python"
-$PY -c "import numpy as np; np.save('$RG/rows.npy', np.ones((3, 100), 'i4'))"
-expect_err "chunk grid is rectilinear" "$Z" prepend "$RG/r.zarr" --axis 0 --from "$RG/rows.npy"
-rm "$RG/rows.npy"
 expect_ok "$Z" copy "$RG/r.zarr" "$RG/c.zarr"
 expect_eq "$("$Z" info "$RG/c.zarr" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0])')" \
   "[10, 20, 30, 15]" "a copy keeps the sizes"
@@ -672,6 +669,26 @@ expect_eq "$("$Z" info "$RG/c8.zarr" --json | $PY -c 'import json,sys; j=json.lo
   "regular [8, 8]" "a copy with --chunks has a regular grid of them"
 expect_eq "$("$Z" get "$RG/c8.zarr" "7:13, 50")" "[0 3 3 3 3 0]" "and the same values"
 rm -rf "$RG/c.zarr" "$RG/c8.zarr"
+# growth in front: one chunk of exactly the rows (rectilinear_bounded), or --chunk-size pieces
+$PY -c "import numpy as np; np.save('$RG/rows.npy', np.full((7, 100), 5, 'i4'))"
+expect_ok "$Z" prepend "$RG/r.zarr" --axis 0 --from "$RG/rows.npy"
+expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); g=j["chunk_grid"]; print(g["name"], g["configuration"]["chunk_shapes"][0], g["configuration"]["first_chunk"], j["domain"])')" \
+  "rectilinear_bounded [7, 10, 20, 30, 15] [-1, 0] [[-7, 75], [0, 100]]" "prepend adds one chunk of exactly 7 rows"
+expect_eq "$("$Z" ls "$RG/r.zarr")" $'c/-1/0\nc/-1/1\nc/0/0\nc/0/1\nc/1/0\nc/1/1' "the new chunks are c/-1/*"
+expect_eq "$("$Z" get "$RG/r.zarr" "5:9, 50")" "[5 5 0 0]" "and read in front of the old rows"
+$PY -c "import numpy as np; np.save('$RG/rows.npy', np.full((25, 100), 6, 'i4'))"
+expect_ok "$Z" append "$RG/r.zarr" --axis 0 --from "$RG/rows.npy" --chunk-size 10
+expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["chunk_grid"]["configuration"]["chunk_shapes"][0])')" \
+  "[7, 10, 20, 30, 15, 5, [10, 2]]" "append --chunk-size 10 of 25 rows: 5, 10, 10"
+expect_err "chunks of dimension 0 differ in size" "$Z" convert "$RG/r.zarr" --grid regular_bounded
+expect_err "chunk-size must be >= 1, got 0" "$Z" prepend "$RG/r.zarr" --axis 0 --from "$RG/rows.npy" --chunk-size 0
+rm "$RG/rows.npy"
+expect_ok "$Z" create "$RG/g.zarr" --shape 30 --chunks 10 --dtype int32
+expect_eq "$("$Z" convert "$RG/g.zarr" --grid rectilinear_bounded)" \
+  "$RG/g.zarr: chunk grid is now rectilinear_bounded (zarr.json only; no chunk was moved)" "convert --grid rectilinear_bounded"
+expect_eq "$("$Z" convert "$RG/g.zarr" --grid regular)" "$RG/g.zarr: chunk grid is now regular (zarr.json only; no chunk was moved)" \
+  "and back to regular"
+rm -rf "$RG/g.zarr"
 expect_err "add up to 30, short of its extent 60" "$Z" create "$RG/bad.zarr" --shape 60 --chunks '[[10,20]]' --dtype int32
 expect_err "wholly past its extent" "$Z" create "$RG/bad.zarr" --shape 60 --chunks '[[10,50,5]]' --dtype int32
 expect_eq "$(ls "$RG")" "r.zarr" "a refused create leaves nothing"

@@ -37,9 +37,10 @@ void ConvertCommand::add(CLI::App& app) {
       ->check(CLI::IsMember({2, 3}));
   sub_->add_flag("--overwrite", over_, "Replace an existing node at DST");
   sub_->add_option("--grid", grid_,
-                   "Instead: switch the array SRC to this chunk grid in place, moving no chunk (regular needs "
-                   "lower bound and origin 0; otherwise use 'copy --grid regular')")
-      ->check(CLI::IsMember({"regular", "regular_bounded"}));
+                   "Instead: switch the array SRC to this chunk grid in place, moving no chunk "
+                   "(rectilinear_bounded: always; regular_bounded: when each dimension's chunks have one size; "
+                   "regular, rectilinear: when besides the domain and chunk 0 start at 0; otherwise use 'copy')")
+      ->check(CLI::IsMember({"regular", "regular_bounded", "rectilinear", "rectilinear_bounded"}));
 }
 
 void ConvertCommand::run() {
@@ -58,12 +59,9 @@ void ConvertCommand::switch_grid() const {
     throw ArgumentError("convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy " +
                         src_ + " " + dst_ + " --grid " + grid_ + "'");
   auto z = open_array_at(src_);
-  const auto before = z.metadata().chunk_grid.kind;
-  if (grid_ == "regular")
-    z.convert_to_regular();
-  else
-    z.convert_to_regular_bounded();
-  const bool same = z.metadata().chunk_grid.kind == before;
+  const auto before = z.metadata().chunk_grid;
+  z.convert_grid(grid_);
+  const bool same = z.metadata().chunk_grid == before;
   std::cout << src_ << ": "
             << (same ? "already " + grid_ : "chunk grid is now " + grid_ + " (zarr.json only; no chunk was moved)")
             << "\n";

@@ -17,6 +17,7 @@ class GrowCommand final : public Command {
  private:
   bool front_;  // prepend (else append)
   std::string array_, from_, axis_;
+  std::int64_t chunk_size_ = 0;
 };
 
 void GrowCommand::add(CLI::App& app) {
@@ -25,9 +26,14 @@ void GrowCommand::add(CLI::App& app) {
   sub_->add_option("ARRAY", array_, "The array: its directory or URL")->required();
   sub_->add_option("--axis", axis_, "Axis to grow (negative counts from the end)")->required()->allow_extra_args(false);
   sub_->add_option("--from", from_, "A .npy file")->required();
+  sub_->add_option("--chunk-size", chunk_size_,
+                   "Rectilinear grids: new chunks of this size along the axis, only the one next to the old data "
+                   "smaller (default: one chunk of exactly the data's extent)");
 }
 
 void GrowCommand::run() {
+  if (sub_->count("--chunk-size") && chunk_size_ < 1)
+    throw ArgumentError("--chunk-size must be >= 1, got " + std::to_string(chunk_size_));
   auto z = open_array_at(array_);
   const std::size_t axis = parse_axis(axis_, z.ndim());
   if (z.dtype().is_vlen())
@@ -35,9 +41,9 @@ void GrowCommand::run() {
                         z.dtype().name() + " elements of this array (grow it from C++ or Python)");
   const auto data = npy::load_view(from_, z.concurrency());
   if (front_)
-    z.prepend(data.view, axis);
+    z.prepend(data.view, axis, chunk_size_);
   else
-    z.append(data.view, axis);
+    z.append(data.view, axis, chunk_size_);
 }
 
 }  // namespace
