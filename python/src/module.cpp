@@ -1055,18 +1055,18 @@ void bind_array_growth(py::class_<Array>& cls) {
   // growth
   cls.def(
          "prepend",
-         [](Array& a, const py::array& data, std::size_t axis) {
+         [](Array& a, const py::array& data, std::size_t axis, std::int64_t chunk_size) {
            const ElementsIn in(a, data);
-           without_gil([&] { a.prepend(in.ref(), axis); });
+           without_gil([&] { a.prepend(in.ref(), axis, chunk_size); });
          },
-         "data"_a, "axis"_a = 0)
+         "data"_a, "axis"_a = 0, "chunk_size"_a = 0)
       .def(
           "append",
-          [](Array& a, const py::array& data, std::size_t axis) {
+          [](Array& a, const py::array& data, std::size_t axis, std::int64_t chunk_size) {
             const ElementsIn in(a, data);
-            without_gil([&] { a.append(in.ref(), axis); });
+            without_gil([&] { a.append(in.ref(), axis, chunk_size); });
           },
-          "data"_a, "axis"_a = 0)
+          "data"_a, "axis"_a = 0, "chunk_size"_a = 0)
       .def(
           "resize", [](Array& a, const Shape& s) { without_gil([&] { a.resize(s); }); }, "new_shape"_a)
       .def(
@@ -1096,6 +1096,9 @@ void bind_array_growth(py::class_<Array>& cls) {
       .def("grid_sizes", &Array::grid_sizes,
            "Each dimension's stored-object sizes as the grid states them (the last not cut at the end).")
       .def("convert_to_regular", [](Array& a) { without_gil([&] { a.convert_to_regular(); }); })
+      .def(
+          "convert_grid", [](Array& a, const std::string& name) { without_gil([&] { a.convert_grid(name); }); },
+          "name"_a)
       .def("convert_to_regular_bounded", [](Array& a) { without_gil([&] { a.convert_to_regular_bounded(); }); })
       .def(
           "expand_domain",

@@ -92,8 +92,6 @@ def test_resize_and_append_as_zarr_python(rect_on):
     assert z.write_chunk_sizes == ((10, 5),)
     assert sorted(z.store.list_prefix("c/")) == ["c/0", "c/1"]
     assert _grid(z)["configuration"]["chunk_shapes"] == [[10, [20, 2], 10]]
-    with pytest.raises(ValueError, match="rectilinear"):
-        z.prepend(np.zeros(3))
 
 
 def test_the_setting_is_needed_for_irregular_sizes_only():
@@ -220,8 +218,8 @@ def test_user_input_errors_are_plain(rect_on):
         zarrpp.create_array(store=store, shape=(60, 4), chunks=[[10**20], [4]], dtype="i4")
     z = zarrpp.create_array(store=store, shape=(30,), chunks=[(n for n in (10, 20))], dtype="i4")
     assert z.write_chunk_sizes == ((10, 20),)
-    with pytest.raises(ValueError, match="start"):
-        z.resize_domain(((5, 30),))
+    with pytest.raises(ValueError, match="chunk_size -2 must be >= 1"):
+        z.append(np.zeros(3, "i4"), chunk_size=-2)
 
 
 def test_indices_outside_raise_zarr_pythons_bounds_check_error(rect_on):

@@ -900,17 +900,20 @@ class Array(_Node):
             raise IndexError(f"axis {axis} is out of bounds for a {self.ndim}-dimensional array")
         return axis
 
-    def prepend(self, data: Any, axis: int = 0) -> Tuple[int, ...]:
+    def prepend(self, data: Any, axis: int = 0, *, chunk_size: int = 0) -> Tuple[int, ...]:
         """Adds ``data`` before index 0 along ``axis``; the domain's lower bound moves down and no
-        existing chunk is rewritten. Returns the new shape."""
+        existing chunk moves. On a rectilinear grid (which becomes ``rectilinear_bounded``) the data
+        goes into one new chunk of exactly its extent, or chunks of ``chunk_size`` with only the one
+        next to the old data smaller. Returns the new shape."""
         self._check_writable()
-        self._core.prepend(self._cast(data), self._axis(axis))
+        self._core.prepend(self._cast(data), self._axis(axis), operator.index(chunk_size))
         return self.shape
 
-    def append(self, data: Any, axis: int = 0) -> Tuple[int, ...]:
-        """Adds ``data`` after the last index along ``axis``. Returns the new shape."""
+    def append(self, data: Any, axis: int = 0, *, chunk_size: int = 0) -> Tuple[int, ...]:
+        """Adds ``data`` after the last index along ``axis`` (``chunk_size`` as for ``prepend``).
+        Returns the new shape."""
         self._check_writable()
-        self._core.append(self._cast(data), self._axis(axis))
+        self._core.append(self._cast(data), self._axis(axis), operator.index(chunk_size))
         return self.shape
 
     def resize(self, *new_shape: Any) -> None:
@@ -950,6 +953,14 @@ class Array(_Node):
         instead). A regular grid is left as it is."""
         self._check_writable()
         self._core.convert_to_regular()
+
+    def convert_grid(self, name: str) -> None:
+        """Switches the chunk grid in place, changing zarr.json only (no chunk moves): to
+        ``"rectilinear_bounded"`` always; to ``"regular_bounded"`` when each dimension's chunks have
+        one size; to ``"regular"`` or ``"rectilinear"`` when, besides, the domain and chunk 0 start
+        at 0. A ValueError says why otherwise."""
+        self._check_writable()
+        self._core.convert_grid(name)
 
     def convert_to_regular_bounded(self) -> None:
         """Switches a ``regular`` grid to ``regular_bounded`` (origin and lower bound 0), changing
