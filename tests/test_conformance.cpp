@@ -20,6 +20,8 @@ namespace {
 const fs::path kCorpus = ZARRPP_CONFORMANCE_DIR;
 // The rectilinear grid's corpus (conformance/rectilinear), beside it.
 const fs::path kRectilinear = fs::path(ZARRPP_CONFORMANCE_DIR).parent_path() / "rectilinear";
+// The rectilinear_bounded grid's corpus (conformance/rectilinear_bounded).
+const fs::path kRectilinearBounded = fs::path(ZARRPP_CONFORMANCE_DIR).parent_path() / "rectilinear_bounded";
 
 struct Entry {
   std::string path, expect, values, reason;
@@ -129,6 +131,14 @@ std::string entry_name(const ::testing::TestParamInfo<Entry>& info) {
 
 INSTANTIATE_TEST_SUITE_P(RegularBounded, Corpus, ::testing::ValuesIn(load_manifest()), entry_name);
 INSTANTIATE_TEST_SUITE_P(Rectilinear, Corpus, ::testing::ValuesIn(load_manifest(kRectilinear)), entry_name);
+INSTANTIATE_TEST_SUITE_P(RectilinearBounded, Corpus, ::testing::ValuesIn(load_manifest(kRectilinearBounded)),
+                         entry_name);
+
+TEST(Corpus, RectilinearBoundedManifestListsItsCorpus) {
+  const auto entries = load_manifest(kRectilinearBounded);
+  ASSERT_GE(entries.size(), 25u) << "manifest not found or short at " << kRectilinearBounded;
+  for (const auto& e : entries) EXPECT_TRUE(fs::is_regular_file(kRectilinearBounded / e.path / "zarr.json")) << e.path;
+}
 
 TEST(Corpus, RectilinearManifestListsItsCorpus) {
   const auto entries = load_manifest(kRectilinear);

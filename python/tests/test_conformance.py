@@ -1,6 +1,6 @@
-"""The conformance corpora (conformance/regular_bounded, conformance/rectilinear) through the
-Python API, and what zarrita.js reads from them (conformance/regular_bounded/zarrita.json; it
-refuses every rectilinear array)."""
+"""The conformance corpora (conformance/regular_bounded, conformance/rectilinear,
+conformance/rectilinear_bounded) through the Python API, and what zarrita.js reads from them
+(conformance/regular_bounded/zarrita.json; it refuses every rectilinear and rectilinear_bounded array)."""
 import json
 import os
 import subprocess
@@ -15,12 +15,16 @@ CORPUS = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "c
 MANIFEST = json.load(open(os.path.join(CORPUS, "manifest.json")))
 RECT = os.path.join(os.path.dirname(CORPUS), "rectilinear")
 RECT_MANIFEST = json.load(open(os.path.join(RECT, "manifest.json")))
+RECTB = os.path.join(os.path.dirname(CORPUS), "rectilinear_bounded")
+RECTB_MANIFEST = json.load(open(os.path.join(RECTB, "manifest.json")))
 ENTRIES = MANIFEST["arrays"]
-ALL = [(CORPUS, e) for e in ENTRIES] + [(RECT, e) for e in RECT_MANIFEST["arrays"]]
+ALL = ([(CORPUS, e) for e in ENTRIES] + [(RECT, e) for e in RECT_MANIFEST["arrays"]] +
+       [(RECTB, e) for e in RECTB_MANIFEST["arrays"]])
 
 
-@pytest.mark.parametrize("corpus,entries,least", [(CORPUS, ENTRIES, 40), (RECT, RECT_MANIFEST["arrays"], 30)],
-                         ids=["regular_bounded", "rectilinear"])
+@pytest.mark.parametrize("corpus,entries,least", [(CORPUS, ENTRIES, 40), (RECT, RECT_MANIFEST["arrays"], 30),
+                                                  (RECTB, RECTB_MANIFEST["arrays"], 25)],
+                         ids=["regular_bounded", "rectilinear", "rectilinear_bounded"])
 def test_the_corpus_is_listed_whole(corpus, entries, least):
     assert len(entries) >= least
     on_disk = {f"{kind}/{n}" for kind in ("read", "refuse") for n in os.listdir(os.path.join(corpus, kind))
@@ -53,7 +57,7 @@ def test_reads_or_refuses_as_listed(corpus, entry):
             assert v == flat[-k] or (np.isnan(v) and np.isnan(flat[-k]))
 
 
-@pytest.mark.parametrize("corpus", [CORPUS, RECT], ids=os.path.basename)
+@pytest.mark.parametrize("corpus", [CORPUS, RECT, RECTB], ids=os.path.basename)
 def test_the_generator_writes_the_committed_corpus(tmp_path, corpus):
     """generate.py is deterministic and the committed corpus is what it writes."""
     import shutil
@@ -70,13 +74,16 @@ def test_the_generator_writes_the_committed_corpus(tmp_path, corpus):
     assert json.load(open(out / "manifest.json")) == json.load(open(os.path.join(corpus, "manifest.json")))
 
 
-def test_zarrita_refuses_every_rectilinear_array():
-    """zarrita.js reads a grid's configuration.chunk_shape whatever the grid's name; a rectilinear
-    grid has none, so it fails on every array instead of misreading one."""
+@pytest.mark.parametrize("corpus", [RECT, RECTB], ids=os.path.basename)
+def test_zarrita_refuses_every_rectilinear_array(corpus):
+    """zarrita.js reads a grid's configuration.chunk_shape whatever the grid's name; rectilinear and
+    rectilinear_bounded grids have none, so it fails on every array instead of misreading one
+    (the corpus' refuse/chunk_shape_field has one, and zarrpp refuses it)."""
     script = os.path.join(CORPUS, "..", "..", "tests", "interop", "read_with_zarrita.mjs")
     for kind in ("read", "refuse"):
-        names = sorted(n for n in os.listdir(os.path.join(RECT, kind)) if not n.endswith(".npy"))
-        r = subprocess.run(["node", script, os.path.join(RECT, kind), *names], capture_output=True, text=True)
+        names = sorted(n for n in os.listdir(os.path.join(corpus, kind))
+                       if not n.endswith(".npy") and n != "chunk_shape_field")
+        r = subprocess.run(["node", script, os.path.join(corpus, kind), *names], capture_output=True, text=True)
         lines = [json.loads(x) for x in r.stdout.splitlines()]
         assert [x["path"] for x in lines] == names
         assert all("error" in x and "data" not in x for x in lines), r.stdout
