@@ -1,8 +1,12 @@
 // What growing in front costs on the local file store: two chunk rows in front of an array of
 // 64^3 uint8 chunks, done four ways (the upstream prototype's table), plus zarrpp's prepend.
-// Usage: zarrpp-bench-prepend [--large] [--sizes N,...] [DIR]
-//   --sizes N,...  arrays of N^3 chunks (default 8,16: 512 and 4,096 chunks); --large adds 32
-//                  (32,768 chunks = 8 GiB). The test suite runs --sizes 2 to keep this working.
+// Then the rectilinear_bounded grid: the metadata step after 1, 100 and 10,000 prepends of one
+// chunk each, of varying sizes (every prepend adds an entry to the sizes) and of one size (a run).
+// Usage: zarrpp-bench-prepend [--large] [--sizes N,...] [--prepends K,...] [DIR]
+//   --sizes N,...     arrays of N^3 chunks (default 8,16: 512 and 4,096 chunks); --large adds 32
+//                     (32,768 chunks = 8 GiB). The test suite runs --sizes 2 to keep this working.
+//   --prepends K,...  rectilinear_bounded rows after K prepends (default 1,100,10000).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,8 +37,8 @@ Array make(const fs::path& dir, std::int64_t n) {
   return z;
 }
 
-// "8,16" -> {8, 16}; every entry an integer in [1, 64].
-std::vector<std::int64_t> parse_sizes(const std::string& s) {
+// "8,16" -> {8, 16}; every entry an integer in [1, max].
+std::vector<std::int64_t> parse_sizes(const std::string& s, long max = 64) {
   std::vector<std::int64_t> out;
   std::size_t i = 0;
   while (i <= s.size()) {
@@ -42,8 +46,8 @@ std::vector<std::int64_t> parse_sizes(const std::string& s) {
     const std::string part = s.substr(i, j - i);
     char* end = nullptr;
     const long v = std::strtol(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || v < 1 || v > 64) {
-      std::fprintf(stderr, "zarrpp-bench-prepend: --sizes takes integers in [1, 64], got '%s'\n", s.c_str());
+    if (part.empty() || *end != '\0' || v < 1 || v > max) {
+      std::fprintf(stderr, "zarrpp-bench-prepend: takes integers in [1, %ld], got '%s'\n", max, s.c_str());
       std::exit(2);
     }
     out.push_back(v);
@@ -51,19 +55,74 @@ std::vector<std::int64_t> parse_sizes(const std::string& s) {
   }
   return out;
 }
+
+// The metadata step of a growth, through the store calls a prepend makes after its chunk write
+// (the array's lock, zarr.json read with its version, parsed and validated, compare-and-swap).
+double metadata_step(const StorePtr& zs) {
+  return bench::median_seconds(21, [&] {
+    auto lock = zs->lock("zarr.json");
+    const auto cur = zs->get_versioned("zarr.json");
+    const ArrayMetadata m = ArrayMetadata::parse(std::string(cur->bytes.begin(), cur->bytes.end()));
+    const std::string next = m.dump();
+    if (!zs->set("zarr.json", Bytes(next.begin(), next.end()), WriteOptions::if_equal(cur->version))) std::abort();
+  });
+}
+
+// The least any crash-safe replacement of a document of `bytes` costs here: create, write, rename.
+double atomic_replace(const fs::path& dir, std::size_t bytes) {
+  const std::string doc(bytes, ' ');
+  return bench::median_seconds(21, [&] {
+    const auto tmp = dir / ".limit-tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    std::fwrite(doc.data(), 1, doc.size(), f);
+    std::fclose(f);
+    fs::rename(tmp, dir / ".limit");
+  });
+}
+
+// rectilinear_bounded: a 1024-column int32 array whose rows are chunks of listed sizes, after `k`
+// prepends of one chunk each (sizes 1..7 in turn, or all 7). The grid is built on the memory store
+// (the document is what k prepends leave) and measured on the file store: the metadata step, one
+// more prepend of 3 rows (its one chunk and the step), and the replace limit for that document.
+void rectilinear_row(const fs::path& dir, std::int64_t k, bool varying) {
+  auto mem = MemoryStore::create();
+  auto z = Array::create(mem, {.shape = {10, 1024}, .dtype = DataType::int32, .chunk_sizes = {{3, 7}, {1024}}});
+  std::vector<NDArray> rows;  // rows[n]: n rows of ones
+  for (std::int64_t n = 0; n <= 7; ++n) rows.push_back(NDArray::full<std::int32_t>({n, 1024}, 1));
+  for (std::int64_t i = 0; i < k; ++i) z.prepend(rows[static_cast<std::size_t>(varying ? 1 + i % 7 : 7)], 0);
+  fs::remove_all(dir);
+  auto fsz = FileStore::open(dir);
+  const auto doc = *mem->get("zarr.json");
+  fsz->set("zarr.json", doc);
+  const double t_meta = metadata_step(fsz);
+  auto zf = Array::open(fsz);
+  const std::int64_t entries = static_cast<std::int64_t>(zf.metadata().chunk_grid.chunk_runs[0].size());
+  std::vector<double> grow;
+  for (int i = 0; i < 5; ++i) grow.push_back(seconds([&] { zf.prepend(rows[3], 0); }));
+  std::sort(grow.begin(), grow.end());
+  const double t_limit = atomic_replace(dir, doc.size());
+  std::printf("| %lld | %s | %lld | %zu | %.3f ms | %.3f ms | %.3f ms | %.2f |\n", static_cast<long long>(k),
+              varying ? "1..7 in turn" : "all 7", static_cast<long long>(entries), doc.size(), t_meta * 1e3,
+              grow[2] * 1e3, t_limit * 1e3, t_meta / t_limit);
+  std::fflush(stdout);
+  fs::remove_all(dir);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   fs::path base = fs::temp_directory_path() / "zarrpp-bench-prepend";
   std::vector<std::int64_t> sizes = {8, 16};  // 512 and 4,096 chunks
+  std::vector<std::int64_t> prepends = {1, 100, 10000};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--large")
       sizes.push_back(32);  // 32,768 chunks
     else if (a == "--sizes" && i + 1 < argc)
       sizes = parse_sizes(argv[++i]);
+    else if (a == "--prepends" && i + 1 < argc)
+      prepends = parse_sizes(argv[++i], 1000000);
     else if (a.rfind("--", 0) == 0) {
-      std::fprintf(stderr, "usage: zarrpp-bench-prepend [--large] [--sizes N,...] [DIR]\n");
+      std::fprintf(stderr, "usage: zarrpp-bench-prepend [--large] [--sizes N,...] [--prepends K,...] [DIR]\n");
       return 2;
     } else
       base = a;
@@ -120,32 +179,21 @@ int main(int argc, char** argv) {
     NDArray rows(DataType::uint8, {128, 64 * n, 64 * n});
     std::memset(rows.raw_data(), 1, rows.nbytes());
     const double t_prepend = seconds([&] { z.prepend(rows, 0); });
-    const auto zs = z.store();
-    const double t_meta = bench::median_seconds(21, [&] {
-      auto lock = zs->lock("zarr.json");
-      const auto cur = zs->get_versioned("zarr.json");
-      const ArrayMetadata m = ArrayMetadata::parse(std::string(cur->bytes.begin(), cur->bytes.end()));
-
-      const std::string next = m.dump();
-      if (!zs->set("zarr.json", Bytes(next.begin(), next.end()), WriteOptions::if_equal(cur->version))) std::abort();
-    });
+    const double t_meta = metadata_step(z.store());
     // The physical limit of any crash-safe metadata update on this file system: create, write
     // and rename one small file (what replacing zarr.json atomically needs at the least).
-    const std::string meta = std::string(z.metadata().dump());
-    const double t_limit = bench::median_seconds(21, [&] {
-      const auto tmp = dir / ".limit-tmp";
-      {
-        std::FILE* f = std::fopen(tmp.c_str(), "wb");
-        std::fwrite(meta.data(), 1, meta.size(), f);
-        std::fclose(f);
-      }
-      fs::rename(tmp, dir / ".limit");
-    });
+    const double t_limit = atomic_replace(dir, z.metadata().dump().size());
     std::printf("| %lld | %.2f GiB | %.3f s | %.2f s | %.2f s | %.3f s | %.3f ms | %.3f ms | %.2f |\n",
                 static_cast<long long>(n) * n * n, gib, t_rename, t_store, t_copy, t_prepend, t_meta * 1e3,
                 t_limit * 1e3, t_meta / t_limit);
     std::fflush(stdout);
     fs::remove_all(dir);
   }
+  std::printf(
+      "\nrectilinear_bounded: after K prepends of one chunk each (1024 int32 columns; file store)\n\n"
+      "| prepends | sizes | entries in the sizes | zarr.json bytes | metadata step | one more prepend (3 rows) | "
+      "limit: one atomic replace of the document | metadata step / limit |\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto k : prepends) rectilinear_row(base / "rect", k, true);
+  if (!prepends.empty()) rectilinear_row(base / "rect", prepends.back(), false);
   return 0;
 }

@@ -36,7 +36,7 @@ case "$which" in
     done
     ;;
   prepend)
-    run "$build/zarrpp-bench-prepend" --sizes 2,3 "$work/arrays"
+    run "$build/zarrpp-bench-prepend" --sizes 2,3 --prepends 1,10 "$work/arrays"
     expect_row "| chunks | data | rename every chunk file |"
     expect_row "| 8 | "
     expect_row "| 27 | "
