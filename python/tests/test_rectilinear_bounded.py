@@ -74,6 +74,17 @@ def test_chunk_size_and_shrinking(rect_on):
     assert _grid(r)["name"] == "regular"
 
 
+def test_copies_start_the_grid_at_the_domain(rect_on):
+    z = zarrpp.create_array(store=zarrpp.storage.MemoryStore(), shape=(30,), chunks=[[10, 20]], dtype="i4")
+    z[...] = np.arange(30, dtype="i4")
+    z.prepend(np.full(6, -1, "i4"))
+    z.resize_domain([(-4, 25)])  # chunk -1 (6 wide, from -6) now starts 2 before the domain
+    assert z.origin == (-6,) and z.write_chunk_sizes == ((4, 10, 15),)
+    c = zarrpp.from_array(zarrpp.storage.MemoryStore(), data=z)
+    assert c.write_chunk_sizes == ((4, 10, 15),) and _grid(c)["name"] == "rectilinear"
+    np.testing.assert_array_equal(c[...], z[...])
+
+
 def test_convert_grid_moves_no_chunk(tmp_path):
     path = str(tmp_path / "r.zarr")
     z = zarrpp.create_array(path, shape=(25, 4), chunks=(10, 4), dtype="i4")

@@ -494,9 +494,11 @@ class Array(_Node):
     @property
     def origin(self) -> Tuple[int, ...]:
         """The coordinate where chunk index 0 starts, per dimension (0 for a ``regular`` grid);
-        growth never changes it, so chunk (shard) boundaries lie at ``origin + k * chunk``."""
+        growth never changes it, so chunk (shard) boundaries lie at ``origin + k * chunk``. On a
+        ``rectilinear_bounded`` grid: where its first listed chunk (``first_chunk`` in zarr.json)
+        starts, as zarr.json states it."""
         grid = self.metadata.get("chunk_grid", {})
-        if grid.get("name") == "regular_bounded":
+        if grid.get("name") in ("regular_bounded", "rectilinear_bounded"):
             return tuple(int(v) for v in grid["configuration"]["origin"])
         return (0,) * self.ndim
 

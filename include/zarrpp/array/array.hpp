@@ -140,7 +140,8 @@ class Array {
   Shape read_chunk_counts() const;
   // Each dimension's stored-object sizes as the grid states them, for the objects the shape
   // reaches: write_chunk_sizes without cutting the last at the array's end (what creates the same
-  // grid again).
+  // grid again, from index 0: a first chunk starting before index 0 is cut there, a shard to whole
+  // inner chunks).
   std::vector<std::vector<std::int64_t>> grid_sizes() const;
   // How many elements each chunk holds along each dimension, in order, the first and last cut to
   // the domain (the grid's answer; nothing else recomputes it): the stored objects (shards when
