@@ -148,6 +148,53 @@ TEST(RectilinearBounded, ShrinkingDropsChunksWhollyOutsideAndKeepsTheEdgeChunks)
   EXPECT_EQ(z.read().to_vector<std::int32_t>(), std::vector<std::int32_t>(12, 8));
 }
 
+// A domain moved clear of every listed chunk gets a list of its own (no chunk spans the gap), and
+// growth without data never makes a chunk larger than the codecs decode.
+TEST(RectilinearBounded, FarMovesAndHugeGrowthMakeNoHugeChunk) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {30, 4}, .dtype = DataType::int32, .chunk_sizes = {{10, 20}, {4}}});
+  z.fill<std::int32_t>(1);
+  z.resize_domain({{10'000'000, 10'000'002}, {0, 4}});
+  EXPECT_EQ(grid_json(z)["configuration"].dump(),
+            R"({"kind":"inline","chunk_shapes":[[2],[4]],"first_chunk":[2,0],"origin":[10000000,0],)"
+            R"("lower_bound":[10000000,0]})");
+  EXPECT_TRUE(store->list_prefix("c/").empty());
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), std::vector<std::int32_t>(8, 0));
+  z.resize_domain({{-50, -45}, {0, 4}});  // and before it
+  EXPECT_EQ(grid_json(z)["configuration"]["chunk_shapes"].dump(), "[[5],[4]]");
+  EXPECT_EQ(grid_json(z)["configuration"]["first_chunk"].dump(), "[1,0]");
+  z.write_scalar<std::int32_t>({slice(0, 5)}, 3);
+  EXPECT_EQ(z.read().to_vector<std::int32_t>(), std::vector<std::int32_t>(20, 3));
+  z.resize_domain({{7, 7}, {0, 4}});  // an empty domain far off: one chunk of 1
+  EXPECT_EQ(grid_json(z)["configuration"]["chunk_shapes"].dump(), "[[1],[4]]");
+  // 2^31 rows of 4 int32 (32 GiB) in front: chunks of 2^28 rows (4 GiB each), the innermost less
+  z.resize_domain({{0, 5}, {0, 4}});
+  z.expand_domain(0, std::int64_t{1} << 31);
+  const auto runs = z.metadata().chunk_grid.chunk_runs[0];
+  ASSERT_GE(runs.size(), 2U);
+  EXPECT_EQ(runs[0].size, std::int64_t{1} << 28);
+  for (const auto& r : runs) EXPECT_LE(r.size * 16, std::int64_t{1} << 32);
+  EXPECT_EQ(z.read({slice(0, 1)}).to_vector<std::int32_t>(), std::vector<std::int32_t>(4, 0));
+}
+
+TEST(RectilinearBounded, KeysStayWithinWhatJavaScriptHolds) {
+  auto store = MemoryStore::create();
+  auto z = Array::create(store, {.shape = {4}, .dtype = DataType::int32, .chunk_sizes = {{1, 3}}});
+  auto doc = json_of(*store->get("zarr.json"));
+  doc["chunk_grid"] = Json::parse(R"({"name": "rectilinear_bounded", "configuration": {"kind": "inline",
+    "chunk_shapes": [[1, 3]], "first_chunk": [9007199254740990], "origin": [0], "lower_bound": [0]}})");
+  store->set("zarr.json", to_bytes(doc.dump()));
+  z = Array::open(store);
+  std::string why;
+  try {
+    z.append(NDArray::full<std::int32_t>({1}, 1), 0);
+  } catch (const MetadataError& e) {
+    why = e.what();
+  }
+  EXPECT_NE(why.find("the last listed chunk's index"), std::string::npos) << why;
+  EXPECT_EQ(z.shape(), (Shape{4}));
+}
+
 TEST(RectilinearBounded, UndoingTheGrowthInFrontGoesBackToRectilinear) {
   auto store = MemoryStore::create();
   auto z = Array::create(store, {.shape = {30}, .dtype = DataType::int32, .chunk_sizes = {{10, 20}}});

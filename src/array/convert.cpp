@@ -380,14 +380,15 @@ ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, bool every_chunk_stored, s
                              const std::string& shown) {
   if (v3.zarr_format == 2) return v3;
   const std::string why = "cannot convert '" + shown + "' to Zarr v2: ";
-  if (v3.chunk_grid.rectilinear())
-    throw UnsupportedError(why +
-                           "its chunk grid is rectilinear (chunks of different sizes), which Zarr v2 cannot "
-                           "state");
   if (v3.chunk_grid.kind != ChunkGridMetadata::Kind::Regular)
-    throw UnsupportedError(why + "its chunk grid is regular_bounded (a lower bound or origin, as after a prepend), " +
+    throw UnsupportedError(why + "its chunk grid is " + v3.chunk_grid.name() +
+                           (v3.chunk_grid.rectilinear() ? " (chunks listed by size; a lower bound or origin too, "
+                                                          "when bounded)"
+                                                        : " (a lower bound or origin, as after a prepend)") +
+                           ", " +
                            "which Zarr v2 cannot state; switch it to regular first (zarrpp convert ARRAY --grid " +
-                           "regular, when its domain starts at 0; else zarrpp copy ARRAY NEW --grid regular)");
+                           "regular, when its chunks have one size and its domain starts at 0; else zarrpp copy "
+                           "ARRAY NEW --grid regular)");
   ArrayMetadata m;
   try {
     // The codec layer's v2 form of the chain decodes the stored chunks as the chain does.

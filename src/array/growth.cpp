@@ -58,10 +58,10 @@ void drop_outside(ChunkRuns& runs, std::int64_t& first, std::int64_t& origin, st
   std::int64_t total = count_of(runs);
   while (total > 1) {  // chunks that end at or before lo
     ChunkRun& r = runs.front();
-    const std::int64_t n = std::min({r.count, (lo - origin) / r.size, total - 1});
+    const std::int64_t n = std::min({r.count, checked::sub(lo, origin, "lo - origin") / r.size, total - 1});
     if (n <= 0) break;
-    first += n;
-    origin += n * r.size;
+    first = checked::add(first, n, "the first chunk's index");
+    origin = checked::add(origin, checked::mul(n, r.size, "extent"), "the first chunk's start");
     total -= n;
     r.count -= n;
     if (r.count > 0) break;
@@ -71,7 +71,7 @@ void drop_outside(ChunkRuns& runs, std::int64_t& first, std::int64_t& origin, st
   while (total > 1) {  // chunks that start at or after hi
     ChunkRun& r = runs.back();
     start -= r.size * r.count;
-    const std::int64_t keep = hi <= start ? 0 : (hi - start + r.size - 1) / r.size;
+    const std::int64_t keep = hi <= start ? 0 : (checked::sub(hi, start, "hi - start") - 1) / r.size + 1;
     const std::int64_t n = std::min({r.count - std::min(keep, r.count), total - 1});
     if (n <= 0) break;
     total -= n;
@@ -96,9 +96,32 @@ ChunkRuns new_chunks(std::int64_t rest, std::int64_t chunk_size, std::int64_t in
   return out;
 }
 
+// The most elements along d one new unsharded chunk may have: the codecs decode at most 4 GiB per
+// chunk, and the other dimensions' largest chunks fix the rest of its shape. (Sharded: the inner
+// chunks stay as they are, so shards have no such limit.)
+std::int64_t max_new_chunk(const ArrayMetadata& m, const Snapshot& cur, std::size_t d) {
+  if (cur.layout) return INT64_MAX;
+  const auto& g = m.chunk_grid;
+  std::int64_t row = std::max<std::int64_t>(1, static_cast<std::int64_t>(m.data_type.size()));
+  for (std::size_t e = 0; e < m.rank(); ++e) {
+    if (e == d) continue;
+    std::int64_t biggest = g.chunk_shape[e];
+    for (const auto& r : g.chunk_runs[e]) biggest = std::max(biggest, r.size);
+    if (__builtin_mul_overflow(row, biggest, &row)) return 1;
+  }
+  return std::max<std::int64_t>(1, (std::int64_t{1} << 32) / row);
+}
+
+// Chunks for `rest` new elements, at most `most` per chunk (more are split as by chunk_size).
+ChunkRuns new_chunks_within(std::int64_t rest, std::int64_t step, std::int64_t inner, bool front, std::int64_t most) {
+  if (step <= 0 && rest > most) step = most;
+  return new_chunks(rest, step, inner, front);
+}
+
 // Fits a rectilinear grid's listed chunks to the domain in `m` (its new lower bound and shape):
 // chunks are added where the domain passes them (one chunk for the rest, or `chunk_size` pieces
-// along `axis`), and on `rectilinear_bounded` chunks wholly outside are dropped, keeping one. A
+// along `axis`), and on `rectilinear_bounded` chunks wholly outside are dropped, keeping one; a
+// domain moved clear of every listed chunk gets a list of its own (no chunk spans the gap). A
 // `rectilinear` grid keeps every size, as zarr-python does (chunks past the end are inactive).
 void fit_runs(ArrayMetadata& m, const Snapshot& cur, std::size_t axis = SIZE_MAX, std::int64_t chunk_size = 0) {
   auto& g = m.chunk_grid;
@@ -108,17 +131,26 @@ void fit_runs(ArrayMetadata& m, const Snapshot& cur, std::size_t axis = SIZE_MAX
     if (g.chunk_runs[d].empty()) continue;
     const std::int64_t inner = cur.layout ? cur.layout->unit_shape[d] : 1;
     const std::int64_t step = d == axis ? chunk_size : 0;
+    const std::int64_t most = max_new_chunk(m, cur, d);
     const std::int64_t lo = g.lower_bound[d], hi = checked::add(lo, m.shape[d], "the domain's end");
     auto runs = g.chunk_runs[d];
+    const std::int64_t end = checked::add(g.origin[d], extent_of(runs), "the chunks' end");
+    if (bounded && (lo > end || hi < g.origin[d])) {  // clear of every listed chunk: start afresh
+      const bool after = lo > end;
+      runs = new_chunks_within(std::max<std::int64_t>(hi - lo, 1), step, inner, !after, most);
+      g.first_chunk[d] = after ? checked::add(g.first_chunk[d], count_of(g.chunk_runs[d]), "the first chunk's index")
+                               : checked::sub(g.first_chunk[d], count_of(runs), "the first chunk's index");
+      g.origin[d] = after ? lo : checked::sub(hi <= lo ? lo + 1 : hi, extent_of(runs), "the first chunk's start");
+    }
     if (lo < g.origin[d]) {  // growth in front (bounded only: only it moves the lower bound)
-      const auto add = new_chunks(g.origin[d] - lo, step, inner, true);
+      const auto add = new_chunks_within(checked::sub(g.origin[d], lo, "growth"), step, inner, true, most);
       g.first_chunk[d] = checked::sub(g.first_chunk[d], count_of(add), "the first chunk's index");
       g.origin[d] = checked::sub(g.origin[d], extent_of(add), "the first chunk's start");
       runs.insert(runs.begin(), add.begin(), add.end());
     }
-    const std::int64_t end = checked::add(g.origin[d], extent_of(runs), "the chunks' end");
-    if (hi > end) {
-      const auto add = new_chunks(hi - end, step, inner, false);
+    const std::int64_t now_end = checked::add(g.origin[d], extent_of(runs), "the chunks' end");
+    if (hi > now_end) {
+      const auto add = new_chunks_within(checked::sub(hi, now_end, "growth"), step, inner, false, most);
       runs.insert(runs.end(), add.begin(), add.end());
     }
     if (bounded) drop_outside(runs, g.first_chunk[d], g.origin[d], lo, hi);
@@ -279,7 +311,13 @@ void clear_box(Store& store, const std::string& path, const Engine& e, const Sna
   const Bytes element = next.meta.fill_element();
   std::memcpy(fill.raw_data(), element.data(), element.size());
   constexpr std::int64_t kEnumerateLimit = 1 << 16;
-  if (units_touched(box, next.unit_grid) <= kEnumerateLimit) {
+  // Many elements (a huge new chunk) are cleared through the listing too: building a chunk of
+  // fill values only to find it empty would cost its whole size in memory.
+  constexpr std::int64_t kClearElements = std::int64_t{1} << 26;
+  std::int64_t elements = 1;
+  for (const auto& s : box)
+    if (__builtin_mul_overflow(elements, s.count, &elements)) elements = INT64_MAX;
+  if (units_touched(box, next.unit_grid) <= kEnumerateLimit && elements <= kClearElements) {
     const auto plan = plan_orthogonal(box, next.unit_grid);
     e.write(plan, broadcast_to(fill.view(), plan.out_shape, next.meta.data_type));
     return;
@@ -448,8 +486,15 @@ ChunkGridMetadata as_regular_bounded(const ArrayMetadata& m, const std::string& 
 // rectilinear_bounded with the chunks where they are (a regular dimension stays a bare size).
 ChunkGridMetadata as_rectilinear_bounded(const ArrayMetadata& m) {
   auto g = m.chunk_grid;
-  if (g.rectilinear_bounded()) return g;
-  if (g.rectilinear()) return as_bounded(m).chunk_grid;
+  if (g.rectilinear()) {
+    g = as_bounded(m).chunk_grid;
+    for (std::size_t d = 0; d < m.rank(); ++d)
+      if (g.chunk_runs[d].empty()) {  // a bare size: stated from chunk 0, as regular_bounded's origin
+        g.origin[d] = g.regular_origin(d);
+        g.first_chunk[d] = 0;
+      }
+    return g;
+  }
   g.kind = ChunkGridMetadata::Kind::RectilinearBounded;
   g.chunk_runs.assign(m.rank(), {});
   g.first_chunk.assign(m.rank(), 0);

@@ -807,6 +807,12 @@ void ArrayMetadata::validate_for_write() const {
     check_safe(shape[d], "shape" + ds);
     check_safe(chunk_grid.origin[d], "chunk_grid.configuration.origin" + ds);
     check_safe(chunk_grid.lower_bound[d], "chunk_grid.configuration.lower_bound" + ds);
+    if (chunk_grid.rectilinear_bounded()) {  // every chunk key's index too
+      check_safe(chunk_grid.first_chunk[d], "chunk_grid.configuration.first_chunk" + ds);
+      if (!chunk_grid.chunk_runs[d].empty())
+        check_safe(checked::add(chunk_grid.first_chunk[d], chunk_grid.listed(d), "the last chunk's index"),
+                   "the last listed chunk's index (first_chunk + the number of chunks)" + ds);
+    }
     check_safe(checked::add(chunk_grid.lower_bound[d], shape[d], "upper bound"),
                "upper bound (lower_bound + shape)" + ds);
     if (chunk_grid.rectilinear())
