@@ -36,43 +36,62 @@ def encode(codecs, chunk):
     return rb.encode(codecs, chunk)
 
 
-def expand(dim, extent):
-    """One dimension of chunk_shapes as the list of sizes it states (a bare integer repeated until
-    the extent is covered, as the document says)."""
-    if isinstance(dim, int):
-        return [dim] * max(1, -(-extent // dim)) if extent else [dim]
+def listed(dim):
+    """A listed dimension's sizes, run-length pairs expanded."""
     out = []
     for e in dim:
         out += [e[0]] * e[1] if isinstance(e, list) else [e]
     return out
 
 
+def chunks_of(dim, first, origin, lower, extent):
+    """(index, start coordinate, size) of every chunk holding an element of [lower, lower + extent),
+    chunk `first` starting at `origin` (all 0 for `rectilinear`); a bare integer is regular chunks
+    through that point (the document's "repeated until the extent is covered")."""
+    if extent == 0:
+        return []
+    if isinstance(dim, int):
+        zero = origin - first * dim
+        k0, k1 = (lower - zero) // dim, (lower + extent - 1 - zero) // dim
+        return [(k, zero + k * dim, dim) for k in range(k0, k1 + 1)]
+    out, x = [], origin
+    for i, s in enumerate(listed(dim)):
+        if x < lower + extent and x + s > lower:
+            out.append((first + i, x, s))
+        x += s
+    return out
+
+
 class Writer(rb.Writer):
     def rect(self, name, *, description, rules, dtype, shape, chunk_shapes, fill, values, codecs=None, shard=None,
-             skip=(), stray=None, boundary_value=None):
+             skip=(), stray=None, boundary_value=None, bounds=None):
         """read/<name>: `values` in chunks of the sizes `chunk_shapes` states (or shards of them with
         `shard` = dict(inner=..., codecs=..., index_codecs=..., index_location=...)). Chunks in
-        `skip` are not stored, `stray` maps keys of chunks wholly past the shape to a value whose
-        chunk is stored there anyway (a reader must not show it), `boundary_value` fills buffer
-        positions past the shape instead of the fill value."""
+        `skip` are not stored, `stray` maps keys that are no chunk of the array to a value and
+        buffer shape stored there anyway (a reader must not show it), `boundary_value` fills buffer
+        positions outside the domain instead of the fill value. `bounds`: the rectilinear_bounded
+        grid's dict(first_chunk=..., origin=..., lower_bound=...), values at coordinates lower_bound..."""
         dtype = np.dtype(dtype)
         rank = len(shape)
         values = np.asarray(values, dtype=dtype).reshape(shape)
         codecs = codecs or LE
         path = os.path.join(self.out, "read", name)
         os.makedirs(path)
-        sizes = [expand(chunk_shapes[d], shape[d]) for d in range(rank)]
-        starts = [list(itertools.accumulate([0] + s[:-1])) for s in sizes]
-        # Active chunks: those starting inside the shape.
-        active = [[k for k in range(len(sizes[d])) if starts[d][k] < shape[d]] for d in range(rank)]
+        first, origin, lower = ((bounds["first_chunk"], bounds["origin"], bounds["lower_bound"]) if bounds
+                                else ([0] * rank,) * 3)
+        per_dim = [chunks_of(chunk_shapes[d], first[d], origin[d], lower[d], shape[d]) for d in range(rank)]
         expected = np.full(shape, fill, dtype=dtype)
         stored = 0
-        for k in itertools.product(*active):
-            cshape = tuple(sizes[d][k[d]] for d in range(rank))
+        for combo in itertools.product(*per_dim):
+            k = tuple(c[0] for c in combo)
+            cshape = tuple(c[2] for c in combo)
             buf = np.full(cshape, fill if boundary_value is None else boundary_value, dtype=dtype)
             inside = np.zeros(cshape, dtype=bool)
-            src = tuple(slice(starts[d][k[d]], min(shape[d], starts[d][k[d]] + cshape[d])) for d in range(rank))
-            dst = tuple(slice(0, s.stop - s.start) for s in src)
+            # the array indices this chunk holds, and where they sit in its buffer
+            a = [max(0, c[1] - lower[d]) for d, c in enumerate(combo)]
+            b = [min(shape[d], c[1] + c[2] - lower[d]) for d, c in enumerate(combo)]
+            src = tuple(slice(a[d], b[d]) for d in range(rank))
+            dst = tuple(slice(a[d] + lower[d] - combo[d][1], b[d] + lower[d] - combo[d][1]) for d in range(rank))
             buf[dst] = values[src]
             inside[dst] = True
             if k in skip:
@@ -90,7 +109,9 @@ class Writer(rb.Writer):
             expected[src] = values[src]
         for key, (v, cshape) in (stray or {}).items():
             self._put(path, key, rb.encode(LE, np.full(cshape, v, dtype=dtype)))
-        grid = {"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": chunk_shapes}}
+        cfg = {"kind": "inline", "chunk_shapes": chunk_shapes}
+        cfg.update({k: list(v) for k, v in (bounds or {}).items()})
+        grid = {"name": "rectilinear_bounded" if bounds else "rectilinear", "configuration": cfg}
         meta_codecs = codecs if shard is None else [{"name": "sharding_indexed", "configuration": {
             "chunk_shape": list(shard["inner"]), "codecs": shard["codecs"], "index_codecs": shard["index_codecs"],
             "index_location": shard["index_location"]}}]
@@ -101,11 +122,12 @@ class Writer(rb.Writer):
             json.dump(meta, f, indent=2)
             f.write("\n")
         np.save(os.path.join(self.out, "read", name + ".npy"), expected.astype(expected.dtype.newbyteorder("<")))
-        self.manifest.append({"path": f"read/{name}", "expect": "read", "values": f"read/{name}.npy",
-                              "domain": [[0, n] for n in shape], "stored_chunks": stored,
-                              "chunk_sizes": [[min(sizes[d][k], shape[d] - starts[d][k]) for k in active[d]]
-                                              for d in range(rank)],
-                              "rules": rules, "description": description})
+        self.manifest.append({
+            "path": f"read/{name}", "expect": "read", "values": f"read/{name}.npy",
+            "domain": [[lower[d], lower[d] + shape[d]] for d in range(rank)], "stored_chunks": stored,
+            "chunk_sizes": [[min(c[1] + c[2], lower[d] + shape[d]) - max(c[1], lower[d]) for c in per_dim[d]]
+                            for d in range(rank)],
+            "rules": rules, "description": description})
 
 
 def ramp(shape, dtype, start=1):
@@ -211,30 +233,35 @@ def refuse_cases(w):
              rules=["sharding: the inner chunk divides each shard"])
 
 
-def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else _HERE
+def write_corpus(out, writer, cases, corpus, extension, how):
+    """Writes a corpus to `out`: read/ and refuse/ replaced by `cases(writer)`, then manifest.json
+    and the README's tables."""
     os.makedirs(out, exist_ok=True)
     for d in ("read", "refuse"):
         shutil.rmtree(os.path.join(out, d), ignore_errors=True)
     os.makedirs(os.path.join(out, "read"))
-    w = Writer(out)
-    read_cases(w, np.random.default_rng(20261203))
-    refuse_cases(w)
-    manifest = {
-        "corpus": "rectilinear conformance",
-        "version": 1,
-        "extension": "https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear",
-        "how": "For each entry with expect 'read': open the array at 'path' (a Zarr v3 array in a folder), read it "
-               "whole and compare with the NumPy file 'values' (NaN equals NaN); 'chunk_sizes' are the sizes of its "
-               "chunks along each dimension within the shape (Dask's chunks), 'stored_chunks' how many of its "
-               "stored keys are chunks of the array. For each entry with expect 'refuse': opening (or at the latest "
-               "reading) the array must fail; 'reason' says why.",
-        "arrays": sorted(w.manifest, key=lambda e: (e["expect"], e["path"])),
-    }
+    w = writer(out)
+    cases(w)
+    manifest = {"corpus": corpus, "version": 1, "extension": extension, "how": how,
+                "arrays": sorted(w.manifest, key=lambda e: (e["expect"], e["path"]))}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
     rb.write_readme_tables(out, manifest["arrays"])
+
+
+def main():
+    def cases(w):
+        read_cases(w, np.random.default_rng(20261203))
+        refuse_cases(w)
+    write_corpus(
+        sys.argv[1] if len(sys.argv) > 1 else _HERE, Writer, cases, "rectilinear conformance",
+        "https://github.com/zarr-developers/zarr-extensions/tree/main/chunk-grids/rectilinear",
+        "For each entry with expect 'read': open the array at 'path' (a Zarr v3 array in a folder), read it "
+        "whole and compare with the NumPy file 'values' (NaN equals NaN); 'chunk_sizes' are the sizes of its "
+        "chunks along each dimension within the shape (Dask's chunks), 'stored_chunks' how many of its "
+        "stored keys are chunks of the array. For each entry with expect 'refuse': opening (or at the latest "
+        "reading) the array must fail; 'reason' says why.")
 
 
 if __name__ == "__main__":

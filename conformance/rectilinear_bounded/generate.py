@@ -2,10 +2,11 @@
 """Writes the rectilinear_bounded conformance corpus: arrays, expected values and manifest.json.
 
 An independent writer of zarrpp's `rectilinear_bounded` chunk grid (docs/extensions/rectilinear_bounded):
-NumPy for the values, the grid's rules written here from the document (chunk first_chunk[d] starts at
+NumPy for the values, the grid's rules written from the document (chunk first_chunk[d] starts at
 coordinate origin[d], the listed sizes follow it, array index 0 is coordinate lower_bound[d]; a bare
-size is regular chunks through that point), and the codecs and shard index from the regular_bounded
-corpus' writer, which shares no code with zarrpp.
+size is regular chunks through that point) in the rectilinear corpus' writer, whose `rectilinear` is
+the case of all three 0, and the codecs and shard index of the regular_bounded corpus' writer; none
+of it shares code with zarrpp.
 
     /usr/bin/python3 conformance/rectilinear_bounded/generate.py [OUT_DIR]
 
@@ -13,117 +14,27 @@ OUT_DIR defaults to this folder; read/, refuse/ and manifest.json there are repl
 deterministic (the tests check the committed corpus is what this writes).
 """
 import importlib.util
-import itertools
 import json
 import os
-import shutil
 import sys
 
 import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("rb", os.path.join(_HERE, "..", "regular_bounded", "generate.py"))
-rb = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rb)
+_spec = importlib.util.spec_from_file_location("rg", os.path.join(_HERE, "..", "rectilinear", "generate.py"))
+rg = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rg)
 
-LE = [{"name": "bytes", "configuration": {"endian": "little"}}]
+LE = rg.LE
 NAME = "rectilinear_bounded"
+ramp = rg.ramp
 
 
-def listed(dim):
-    """A listed dimension's sizes, run-length pairs expanded."""
-    out = []
-    for e in dim:
-        out += [e[0]] * e[1] if isinstance(e, list) else [e]
-    return out
-
-
-def chunks_of(dim, first, origin, lower, extent):
-    """(index, start coordinate, size) of every chunk holding an element of [lower, lower + extent)."""
-    if extent == 0:
-        return []
-    if isinstance(dim, int):  # regular chunks of `dim`; chunk `first` starts at `origin`
-        zero = origin - first * dim
-        k0, k1 = (lower - zero) // dim, (lower + extent - 1 - zero) // dim
-        return [(k, zero + k * dim, dim) for k in range(k0, k1 + 1)]
-    out, x = [], origin
-    for i, s in enumerate(listed(dim)):
-        if x < lower + extent and x + s > lower:
-            out.append((first + i, x, s))
-        x += s
-    return out
-
-
-class Writer(rb.Writer):
-    def bounded(self, name, *, description, rules, dtype, shape, chunk_shapes, first_chunk, origin, lower_bound, fill,
-                values, codecs=None, shard=None, skip=(), stray=None, boundary_value=None):
-        """read/<name>: `values` at coordinates lower_bound..., in chunks of the sizes `chunk_shapes`
-        states from chunk first_chunk at origin (or shards: `shard` as in the rectilinear corpus).
-        Chunks in `skip` are not stored, `stray` maps keys that are no chunk of the array to a value
-        and buffer shape stored there anyway, `boundary_value` fills buffer positions outside the
-        domain instead of the fill value (a reader must show neither)."""
-        dtype = np.dtype(dtype)
-        rank = len(shape)
-        values = np.asarray(values, dtype=dtype).reshape(shape)
-        codecs = codecs or LE
-        path = os.path.join(self.out, "read", name)
-        os.makedirs(path)
-        per_dim = [chunks_of(chunk_shapes[d], first_chunk[d], origin[d], lower_bound[d], shape[d]) for d in range(rank)]
-        expected = np.full(shape, fill, dtype=dtype)
-        stored = 0
-        for combo in itertools.product(*per_dim):
-            k = tuple(c[0] for c in combo)
-            cshape = tuple(c[2] for c in combo)
-            buf = np.full(cshape, fill if boundary_value is None else boundary_value, dtype=dtype)
-            inside = np.zeros(cshape, dtype=bool)
-            # array indices this chunk holds, and where in its buffer
-            a = [max(0, c[1] - lower_bound[d]) for d, c in enumerate(combo)]
-            b = [min(shape[d], c[1] + c[2] - lower_bound[d]) for d, c in enumerate(combo)]
-            src = tuple(slice(a[d], b[d]) for d in range(rank))
-            dst = tuple(slice(a[d] + lower_bound[d] - combo[d][1], b[d] + lower_bound[d] - combo[d][1])
-                        for d in range(rank))
-            buf[dst] = values[src]
-            inside[dst] = True
-            if k in skip:
-                continue
-            if shard is None:
-                if boundary_value is None and rb.is_fill(buf[inside], fill):
-                    continue
-                data = rb.encode(codecs, buf)
-            else:
-                data = self._shard(buf, inside, fill, shard)
-                if data is None:
-                    continue
-            self._put(path, rb.key_of(k, ("default", "/")), data)
-            stored += 1
-            expected[src] = values[src]
-        for key, (v, cshape) in (stray or {}).items():
-            self._put(path, key, rb.encode(LE, np.full(cshape, v, dtype=dtype)))
-        grid = {"name": NAME, "configuration": {"kind": "inline", "chunk_shapes": chunk_shapes,
-                                                "first_chunk": list(first_chunk), "origin": list(origin),
-                                                "lower_bound": list(lower_bound)}}
-        meta_codecs = codecs if shard is None else [{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": list(shard["inner"]), "codecs": shard["codecs"], "index_codecs": shard["index_codecs"],
-            "index_location": shard["index_location"]}}]
-        meta = {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": rb.v3_name(dtype),
-                "chunk_grid": grid, "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-                "fill_value": rb.fill_json(fill, dtype), "codecs": meta_codecs, "attributes": {}}
-        with open(os.path.join(path, "zarr.json"), "w") as f:
-            json.dump(meta, f, indent=2)
-            f.write("\n")
-        np.save(os.path.join(self.out, "read", name + ".npy"), expected.astype(expected.dtype.newbyteorder("<")))
-        self.manifest.append({
-            "path": f"read/{name}", "expect": "read", "values": f"read/{name}.npy",
-            "domain": [[lower_bound[d], lower_bound[d] + shape[d]] for d in range(rank)], "stored_chunks": stored,
-            "chunk_sizes": [[min(c[1] + c[2], lower_bound[d] + shape[d]) - max(c[1], lower_bound[d])
-                             for c in per_dim[d]] for d in range(rank)],
-            "rules": rules, "description": description})
-
-
-def ramp(shape, dtype, start=1):
-    n = int(np.prod(shape)) if shape else 1
-    return (np.arange(start, start + n) % (127 if np.dtype(dtype).itemsize == 1 else 30000)).astype(dtype).reshape(
-        shape)
+class Writer(rg.Writer):
+    def bounded(self, name, *, first_chunk, origin, lower_bound, **kw):
+        """rg.Writer.rect for the rectilinear_bounded grid: chunk first_chunk starts at origin, the
+        values at coordinates lower_bound..."""
+        self.rect(name, bounds={"first_chunk": first_chunk, "origin": origin, "lower_bound": lower_bound}, **kw)
 
 
 def read_cases(w, rng):
@@ -218,29 +129,17 @@ def refuse_cases(w):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else _HERE
-    os.makedirs(out, exist_ok=True)
-    for d in ("read", "refuse"):
-        shutil.rmtree(os.path.join(out, d), ignore_errors=True)
-    os.makedirs(os.path.join(out, "read"))
-    w = Writer(out)
-    read_cases(w, np.random.default_rng(20261204))
-    refuse_cases(w)
-    manifest = {
-        "corpus": "rectilinear_bounded conformance",
-        "version": 1,
-        "extension": "docs/extensions/rectilinear_bounded/README.md in zarrpp",
-        "how": "For each entry with expect 'read': open the array at 'path' (a Zarr v3 array in a folder), read it "
-               "whole and compare with the NumPy file 'values' (NaN equals NaN; element i is coordinate "
-               "domain[d][0] + i); 'chunk_sizes' are the sizes of its chunks along each dimension within the domain "
-               "(Dask's chunks), 'stored_chunks' how many of its stored keys are chunks of the array. For each entry "
-               "with expect 'refuse': opening (or at the latest reading) the array must fail; 'reason' says why.",
-        "arrays": sorted(w.manifest, key=lambda e: (e["expect"], e["path"])),
-    }
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=2)
-        f.write("\n")
-    rb.write_readme_tables(out, manifest["arrays"])
+    def cases(w):
+        read_cases(w, np.random.default_rng(20261204))
+        refuse_cases(w)
+    rg.write_corpus(
+        sys.argv[1] if len(sys.argv) > 1 else _HERE, Writer, cases, "rectilinear_bounded conformance",
+        "docs/extensions/rectilinear_bounded/README.md in zarrpp",
+        "For each entry with expect 'read': open the array at 'path' (a Zarr v3 array in a folder), read it "
+        "whole and compare with the NumPy file 'values' (NaN equals NaN; element i is coordinate "
+        "domain[d][0] + i); 'chunk_sizes' are the sizes of its chunks along each dimension within the domain "
+        "(Dask's chunks), 'stored_chunks' how many of its stored keys are chunks of the array. For each entry "
+        "with expect 'refuse': opening (or at the latest reading) the array must fail; 'reason' says why.")
 
 
 if __name__ == "__main__":
