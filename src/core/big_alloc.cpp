@@ -7,7 +7,11 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "zarrpp/core/ndarray.hpp"
@@ -40,6 +44,33 @@ constexpr int kClasses = 64;
 
 std::size_t class_size(std::size_t bytes) { return std::bit_ceil(bytes); }
 
+// Whether this machine is a virtual machine whose balloon device takes back freed memory (virtio
+// free page reporting, VIRTIO_BALLOON_F_REPORTING = feature bit 5): the guest hands every free
+// block of 2 MiB or more to the host, which discards it, so a huge page asked for later is one
+// the host must back again — 5-20x the cost of faulting in small pages, which come from the
+// guest's fragments the host still backs (docs/benchmarks.md, "Fresh memory"). Read once.
+bool freed_memory_reported() {
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator("/sys/bus/virtio/drivers/virtio_balloon", ec)) {
+    std::ifstream f(d.path() / "features");
+    std::string bits;
+    if (f >> bits && bits.size() > 5 && bits[5] == '1') return true;
+  }
+  return false;
+}
+
+// Blocks that are never reused (above the cache's limit) get huge pages unless freed memory is
+// reported to a host; ZARRPP_HUGE_PAGES=0 or 1 overrides that (benchmarks compare both).
+bool huge_pages_for_uncached() {
+  static const bool yes = [] {
+    const char* v = std::getenv("ZARRPP_HUGE_PAGES");
+    if (v && std::strcmp(v, "0") == 0) return false;
+    if (v && std::strcmp(v, "1") == 0) return true;
+    return !freed_memory_reported();
+  }();
+  return yes;
+}
+
 void* map_block(std::size_t size) {
   // Huge-page aligned, so the kernel can back the block with 2 MiB pages.
   const std::size_t align = size >= kHuge ? kHuge : 4096;
@@ -51,7 +82,9 @@ void* map_block(std::size_t size) {
   if (start > base) ::munmap(raw, start - base);
   const auto end = start + size, raw_end = base + len;
   if (raw_end > end) ::munmap(reinterpret_cast<void*>(end), raw_end - end);
-  if (size >= kHuge) ::madvise(reinterpret_cast<void*>(start), size, MADV_HUGEPAGE);
+  if (size >= kHuge)
+    ::madvise(reinterpret_cast<void*>(start), size,
+              size <= kBigCacheMax || huge_pages_for_uncached() ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   return reinterpret_cast<void*>(start);
 }
 
@@ -131,8 +164,10 @@ void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept {
   constexpr std::size_t kMin = std::size_t{4} << 20;    // below this, faulting during the fill is as cheap
   constexpr std::size_t kGrain = std::size_t{2} << 20;  // parts end on huge-page boundaries
   if (!p || bytes < kMin) return;
-  const auto begin = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095};
-  const auto end = reinterpret_cast<std::uintptr_t>(p) + bytes;
+  // Whole pages inside the buffer only: the pages it shares with its neighbours may belong to
+  // memory of the caller's that is not ours to touch.
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + 4095) & ~std::uintptr_t{4095};
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~std::uintptr_t{4095};
   const std::size_t parts = std::max<std::size_t>(1, std::min(concurrency, (end - begin) / kGrain));
   std::vector<std::uintptr_t> cut(parts + 1);
   cut[0] = begin;
@@ -142,7 +177,7 @@ void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept {
     cut[i] = std::max(c, cut[i - 1]);
   }
   auto populate = [&](std::size_t i) {
-    const auto a = cut[i], b = (cut[i + 1] + 4095) & ~std::uintptr_t{4095};
+    const auto a = cut[i], b = cut[i + 1];
     if (b > a)
       ::madvise(reinterpret_cast<void*>(a), b - a,
                 MADV_POPULATE_WRITE);  // an old kernel says EINVAL: the fill faults instead
