@@ -621,8 +621,7 @@ py::array read_selection(const Array& a, const zarrpp::Selection& sel, bool coor
   const NDView view = writable_view_of(out);
   {
     py::gil_scoped_release nogil;
-    // A fresh array: its pages are mapped in by the threads in contiguous parts before the fill.
-    zarrpp::detail::prefault(view.data(), static_cast<std::size_t>(out.nbytes()), snap.concurrency());
+    // A fresh array: read_into maps its pages in by the threads in contiguous parts before the fill.
     if (coords)
       snap.coords().read_into(sel, view);
     else

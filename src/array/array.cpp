@@ -612,6 +612,13 @@ NDArray read_new(const Engine& e, const Plan& plan) {
   e.read(plan, out.view());
   return out;
 }
+// The caller's buffer may be freshly allocated (new[], NumPy): its pages are faulted in by all
+// threads at once, as read_new does for its own output, instead of one by one as they are filled.
+void read_existing(const Engine& e, const Plan& plan, const NDView& out) {
+  if (out.is_c_contiguous())
+    detail::prefault(out.data(), static_cast<std::size_t>(out.size()) * out.dtype().size(), e.concurrency);
+  e.read(plan, out);
+}
 void write_plan(const Engine& e, const Plan& plan, const NDView& data) {
   require_fixed(e.s);
   e.write(plan, broadcast_to(data, plan.out_shape, e.s.meta.data_type));
@@ -826,7 +833,7 @@ void Array::read_into(const Selection& sel, const NDView& out) const {
   require_fixed(*s);
   const auto plan = plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid);
   check_out_view(out, plan.out_shape, s->meta.data_type);
-  st_->engine(*s).read(plan, out);
+  read_existing(st_->engine(*s), plan, out);
 }
 
 void Array::write(const Selection& sel, const NDView& data) {
@@ -860,7 +867,7 @@ void Array::Coords::read_into(const Selection& sel, const NDView& out) const {
   require_fixed(*s);
   const auto plan = plan_orthogonal(dims, s->unit_grid);
   check_out_view(out, plan.out_shape, s->meta.data_type);
-  st_->engine(*s).read(plan, out);
+  read_existing(st_->engine(*s), plan, out);
 }
 
 void Array::Coords::write(const Selection& sel, const NDView& data) {
