@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+import machine_facts  # bench/machine_facts.py: the script's folder is on sys.path
+
 
 def timed(cmd):
     """Seconds and peak RSS (KiB, what `/usr/bin/time -f %M` reports: the child's ru_maxrss) of one process."""
@@ -53,6 +55,7 @@ def main():
         sys.exit("bench_cli: --mib must be a positive multiple of 8")
     zarrpp = os.path.abspath(a.zarrpp)
     work = tempfile.mkdtemp(prefix="zarrpp-bench-cli-", dir=a.dir)
+    machine_facts.print_facts(work)
     try:
         shape = (a.mib // 2, 1024, 1024)  # uint16: 2 MiB per row of dimension 0
         data = os.path.join(work, "data.npy")

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     }
     n = static_cast<std::size_t>(v);
   }
+  bench::print_machine_facts(".");  // (in memory: the file system does not matter)
   const int reps = 15;
   std::vector<Row> rows;
   for (const char* kind : {"smooth", "noisy"}) {

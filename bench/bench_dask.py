@@ -29,6 +29,8 @@ import numpy as np
 from distributed import Client, LocalCluster
 
 import zarrpp
+
+import machine_facts  # bench/machine_facts.py: the script's folder is on sys.path
 import zarrpp.dask as zd
 
 
@@ -50,6 +52,7 @@ def main():
     shape, chunks, shards = (rows, cols), (256, cols), (2048, cols)
     comp = zarrpp.codecs.ZstdCodec(level=1) if args.codec == "zstd" else None
     root = tempfile.mkdtemp(prefix="bench_dask_", dir=os.environ.get("TMPDIR", "/tmp"))
+    machine_facts.print_facts(root)
     src_path = os.path.join(root, "src.zarr")
     src = zarrpp.create_array(src_path, shape=shape, chunks=chunks, shards=shards, dtype="f8", compressors=comp)
     step = 2048

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
     const int rounds = argc > 3 ? std::stoi(argv[3]) : 3;
     const std::size_t threads = argc > 4 ? std::stoul(argv[4]) : default_concurrency();
     auto z = Array::open(argv[1]);
+    bench::print_machine_facts(argv[1], stderr);  // stdout carries the one JSON line
     z.set_concurrency(threads);
     const NDArray data = npy::load(argv[2]);
     if (data.shape() != z.shape() || !(data.dtype() == z.dtype()))

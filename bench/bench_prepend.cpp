@@ -127,6 +127,8 @@ int main(int argc, char** argv) {
     } else
       base = a;
   }
+  fs::create_directories(base);
+  bench::print_machine_facts(base.string());
   std::printf(
       "| chunks | data | rename every chunk file | store get/set/erase | copy to a new array | zarrpp prepend (2 rows "
       "of data) | zarrpp metadata step | limit: one atomic file replace | metadata step / limit |\n");

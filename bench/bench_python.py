@@ -34,6 +34,8 @@ import numpy as np
 
 import zarrpp
 
+import machine_facts  # bench/machine_facts.py: the script's folder is on sys.path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -65,6 +67,7 @@ def main():
         sys.exit(f"bench_python: needs zarr-python 2 (Debian's python3-zarr), found {zarr2.__version__}")
     numcodecs.blosc.set_nthreads(1)
     work = tempfile.mkdtemp(prefix="zarrpp-bench-python-", dir=a.dir)
+    machine_facts.print_facts(work)
     try:
         shape = (a.mib // 2, 1024, 1024)
         chunks = (64, 256, 256)

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
       dir = a;
     }
   }
+  fs::create_directories(dir);
+  bench::print_machine_facts(dir.string());
   // Noisy uint16 in 8 shards of (R/4)x(C/2) with 64x64 inner chunks (zstd 1).
   const Shape shape = {rows, cols}, shards = {rows / 4, cols / 2}, chunks = {64, 64};
   auto data = bench::noisy_u16(static_cast<std::size_t>(shape[0] * shape[1]));

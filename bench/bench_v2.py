@@ -21,6 +21,8 @@ import zarr
 
 import zarrpp
 
+import machine_facts  # bench/machine_facts.py: the script's folder is on sys.path
+
 numcodecs.blosc.set_nthreads(1)
 
 
@@ -42,6 +44,7 @@ def main():
     data[::7] += rng.integers(0, 64, size=data[::7].shape, dtype=np.uint16)
     gib = data.nbytes / (1 << 30)
     root = tempfile.mkdtemp(prefix="bench_v2_", dir=os.environ.get("TMPDIR", "/tmp"))
+    machine_facts.print_facts(root)
     compressors = {"none": None, "blosc-lz4": numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE),
                    "zstd-1": numcodecs.Zstd(1), "zlib-1": numcodecs.Zlib(1)}
     print(f"Zarr v2, {shape} uint16 ({data.nbytes >> 20} MiB), chunks {chunks}, {args.rounds} rounds, "

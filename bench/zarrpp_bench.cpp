@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 namespace fs = std::filesystem;
@@ -1609,6 +1610,7 @@ int main(int argc, char** argv) {
         for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, on_signal);
       }
     }
+    bench::print_machine_facts(work.string());
     b.work = work;
     b.store_root = work / "store";
     b.boxes_file = work / "boxes.json";

@@ -7,7 +7,9 @@
 #   git clone https://github.com/constantinpape/z5 && git -C z5 checkout d2f67b9
 #   git clone https://github.com/kharchenkolab/libzarr && git -C libzarr checkout 18e538c
 #
-# then:  bash scripts/bench_peers.sh [PEERS_DIR (default ~/zarrpp-peers)] [--mib 512] [--rounds 5] [--dir DIR]
+# then:  bash scripts/bench_peers.sh [PEERS_DIR (default ~/zarrpp-peers)] [--mib 512] [--rounds 5] [--runs 3] [--dir DIR]
+#        (three runs by default: each prints its table, then a summary of medians with minimum and
+#        maximum flags rows too wide to trust; --only, --codecs, --threads, --verbose: see the program)
 # (both are header-only: z5 with its zstd compressor, libzarr with LIBZARR_HAS_ZSTD; nothing else
 # beyond scripts/setup.sh's packages is needed).
 set -euo pipefail
