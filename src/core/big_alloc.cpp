@@ -59,9 +59,11 @@ bool freed_memory_reported() {
   return false;
 }
 
-// Blocks that are never reused (above the cache's limit) get huge pages unless freed memory is
-// reported to a host; ZARRPP_HUGE_PAGES=0 or 1 overrides that (benchmarks compare both).
-bool huge_pages_for_uncached() {
+// Blocks get huge pages unless freed memory is reported to a host: there every new block's first
+// use would cost more than huge pages save, and that is every block of a short process (the CLI's
+// slab buffers) and every block above the cache's limit. ZARRPP_HUGE_PAGES=0 or 1 overrides that
+// (benchmarks compare both).
+bool huge_pages() {
   static const bool yes = [] {
     const char* v = std::getenv("ZARRPP_HUGE_PAGES");
     if (v && std::strcmp(v, "0") == 0) return false;
@@ -82,9 +84,7 @@ void* map_block(std::size_t size) {
   if (start > base) ::munmap(raw, start - base);
   const auto end = start + size, raw_end = base + len;
   if (raw_end > end) ::munmap(reinterpret_cast<void*>(end), raw_end - end);
-  if (size >= kHuge)
-    ::madvise(reinterpret_cast<void*>(start), size,
-              size <= kBigCacheMax || huge_pages_for_uncached() ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+  if (size >= kHuge) ::madvise(reinterpret_cast<void*>(start), size, huge_pages() ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   return reinterpret_cast<void*>(start);
 }
 
