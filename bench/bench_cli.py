@@ -43,7 +43,18 @@ def timed(cmd):
     return s, usage.ru_maxrss
 
 
+def make_data(path, shape):
+    rng = np.random.default_rng(0)
+    x = np.lib.format.open_memmap(path, mode="w+", dtype=np.uint16, shape=shape)
+    for i in range(0, shape[0], 16):
+        x[i:i + 16] = rng.integers(0, 1 << 12, size=(min(16, shape[0] - i),) + shape[1:], dtype=np.uint16)
+    x.flush()
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--make-data":
+        make_data(sys.argv[2], tuple(int(n) for n in sys.argv[3].split(",")))
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--zarrpp", default="build/release/zarrpp")
     ap.add_argument("--mib", type=int, default=512, help="data size (a multiple of 8)")
@@ -59,12 +70,10 @@ def main():
     try:
         shape = (a.mib // 2, 1024, 1024)  # uint16: 2 MiB per row of dimension 0
         data = os.path.join(work, "data.npy")
-        rng = np.random.default_rng(0)
-        x = np.lib.format.open_memmap(data, mode="w+", dtype=np.uint16, shape=shape)
-        for i in range(0, shape[0], 16):
-            x[i:i + 16] = rng.integers(0, 1 << 12, size=(min(16, shape[0] - i),) + shape[1:], dtype=np.uint16)
-        x.flush()
-        del x
+        # Written by a child process: a child's peak RSS (wait4's ru_maxrss) starts from this
+        # process's high-water mark, which writing 512 MiB here would raise to the data's size.
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--make-data", data, ",".join(map(str, shape))],
+                       check=True)
         nbytes = os.path.getsize(data)
         arr = os.path.join(work, "array.zarr")
         subprocess.run([zarrpp, "create", arr, "--shape", ",".join(map(str, shape)), "--chunks", "64,256,256",

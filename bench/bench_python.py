@@ -6,7 +6,7 @@ the same run on the same data (docs/benchmarks.md, issue 22).
 Data: a uint16 array (512 MiB by default; noisy: a smooth ramp plus 12 random low bits), chunks
 64x256x256, uncompressed and zstd level 1, on the local file store (page cache warm). Arrays:
 zarrpp's own (Zarr v3) and zarr-python's own (Zarr v2, compressor None / numcodecs Zstd(1)), which
-zarrpp also reads. Each round runs every operation once, in an order rotated per round; the
+zarrpp also reads. Each round runs every operation once, in a new random order per round; the
 table shows medians.
 
   fresh floor   np.empty + 2 threads each np.copyto one half (first touch of fresh pages included)
@@ -22,6 +22,7 @@ table shows medians.
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -113,8 +114,12 @@ def main():
         for name in names:  # warm-up: page cache and first-touch costs outside the timings
             out = ops[name][0]()
             del out
-        for r in range(a.rounds):
-            order = names[r % len(names):] + names[:r % len(names)]
+        shuffle = random.Random(41)
+        for _ in range(a.rounds):
+            # A new order every round: an operation that always followed the same one would inherit
+            # the memory that one left behind (freed pages the VM's host has taken back cost several
+            # times more to touch again: docs/benchmarks.md, "Fresh memory").
+            order = shuffle.sample(names, len(names))
             for name in order:
                 fn, check = ops[name]
                 t = time.perf_counter()

@@ -9,7 +9,7 @@
 #
 # then:  bash scripts/bench_peers.sh [PEERS_DIR (default ~/zarrpp-peers)] [--mib 512] [--rounds 5] [--runs 3] [--dir DIR]
 #        (three runs by default: each prints its table, then a summary of medians with minimum and
-#        maximum flags rows too wide to trust; --only, --codecs, --threads, --verbose: see the program)
+#        maximum that flags rows too wide to trust; --only, --codecs, --threads, --verbose: see the program)
 # (both are header-only: z5 with its zstd compressor, libzarr with LIBZARR_HAS_ZSTD; nothing else
 # beyond scripts/setup.sh's packages is needed).
 set -euo pipefail
