@@ -612,11 +612,12 @@ NDArray read_new(const Engine& e, const Plan& plan) {
   e.read(plan, out.view());
   return out;
 }
-// The caller's buffer may be freshly allocated (new[], NumPy): its pages are faulted in by all
-// threads at once, as read_new does for its own output, instead of one by one as they are filled.
+// The caller's buffer may be freshly allocated (new[], NumPy): its pages are then faulted in by
+// all threads at once, as read_new does for its own output, instead of one by one as they are
+// filled (prefault_if_fresh says when).
 void read_existing(const Engine& e, const Plan& plan, const NDView& out) {
   if (out.is_c_contiguous())
-    detail::prefault(out.data(), static_cast<std::size_t>(out.size()) * out.dtype().size(), e.concurrency);
+    detail::prefault_if_fresh(out.data(), static_cast<std::size_t>(out.size()) * out.dtype().size(), e.concurrency);
   e.read(plan, out);
 }
 void write_plan(const Engine& e, const Plan& plan, const NDView& data) {

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -49,12 +50,15 @@ std::size_t class_size(std::size_t bytes) { return std::bit_ceil(bytes); }
 // block of 2 MiB or more to the host, which discards it, so a huge page asked for later is one
 // the host must back again — 5-20x the cost of faulting in small pages, which come from the
 // guest's fragments the host still backs (docs/benchmarks.md, "Fresh memory"). Read once.
-bool freed_memory_reported() {
-  std::error_code ec;
-  for (const auto& d : std::filesystem::directory_iterator("/sys/bus/virtio/drivers/virtio_balloon", ec)) {
-    std::ifstream f(d.path() / "features");
-    std::string bits;
-    if (f >> bits && bits.size() > 5 && bits[5] == '1') return true;
+bool freed_memory_reported() noexcept {
+  try {  // (an allocation must not fail because sysfs could not be listed)
+    std::error_code ec;
+    for (const auto& d : std::filesystem::directory_iterator("/sys/bus/virtio/drivers/virtio_balloon", ec)) {
+      std::ifstream f(d.path() / "features");
+      std::string bits;
+      if (f >> bits && bits.size() > 5 && bits[5] == '1') return true;
+    }
+  } catch (...) {
   }
   return false;
 }
@@ -164,29 +168,61 @@ void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept {
   constexpr std::size_t kMin = std::size_t{4} << 20;    // below this, faulting during the fill is as cheap
   constexpr std::size_t kGrain = std::size_t{2} << 20;  // parts end on huge-page boundaries
   if (!p || bytes < kMin) return;
-  // Whole pages inside the buffer only: the pages it shares with its neighbours may belong to
-  // memory of the caller's that is not ours to touch.
+  // Whole pages inside the buffer: a page it shares with a neighbour is faulted by the fill.
   const auto begin = (reinterpret_cast<std::uintptr_t>(p) + 4095) & ~std::uintptr_t{4095};
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~std::uintptr_t{4095};
   const std::size_t parts = std::max<std::size_t>(1, std::min(concurrency, (end - begin) / kGrain));
-  std::vector<std::uintptr_t> cut(parts + 1);
-  cut[0] = begin;
-  cut[parts] = end;
-  for (std::size_t i = 1; i < parts; ++i) {
-    const auto c = (begin + (end - begin) / parts * i) & ~std::uintptr_t{kGrain - 1};
-    cut[i] = std::max(c, cut[i - 1]);
-  }
-  auto populate = [&](std::size_t i) {
-    const auto a = cut[i], b = cut[i + 1];
-    if (b > a)
-      ::madvise(reinterpret_cast<void*>(a), b - a,
-                MADV_POPULATE_WRITE);  // an old kernel says EINVAL: the fill faults instead
-  };
   try {
+    std::vector<std::uintptr_t> cut(parts + 1);
+    cut[0] = begin;
+    cut[parts] = end;
+    for (std::size_t i = 1; i < parts; ++i) {
+      const auto c = (begin + (end - begin) / parts * i) & ~std::uintptr_t{kGrain - 1};
+      cut[i] = std::max(c, cut[i - 1]);
+    }
+    auto populate = [&](std::size_t i) {
+      const auto a = cut[i], b = cut[i + 1];
+      if (b > a)
+        ::madvise(reinterpret_cast<void*>(a), b - a,
+                  MADV_POPULATE_WRITE);  // an old kernel says EINVAL: the fill faults instead
+    };
     ThreadPool::global().parallel_for(parts, parts, populate);
   } catch (...) {
-    // Only a thread failing to start lands here; the fill will fault the pages in.
+    // No memory for the cuts or a thread failing to start: the fill will fault the pages in.
   }
+}
+
+namespace {
+// Whether p lies in private anonymous memory (new[], malloc, NumPy's arrays): not a file mapping,
+// whose pages a prefault would read in and dirty ahead of the fill.
+bool private_anonymous(std::uintptr_t at) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::string perms, offset, dev;
+    unsigned long long inode = 1;
+    std::istringstream in(line);
+    if (!(in >> std::hex >> lo >> dash >> hi >> perms >> offset >> dev >> std::dec >> inode)) return false;
+    if (lo <= at && at < hi) return perms.size() == 4 && perms[1] == 'w' && perms[3] == 'p' && inode == 0;
+  }
+  return false;
+}
+}  // namespace
+
+void prefault_if_fresh(void* p, std::size_t bytes, std::size_t concurrency) noexcept {
+  constexpr std::size_t kMin = std::size_t{4} << 20;
+  if (!p || bytes < kMin) return;
+  const auto first = (reinterpret_cast<std::uintptr_t>(p) + 4095) & ~std::uintptr_t{4095};
+  unsigned char resident = 1;
+  // A buffer whose first whole page is mapped in was used before: nothing to gain.
+  if (::mincore(reinterpret_cast<void*>(first), 4096, &resident) != 0 || (resident & 1)) return;
+  try {
+    if (!private_anonymous(first)) return;
+  } catch (...) {
+    return;
+  }
+  prefault(p, bytes, concurrency);
 }
 
 }  // namespace zarrpp::detail

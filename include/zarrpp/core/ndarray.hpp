@@ -35,10 +35,12 @@ class OptionalShape : public std::optional<Shape> {
 };
 
 namespace detail {
-// Large buffers (chunks, compressed chunks, outputs) come from a per-thread cache of memory blocks
-// backed by transparent huge pages where the kernel allows: memory that is freed and asked for
-// again is not returned to the kernel and faulted back in page by page, which on virtual machines
-// costs more than the copy into it. Blocks above kBigCacheMax go straight to the kernel.
+// Large buffers (chunks, compressed chunks, outputs) come from a per-thread cache of memory blocks:
+// memory that is freed and asked for again is not returned to the kernel and faulted back in page
+// by page, which on virtual machines costs more than the copy into it. Blocks above kBigCacheMax
+// go straight to the kernel. Blocks are backed by transparent huge pages where the kernel allows,
+// except on a virtual machine whose balloon reports freed memory to its host (a huge page is then
+// the block the host took back; ZARRPP_HUGE_PAGES=0/1 overrides).
 inline constexpr std::size_t kBigAlloc = std::size_t{256} << 10;
 void* big_allocate(std::size_t bytes);
 void big_deallocate(void* p, std::size_t bytes) noexcept;
@@ -48,6 +50,11 @@ void big_deallocate(void* p, std::size_t bytes) noexcept;
 // (only pages not yet mapped are made); small buffers and failures are left alone, since the fill
 // faults them in anyway.
 void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept;
+// prefault for a buffer the caller gave (read_into): only when it looks fresh — private anonymous
+// memory (new[], NumPy) whose first page is not mapped in yet. A buffer used before, or a file
+// mapping (np.memmap, whose pages a prefault would read in and dirty ahead of the fill, all of
+// them before the first is filled), is left to the fill.
+void prefault_if_fresh(void* p, std::size_t bytes, std::size_t concurrency) noexcept;
 }  // namespace detail
 
 // An allocator whose construct() default-initialises, so Bytes(n) does not zero n bytes that are
