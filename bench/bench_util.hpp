@@ -114,6 +114,13 @@ inline bool free_page_reporting() {
   return false;
 }
 
+inline std::string load_average() {  // the 1, 5 and 15 minute figures
+  std::istringstream in(first_line("/proc/loadavg"));
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
 inline std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
   for (std::string l; std::getline(f, l);)
@@ -127,7 +134,7 @@ inline void print_machine_facts(const std::string& dir, std::FILE* out = stdout)
   struct utsname u{};
   ::uname(&u);
   std::fprintf(out, "machine: %u cores (%s), kernel %s, load %s\n", std::thread::hardware_concurrency(),
-               cpu_model().c_str(), u.release, first_line("/proc/loadavg").substr(0, 14).c_str());
+               cpu_model().c_str(), u.release, load_average().c_str());
   std::fprintf(out, "machine: transparent huge pages %s, defrag %s\n",
                first_line("/sys/kernel/mm/transparent_hugepage/enabled").c_str(),
                first_line("/sys/kernel/mm/transparent_hugepage/defrag").c_str());

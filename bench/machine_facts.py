@@ -7,7 +7,7 @@ import glob
 import os
 import platform
 
-FS_MAGIC = {"ext2/ext3": "ext4", "ext4": "ext4", "xfs": "xfs", "tmpfs": "tmpfs", "btrfs": "btrfs",
+FS_MAGIC = {"ext4": "ext4", "xfs": "xfs", "tmpfs": "tmpfs", "btrfs": "btrfs",
             "overlay": "overlayfs", "nfs": "nfs", "nfs4": "nfs", "zfs": "zfs"}
 
 
@@ -67,7 +67,7 @@ def fs_type(path):
 
 def lines(folder):
     """The facts as 'machine: ...' lines."""
-    load = _first_line("/proc/loadavg")[:14]
+    load = " ".join(_first_line("/proc/loadavg").split()[:3])
     return [
         f"machine: {os.cpu_count()} cores ({_cpu_model()}), kernel {platform.release()}, load {load}",
         "machine: transparent huge pages "

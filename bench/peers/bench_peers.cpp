@@ -11,10 +11,11 @@
 // before); whole read into a fresh output the library allocates (zarrpp's Array::read(); z5 and
 // libzarr have no such call, so theirs is the caller's `new uint16_t[n]`, as their users do); whole
 // read into a fresh buffer the caller allocates with `new uint16_t[n]` (zarrpp's read_into). Fresh
-// means memory no allocator or pool recycles: 512 MiB is above every cache. z5 runs its own thread
+// means memory no allocator or pool recycles: 512 MiB is above every cache (at --mib 256 or less
+// zarrpp's outputs come from its block cache: a note says so). z5 runs its own thread
 // pool (numberOfThreads); libzarr is single-threaded by design, so with 2 threads each thread reads
 // or writes one half (whole chunk rows) through its own array handle. Every read is checked
-// against the data. Rounds interleave the libraries (each round a different order; the two fresh
+// against the data. Rounds interleave the libraries (each round a new random order; the two fresh
 // reads swap places every round, since the second finds the first one's freed pages); each run
 // prints its table of medians over rounds, and the summary gives, per row, the median over runs
 // with the minimum and maximum, zarrpp's slowest round over its median round, and flags rows whose
@@ -58,7 +59,8 @@ namespace {
 double secs(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
 }
 void check(const u16* got, const std::vector<u16>& want, const std::string& what) {
   if (std::memcmp(got, want.data(), want.size() * 2) != 0) throw std::runtime_error("VALIDATION FAILED: " + what);
@@ -111,7 +113,7 @@ void floor_write(const std::vector<u16>& src, int threads, bool zstd, const fs::
     for (std::uint64_t c; (c = next++) < chunks;) {
       const std::uint64_t cz = c / (Y / CY * (X / CX)), cy = c / (X / CX) % (Y / CY), cx = c % (X / CX);
       const std::uint64_t zn = std::min(CZ, Z - cz * CZ);
-      std::fill(chunk.begin(), chunk.end(), u16{0});
+      if (zn < CZ) std::fill(chunk.begin(), chunk.end(), u16{0});  // an edge chunk: the rest is fill
       for (std::uint64_t z = 0; z < zn; ++z)
         for (std::uint64_t y = 0; y < CY; ++y)
           std::memcpy(&chunk[(z * CY + y) * CX], &src[((cz * CZ + z) * Y + cy * CY + y) * X + cx * CX], CX * 2);
@@ -182,6 +184,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (mib <= 256)
+    std::fprintf(stderr,
+                 "zarrpp-bench-peers: note: at --mib 256 or less zarrpp's outputs come from its own block cache "
+                 "(up to 256 MiB), so its fresh-read rows are not fresh\n");
   if (mib % 8 || mib <= 0 || rounds < 1 || runs < 1) {
     std::fprintf(stderr, "zarrpp-bench-peers: --mib must be a positive multiple of 8, --rounds and --runs positive\n");
     return 2;
@@ -336,9 +342,14 @@ int main(int argc, char** argv) {
             check(reused.data(), src, "timing the check");
             tm[w][l.name].push_back(fresh - secs(t0));
           };
-          for (int r = 0; r < rounds; ++r)
-            for (std::size_t k = 0; k < libs.size(); ++k) {
-              Lib& l = *libs[(k + static_cast<std::size_t>(r)) % libs.size()];
+          std::mt19937 shuffle(41);
+          for (int r = 0; r < rounds; ++r) {
+            // A new order every round: a library always run after the same one would inherit the
+            // memory that one left (docs/benchmarks.md, "Fresh memory on this VM").
+            std::vector<Lib*> order = libs;
+            std::shuffle(order.begin(), order.end(), shuffle);
+            for (std::size_t k = 0; k < order.size(); ++k) {
+              Lib& l = *order[k];
               auto t0 = Clock::now();
               l.write(src, t);
               tm[kWorkloads[0]][l.name].push_back(secs(t0));
@@ -366,6 +377,7 @@ int main(int argc, char** argv) {
                 own();
               }
             }
+          }
           const double gib = static_cast<double>(n) * 2 / (1 << 30);
           for (const char* w : kWorkloads) {
             const std::string key = codec + "|" + ts + "|" + w;
@@ -418,7 +430,7 @@ int main(int argc, char** argv) {
         "\nsummary over %d runs: median (min-max) of the per-run medians; WIDE marks a row whose ratio moved by more "
         "than 25%% between runs (not to be trusted: rerun)\n\n| codec | threads | workload | zarrpp GiB/s | z5 GiB/s | "
         "libzarr GiB/s | atomic floor GiB/s | in-place floor GiB/s | zarrpp ÷ best peer | zarrpp ÷ atomic floor | "
-        "zarrpp slowest ÷ median round (worst run) | |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "zarrpp slowest ÷ median round (worst run) | |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         runs);
     for (const auto& key : row_order) {
       Row& row = rows[key];
