@@ -385,13 +385,7 @@ struct Machine {
 Machine machine() {
   Machine m;
   m.nproc = ::sysconf(_SC_NPROCESSORS_ONLN);
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      m.cpu = line.substr(line.find(':') + 2);
-      break;
-    }
+  m.cpu = bench::cpu_model();
   utsname u{};
   if (::uname(&u) == 0) m.kernel = std::string(u.sysname) + " " + u.release + " " + u.machine;
   return m;
