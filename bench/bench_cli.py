@@ -2,21 +2,27 @@
 """The CLI's .npy data paths against `cp` of the same file, in the same run.
 
 Writes a uint16 .npy file (512 MiB by default) and an uncompressed array of the same shape
-(chunks 64x256x256) on one file system, then, round by round and interleaved, times:
+(chunks 64x256x256, fewer rows when the data has fewer) on one file system, then, round by round and interleaved, times:
 
   cp        cp data.npy copy.npy                       (the limit: the same bytes, file to file)
   set       zarrpp set ARRAY --from data.npy           (every chunk written)
   get       zarrpp get ARRAY --out out.npy             (checked byte for byte against data.npy)
+  floor     zarrpp-bench-get-floor ARRAY out.npy scatter|preadv  (get's floor: only the reads into
+            one reused buffer and the writes get must do; bench/get_floor.cpp; uncompressed only)
 
 each as its own process (what a user runs), with its peak RSS (ru_maxrss, as /usr/bin/time -f %M). Prints the
 medians, each ÷ cp, and peak RSS ÷ data size. Page cache warm (one untimed round first).
 
   /usr/bin/python3 bench/bench_cli.py --zarrpp build/release/zarrpp [--mib 512] [--rounds 5]
-      [--dir DIR] [--compressor none|zstd:1|blosc:lz4:5:shuffle]
+      [--dir DIR] [--compressor none|zstd:1|blosc:lz4:5:shuffle] [--get-floor PROGRAM]
+
+The order of the commands is shuffled in every round (this VM's cost of fresh memory depends on
+what ran before).
 """
 import argparse
 import filecmp
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -61,6 +67,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--dir", default=None, help="where to work (default: a fresh folder in /tmp)")
     ap.add_argument("--compressor", default="none")
+    ap.add_argument("--get-floor", default=None,
+                    help="zarrpp-bench-get-floor (default: next to --zarrpp; the floor rows need it)")
     a = ap.parse_args()
     if a.mib % 8 or a.mib <= 0:
         sys.exit("bench_cli: --mib must be a positive multiple of 8")
@@ -76,26 +84,37 @@ def main():
                        check=True)
         nbytes = os.path.getsize(data)
         arr = os.path.join(work, "array.zarr")
-        subprocess.run([zarrpp, "create", arr, "--shape", ",".join(map(str, shape)), "--chunks", "64,256,256",
+        chunks = f"{min(64, shape[0])},256,256"  # a whole number of chunks: the floor program needs it
+        subprocess.run([zarrpp, "create", arr, "--shape", ",".join(map(str, shape)), "--chunks", chunks,
                         "--dtype", "uint16", "--compressor", a.compressor], check=True)
+        out = os.path.join(work, "out.npy")
         cmds = {
             "cp": ["cp", data, os.path.join(work, "copy.npy")],
             "set": [zarrpp, "set", arr, "--from", data],
-            "get": [zarrpp, "get", arr, "--out", os.path.join(work, "out.npy")],
+            "get": [zarrpp, "get", arr, "--out", out],
         }
+        floor = a.get_floor or os.path.join(os.path.dirname(zarrpp), "zarrpp-bench-get-floor")
+        if a.compressor == "none" and os.path.exists(floor):
+            for how in ("scatter", "preadv"):
+                cmds[f"get floor ({how})"] = [os.path.abspath(floor), arr, out, how]
         res = {k: [] for k in cmds}
+        rng = random.Random(41)
+        subprocess.run(cmds["set"], check=True)  # the array's chunks exist before any read
         for r in range(a.rounds + 1):
-            for k, cmd in cmds.items():
+            order = list(cmds)
+            rng.shuffle(order)
+            for k in order:
                 for f in ("copy.npy", "out.npy"):
-                    if k in ("cp", "get") and os.path.exists(os.path.join(work, f)):
+                    if os.path.exists(os.path.join(work, f)):
                         os.unlink(os.path.join(work, f))
-                s, rss = timed(cmd)
+                s, rss = timed(cmds[k])
                 if r > 0:
                     res[k].append((s, rss))
-            if not filecmp.cmp(data, os.path.join(work, "out.npy"), shallow=False):
-                sys.exit("bench_cli: VALIDATION FAILED: get --out differs from the .npy written")
+                if k.startswith("get") and not filecmp.cmp(data, out, shallow=False):
+                    sys.exit(f"bench_cli: VALIDATION FAILED: {k} wrote a .npy that differs from the one written")
         cp = statistics.median(s for s, _ in res["cp"])
-        print(f"data: uint16 {shape[0]}x{shape[1]}x{shape[2]} ({nbytes / 2**20:.0f} MiB .npy), chunks 64x256x256, "
+        print(f"data: uint16 {shape[0]}x{shape[1]}x{shape[2]} ({nbytes / 2**20:.0f} MiB .npy), "
+              f"chunks {chunks.replace(',', 'x')}, "
               f"compressor {a.compressor}, {a.rounds} rounds, medians; file system of {work}")
         print()
         print("| command | seconds (median) | min | max | ÷ cp (median) | peak RSS MiB | peak RSS ÷ data |")
@@ -103,7 +122,9 @@ def main():
         for k, v in res.items():
             secs = [s for s, _ in v]
             rss = max(m for _, m in v) * 1024
-            print(f"| {' '.join(os.path.basename(c) if '/' in c else c for c in cmds[k][:2])} | "
+            label = k if k.startswith("get floor") else " ".join(
+                os.path.basename(c) if "/" in c else c for c in cmds[k][:2])
+            print(f"| {label} | "
                   f"{statistics.median(secs):.3f} | {min(secs):.3f} | {max(secs):.3f} | "
                   f"{statistics.median(secs) / cp:.2f} | {rss / 2**20:.0f} | {rss / nbytes:.2f} |")
     finally:

@@ -76,7 +76,9 @@ case "$which" in
   cli)
     # set --from / get --out against cp at 8 MiB, one round (get's output is checked by the script).
     run /usr/bin/python3 "$root/bench/bench_cli.py" --zarrpp "$build/zarrpp" --mib 8 --rounds 1 --dir "$work"
-    for c in "| cp data.npy |" "| zarrpp set |" "| zarrpp get |"; do expect_row "$c"; done
+    for c in "| cp data.npy |" "| zarrpp set |" "| zarrpp get |" "| get floor (scatter) |" "| get floor (preadv) |"; do
+      expect_row "$c"
+    done
     ;;
   python)
     # z[:] and z[:] = a against NumPy, zarr-python 2.13, zarrita.js and the C++ API at 8 MiB.
