@@ -1,5 +1,6 @@
 #pragma once
-// zarrpp: Zarr v3 arrays in C++20, growing at both ends.
+/// @file
+/// zarrpp: Zarr v3 arrays in C++20, growing at both ends.
 #include "zarrpp/array/array.hpp"
 #include "zarrpp/array/convert.hpp"
 #include "zarrpp/array/group.hpp"

@@ -1,5 +1,6 @@
 #pragma once
-// Groups: a hierarchy of named arrays and groups with attributes.
+/// @file
+/// Groups: a hierarchy of named arrays and groups with attributes.
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,16 +12,16 @@ namespace zarrpp {
 
 enum class NodeType { Array, Group };
 
-// The type of the node at `path`, or nullopt when there is none (either format).
+/// The type of the node at `path`, or nullopt when there is none (either format).
 std::optional<NodeType> node_type(const StorePtr& store, const std::string& path);
-// 3 or 2: the format of the node at `path` (3 when zarr.json is there, even beside v2 documents).
+/// 3 or 2: the format of the node at `path` (3 when zarr.json is there, even beside v2 documents).
 int zarr_format_of(const StorePtr& store, const std::string& path);
 
-// A handle on a group. Copies share nothing but the store; every method is safe to call from
-// several threads at once (attribute updates are compare-and-swapped, so none is lost).
+/// A handle on a group. Copies share nothing but the store; every method is safe to call from
+/// several threads at once (attribute updates are compare-and-swapped, so none is lost).
 class Group {
  public:
-  // zarr_format 2 writes .zgroup (+ .zattrs), as zarr-python 2 does.
+  /// zarr_format 2 writes .zgroup (+ .zattrs), as zarr-python 2 does.
   static Group create(StorePtr store, const std::string& path = "", const Json& attributes = Json::object(),
                       bool overwrite = false, int zarr_format = 3);
   static Group open(StorePtr store, const std::string& path = "");
@@ -28,32 +29,34 @@ class Group {
   const std::string& path() const { return path_; }
   const StorePtr& store() const { return store_; }
   int zarr_format() const;
-  // The attributes as last read or written through this handle.
+  /// The attributes as last read or written through this handle.
   Json attributes() const;
-  // Identifies the metadata this handle holds now (see Array::generation).
+  /// Identifies the metadata this handle holds now (see Array::generation).
   std::uint64_t generation() const;
   void set_attributes(const Json& attributes);
   void update_attributes(const Json& patch);
-  // Removes keys from the attributes as they are stored now; returns the keys it removed.
+  /// Removes keys from the attributes as they are stored now; returns the keys it removed.
   std::vector<std::string> remove_attributes(const std::vector<std::string>& keys);
-  // Re-reads zarr.json (after another handle or process changed the group).
+  /// Re-reads zarr.json (after another handle or process changed the group).
   void refresh();
 
+  /// One member of a group: its name, whether it is an array or a group, and why it cannot be
+  /// read, if it cannot.
   struct Child {
     std::string name;
     NodeType type;
-    // Why zarrpp cannot read this member's metadata ("" when it can; `type` is then meaningless).
+    /// Why zarrpp cannot read this member's metadata ("" when it can; `type` is then meaningless).
     std::string error = "";
     friend bool operator==(const Child&, const Child&) = default;
   };
-  // Direct children, sorted by name. A member whose metadata cannot be read is listed with its
-  // error rather than failing the listing. On stores that cannot list, the members consolidated
-  // metadata (.zmetadata, or zarr-python 3's consolidated_metadata) names.
+  /// Direct children, sorted by name. A member whose metadata cannot be read is listed with its
+  /// error rather than failing the listing. On stores that cannot list, the members consolidated
+  /// metadata (.zmetadata, or zarr-python 3's consolidated_metadata) names.
   std::vector<Child> children() const;
 
-  // Writes this group's consolidated metadata anew from the nodes below it (zarr-python's
-  // consolidate_metadata: .zmetadata for a v2 group, "consolidated_metadata" in a v3 group's
-  // zarr.json). zarrpp keeps it current from then on with every change it makes.
+  /// Writes this group's consolidated metadata anew from the nodes below it (zarr-python's
+  /// consolidate_metadata: .zmetadata for a v2 group, "consolidated_metadata" in a v3 group's
+  /// zarr.json). zarrpp keeps it current from then on with every change it makes.
   void consolidate_metadata();
 
   Group create_group(const std::string& name, const Json& attributes = Json::object()) const;

@@ -1,6 +1,7 @@
 #pragma once
-// Checked int64 arithmetic: every shape, index and chunk computation goes through these so an
-// overflow is an error, never undefined behaviour.
+/// @file
+/// Checked int64 arithmetic: every shape, index and chunk computation goes through these so an
+/// overflow is an error, never undefined behaviour.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -25,7 +26,7 @@ inline std::int64_t mul(std::int64_t a, std::int64_t b, const char* what) {
   return r;
 }
 
-// Floor division and modulo with the result of % always in [0, d) for d > 0.
+/// Floor division and modulo with the result of % always in [0, d) for d > 0.
 inline std::int64_t floor_div(std::int64_t a, std::int64_t d) {
   std::int64_t q = a / d;
   if ((a % d != 0) && ((a < 0) != (d < 0))) --q;
@@ -37,14 +38,14 @@ inline std::int64_t floor_mod(std::int64_t a, std::int64_t d) {
   return m;
 }
 
-// Product of a shape, refusing overflow.
+/// Product of a shape, refusing overflow.
 inline std::int64_t product(std::span<const std::int64_t> v, const char* what) {
   std::int64_t p = 1;
   for (auto x : v) p = mul(p, x, what);
   return p;
 }
 
-// The largest integer a JavaScript reader can hold exactly: writers refuse values past it.
+/// The largest integer a JavaScript reader can hold exactly: writers refuse values past it.
 inline constexpr std::int64_t kMaxSafeInteger = (std::int64_t{1} << 53) - 1;
 
 }  // namespace zarrpp::checked

@@ -1,5 +1,6 @@
 #pragma once
-// A small strided N-d view and an owning C-order array: how data goes in and out of zarrpp.
+/// @file
+/// A small strided N-d view and an owning C-order array: how data goes in and out of zarrpp.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,8 +19,8 @@ namespace zarrpp {
 
 using Shape = std::vector<std::int64_t>;
 
-// An optional shape that also takes a braced list, so designated initialisers read naturally:
-// {.shards = {4, 4}, .lower_bound = {-4}} (std::optional<Shape> would need Shape{...} there).
+/// An optional shape that also takes a braced list, so designated initialisers read naturally:
+/// {.shards = {4, 4}, .lower_bound = {-4}} (std::optional<Shape> would need Shape{...} there).
 class OptionalShape : public std::optional<Shape> {
  public:
   using std::optional<Shape>::optional;
@@ -28,38 +29,38 @@ class OptionalShape : public std::optional<Shape> {
       : std::optional<Shape>(Shape(dims)) {}                                     // NOLINT(google-explicit-constructor)
   OptionalShape(Shape s) : std::optional<Shape>(std::move(s)) {}                 // NOLINT(google-explicit-constructor)
   OptionalShape(std::optional<Shape> s) : std::optional<Shape>(std::move(s)) {}  // NOLINT(google-explicit-constructor)
-  // Assignment goes through the constructors above: = {4, 4}, = Shape{...}, = std::nullopt, = {}.
+  /// Assignment goes through the constructors above: = {4, 4}, = Shape{...}, = std::nullopt, = {}.
   friend bool operator==(const OptionalShape& a, const OptionalShape& b) {
     return static_cast<const std::optional<Shape>&>(a) == static_cast<const std::optional<Shape>&>(b);
   }
 };
 
 namespace detail {
-// Large buffers (chunks, compressed chunks, outputs) come from a per-thread cache of memory blocks:
-// memory that is freed and asked for again is not returned to the kernel and faulted back in page
-// by page, which on virtual machines costs more than the copy into it. Blocks above kBigCacheMax
-// go straight to the kernel. Blocks are backed by transparent huge pages where the kernel allows,
-// except on a virtual machine whose balloon reports freed memory to its host (a huge page is then
-// the block the host took back; ZARRPP_HUGE_PAGES=0/1 overrides).
+/// Large buffers (chunks, compressed chunks, outputs) come from a per-thread cache of memory blocks:
+/// memory that is freed and asked for again is not returned to the kernel and faulted back in page
+/// by page, which on virtual machines costs more than the copy into it. Blocks above kBigCacheMax
+/// go straight to the kernel. Blocks are backed by transparent huge pages where the kernel allows,
+/// except on a virtual machine whose balloon reports freed memory to its host (a huge page is then
+/// the block the host took back; ZARRPP_HUGE_PAGES=0/1 overrides).
 inline constexpr std::size_t kBigAlloc = std::size_t{256} << 10;
 void* big_allocate(std::size_t bytes);
 void big_deallocate(void* p, std::size_t bytes) noexcept;
-// Maps in the pages of a freshly allocated output before it is filled: `concurrency` threads each
-// fault in one contiguous part (MADV_POPULATE_WRITE), so no page is faulted twice by threads that
-// fill neighbouring pieces of it, and the kernel's zeroing is shared out. Contents are unchanged
-// (only pages not yet mapped are made); small buffers and failures are left alone, since the fill
-// faults them in anyway.
+/// Maps in the pages of a freshly allocated output before it is filled: `concurrency` threads each
+/// fault in one contiguous part (MADV_POPULATE_WRITE), so no page is faulted twice by threads that
+/// fill neighbouring pieces of it, and the kernel's zeroing is shared out. Contents are unchanged
+/// (only pages not yet mapped are made); small buffers and failures are left alone, since the fill
+/// faults them in anyway.
 void prefault(void* p, std::size_t bytes, std::size_t concurrency) noexcept;
-// prefault for a buffer the caller gave (read_into): only when it looks fresh — private anonymous
-// memory (new[], NumPy) whose first page is not mapped in yet. A buffer used before, or a file
-// mapping (np.memmap, whose pages a prefault would read in and dirty ahead of the fill, all of
-// them before the first is filled), is left to the fill.
+/// prefault for a buffer the caller gave (read_into): only when it looks fresh — private anonymous
+/// memory (new[], NumPy) whose first page is not mapped in yet. A buffer used before, or a file
+/// mapping (np.memmap, whose pages a prefault would read in and dirty ahead of the fill, all of
+/// them before the first is filled), is left to the fill.
 void prefault_if_fresh(void* p, std::size_t bytes, std::size_t concurrency) noexcept;
 }  // namespace detail
 
-// An allocator whose construct() default-initialises, so Bytes(n) does not zero n bytes that are
-// about to be overwritten (chunk and compression buffers are large and hot); large buffers come
-// from detail::big_allocate.
+/// An allocator whose construct() default-initialises, so Bytes(n) does not zero n bytes that are
+/// about to be overwritten (chunk and compression buffers are large and hot); large buffers come
+/// from detail::big_allocate.
 template <class T>
 struct default_init_allocator : std::allocator<T> {
   using value_type = T;
@@ -94,17 +95,17 @@ struct default_init_allocator : std::allocator<T> {
   }
 };
 
-// Byte buffers. Bytes(n) leaves its contents uninitialised; Bytes(n, 0) zeroes them.
+/// Byte buffers. Bytes(n) leaves its contents uninitialised; Bytes(n, 0) zeroes them.
 using Bytes = std::vector<std::uint8_t, default_init_allocator<std::uint8_t>>;
 
 std::string shape_str(std::span<const std::int64_t> shape);
-std::int64_t shape_size(std::span<const std::int64_t> shape);  // checked product
-// C-order strides in bytes.
+std::int64_t shape_size(std::span<const std::int64_t> shape);  ///< checked product
+/// C-order strides in bytes.
 std::vector<std::int64_t> c_strides(std::span<const std::int64_t> shape, std::size_t itemsize);
-// Fortran-order strides in bytes.
+/// Fortran-order strides in bytes.
 std::vector<std::int64_t> f_strides(std::span<const std::int64_t> shape, std::size_t itemsize);
 
-// Non-owning view of N-d data with byte strides (C order, Fortran order, or any other layout).
+/// Non-owning view of N-d data with byte strides (C order, Fortran order, or any other layout).
 class NDView {
  public:
   NDView() = default;
@@ -143,13 +144,13 @@ class NDView {
   std::vector<std::int64_t> strides_;
 };
 
-// Owning, C-order, contiguous N-d array.
+/// Owning, C-order, contiguous N-d array.
 class NDArray {
  public:
   NDArray() = default;
-  NDArray(DataType dtype, Shape shape);  // zero-initialised
-  // Contents left undefined: for outputs whose every element is written next (saves a pass over
-  // memory; a 1 GiB read would otherwise zero 1 GiB first).
+  NDArray(DataType dtype, Shape shape);  ///< zero-initialised
+  /// Contents left undefined: for outputs whose every element is written next (saves a pass over
+  /// memory; a 1 GiB read would otherwise zero 1 GiB first).
   static NDArray uninitialized(DataType dtype, Shape shape);
 
   template <class T>
@@ -168,7 +169,7 @@ class NDArray {
     if (!values.empty()) std::memcpy(a.raw_data(), values.data(), values.size() * sizeof(T));
     return a;
   }
-  // Copies any view into a new C-order array.
+  /// Copies any view into a new C-order array.
   static NDArray copy_of(const NDView& v);
 
   const DataType& dtype() const { return dtype_; }
@@ -221,7 +222,7 @@ class NDArray {
   Bytes bytes_;
 };
 
-// Copies src into dst element by element (same dtype and shape), along contiguous runs.
+/// Copies src into dst element by element (same dtype and shape), along contiguous runs.
 void copy_view(const NDView& src, const NDView& dst);
 
 }  // namespace zarrpp

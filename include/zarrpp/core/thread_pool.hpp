@@ -1,6 +1,7 @@
 #pragma once
-// A small fixed pool that runs per-chunk work. parallel_for lets the calling thread take part, so
-// nested use (a shard decoding its inner chunks inside a chunk task) never deadlocks.
+/// @file
+/// A small fixed pool that runs per-chunk work. parallel_for lets the calling thread take part, so
+/// nested use (a shard decoding its inner chunks inside a chunk task) never deadlocks.
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -11,6 +12,7 @@
 
 namespace zarrpp {
 
+/// A fixed set of worker threads that run parallel_for (zarrpp reads and writes chunks with one).
 class ThreadPool {
  public:
   explicit ThreadPool(std::size_t threads);
@@ -20,11 +22,11 @@ class ThreadPool {
 
   std::size_t size() const { return workers_.size(); }
 
-  // Runs fn(0..n-1) using at most `concurrency` threads (the caller included). Rethrows the first
-  // exception after every started task has finished.
+  /// Runs fn(0..n-1) using at most `concurrency` threads (the caller included). Rethrows the first
+  /// exception after every started task has finished.
   void parallel_for(std::size_t n, std::size_t concurrency, const std::function<void(std::size_t)>& fn);
 
-  // The process-wide pool, sized to the machine's cores.
+  /// The process-wide pool, sized to the machine's cores.
   static ThreadPool& global();
 
  private:
@@ -38,7 +40,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
 };
 
-// Default concurrency: the number of hardware threads (at least 1).
+/// Default concurrency: the number of hardware threads (at least 1).
 std::size_t default_concurrency();
 
 }  // namespace zarrpp

@@ -8,17 +8,17 @@
 
 namespace zarrpp {
 
-// A thread-safe in-memory store. Versions are generation numbers: every write of a key gives
-// it a new one.
+/// A thread-safe in-memory store. Versions are generation numbers: every write of a key gives
+/// it a new one.
 class MemoryStore : public Store {
  public:
   MemoryStore();
   static std::shared_ptr<MemoryStore> create() { return std::make_shared<MemoryStore>(); }
-  // Another store over the same keys and values (zarr-python's with_read_only): writes through one
-  // are seen by the other; a read-only view refuses every write (StoreError read_only).
+  /// Another store over the same keys and values (zarr-python's with_read_only): writes through one
+  /// are seen by the other; a read-only view refuses every write (StoreError read_only).
   std::shared_ptr<MemoryStore> with_read_only(bool read_only) const;
   bool read_only() const { return read_only_; }
-  // Whether `other` holds the same keys and values (is this store or a view of it).
+  /// Whether `other` holds the same keys and values (is this store or a view of it).
   bool shares_data_with(const MemoryStore& other) const { return state_ == other.state_; }
 
   StoreCapabilities capabilities() const override {
@@ -51,11 +51,11 @@ class MemoryStore : public Store {
     Bytes bytes;
     std::uint64_t generation = 0;
   };
-  // The keys, values and locks, shared by a store and its views.
+  /// The keys, values and locks, shared by a store and its views.
   struct State {
     std::shared_mutex mu;
     std::map<std::string, Entry, std::less<>> data;
-    std::uint64_t next_generation = 1;  // under mu
+    std::uint64_t next_generation = 1;  ///< under mu
     ProcessLocks locks;
   };
   MemoryStore(std::shared_ptr<State> state, bool read_only) : state_(std::move(state)), read_only_(read_only) {}

@@ -1,19 +1,21 @@
 #pragma once
-// A store opened at a folder inside another store: zarr-python's store + path (`StorePath`), as a
-// store of its own (a `memory://name/a/b` URL is the named memory store's keys under "a/b/").
+/// @file
+/// A store opened at a folder inside another store: zarr-python's store + path (`StorePath`), as a
+/// store of its own (a `memory://name/a/b` URL is the named memory store's keys under "a/b/").
 #include <string>
 
 #include "zarrpp/store/store.hpp"
 
 namespace zarrpp {
 
+/// A folder of another store seen as a store of its own: every key gets the prefix.
 class PrefixStore : public Store {
  public:
-  // `prefix`: a key ("a/b"); a trailing '/' is dropped. ArgumentError for an empty or invalid one.
-  // `read_only`: refuse every write (StoreError read_only), whatever the inner store allows.
+  /// `prefix`: a key ("a/b"); a trailing '/' is dropped. ArgumentError for an empty or invalid one.
+  /// `read_only`: refuse every write (StoreError read_only), whatever the inner store allows.
   PrefixStore(StorePtr inner, std::string prefix, bool read_only = false);
-  // The store at `path` inside `inner`: `inner` itself for "", else a PrefixStore (one over the
-  // innermost store when `inner` is a PrefixStore already).
+  /// The store at `path` inside `inner`: `inner` itself for "", else a PrefixStore (one over the
+  /// innermost store when `inner` is a PrefixStore already).
   static StorePtr at(StorePtr inner, const std::string& path);
 
   const StorePtr& inner() const { return inner_; }
@@ -27,7 +29,7 @@ class PrefixStore : public Store {
   std::vector<std::string> identity_chain(const std::string& path) const override {
     return inner_->identity_chain(full(path));
   }
-  // One folder up inside the inner store (the inner store itself above the first segment).
+  /// One folder up inside the inner store (the inner store itself above the first segment).
   std::optional<Parent> parent() const override;
   bool parent_unseen() const override { return inner_->parent_unseen(); }
 
@@ -50,7 +52,7 @@ class PrefixStore : public Store {
   std::string do_explain_unreadable(const std::string& key) override;
 
  private:
-  // The inner store's key (or prefix) for one of this store's.
+  /// The inner store's key (or prefix) for one of this store's.
   std::string full(const std::string& key) const { return key.empty() ? prefix_ : prefix_ + "/" + key; }
   StoreCapabilities limited(StoreCapabilities c) const {
     if (read_only_) c.writable = false;

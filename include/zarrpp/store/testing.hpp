@@ -1,7 +1,8 @@
 #pragma once
-// Store wrappers for tests: one records every operation, one fails the Nth operation. Both pass
-// everything else through (streamed reads, conditional writes and locks included), so the real
-// store's paths run underneath.
+/// @file
+/// Store wrappers for tests: one records every operation, one fails the Nth operation. Both pass
+/// everything else through (streamed reads, conditional writes and locks included), so the real
+/// store's paths run underneath.
 #include <atomic>
 #include <mutex>
 
@@ -9,22 +10,23 @@
 
 namespace zarrpp {
 
+/// One operation a RecordingStore saw (for tests of what zarrpp asks of a store).
 struct StoreOp {
   enum class Kind { Get, GetStreamed, Set, SetIf, Erase, EraseIf, ErasePrefix, ListPrefix, ListDir, Lock, Size };
   Kind kind;
   std::string key;
-  ByteRange range;  // for Get and GetStreamed
+  ByteRange range;  ///< for Get and GetStreamed
 };
 std::string to_string(StoreOp::Kind k);
 
-// Records every operation passed to the wrapped store. compare_and_set shows as Get + SetIf,
-// exists as Size.
+/// Records every operation passed to the wrapped store. compare_and_set shows as Get + SetIf,
+/// exists as Size.
 class RecordingStore : public StoreWrapper {
  public:
   explicit RecordingStore(StorePtr inner) : StoreWrapper(std::move(inner)) {}
   std::vector<StoreOp> ops() const;
   void clear();
-  // Keys of the given kinds of operation, in order (duplicates kept).
+  /// Keys of the given kinds of operation, in order (duplicates kept).
   std::vector<std::string> keys(std::initializer_list<StoreOp::Kind> kinds) const;
   std::string describe() const override { return "recording(" + inner()->describe() + ")"; }
 
@@ -49,8 +51,8 @@ class RecordingStore : public StoreWrapper {
   std::vector<StoreOp> ops_;
 };
 
-// Fails (throws StoreError) at the Nth operation (0-based) that is not a lock, then works again.
-// With `fail_forever`, every operation from the Nth on fails.
+/// Fails (throws StoreError) at the Nth operation (0-based) that is not a lock, then works again.
+/// With `fail_forever`, every operation from the Nth on fails.
 class FaultyStore : public StoreWrapper {
  public:
   FaultyStore(StorePtr inner, std::int64_t fail_at, bool fail_forever = false)

@@ -1,25 +1,26 @@
 #pragma once
-// A store in one zip file, as zarr-python's ZipStore (and zarr-python 2's) keeps it: each key is a
-// member of the archive named by the key, its bytes stored (or deflated).
-//
-// What a zip file allows: members are read in place, but a member cannot be replaced or removed
-// without writing the archive again. So writes (and erases) are staged beside the archive, in a
-// folder of files that reads see at once, and commit() writes the whole archive anew — the
-// members kept copied as they are stored, the staged ones added — to a temporary file renamed
-// over the old one. A crash or a failed commit leaves the previous archive whole (and the staged
-// values in their folder, named in the error). close() commits; so does the destructor, which
-// warns instead of throwing. An archive that names a member more than once (zarr-python appends a
-// member again when a key is overwritten) reads as the last one, as Python's zipfile reads it;
-// a commit keeps that one only.
-//
-// One writer at a time: the first change made through a ZipStore takes an exclusive lock (flock)
-// on the archive, held until close(), and reads the archive again (another writer may have
-// committed since); a change through a second ZipStore — in another process or this one — is
-// refused (ConflictError) while the first holds it. Readers need no lock: each operation of a
-// store with nothing staged sees the last commit (the file is checked, and read again when
-// another writer has replaced it). The path is resolved (absolute, through symlinks) when the
-// store is opened, and a commit keeps the archive's mode, owner, folders and comment. A store
-// inherited by a forked child refuses to write there, and never commits.
+/// @file
+/// A store in one zip file, as zarr-python's ZipStore (and zarr-python 2's) keeps it: each key is a
+/// member of the archive named by the key, its bytes stored (or deflated).
+///
+/// What a zip file allows: members are read in place, but a member cannot be replaced or removed
+/// without writing the archive again. So writes (and erases) are staged beside the archive, in a
+/// folder of files that reads see at once, and commit() writes the whole archive anew — the
+/// members kept copied as they are stored, the staged ones added — to a temporary file renamed
+/// over the old one. A crash or a failed commit leaves the previous archive whole (and the staged
+/// values in their folder, named in the error). close() commits; so does the destructor, which
+/// warns instead of throwing. An archive that names a member more than once (zarr-python appends a
+/// member again when a key is overwritten) reads as the last one, as Python's zipfile reads it;
+/// a commit keeps that one only.
+///
+/// One writer at a time: the first change made through a ZipStore takes an exclusive lock (flock)
+/// on the archive, held until close(), and reads the archive again (another writer may have
+/// committed since); a change through a second ZipStore — in another process or this one — is
+/// refused (ConflictError) while the first holds it. Readers need no lock: each operation of a
+/// store with nothing staged sees the last commit (the file is checked, and read again when
+/// another writer has replaced it). The path is resolved (absolute, through symlinks) when the
+/// store is opened, and a commit keeps the archive's mode, owner, folders and comment. A store
+/// inherited by a forked child refuses to write there, and never commits.
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -29,35 +30,38 @@
 
 #include "zarrpp/store/store.hpp"
 
-struct zip;  // libzip's archive (zip_t)
+struct zip;  ///< libzip's archive (zip_t)
 
 namespace zarrpp {
 
+/// A store in a zip file, as zarr-python's ZipStore writes one: read in place, written into a new
+/// archive that replaces the file when the store is closed.
 class ZipStore : public Store {
  public:
   enum class Mode {
-    read,      // "r": the archive must exist; every write is refused
-    write,     // "w": a new archive (an existing one is replaced at the first commit)
-    append,    // "a": the archive's members, and more (made if missing)
-    exclusive  // "x": a new archive; an existing file is an error
+    read,      ///< "r": the archive must exist; every write is refused
+    write,     ///< "w": a new archive (an existing one is replaced at the first commit)
+    append,    ///< "a": the archive's members, and more (made if missing)
+    exclusive  ///< "x": a new archive; an existing file is an error
   };
   enum class Compression { stored, deflated };
+  /// How to open the archive: read-only, or writable (and how new members are compressed).
   struct Options {
     Mode mode = Mode::read;
-    Compression compression = Compression::stored;  // of the members written (zarr-python's default)
+    Compression compression = Compression::stored;  ///< of the members written (zarr-python's default)
   };
-  // StoreError (not_found, already_exists, conflict, store_failure) naming the file and why.
+  /// StoreError (not_found, already_exists, conflict, store_failure) naming the file and why.
   static std::shared_ptr<ZipStore> open(const std::filesystem::path& path, Options options);
-  // Parses "r", "w", "a", "x"; ArgumentError otherwise.
+  /// Parses "r", "w", "a", "x"; ArgumentError otherwise.
   static Mode parse_mode(const std::string& mode);
   ~ZipStore() override;
   ZipStore(const ZipStore&) = delete;
   ZipStore& operator=(const ZipStore&) = delete;
 
-  // Writes the staged changes into the archive (nothing when there are none). Readers of the file
-  // see the old archive or the new one, never a mix.
+  /// Writes the staged changes into the archive (nothing when there are none). Readers of the file
+  /// see the old archive or the new one, never a mix.
   void commit();
-  // commit(), then releases the archive and the lock; the store cannot be used after.
+  /// commit(), then releases the archive and the lock; the store cannot be used after.
   void close();
   bool closed() const;
   const std::filesystem::path& path() const { return path_; }
@@ -79,17 +83,17 @@ class ZipStore : public Store {
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
 
  public:
-  struct State;  // the open archive, the staged changes and the lock (zip_store.cpp)
+  struct State;  ///< the open archive, the staged changes and the lock (zip_store.cpp)
   ZipStore(std::filesystem::path path, Options options, std::unique_ptr<State> state);
 
  private:
-  // Under mu_: reopen a store used after close() (as zarr-python's stores reopen on use; "w" and
-  // "x" then keep what was written, as "a"), and what a key holds now.
+  /// Under mu_: reopen a store used after close() (as zarr-python's stores reopen on use; "w" and
+  /// "x" then keep what was written, as "a"), and what a key holds now.
   void ensure_open();
   std::optional<Version> version_of(const std::string& key) const;
   std::optional<std::uint64_t> size_of(const std::string& key) const;
-  void stage(const std::string& key, const Bytes* value);  // null: erase
-  void commit_locked();                                    // write_archive(), remembering whether it failed
+  void stage(const std::string& key, const Bytes* value);  ///< null: erase
+  void commit_locked();                                    ///< write_archive(), remembering whether it failed
   void write_archive();
   std::size_t fill_new_archive(::zip* out);
   void replace_archive(const std::filesystem::path& tmp, const std::string& kept);
