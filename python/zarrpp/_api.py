@@ -119,11 +119,13 @@ def zeros(shape: Any, **kwargs: Any) -> Array:
 
 
 def ones(shape: Any, **kwargs: Any) -> Array:
+    """A new array of ``shape`` filled with ones (``create_array``'s keywords)."""
     kwargs["fill_value"] = 1
     return create(shape, **kwargs)
 
 
 def full(shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+    """A new array of ``shape`` filled with ``fill_value`` (``create_array``'s keywords)."""
     return create(shape, fill_value=fill_value, **kwargs)
 
 
@@ -138,16 +140,19 @@ def _like(a: Any, kwargs: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def empty_like(a: Any, **kwargs: Any) -> Array:
+    """A new array with ``a``'s shape, data type and chunks (keywords override), nothing written."""
     args = _like(a, kwargs)
     return empty(args.pop("shape"), **args)
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
+    """``empty_like`` filled with zeros."""
     args = _like(a, kwargs)
     return zeros(args.pop("shape"), **args)
 
 
 def ones_like(a: Any, **kwargs: Any) -> Array:
+    """``empty_like`` filled with ones."""
     args = _like(a, kwargs)
     return ones(args.pop("shape"), **args)
 
@@ -162,6 +167,7 @@ def like_fill_value(a: Any) -> Any:
 
 
 def full_like(a: Any, **kwargs: Any) -> Array:
+    """``empty_like`` filled with ``fill_value`` (a keyword; ``a``'s fill value by default)."""
     args = _like(a, kwargs)
     args.setdefault("fill_value", like_fill_value(a))
     return full(args.pop("shape"), **args)

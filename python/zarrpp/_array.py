@@ -271,6 +271,7 @@ class Attributes(MutableMapping):
         return cached[1]
 
     def asdict(self) -> Dict[str, Any]:
+        """A copy of the attributes as a dict (as stored now)."""
         return copy.deepcopy(self._snapshot())
 
     def __getitem__(self, key: str) -> Any:
@@ -278,6 +279,7 @@ class Attributes(MutableMapping):
         return copy.deepcopy(v) if isinstance(v, (dict, list)) else v
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The attribute ``key``, or ``default`` when there is none."""
         try:
             return self[key]
         except KeyError:
@@ -301,15 +303,19 @@ class Attributes(MutableMapping):
         return key in self._snapshot()
 
     def keys(self) -> KeysView:  # type: ignore[override]
+        """The attribute names."""
         return dict.fromkeys(self._snapshot()).keys()
 
     def items(self) -> ItemsView:  # type: ignore[override]
+        """(name, value) pairs of a copy of the attributes."""
         return self.asdict().items()
 
     def values(self) -> ValuesView:  # type: ignore[override]
+        """The values of a copy of the attributes."""
         return self.asdict().values()
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # one write for all keys
+        """Sets several attributes in one write; other keys (also those another handle added) stay."""
         self._node._attrs_update(dict(*args, **kwargs))
 
     def put(self, d: Dict[str, Any]) -> None:
@@ -317,6 +323,7 @@ class Attributes(MutableMapping):
         self._node._attrs_put(dict(d))
 
     def refresh(self) -> None:
+        """Reads the attributes from the store again (another process may have changed them)."""
         self._node._refresh()
 
     def __repr__(self) -> str:
@@ -439,6 +446,7 @@ class Array(_Node):
     # ---- description ----
     @property
     def shape(self) -> Tuple[int, ...]:
+        """The number of elements per dimension (zero-based, as NumPy's). Setting it resizes."""
         return self._core.shape
 
     @shape.setter
@@ -448,10 +456,12 @@ class Array(_Node):
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._core.ndim
 
     @property
     def dtype(self) -> np.dtype:
+        """The NumPy data type of the elements (``object`` for variable-length strings and bytes)."""
         return self._dtype
 
     @property
@@ -504,6 +514,7 @@ class Array(_Node):
 
     @property
     def fill_value(self) -> Any:
+        """What elements no stored chunk holds read as (None when a Zarr v2 array states none)."""
         raw = self._core.fill_value_bytes
         if self._core.v2_fill_null:  # .zarray states none: None, as zarr-python gives it
             return None
@@ -516,14 +527,17 @@ class Array(_Node):
 
     @property
     def size(self) -> int:
+        """The number of elements (the product of ``shape``)."""
         return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
+        """The elements' size in memory, in bytes (``size * itemsize``), as NumPy's ``nbytes``."""
         return self.size * self._dtype.itemsize
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element in memory."""
         return self._dtype.itemsize
 
     @property
@@ -578,6 +592,7 @@ class Array(_Node):
 
     @property
     def zarr_format(self) -> int:
+        """3 for a zarr.json array, 2 for a .zarray one."""
         return int(self._core.zarr_format)
 
     @property
@@ -598,6 +613,8 @@ class Array(_Node):
         return int(self._core.nshards())
 
     def nbytes_stored(self) -> int:
+        """Bytes the array occupies in its store: its metadata and every stored chunk, as zarr-python's
+        ``nbytes_stored()``."""
         return self._core.nbytes_stored()
 
     @property
@@ -617,14 +634,17 @@ class Array(_Node):
 
     @property
     def compressors(self) -> tuple:
+        """The bytes-to-bytes codecs (compressors, checksums), in order, as codec objects."""
         return self._codec_lists()[2]
 
     @property
     def filters(self) -> tuple:
+        """The array-to-array codecs (v3) or numcodecs filters (v2), in order."""
         return self._codec_lists()[0]
 
     @property
     def serializer(self) -> Optional[Codec]:
+        """The array-to-bytes codec (``bytes``, ``vlen-utf8``, ``sharding_indexed``, ...), or None."""
         return self._codec_lists()[1]
 
     @property
@@ -704,6 +724,7 @@ class Array(_Node):
 
     @property
     def dimension_names(self) -> Optional[Tuple[Optional[str], ...]]:
+        """Each dimension's name or None (a v2 array's ``_ARRAY_DIMENSIONS`` attribute), or None."""
         names = self.metadata.get("dimension_names")
         if names is None and self.zarr_format == 2:
             names = self.attrs.get("_ARRAY_DIMENSIONS")
@@ -834,32 +855,40 @@ class Array(_Node):
     # ---- zarr-python's selection methods (fields=: a structured type's field, or list of them) ----
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: Optional[np.ndarray] = None,
                             fields: Any = None) -> Any:
+        """``z[selection]`` with integers, slices and Ellipsis only; ``out=`` fills a given array."""
         return self._get(selection, "basic", out, fields)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """``z[selection] = value`` with integers, slices and Ellipsis only; the value broadcasts."""
         self._set(selection, value, "basic", fields=fields)
 
     def get_orthogonal_selection(self, selection: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> Any:
+        """``z.oindex[selection]``: each index array or mask selects along its own dimension."""
         fields, selection = _fields_of(selection, fields)
         return self._get(selection, "orthogonal", out, fields)
 
     def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """``z.oindex[selection] = value``."""
         fields, selection = _fields_of(selection, fields)
         self._set(selection, value, "orthogonal", fields=fields)
 
     def get_coordinate_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
                                  fields: Any = None) -> np.ndarray:
+        """``z.vindex[selection]`` with integer arrays: one element per point (the arrays broadcast together)."""
         fields, selection = _fields_of(selection, fields)
         return self._get(selection, "vindex", out, fields)
 
     def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """``z.vindex[selection] = value`` with integer arrays."""
         fields, selection = _fields_of(selection, fields)
         self._set(selection, value, "vindex", fields=fields)
 
     def get_mask_selection(self, mask: Any, *, out: Optional[np.ndarray] = None, fields: Any = None) -> np.ndarray:
+        """``z.vindex[mask]``: the elements where a boolean array of the array's shape is true."""
         return self._get(mask, "mask", out, fields)
 
     def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None) -> None:
+        """``z.vindex[mask] = value``."""
         self._set(mask, value, "mask", fields=fields)
 
     def get_block_selection(self, selection: Any, *, out: Optional[np.ndarray] = None,
@@ -868,6 +897,7 @@ class Array(_Node):
         return self._get(selection, "blocks", out, fields)
 
     def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        """``z.blocks[selection] = value``: blocks are chunks, or shards when sharded."""
         self._set(selection, value, "blocks", fields=fields)
 
     @property
@@ -993,6 +1023,7 @@ class Group(_Node):
 
     @property
     def metadata(self) -> "Metadata":
+        """The group's zarr.json document (a v2 group's .zgroup with its attributes) as a dict."""
         raw = self.store.get(_join(self.path, "zarr.json"))
         if raw is None and self.zarr_format == 2:
             return Metadata({"zarr_format": 2, "node_type": "group", "attributes": self.attrs.asdict()})
@@ -1042,6 +1073,7 @@ class Group(_Node):
             raise KeyError(name) from None
 
     def get(self, name: str, default: Any = None) -> Any:
+        """The member ``name`` (an Array or a Group; a path such as "sub/a" too), or ``default``."""
         try:
             return self[name]
         except KeyError:
@@ -1060,6 +1092,7 @@ class Group(_Node):
         _zarrpp.remove_node(self.store, _join(self.path, name))
 
     def keys(self) -> List[str]:
+        """The names of the direct members, sorted."""
         return [n for n, _, _ in self._core.children()]
 
     def __iter__(self) -> Iterator[str]:
@@ -1092,19 +1125,24 @@ class Group(_Node):
         return tuple(out)
 
     def array_keys(self) -> List[str]:
+        """The names of the direct members that are arrays."""
         return [n for n, t, _ in self._core.children() if t == "array"]
 
     def group_keys(self) -> List[str]:
+        """The names of the direct members that are groups."""
         return [n for n, t, _ in self._core.children() if t == "group"]
 
     @property
     def zarr_format(self) -> int:
+        """3 for a zarr.json group, 2 for a .zgroup one."""
         return int(self._core.zarr_format)
 
     def arrays(self) -> Tuple[Tuple[str, Array], ...]:
+        """(name, Array) for every direct member that is an array, sorted by name."""
         return tuple((n, a) for n, a in self.members() if isinstance(a, Array))
 
     def groups(self) -> Tuple[Tuple[str, "Group"], ...]:
+        """(name, Group) for every direct member that is a group, sorted by name."""
         return tuple((n, g) for n, g in self.members() if isinstance(g, Group))
 
     def create(self, name: str, **kwargs: Any) -> Array:
@@ -1179,11 +1217,13 @@ class Group(_Node):
         return create_array(self.store, name=_join(self.path, name), **kwargs)
 
     def create_group(self, name: str, attributes: Optional[Dict[str, Any]] = None, overwrite: bool = False) -> "Group":
+        """Creates the member group ``name`` (with ``attributes``); ``overwrite`` replaces a node there."""
         self._check_writable()
         return create_group(self.store, path=_join(self.path, name), attributes=attributes, overwrite=overwrite,
                             zarr_format=self.zarr_format)
 
     def require_group(self, name: str) -> "Group":
+        """The member group ``name``, created when missing (TypeError when an array is there)."""
         path = _join(self.path, name)
         kind = _zarrpp.node_type(self.store, path)
         if kind == "group":
@@ -1273,15 +1313,19 @@ class Group(_Node):
         return self.create_array(name, shape=shape, fill_value=fill_value, **kwargs)
 
     def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` of ``shape`` filled with zeros (``create_array``'s keywords)."""
         return self._create_filled(name, shape, 0, kwargs)
 
     def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` of ``shape`` filled with ones."""
         return self._create_filled(name, shape, 1, kwargs)
 
     def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` of ``shape``, nothing written."""
         return self._create_filled(name, shape, None, kwargs)
 
     def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` of ``shape`` filled with ``fill_value``."""
         return self._create_filled(name, shape, fill_value, kwargs)
 
     def _like(self, name: str, data: Any, fill: Any, kwargs: Dict[str, Any]) -> Array:
@@ -1291,15 +1335,20 @@ class Group(_Node):
         return self.create_array(name, **kwargs)
 
     def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` shaped like ``data`` (an array), filled with zeros."""
         return self._like(name, data, 0, kwargs)
 
     def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` shaped like ``data``, filled with ones."""
         return self._like(name, data, 1, kwargs)
 
     def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` shaped like ``data``, nothing written."""
         return self._like(name, data, None, kwargs)
 
     def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """Creates the member array ``name`` shaped like ``data``, filled with its fill value (or
+        ``fill_value=``)."""
         from ._api import like_fill_value
         return self._like(name, data, like_fill_value(data), kwargs)
 
@@ -1321,6 +1370,7 @@ class Group(_Node):
 
     @property
     def info(self) -> "Info":
+        """A description of the group that prints as a table (``print(g.info)``)."""
         rows = [("Name", self.name), ("Type", "Group"), ("Zarr format", str(self.zarr_format)),
                 ("Read-only", str(self.read_only)), ("Store type", type(self.store).__name__),
                 ("No. members", str(len(self))),
