@@ -1,0 +1,162 @@
+"""Fails the site's build when a public C++ or Python name has no reference entry.
+
+C++: every public name Doxygen finds in include/zarrpp (namespaces zarrpp and zarrpp::codec, not
+detail): classes, structs, their public members, functions, variables, types and enumerators must
+carry a documentation comment (`///`, `///<`); an override counts as documented when what it
+overrides is. The reference page renders them all (breathe).
+Python: every name in `zarrpp.__all__` (modules among them: their own `__all__` or public names),
+`zarrpp.dask`, `zarrpp.xarray`, and the public members of their classes, must have a docstring and
+an entry in the site (autodoc).
+
+docs/reference/undocumented.txt lists the names still missing one (`cpp NAME` / `py NAME`): the
+list may only shrink. A missing name not on it fails the build, and so does a name on it that now
+has its entry (take it off the list).
+"""
+import importlib
+import inspect
+import os
+import xml.etree.ElementTree as ET
+
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+PUBLIC_SECTIONS = {"public-func", "public-attrib", "public-type", "public-static-func", "public-static-attrib",
+                   "func", "var", "typedef", "enum", "define"}
+PY_MODULES = ["zarrpp", "zarrpp.dask", "zarrpp.xarray"]
+
+
+def has_text(el):
+    return el is not None and "".join(el.itertext()).strip() != ""
+
+
+def documented(member):
+    return has_text(member.find("briefdescription")) or has_text(member.find("detaileddescription"))
+
+
+def cpp_names(xml_dir):
+    """{qualified name: documented?} for every public C++ name in the Doxygen XML."""
+    names, by_id = {}, {}
+    index = ET.parse(os.path.join(xml_dir, "index.xml")).getroot()
+    for comp in index.findall("compound"):
+        if comp.get("kind") not in ("class", "struct", "namespace", "union"):
+            continue
+        cname = comp.findtext("name")
+        if not cname.startswith("zarrpp") or "detail" in cname.split("::"):
+            continue
+        root = ET.parse(os.path.join(xml_dir, comp.get("refid") + ".xml")).getroot()
+        cdef = root.find("compounddef")
+        if cdef.get("prot", "public") != "public":
+            continue
+        if comp.get("kind") != "namespace":
+            names[cname] = documented(cdef)
+        for sec in cdef.findall("sectiondef"):
+            if sec.get("kind") not in PUBLIC_SECTIONS:
+                continue
+            for m in sec.findall("memberdef"):
+                by_id[m.get("id")] = m
+                qual = f"{cname}::{m.findtext('name')}"
+                if m.get("kind") == "function" and m.findtext("argsstring"):
+                    qual += m.findtext("argsstring").split(")")[0] + ")"
+                names[qual] = (m, cname)
+                if m.get("kind") == "enum":
+                    for v in m.findall("enumvalue"):
+                        names[f"{cname}::{m.findtext('name')}::{v.findtext('name')}"] = documented(v)
+    out = {}
+    for qual, v in names.items():
+        if isinstance(v, bool):
+            out[qual] = v
+            continue
+        m, _ = v
+        ok = documented(m)
+        for r in m.findall("reimplements"):
+            base = by_id.get(r.get("refid"))
+            ok = ok or (base is not None and documented(base))
+        out[qual] = ok
+    return out
+
+
+def py_public(module):
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(module).items() if not n.startswith("_") and
+                 getattr(v, "__module__", "").startswith("zarrpp") and not inspect.ismodule(v)]
+    return list(names)
+
+
+def py_names():
+    """{qualified name: documented?} for every public Python name."""
+    out, seen = {}, set()
+
+    def visit_module(mod):
+        if mod.__name__ in seen:
+            return
+        seen.add(mod.__name__)
+        out[mod.__name__] = bool((mod.__doc__ or "").strip())
+        for n in py_public(mod):
+            obj = getattr(mod, n)
+            if inspect.ismodule(obj):
+                visit_module(obj)
+                continue
+            qual = f"{mod.__name__}.{n}"
+            # Data (constants) carry no docstring of their own: their entry (autodoc's `#:`) is what counts.
+            code = inspect.isclass(obj) or callable(obj)
+            out[qual] = bool((getattr(obj, "__doc__", None) or "").strip()) or not code
+            if inspect.isclass(obj):
+                for mname, mv in vars(obj).items():
+                    if mname.startswith("_"):
+                        continue
+                    out[f"{qual}.{mname}"] = bool((getattr(mv, "__doc__", None) or "").strip())
+
+    for name in PY_MODULES:
+        visit_module(importlib.import_module(name))
+    return out
+
+
+def load_list(path):
+    listed = set()
+    if os.path.exists(path):
+        for line in open(path, encoding="utf-8"):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                listed.add(line)
+    return listed
+
+
+LIST_HEADER = """\
+# Public names still without a reference entry (docs/_ext/zarrpp_reference.py). This list may only
+# shrink: document a name (a /// comment in include/zarrpp, a docstring in python/zarrpp) and take
+# it off, or let `ZARRPP_REFERENCE_SHRINK=1 bash scripts/build_docs.sh BUILD` take off every name
+# that has its entry now. A new public name without one fails the build.
+"""
+
+
+def on_build_finished(app, exc):
+    if exc is not None:
+        return
+    xml_dir = app.config.breathe_projects.get("zarrpp")
+    listed = load_list(os.path.join(app.srcdir, "reference", "undocumented.txt"))
+    missing = {f"cpp {n}" for n, ok in cpp_names(xml_dir).items() if not ok}
+    py_domain = app.env.get_domain("py").objects
+    for n, ok in py_names().items():
+        if not ok or n not in py_domain:
+            missing.add(f"py {n}")
+    path = os.path.join(app.srcdir, "reference", "undocumented.txt")
+    if os.environ.get("ZARRPP_REFERENCE_SHRINK") == "1":  # take documented names off the list, add none
+        keep = sorted(listed & missing)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(LIST_HEADER + "".join(n + "\n" for n in keep))
+        listed = set(keep)
+    new = sorted(missing - listed)
+    done = sorted(listed - missing)
+    for n in new:
+        logger.warning(f"reference: {n} has no entry (a documentation comment / docstring and a place in "
+                       "docs/reference/)")
+    for n in done:
+        logger.warning(f"reference: {n} has its entry now: take it off docs/reference/undocumented.txt")
+    logger.info(f"reference: {len(missing)} public names still without an entry (docs/reference/undocumented.txt)")
+
+
+def setup(app):
+    app.connect("build-finished", on_build_finished)
+    return {"version": "1", "parallel_read_safe": True}

@@ -1,0 +1,269 @@
+"""Runs every code snippet of the site while it is built, and checks what it shows it printing.
+
+Each page's snippets run in order, in one fresh temporary folder per page, against the built
+library (ZARRPP_BUILD_DIR: its `zarrpp` CLI first on PATH, its Python package on PYTHONPATH):
+
+- ```python: run in one Python process per page (Debian's /usr/bin/python3), blocks sharing their
+  names as one session does. A block with `>>>` prompts is a doctest: what it shows after each
+  prompt must be what that line printed.
+- ```console: `$ command` lines (a trailing backslash continues one), each run by bash in the page's
+  folder; the lines after a command up to the next `$` are what it must print (stdout and stderr).
+  A command may fail only when its block shows what it printed.
+- ```sh / ```bash: a script run by `bash -euo pipefail` in the page's folder.
+- ```cpp: a whole program, compiled against include/zarrpp and the built libzarrpp and run in the
+  page's folder.
+- ```output right after a sh or cpp block: what that block must print.
+
+In shown output, a line `...` stands for any number of lines and `...` inside a line for any text.
+A snippet that cannot run while the site is built (the network, hours, GiBs: docs/ci.md's
+exemptions) is marked by the line `<!-- not-run: REASON -->` right before it; the page then shows
+"Shown, not run: REASON" above it, and the build lists every such snippet. Blocks in other
+languages (text, json, ...) are data and not run; cmake blocks must carry the marker.
+
+Every failure is a warning at the snippet's line, which `sphinx-build -W --keep-going` (what
+scripts/build_docs.sh runs) turns into a failed build.
+"""
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+RUN = {"python", "console", "sh", "bash", "cpp"}
+MUST_MARK = {"cmake", "c++", "pycon", "shell", "zsh"}
+FENCE = re.compile(r"^(`{3,}|~{3,})([\w+-]*)[^\n]*$")
+NOT_RUN = re.compile(r"^<!-- not-run: (.+?) -->$")
+TIMEOUT = 300
+
+
+class Block:
+    def __init__(self, lang, code, line, not_run):
+        self.lang, self.code, self.line, self.not_run = lang, code, line, not_run
+        self.output = None  # the ```output block after it, if any
+
+
+def parse_blocks(text):
+    """The page's fenced blocks in order, with the ```output block after a block attached to it."""
+    lines = text.split("\n")
+    blocks, i = [], 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        fence, lang, start = m.group(1), m.group(2).lower(), i
+        j = i + 1
+        while j < len(lines) and not (lines[j].startswith(fence) and lines[j].strip() == fence):
+            j += 1
+        prev = lines[start - 1] if start > 0 else ""
+        mark = NOT_RUN.match(prev.strip())
+        b = Block(lang, "\n".join(lines[start + 1:j]) + "\n", start + 1, mark.group(1) if mark else None)
+        if lang == "output" and blocks and blocks[-1].lang in ("sh", "bash", "cpp") and blocks[-1].output is None:
+            blocks[-1].output = b
+        else:
+            blocks.append(b)
+        i = j + 1
+    return blocks
+
+
+def line_matches(want, got):
+    if "..." not in want:
+        return want == got
+    parts = [re.escape(p) for p in want.split("...")]
+    return re.fullmatch(".*".join(parts), got, re.S) is not None
+
+
+def output_matches(want, got):
+    """`...` alone on a line matches any number of lines; inside a line, any text."""
+    w = [x.rstrip() for x in want.rstrip("\n").split("\n")] if want.strip() else []
+    g = [x.rstrip() for x in got.rstrip("\n").split("\n")] if got.strip() else []
+
+    def match(i, j):
+        if i == len(w):
+            return j == len(g)
+        if w[i] == "...":
+            return any(match(i + 1, k) for k in range(j, len(g) + 1))
+        return j < len(g) and line_matches(w[i], g[j]) and match(i + 1, j + 1)
+
+    return match(0, 0)
+
+
+def console_commands(code):
+    """(command, shown output) pairs of a ```console block."""
+    cmds, cur, out = [], None, []
+    lines = code.rstrip("\n").split("\n")
+    k = 0
+    while k < len(lines):
+        ln = lines[k]
+        if ln.startswith("$ "):
+            if cur is not None:
+                cmds.append((cur, "\n".join(out)))
+            cur, out = ln[2:], []
+            while cur.endswith("\\") and k + 1 < len(lines):
+                k += 1
+                cur = cur[:-1] + "\n" + lines[k]
+        elif cur is None:
+            raise ValueError(f"a console block must start with '$ ': {ln!r}")
+        else:
+            out.append(ln)
+        k += 1
+    if cur is not None:
+        cmds.append((cur, "\n".join(out)))
+    return cmds
+
+
+PY_DRIVER = r'''
+import doctest, io, json, sys, traceback, contextlib
+ns = {"__name__": "__snippet__"}
+parser = doctest.DocTestParser()
+runner_out = io.StringIO()
+for line in sys.stdin:
+    req = json.loads(line)
+    code, name = req["code"], req["name"]
+    if ">>>" in code:
+        test = parser.get_doctest(code, ns, name, name, 0)
+        out = io.StringIO()
+        r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        r.run(test, out=out.write, clear_globs=False)
+        ns.update(test.globs)
+        res = {"ok": r.failures == 0, "report": out.getvalue()}
+    else:
+        buf = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buf):
+                exec(compile(code, name, "exec"), ns)
+            res = {"ok": True, "report": buf.getvalue()}
+        except BaseException:
+            res = {"ok": False, "report": buf.getvalue() + traceback.format_exc()}
+    sys.__stdout__.write(json.dumps(res) + "\n")
+    sys.__stdout__.flush()
+'''
+
+
+class PageRun:
+    """Runs one page's snippets in order, in a fresh folder."""
+
+    def __init__(self, app, docname):
+        self.app, self.docname = app, docname
+        self.build = os.environ.get("ZARRPP_BUILD_DIR", "")
+        self.src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # docs/
+        self.src = os.path.dirname(self.src)
+        self.dir = tempfile.mkdtemp(prefix="zarrpp-snippets-")
+        path = f"{self.build}:/usr/bin:/bin"  # Debian's python3 (NumPy) first, as a user's shell has it
+        pythonpath = os.environ.get("ZARRPP_SNIPPET_PYTHONPATH", os.path.join(self.build, "python"))
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRPP_")}
+        self.env.update(PATH=path, PYTHONPATH=pythonpath, HOME=self.dir,
+                        LC_ALL="C.UTF-8", COLUMNS="100")
+        self.py = None
+
+    def fail(self, block, what):
+        logger.warning(f"snippet ({block.lang}) failed: {what}", location=(self.docname, block.line))
+
+    def run(self, blocks):
+        try:
+            for n, b in enumerate(blocks):
+                if b.not_run:
+                    self.app.env.zarrpp_not_run.append((self.docname, b.line, b.lang, b.not_run))
+                    continue
+                if b.lang in MUST_MARK:
+                    self.fail(b, "a ```%s block cannot run by itself: run it or mark it <!-- not-run: why -->" % b.lang)
+                elif b.lang in RUN:
+                    getattr(self, "run_" + b.lang.replace("bash", "sh"))(b, n)
+                    self.app.env.zarrpp_ran += 1
+        finally:
+            if self.py:
+                self.py.stdin.close()
+                self.py.wait(timeout=30)
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def shell(self, cmd):
+        return subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=self.dir, env=self.env, timeout=TIMEOUT,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def run_console(self, b, _):
+        try:
+            cmds = console_commands(b.code)
+        except ValueError as e:
+            return self.fail(b, str(e))
+        for cmd, want in cmds:
+            r = self.shell(cmd)
+            if r.returncode != 0 and not want.strip():
+                return self.fail(b, f"`{cmd}` exited with {r.returncode}:\n{r.stdout}")
+            if not output_matches(want, r.stdout):
+                return self.fail(b, f"`{cmd}` printed:\n{r.stdout}\nthe page shows:\n{want}")
+
+    def run_sh(self, b, _):
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", b.code], cwd=self.dir, env=self.env, timeout=TIMEOUT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if r.returncode != 0:
+            return self.fail(b, f"exited with {r.returncode}:\n{r.stdout}")
+        if b.output is not None and not output_matches(b.output.code, r.stdout):
+            self.fail(b, f"printed:\n{r.stdout}\nthe page shows:\n{b.output.code}")
+
+    def run_cpp(self, b, n):
+        src = os.path.join(self.dir, f"snippet{n}.cpp")
+        exe = os.path.join(self.dir, f"snippet{n}")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(b.code)
+        cc = ["g++", "-std=c++20", "-O1", "-I", os.path.join(self.src, "include"), "-I",
+              os.path.join(self.build, "include"), src, "-o", exe, "-L", self.build, "-lzarrpp",
+              f"-Wl,-rpath,{self.build}", "-pthread"]
+        r = subprocess.run(cc, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+        if r.returncode != 0:
+            return self.fail(b, f"does not compile ({shlex.join(cc)}):\n{r.stdout}")
+        r = subprocess.run([exe], cwd=self.dir, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=TIMEOUT)
+        if r.returncode != 0:
+            return self.fail(b, f"exited with {r.returncode}:\n{r.stdout}")
+        if b.output is not None and not output_matches(b.output.code, r.stdout):
+            self.fail(b, f"printed:\n{r.stdout}\nthe page shows:\n{b.output.code}")
+
+    def run_python(self, b, _):
+        if self.py is None:
+            self.py = subprocess.Popen(["/usr/bin/python3", "-c", PY_DRIVER], cwd=self.dir, env=self.env, text=True,
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.py.stdin.write(json.dumps({"code": b.code, "name": f"{self.docname}:{b.line}"}) + "\n")
+        self.py.stdin.flush()
+        line = self.py.stdout.readline()
+        if not line:
+            self.py = None
+            return self.fail(b, "the Python process ended")
+        res = json.loads(line)
+        if not res["ok"]:
+            self.fail(b, res["report"])
+
+
+def on_builder_inited(app):
+    if not os.environ.get("ZARRPP_BUILD_DIR"):
+        raise ExtensionError("ZARRPP_BUILD_DIR is not set: build the site with scripts/build_docs.sh BUILD_DIR")
+    app.env.zarrpp_not_run = []
+    app.env.zarrpp_ran = 0
+
+
+def on_source_read(app, docname, source):
+    text = source[0]
+    PageRun(app, docname).run(parse_blocks(text))
+    # The marker becomes visible on the page.
+    source[0] = re.sub(r"^<!-- not-run: (.+?) -->$", r"*Shown, not run: \1.*\n", text, flags=re.M)
+
+
+def on_build_finished(app, exc):
+    if exc is not None or not hasattr(app.env, "zarrpp_not_run"):
+        return
+    logger.info(f"snippets: {app.env.zarrpp_ran} ran; {len(app.env.zarrpp_not_run)} shown, not run:")
+    for doc, line, lang, why in app.env.zarrpp_not_run:
+        logger.info(f"  {doc}.md:{line} ({lang}): {why}")
+
+
+def setup(app):
+    app.connect("builder-inited", on_builder_inited)
+    app.connect("source-read", on_source_read)
+    app.connect("build-finished", on_build_finished)
+    return {"version": "1", "parallel_read_safe": False, "env_version": 1}
