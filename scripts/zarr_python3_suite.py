@@ -176,7 +176,7 @@ def _backing_test(where: str, name: str, tests: dict[str, str]) -> str:
 
 
 def names_table(out: Path) -> str:
-    """The compatibility table python/README.md shows: every zarr-python 3 public name, whether
+    """The compatibility table docs/guide/python.md shows: every zarr-python 3 public name, whether
     zarrpp has it (and how it differs, or why not), and a project test that uses it."""
     import zarrpp
     objects = {"zarr": zarrpp, "zarr.storage": zarrpp.storage, "zarr.codecs": zarrpp.codecs,
@@ -235,7 +235,7 @@ def main() -> int:
     r.add_argument("zarrpp_python", type=Path)
     r.add_argument("--tests", nargs="*", default=TEST_FILES)
     r.add_argument("--no-guide", action="store_true")
-    n = sub.add_parser("names", help="print python/README.md's table of zarr-python 3's public names")
+    n = sub.add_parser("names", help="print docs/guide/python.md's table of zarr-python 3's public names")
     n.add_argument("harness", type=Path)
     args = parser.parse_args()
     if args.command == "build":

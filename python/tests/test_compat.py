@@ -1,5 +1,5 @@
 """zarr-python 3 compatibility (issue: the pip package): behaviour a zarr-python 3 user relies on,
-and the bugs such a user found, each pinned down. python/README.md's compatibility table points
+and the bugs such a user found, each pinned down. docs/guide/python.md's compatibility table points
 at these tests row by row."""
 import json
 import multiprocessing

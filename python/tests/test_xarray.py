@@ -316,7 +316,7 @@ def test_growth_refuses_values_the_stored_dtype_would_change(tmp_path):
 def test_open_dataset_guesses_zarrpp_for_a_v3_store(tmp_path):
     """Without engine=: a zarrpp-written (v3) store opens with zarrpp's engine, with or without the
     .zarr suffix (xarray's zarr engine on zarr-python 2 would fail on it); a v2 store xarray wrote
-    still goes to xarray's own engine. python/README.md says so."""
+    still goes to xarray's own engine. docs/guide/python.md says so."""
     from xarray.backends.plugins import guess_engine
     ds = xr.Dataset({"t": ("x", np.arange(4.0))})
     zx.to_zarrpp(ds, str(tmp_path / "plain"), mode="w")

@@ -192,7 +192,7 @@ class ZarrppBackendEntrypoint(BackendEntrypoint):
     endpoint_url, region, key, secret, token, anon), and xarray's CF decoding options."""
 
     description = "Open Zarr v3 and v2 groups (including zarrpp's growable regular_bounded arrays) with zarrpp"
-    url = "https://github.com/zarrpp/zarrpp/blob/main/python/README.md#dask-and-xarray"
+    url = "https://github.com/zarrpp/zarrpp/blob/main/docs/guide/python.md#dask-and-xarray"
     open_dataset_parameters = ("filename_or_obj", "mask_and_scale", "decode_times", "concat_characters",
                                "decode_coords", "drop_variables", "use_cftime", "decode_timedelta", "group",
                                "storage_options")
