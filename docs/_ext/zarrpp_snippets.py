@@ -14,11 +14,15 @@ library (ZARRPP_BUILD_DIR: its `zarrpp` CLI first on PATH, its Python package on
   page's folder.
 - ```output right after a sh or cpp block: what that block must print.
 
+The Python package's docstrings, which the reference shows, follow the same rule: examples are
+doctests (`>>>`), run with the site; a literal block (`::`) of code is refused.
+
 In shown output, a line `...` stands for any number of lines and `...` inside a line for any text.
 A snippet that cannot run while the site is built (the network, hours, GiBs: docs/ci.md's
 exemptions) is marked by the line `<!-- not-run: REASON -->` right before it; the page then shows
-"Shown, not run: REASON" above it, and the build lists every such snippet. Blocks in other
-languages (text, json, ...) are data and not run; cmake blocks must carry the marker.
+"Shown, not run: REASON" above it, and the build lists every such snippet. Blocks of data
+(text, json, output, toml, yaml, ...) are not run; a block in any other language that cannot
+run here (cmake, ...) must carry the marker.
 
 Every failure is a warning at the snippet's line, which `sphinx-build -W --keep-going` (what
 scripts/build_docs.sh runs) turns into a failed build.
@@ -37,10 +41,13 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 RUN = {"python", "console", "sh", "bash", "cpp"}
-MUST_MARK = {"cmake", "c++", "pycon", "shell", "zsh"}
+# Shown data, never code: anything else that is not run must carry the not-run marker.
+DATA = {"", "text", "json", "output", "toml", "yaml", "ini", "csv", "xml", "diff", "markdown", "md", "none"}
 FENCE = re.compile(r"^(`{3,}|~{3,})([\w+-]*)[^\n]*$")
 NOT_RUN = re.compile(r"^<!-- not-run: (.+?) -->$")
 TIMEOUT = 300
+# The modules the Python reference documents: their docstrings' examples run too.
+DOCTEST_MODULES = ["zarrpp", "zarrpp.codecs", "zarrpp.storage", "zarrpp.errors", "zarrpp.dask", "zarrpp.xarray"]
 
 
 class Block:
@@ -172,8 +179,10 @@ class PageRun:
                 if b.not_run:
                     self.app.env.zarrpp_not_run.append((self.docname, b.line, b.lang, b.not_run))
                     continue
-                if b.lang in MUST_MARK:
-                    self.fail(b, "a ```%s block cannot run by itself: run it or mark it <!-- not-run: why -->" % b.lang)
+                if b.lang not in RUN and b.lang not in DATA:
+                    runs = ", ".join(sorted(RUN))
+                    self.fail(b, f"a ```{b.lang} block is not run here: write it as one that runs ({runs}) "
+                              "or mark it <!-- not-run: why -->")
                 elif b.lang in RUN:
                     getattr(self, "run_" + b.lang.replace("bash", "sh"))(b, n)
                     self.app.env.zarrpp_ran += 1
@@ -254,9 +263,46 @@ def on_source_read(app, docname, source):
     source[0] = re.sub(r"^<!-- not-run: (.+?) -->$", r"*Shown, not run: \1.*\n", text, flags=re.M)
 
 
+DOCSTRING_CHECK = r'''
+import doctest, importlib, inspect, re, sys
+literal = re.compile(r"::[ \t]*\n[ \t]*\n[ \t]+\S")
+failed = 0
+for name in sys.argv[1:]:
+    mod = importlib.import_module(name)
+    r = doctest.testmod(mod, optionflags=doctest.ELLIPSIS, report=True)
+    failed += r.failed
+    ours = [getattr(mod, n) for n in getattr(mod, "__all__", dir(mod)) if not n.startswith("_")]
+    home = [getattr(o, "__module__", None) or getattr(o, "__name__", "") for o in ours]
+    objs = [mod] + [o for o, h in zip(ours, home) if h.startswith("zarrpp")]
+    for o in list(objs):
+        if inspect.isclass(o):
+            objs += [v for k, v in vars(o).items() if not k.startswith("_")]
+    for o in objs:
+        doc = getattr(o, "__doc__", None) or ""
+        if isinstance(doc, str) and literal.search(doc):
+            print(f"{name}: {getattr(o, '__qualname__', o)}'s docstring shows code in a literal block (::): "
+                  "write it as a doctest (>>>), which runs")
+            failed += 1
+sys.exit(1 if failed else 0)
+'''
+
+
+def check_docstrings(app):
+    """The Python reference shows the package's docstrings: their examples must be doctests, and run."""
+    run = PageRun(app, "reference/python")
+    try:
+        r = subprocess.run(["/usr/bin/python3", "-c", DOCSTRING_CHECK] + DOCTEST_MODULES, cwd=run.dir, env=run.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+    finally:
+        shutil.rmtree(run.dir, ignore_errors=True)
+    if r.returncode != 0:
+        logger.warning(f"docstring examples of the Python package failed:\n{r.stdout}", location="reference/python")
+
+
 def on_build_finished(app, exc):
     if exc is not None or not hasattr(app.env, "zarrpp_not_run"):
         return
+    check_docstrings(app)
     logger.info(f"snippets: {app.env.zarrpp_ran} ran; {len(app.env.zarrpp_not_run)} shown, not run:")
     for doc, line, lang, why in app.env.zarrpp_not_run:
         logger.info(f"  {doc}.md:{line} ({lang}): {why}")

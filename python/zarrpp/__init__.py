@@ -1,15 +1,16 @@
 """zarrpp: Zarr v3 (and v2) arrays from Python, backed by the zarrpp C++ library.
 
-The API follows zarr-python's::
+The API follows zarr-python's:
 
-    import numpy as np
-    import zarrpp as zarr
-
-    store = zarr.storage.MemoryStore()          # or zarr.storage.LocalStore("data.zarr")
-    z = zarr.create_array(store, shape=(6, 4), chunks=(4, 4), dtype="int32")
-    z[:] = 1
-    z.prepend(np.full((3, 4), 2, dtype="int32"))
-    z.shape, z.domain                           # (9, 4), ((-3, 6), (0, 4))
+>>> import numpy as np
+>>> import zarrpp as zarr
+>>> store = zarr.storage.MemoryStore()          # or zarr.storage.LocalStore("data.zarr")
+>>> z = zarr.create_array(store, shape=(6, 4), chunks=(4, 4), dtype="int32")
+>>> z[:] = 1
+>>> z.prepend(np.full((3, 4), 2, dtype="int32"))
+(9, 4)
+>>> z.shape, z.domain
+((9, 4), ((-3, 6), (0, 4)))
 
 Errors from the C++ core arrive as IndexError (out-of-bounds selections), ValueError (invalid
 selections, metadata, codecs), TypeError (data of the wrong type), FileNotFoundError (missing

@@ -1,10 +1,13 @@
 """Codecs for ``zarrpp.create_array(..., compressors=..., filters=...)``.
 
 Each class mirrors a Zarr v3 codec; zarrpp's C++ core does the work, and its codec registry holds
-each default (zarr-python 3's)::
+each default (zarr-python 3's):
 
-    zarrpp.create_array(store, shape=(100,), chunks=(10,), dtype="f8",
-                        compressors=[zarrpp.codecs.Zstd(level=3), zarrpp.codecs.Crc32c()])
+>>> import zarrpp
+>>> z = zarrpp.create_array(zarrpp.storage.MemoryStore(), shape=(100,), chunks=(10,), dtype="f8",
+...                         compressors=[zarrpp.codecs.Zstd(level=3), zarrpp.codecs.Crc32c()])
+>>> [c.to_dict()["name"] for c in z.compressors]
+['zstd', 'crc32c']
 """
 from __future__ import annotations
 
