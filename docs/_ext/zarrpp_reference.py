@@ -102,11 +102,14 @@ def py_names():
             # Data (constants) carry no docstring of their own: their entry (autodoc's `#:`) is what counts.
             code = inspect.isclass(obj) or callable(obj)
             out[qual] = bool((getattr(obj, "__doc__", None) or "").strip()) or not code
-            if inspect.isclass(obj):
+            # An alias (ZstdCodec = Zstd) is "alias of Zstd" on the page: its members are Zstd's.
+            if inspect.isclass(obj) and obj.__name__ == n:
                 for mname, mv in vars(obj).items():
                     if mname.startswith("_"):
                         continue
-                    out[f"{qual}.{mname}"] = bool((getattr(mv, "__doc__", None) or "").strip())
+                    # A data attribute (a dataclass field) is documented by its entry, as module data.
+                    code = callable(mv) or isinstance(mv, (property, classmethod, staticmethod))
+                    out[f"{qual}.{mname}"] = bool((getattr(mv, "__doc__", None) or "").strip()) or not code
 
     for name in PY_MODULES:
         visit_module(importlib.import_module(name))

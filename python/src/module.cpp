@@ -744,11 +744,17 @@ py::object store_get(zarrpp::Store& s, const std::string& key, const std::string
 void bind_stores(py::module_& m) {
   // ---- stores ----
   // The primitives zarrpp.storage builds zarr-python's store methods from (storage.py).
-  py::class_<zarrpp::Store, std::shared_ptr<zarrpp::Store>>(m, "Store")
+  py::class_<zarrpp::Store, std::shared_ptr<zarrpp::Store>>(
+      m, "Store",
+      "The base of every store: keys to byte values, with zarr-python's store methods (get, set, "
+      "delete, exists, list, ...). Open one with LocalStore, MemoryStore, ZipStore or a URL.")
       .def("describe", &zarrpp::Store::describe)
       .def("_location", &zarrpp::Store::location)
-      .def_property_readonly("read_only", [](const zarrpp::Store& s) { return !s.capabilities().writable; })
-      .def_property_readonly("supports_listing", [](const zarrpp::Store& s) { return s.capabilities().listing; })
+      .def_property_readonly(
+          "read_only", [](const zarrpp::Store& s) { return !s.capabilities().writable; }, "Whether writes are refused.")
+      .def_property_readonly(
+          "supports_listing", [](const zarrpp::Store& s) { return s.capabilities().listing; },
+          "Whether the store can list its keys.")
       .def("_get", &store_get, "key"_a, "kind"_a = "all", "a"_a = 0, "b"_a = 0,
            "The value of `key` (kind all; range [a, b); from offset a; suffix: the last a bytes) or None.")
       .def(
@@ -847,12 +853,16 @@ void bind_stores(py::module_& m) {
 
   // Remote stores: opened from a URL (s3://bucket/prefix, http(s)://host/path) with zarr-python's
   // fsspec-style storage_options, or the AWS_* environment variables as the C++ stores read them.
-  py::class_<zarrpp::HttpStore, zarrpp::Store, std::shared_ptr<zarrpp::HttpStore>>(m, "HttpStore", py::dynamic_attr())
+  py::class_<zarrpp::HttpStore, zarrpp::Store, std::shared_ptr<zarrpp::HttpStore>>(
+      m, "HttpStore", "A read-only store over HTTP(S), from an http(s):// URL (zarrpp.storage.open_url).",
+      py::dynamic_attr())
       .def("__repr__", [](const zarrpp::HttpStore& s) { return "HttpStore('" + s.location() + "')"; });
-  py::class_<zarrpp::S3Store, zarrpp::Store, std::shared_ptr<zarrpp::S3Store>>(m, "S3Store", py::dynamic_attr())
-      .def_property_readonly("bucket", &zarrpp::S3Store::bucket)
-      .def_property_readonly("prefix", &zarrpp::S3Store::prefix)
-      .def_property_readonly("endpoint", &zarrpp::S3Store::endpoint)
+  py::class_<zarrpp::S3Store, zarrpp::Store, std::shared_ptr<zarrpp::S3Store>>(
+      m, "S3Store", "A store in an S3 bucket, from an s3:// URL and storage_options (zarrpp.storage.open_url).",
+      py::dynamic_attr())
+      .def_property_readonly("bucket", &zarrpp::S3Store::bucket, "The bucket's name.")
+      .def_property_readonly("prefix", &zarrpp::S3Store::prefix, "The folder in the bucket (\"\" for its root).")
+      .def_property_readonly("endpoint", &zarrpp::S3Store::endpoint, "The server's URL.")
       .def("__repr__", [](const zarrpp::S3Store& s) { return "S3Store('" + s.location() + "')"; });
   m.def(
       "open_url",

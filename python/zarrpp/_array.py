@@ -1732,6 +1732,8 @@ class ArrayConfig:
 
     @staticmethod
     def check(cfg: Dict[str, Any]) -> None:
+        """Refuses settings zarrpp cannot honour (an ``order`` other than C or F,
+        ``read_missing_chunks=False``) with a ValueError naming them."""
         if "order" in cfg and cfg["order"] not in ("C", "F"):
             raise ValueError(f"config: order must be 'C' or 'F', got {cfg['order']!r}")
         if cfg.get("read_missing_chunks", True) is not True:
@@ -1756,9 +1758,11 @@ class ArrayConfig:
         return cls.from_settings(**data)
 
     def replace(self, **given: Any) -> "ArrayConfig":
+        """A copy with the ``given`` settings changed."""
         return ArrayConfig(**{**self.as_dict(), **given})
 
     def as_dict(self) -> Dict[str, Any]:
+        """The settings as a dict (zarr-python's keys)."""
         return {k: getattr(self, k) for k in self.KEYS}
 
     def __eq__(self, other: object) -> bool:

@@ -10,7 +10,9 @@ import numpy as np
 
 from ._array import Array, FormatMismatchError, Group, open_group
 
-DIMENSIONS_ATTR = "_zarrpp_dimensions"  # group attribute: {dimension: [lower, upper]} coordinates
+#: The group attribute where zarrpp keeps each dimension's coordinate range, {dimension: [lower,
+#: upper]}, so a dataset grown in front keeps its coordinates.
+DIMENSIONS_ATTR = "_zarrpp_dimensions"
 _V2_DIMS = "_ARRAY_DIMENSIONS"
 # Attributes holding a value of the variable's type: NaN and infinities are stored as Zarr v3
 # spells them in fill_value ("NaN", "Infinity", "-Infinity"), since JSON has no such numbers.

@@ -150,6 +150,7 @@ class Numcodec(Codec):
 
     @classmethod
     def from_numcodecs(cls, obj: Any) -> "Numcodec":
+        """The codec of a numcodecs codec object (its ``get_config()``)."""
         cfg = dict(obj.get_config())
         return cls(cfg.pop("id"), **cfg)
 
@@ -194,6 +195,7 @@ class BloscShuffle(str, Enum):
 
     @classmethod
     def from_int(cls, num: int) -> "BloscShuffle":
+        """The mode of numcodecs' number: 0 noshuffle, 1 shuffle, 2 bitshuffle."""
         return [cls.noshuffle, cls.shuffle, cls.bitshuffle][num]
 
 

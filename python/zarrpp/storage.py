@@ -37,14 +37,17 @@ class Buffer(bytes):
     """A value read from a store: ``bytes``, with zarr-python's ``Buffer`` methods."""
 
     def to_bytes(self) -> bytes:
+        """The value as plain ``bytes``."""
         return bytes(self)
 
     def as_numpy_array(self) -> Any:
+        """The value as a NumPy ``uint8`` array (a view, no copy)."""
         import numpy
         return numpy.frombuffer(self, dtype="B")
 
     @classmethod
     def from_bytes(cls, data: Any) -> "Buffer":
+        """A Buffer holding ``data``."""
         return cls(data)
 
 
@@ -171,7 +174,34 @@ _STORE_METHODS: Dict[str, Any] = {
     "supports_partial_writes": property(lambda self: False),
     "supports_consolidated_metadata": property(lambda self: True),
 }
+_STORE_DOCS: Dict[str, str] = {
+    "get": "The value of ``key`` (a ``byte_range`` of it) as a Buffer, or None when there is none.",
+    "get_sync": "``get``, as zarr-python's synchronous name.",
+    "set": "Writes ``value`` (bytes or a Buffer) at ``key``; readers see the old or the new value.",
+    "set_if_not_exists": "Writes ``value`` at ``key`` only when nothing is there.",
+    "delete": "Deletes the value at ``key`` (nothing when there is none).",
+    "delete_sync": "``delete``, as zarr-python's synchronous name.",
+    "delete_dir": "Deletes every value under the folder ``prefix``.",
+    "clear": "Deletes every value in the store.",
+    "exists": "Whether a value is stored at ``key``.",
+    "list": "Every key, sorted.",
+    "list_prefix": "Every key starting with ``prefix``, sorted.",
+    "list_dir": "The names directly under the folder ``prefix`` (keys and folders).",
+    "is_empty": "Whether nothing is stored under the folder ``prefix``.",
+    "getsize": "The size of the value at ``key`` in bytes (FileNotFoundError when there is none).",
+    "getsize_prefix": "The total size of the values under the folder ``prefix``, in bytes.",
+    "close": "Nothing to release: the store stays usable (zarr-python reopens on use).",
+    "supports_writes": "Whether the store takes writes (every store but HTTP).",
+    "supports_deletes": "Whether the store can delete (every store but HTTP).",
+    "supports_partial_writes": "False: zarrpp writes whole values.",
+    "supports_consolidated_metadata": "True: consolidated metadata is read and written on every store.",
+}
 for _name, _method in _STORE_METHODS.items():
+    if _name in _STORE_DOCS:
+        if isinstance(_method, property):
+            _method = property(_method.fget, doc=_STORE_DOCS[_name])
+        elif _method.__doc__ is None or _method.__name__ == "<lambda>":
+            _method.__doc__ = _STORE_DOCS[_name]
     setattr(_zarrpp.Store, _name, _method)
 
 
@@ -298,6 +328,7 @@ class ZipStore(_zarrpp.ZipStore):
 
     @property
     def path(self) -> pathlib.Path:
+        """The zip file's path."""
         return pathlib.Path(self._path)
 
     def close(self) -> None:
@@ -397,34 +428,43 @@ class StorePath:
 
     @property
     def read_only(self) -> bool:
+        """Whether the store refuses writes."""
         return bool(self.store.read_only)
 
     def get(self, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+        """The value at ``path`` (a ``byte_range`` of it), or None when there is none."""
         return _store_get(self.store, self.path, prototype, byte_range)
 
     def get_sync(self, *, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+        """``get``, as zarr-python's synchronous name."""
         return _store_get(self.store, self.path, prototype, byte_range)
 
     def set(self, value: Any) -> None:
+        """Writes ``value`` (bytes or a Buffer) at ``path``; readers see the old or the new value."""
         _store_set(self.store, self.path, value)
 
     set_sync = set
 
     def set_if_not_exists(self, value: Any) -> None:
+        """Writes ``value`` at ``path`` only when nothing is there."""
         _store_set_if_not_exists(self.store, self.path, value)
 
     def delete(self) -> None:
+        """Deletes the value at ``path`` (nothing when there is none)."""
         self.store._delete(self.path)
 
     delete_sync = delete
 
     def delete_dir(self) -> None:
+        """Deletes every value under the folder ``path``."""
         _store_delete_dir(self.store, self.path)
 
     def exists(self) -> bool:
+        """Whether a value is stored at ``path``."""
         return bool(self.store._exists(self.path))
 
     def is_empty(self) -> bool:
+        """Whether nothing is stored under the folder ``path``."""
         return _store_is_empty(self.store, self.path)
 
     def __truediv__(self, other: str) -> "StorePath":
@@ -490,6 +530,7 @@ def _reduce_remote(store: Any) -> Any:
 
 
 def _remote_with_read_only(store: Any, read_only: bool = False) -> Any:
+    """The same location as another store, read-only or writable (an HTTP store is never writable)."""
     if isinstance(store, _zarrpp.HttpStore) and not read_only:
         raise _read_only_error(store)
     return open_url(store._zarrpp_url, store._zarrpp_options, read_only)

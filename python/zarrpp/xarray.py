@@ -198,7 +198,8 @@ class ZarrppBackendEntrypoint(BackendEntrypoint):
                                "storage_options")
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
-        # Only what xarray's own zarr engine (zarr-python 2 here) cannot open: a local Zarr v3 group.
+        """Whether xarray should pick this engine by itself: only for a local Zarr v3 group, which
+        xarray's own zarr engine (zarr-python 2) cannot open."""
         return _v3_group(filename_or_obj)
 
     def open_dataset(self, filename_or_obj: Any, *,  # type: ignore[override]  # named options, not **kwargs
@@ -206,6 +207,8 @@ class ZarrppBackendEntrypoint(BackendEntrypoint):
                      concat_characters: bool = True, decode_coords: bool = True, drop_variables: Any = None,
                      use_cftime: Optional[bool] = None, decode_timedelta: Optional[bool] = None,
                      group: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None) -> xr.Dataset:
+        """What ``xr.open_dataset(path, engine="zarrpp", ...)`` calls: the group at ``path`` (a folder,
+        zip file or URL; ``group`` inside it) as a Dataset, decoded as xarray's zarr engine decodes."""
         store = ZarrppDataStore(_open_group(filename_or_obj, group, storage_options))
         return StoreBackendEntrypoint().open_dataset(
             store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
