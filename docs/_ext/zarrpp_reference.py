@@ -3,7 +3,9 @@
 C++: every public name Doxygen finds in include/zarrpp (namespaces zarrpp and zarrpp::codec, not
 detail): classes, structs, their public members, functions, variables, types and enumerators must
 carry a documentation comment (`///`, `///<`); an override counts as documented when what it
-overrides is. The reference page renders them all (breathe).
+overrides is, a member of a group (`/// @{ ... /// @}`) when the group's first member is
+(Doxygen's DISTRIBUTE_GROUP_DOC), and destructors and copy / move members need none. The
+reference page renders them all (breathe).
 Python: every name in `zarrpp.__all__` (modules among them: their own `__all__` or public names),
 `zarrpp.dask`, `zarrpp.xarray`, and the public members of their classes, must have a docstring and
 an entry in the site (autodoc).
@@ -15,6 +17,7 @@ has its entry (take it off the list).
 import importlib
 import inspect
 import os
+import re
 import xml.etree.ElementTree as ET
 
 from sphinx.util import logging
@@ -32,6 +35,17 @@ def has_text(el):
 
 def documented(member):
     return has_text(member.find("briefdescription")) or has_text(member.find("detaileddescription"))
+
+
+def special_member(m, cname):
+    """A destructor, or a copy / move constructor or assignment: what they do goes without saying."""
+    name, args = m.findtext("name"), m.findtext("argsstring") or ""
+    own = cname.split("::")[-1]
+    if name.startswith("~"):
+        return True
+    if name in (own, "operator=") and re.fullmatch(rf"\((const )?{own} ?&&?\).*", args):
+        return True
+    return False
 
 
 def cpp_names(xml_dir):
@@ -55,6 +69,8 @@ def cpp_names(xml_dir):
                 continue
             for m in sec.findall("memberdef"):
                 by_id[m.get("id")] = m
+                if special_member(m, cname):
+                    continue
                 qual = f"{cname}::{m.findtext('name')}"
                 if m.get("kind") == "function" and m.findtext("argsstring"):
                     qual += m.findtext("argsstring").split(")")[0] + ")"

@@ -25,9 +25,9 @@ class ChunkGrid;
 /// How to create an array. Field order allows designated initialisers:
 ///   {.shape = {6, 4}, .chunks = {4, 4}, .dtype = DataType::int32}
 struct ArraySpec {
-  Shape shape{};
-  Shape chunks{};  ///< the (inner) chunk shape; with `shards`, the inner chunk of each shard
-  DataType dtype = DataType::float64;
+  Shape shape{};                       ///< elements per dimension
+  Shape chunks{};                      ///< the (inner) chunk shape; with `shards`, the inner chunk of each shard
+  DataType dtype = DataType::float64;  ///< the elements' data type
   /// JSON ("NaN", 0, [1, 2]; canonical_fill_value); none: 0. Zarr v2 only: null, no fill value
   /// (.zarray says null; missing chunks read as zeros here, as zarr-python 2 leaves them undefined).
   std::optional<Json> fill_value = std::nullopt;
@@ -37,27 +37,31 @@ struct ArraySpec {
   /// The whole pipeline, instead of the parts (compressor, crc32c, shards, endian, filters,
   /// compressors, serializer), which codec::build_chain puts together otherwise.
   std::optional<std::vector<codec::Any>> codecs = std::nullopt;
-  std::optional<codec::Endian> endian = std::nullopt;  ///< of the bytes codec (default little)
-  ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');
+  std::optional<codec::Endian> endian = std::nullopt;                     ///< of the bytes codec (default little)
+  ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');  ///< how chunk keys are spelled
+  /// A name (or none) per dimension, as zarr.json's dimension_names.
   std::optional<std::vector<std::optional<std::string>>> dimension_names = std::nullopt;
-  Json attributes = Json::object();
+  Json attributes = Json::object();          ///< the user attributes (a JSON object)
   OptionalShape lower_bound = std::nullopt;  ///< create with a domain [lower_bound, lower_bound + shape), e.g. {-4}
   OptionalShape origin = std::nullopt;       ///< where chunk 0 starts (defaults to lower_bound)
-  bool overwrite = false;
+  bool overwrite = false;                    ///< replace a node at the path (otherwise an existing node is an error)
   /// 3 (zarr.json) or 2 (.zarray/.zattrs, as zarr-python 2 writes): a v2 array takes codecs that
   /// v2 can state (a numcodecs filter chain, bytes, one compressor; no sharding or crc32c), no
   /// lower bound, and keeps dimension_names as the "_ARRAY_DIMENSIONS" attribute. 0 (the
   /// default): the format of the group it is created in by Group::create_array, else 3.
   int zarr_format = 0;
+  /// @{
   /// The other parts of the chain (see codec::ChainSpec): array -> array filters, several
   /// compressors in order (instead of `compressor`; codec::default_compressors() for zarr-python's
   /// "auto"), and a serializer other than the default bytes / vlen codec.
   std::vector<codec::Any> filters = {};
   std::vector<codec::Any> compressors = {};
   std::optional<codec::Any> serializer = std::nullopt;
+  /// @}
   /// 'F': elements stored in Fortran order, as zarr-python 2's order="F" (a Zarr v2 array only;
   /// a v3 array states a transpose filter instead).
   char order = 'C';
+  /// @{
   /// A rectilinear grid (chunks of different sizes along a dimension): each dimension's sizes in
   /// order, adding up to the shape, e.g. {{10, 20, 30}, {50, 50}}. `chunk_sizes` gives the chunks
   /// (leave `chunks` empty, no sharding); `shard_sizes` the shards, each a whole number of the
@@ -65,6 +69,7 @@ struct ArraySpec {
   /// make a regular grid, as zarr-python writes them.
   std::vector<std::vector<std::int64_t>> chunk_sizes = {};
   std::vector<std::vector<std::int64_t>> shard_sizes = {};
+  /// @}
 };
 
 /// The elements of a variable-length ("string" / "bytes") selection: its shape and the values in
@@ -107,16 +112,23 @@ class ElementsRef {
 /// the metadata when another process has changed it.
 class Array {
  public:
+  /// @{
+  /// Creates an array at `path` of `store` (the store's root without one) as `spec` says; nothing
+  /// is written if anything in it is invalid, and an existing node there is an error unless
+  /// `spec.overwrite`.
   static Array create(StorePtr store, const std::string& path, const ArraySpec& spec);
   static Array create(StorePtr store, const ArraySpec& spec) { return create(std::move(store), "", spec); }
+  /// @}
   /// Creates an array from complete metadata (validated like zarr.json on open), e.g. to copy one.
   static Array create(StorePtr store, const std::string& path, const ArrayMetadata& metadata, bool overwrite = false);
   /// Opens an existing array, validating everything; refuses what it does not understand.
   static Array open(StorePtr store, const std::string& path = "");
   /// Opens the array a URL names: "s3://bucket/path", "http(s)://host/path", "file:///path" or a
   /// plain directory (see zarrpp/store/url.hpp).
+  /// @{
   static Array open(const std::string& url);
   static Array open(const char* url) { return open(std::string(url)); }
+  /// @}
 
   Array(const Array&);
   Array& operator=(const Array&);
@@ -127,9 +139,9 @@ class Array {
   // ---- description ----
   /// Accessors return values, never references into the current metadata: another thread (or the
   /// next prepend) may replace it at any time.
-  Shape shape() const;
-  std::size_t ndim() const;
-  DataType dtype() const;
+  Shape shape() const;       ///< elements per dimension
+  std::size_t ndim() const;  ///< number of dimensions
+  DataType dtype() const;    ///< the elements' data type
   /// The read/write unit (inner chunk when sharded). On a rectilinear grid whose chunks differ in
   /// size: UnsupportedError (read_chunk_sizes says each chunk's size).
   Shape chunks() const;
@@ -152,18 +164,24 @@ class Array {
   /// sharded), `per[d]` of them counted as one (default 1; Dask's `chunks`), within `region` (in
   /// coordinates; default the domain), and the read/write units (inner chunks when sharded).
   /// zarr-python 3's write_chunk_sizes / read_chunk_sizes.
+  /// @{
   std::vector<std::vector<std::int64_t>> write_chunk_sizes(const Shape& per = {},
                                                            const std::optional<Domain>& region = std::nullopt) const;
   std::vector<std::vector<std::int64_t>> read_chunk_sizes(const std::optional<Domain>& region = std::nullopt) const;
+  /// @}
   /// The fill value's bytes (metadata.hpp's FillValue: an element's bytes, or the text or bytes of a
   /// variable-length one) and its zarr.json form.
+  /// @{
   Bytes fill_value() const;
   Json fill_value_json() const;
-  ArrayMetadata metadata() const;
-  const std::string& path() const;
-  const StorePtr& store() const;
+  /// @}
+  ArrayMetadata metadata() const;   ///< the metadata this handle holds now (a copy)
+  const std::string& path() const;  ///< the array's path in its store ("" at the root)
+  const StorePtr& store() const;    ///< the store the array is in
+  /// The domain: per dimension, the first coordinate and one past the last ([-3, 6) after three
+  /// elements were prepended to six).
   Domain domain() const;
-  Shape lower_bound() const;
+  Shape lower_bound() const;  ///< the domain's first coordinate per dimension
   /// zarr-python 3's counts: a chunk is the read/write unit (the inner chunk when sharded), a shard
   /// the stored object (the chunk itself when not sharded); see docs/architecture.md's glossary.
   std::int64_t nchunks() const;              ///< chunks in the grid (inner chunks when sharded)
@@ -175,9 +193,11 @@ class Array {
   std::vector<std::string> stored_chunk_keys() const;
   /// The store key of the chunk (shard) with the given grid index.
   std::string chunk_key(const std::vector<std::int64_t>& chunk_index) const;
+  /// Bytes the array occupies in its store: its metadata and every stored chunk (zarr-python's
+  /// nbytes_stored).
   std::uint64_t nbytes_stored() const;
 
-  Json attributes() const;
+  Json attributes() const;  ///< the user attributes (a JSON object)
   /// Identifies the metadata this handle holds now: it changes whenever that metadata (attributes
   /// included) is replaced, and a value is never reused within the process.
   std::uint64_t generation() const;
@@ -190,8 +210,9 @@ class Array {
   std::vector<std::string> remove_attributes(const std::vector<std::string>& keys);
 
   // ---- settings ----
+  /// How many threads this handle reads and writes chunks with (0: zarrpp's default).
   void set_concurrency(std::size_t n);
-  std::size_t concurrency() const;
+  std::size_t concurrency() const;  ///< the threads reads and writes use
   /// Store chunks that hold only the fill value (default false: such chunks are erased).
   void set_write_empty_chunks(bool on);
   /// Re-reads zarr.json (after another process changed the array).
@@ -203,16 +224,20 @@ class Array {
   /// NDArray for fixed-size data types and VlenValues for "string" / "bytes" (UTF-8 checked when
   /// written). A write takes data of the result's shape or any shape NumPy broadcasts to it; a
   /// wrong kind of elements for the data type is SelectionError dtype_mismatch.
+  /// @{
   Elements read(const IndexPlan& plan) const;
   void write(const IndexPlan& plan, const ElementsRef& data);
+  /// @}
   /// A Selection (integers, slices, 1-d index arrays and masks, each dimension on its own: oindex
   /// semantics) planned on this handle's shape, zero-based.
   IndexPlan plan(const Selection& sel) const;
 
   // ---- conveniences: orthogonal selections of fixed-size elements ----
+  /// Reads an orthogonal selection (zero-based; `{}` is everything) into a new array.
   NDArray read(const Selection& sel = {}) const;
   /// So that a braced list (`read({})`, `read({slice(0, 3), 1})`) is a Selection, not a plan.
   NDArray read(std::initializer_list<DimSelector> sel) const { return read(Selection(sel)); }
+  /// read(sel), checking first that the elements are of C++ type T (SelectionError otherwise).
   template <class T>
   NDArray read(const Selection& sel = {}) const {
     check_dtype(dtype_v<T>());
@@ -222,11 +247,13 @@ class Array {
   void read_into(const Selection& sel, const NDView& out) const;
   /// Writes an array of the selection's shape (any strides) or, with a 0-d array, broadcasts it.
   void write(const Selection& sel, const NDView& data);
-  void write(const Selection& sel, const NDArray& data) { write(sel, data.view()); }
+  void write(const Selection& sel, const NDArray& data) { write(sel, data.view()); }  ///< write(sel, data.view())
+  /// Writes one value of C++ type T to every element of the selection.
   template <class T>
   void write_scalar(const Selection& sel, T value) {
     write(sel, NDView::c_order(&value, dtype_v<T>(), {}));
   }
+  /// Writes one value of C++ type T to every element.
   template <class T>
   void fill(T value) {
     write_scalar<T>({}, value);
@@ -237,7 +264,7 @@ class Array {
   // ---- selections in coordinates ----
   /// The array addressed by coordinates instead of zero-based indices: see Array::Coords.
   class Coords;
-  Coords coords() const;
+  Coords coords() const;  ///< this array addressed by coordinates (see Array::Coords)
 
   // ---- growth at both ends (regular_bounded and rectilinear_bounded grids) ----
   /// Adds data before index 0 along `axis`; existing chunks never move. Fixed-size or
@@ -298,10 +325,13 @@ class Array {
 /// plan in coordinates). Cheap to copy; shares the array's state.
 class Array::Coords {
  public:
+  /// Reads the elements at the selection's coordinates into a new array.
   NDArray read(const Selection& sel = {}) const;
+  /// Reads them into the caller's view (any strides) of the selection's shape.
   void read_into(const Selection& sel, const NDView& out) const;
+  /// Writes data of the selection's shape (or a 0-d array, broadcast) at its coordinates.
   void write(const Selection& sel, const NDView& data);
-  Shape selection_shape(const Selection& sel) const;
+  Shape selection_shape(const Selection& sel) const;  ///< the shape the selection reads
   /// A Selection planned in coordinates (IndexPlan::coords), for Array::read / write: points,
   /// variable-length elements and the rest.
   IndexPlan plan(const Selection& sel) const;

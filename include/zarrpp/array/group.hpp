@@ -24,17 +24,18 @@ class Group {
   /// zarr_format 2 writes .zgroup (+ .zattrs), as zarr-python 2 does.
   static Group create(StorePtr store, const std::string& path = "", const Json& attributes = Json::object(),
                       bool overwrite = false, int zarr_format = 3);
+  /// Opens the group at `path` of `store` (its root by default), Zarr v3 or v2.
   static Group open(StorePtr store, const std::string& path = "");
 
-  const std::string& path() const { return path_; }
-  const StorePtr& store() const { return store_; }
-  int zarr_format() const;
+  const std::string& path() const { return path_; }  ///< the group's path in its store ("" at the root)
+  const StorePtr& store() const { return store_; }   ///< the store the group is in
+  int zarr_format() const;                           ///< 3 (zarr.json) or 2 (.zgroup)
   /// The attributes as last read or written through this handle.
   Json attributes() const;
   /// Identifies the metadata this handle holds now (see Array::generation).
   std::uint64_t generation() const;
-  void set_attributes(const Json& attributes);
-  void update_attributes(const Json& patch);
+  void set_attributes(const Json& attributes);  ///< replaces the attributes (compare-and-swap on the metadata)
+  void update_attributes(const Json& patch);    ///< merges keys into the attributes
   /// Removes keys from the attributes as they are stored now; returns the keys it removed.
   std::vector<std::string> remove_attributes(const std::vector<std::string>& keys);
   /// Re-reads zarr.json (after another handle or process changed the group).
@@ -43,8 +44,8 @@ class Group {
   /// One member of a group: its name, whether it is an array or a group, and why it cannot be
   /// read, if it cannot.
   struct Child {
-    std::string name;
-    NodeType type;
+    std::string name;  ///< the member's name in the group
+    NodeType type;     ///< array or group
     /// Why zarrpp cannot read this member's metadata ("" when it can; `type` is then meaningless).
     std::string error = "";
     friend bool operator==(const Child&, const Child&) = default;
@@ -59,10 +60,12 @@ class Group {
   /// zarr.json). zarrpp keeps it current from then on with every change it makes.
   void consolidate_metadata();
 
+  /// Creates the member group `name` (in this group's Zarr format).
   Group create_group(const std::string& name, const Json& attributes = Json::object()) const;
+  /// Creates the member array `name` (in this group's Zarr format unless spec.zarr_format says).
   Array create_array(const std::string& name, const ArraySpec& spec) const;
-  Group open_group(const std::string& name) const;
-  Array open_array(const std::string& name) const;
+  Group open_group(const std::string& name) const;  ///< opens the member group `name`
+  Array open_array(const std::string& name) const;  ///< opens the member array `name`
 
  private:
   struct State;

@@ -108,34 +108,45 @@ std::vector<std::int64_t> f_strides(std::span<const std::int64_t> shape, std::si
 /// Non-owning view of N-d data with byte strides (C order, Fortran order, or any other layout).
 class NDView {
  public:
-  NDView() = default;
+  NDView() = default;  ///< an empty view (no data)
+  /// @{
+  /// A view of `data`: elements of `dtype`, `shape`, and the distance in bytes between neighbours
+  /// along each dimension (`byte_strides`, negative allowed).
   NDView(void* data, DataType dtype, Shape shape, std::vector<std::int64_t> byte_strides);
   NDView(const void* data, DataType dtype, Shape shape, std::vector<std::int64_t> byte_strides)
       : NDView(const_cast<void*>(data), dtype, std::move(shape), std::move(byte_strides)) {}
+  /// @}
+  /// @{
+  /// A view of contiguous data in C order (the last index varies fastest).
   static NDView c_order(void* data, DataType dtype, Shape shape);
   static NDView c_order(const void* data, DataType dtype, Shape shape) {
     return c_order(const_cast<void*>(data), dtype, std::move(shape));
   }
+  /// @}
+  /// @{
+  /// A view of contiguous data in Fortran order (the first index varies fastest).
   static NDView f_order(void* data, DataType dtype, Shape shape);
   static NDView f_order(const void* data, DataType dtype, Shape shape) {
     return f_order(const_cast<void*>(data), dtype, std::move(shape));
   }
+  /// @}
 
-  std::byte* data() const { return data_; }
-  const DataType& dtype() const { return dtype_; }
-  const Shape& shape() const { return shape_; }
-  const std::vector<std::int64_t>& strides() const { return strides_; }
-  std::size_t ndim() const { return shape_.size(); }
-  std::int64_t size() const;
-  bool is_c_contiguous() const;
+  std::byte* data() const { return data_; }                              ///< the first element
+  const DataType& dtype() const { return dtype_; }                       ///< the elements' type
+  const Shape& shape() const { return shape_; }                          ///< elements per dimension
+  const std::vector<std::int64_t>& strides() const { return strides_; }  ///< byte strides per dimension
+  std::size_t ndim() const { return shape_.size(); }                     ///< number of dimensions
+  std::int64_t size() const;                                             ///< number of elements
+  bool is_c_contiguous() const;                                          ///< C order without gaps
 
-  std::byte* ptr(std::span<const std::int64_t> index) const;
+  std::byte* ptr(std::span<const std::int64_t> index) const;  ///< the element at `index` (unchecked type)
+  /// The element at `index` as a T (SelectionError when T is not the view's data type).
   template <class T>
   T& at(std::initializer_list<std::int64_t> index) const {
     check_type(dtype_v<T>());
     return *reinterpret_cast<T*>(ptr(std::span<const std::int64_t>(index.begin(), index.size())));
   }
-  void check_type(const DataType& t) const;
+  void check_type(const DataType& t) const;  ///< SelectionError unless the elements are of type `t`
 
  private:
   std::byte* data_ = nullptr;
@@ -147,12 +158,13 @@ class NDView {
 /// Owning, C-order, contiguous N-d array.
 class NDArray {
  public:
-  NDArray() = default;
+  NDArray() = default;                   ///< an empty array
   NDArray(DataType dtype, Shape shape);  ///< zero-initialised
   /// Contents left undefined: for outputs whose every element is written next (saves a pass over
   /// memory; a 1 GiB read would otherwise zero 1 GiB first).
   static NDArray uninitialized(DataType dtype, Shape shape);
 
+  /// An array of `shape` whose every element is `value` (its data type is T's).
   template <class T>
   static NDArray full(Shape shape, T value) {
     NDArray a(dtype_v<T>(), std::move(shape));
@@ -160,6 +172,7 @@ class NDArray {
     for (std::int64_t i = 0; i < a.size(); ++i) p[i] = value;
     return a;
   }
+  /// An array of `shape` holding `values` in C order (SelectionError when they do not fill it).
   template <class T>
   static NDArray from_vector(Shape shape, const std::vector<T>& values) {
     NDArray a(dtype_v<T>(), std::move(shape));
@@ -172,16 +185,24 @@ class NDArray {
   /// Copies any view into a new C-order array.
   static NDArray copy_of(const NDView& v);
 
-  const DataType& dtype() const { return dtype_; }
-  const Shape& shape() const { return shape_; }
-  std::size_t ndim() const { return shape_.size(); }
-  std::int64_t size() const { return size_; }
-  std::size_t nbytes() const { return bytes_.size(); }
+  const DataType& dtype() const { return dtype_; }      ///< the elements' type
+  const Shape& shape() const { return shape_; }         ///< elements per dimension
+  std::size_t ndim() const { return shape_.size(); }    ///< number of dimensions
+  std::int64_t size() const { return size_; }           ///< number of elements
+  std::size_t nbytes() const { return bytes_.size(); }  ///< size in bytes
+  /// @{
+  /// The elements' bytes, untyped.
   std::byte* raw_data() { return reinterpret_cast<std::byte*>(bytes_.data()); }
   const std::byte* raw_data() const { return reinterpret_cast<const std::byte*>(bytes_.data()); }
+  /// @}
+  /// @{
+  /// The buffer holding the elements.
   Bytes& bytes() { return bytes_; }
   const Bytes& bytes() const { return bytes_; }
+  /// @}
 
+  /// @{
+  /// The elements as T (SelectionError when T is not the array's data type).
   template <class T>
   T* data() {
     check_type(dtype_v<T>());
@@ -192,11 +213,15 @@ class NDArray {
     check_type(dtype_v<T>());
     return reinterpret_cast<const T*>(bytes_.data());
   }
+  /// @}
+  /// The elements as a vector of T, in C order.
   template <class T>
   std::vector<T> to_vector() const {
     const T* p = data<T>();
     return std::vector<T>(p, p + size_);
   }
+  /// @{
+  /// The element at `index` as a T (SelectionError when T is not the array's data type).
   template <class T>
   T& at(std::initializer_list<std::int64_t> index) {
     return view().at<T>(index);
@@ -205,12 +230,15 @@ class NDArray {
   const T& at(std::initializer_list<std::int64_t> index) const {
     return view().at<T>(index);
   }
+  /// @}
 
+  /// A view of the whole array.
   NDView view() const { return NDView::c_order(static_cast<const void*>(bytes_.data()), dtype_, shape_); }
+  /// Arrays pass where views are expected.
   operator NDView() const { return view(); }  // NOLINT: arrays pass where views are expected
 
-  void reshape(Shape new_shape);
-  void check_type(const DataType& t) const;
+  void reshape(Shape new_shape);             ///< a new shape of the same number of elements
+  void check_type(const DataType& t) const;  ///< SelectionError unless the elements are of type `t`
   friend bool operator==(const NDArray& a, const NDArray& b) {
     return a.dtype_ == b.dtype_ && a.shape_ == b.shape_ && a.bytes_ == b.bytes_;
   }
