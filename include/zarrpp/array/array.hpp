@@ -123,9 +123,9 @@ class Array {
   static Array create(StorePtr store, const std::string& path, const ArrayMetadata& metadata, bool overwrite = false);
   /// Opens an existing array, validating everything; refuses what it does not understand.
   static Array open(StorePtr store, const std::string& path = "");
+  /// @{
   /// Opens the array a URL names: "s3://bucket/path", "http(s)://host/path", "file:///path" or a
   /// plain directory (see zarrpp/store/url.hpp).
-  /// @{
   static Array open(const std::string& url);
   static Array open(const char* url) { return open(std::string(url)); }
   /// @}
@@ -159,19 +159,19 @@ class Array {
   /// grid again, from index 0: a first chunk starting before index 0 is cut there, a shard to whole
   /// inner chunks).
   std::vector<std::vector<std::int64_t>> grid_sizes() const;
+  /// @{
   /// How many elements each chunk holds along each dimension, in order, the first and last cut to
   /// the domain (the grid's answer; nothing else recomputes it): the stored objects (shards when
   /// sharded), `per[d]` of them counted as one (default 1; Dask's `chunks`), within `region` (in
   /// coordinates; default the domain), and the read/write units (inner chunks when sharded).
   /// zarr-python 3's write_chunk_sizes / read_chunk_sizes.
-  /// @{
   std::vector<std::vector<std::int64_t>> write_chunk_sizes(const Shape& per = {},
                                                            const std::optional<Domain>& region = std::nullopt) const;
   std::vector<std::vector<std::int64_t>> read_chunk_sizes(const std::optional<Domain>& region = std::nullopt) const;
   /// @}
+  /// @{
   /// The fill value's bytes (metadata.hpp's FillValue: an element's bytes, or the text or bytes of a
   /// variable-length one) and its zarr.json form.
-  /// @{
   Bytes fill_value() const;
   Json fill_value_json() const;
   /// @}
@@ -219,12 +219,12 @@ class Array {
   void refresh();
 
   // ---- the one read and the one write ----
+  /// @{
   /// `plan` (plan_index, or plan() below) says which elements: orthogonal, points, a mask, NumPy
   /// advanced indexing (read only) or blocks, zero-based or in coordinates. The elements are an
   /// NDArray for fixed-size data types and VlenValues for "string" / "bytes" (UTF-8 checked when
   /// written). A write takes data of the result's shape or any shape NumPy broadcasts to it; a
   /// wrong kind of elements for the data type is SelectionError dtype_mismatch.
-  /// @{
   Elements read(const IndexPlan& plan) const;
   void write(const IndexPlan& plan, const ElementsRef& data);
   /// @}

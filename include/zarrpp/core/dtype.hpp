@@ -30,7 +30,18 @@ struct float16 {
 /// write). Text: NumPy's fixed-width strings (U<n>, S<n>). Time: NumPy's datetime64 and timedelta64,
 /// an int64 count of a unit (INT64_MIN is NaT). Struct: NumPy's structured types, named fields laid
 /// out one after another.
-enum class DataKind : std::uint8_t { Bool, Int, UInt, Float, Complex, Raw, Vlen, Text, Time, Struct };
+enum class DataKind : std::uint8_t {
+  Bool,     ///< bool
+  Int,      ///< signed integers
+  UInt,     ///< unsigned integers
+  Float,    ///< float16, float32, float64
+  Complex,  ///< complex64, complex128
+  Raw,      ///< raw bytes (r<bits>, V<n>)
+  Vlen,     ///< "string" and "bytes" of any length
+  Text,     ///< NumPy U<n> and S<n>
+  Time,     ///< datetime64 and timedelta64
+  Struct    ///< structured types
+};
 
 struct StructField;
 
@@ -39,22 +50,23 @@ struct StructField;
 /// with its size in memory and its names in Zarr v3 and v2.
 class DataType {
  public:
+  /// Which type: the Zarr v3 core types by their names, then the others.
   enum class Id : std::uint8_t {
-    bool_,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    float16,
-    float32,
-    float64,
-    complex64,
-    complex128,
-    raw,
+    bool_,        ///< "bool" (one byte, 0 or 1)
+    int8,         ///< "int8"
+    int16,        ///< "int16"
+    int32,        ///< "int32"
+    int64,        ///< "int64"
+    uint8,        ///< "uint8"
+    uint16,       ///< "uint16"
+    uint32,       ///< "uint32"
+    uint64,       ///< "uint64"
+    float16,      ///< "float16" (IEEE half precision)
+    float32,      ///< "float32"
+    float64,      ///< "float64"
+    complex64,    ///< "complex64" (two float32)
+    complex128,   ///< "complex128" (two float64)
+    raw,          ///< "r<bits>": opaque bytes of a fixed size
     string,       ///< UTF-8 text of any length (zarr-python 3's "string"), codec vlen-utf8
     bytes,        ///< bytes of any length ("variable_length_bytes", also read as "bytes"), codec vlen-bytes
     fixed_utf32,  ///< NumPy U<n>: n UTF-32 code points, NUL-padded ("fixed_length_utf32")
@@ -68,19 +80,24 @@ class DataType {
   static constexpr std::string_view time_units[] = {"Y",  "M",  "W",  "D",  "h",  "m", "s",
                                                     "ms", "us", "ns", "ps", "fs", "as"};
 
-  constexpr DataType() : id_(Id::uint8), size_(1) {}
+  constexpr DataType() : id_(Id::uint8), size_(1) {}  ///< uint8
+  /// The type `id` (of the types that need no size or unit).
   constexpr DataType(Id id) : id_(id), size_(size_of(id)) {}  // NOLINT: implicit by design
   /// r<bits>, bits a positive multiple of 8.
   static DataType raw(std::size_t bits);
+  /// @{
   /// NumPy U<chars> and S<bytes>: a positive width.
   static DataType fixed_utf32(std::size_t chars);
   static DataType fixed_bytes(std::size_t bytes);
+  /// @}
   /// NumPy V<bytes> as zarr-python 3 names it ("raw_bytes"); r<8 * bytes> holds the same elements.
   static DataType raw_bytes(std::size_t bytes);
+  /// @{
   /// datetime64 / timedelta64 in `<scale>` of `<unit>` (one of time_units; "μs" is read as "us"), scale
   /// 1 to 2^31 - 1. Throws MetadataError naming what is wrong.
   static DataType datetime64(std::string_view unit, std::uint32_t scale = 1);
   static DataType timedelta64(std::string_view unit, std::uint32_t scale = 1);
+  /// @}
   /// A structured type of `fields` (their offsets are ignored and set here): packed one after
   /// another in the order given, as NumPy lays out a list of (name, type[, shape]). Names must be
   /// distinct and non-empty; a field's type is any fixed-size type, a structured one included.
@@ -95,12 +112,12 @@ class DataType {
   /// spelling (">i4") is refused (the byte order is the bytes codec's, not the data type's).
   static DataType from_user(std::string_view text);
 
-  Id id() const { return id_; }
+  Id id() const { return id_; }  ///< which type
   /// Bytes per element. A variable-length element is held in memory as an 8-byte index into the
   /// strings of one read or write (see Array::read); its stored size varies.
   std::size_t size() const { return size_; }
-  bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }
-  DataKind kind() const;
+  bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }  ///< "string" or "bytes"
+  DataKind kind() const;                                                  ///< the family of the type
   /// Size of one scalar component for byte swapping (complex64 -> 4, r<N> -> 1, U<n> -> 4).
   /// A structured type: its largest field component (1 when every field is a byte wide).
   std::size_t component_size() const;
@@ -116,10 +133,12 @@ class DataType {
   /// "S5", "datetime64[10s]"), which parse() and NumPy both read; a structured type as NumPy's
   /// descr in JSON, as Zarr v2 states it (`[["a", "<i4"], ["b", "<f8", [2]]]`).
   std::string name() const;
+  /// @{
   /// Time types: the unit ("ns") and scale factor; "" and 1 for other types.
   std::string_view time_unit() const { return is_time() ? time_units[unit_] : std::string_view(); }
   std::uint32_t time_scale() const { return scale_; }
-  bool is_time() const { return id_ == Id::datetime64 || id_ == Id::timedelta64; }
+  /// @}
+  bool is_time() const { return id_ == Id::datetime64 || id_ == Id::timedelta64; }  ///< datetime64 or timedelta64
 
   /// Whether elements of the two types are the same bytes meaning the same thing: equal types, or
   /// raw bytes of one size under either name (r<8n>, V<n>), also as fields of structured types
