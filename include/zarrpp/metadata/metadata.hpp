@@ -93,12 +93,16 @@ std::optional<Bytes> base64_decode(std::string_view text);
 /// How chunk indices become store keys: `default` ("c/1/-2", separator '/' or '.') or `v2`
 /// ("1.-2").
 struct ChunkKeyEncoding {
-  enum class Kind { Default, V2 };
-  Kind kind = Kind::Default;
-  char separator = '/';
+  /// The two encodings of the Zarr v3 spec.
+  enum class Kind {
+    Default,  ///< "c" then the indices ("c/1/-2")
+    V2        ///< the indices alone ("1.-2"), as Zarr v2 names chunks
+  };
+  Kind kind = Kind::Default;  ///< which encoding
+  char separator = '/';       ///< between the parts: '/' or '.'
 
-  static ChunkKeyEncoding default_(char sep = '/') { return {Kind::Default, sep}; }
-  static ChunkKeyEncoding v2(char sep = '.') { return {Kind::V2, sep}; }
+  static ChunkKeyEncoding default_(char sep = '/') { return {Kind::Default, sep}; }  ///< "default"
+  static ChunkKeyEncoding v2(char sep = '.') { return {Kind::V2, sep}; }             ///< "v2"
 
   /// The key of a chunk (relative to the array's node), e.g. "c/-1/0", "c.2", "0.1", "c" (0-d).
   std::string encode(std::span<const std::int64_t> chunk_index) const;
@@ -110,10 +114,10 @@ struct ChunkKeyEncoding {
   /// The key prefix under which all chunks live ("c/" or "c." for default, "" for v2).
   std::string prefix() const;
 
-  static ChunkKeyEncoding from_json(const Json& j);
+  static ChunkKeyEncoding from_json(const Json& j);  ///< zarr.json's chunk_key_encoding, validated
   /// The encoding a Zarr v2 .zarray states by its "dimension_separator" ("." when absent or null).
   static ChunkKeyEncoding from_v2_json(const Json& zarray);
-  Json to_json() const;
+  Json to_json() const;  ///< the chunk_key_encoding field
   friend bool operator==(const ChunkKeyEncoding&, const ChunkKeyEncoding&) = default;
 };
 
@@ -123,8 +127,8 @@ std::optional<std::int64_t> parse_chunk_index(std::string_view s);
 // ---- chunk grid metadata ---------------------------------------------------------------------
 /// A run of `count` chunks of `size` elements along one dimension of a rectilinear grid.
 struct ChunkRun {
-  std::int64_t size = 1;
-  std::int64_t count = 1;
+  std::int64_t size = 1;   ///< elements per chunk
+  std::int64_t count = 1;  ///< chunks of that size in a row
   friend bool operator==(const ChunkRun&, const ChunkRun&) = default;
 };
 /// One dimension's chunk sizes in order, adjacent runs of the same size merged (the form they are
@@ -134,8 +138,14 @@ using ChunkRuns = std::vector<ChunkRun>;
 /// The `chunk_grid` field of zarr.json: its kind, chunk shape or sizes, and for the bounded grids
 /// the origin, lower bound and first chunk.
 struct ChunkGridMetadata {
-  enum class Kind { Regular, RegularBounded, Rectilinear, RectilinearBounded };
-  Kind kind = Kind::Regular;
+  /// The grids zarrpp reads and writes.
+  enum class Kind {
+    Regular,            ///< "regular": chunks of one shape from index 0
+    RegularBounded,     ///< "regular_bounded": regular chunks from an origin, a domain from a lower bound
+    Rectilinear,        ///< "rectilinear": chunk sizes listed per dimension
+    RectilinearBounded  ///< "rectilinear_bounded": listed sizes, with chunks before index 0
+  };
+  Kind kind = Kind::Regular;  ///< which grid
   /// Every chunk's shape; on a rectilinear grid the first chunk's (what the codecs are checked
   /// against), the sizes themselves are `chunk_runs`.
   std::vector<std::int64_t> chunk_shape;
@@ -149,15 +159,17 @@ struct ChunkGridMetadata {
   /// rectilinear_bounded only: the index (key) of each dimension's first listed chunk.
   std::vector<std::int64_t> first_chunk;
 
-  std::string name() const;
+  std::string name() const;  ///< the grid's name in zarr.json
   /// Whether chunk sizes are listed (`rectilinear` and `rectilinear_bounded`).
   bool rectilinear() const { return kind == Kind::Rectilinear || kind == Kind::RectilinearBounded; }
-  bool rectilinear_bounded() const { return kind == Kind::RectilinearBounded; }
+  bool rectilinear_bounded() const { return kind == Kind::RectilinearBounded; }  ///< a rectilinear_bounded grid
+  /// The index of the first listed chunk along `d` (0 unless rectilinear_bounded).
   std::int64_t first(std::size_t d) const { return first_chunk.empty() ? 0 : first_chunk[d]; }
   /// Where chunk index 0 would start on a dimension of equal chunks (regular, regular_bounded and
   /// bare rectilinear dimensions): origin - first_chunk * chunk_shape (checked).
   std::int64_t regular_origin(std::size_t d) const;
-  static ChunkGridMetadata regular(std::vector<std::int64_t> chunk_shape);
+  static ChunkGridMetadata regular(std::vector<std::int64_t> chunk_shape);  ///< a regular grid
+  /// A regular_bounded grid: chunks of `chunk_shape` starting at `origin`, the domain at `lower_bound`.
   static ChunkGridMetadata regular_bounded(std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
                                            std::vector<std::int64_t> lower_bound);
   /// `sizes[d]`: dimension d's chunk sizes in order, or one entry {n} with bare[d] true for a
@@ -173,8 +185,9 @@ struct ChunkGridMetadata {
   /// Why the listed chunks cannot hold an array of `shape` ("" when they can): a rectilinear
   /// dimension's chunks must cover [lower_bound, lower_bound + shape), from origin.
   std::string cover_problem(const std::vector<std::int64_t>& shape) const;
+  /// The grid of zarr.json's chunk_grid field, validated for an array of `rank` dimensions.
   static ChunkGridMetadata from_json(const Json& j, std::size_t rank);
-  Json to_json() const;
+  Json to_json() const;  ///< the chunk_grid field as zarrpp writes it
   friend bool operator==(const ChunkGridMetadata&, const ChunkGridMetadata&) = default;
 };
 /// Merges adjacent runs of the same size (counts are checked against int64 overflow).
@@ -183,10 +196,10 @@ ChunkRuns merge_runs(const ChunkRuns& runs);
 // ---- codecs (as metadata; the codec layer gives them meaning) --------------------------------
 /// One codec as zarr.json states it: its name and configuration (the codec layer gives it meaning).
 struct CodecMetadata {
-  std::string name;
+  std::string name;                   ///< the codec's name ("zstd", "bytes", "numcodecs.delta", ...)
   std::optional<Json> configuration;  ///< absent when the document had none
 
-  CodecMetadata() = default;
+  CodecMetadata() = default;  ///< no codec (an empty name)
   /// CodecMetadata{"crc32c"}: no configuration.
   CodecMetadata(std::string codec_name) : name(std::move(codec_name)) {}  // NOLINT(google-explicit-constructor)
   /// CodecMetadata{"zstd", {{"level", 3}}}: a configuration object, written as nlohmann::json reads
@@ -195,15 +208,16 @@ struct CodecMetadata {
   CodecMetadata(std::string codec_name, Json config)
       : name(std::move(codec_name)),
         configuration(config.is_null() ? std::nullopt : std::optional<Json>(std::move(config))) {}
-  CodecMetadata(std::string codec_name, std::nullopt_t) : name(std::move(codec_name)) {}
+  CodecMetadata(std::string codec_name, std::nullopt_t) : name(std::move(codec_name)) {}  ///< no configuration
   /// An optional configuration as read (a template, so braces above never pick it).
   template <class O>
     requires std::same_as<std::remove_cvref_t<O>, std::optional<Json>>
   CodecMetadata(std::string codec_name, O&& config)
       : name(std::move(codec_name)), configuration(std::forward<O>(config)) {}
 
+  /// A codec entry of a codecs list (a name, or {"name", "configuration"}); errors name `where`.
   static CodecMetadata from_json(const Json& j, const std::string& where);
-  Json to_json() const;
+  Json to_json() const;  ///< the entry as zarr.json states it
   friend bool operator==(const CodecMetadata& a, const CodecMetadata& b) {
     return a.name == b.name && a.configuration == b.configuration;
   }
@@ -212,8 +226,8 @@ struct CodecMetadata {
 // ---- array and group documents ---------------------------------------------------------------
 /// Per-dimension coordinate range [inclusive_min, exclusive_max).
 struct DimDomain {
-  std::int64_t inclusive_min;
-  std::int64_t exclusive_max;
+  std::int64_t inclusive_min;  ///< the first coordinate
+  std::int64_t exclusive_max;  ///< one past the last coordinate
   friend bool operator==(const DimDomain&, const DimDomain&) = default;
 };
 /// The domain of an array: one coordinate range per dimension.
@@ -224,13 +238,14 @@ std::string domain_str(const Domain& d);
 /// An array's metadata: the fields of its zarr.json (or a Zarr v2 array's .zarray and .zattrs),
 /// validated when read and written back as zarr-python writes them.
 struct ArrayMetadata {
-  std::vector<std::int64_t> shape;
-  DataType data_type;
-  ChunkGridMetadata chunk_grid;
-  ChunkKeyEncoding chunk_key_encoding;
-  FillValue fill_value;
-  std::vector<CodecMetadata> codecs;
-  Json attributes = Json::object();
+  std::vector<std::int64_t> shape;      ///< elements per dimension
+  DataType data_type;                   ///< the elements' type
+  ChunkGridMetadata chunk_grid;         ///< where the chunks lie
+  ChunkKeyEncoding chunk_key_encoding;  ///< how chunk keys are spelled
+  FillValue fill_value;                 ///< what elements no stored chunk holds read as
+  std::vector<CodecMetadata> codecs;    ///< the codec chain, in order
+  Json attributes = Json::object();     ///< the user attributes
+  /// A name (or none) per dimension.
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
   /// Unknown top-level fields marked "must_understand": false, kept and written back unchanged.
   Json extra_fields = Json::object();
@@ -250,16 +265,16 @@ struct ArrayMetadata {
     /// unless that was decided by stored chunks).
     bool separator_stated = true;
     friend bool operator==(const V2&, const V2&) = default;
-  } v2;
+  } v2;  ///< what .zarray states (a Zarr v2 array)
 
-  std::size_t rank() const { return shape.size(); }
+  std::size_t rank() const { return shape.size(); }  ///< number of dimensions
   /// The coordinates the array covers: [lower_bound, lower_bound + shape) per dimension (lower
   /// bound 0 on a `regular` grid). The one place the domain is derived from the metadata.
   Domain domain() const;
 
   /// Parses and validates a document; throws MetadataError (UnsupportedError) naming the field.
   static ArrayMetadata from_json(const Json& j);
-  static ArrayMetadata parse(std::string_view text);
+  static ArrayMetadata parse(std::string_view text);  ///< from_json of a zarr.json's text
   /// The fields of a Zarr v2 array's .zarray and .zattrs (.zattrs: an object, or null when absent)
   /// but its codecs, which the codec layer reads (codec::from_v2_document, the way to read a
   /// .zarray): `object_type` gives the data type an object array's filters name.
@@ -267,10 +282,10 @@ struct ArrayMetadata {
                                       const std::function<DataType(const Json& filters)>& object_type);
   /// What .zarray states about a codec chain (the codec layer's codec::to_v2).
   struct V2Form {
-    Json compressor = nullptr;
-    Json filters = nullptr;
-    char order = 'C';
-    bool big_endian = false;
+    Json compressor = nullptr;  ///< .zarray's compressor (numcodecs configuration) or null
+    Json filters = nullptr;     ///< .zarray's filters or null
+    char order = 'C';           ///< 'C' or 'F'
+    bool big_endian = false;    ///< elements stored big-endian
   };
   /// This metadata as a Zarr v2 array whose .zarray states `form` (codecs not changed; see
   /// codec::as_v2, the way to make metadata v2): no lower bound or extra fields (UnsupportedError),
@@ -304,7 +319,7 @@ struct ArrayMetadata {
   static ArrayMetadata from_json_checked(const Json& j);
 
  public:
-  Json to_json() const;
+  Json to_json() const;  ///< zarr.json as zarrpp writes it (a v3 array)
   /// Stable serialisation: same metadata, same bytes (2-space indent, fixed field order). For a
   /// v2 array, its .zarray.
   std::string dump() const;
@@ -314,16 +329,16 @@ struct ArrayMetadata {
 
 /// A group's metadata: its attributes and the other fields of its zarr.json (or .zgroup).
 struct GroupMetadata {
-  Json attributes = Json::object();
-  Json extra_fields = Json::object();
-  int zarr_format = 3;  ///< 2: .zgroup (+ .zattrs)
+  Json attributes = Json::object();    ///< the user attributes
+  Json extra_fields = Json::object();  ///< other fields of zarr.json, kept as they are
+  int zarr_format = 3;                 ///< 2: .zgroup (+ .zattrs)
   /// zarr-python 3's "consolidated_metadata" (null, or {"kind": "inline", "metadata": {...}}), kept
   /// and written back; the metadata of nodes it lists, by path relative to the group.
   Json consolidated = nullptr;
-  bool has_consolidated = false;
-  static GroupMetadata from_json(const Json& j);
-  static GroupMetadata parse(std::string_view text);
-  Json to_json() const;
+  bool has_consolidated = false;                      ///< whether zarr.json holds consolidated metadata
+  static GroupMetadata from_json(const Json& j);      ///< a group's zarr.json, validated
+  static GroupMetadata parse(std::string_view text);  ///< from_json of zarr.json's text
+  Json to_json() const;                               ///< zarr.json as zarrpp writes it
   /// zarr.json, or for a v2 group its .zgroup.
   std::string dump() const;
 };
