@@ -23,50 +23,60 @@ namespace codec {
 // shorthand, Python's codec classes, what a key left out means when an array is created) take
 // them from here.
 namespace defaults {
-inline constexpr int zstd_level = 0;  ///< zstd's own default level (3): the same bytes, stated as 0
-inline constexpr bool zstd_checksum = false;
-inline constexpr int gzip_level = 5;
-inline constexpr std::string_view blosc_cname = "zstd";
-inline constexpr int blosc_clevel = 5;
-inline constexpr int blosc_blocksize = 0;
+inline constexpr int zstd_level = 0;                     ///< zstd's own default level (3): the same bytes, stated as 0
+inline constexpr bool zstd_checksum = false;             ///< zstd: no frame checksum
+inline constexpr int gzip_level = 5;                     ///< gzip's level
+inline constexpr std::string_view blosc_cname = "zstd";  ///< blosc's inner compressor
+inline constexpr int blosc_clevel = 5;                   ///< blosc's level
+inline constexpr int blosc_blocksize = 0;                ///< blosc's block size (0: automatic)
 }  // namespace defaults
 
-enum class Endian { little, big };
+/// The byte order multi-byte elements are stored in.
+enum class Endian {
+  little,  ///< least significant byte first
+  big      ///< most significant byte first
+};
 /// `bytes` (array -> bytes): C-order element bytes in the given byte order.
 struct BytesCodec {
-  Endian endian = Endian::little;
-  CodecMetadata to_metadata(const DataType& dtype) const;
+  Endian endian = Endian::little;                          ///< the stored byte order
+  CodecMetadata to_metadata(const DataType& dtype) const;  ///< its zarr.json entry for arrays of `dtype`
 };
 /// `transpose` (array -> array): output dimension i is input dimension order[i].
 struct Transpose {
-  std::vector<std::int64_t> order;
-  CodecMetadata to_metadata(const DataType& dtype) const;
+  std::vector<std::int64_t> order;                         ///< the permutation of the dimensions
+  CodecMetadata to_metadata(const DataType& dtype) const;  ///< its zarr.json entry for arrays of `dtype`
 };
 /// `gzip` (bytes -> bytes), RFC 1952.
 struct Gzip {
-  int level = defaults::gzip_level;
-  CodecMetadata to_metadata(const DataType& dtype) const;
+  int level = defaults::gzip_level;                        ///< 0 to 9
+  CodecMetadata to_metadata(const DataType& dtype) const;  ///< its zarr.json entry for arrays of `dtype`
 };
 /// `zstd` (bytes -> bytes).
 struct Zstd {
-  int level = defaults::zstd_level;
-  bool checksum = defaults::zstd_checksum;
-  CodecMetadata to_metadata(const DataType& dtype) const;
+  int level = defaults::zstd_level;                        ///< zstd's level (0: its default)
+  bool checksum = defaults::zstd_checksum;                 ///< add zstd's frame checksum
+  CodecMetadata to_metadata(const DataType& dtype) const;  ///< its zarr.json entry for arrays of `dtype`
 };
 /// `blosc` (bytes -> bytes), Blosc 1 frames. typesize 0 and shuffle Auto are resolved from the
 /// data type when the array is created, and the resolved values are written into zarr.json.
 struct Blosc {
-  enum class Shuffle { Auto, NoShuffle, Shuffle, BitShuffle };
-  std::string cname{defaults::blosc_cname};
-  int clevel = defaults::blosc_clevel;
-  Shuffle shuffle = Shuffle::Auto;
-  int typesize = 0;
-  int blocksize = defaults::blosc_blocksize;
-  CodecMetadata to_metadata(const DataType& dtype) const;
+  /// How Blosc reorders bytes before compressing.
+  enum class Shuffle {
+    Auto,       ///< bit-shuffle for 1-byte types, byte-shuffle otherwise
+    NoShuffle,  ///< "noshuffle"
+    Shuffle,    ///< "shuffle": bytes
+    BitShuffle  ///< "bitshuffle": bits
+  };
+  std::string cname{defaults::blosc_cname};                ///< the inner compressor (lz4, zstd, blosclz, ...)
+  int clevel = defaults::blosc_clevel;                     ///< its level, 0 to 9
+  Shuffle shuffle = Shuffle::Auto;                         ///< the byte reordering
+  int typesize = 0;                                        ///< element size for shuffling (0: the data type's)
+  int blocksize = defaults::blosc_blocksize;               ///< block size (0: automatic)
+  CodecMetadata to_metadata(const DataType& dtype) const;  ///< its zarr.json entry for arrays of `dtype`
 };
 /// `crc32c` (bytes -> bytes): appends a CRC32C and verifies it on decode.
 struct Crc32c {
-  CodecMetadata to_metadata(const DataType& dtype) const;
+  CodecMetadata to_metadata(const DataType& dtype) const;  ///< its zarr.json entry for arrays of `dtype`
 };
 struct Sharding;
 
@@ -76,25 +86,36 @@ using Any = std::variant<BytesCodec, Transpose, Gzip, Zstd, Blosc, Crc32c, std::
 
 /// `sharding_indexed` (array -> bytes).
 struct Sharding {
-  enum class IndexLocation { start, end };
+  /// Where a shard's index lies.
+  enum class IndexLocation {
+    start,  ///< before the chunks
+    end     ///< after the chunks (zarr-python's default)
+  };
   std::vector<std::int64_t> chunk_shape;                     ///< inner chunk shape
   std::vector<Any> codecs = {BytesCodec{}};                  ///< inner pipeline
   std::vector<Any> index_codecs = {BytesCodec{}, Crc32c{}};  ///< must have a fixed size
-  IndexLocation index_location = IndexLocation::end;
-  CodecMetadata to_metadata(const DataType& dtype) const;
+  IndexLocation index_location = IndexLocation::end;         ///< where the index lies
+  CodecMetadata to_metadata(const DataType& dtype) const;    ///< its zarr.json entry for arrays of `dtype`
 };
 
+/// @{
 /// The metadata form of a codec for arrays of `dtype`. Automatic parameters are resolved when the
 /// array is created (see CodecPipeline::create).
 CodecMetadata to_metadata(const Any& c, const DataType& dtype);
 std::vector<CodecMetadata> to_metadata(const std::vector<Any>& cs, const DataType& dtype);
+/// @}
 
 // ---- codecs by name (the registry) ----
-enum class Role { array_to_array, array_to_bytes, bytes_to_bytes };
+/// Where a codec sits in a chain.
+enum class Role {
+  array_to_array,  ///< a filter (transpose, numcodecs filters)
+  array_to_bytes,  ///< the serializer (bytes, vlen, sharding)
+  bytes_to_bytes   ///< compressors and checksums
+};
 /// A codec zarrpp knows: its name and its role in a chain.
 struct Info {
-  std::string name;
-  Role role;
+  std::string name;  ///< the codec's name in zarr.json
+  Role role;         ///< where it sits in a chain
 };
 /// Every codec zarrpp can encode and decode.
 std::vector<Info> known();

@@ -36,8 +36,9 @@ const char* to_string(ErrorCode code);
 /// where, and an ErrorCode naming the kind.
 class Error : public std::runtime_error {
  public:
+  /// An error of kind `code` whose message is `what` (one line: what went wrong, and where).
   Error(ErrorCode code, const std::string& what) : std::runtime_error(what), code_(code) {}
-  ErrorCode code() const noexcept { return code_; }
+  ErrorCode code() const noexcept { return code_; }  ///< the kind of error
 
  private:
   ErrorCode code_;
@@ -46,13 +47,17 @@ class Error : public std::runtime_error {
 /// zarr.json is malformed, mistyped, out of range or uses something unknown.
 class MetadataError : public Error {
  public:
+  /// @{
+  /// The error whose message is `what`, of kind ErrorCode::invalid_metadata unless `code` says otherwise.
   explicit MetadataError(const std::string& what) : Error(ErrorCode::invalid_metadata, what) {}
   MetadataError(ErrorCode code, const std::string& what) : Error(code, what) {}
+  /// @}
 };
 
 /// A feature that zarrpp recognises but does not support (e.g. a storage transformer).
 class UnsupportedError : public MetadataError {
  public:
+  /// The error whose message is `what` (ErrorCode::unsupported).
   explicit UnsupportedError(const std::string& what) : MetadataError(ErrorCode::unsupported, what) {}
 };
 
@@ -60,23 +65,32 @@ class UnsupportedError : public MetadataError {
 /// index_out_of_bounds, dtype_mismatch, shape_mismatch).
 class SelectionError : public Error {
  public:
+  /// @{
+  /// The error whose message is `what`, of kind ErrorCode::invalid_selection unless `code` says otherwise.
   explicit SelectionError(const std::string& what) : Error(ErrorCode::invalid_selection, what) {}
   SelectionError(ErrorCode code, const std::string& what) : Error(code, what) {}
+  /// @}
 };
 
 /// Chunk bytes could not be encoded or decoded (corrupt, truncated, checksum mismatch, ...).
 class CodecError : public Error {
  public:
+  /// @{
+  /// The error whose message is `what`, of kind ErrorCode::corrupt_data unless `code` says otherwise.
   explicit CodecError(const std::string& what) : Error(ErrorCode::corrupt_data, what) {}
   CodecError(ErrorCode code, const std::string& what) : Error(code, what) {}
+  /// @}
 };
 
 /// The store failed (store_failure), a key is invalid (invalid_key), or the store cannot be
 /// written (read_only).
 class StoreError : public Error {
  public:
+  /// @{
+  /// The error whose message is `what`, of kind ErrorCode::store_failure unless `code` says otherwise.
   explicit StoreError(const std::string& what) : Error(ErrorCode::store_failure, what) {}
   StoreError(ErrorCode code, const std::string& what) : Error(code, what) {}
+  /// @}
 };
 
 /// A write that failed in a way that may still take effect: the request reached a remote server
@@ -84,12 +98,14 @@ class StoreError : public Error {
 /// tells; a caller must not take the write as undone (nor as done).
 class UncertainWriteError : public StoreError {
  public:
+  /// The error whose message is `what`.
   explicit UncertainWriteError(const std::string& what) : StoreError(what) {}
 };
 
 /// A key, node or file that was asked for does not exist.
 class NotFoundError : public StoreError {
  public:
+  /// The error whose message is `what` (ErrorCode::not_found).
   explicit NotFoundError(const std::string& what) : StoreError(ErrorCode::not_found, what) {}
 };
 
@@ -97,13 +113,17 @@ class NotFoundError : public StoreError {
 /// atomicity an operation needs (conflict), or a node already exists (already_exists).
 class ConflictError : public Error {
  public:
+  /// @{
+  /// The error whose message is `what`, of kind ErrorCode::conflict unless `code` says otherwise.
   explicit ConflictError(const std::string& what) : Error(ErrorCode::conflict, what) {}
   ConflictError(ErrorCode code, const std::string& what) : Error(code, what) {}
+  /// @}
 };
 
 /// A size beyond a limit: int64 overflow, a chunk larger than zarrpp or a codec can hold.
 class LimitError : public Error {
  public:
+  /// The error whose message is `what` (ErrorCode::limit_exceeded).
   explicit LimitError(const std::string& what) : Error(ErrorCode::limit_exceeded, what) {}
 };
 
@@ -111,6 +131,7 @@ class LimitError : public Error {
 /// of a store or a codec given in code.
 class ArgumentError : public Error {
  public:
+  /// The error whose message is `what` (ErrorCode::invalid_argument).
   explicit ArgumentError(const std::string& what) : Error(ErrorCode::invalid_argument, what) {}
 };
 
