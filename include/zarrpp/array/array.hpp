@@ -28,23 +28,27 @@ struct ArraySpec {
   Shape shape{};                       ///< elements per dimension
   Shape chunks{};                      ///< the (inner) chunk shape; with `shards`, the inner chunk of each shard
   DataType dtype = DataType::float64;  ///< the elements' data type
+
   /// JSON ("NaN", 0, [1, 2]; canonical_fill_value); none: 0. Zarr v2 only: null, no fill value
   /// (.zarray says null; missing chunks read as zeros here, as zarr-python 2 leaves them undefined).
   std::optional<Json> fill_value = std::nullopt;
   std::optional<codec::Any> compressor = std::nullopt;  ///< one compressor, e.g. codec::Zstd{.level = 3}
   bool crc32c = false;                                  ///< append a crc32c checksum to every chunk
   OptionalShape shards = std::nullopt;                  ///< shard shape (a multiple of `chunks`), e.g. {8, 8}
+
   /// The whole pipeline, instead of the parts (compressor, crc32c, shards, endian, filters,
   /// compressors, serializer), which codec::build_chain puts together otherwise.
   std::optional<std::vector<codec::Any>> codecs = std::nullopt;
   std::optional<codec::Endian> endian = std::nullopt;                     ///< of the bytes codec (default little)
   ChunkKeyEncoding chunk_key_encoding = ChunkKeyEncoding::default_('/');  ///< how chunk keys are spelled
+
   /// A name (or none) per dimension, as zarr.json's dimension_names.
   std::optional<std::vector<std::optional<std::string>>> dimension_names = std::nullopt;
   Json attributes = Json::object();          ///< the user attributes (a JSON object)
   OptionalShape lower_bound = std::nullopt;  ///< create with a domain [lower_bound, lower_bound + shape), e.g. {-4}
   OptionalShape origin = std::nullopt;       ///< where chunk 0 starts (defaults to lower_bound)
   bool overwrite = false;                    ///< replace a node at the path (otherwise an existing node is an error)
+
   /// 3 (zarr.json) or 2 (.zarray/.zattrs, as zarr-python 2 writes): a v2 array takes codecs that
   /// v2 can state (a numcodecs filter chain, bytes, one compressor; no sharding or crc32c), no
   /// lower bound, and keeps dimension_names as the "_ARRAY_DIMENSIONS" attribute. 0 (the
@@ -142,6 +146,7 @@ class Array {
   Shape shape() const;       ///< elements per dimension
   std::size_t ndim() const;  ///< number of dimensions
   DataType dtype() const;    ///< the elements' data type
+
   /// The read/write unit (inner chunk when sharded). On a rectilinear grid whose chunks differ in
   /// size: UnsupportedError (read_chunk_sizes says each chunk's size).
   Shape chunks() const;
@@ -178,16 +183,19 @@ class Array {
   ArrayMetadata metadata() const;   ///< the metadata this handle holds now (a copy)
   const std::string& path() const;  ///< the array's path in its store ("" at the root)
   const StorePtr& store() const;    ///< the store the array is in
+
   /// The domain: per dimension, the first coordinate and one past the last ([-3, 6) after three
   /// elements were prepended to six).
   Domain domain() const;
   Shape lower_bound() const;  ///< the domain's first coordinate per dimension
+
   /// zarr-python 3's counts: a chunk is the read/write unit (the inner chunk when sharded), a shard
   /// the stored object (the chunk itself when not sharded); see docs/architecture.md's glossary.
   std::int64_t nchunks() const;              ///< chunks in the grid (inner chunks when sharded)
   std::int64_t nshards() const;              ///< stored objects in the grid (shards, or chunks)
   std::int64_t nshards_stored() const;       ///< how many stored objects exist in the store
   std::int64_t nchunks_initialized() const;  ///< nshards_stored() times the chunks per shard
+
   /// Chunk keys (the spec's name for a stored object's key: a shard's when sharded) of the stored
   /// objects, relative to the store root, in grid order.
   std::vector<std::string> stored_chunk_keys() const;
@@ -198,6 +206,7 @@ class Array {
   std::uint64_t nbytes_stored() const;
 
   Json attributes() const;  ///< the user attributes (a JSON object)
+
   /// Identifies the metadata this handle holds now: it changes whenever that metadata (attributes
   /// included) is replaced, and a value is never reused within the process.
   std::uint64_t generation() const;
@@ -213,6 +222,7 @@ class Array {
   /// How many threads this handle reads and writes chunks with (0: zarrpp's default).
   void set_concurrency(std::size_t n);
   std::size_t concurrency() const;  ///< the threads reads and writes use
+
   /// Store chunks that hold only the fill value (default false: such chunks are erased).
   void set_write_empty_chunks(bool on);
   /// Re-reads zarr.json (after another process changed the array).
@@ -248,6 +258,7 @@ class Array {
   /// Writes an array of the selection's shape (any strides) or, with a 0-d array, broadcasts it.
   void write(const Selection& sel, const NDView& data);
   void write(const Selection& sel, const NDArray& data) { write(sel, data.view()); }  ///< write(sel, data.view())
+
   /// Writes one value of C++ type T to every element of the selection.
   template <class T>
   void write_scalar(const Selection& sel, T value) {
@@ -332,6 +343,7 @@ class Array::Coords {
   /// Writes data of the selection's shape (or a 0-d array, broadcast) at its coordinates.
   void write(const Selection& sel, const NDView& data);
   Shape selection_shape(const Selection& sel) const;  ///< the shape the selection reads
+
   /// A Selection planned in coordinates (IndexPlan::coords), for Array::read / write: points,
   /// variable-length elements and the rest.
   IndexPlan plan(const Selection& sel) const;
@@ -347,6 +359,7 @@ class Array::Coords {
 struct CopyOptions {
   bool overwrite = false;       ///< replace a node at the destination
   std::size_t concurrency = 0;  ///< 0: the default
+
   /// Called after each destination chunk (shard) is written, from any thread.
   std::function<void(std::int64_t done, std::int64_t total)> progress = nullptr;
 };

@@ -16,6 +16,7 @@ namespace zarrpp {
 struct ConvertReport {
   std::int64_t nodes = 0;          ///< nodes converted
   std::int64_t chunks_copied = 0;  ///< chunks copied byte for byte (to another place only)
+
   /// What the conversion changed beyond the format, one line each: a null fill value replaced by
   /// the type's zero, an xarray variable's missing value kept as its _FillValue attribute (or why
   /// it cannot be), an interrupted conversion finished.

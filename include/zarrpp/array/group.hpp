@@ -30,12 +30,14 @@ class Group {
   const std::string& path() const { return path_; }  ///< the group's path in its store ("" at the root)
   const StorePtr& store() const { return store_; }   ///< the store the group is in
   int zarr_format() const;                           ///< 3 (zarr.json) or 2 (.zgroup)
+
   /// The attributes as last read or written through this handle.
   Json attributes() const;
   /// Identifies the metadata this handle holds now (see Array::generation).
   std::uint64_t generation() const;
   void set_attributes(const Json& attributes);  ///< replaces the attributes (compare-and-swap on the metadata)
   void update_attributes(const Json& patch);    ///< merges keys into the attributes
+
   /// Removes keys from the attributes as they are stored now; returns the keys it removed.
   std::vector<std::string> remove_attributes(const std::vector<std::string>& keys);
   /// Re-reads zarr.json (after another handle or process changed the group).
@@ -46,6 +48,7 @@ class Group {
   struct Child {
     std::string name;  ///< the member's name in the group
     NodeType type;     ///< array or group
+
     /// Why zarrpp cannot read this member's metadata ("" when it can; `type` is then meaningless).
     std::string error = "";
     friend bool operator==(const Child&, const Child&) = default;

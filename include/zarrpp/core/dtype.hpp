@@ -81,6 +81,7 @@ class DataType {
                                                     "ms", "us", "ns", "ps", "fs", "as"};
 
   constexpr DataType() : id_(Id::uint8), size_(1) {}  ///< uint8
+
   /// The type `id` (of the types that need no size or unit).
   constexpr DataType(Id id) : id_(id), size_(size_of(id)) {}  // NOLINT: implicit by design
   /// r<bits>, bits a positive multiple of 8.
@@ -113,11 +114,13 @@ class DataType {
   static DataType from_user(std::string_view text);
 
   Id id() const { return id_; }  ///< which type
+
   /// Bytes per element. A variable-length element is held in memory as an 8-byte index into the
   /// strings of one read or write (see Array::read); its stored size varies.
   std::size_t size() const { return size_; }
   bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }  ///< "string" or "bytes"
   DataKind kind() const;                                                  ///< the family of the type
+
   /// Size of one scalar component for byte swapping (complex64 -> 4, r<N> -> 1, U<n> -> 4).
   /// A structured type: its largest field component (1 when every field is a byte wide).
   std::size_t component_size() const;
@@ -169,7 +172,8 @@ class DataType {
   static const DataType complex128;  ///< "complex128"
   static const DataType string_t;    ///< "string": UTF-8 text of any length
   static const DataType bytes_t;     ///< "bytes": bytes of any length
-                                     /// @}
+
+  /// @}
 
  private:
   constexpr DataType(Id id, std::size_t size) : id_(id), size_(size) {}

@@ -100,6 +100,7 @@ using Bytes = std::vector<std::uint8_t, default_init_allocator<std::uint8_t>>;
 
 std::string shape_str(std::span<const std::int64_t> shape);
 std::int64_t shape_size(std::span<const std::int64_t> shape);  ///< checked product
+
 /// C-order strides in bytes.
 std::vector<std::int64_t> c_strides(std::span<const std::int64_t> shape, std::size_t itemsize);
 /// Fortran-order strides in bytes.
@@ -109,6 +110,7 @@ std::vector<std::int64_t> f_strides(std::span<const std::int64_t> shape, std::si
 class NDView {
  public:
   NDView() = default;  ///< an empty view (no data)
+
   /// @{
   /// A view of `data`: elements of `dtype`, `shape`, and the distance in bytes between neighbours
   /// along each dimension (`byte_strides`, negative allowed).
@@ -140,6 +142,7 @@ class NDView {
   bool is_c_contiguous() const;                                          ///< C order without gaps
 
   std::byte* ptr(std::span<const std::int64_t> index) const;  ///< the element at `index` (unchecked type)
+
   /// The element at `index` as a T (SelectionError when T is not the view's data type).
   template <class T>
   T& at(std::initializer_list<std::int64_t> index) const {
@@ -160,6 +163,7 @@ class NDArray {
  public:
   NDArray() = default;                   ///< an empty array
   NDArray(DataType dtype, Shape shape);  ///< zero-initialised
+
   /// Contents left undefined: for outputs whose every element is written next (saves a pass over
   /// memory; a 1 GiB read would otherwise zero 1 GiB first).
   static NDArray uninitialized(DataType dtype, Shape shape);
@@ -190,6 +194,7 @@ class NDArray {
   std::size_t ndim() const { return shape_.size(); }    ///< number of dimensions
   std::int64_t size() const { return size_; }           ///< number of elements
   std::size_t nbytes() const { return bytes_.size(); }  ///< size in bytes
+
   /// @{
   /// The elements' bytes, untyped.
   std::byte* raw_data() { return reinterpret_cast<std::byte*>(bytes_.data()); }

@@ -67,6 +67,7 @@ class ChunkGrid {
   std::int64_t end_chunk(std::size_t d) const;
   std::int64_t num_chunks(std::size_t d) const { return end_chunk(d) - first_chunk(d); }
   std::int64_t total_chunks() const;  ///< checked product
+
   /// Array index that chunk k's buffer position 0 corresponds to (may lie outside [0, shape)).
   std::int64_t chunk_start_index(std::size_t d, std::int64_t k) const {
     if (!runs_.empty() && !runs_[d].size.empty()) {

@@ -77,6 +77,7 @@ std::optional<Bytes> xarray_fill_from_attribute(const Json& attr, const DataType
 /// An array's fill value: one field for both formats and every data type.
 struct FillValue {
   Bytes bytes;  ///< as parse_fill_value gives it
+
   /// Zarr v2 only: what .zarray states when that is not `bytes` itself, kept to be written back
   /// unchanged: null (no fill value: missing chunks read as zeros here), or an object array's fill
   /// value that is not a string (zarr-python 2's default 0). Other readers read a missing chunk as
@@ -115,6 +116,7 @@ struct ChunkKeyEncoding {
   std::string prefix() const;
 
   static ChunkKeyEncoding from_json(const Json& j);  ///< zarr.json's chunk_key_encoding, validated
+
   /// The encoding a Zarr v2 .zarray states by its "dimension_separator" ("." when absent or null).
   static ChunkKeyEncoding from_v2_json(const Json& zarray);
   Json to_json() const;  ///< the chunk_key_encoding field
@@ -146,6 +148,7 @@ struct ChunkGridMetadata {
     RectilinearBounded  ///< "rectilinear_bounded": listed sizes, with chunks before index 0
   };
   Kind kind = Kind::Regular;  ///< which grid
+
   /// Every chunk's shape; on a rectilinear grid the first chunk's (what the codecs are checked
   /// against), the sizes themselves are `chunk_runs`.
   std::vector<std::int64_t> chunk_shape;
@@ -153,6 +156,7 @@ struct ChunkGridMetadata {
   /// first_chunk[d] (the first one listed) starts. Zeros for the others.
   std::vector<std::int64_t> origin;
   std::vector<std::int64_t> lower_bound;  ///< the coordinate of array index 0 (zeros when unbounded)
+
   /// Rectilinear grids: per dimension its chunk sizes, or empty for a dimension stated as a bare
   /// integer (chunks of chunk_shape[d] as far as the shape needs, which stays so as it grows).
   std::vector<ChunkRuns> chunk_runs;
@@ -160,15 +164,18 @@ struct ChunkGridMetadata {
   std::vector<std::int64_t> first_chunk;
 
   std::string name() const;  ///< the grid's name in zarr.json
+
   /// Whether chunk sizes are listed (`rectilinear` and `rectilinear_bounded`).
   bool rectilinear() const { return kind == Kind::Rectilinear || kind == Kind::RectilinearBounded; }
   bool rectilinear_bounded() const { return kind == Kind::RectilinearBounded; }  ///< a rectilinear_bounded grid
+
   /// The index of the first listed chunk along `d` (0 unless rectilinear_bounded).
   std::int64_t first(std::size_t d) const { return first_chunk.empty() ? 0 : first_chunk[d]; }
   /// Where chunk index 0 would start on a dimension of equal chunks (regular, regular_bounded and
   /// bare rectilinear dimensions): origin - first_chunk * chunk_shape (checked).
   std::int64_t regular_origin(std::size_t d) const;
   static ChunkGridMetadata regular(std::vector<std::int64_t> chunk_shape);  ///< a regular grid
+
   /// A regular_bounded grid: chunks of `chunk_shape` starting at `origin`, the domain at `lower_bound`.
   static ChunkGridMetadata regular_bounded(std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
                                            std::vector<std::int64_t> lower_bound);
@@ -200,6 +207,7 @@ struct CodecMetadata {
   std::optional<Json> configuration;  ///< absent when the document had none
 
   CodecMetadata() = default;  ///< no codec (an empty name)
+
   /// CodecMetadata{"crc32c"}: no configuration.
   CodecMetadata(std::string codec_name) : name(std::move(codec_name)) {}  // NOLINT(google-explicit-constructor)
   /// CodecMetadata{"zstd", {{"level", 3}}}: a configuration object, written as nlohmann::json reads
@@ -209,6 +217,7 @@ struct CodecMetadata {
       : name(std::move(codec_name)),
         configuration(config.is_null() ? std::nullopt : std::optional<Json>(std::move(config))) {}
   CodecMetadata(std::string codec_name, std::nullopt_t) : name(std::move(codec_name)) {}  ///< no configuration
+
   /// An optional configuration as read (a template, so braces above never pick it).
   template <class O>
     requires std::same_as<std::remove_cvref_t<O>, std::optional<Json>>
@@ -245,6 +254,7 @@ struct ArrayMetadata {
   FillValue fill_value;                 ///< what elements no stored chunk holds read as
   std::vector<CodecMetadata> codecs;    ///< the codec chain, in order
   Json attributes = Json::object();     ///< the user attributes
+
   /// A name (or none) per dimension.
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
   /// Unknown top-level fields marked "must_understand": false, kept and written back unchanged.
@@ -260,6 +270,7 @@ struct ArrayMetadata {
     char order = 'C';           ///< 'C' or 'F'
     Json compressor = nullptr;  ///< numcodecs configuration or null
     Json filters = nullptr;     ///< array of numcodecs configurations or null
+
     /// Whether .zarray states "dimension_separator" (zarr-python before 2.8 did not; then the
     /// node layer finds the key layout from what is stored, and .zarray goes on not stating it
     /// unless that was decided by stored chunks).
@@ -268,6 +279,7 @@ struct ArrayMetadata {
   } v2;  ///< what .zarray states (a Zarr v2 array)
 
   std::size_t rank() const { return shape.size(); }  ///< number of dimensions
+
   /// The coordinates the array covers: [lower_bound, lower_bound + shape) per dimension (lower
   /// bound 0 on a `regular` grid). The one place the domain is derived from the metadata.
   Domain domain() const;
@@ -275,6 +287,7 @@ struct ArrayMetadata {
   /// Parses and validates a document; throws MetadataError (UnsupportedError) naming the field.
   static ArrayMetadata from_json(const Json& j);
   static ArrayMetadata parse(std::string_view text);  ///< from_json of a zarr.json's text
+
   /// The fields of a Zarr v2 array's .zarray and .zattrs (.zattrs: an object, or null when absent)
   /// but its codecs, which the codec layer reads (codec::from_v2_document, the way to read a
   /// .zarray): `object_type` gives the data type an object array's filters name.
@@ -320,6 +333,7 @@ struct ArrayMetadata {
 
  public:
   Json to_json() const;  ///< zarr.json as zarrpp writes it (a v3 array)
+
   /// Stable serialisation: same metadata, same bytes (2-space indent, fixed field order). For a
   /// v2 array, its .zarray.
   std::string dump() const;
@@ -332,6 +346,7 @@ struct GroupMetadata {
   Json attributes = Json::object();    ///< the user attributes
   Json extra_fields = Json::object();  ///< other fields of zarr.json, kept as they are
   int zarr_format = 3;                 ///< 2: .zgroup (+ .zattrs)
+
   /// zarr-python 3's "consolidated_metadata" (null, or {"kind": "inline", "metadata": {...}}), kept
   /// and written back; the metadata of nodes it lists, by path relative to the group.
   Json consolidated = nullptr;
@@ -339,6 +354,7 @@ struct GroupMetadata {
   static GroupMetadata from_json(const Json& j);      ///< a group's zarr.json, validated
   static GroupMetadata parse(std::string_view text);  ///< from_json of zarr.json's text
   Json to_json() const;                               ///< zarr.json as zarrpp writes it
+
   /// zarr.json, or for a v2 group its .zgroup.
   std::string dump() const;
 };

@@ -38,16 +38,20 @@ class FileStore : public Store {
     bool fsync = false;      ///< fsync files and directories on every set (durability across power loss)
     bool read_only = false;  ///< refuse every write (StoreError read_only)
   };
+  /// @{
   /// Opens the store rooted at `root`. Opening never creates anything: with Options::create (the
   /// default) a missing root is made by the first write (Array::create, Group::create, set).
   static std::shared_ptr<FileStore> open(const std::filesystem::path& root);
   static std::shared_ptr<FileStore> open(const std::filesystem::path& root, Options options);
+  /// @}
+  /// Use open(); public for std::make_shared.
   FileStore(std::filesystem::path root, Options options);
   ~FileStore() override;
   FileStore(const FileStore&) = delete;
   FileStore& operator=(const FileStore&) = delete;
 
-  const std::filesystem::path& root() const { return root_; }
+  const std::filesystem::path& root() const { return root_; }  ///< the folder
+
   /// Where a key lives on disk (after validating it).
   std::filesystem::path path_of(const std::string& key) const;
 
@@ -103,6 +107,7 @@ class FileStore : public Store {
             std::vector<std::pair<dev_t, ino_t>>& open_dirs) const;
   std::optional<Version> current_version(const std::string& key) const;
   int open_dir(const std::string& dir, bool create) const;  ///< -1 with errno when missing
+
   /// The lock name of a key; with dir_fd, also the key's directory opened (the caller closes it).
   std::string lock_name(const char* kind, const std::string& key, bool create_dir, int* dir_fd = nullptr) const;
   /// The root directory, opened the first time it is found (-1 while it does not exist; create:
@@ -114,6 +119,7 @@ class FileStore : public Store {
   mutable std::mutex root_mu_;
   mutable std::atomic<int> root_fd_{-1};
   mutable std::unique_ptr<detail::NamedLocks> locks_;  ///< set before root_fd_
+
   /// Directories whose stale temporary files this store has already swept (once each).
   void sweep_stale_temps(int dir_fd, const std::string& dir);
   std::mutex sweep_mu_;

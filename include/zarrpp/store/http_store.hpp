@@ -36,11 +36,13 @@ struct RemoteOptions {
   std::chrono::milliseconds connect_timeout{10'000};  ///< TCP (and TLS) connection set-up, per attempt
   std::chrono::milliseconds timeout{300'000};         ///< a whole request, per attempt; 0 = no limit
   std::chrono::milliseconds stall_timeout{10'000};    ///< abort when no byte moves for this long; 0 = never
+
   /// Attempts per request (1 = no retries). Retried: connection failures, resets and timeouts,
   /// HTTP 408, 429, 500, 502, 503 and 504.
   int max_attempts = 4;
   std::chrono::milliseconds retry_initial_delay{100};  ///< doubled after every failed attempt (with jitter)
   std::chrono::milliseconds retry_max_delay{5'000};    ///< cap on one delay, also on a server's Retry-After
+
   /// No new attempt starts once this long has passed since the first attempt (or since the last
   /// one that moved data: a response body began, or 64 KiB or more of a request body went out);
   /// 0 = only max_attempts bounds the retries.
@@ -48,35 +50,40 @@ struct RemoteOptions {
   bool verify_tls = true;                 ///< check the server's certificate and host name (https)
   std::string ca_file{};                  ///< a CA bundle to verify with instead of the system's ("" = system)
   std::size_t max_idle_connections = 16;  ///< kept-alive connections (curl handles) pooled per store
+
   /// The largest response body read when the caller gives no smaller bound (chunks are bounded by
   /// their largest encoding, metadata by 256 MiB, ranges by their length).
   std::uint64_t max_response_bytes = std::uint64_t{5} << 30;
-  std::string user_agent = std::string("zarrpp/") + kVersion;
+  std::string user_agent = std::string("zarrpp/") + kVersion;  ///< the User-Agent header
 
   /// The options set by name, as the CLI's flags and Python's storage_options give them:
   /// connect_timeout, timeout, stall_timeout, retry_window, retry_initial_delay and retry_max_delay
   /// in seconds (timeout, stall_timeout and retry_window may be 0: no limit), max_attempts a whole
   /// number >= 1. Throws ArgumentError naming the option and what it takes.
   static const std::vector<std::string>& option_names();
-  static bool is_option(std::string_view name);
-  void set(std::string_view name, double value);
+  static bool is_option(std::string_view name);   ///< whether `name` is one of option_names()
+  void set(std::string_view name, double value);  ///< sets the option `name` to `value`
 };
 
 /// A read-only store over HTTP(S): values are GET (ranges with Range requests), bounded by the
 /// network options, retried when the server or network fails.
 class HttpStore : public Store {
  public:
+  /// How to reach the server: headers, redirects and the network bounds.
   struct Options {
     /// Extra request headers, e.g. {"Authorization", "Bearer ..."}.
     std::vector<std::pair<std::string, std::string>> headers{};
     bool follow_redirects = true;  ///< up to 5 redirects, http and https only
-    RemoteOptions net{};
+    RemoteOptions net{};           ///< timeouts, retries and limits of the requests
   };
 
+  /// @{
   /// `url` must be http:// or https:// with a host; a trailing '/' is ignored. Throws StoreError
   /// naming the URL when it is not usable.
   static std::shared_ptr<HttpStore> open(const std::string& url);
   static std::shared_ptr<HttpStore> open(const std::string& url, Options options);
+  /// @}
+  /// Use open(); public for std::make_shared.
   HttpStore(const std::string& url, Options options);
   ~HttpStore() override;
   HttpStore(const HttpStore&) = delete;

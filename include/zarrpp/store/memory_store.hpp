@@ -12,12 +12,14 @@ namespace zarrpp {
 /// it a new one.
 class MemoryStore : public Store {
  public:
+  /// An empty store (create() gives it shared).
   MemoryStore();
-  static std::shared_ptr<MemoryStore> create() { return std::make_shared<MemoryStore>(); }
+  static std::shared_ptr<MemoryStore> create() { return std::make_shared<MemoryStore>(); }  ///< a new empty store
+
   /// Another store over the same keys and values (zarr-python's with_read_only): writes through one
   /// are seen by the other; a read-only view refuses every write (StoreError read_only).
   std::shared_ptr<MemoryStore> with_read_only(bool read_only) const;
-  bool read_only() const { return read_only_; }
+  bool read_only() const { return read_only_; }  ///< whether writes are refused
   /// Whether `other` holds the same keys and values (is this store or a view of it).
   bool shares_data_with(const MemoryStore& other) const { return state_ == other.state_; }
 

@@ -18,10 +18,10 @@ class PrefixStore : public Store {
   /// innermost store when `inner` is a PrefixStore already).
   static StorePtr at(StorePtr inner, const std::string& path);
 
-  const StorePtr& inner() const { return inner_; }
-  const std::string& prefix() const { return prefix_; }
+  const StorePtr& inner() const { return inner_; }       ///< the store this one is a folder of
+  const std::string& prefix() const { return prefix_; }  ///< the folder (with a trailing '/')
 
-  bool read_only() const { return read_only_; }
+  bool read_only() const { return read_only_; }  ///< whether writes are refused
   StoreCapabilities capabilities() const override { return limited(inner_->capabilities()); }
   StoreCapabilities confirm_capabilities() override { return limited(inner_->confirm_capabilities()); }
   std::string describe() const override { return inner_->describe() + "/" + prefix_; }

@@ -55,36 +55,41 @@ class S3Store : public Store {
   struct Options {
     std::string bucket{};  ///< required
     std::string prefix{};  ///< the store root inside the bucket ("" = whole bucket)
+
     /// "http://127.0.0.1:9000", "https://s3.eu-west-1.amazonaws.com"; unset = environment, else AWS
     std::optional<std::string> endpoint = std::nullopt;
-    std::optional<std::string> region = std::nullopt;
-    std::optional<std::string> access_key_id = std::nullopt;
-    std::optional<std::string> secret_access_key = std::nullopt;
-    std::optional<std::string> session_token = std::nullopt;  ///< "" = none, even if AWS_SESSION_TOKEN is set
-    bool anonymous = false;                                   ///< never sign, even when credentials are found
+    std::optional<std::string> region = std::nullopt;         ///< e.g. "eu-west-1"; unset = environment, else us-east-1
+    std::optional<std::string> access_key_id = std::nullopt;  ///< unset = AWS_ACCESS_KEY_ID, the credentials files, ...
+    std::optional<std::string> secret_access_key = std::nullopt;  ///< unset = as the key id
+    std::optional<std::string> session_token = std::nullopt;      ///< "" = none, even if AWS_SESSION_TOKEN is set
+    bool anonymous = false;                                       ///< never sign, even when credentials are found
     bool read_only = false;  ///< refuse every write (StoreError read_only); nothing is asked of the server
-    ConditionalWrites conditional_writes = ConditionalWrites::Auto;
-    int list_page_size = 1000;  ///< max-keys per ListObjectsV2 request, 1..1000
+    ConditionalWrites conditional_writes =
+        ConditionalWrites::Auto;  ///< whether the server honours If-Match / If-None-Match
+    int list_page_size = 1000;    ///< max-keys per ListObjectsV2 request, 1..1000
+
     /// The lease of lock(): not renewed for this long, it may be taken over (>= 1 s in practice;
     /// tests use less).
     std::chrono::milliseconds lock_ttl{30000};
     /// How long lock() waits for a lease held by someone else before throwing ConflictError.
     std::chrono::milliseconds lock_timeout{600000};
-    RemoteOptions net{};
+    RemoteOptions net{};  ///< timeouts, retries and limits of the requests
   };
 
   /// Resolves the options (environment for what is unset) and validates them; throws StoreError
   /// naming the setting that is wrong. Makes no request.
   static std::shared_ptr<S3Store> open(Options options);
+  /// Use open(); public for std::make_shared.
   explicit S3Store(Options options);
   ~S3Store() override;
   S3Store(const S3Store&) = delete;
   S3Store& operator=(const S3Store&) = delete;
 
-  const std::string& bucket() const { return options_.bucket; }
-  const std::string& prefix() const { return options_.prefix; }
-  const std::string& endpoint() const { return endpoint_; }
-  const std::string& region() const { return region_; }
+  const std::string& bucket() const { return options_.bucket; }  ///< the bucket
+  const std::string& prefix() const { return options_.prefix; }  ///< the store root in the bucket
+  const std::string& endpoint() const { return endpoint_; }      ///< the server's URL
+  const std::string& region() const { return region_; }          ///< the region requests are signed for
+
   /// The object URL of a key (after validating it).
   std::string url_of(const std::string& key) const;
   /// Conditional writes and locking unless conditional_writes is Off (conditional erases in Auto

@@ -23,16 +23,25 @@ namespace zarrpp {
 
 /// Which bytes of a value to get.
 struct ByteRange {
-  enum class Kind { All, FromOffset, Suffix };
-  Kind kind = Kind::All;
+  /// Which part of the value.
+  enum class Kind {
+    All,         ///< the whole value
+    FromOffset,  ///< from `offset`, `length` bytes or to the end
+    Suffix       ///< the last `suffix` bytes
+  };
+  Kind kind = Kind::All;                ///< which part
   std::uint64_t offset = 0;             ///< FromOffset
   std::optional<std::uint64_t> length;  ///< FromOffset: nullopt = to the end
   std::uint64_t suffix = 0;             ///< Suffix: the last `suffix` bytes
 
-  static ByteRange all() { return {}; }
+  static ByteRange all() { return {}; }  ///< the whole value
+
+  /// `length` bytes from `offset`.
   static ByteRange range(std::uint64_t offset, std::uint64_t length) { return {Kind::FromOffset, offset, length, 0}; }
+  /// From `offset` to the end.
   static ByteRange from(std::uint64_t offset) { return {Kind::FromOffset, offset, std::nullopt, 0}; }
-  static ByteRange last(std::uint64_t n) { return {Kind::Suffix, 0, std::nullopt, n}; }
+  static ByteRange last(std::uint64_t n) { return {Kind::Suffix, 0, std::nullopt, n}; }  ///< the last `n` bytes
+
   /// The [begin, end) this range selects from a value of `size` bytes (clamped to it).
   std::pair<std::uint64_t, std::uint64_t> resolve(std::uint64_t size) const;
 };
@@ -59,15 +68,16 @@ struct WriteOptions {
   };
   std::optional<Condition> condition;  ///< nullopt: unconditional
 
+  /// Write only if the key's version is `version` (nullopt: only if the key does not exist).
   static WriteOptions if_equal(const std::optional<Version>& version) { return {Condition{version}}; }
-  bool conditional() const { return condition.has_value(); }
+  bool conditional() const { return condition.has_value(); }  ///< whether a condition is set
 };
 
 /// A value read together with its version. With a byte range, `bytes` holds the range and
 /// `version` names the whole value it came from.
 struct VersionedBytes {
-  Bytes bytes;
-  Version version;
+  Bytes bytes;      ///< the value (or the range asked for)
+  Version version;  ///< the version of the whole value
 };
 
 /// What a store can do.
@@ -122,7 +132,9 @@ class Store {
                                               std::uint64_t max_bytes = kNoLimit);
   /// The size of a value in bytes, nullopt when the key does not exist.
   std::optional<std::uint64_t> size(const std::string& key);
-  bool exists(const std::string& key) { return size(key).has_value(); }
+  bool exists(const std::string& key) { return size(key).has_value(); }  ///< whether the key holds a value
+
+  /// @{
   /// Hands bytes `range` of a value to `sink` in order, in pieces of at most `piece` bytes that
   /// start at multiples of `piece` from the range's start, through a small reused buffer (so a
   /// large value is never held whole); sink(value_size, offset_in_value, bytes). Returns false
@@ -130,6 +142,7 @@ class Store {
   using PieceSink =
       std::function<void(std::uint64_t value_size, std::uint64_t offset, std::span<const std::uint8_t> bytes)>;
   bool get_streamed(const std::string& key, const ByteRange& range, std::size_t piece, const PieceSink& sink);
+  /// @}
 
   // ---- writing ----
   /// Writes a whole value; readers see the old or the new value, never a mix. With a condition,
@@ -194,6 +207,7 @@ class Store {
   /// knows (a local store whose directory does not exist); "" otherwise. Never throws.
   std::string explain_absent() noexcept;
 
+  /// @{
   /// The store rooted at the folder that holds this store's root, and the root's name in it: how the
   /// array layer finds the hierarchy a store opened on one of its nodes belongs to (to keep that
   /// hierarchy's consolidated metadata current). nullopt when there is nothing to reach: the file
@@ -201,6 +215,7 @@ class Store {
   /// options (never creating anything); StoreError when the folder cannot be opened.
   struct Parent;
   virtual std::optional<Parent> parent() const;
+  /// @}
   /// Whether keys can exist above this store's root that parent() does not reach: a remote store
   /// opened below its bucket's root. Consolidated metadata there goes unchecked (and is warned of).
   virtual bool parent_unseen() const { return false; }
@@ -234,8 +249,10 @@ class Store {
   void check_listing(const std::string& prefix) const;
 };
 
+/// Stores are shared: arrays, groups and wrappers hold them by this pointer.
 using StorePtr = std::shared_ptr<Store>;
 
+/// Store::parent()'s answer: the parent folder's store and this store's root's name in it.
 struct Store::Parent {
   StorePtr store;    ///< rooted at the parent folder
   std::string name;  ///< this store's root in it (one path segment)
@@ -245,8 +262,8 @@ struct Store::Parent {
 /// fault injection) that override the operations they watch and call the base for the rest.
 class StoreWrapper : public Store {
  public:
-  explicit StoreWrapper(StorePtr inner);
-  const StorePtr& inner() const { return inner_; }
+  explicit StoreWrapper(StorePtr inner);            ///< wraps `inner`
+  const StorePtr& inner() const { return inner_; }  ///< the wrapped store
   std::string location() const override { return inner_->location(); }
   std::vector<std::string> identity_chain(const std::string& path) const override {
     return inner_->identity_chain(path);

@@ -12,20 +12,35 @@ namespace zarrpp {
 
 /// One operation a RecordingStore saw (for tests of what zarrpp asks of a store).
 struct StoreOp {
-  enum class Kind { Get, GetStreamed, Set, SetIf, Erase, EraseIf, ErasePrefix, ListPrefix, ListDir, Lock, Size };
-  Kind kind;
-  std::string key;
+  /// The store operation.
+  enum class Kind {
+    Get,          ///< get / get_versioned
+    GetStreamed,  ///< get_streamed
+    Set,          ///< an unconditional set
+    SetIf,        ///< a conditional set
+    Erase,        ///< an unconditional erase
+    EraseIf,      ///< a conditional erase
+    ErasePrefix,  ///< erase_prefix
+    ListPrefix,   ///< list_prefix
+    ListDir,      ///< list_dir
+    Lock,         ///< lock
+    Size          ///< size
+  };
+  Kind kind;        ///< which operation
+  std::string key;  ///< the key or prefix it was asked for
   ByteRange range;  ///< for Get and GetStreamed
 };
+/// The operation's name ("Get", "SetIf", ...).
 std::string to_string(StoreOp::Kind k);
 
 /// Records every operation passed to the wrapped store. compare_and_set shows as Get + SetIf,
 /// exists as Size.
 class RecordingStore : public StoreWrapper {
  public:
-  explicit RecordingStore(StorePtr inner) : StoreWrapper(std::move(inner)) {}
-  std::vector<StoreOp> ops() const;
-  void clear();
+  explicit RecordingStore(StorePtr inner) : StoreWrapper(std::move(inner)) {}  ///< records the operations on `inner`
+  std::vector<StoreOp> ops() const;                                            ///< the operations so far, in order
+  void clear();                                                                ///< forgets them
+
   /// Keys of the given kinds of operation, in order (duplicates kept).
   std::vector<std::string> keys(std::initializer_list<StoreOp::Kind> kinds) const;
   std::string describe() const override { return "recording(" + inner()->describe() + ")"; }
@@ -55,10 +70,11 @@ class RecordingStore : public StoreWrapper {
 /// With `fail_forever`, every operation from the Nth on fails.
 class FaultyStore : public StoreWrapper {
  public:
+  /// Wraps `inner`; operation number `fail_at` fails (and, with `fail_forever`, every one after it).
   FaultyStore(StorePtr inner, std::int64_t fail_at, bool fail_forever = false)
       : StoreWrapper(std::move(inner)), fail_at_(fail_at), forever_(fail_forever) {}
-  std::int64_t operations() const { return count_.load(); }
-  bool fired() const { return fired_.load(); }
+  std::int64_t operations() const { return count_.load(); }  ///< operations seen so far
+  bool fired() const { return fired_.load(); }               ///< whether the fault was injected
   std::string describe() const override { return "faulty(" + inner()->describe() + ")"; }
 
  protected:

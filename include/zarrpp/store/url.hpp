@@ -30,7 +30,11 @@ struct OpenStoreOptions {
   S3Store::Options s3{};      ///< s3:// (bucket and prefix come from the URL)
 };
 
+/// @{
+/// The store a URL names (see the top of this file); `options` for credentials, headers and the
+/// network bounds.
 StorePtr open_store(const std::string& url);
 StorePtr open_store(const std::string& url, const OpenStoreOptions& options);
+/// @}
 
 }  // namespace zarrpp

@@ -38,16 +38,21 @@ namespace zarrpp {
 /// archive that replaces the file when the store is closed.
 class ZipStore : public Store {
  public:
+  /// How the archive is opened (zarr-python's ZipStore modes).
   enum class Mode {
     read,      ///< "r": the archive must exist; every write is refused
     write,     ///< "w": a new archive (an existing one is replaced at the first commit)
     append,    ///< "a": the archive's members, and more (made if missing)
     exclusive  ///< "x": a new archive; an existing file is an error
   };
-  enum class Compression { stored, deflated };
+  /// How members written into the archive are compressed.
+  enum class Compression {
+    stored,   ///< not compressed (zarr-python's default)
+    deflated  ///< deflate
+  };
   /// How to open the archive: read-only, or writable (and how new members are compressed).
   struct Options {
-    Mode mode = Mode::read;
+    Mode mode = Mode::read;                         ///< how the archive is opened
     Compression compression = Compression::stored;  ///< of the members written (zarr-python's default)
   };
   /// StoreError (not_found, already_exists, conflict, store_failure) naming the file and why.
@@ -63,9 +68,9 @@ class ZipStore : public Store {
   void commit();
   /// commit(), then releases the archive and the lock; the store cannot be used after.
   void close();
-  bool closed() const;
-  const std::filesystem::path& path() const { return path_; }
-  Mode mode() const { return options_.mode; }
+  bool closed() const;  ///< whether close() was called (using the store again reopens it)
+  const std::filesystem::path& path() const { return path_; }  ///< the zip file
+  Mode mode() const { return options_.mode; }                  ///< how the archive was opened
 
   StoreCapabilities capabilities() const override;
   std::string describe() const override { return "zip://" + path_.string(); }
