@@ -85,9 +85,9 @@ struct ArraySpec {
 /// zarr-python 2 returns as those). A write stores a flagged element as the empty element, as
 /// numcodecs stores the missing value; only such arrays take flags.
 struct VlenValues {
-  Shape shape;
-  std::vector<std::string> values;
-  std::vector<bool> missing = {};
+  Shape shape;                      ///< elements per dimension
+  std::vector<std::string> values;  ///< the elements in C order
+  std::vector<bool> missing = {};   ///< empty, or a flag per element (see above)
 };
 
 /// The elements a read gives: fixed-size ones in an NDArray, variable-length ones as VlenValues
@@ -98,10 +98,14 @@ using Elements = std::variant<NDArray, VlenValues>;
 /// fixed-size elements, or VlenValues. Converts implicitly from each.
 class ElementsRef {
  public:
+  /// @{
+  /// Refers to `v` or `a` (which must outlive this reference).
   ElementsRef(const NDView& v) : v_(v) {}          // NOLINT(google-explicit-constructor)
   ElementsRef(const NDArray& a) : v_(a.view()) {}  // NOLINT(google-explicit-constructor)
   ElementsRef(const VlenValues& v) : v_(&v) {}     // NOLINT(google-explicit-constructor)
-  const NDView* fixed() const { return std::get_if<NDView>(&v_); }
+  /// @}
+  const NDView* fixed() const { return std::get_if<NDView>(&v_); }  ///< the fixed-size elements, or nullptr
+  /// The variable-length elements, or nullptr.
   const VlenValues* vlen() const {
     const auto* p = std::get_if<const VlenValues*>(&v_);
     return p ? *p : nullptr;

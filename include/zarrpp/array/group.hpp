@@ -10,7 +10,11 @@
 
 namespace zarrpp {
 
-enum class NodeType { Array, Group };
+/// What a node of a hierarchy is.
+enum class NodeType {
+  Array,  ///< an array
+  Group   ///< a group
+};
 
 /// The type of the node at `path`, or nullopt when there is none (either format).
 std::optional<NodeType> node_type(const StorePtr& store, const std::string& path);

@@ -17,15 +17,17 @@ namespace zarrpp {
 
 /// An index array of any number of dimensions (NumPy's advanced indices), values in C order.
 struct IndexTensor {
-  Shape shape;
-  std::vector<std::int64_t> values;
+  Shape shape;                       ///< its shape
+  std::vector<std::int64_t> values;  ///< the indices, in C order
 };
 /// A boolean array of any number of dimensions (a mask), values (0 or 1) in C order.
 struct MaskTensor {
-  Shape shape;
-  std::vector<std::uint8_t> values;
+  Shape shape;                       ///< its shape
+  std::vector<std::uint8_t> values;  ///< 0 or 1 per element, in C order
 };
+/// One item of an index expression: an integer, a slice, `...`, an index array or a mask.
 using IndexItem = std::variant<std::int64_t, Slice, Ellipsis, IndexTensor, MaskTensor>;
+/// An index expression as Python writes one between brackets (plan_index plans it).
 using IndexExpr = std::vector<IndexItem>;
 
 /// Which indexing the expression is written for.
@@ -41,6 +43,7 @@ enum class IndexMode {
 /// A selection planned against an array's shape (or domain): what Array::read and Array::write
 /// take for every kind of selection (NumPy, orthogonal, vindex, mask, blocks).
 struct IndexPlan {
+  /// What kind of selection the plan is.
   enum class Kind {
     orthogonal,  ///< `selection`, read and written as it is
     points,      ///< `points`, one per element of a result of shape `shape`
@@ -48,10 +51,10 @@ struct IndexPlan {
     gather,      ///< NumPy advanced indexing: the box `selection`, then `gather` picks from it
     blocks,      ///< `selection` in units of stored objects (shards)
   };
-  Kind kind = Kind::orthogonal;
-  Selection selection;
-  Coordinates points;
-  MaskTensor mask;
+  Kind kind = Kind::orthogonal;      ///< the kind of selection
+  Selection selection;               ///< orthogonal, gather (the box) and blocks
+  Coordinates points;                ///< points: one coordinate per dimension per element
+  MaskTensor mask;                   ///< mask
   std::vector<std::int64_t> gather;  ///< per result element (C order), its flat position in the box
   Shape shape;                       ///< the result's shape (points, mask and gather)
   bool scalar = false;               ///< integers in every dimension: one element (Python: a scalar)

@@ -13,10 +13,11 @@ namespace zarrpp {
 /// start:stop:step with NumPy semantics (negative steps too). Missing start/stop mean "from the
 /// beginning"/"to the end" in the step's direction.
 struct Slice {
-  std::optional<std::int64_t> start;
-  std::optional<std::int64_t> stop;
-  std::int64_t step = 1;
+  std::optional<std::int64_t> start;  ///< the first index (nullopt: from the beginning)
+  std::optional<std::int64_t> stop;   ///< one past the last (nullopt: to the end)
+  std::int64_t step = 1;              ///< the step, not 0
 };
+/// `slice(start, stop, step)`, as Python's `start:stop:step`.
 inline Slice slice(std::optional<std::int64_t> start = std::nullopt, std::optional<std::int64_t> stop = std::nullopt,
                    std::int64_t step = 1) {
   return Slice{start, stop, step};
@@ -25,7 +26,7 @@ inline Slice slice(std::optional<std::int64_t> start = std::nullopt, std::option
 inline const Slice all{};
 /// "..." — as many ":" as needed.
 struct Ellipsis {};
-inline constexpr Ellipsis ellipsis{};
+inline constexpr Ellipsis ellipsis{};  ///< "...", as a value
 
 /// Per-dimension integer arrays (any order, repeats allowed on read) and boolean masks select
 /// orthogonally (zarr-python's oindex).
@@ -55,7 +56,12 @@ Selection parse_selection(std::string_view text);
 ///                 from an orthogonal selection;
 ///   orthogonal    everything else (ints, slices, ..., one array or boolean mask): each dimension
 ///                 indexed on its own.
-enum class SelectionKind { orthogonal, coordinates, numpy_advanced };
+enum class SelectionKind {
+  orthogonal,     ///< each dimension on its own
+  coordinates,    ///< integer arrays paired into points
+  numpy_advanced  ///< NumPy's advanced indexing with integers between
+};
+/// The kind of a selection on an array of `ndim` dimensions (see above).
 SelectionKind selection_kind(const Selection& sel, std::size_t ndim, bool multi_dimensional = false);
 
 }  // namespace zarrpp

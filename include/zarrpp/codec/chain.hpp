@@ -30,8 +30,8 @@ struct ChainSpec {
 
 /// A built chain: the codecs, and the chunk shape of the grid (the shards when sharded).
 struct Chain {
-  std::vector<Any> codecs;
-  Shape grid_chunks;
+  std::vector<Any> codecs;  ///< the codecs in order
+  Shape grid_chunks;        ///< the grid's chunk shape (the shard shape when sharded)
 };
 
 /// What "auto" compressors means: zstd with the registry's defaults (zarr-python 3's default).
@@ -45,9 +45,10 @@ Chain build_chain(const ChainSpec& spec, const DataType& dtype, const Shape& chu
 /// The parts of an existing pipeline (inside the shard when sharded): build_chain's inverse, with
 /// a trailing crc32c as the `crc32c` flag. `grid_chunks` is the grid's chunk shape.
 struct ChainParts {
-  ChainSpec spec;
-  Shape chunks;  ///< the (inner) chunk shape
+  ChainSpec spec;  ///< the parts
+  Shape chunks;    ///< the (inner) chunk shape
 };
+/// The parts of `codecs` (see ChainParts).
 ChainParts split_chain(const std::vector<CodecMetadata>& codecs, const Shape& grid_chunks);
 
 /// A codec's default configuration, from its registry entry ({"level": 0, "checksum": false} for

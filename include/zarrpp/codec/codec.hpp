@@ -138,7 +138,7 @@ std::vector<CodecMetadata> from_v2(const Json& compressor, const Json& filters, 
 /// And back: what .zarray states for a codec chain; UnsupportedError naming a codec that has no
 /// v2 form (sharding, crc32c, a transpose other than "F" order).
 using V2Chain = ArrayMetadata::V2Form;
-V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, std::size_t rank);
+V2Chain to_v2(const std::vector<CodecMetadata>& codecs, const DataType& dtype, std::size_t rank);  ///< see above
 /// A Zarr v2 array from its .zarray and .zattrs (null when absent): the fields as the metadata
 /// layer reads them, the codecs and an object array's data type (named by its object codec) as
 /// this layer does. MetadataError / UnsupportedError naming the field or codec.
@@ -158,8 +158,11 @@ bool is_valid_utf8(std::string_view s);
 std::uint32_t crc32c(std::span<const std::uint8_t> data);
 /// Incremental form: crc32c(a + b) == crc32c_finish(crc32c_update(crc32c_update(kCrc32cStart, a), b)).
 inline constexpr std::uint32_t kCrc32cStart = 0xffffffffu;
+/// @{
+/// CRC32C in steps: start from kCrc32cStart, update with each piece, finish.
 std::uint32_t crc32c_update(std::uint32_t state, std::span<const std::uint8_t> data);
 inline std::uint32_t crc32c_finish(std::uint32_t state) { return ~state; }
+/// @}
 
 /// The strings of one read or write of a variable-length ("string" / "bytes") array. Its elements
 /// are held in memory as 8-byte indices into this heap (index 0: the fill value), so chunks move
@@ -167,12 +170,12 @@ inline std::uint32_t crc32c_finish(std::uint32_t state) { return ~state; }
 /// stored bytes and back. Thread-safe.
 class VlenHeap {
  public:
-  explicit VlenHeap(std::string fill);
+  explicit VlenHeap(std::string fill);  ///< a heap whose index 0 is `fill`, the fill value
   /// Appends the strings; returns the index of the first.
   std::uint64_t add(std::vector<std::string>&& values);
   /// The string at each index (CodecError for an index the heap does not hold).
   std::vector<const std::string*> get(std::span<const std::uint64_t> indices) const;
-  std::size_t size() const;
+  std::size_t size() const;  ///< strings held
 
  private:
   mutable std::mutex mu_;
@@ -181,20 +184,23 @@ class VlenHeap {
 
 /// The decoded form of a chunk: its full shape, data type and fill value.
 struct ChunkSpec {
-  Shape shape;
-  DataType dtype;
-  Bytes fill_value;
+  Shape shape;       ///< the chunk's shape (elements per dimension)
+  DataType dtype;    ///< the elements' type
+  Bytes fill_value;  ///< one element's bytes: the fill value
   /// Variable-length data types: the heap of the read or write under way (nullptr otherwise, and
   /// for pipelines that only describe the array).
   std::shared_ptr<VlenHeap> heap = nullptr;
-  std::int64_t num_elements() const { return shape_size(shape); }
-  std::size_t nbytes() const { return static_cast<std::size_t>(num_elements()) * dtype.size(); }
+  std::int64_t num_elements() const { return shape_size(shape); }  ///< elements in the chunk
+  std::size_t nbytes() const {
+    return static_cast<std::size_t>(num_elements()) * dtype.size();
+  }  ///< the decoded chunk's size in bytes
 };
 
 /// A validated codec pipeline for one chunk spec. Chunks are handled decoded as C-order,
 /// native-endian element bytes.
 class CodecPipeline {
  public:
+  /// An empty pipeline; create() gives a usable one.
   CodecPipeline();
   ~CodecPipeline();
   CodecPipeline(CodecPipeline&&) noexcept;
@@ -211,16 +217,19 @@ class CodecPipeline {
   /// The pipeline as zarr.json codecs.
   std::vector<CodecMetadata> to_metadata() const;
 
+  /// Encodes a chunk (exactly spec().nbytes() bytes, C order) into its stored form.
   Bytes encode(std::span<const std::uint8_t> chunk) const;
   /// Decodes into `out` (exactly the chunk's nbytes). Throws CodecError on corrupt input.
   void decode(std::span<const std::uint8_t> encoded, std::span<std::uint8_t> out) const;
   /// The encoded size when every codec's output size is fixed (e.g. bytes + crc32c).
   std::optional<std::size_t> encoded_size() const;
-  const ChunkSpec& spec() const;
+  const ChunkSpec& spec() const;  ///< the chunk spec the pipeline was built for
+  /// @{
   /// With sharding_indexed as the pipeline: the inner chunk shape and the inner pipeline's codecs;
   /// nullopt otherwise.
   std::optional<Shape> inner_chunk_shape() const;
   std::optional<std::vector<CodecMetadata>> inner_codecs() const;
+  /// @}
 
   struct Impl;  ///< the codec layer's; opaque here
 

@@ -227,10 +227,11 @@ class DataType {
 /// One field of a structured type: `shape` is empty for a scalar field, else the field holds an
 /// array of that shape (C order) of `type`.
 struct StructField {
-  std::string name;
-  DataType type;
-  std::vector<std::size_t> shape;
-  std::size_t offset = 0;
+  std::string name;                ///< the field's name
+  DataType type;                   ///< its elements' type
+  std::vector<std::size_t> shape;  ///< empty for a scalar field
+  std::size_t offset = 0;          ///< bytes from the start of the element
+  /// Elements the field holds (1 for a scalar field).
   std::size_t count() const {
     std::size_t n = 1;
     for (auto d : shape) n *= d;

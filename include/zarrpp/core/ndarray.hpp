@@ -17,6 +17,7 @@
 
 namespace zarrpp {
 
+/// Elements per dimension (or a position: one index per dimension).
 using Shape = std::vector<std::int64_t>;
 
 /// An optional shape that also takes a braced list, so designated initialisers read naturally:
@@ -24,11 +25,14 @@ using Shape = std::vector<std::int64_t>;
 class OptionalShape : public std::optional<Shape> {
  public:
   using std::optional<Shape>::optional;
-  OptionalShape() = default;
+  OptionalShape() = default;  ///< no shape
+  /// @{
+  /// A shape from a braced list, a Shape or an optional one.
   OptionalShape(std::initializer_list<std::int64_t> dims)
       : std::optional<Shape>(Shape(dims)) {}                                     // NOLINT(google-explicit-constructor)
   OptionalShape(Shape s) : std::optional<Shape>(std::move(s)) {}                 // NOLINT(google-explicit-constructor)
   OptionalShape(std::optional<Shape> s) : std::optional<Shape>(std::move(s)) {}  // NOLINT(google-explicit-constructor)
+  /// @}
   /// Assignment goes through the constructors above: = {4, 4}, = Shape{...}, = std::nullopt, = {}.
   friend bool operator==(const OptionalShape& a, const OptionalShape& b) {
     return static_cast<const std::optional<Shape>&>(a) == static_cast<const std::optional<Shape>&>(b);
@@ -98,7 +102,7 @@ struct default_init_allocator : std::allocator<T> {
 /// Byte buffers. Bytes(n) leaves its contents uninitialised; Bytes(n, 0) zeroes them.
 using Bytes = std::vector<std::uint8_t, default_init_allocator<std::uint8_t>>;
 
-std::string shape_str(std::span<const std::int64_t> shape);
+std::string shape_str(std::span<const std::int64_t> shape);    ///< "(9, 4)", as Python prints a tuple
 std::int64_t shape_size(std::span<const std::int64_t> shape);  ///< checked product
 
 /// C-order strides in bytes.

@@ -15,12 +15,12 @@ namespace zarrpp {
 /// A fixed set of worker threads that run parallel_for (zarrpp reads and writes chunks with one).
 class ThreadPool {
  public:
-  explicit ThreadPool(std::size_t threads);
+  explicit ThreadPool(std::size_t threads);  ///< starts `threads` workers
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  std::size_t size() const { return workers_.size(); }
+  std::size_t size() const { return workers_.size(); }  ///< the number of workers
 
   /// Runs fn(0..n-1) using at most `concurrency` threads (the caller included). Rethrows the first
   /// exception after every started task has finished.

@@ -18,7 +18,8 @@ namespace zarrpp {
 /// regular_bounded, rectilinear and rectilinear_bounded grids.
 class ChunkGrid {
  public:
-  ChunkGrid() = default;
+  ChunkGrid() = default;  ///< an empty grid (no dimensions)
+  /// A regular(_bounded) grid: chunks of `chunk_shape` from `origin`, array index 0 at `lower_bound`.
   ChunkGrid(std::vector<std::int64_t> shape, std::vector<std::int64_t> chunk_shape, std::vector<std::int64_t> origin,
             std::vector<std::int64_t> lower_bound);
   /// A rectilinear grid: each dimension `runs[d]` (its chunk sizes) or, when empty, regular
@@ -27,13 +28,14 @@ class ChunkGrid {
   ChunkGrid(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunk_shape,
             const std::vector<ChunkRuns>& runs, const std::vector<std::int64_t>& origin,
             const std::vector<std::int64_t>& lower, const std::vector<std::int64_t>& first);
+  /// A `rectilinear` grid (no chunks before index 0).
   ChunkGrid(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunk_shape,
             const std::vector<ChunkRuns>& runs)
       : ChunkGrid(shape, chunk_shape, runs, {}, {}, {}) {}
-  static ChunkGrid from_metadata(const ArrayMetadata& m);
+  static ChunkGrid from_metadata(const ArrayMetadata& m);  ///< the grid an array's metadata states
 
-  std::size_t rank() const { return shape_.size(); }
-  const std::vector<std::int64_t>& shape() const { return shape_; }
+  std::size_t rank() const { return shape_.size(); }                 ///< number of dimensions
+  const std::vector<std::int64_t>& shape() const { return shape_; }  ///< the array's shape
   /// Whether every chunk has the same shape (regular and regular_bounded grids, rectilinear ones
   /// of bare integers only).
   bool is_regular() const { return runs_.empty(); }
@@ -49,7 +51,7 @@ class ChunkGrid {
   /// first listed chunk of a listed one): every chunk boundary lies on a regular grid of any size
   /// that divides every chunk size, counted from here (shards' inner chunks).
   const std::vector<std::int64_t>& origin() const { return origin_; }
-  const std::vector<std::int64_t>& lower_bound() const { return lower_; }
+  const std::vector<std::int64_t>& lower_bound() const { return lower_; }  ///< the coordinate of array index 0
 
   /// One coordinate's place in the grid: its chunk's index and its offset inside that chunk.
   struct Location {
@@ -64,9 +66,9 @@ class ChunkGrid {
   }
   /// First and one-past-last chunk index along d ([first, first) when the extent is 0).
   std::int64_t first_chunk(std::size_t d) const;
-  std::int64_t end_chunk(std::size_t d) const;
-  std::int64_t num_chunks(std::size_t d) const { return end_chunk(d) - first_chunk(d); }
-  std::int64_t total_chunks() const;  ///< checked product
+  std::int64_t end_chunk(std::size_t d) const;  ///< one past the last chunk index along d
+  std::int64_t num_chunks(std::size_t d) const { return end_chunk(d) - first_chunk(d); }  ///< chunks along d
+  std::int64_t total_chunks() const;                                                      ///< checked product
 
   /// Array index that chunk k's buffer position 0 corresponds to (may lie outside [0, shape)).
   std::int64_t chunk_start_index(std::size_t d, std::int64_t k) const {

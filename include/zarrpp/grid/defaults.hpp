@@ -16,7 +16,9 @@ namespace zarrpp {
 /// below max_bytes. Every edge is at least 1. zarr-python's max_bytes is 64 MiB, and 1 MiB for the
 /// inner chunks of a sharded array (`kShardedInnerChunkMaxBytes`).
 inline constexpr std::size_t kAutoChunkMaxBytes = std::size_t{64} << 20;
-inline constexpr std::size_t kShardedInnerChunkMaxBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kShardedInnerChunkMaxBytes = std::size_t{1}
+                                                          << 20;  ///< max_bytes of a shard's inner chunks
+/// The chunk shape "auto" gives an array of `shape` whose elements take `itemsize` bytes (see above).
 std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, std::size_t itemsize,
                                       std::size_t max_bytes = kAutoChunkMaxBytes);
 /// zarr-python 3's shards="auto": two chunks along dimensions holding more than 8 chunks, one

@@ -33,15 +33,15 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp, bo
 /// writes for NumPy's U<n> ("fixed_length_utf32"), S<n> ("null_terminated_bytes"), datetime64 and
 /// timedelta64 ("numpy.datetime64" with unit and scale_factor). Throws MetadataError naming the type.
 DataType data_type_from_json(const Json& j);
-Json data_type_to_json(const DataType& t);
+Json data_type_to_json(const DataType& t);  ///< and back: what zarr.json states for a data type
 /// A NumPy type as Zarr v2's .zarray states it: a dtype string ("<i4", ">U3") or a structured
 /// type's descr ([["a", "<i4"], ["b", ">f8", [2]]]); `big_endian` says the stored byte order.
 /// Throws MetadataError (UnsupportedError for what zarrpp cannot hold) naming the type.
 struct NumpyType {
-  DataType type;
-  bool big_endian = false;
+  DataType type;            ///< the data type
+  bool big_endian = false;  ///< stored big-endian
 };
-NumpyType numpy_type_from_v2(const Json& dtype);
+NumpyType numpy_type_from_v2(const Json& dtype);  ///< reads .zarray's dtype (see NumpyType)
 /// A data type by the name DataType::name() gives (a structured type's JSON descr included), or as
 /// DataType::from_user takes it; throws ArgumentError naming the text.
 DataType data_type_from_user(std::string_view text);
@@ -54,7 +54,7 @@ DataType data_type_from_user(std::string_view text);
 /// "NaT"; a structured type an object of its fields' values by name (a subarray field's as nested
 /// lists; fill_value_to_json gives this form), a list of them in order, or base64 of one element.
 Bytes parse_fill_value(const Json& j, const DataType& dtype);
-Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);
+Json fill_value_to_json(std::span<const std::uint8_t> value, const DataType& dtype);  ///< and back to JSON
 /// A fill value a caller gives for a new array (ArraySpec::fill_value, Python's fill_value=) in the
 /// form zarr.json stores: its JSON encoding, with the conveniences callers expect and nothing
 /// lost: an integral number for an integer type (3.0 -> 3), 0 or 1 for bool, a real number for a
@@ -87,8 +87,10 @@ struct FillValue {
 };
 
 /// Standard base64 (RFC 4648, with padding); nullopt for malformed input.
+/// @{
 std::string base64_encode(std::span<const std::uint8_t> bytes);
 std::optional<Bytes> base64_decode(std::string_view text);
+/// @}
 
 // ---- chunk key encodings ---------------------------------------------------------------------
 /// How chunk indices become store keys: `default` ("c/1/-2", separator '/' or '.') or `v2`

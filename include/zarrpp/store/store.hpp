@@ -104,7 +104,7 @@ class StoreLock {
 /// (memory, a zip file's one writer).
 class ProcessLocks {
  public:
-  std::unique_ptr<StoreLock> lock(const std::string& key);
+  std::unique_ptr<StoreLock> lock(const std::string& key);  ///< waits for, then holds, the lock of `key`
 
  private:
   std::mutex mu_;
