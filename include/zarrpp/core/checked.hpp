@@ -10,6 +10,8 @@
 
 namespace zarrpp::checked {
 
+/// @{
+/// a + b, a - b, a * b; an overflow is a LimitError naming `what` was being computed.
 inline std::int64_t add(std::int64_t a, std::int64_t b, const char* what) {
   std::int64_t r;
   if (__builtin_add_overflow(a, b, &r)) throw LimitError(std::string("int64 overflow computing ") + what);
@@ -26,6 +28,8 @@ inline std::int64_t mul(std::int64_t a, std::int64_t b, const char* what) {
   return r;
 }
 
+/// @}
+/// @{
 /// Floor division and modulo with the result of % always in [0, d) for d > 0.
 inline std::int64_t floor_div(std::int64_t a, std::int64_t d) {
   std::int64_t q = a / d;
@@ -37,6 +41,7 @@ inline std::int64_t floor_mod(std::int64_t a, std::int64_t d) {
   if (m != 0 && ((m < 0) != (d < 0))) m += d;
   return m;
 }
+/// @}
 
 /// Product of a shape, refusing overflow.
 inline std::int64_t product(std::span<const std::int64_t> v, const char* what) {

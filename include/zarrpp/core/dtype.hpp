@@ -14,10 +14,11 @@ namespace zarrpp {
 
 /// IEEE 754 binary16, stored as its bits; converts to and from float.
 struct float16 {
-  std::uint16_t bits = 0;
-  float16() = default;
-  explicit float16(float f);
-  explicit operator float() const;
+  std::uint16_t bits = 0;           ///< the IEEE 754 binary16 bits
+  float16() = default;              ///< zero
+  explicit float16(float f);        ///< rounds `f` to the nearest half (ties to even)
+  explicit operator float() const;  ///< the value as a float (exact)
+  /// The half whose bits are `b`.
   static float16 from_bits(std::uint16_t b) {
     float16 h;
     h.bits = b;

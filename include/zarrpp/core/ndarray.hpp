@@ -67,10 +67,13 @@ void prefault_if_fresh(void* p, std::size_t bytes, std::size_t concurrency) noex
 /// from detail::big_allocate.
 template <class T>
 struct default_init_allocator : std::allocator<T> {
+  /// @{
+  /// What the standard asks of an allocator.
   using value_type = T;
+  /// The allocator for another type U.
   template <class U>
   struct rebind {
-    using other = default_init_allocator<U>;
+    using other = default_init_allocator<U>;  ///< this allocator for U
   };
   default_init_allocator() = default;
   template <class U>
@@ -93,6 +96,7 @@ struct default_init_allocator : std::allocator<T> {
       return detail::big_deallocate(p, n * sizeof(T));
     std::allocator<T>::deallocate(p, n);
   }
+  /// @}
   template <class U>
   friend bool operator==(const default_init_allocator&, const default_init_allocator<U>&) noexcept {
     return true;

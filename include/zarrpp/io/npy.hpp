@@ -13,20 +13,20 @@ namespace zarrpp::npy {
 
 /// Parses .npy bytes into a C-order, native-endian array. Throws Error naming what is wrong.
 NDArray parse(std::span<const std::uint8_t> bytes);
-NDArray load(const std::filesystem::path& path);
+NDArray load(const std::filesystem::path& path);  ///< parse() of a file's bytes
 
 /// A .npy file opened for reading its data in pieces (never memory-mapped, so a file truncated
 /// meanwhile is an error, not a crash). The constructor checks the header against the file's size.
 class Reader {
  public:
-  explicit Reader(const std::filesystem::path& path);
+  explicit Reader(const std::filesystem::path& path);  ///< opens and checks the file
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
-  const DataType& dtype() const;
-  const Shape& shape() const;
-  bool fortran_order() const;  ///< the data is in Fortran order (for more than one dimension)
-  std::uint64_t data_bytes() const;
+  const DataType& dtype() const;     ///< the elements' type (native byte order)
+  const Shape& shape() const;        ///< the array's shape
+  bool fortran_order() const;        ///< the data is in Fortran order (for more than one dimension)
+  std::uint64_t data_bytes() const;  ///< the size of the data after the header
   /// Reads data bytes [at, at + n) as the file lays them out into `p`, `concurrency` threads each
   /// reading (and faulting in) one contiguous part, then converts them to native byte order and
   /// checks bool values, in place. Throws if the file changed since it was opened.
@@ -44,8 +44,9 @@ class Reader {
 /// strided view of the same bytes (no copy). Everything is checked before it returns.
 struct Loaded {
   NDArray storage;  ///< the data as the file lays it out
-  NDView view;
+  NDView view;      ///< the array, C or Fortran order
 };
+/// Loads a .npy file with `concurrency` threads (see Loaded).
 Loaded load_view(const std::filesystem::path& path, std::size_t concurrency);
 
 /// Writes a .npy file (C order, little-endian) as its data arrives, so a large selection need not
@@ -56,6 +57,7 @@ Loaded load_view(const std::filesystem::path& path, std::size_t concurrency);
 /// written in place.
 class Writer {
  public:
+  /// Starts writing an array of `dtype` and `shape` to `path` (the header first).
   Writer(const std::filesystem::path& path, const DataType& dtype, const Shape& shape);
   ~Writer();  ///< without commit(): removes the temporary file
   Writer(const Writer&) = delete;
@@ -78,7 +80,7 @@ void remove_unfinished_temporaries() noexcept;
 /// Serialises a view (any strides) as a version 1.0 .npy (2.0 if the header needs it),
 /// little-endian, C order.
 Bytes serialize(const NDView& view);
-void save(const std::filesystem::path& path, const NDView& view);
+void save(const std::filesystem::path& path, const NDView& view);  ///< writes `view` as a .npy file (Writer in one go)
 
 /// The header's descr for a data type, as a Python literal: a quoted dtype string ('<i4', '|b1',
 /// '<c16', '|V3' for r24, '<f2') or a structured type's list ([('a', '<i4'), ('b', '<f8', (2,))]).
