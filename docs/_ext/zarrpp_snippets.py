@@ -256,9 +256,18 @@ def on_builder_inited(app):
     app.env.zarrpp_ran = 0
 
 
+INCLUDE = re.compile(r"^```\{include\} (\S+)\s*$", re.M)
+
+
 def on_source_read(app, docname, source):
     text = source[0]
-    PageRun(app, docname).run(parse_blocks(text))
+    blocks = parse_blocks(text)
+    # A page that includes a file (the changelog) shows that file's blocks too: they run as well.
+    here = os.path.dirname(app.env.doc2path(docname))
+    for m in INCLUDE.finditer(text):
+        with open(os.path.join(here, m.group(1)), encoding="utf-8") as f:
+            blocks += parse_blocks(f.read())
+    PageRun(app, docname).run(blocks)
     # The marker becomes visible on the page.
     source[0] = re.sub(r"^<!-- not-run: (.+?) -->$", r"*Shown, not run: \1.*\n", text, flags=re.M)
 
