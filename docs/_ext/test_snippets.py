@@ -52,3 +52,32 @@ def test_a_wrong_console_block_fails(tmp_path, monkeypatch):
     run.run(s.parse_blocks("```console\n$ echo 1\n2\n```\n```console\n$ echo 3\n3\n```\n```js\nx\n```\n"))
     assert len(warned) == 2 and "printed" in warned[0][0] and "```js" in warned[1][0]
     assert App.env.zarrpp_ran == 2
+
+
+def test_blocks_the_page_shows_are_all_found():
+    page = ("- a list item:\n\n  ```python\n  x = 1\n  ```\n\n> ```cpp\n> int main() {}\n> ```\n\n"
+            "    indented code\n\n``` python\ny = 2\n```\n\n```{code-block} sh\nls\n```\n\n```\nbare\n```\n")
+    assert [b.lang for b in s.parse_blocks(page)] == ["python", "cpp", "indented", "python", "sh", ""]
+
+
+def test_output_only_right_after_sh_or_cpp():
+    page = "```python\nprint(2)\n```\n```output\n3\n```\n```sh\necho 1\n```\n\ntext\n\n```output\n1\n```\n"
+    assert [b.lang for b in s.parse_blocks(page)] == ["python", "output-orphan", "sh", "output-orphan"]
+
+
+def test_python_blocks_must_show_what_they_print(tmp_path, monkeypatch):
+    warned = []
+
+    class Env:
+        zarrpp_not_run: list = []
+        zarrpp_ran = 0
+
+    class App:
+        env = Env()
+
+    monkeypatch.setenv("ZARRPP_BUILD_DIR", str(tmp_path))
+    monkeypatch.setattr(s.logger, "warning", lambda msg, location=None: warned.append(msg))
+    s.PageRun(App(), "page").run(s.parse_blocks(
+        "```python\nprint('hidden')\n```\n```python\n>>> 1 + 1\n2\n\nassert False\n```\n"
+        "```python\n>>> 1 + 1\n2\n```\n"))
+    assert len(warned) == 2 and "prints" in warned[0] and "outside any >>> example" in warned[1]

@@ -65,11 +65,13 @@ def cpp_names(xml_dir):
         if comp.get("kind") != "namespace":
             names[cname] = documented(cdef)
         for sec in cdef.findall("sectiondef"):
-            if sec.get("kind") not in PUBLIC_SECTIONS:
+            # Member groups (/// @{ ... @}) are "user-defined" sections: their members count by
+            # their own protection, as every other section's.
+            if sec.get("kind") not in PUBLIC_SECTIONS and sec.get("kind") != "user-defined":
                 continue
             for m in sec.findall("memberdef"):
                 by_id[m.get("id")] = m
-                if special_member(m, cname):
+                if m.get("prot") != "public" or m.get("kind") == "friend" or special_member(m, cname):
                     continue
                 qual = f"{cname}::{m.findtext('name')}"
                 if m.get("kind") == "function" and m.findtext("argsstring"):
@@ -120,12 +122,21 @@ def py_names():
             out[qual] = bool((getattr(obj, "__doc__", None) or "").strip()) or not code
             # An alias (ZstdCodec = Zstd) is "alias of Zstd" on the page: its members are Zstd's.
             if inspect.isclass(obj) and obj.__name__ == n:
-                for mname, mv in vars(obj).items():
-                    if mname.startswith("_"):
-                        continue
-                    # A data attribute (a dataclass field) is documented by its entry, as module data.
-                    code = callable(mv) or isinstance(mv, (property, classmethod, staticmethod))
-                    out[f"{qual}.{mname}"] = bool((getattr(mv, "__doc__", None) or "").strip()) or not code
+                visit_members(obj, qual)
+            # An object of a zarrpp class (zarrpp.config): the class and its members are API too.
+            elif not code and type(obj).__module__.startswith("zarrpp"):
+                cls = type(obj)
+                cqual = f"{cls.__module__}.{cls.__qualname__}"
+                out[cqual] = bool((cls.__doc__ or "").strip())
+                visit_members(cls, cqual)
+
+    def visit_members(cls, qual):
+        for mname, mv in vars(cls).items():
+            if mname.startswith("_"):
+                continue
+            # A data attribute (a dataclass field) is documented by its entry, as module data.
+            code = callable(mv) or isinstance(mv, (property, classmethod, staticmethod))
+            out[f"{qual}.{mname}"] = bool((getattr(mv, "__doc__", None) or "").strip()) or not code
 
     for name in PY_MODULES:
         visit_module(importlib.import_module(name))

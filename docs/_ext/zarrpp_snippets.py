@@ -35,19 +35,28 @@ import shutil
 import subprocess
 import tempfile
 
+from markdown_it import MarkdownIt
+from mdit_py_plugins.colon_fence import colon_fence_plugin
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
 RUN = {"python", "console", "sh", "bash", "cpp"}
-# Shown data, never code: anything else that is not run must carry the not-run marker.
-DATA = {"", "text", "json", "output", "toml", "yaml", "ini", "csv", "xml", "diff", "markdown", "md", "none"}
-FENCE = re.compile(r"^(`{3,}|~{3,})([\w+-]*)[^\n]*$")
+# Shown data, never code: anything else that is not run must carry the not-run marker (a fence
+# without a language too: write ```text for data).
+DATA = {"text", "json", "output", "toml", "yaml", "ini", "csv", "xml", "diff", "markdown", "md", "none"}
 NOT_RUN = re.compile(r"^<!-- not-run: (.+?) -->$")
+NOT_RUN_LINE = re.compile(r"^([ \t]*)<!-- not-run: (.+?) -->[ \t]*$", re.M)
+DIRECTIVE = re.compile(r"^\{([\w-]+)\}\s*(.*)$")
+CODE_DIRECTIVES = {"code-block", "code", "sourcecode"}
+RST_CODE = re.compile(r"^\s*\.\. (code-block|code|sourcecode|literalinclude)::", re.M)
 TIMEOUT = 300
 # The modules the Python reference documents: their docstrings' examples run too.
 DOCTEST_MODULES = ["zarrpp", "zarrpp.codecs", "zarrpp.storage", "zarrpp.errors", "zarrpp.dask", "zarrpp.xarray"]
+# Markdown as MyST reads it (CommonMark with colon fences), so every code block the page shows is
+# found: fences at any indentation, in lists and quotes, ~~~ and ::: fences, indented blocks.
+MD = MarkdownIt("commonmark").use(colon_fence_plugin)
 
 
 class Block:
@@ -56,27 +65,45 @@ class Block:
         self.output = None  # the ```output block after it, if any
 
 
+def block_language(tok):
+    """The language a code token shows ("" for none, "indented" for an indented block), or None
+    for a directive that shows no code (toctree, include, doxygen...)."""
+    if tok.type == "code_block":
+        return "indented"
+    info = tok.info.strip()
+    d = DIRECTIVE.match(info)
+    if not d:
+        return info.split()[0].lower() if info else ""
+    name, arg = d.group(1), d.group(2).strip()
+    if name in CODE_DIRECTIVES:
+        return arg.split()[0].lower() if arg else ""
+    if name == "literalinclude" or (name == "eval-rst" and RST_CODE.search(tok.content)):
+        return name
+    return None
+
+
 def parse_blocks(text):
-    """The page's fenced blocks in order, with the ```output block after a block attached to it."""
-    lines = text.split("\n")
-    blocks, i = [], 0
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if not m:
-            i += 1
+    """The page's code blocks in order, with the ```output block right after a block attached to
+    it (an output block anywhere else is an error, as "output-orphan")."""
+    blocks, marker, prev_block = [], None, None
+    for tok in MD.parse(text):
+        if tok.type == "html_block":
+            m = NOT_RUN.match(tok.content.strip())
+            marker, prev_block = (m.group(1) if m else None), None
             continue
-        fence, lang, start = m.group(1), m.group(2).lower(), i
-        j = i + 1
-        while j < len(lines) and not (lines[j].startswith(fence) and lines[j].strip() == fence):
-            j += 1
-        prev = lines[start - 1] if start > 0 else ""
-        mark = NOT_RUN.match(prev.strip())
-        b = Block(lang, "\n".join(lines[start + 1:j]) + "\n", start + 1, mark.group(1) if mark else None)
-        if lang == "output" and blocks and blocks[-1].lang in ("sh", "bash", "cpp") and blocks[-1].output is None:
-            blocks[-1].output = b
-        else:
-            blocks.append(b)
-        i = j + 1
+        lang = block_language(tok) if tok.type in ("fence", "colon_fence", "code_block") else None
+        if lang is None:  # anything else between resets both: they must be right before / after
+            marker, prev_block = None, None
+            continue
+        b = Block(lang, tok.content, tok.map[0] + 1, marker)
+        marker = None
+        if lang == "output":
+            if prev_block is not None and prev_block.lang in ("sh", "bash", "cpp") and prev_block.output is None:
+                prev_block.output, prev_block = b, None
+                continue
+            b.lang = "output-orphan"
+        blocks.append(b)
+        prev_block = b
     return blocks
 
 
@@ -130,25 +157,41 @@ PY_DRIVER = r'''
 import doctest, io, json, sys, traceback, contextlib
 ns = {"__name__": "__snippet__"}
 parser = doctest.DocTestParser()
-runner_out = io.StringIO()
+
+
+def run_doctest(code, name):
+    # Every line must belong to an example (a prompt, its continuation or its output): text after a
+    # blank line would be prose to doctest, shown as code but never run.
+    stray = [p for p in parser.parse(code, name) if isinstance(p, str) and p.strip()]
+    if stray:
+        return {"ok": False, "report": "lines outside any >>> example (they would not run): " + repr(stray[0][:80])}
+    if "doctest:" in code:
+        return {"ok": False, "report": "doctest directives (+SKIP ...) are not taken: every example runs as shown"}
+    test = parser.get_doctest(code, ns, name, name, 0)
+    out = io.StringIO()
+    r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    r.run(test, out=out.write, clear_globs=False)
+    ns.update(test.globs)
+    return {"ok": r.failures == 0, "report": out.getvalue()}
+
+
+def run_plain(code, name):
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, name, "exec"), ns)
+    except BaseException:
+        return {"ok": False, "report": buf.getvalue() + traceback.format_exc()}
+    if buf.getvalue():  # printed, but the page cannot show it: write the block with >>> prompts
+        return {"ok": False, "report": "the block prints, but its output is not shown (use >>> prompts): "
+                + repr(buf.getvalue()[:200])}
+    return {"ok": True, "report": ""}
+
+
 for line in sys.stdin:
     req = json.loads(line)
-    code, name = req["code"], req["name"]
-    if ">>>" in code:
-        test = parser.get_doctest(code, ns, name, name, 0)
-        out = io.StringIO()
-        r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-        r.run(test, out=out.write, clear_globs=False)
-        ns.update(test.globs)
-        res = {"ok": r.failures == 0, "report": out.getvalue()}
-    else:
-        buf = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(buf):
-                exec(compile(code, name, "exec"), ns)
-            res = {"ok": True, "report": buf.getvalue()}
-        except BaseException:
-            res = {"ok": False, "report": buf.getvalue() + traceback.format_exc()}
+    has_prompt = any(l.lstrip().startswith(">>>") for l in req["code"].splitlines())
+    res = (run_doctest if has_prompt else run_plain)(req["code"], req["name"])
     sys.__stdout__.write(json.dumps(res) + "\n")
     sys.__stdout__.flush()
 '''
@@ -179,7 +222,10 @@ class PageRun:
                 if b.not_run:
                     self.app.env.zarrpp_not_run.append((self.docname, b.line, b.lang, b.not_run))
                     continue
-                if b.lang not in RUN and b.lang not in DATA:
+                if b.lang == "output-orphan":
+                    self.fail(b, "an ```output block must come right after the sh or cpp block it shows the output "
+                              "of (Python shows output after >>> prompts, console after each command)")
+                elif b.lang not in RUN and b.lang not in DATA:
                     runs = ", ".join(sorted(RUN))
                     self.fail(b, f"a ```{b.lang} block is not run here: write it as one that runs ({runs}) "
                               "or mark it <!-- not-run: why -->")
@@ -193,7 +239,7 @@ class PageRun:
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def shell(self, cmd):
-        return subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=self.dir, env=self.env, timeout=TIMEOUT,
+        return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", cmd], cwd=self.dir, env=self.env, timeout=TIMEOUT,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def run_console(self, b, _):
@@ -203,7 +249,8 @@ class PageRun:
             return self.fail(b, str(e))
         for cmd, want in cmds:
             r = self.shell(cmd)
-            if r.returncode != 0 and not want.strip():
+            # A command may fail only where the page shows it failing (an error line in its output).
+            if r.returncode != 0 and not re.search(r"^(zarrpp: error:|Traceback|error:)", want, re.M):
                 return self.fail(b, f"`{cmd}` exited with {r.returncode}:\n{r.stdout}")
             if not output_matches(want, r.stdout):
                 return self.fail(b, f"`{cmd}` printed:\n{r.stdout}\nthe page shows:\n{want}")
@@ -256,7 +303,7 @@ def on_builder_inited(app):
     app.env.zarrpp_ran = 0
 
 
-INCLUDE = re.compile(r"^```\{include\} (\S+)\s*$", re.M)
+INCLUDE = re.compile(r"^[ \t]*(?:```|:::)\{include\} (\S+)\s*$", re.M)
 
 
 def on_source_read(app, docname, source):
@@ -266,32 +313,54 @@ def on_source_read(app, docname, source):
     here = os.path.dirname(app.env.doc2path(docname))
     for m in INCLUDE.finditer(text):
         with open(os.path.join(here, m.group(1)), encoding="utf-8") as f:
-            blocks += parse_blocks(f.read())
+            included = parse_blocks(f.read())
+        for b in included:  # an included file cannot show the marker: its blocks must run
+            b.not_run = None
+        blocks += included
     PageRun(app, docname).run(blocks)
-    # The marker becomes visible on the page.
-    source[0] = re.sub(r"^<!-- not-run: (.+?) -->$", r"*Shown, not run: \1.*\n", text, flags=re.M)
+    # The marker becomes visible on the page (indented as it is, inside a list item too).
+    source[0] = NOT_RUN_LINE.sub(lambda m: f"{m.group(1)}*Shown, not run: {m.group(2)}.*\n", text)
 
 
 DOCSTRING_CHECK = r'''
 import doctest, importlib, inspect, re, sys
-literal = re.compile(r"::[ \t]*\n[ \t]*\n[ \t]+\S")
+literal = re.compile(r"(::[ \t]*\n[ \t]*\n[ \t]+\S)|(^\s*\.\. (code-block|code|sourcecode|literalinclude)::)", re.M)
+finder = doctest.DocTestFinder(recurse=False)
 failed = 0
 for name in sys.argv[1:]:
     mod = importlib.import_module(name)
-    r = doctest.testmod(mod, optionflags=doctest.ELLIPSIS, report=True)
-    failed += r.failed
     ours = [getattr(mod, n) for n in getattr(mod, "__all__", dir(mod)) if not n.startswith("_")]
     home = [getattr(o, "__module__", None) or getattr(o, "__name__", "") for o in ours]
-    objs = [mod] + [o for o, h in zip(ours, home) if h.startswith("zarrpp")]
+    objs = [mod] + [o for o, h in zip(ours, home) if isinstance(h, str) and h.startswith("zarrpp")]
     for o in list(objs):
         if inspect.isclass(o):
             objs += [v for k, v in vars(o).items() if not k.startswith("_")]
     for o in objs:
-        doc = getattr(o, "__doc__", None) or ""
-        if isinstance(doc, str) and literal.search(doc):
-            print(f"{name}: {getattr(o, '__qualname__', o)}'s docstring shows code in a literal block (::): "
+        if isinstance(o, (classmethod, staticmethod)):
+            o = o.__func__
+        if not (inspect.ismodule(o) or callable(o) or isinstance(o, property)):
+            continue  # data: its docstring is its type's
+        # Every public object's examples, wherever it is defined (testmod would find only the
+        # module's own): as the reference shows them.
+        target = o.fget if isinstance(o, property) else o
+        doc = getattr(target, "__doc__", None) or ""
+        if not isinstance(doc, str):
+            continue
+        if literal.search(doc):
+            print(f"{name}: {getattr(target, '__qualname__', target)}'s docstring shows code in a literal block: "
                   "write it as a doctest (>>>), which runs")
             failed += 1
+        if ">>>" not in doc:
+            continue
+        if "doctest:" in doc:
+            print(f"{name}: {getattr(target, '__qualname__', target)}: doctest directives are not taken")
+            failed += 1
+        label = f"{name}.{getattr(target, '__qualname__', '?')}"
+        for test in finder.find(target, label, globs={}, module=False) if callable(target) or inspect.ismodule(target) \
+                else [doctest.DocTestParser().get_doctest(doc, {}, label, None, 0)]:
+            r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+            r.run(test)
+            failed += r.failures
 sys.exit(1 if failed else 0)
 '''
 

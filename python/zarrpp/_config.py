@@ -231,6 +231,7 @@ class Config:
         self.set({k: v for k, v in _leaves("", new)})
 
     def clear(self) -> None:
+        """Empties the settings (defaults included; ``reset`` brings them back)."""
         with self._lock:
             self.config = {}
 
@@ -255,9 +256,11 @@ class Config:
         self.refresh()
 
     def enable_gpu(self) -> ConfigSet:
+        """Refused (BadConfigError): zarrpp reads into NumPy arrays in main memory."""
         raise BadConfigError("zarrpp has no GPU buffers: arrays are read into NumPy arrays in main memory")
 
     def pprint(self) -> None:
+        """Prints the settings."""
         import pprint
         pprint.pprint(self.config)
 

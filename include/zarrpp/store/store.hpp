@@ -207,15 +207,13 @@ class Store {
   /// knows (a local store whose directory does not exist); "" otherwise. Never throws.
   std::string explain_absent() noexcept;
 
-  /// @{
+  struct Parent;
   /// The store rooted at the folder that holds this store's root, and the root's name in it: how the
   /// array layer finds the hierarchy a store opened on one of its nodes belongs to (to keep that
   /// hierarchy's consolidated metadata current). nullopt when there is nothing to reach: the file
   /// system's root, a memory store, a remote store (see parent_unseen). Opened with this store's
   /// options (never creating anything); StoreError when the folder cannot be opened.
-  struct Parent;
   virtual std::optional<Parent> parent() const;
-  /// @}
   /// Whether keys can exist above this store's root that parent() does not reach: a remote store
   /// opened below its bucket's root. Consolidated metadata there goes unchecked (and is warned of).
   virtual bool parent_unseen() const { return false; }
