@@ -131,7 +131,12 @@ def py_names():
                 visit_members(cls, cqual)
 
     def visit_members(cls, qual):
-        for mname, mv in vars(cls).items():
+        # Its own members and those it inherits from zarrpp's classes (not Python's or pybind's).
+        members = {}
+        for base in reversed(cls.__mro__):
+            if base is cls or (base.__module__ or "").startswith("zarrpp"):
+                members.update(vars(base))
+        for mname, mv in members.items():
             if mname.startswith("_"):
                 continue
             # A data attribute (a dataclass field) is documented by its entry, as module data.

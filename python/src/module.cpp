@@ -826,7 +826,8 @@ void bind_stores(py::module_& m) {
                                             zarrpp::FileStore::Options{.create = !read_only, .read_only = read_only});
            }),
            "root"_a, "read_only"_a = false)
-      .def_property_readonly("root", [](const zarrpp::FileStore& s) { return s.root(); })
+      .def_property_readonly(
+          "root", [](const zarrpp::FileStore& s) { return s.root(); }, "The folder the store is rooted at.")
       .def("__repr__", [](const zarrpp::FileStore& s) { return "LocalStore('" + s.root().string() + "')"; });
 
   // A zip file (zarr-python's ZipStore): writes are staged until commit()/close().

@@ -396,22 +396,27 @@ class _Node:
 
     @property
     def attrs(self) -> Attributes:
+        """The user attributes, read and written like a dict (each change is one write to the metadata)."""
         return Attributes(cast("Union[Array, Group]", self))
 
     @property
     def path(self) -> str:
+        """The node's path in its store ("" at the root)."""
         return self._core.path
 
     @property
     def name(self) -> str:
+        """The node's path with a leading "/", as zarr-python's ``name``."""
         return "/" + self._core.path
 
     @property
     def basename(self) -> str:
+        """The last part of the node's path."""
         return self._core.path.rsplit("/", 1)[-1]
 
     @property
     def store(self) -> Any:
+        """The store the node is in."""
         return self._store
 
     @property
@@ -422,6 +427,7 @@ class _Node:
 
     @property
     def read_only(self) -> bool:
+        """Whether writes through this handle are refused."""
         return self._read_only
 
 
