@@ -23,7 +23,7 @@ extensions = [
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "Doxyfile", "reference/undocumented.txt"]
+exclude_patterns = ["_build", "_ext", "Doxyfile"]
 myst_heading_anchors = 4
 myst_enable_extensions = ["colon_fence"]
 suppress_warnings = ["myst.header"]  # pages may start below level 1 (architecture.md's sections)

@@ -748,7 +748,8 @@ void bind_stores(py::module_& m) {
       m, "Store",
       "The base of every store: keys to byte values, with zarr-python's store methods (get, set, "
       "delete, exists, list, ...). Open one with LocalStore, MemoryStore, ZipStore or a URL.")
-      .def("describe", &zarrpp::Store::describe)
+      .def("describe", &zarrpp::Store::describe,
+           "A short description for messages (\"file:///data/x.zarr\", \"memory\").")
       .def("_location", &zarrpp::Store::location)
       .def_property_readonly(
           "read_only", [](const zarrpp::Store& s) { return !s.capabilities().writable; }, "Whether writes are refused.")
@@ -846,7 +847,9 @@ void bind_stores(py::module_& m) {
              }
            }),
            "path"_a, "mode"_a = "r", "deflate"_a = false)
-      .def("commit", [](zarrpp::ZipStore& s) { without_gil([&] { s.commit(); }); })
+      .def(
+          "commit", [](zarrpp::ZipStore& s) { without_gil([&] { s.commit(); }); },
+          "Writes the staged changes into the archive; readers of the file see the old archive or the new one.")
       .def("_close", [](zarrpp::ZipStore& s) { without_gil([&] { s.close(); }); })
       .def_property_readonly("_closed", &zarrpp::ZipStore::closed)
       .def_property_readonly("_path", [](const zarrpp::ZipStore& s) { return s.path(); })
