@@ -25,6 +25,7 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 PUBLIC_SECTIONS = {"public-func", "public-attrib", "public-type", "public-static-func", "public-static-attrib",
+                   "protected-func", "protected-attrib", "protected-type", "protected-static-func",
                    "func", "var", "typedef", "enum", "define"}
 PY_MODULES = ["zarrpp", "zarrpp.dask", "zarrpp.xarray"]
 
@@ -71,7 +72,9 @@ def cpp_names(xml_dir):
                 continue
             for m in sec.findall("memberdef"):
                 by_id[m.get("id")] = m
-                if m.get("prot") != "public" or m.get("kind") == "friend" or special_member(m, cname):
+                # Protected members are API too: what a store or a test wrapper implements.
+                if m.get("prot") not in ("public", "protected") or m.get("kind") == "friend" or \
+                        special_member(m, cname):
                     continue
                 qual = f"{cname}::{m.findtext('name')}"
                 if m.get("kind") == "function" and m.findtext("argsstring"):

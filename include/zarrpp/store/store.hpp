@@ -219,16 +219,25 @@ class Store {
   virtual bool parent_unseen() const { return false; }
 
  protected:
-  /// Keys reaching these are valid (validate_key), prefixes valid (validate_prefix).
+  /// @{
+  /// What a store implements (docs/architecture.md, "Adding a store"): the public operations above
+  /// call these after checking keys and permissions, so keys reaching them are valid
+  /// (validate_key) and prefixes valid (validate_prefix). do_get reads a value or a range of it,
+  /// refusing more than `max_bytes` before reading them (the base checks again after); do_set
+  /// writes a whole value atomically for readers; do_erase removes one (a missing key is no error);
+  /// do_list_prefix lists the keys under a prefix.
   virtual std::optional<VersionedBytes> do_get(const std::string& key, const ByteRange& range,
                                                std::uint64_t max_bytes) = 0;
   virtual void do_set(const std::string& key, const Bytes& value) = 0;
   virtual void do_erase(const std::string& key) = 0;
   virtual std::vector<std::string> do_list_prefix(const std::string& prefix) = 0;
-  /// Defaults: size by reading the value; streaming by reading the range at once; conditional
-  /// sets and erases throw (no conditional writes); erase_prefix by listing and erasing each key; list_dir
-  /// from list_prefix; lock throws (no locking). do_get must refuse more than max_bytes before
-  /// reading them (the base checks again after).
+  /// @}
+  /// @{
+  /// What a store may implement, with these defaults: size by reading the value; streaming by
+  /// reading the range at once; conditional sets and erases throw (no conditional writes);
+  /// erase_prefix by listing and erasing each key; pruning empty folders does nothing; list_dir
+  /// from list_prefix; lock throws (no locking); every write may go ahead (do_check_can_write);
+  /// no explanation of an unreadable or absent key ("").
   virtual std::optional<std::uint64_t> do_size(const std::string& key);
   virtual bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
                                const PieceSink& sink);
@@ -241,6 +250,7 @@ class Store {
   virtual void do_check_can_write(const std::string&, const Bytes&) {}
   virtual std::string do_explain_unreadable(const std::string&) { return ""; }
   virtual std::string do_explain_absent() { return ""; }
+  /// @}
 
  private:
   void check_writable(const char* op, const std::string& key) const;
