@@ -14,7 +14,7 @@ packages=(
   python3-hypothesis
   python3-venv python3-pip python3-setuptools python3-wheel
   clang-format-19 clang-tidy-19 flake8 mypy
-  doxygen python3-sphinx python3-myst-parser python3-breathe
+  doxygen python3-sphinx python3-myst-parser python3-breathe python3-markdown-it python3-mdit-py-plugins
 )
 for arg in "$@"; do
   case "$arg" in
