@@ -3,9 +3,28 @@ blocks and console commands are read, and that a wrong snippet fails."""
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import zarrpp_snippets as s  # noqa: E402
+
+
+class FakeApp:
+    """What PageRun uses of Sphinx's application: the environment's two counters."""
+
+    def __init__(self):
+        self.env = type("Env", (), {"zarrpp_not_run": [], "zarrpp_ran": 0})()
+
+
+@pytest.fixture
+def page_run(tmp_path, monkeypatch):
+    """A runner for one page, and the warnings it gives (message, location)."""
+    warned = []
+    monkeypatch.setenv("ZARRPP_BUILD_DIR", str(tmp_path))
+    monkeypatch.setattr(s.logger, "warning", lambda msg, location=None: warned.append((msg, location)))
+    app = FakeApp()
+    return s.PageRun(app, "page"), app, warned
 
 
 def test_output_must_match_line_by_line():
@@ -36,22 +55,11 @@ def test_blocks_output_and_marker():
     assert blocks[1].output.code == "hi\n"
 
 
-def test_a_wrong_console_block_fails(tmp_path, monkeypatch):
-    warned = []
-
-    class Env:
-        zarrpp_not_run: list = []
-        zarrpp_ran = 0
-
-    class App:
-        env = Env()
-
-    monkeypatch.setenv("ZARRPP_BUILD_DIR", str(tmp_path))
-    monkeypatch.setattr(s.logger, "warning", lambda msg, location=None: warned.append((msg, location)))
-    run = s.PageRun(App(), "page")
+def test_a_wrong_console_block_fails(page_run):
+    run, app, warned = page_run
     run.run(s.parse_blocks("```console\n$ echo 1\n2\n```\n```console\n$ echo 3\n3\n```\n```js\nx\n```\n"))
     assert len(warned) == 2 and "printed" in warned[0][0] and "```js" in warned[1][0]
-    assert App.env.zarrpp_ran == 2
+    assert app.env.zarrpp_ran == 2
 
 
 def test_blocks_the_page_shows_are_all_found():
@@ -65,19 +73,9 @@ def test_output_only_right_after_sh_or_cpp():
     assert [b.lang for b in s.parse_blocks(page)] == ["python", "output-orphan", "sh", "output-orphan"]
 
 
-def test_python_blocks_must_show_what_they_print(tmp_path, monkeypatch):
-    warned = []
-
-    class Env:
-        zarrpp_not_run: list = []
-        zarrpp_ran = 0
-
-    class App:
-        env = Env()
-
-    monkeypatch.setenv("ZARRPP_BUILD_DIR", str(tmp_path))
-    monkeypatch.setattr(s.logger, "warning", lambda msg, location=None: warned.append(msg))
-    s.PageRun(App(), "page").run(s.parse_blocks(
+def test_python_blocks_must_show_what_they_print(page_run):
+    run, _, warned = page_run
+    run.run(s.parse_blocks(
         "```python\nprint('hidden')\n```\n```python\n>>> 1 + 1\n2\n\nassert False\n```\n"
         "```python\n>>> 1 + 1\n2\n```\n"))
-    assert len(warned) == 2 and "prints" in warned[0] and "outside any >>> example" in warned[1]
+    assert len(warned) == 2 and "prints" in warned[0][0] and "outside any >>> example" in warned[1][0]
