@@ -594,3 +594,38 @@ TEST(GridDefaults, AutoChunksAreZarrPythons) {
   EXPECT_EQ(auto_shards({5, 100}, {2, 10}, 1, 1 << 20), (std::vector<std::int64_t>{4, 20}));  // within the array
   EXPECT_EQ(auto_shards({100}, {10}, 8, 8), (std::vector<std::int64_t>{10}));  // a chunk above the target: 1
 }
+
+// set_progress: every stored object a read, write, growth or shrink finishes is reported once,
+// with the bytes of the selection's elements in it (what the CLI's progress line adds up).
+TEST(Array, ProgressReportsEachObjectAndTheSelectionsBytes) {
+  auto z = Array::create(MemoryStore::create(), {.shape = {10, 9}, .chunks = {4, 4}, .dtype = DataType::int16});
+  std::atomic<std::int64_t> objects{0};
+  std::atomic<std::uint64_t> bytes{0};
+  z.set_concurrency(3);
+  z.set_progress([&](const ProgressStep& s) {
+    objects += s.objects;
+    bytes += s.bytes;
+  });
+  auto reset = [&] {
+    objects = 0;
+    bytes = 0;
+  };
+  z.write({slice(1, 9), slice(2, 7)}, NDArray::full<std::int16_t>({8, 5}, 3));
+  EXPECT_EQ(objects, 3 * 2);       // rows 1-8 touch chunks 0-2, columns 2-6 chunks 0-1
+  EXPECT_EQ(bytes, 8u * 5u * 2u);  // the selection's elements, not the chunks'
+  reset();
+  (void)z.read({slice(0, 10), 4});
+  EXPECT_EQ(objects, 3);
+  EXPECT_EQ(bytes, 10u * 2u);
+  reset();
+  z.prepend(NDArray::full<std::int16_t>({3, 9}, 1), 0);
+  EXPECT_EQ(bytes, 3u * 9u * 2u);
+  reset();
+  z.resize({2, 9});  // keeps row chunk -1 (coordinates -4..-1): removes those with rows 0..9
+  EXPECT_EQ(objects, 6);
+  EXPECT_EQ(bytes, 0u);
+  reset();
+  z.set_progress(nullptr);
+  (void)z.read();
+  EXPECT_EQ(objects, 0);
+}

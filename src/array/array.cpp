@@ -439,6 +439,10 @@ std::uint64_t Array::generation() const { return st_->current()->generation; }
 void Array::set_concurrency(std::size_t n) { st_->concurrency = std::max<std::size_t>(n, 1); }
 std::size_t Array::concurrency() const { return st_->concurrency; }
 void Array::set_write_empty_chunks(bool on) { st_->write_empty = on; }
+void Array::set_progress(ProgressCallback callback) {
+  std::lock_guard lk(st_->mu);
+  st_->progress = callback ? std::make_shared<const ProgressCallback>(std::move(callback)) : nullptr;
+}
 void Array::check_dtype(const DataType& t) const {
   if (!(t == dtype()))
     throw SelectionError(ErrorCode::dtype_mismatch,

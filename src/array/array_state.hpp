@@ -18,6 +18,16 @@ struct Array::State {
   std::shared_ptr<const Snapshot> snap;
   std::atomic<std::size_t> concurrency{default_concurrency()};
   std::atomic<bool> write_empty{false};
+  std::shared_ptr<const ProgressCallback> progress;  // guarded by mu; null: none
+
+  std::shared_ptr<const ProgressCallback> progress_callback() const {
+    std::lock_guard lk(mu);
+    return progress;
+  }
+  // Reports `objects` removed objects (resize).
+  void report_removed(std::int64_t objects) const {
+    if (const auto p = progress_callback()) (*p)(ProgressStep{.objects = objects, .bytes = 0});
+  }
 
   std::shared_ptr<const Snapshot> current() const {
     std::lock_guard lk(mu);
@@ -28,7 +38,7 @@ struct Array::State {
     snap = std::move(s);
   }
   Engine engine(const Snapshot& s) const {
-    return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr};
+    return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr, true, progress_callback()};
   }
   // For growth's data work: a failure there means "not applied" (modify says so), so the engine
   // does not count the chunks it wrote.

@@ -250,7 +250,7 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
 }
 
 void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp,
-                  ConvertReport& rep, std::vector<std::string>& written) {
+                  ConvertReport& rep, std::vector<std::string>& written, const ProgressCallback& progress) {
   auto d = node::read_doc(*src, sp, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   if (d->type == NodeType::Group) {
@@ -263,7 +263,7 @@ void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& ds
     }
     for (const auto& c : members(src, sp)) {
       if (!c.error.empty()) throw MetadataError("cannot convert member '" + join(sp, c.name) + "': " + c.error);
-      convert_copy(src, join(sp, c.name), dst, join(dp, c.name), rep, written);
+      convert_copy(src, join(sp, c.name), dst, join(dp, c.name), rep, written, progress);
     }
     if (d->format == 2) keep_consolidated(src, sp, dst, dp, g);
     dst->set(node::meta_key(dp), node::to_bytes(g.dump()));
@@ -282,6 +282,7 @@ void convert_copy(const StorePtr& src, const std::string& sp, const StorePtr& ds
     written.push_back(dprefix + key.substr(sprefix.size()));
     dst->set(written.back(), *b);
     ++rep.chunks_copied;
+    if (progress) progress(ProgressStep{.objects = 1, .bytes = b->size()});
   }
   written.push_back(node::meta_key(dp));
   dst->set(node::meta_key(dp), node::to_bytes(m.dump()));
@@ -303,7 +304,7 @@ ConvertReport convert_to_v3(const StorePtr& store, const std::string& path_in) {
 }
 
 ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
-                            const std::string& dst_path_in, bool overwrite) {
+                            const std::string& dst_path_in, bool overwrite, const ProgressCallback& progress) {
   if (!src || !dst) throw ArgumentError("convert_to_v3: no store given");
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
   check_copy_places(*src, sp, *dst, dp);
@@ -311,7 +312,7 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
   validate_v3_node_path(dp);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
   return into_another_place(*dst, dp, replaced, [&](ConvertReport& rep, std::vector<std::string>& written) {
-    convert_copy(src, sp, dst, dp, rep, written);
+    convert_copy(src, sp, dst, dp, rep, written, progress);
   });
 }
 
@@ -538,14 +539,14 @@ void to_v2_in_place(const StorePtr& store, const std::string& path, ConvertRepor
 }
 
 void to_v2_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst, const std::string& dp,
-                ConvertReport& rep, std::vector<std::string>& written) {
+                ConvertReport& rep, std::vector<std::string>& written, const ProgressCallback& progress) {
   const auto d = node::read_doc(*src, sp, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(sp) + "' in " + src->describe() + node::absent(*src));
   if (d->type == NodeType::Group) {
     const auto g = v2_group_of(*src, sp, *d);
     for (const auto& c : members(src, sp)) {
       if (!c.error.empty()) throw MetadataError("cannot convert member '" + join(sp, c.name) + "': " + c.error);
-      to_v2_copy(src, join(sp, c.name), dst, join(dp, c.name), rep, written);
+      to_v2_copy(src, join(sp, c.name), dst, join(dp, c.name), rep, written, progress);
     }
     if (g.consolidated) write_v2_consolidated(src, sp, dst, dp, g, &written);
     write_v2_documents(*dst, dp, g.attributes, node::kZgroup, g.doc, &written);
@@ -565,6 +566,7 @@ void to_v2_copy(const StorePtr& src, const std::string& sp, const StorePtr& dst,
     written.push_back(dprefix + m.chunk_key_encoding.encode(index));
     dst->set(written.back(), *b);
     ++rep.chunks_copied;
+    if (progress) progress(ProgressStep{.objects = 1, .bytes = b->size()});
   }
   write_v2_documents(*dst, dp, m.attributes, node::kZarray, m.dump(), &written);
   ++rep.nodes;
@@ -583,14 +585,14 @@ ConvertReport convert_to_v2(const StorePtr& store, const std::string& path_in) {
 }
 
 ConvertReport convert_to_v2(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
-                            const std::string& dst_path_in, bool overwrite) {
+                            const std::string& dst_path_in, bool overwrite, const ProgressCallback& progress) {
   if (!src || !dst) throw ArgumentError("convert_to_v2: no store given");
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
   check_copy_places(*src, sp, *dst, dp);
   check_v2_form(src, sp, false);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 2);
   return into_another_place(*dst, dp, replaced, [&](ConvertReport& rep, std::vector<std::string>& written) {
-    to_v2_copy(src, sp, dst, dp, rep, written);
+    to_v2_copy(src, sp, dst, dp, rep, written, progress);
   });
 }
 

@@ -152,6 +152,18 @@ std::vector<ShardTasks> group_tasks(const Plan& plan, const Snapshot& s) {
   return out;
 }
 
+// The bytes of the selection's elements in one stored object's tasks (what progress reports).
+std::uint64_t group_bytes(const Plan& plan, const ShardTasks& g, std::size_t item_size) {
+  std::uint64_t n = 0;
+  for (const std::size_t ti : g.tasks) {
+    const ChunkTask& t = plan.tasks[ti];
+    std::uint64_t e = plan.points ? t.points.size() : 1;
+    for (const DimChunkMap* m : t.dims) e *= static_cast<std::uint64_t>(m->count);
+    n += e;
+  }
+  return n * item_size;
+}
+
 // C-order index of a unit inside its stored object, whose first unit is `first` and which holds
 // `per` units along each dimension.
 std::size_t unit_index(const std::vector<std::int64_t>& unit, const std::vector<std::int64_t>& first,
@@ -257,6 +269,7 @@ void Engine::read(const Plan& plan, const NDView& out) const {
     }
     ReadSink sink(plan, g, *oc.unit_spec, out);
     partial_decoder(*oc.pipeline, src, inner_concurrency)->read(reqs, sink);
+    if (progress) (*progress)(ProgressStep{.objects = 1, .bytes = group_bytes(plan, g, s.meta.data_type.size())});
   });
 }
 
@@ -333,12 +346,17 @@ void Engine::write(const Plan& plan, const NDView& data) const {
   }
 
   std::atomic<std::size_t> written{0};
+  auto report = [&](std::size_t gi) {
+    if (progress)
+      (*progress)(ProgressStep{.objects = 1, .bytes = group_bytes(plan, groups[gi], s.meta.data_type.size())});
+  };
   auto commit_held = [&](std::vector<std::size_t>& held) {
     ThreadPool::global().parallel_for(held.size(), concurrency, [&](std::size_t i) {
       WriteJob& j = jobs[held[i]];
       commit_with_retry(j, std::move(*j.held));
       j.held.reset();
       ++written;
+      report(held[i]);
     });
     held.clear();
   };
@@ -376,6 +394,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
       WriteJob& j = jobs[covered[i]];
       commit_with_retry(j, j.enc->prepare(j.writes, *j.builder));
       ++written;
+      report(covered[i]);
     });
   } catch (const Error& e) {
     if (written.load() == 0 || !count_written) throw;

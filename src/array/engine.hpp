@@ -8,6 +8,7 @@
 
 #include "../codec/chunk_codec.hpp"
 #include "plan.hpp"
+#include "zarrpp/array/array.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
 #include "zarrpp/metadata/metadata.hpp"
 #include "zarrpp/store/store.hpp"
@@ -70,6 +71,8 @@ struct Engine {
   // Whether a failed write says how many of its objects were written (not in growth, where the
   // caller reports the whole operation as not applied).
   bool count_written = true;
+  // Told about each stored object finished (Array::set_progress), when set.
+  std::shared_ptr<const ProgressCallback> progress = nullptr;
 
   void read(const Plan& plan, const NDView& out) const;
   void write(const Plan& plan, const NDView& data) const;

@@ -385,7 +385,10 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
         try {
           for (const auto& [idx, key] :
                node::list_chunks(*st_->store, st_->path, next.meta.chunk_key_encoding, next.meta.rank()))
-            if (!next.grid.contains_chunk(idx)) st_->store->erase(key);
+            if (!next.grid.contains_chunk(idx)) {
+              st_->store->erase(key);
+              st_->report_removed(1);
+            }
         } catch (const Error& e) {
           throw_like(e, "the new domain " + domain_str(next.meta.domain()) +
                             " is in effect, but removing the chunks now outside it failed (" + e.what() +

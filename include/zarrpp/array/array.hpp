@@ -115,6 +115,15 @@ class ElementsRef {
   std::variant<NDView, const VlenValues*> v_;
 };
 
+/// How far a long read, write, growth or resize of an Array has come (Array::set_progress).
+struct ProgressStep {
+  std::int64_t objects = 0;  ///< stored objects (chunks, or shards when sharded) finished or removed
+  std::uint64_t bytes = 0;   ///< bytes of the selection's elements they held (decoded); 0 for a removal
+};
+/// Receives each ProgressStep; called from the worker threads, possibly at once, so it must be
+/// thread-safe and quick.
+using ProgressCallback = std::function<void(const ProgressStep&)>;
+
 /// A Zarr array in a store: create or open it, read and write any selection (zero-based, or by
 /// coordinate through coords()), and grow it at either end. A handle is cheap to copy; it re-reads
 /// the metadata when another process has changed it.
@@ -226,6 +235,11 @@ class Array {
   /// How many threads this handle reads and writes chunks with (0: zarrpp's default).
   void set_concurrency(std::size_t n);
   std::size_t concurrency() const;  ///< the threads reads and writes use
+
+  /// Reports every stored object a read, write, growth or resize of this handle (and of its
+  /// copies and coords()) finishes, and every object a shrinking resize removes; an empty callback
+  /// (the default) reports nothing. The callback may run on several threads at once.
+  void set_progress(ProgressCallback callback);
 
   /// Store chunks that hold only the fill value (default false: such chunks are erased).
   void set_write_empty_chunks(bool on);

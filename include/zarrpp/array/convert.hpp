@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "zarrpp/array/array.hpp"
 #include "zarrpp/metadata/metadata.hpp"
 #include "zarrpp/store/store.hpp"
 
@@ -38,8 +39,10 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
 ConvertReport convert_to_v3(const StorePtr& store, const std::string& path = "");
 /// To another place: the destination gets the v3 nodes, each array's chunks copied byte for byte
 /// before its zarr.json. The source is not changed. Refuses overlapping source and destination.
+/// `progress`, when set, is told about each chunk copied (its stored bytes).
 ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
-                            const std::string& dst_path, bool overwrite = false);
+                            const std::string& dst_path, bool overwrite = false,
+                            const ProgressCallback& progress = nullptr);
 
 /// The v2 form of a v3 array's metadata (v2 metadata is returned as it is): the same codecs as
 /// .zarray's compressor and filters (an array to array codec other than a full transpose, sharding,
@@ -59,8 +62,10 @@ ArrayMetadata v2_metadata_of(const ArrayMetadata& v3, bool every_chunk_stored,
 /// written. A v2 node is left alone; running it again finishes an interrupted conversion.
 ConvertReport convert_to_v2(const StorePtr& store, const std::string& path = "");
 /// To another place: each array's chunks are copied byte for byte under their v2 keys before its
-/// .zarray. The source is not changed. Refuses overlapping source and destination.
+/// .zarray. The source is not changed. Refuses overlapping source and destination. `progress`, when
+/// set, is told about each chunk copied (its stored bytes).
 ConvertReport convert_to_v2(const StorePtr& src, const std::string& src_path, const StorePtr& dst,
-                            const std::string& dst_path, bool overwrite = false);
+                            const std::string& dst_path, bool overwrite = false,
+                            const ProgressCallback& progress = nullptr);
 
 }  // namespace zarrpp
