@@ -15,6 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/progress.hpp"
 
 using namespace zarrpp;
 
@@ -110,8 +111,11 @@ int main(int argc, char** argv) {
       "zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding "
       "zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
   app.require_subcommand(1);
+  // The app's own options (--progress, --timeout, ...) may also follow the subcommand.
+  app.fallthrough();
   app.set_version_flag("--version", std::string("zarrpp ") + kVersion);
   cli::add_network_options(app);
+  cli::add_progress_options(app);
   // The subcommands, in the order --help lists them.
   const std::unique_ptr<cli::Command> commands[] = {cli::make_create(),  cli::make_info(),    cli::make_tree(),
                                                     cli::make_ls(),      cli::make_get(),     cli::make_set(),

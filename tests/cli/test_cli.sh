@@ -697,5 +697,42 @@ expect_eq "$("$Z" info "$RG/s.zarr" --json | $PY -c 'import json,sys; j=json.loa
   "[10, 10] [[60, 40, 20], [[50, 2]]] 6" "rectilinear shards of regular inner chunks"
 expect_err "not divisible" "$Z" create "$RG/bad.zarr" --shape 60 --chunks 10 --shards '[[20,35,5]]' --dtype int32
 
+# ---- the progress line of long work: on a terminal only, --progress / --quiet choose ---------------------
+# `script` runs the command under a pseudo-terminal; ZARRPP_PROGRESS_DELAY=0 draws from the start
+# (by default the line waits half a second, so quick work prints nothing).
+PG=$T/progress
+mkdir -p "$PG"
+expect_ok "$Z" create "$PG/p.zarr" --shape 400,300 --chunks 100,100 --dtype float64
+$PY -c "import numpy as np; np.save('$PG/d.npy', np.arange(120000, dtype='float64').reshape(400, 300))"
+on_tty() { ZARRPP_PROGRESS_DELAY=0 script -qec "$*" /dev/null 2>&1 | tr '\r' '\n'; }
+expect_eq "$(on_tty "$Z" set "$PG/p.zarr" --from "$PG/d.npy" | grep -c '^set  100%  937.5 KiB of 937.5 KiB  12 chunks  .*/s  done in')" \
+  "1" "set --from on a terminal ends with a full progress line (12 chunks, the data's bytes)"
+expect_eq "$(on_tty "$Z" get "$PG/p.zarr" "0:200" --out "$PG/o.npy" | grep -c '^get  100%  468.8 KiB of 468.8 KiB  6 chunks')" \
+  "1" "get --out on a terminal: the selection's bytes and chunks"
+expect_eq "$(on_tty "$Z" prepend "$PG/p.zarr" --axis 0 --from "$PG/d.npy" | grep -c '^prepend  100%  937.5 KiB of 937.5 KiB')" \
+  "1" "prepend on a terminal"
+expect_eq "$(on_tty "$Z" resize "$PG/p.zarr" --shape 100,300 | grep -c '^resize  21 chunks .* done in')" \
+  "1" "resize that removes 21 chunks on a terminal"
+expect_eq "$(on_tty "$Z" copy "$PG/p.zarr" "$PG/c.zarr" --grid regular | grep -c '^copy  100%  3/3 chunks')" "1" "copy on a terminal"
+expect_eq "$(on_tty "$Z" convert "$PG/c.zarr" "$PG/v2.zarr" --zarr-format 2 | grep -c '^convert  .* 3 chunks')" \
+  "1" "convert into another place on a terminal"
+expect_eq "$(on_tty "$Z" set "$PG/p.zarr" --value 1 --quiet | grep -c 'set ')" "0" "--quiet: no line on a terminal"
+expect_eq "$(on_tty "$Z" --quiet set "$PG/p.zarr" --value 1 | grep -c 'set ')" "0" "--quiet before the subcommand too"
+"$Z" set "$PG/p.zarr" --value 2 >"$PG/out" 2>"$PG/err"
+expect_eq "$(cat "$PG/out" "$PG/err")" "" "stderr not a terminal: no progress line (even with no delay)"
+ZARRPP_PROGRESS_DELAY=0 "$Z" set "$PG/p.zarr" --value 2 2>"$PG/err"
+expect_eq "$(cat "$PG/err")" "" "not a terminal, ZARRPP_PROGRESS_DELAY=0: still none"
+"$Z" set "$PG/p.zarr" --value 3 --progress 2>"$PG/err"
+expect_eq "$(tr '\r' '\n' <"$PG/err" | grep -c '^set  100%  234.4 KiB of 234.4 KiB  3 chunks')" "1" \
+  "--progress draws the line into a file too, without terminal codes"
+expect_eq "$(grep -c $'\x1b' "$PG/err")" "0" "no escape codes when stderr is a file"
+expect_eq "$(on_tty "$Z" set "$PG/p.zarr" --value 1 | grep -c '^set  100%')" "1" "on a terminal without flags"
+expect_eq "$(script -qec "$Z set $PG/p.zarr --value 1" /dev/null | grep -c 'set ')" "0" \
+  "on a terminal, work quicker than the default half-second delay prints nothing"
+expect_err "not expected\|excludes" "$Z" set "$PG/p.zarr" --value 1 --progress --quiet
+err=$(on_tty "$Z" set "$PG/p.zarr" --from "$PG/d.npy")
+expect_eq "$(echo "$err" | grep -c '^zarrpp: error: ')" "1" "an error under the line starts a line of its own"
+rm -rf "$PG"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

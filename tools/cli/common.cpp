@@ -348,6 +348,19 @@ Array open_array_at(const std::string& typed) {
   }
 }
 
+std::uint64_t selection_bytes(const Array& z, const IndexPlan& plan) {
+  Shape shape;
+  if (plan.kind == IndexPlan::Kind::orthogonal)
+    shape = plan.coords ? z.coords().selection_shape(plan.selection) : z.selection_shape(plan.selection);
+  else if (plan.kind == IndexPlan::Kind::points || plan.kind == IndexPlan::Kind::mask)
+    shape = plan.shape;
+  else
+    return 0;
+  std::uint64_t n = z.dtype().size();
+  for (const auto s : shape) n *= static_cast<std::uint64_t>(s);
+  return n;
+}
+
 // The codecs of an array on one line (info and tree).
 std::string codecs_summary(const ArrayMetadata& m) {
   std::string s;

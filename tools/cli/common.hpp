@@ -35,6 +35,10 @@ void add_selection_flags(CLI::App& sub, bool& coords, bool& oindex);
 // `oindex`; `coords`: indices are coordinates of the domain.
 IndexPlan plan_selection(const Selection& sel, const Array& z, bool oindex, bool coords);
 
+// The bytes of the elements a selection planned with plan_selection reads or writes (0 when the
+// reads are not the result's: index arrays read a box, blocks stored objects): progress totals.
+std::uint64_t selection_bytes(const Array& z, const IndexPlan& plan);
+
 // The codecs of an array on one line, as `info` and `tree` show them.
 std::string codecs_summary(const ArrayMetadata& m);
 

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "progress.hpp"
 
 namespace zarrpp::cli {
 
@@ -76,8 +77,9 @@ void ConvertCommand::to_format() const {
       throw ConflictError(ErrorCode::already_exists, "'" + dst_ + "' already holds a Zarr node (use --overwrite)");
     auto src = open_dir(src_, false);
     NewDirs made(dst_);
-    rep = format_ == 2 ? convert_to_v2(src, "", open_dir(dst_, true), "", over_)
-                       : convert_to_v3(src, "", open_dir(dst_, true), "", over_);
+    ProgressLine line("convert", 0);
+    rep = format_ == 2 ? convert_to_v2(src, "", open_dir(dst_, true), "", over_, line.callback())
+                       : convert_to_v3(src, "", open_dir(dst_, true), "", over_, line.callback());
     made.keep();
   }
   for (const auto& n : rep.notes) std::cout << "note: " << n << "\n";

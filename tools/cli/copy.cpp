@@ -1,15 +1,11 @@
 // zarrpp copy: copy an array, re-chunking and re-encoding it (or changing its chunk grid).
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <iostream>
-#include <mutex>
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "progress.hpp"
 
 namespace zarrpp::cli {
 
@@ -82,19 +78,9 @@ void CopyCommand::run() {
     Array::create(MemoryStore::create(), "", dm, false);
   }  // validated before anything is made
   NewDirs made(dst_);
-  const bool tty = ::isatty(2);
-  const auto t0 = std::chrono::steady_clock::now();
-  std::mutex print_mu;
+  ProgressLine line("copy", 0);
   CopyOptions co{.overwrite = over_};
-  co.progress = [&](std::int64_t d, std::int64_t total) {
-    if (!tty || (d % 16 != 0 && d != total)) return;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double rate = secs > 0 ? static_cast<double>(d) / secs : 0.0;
-    const double eta = rate > 0 ? static_cast<double>(total - d) / rate : 0.0;
-    std::lock_guard lk(print_mu);
-    std::fprintf(stderr, "\r  %lld/%lld chunks  %.1f chunks/s  ETA %.0fs   %s", static_cast<long long>(d),
-                 static_cast<long long>(total), rate, eta, d == total ? "\n" : "");
-  };
+  co.progress = [&](std::int64_t done, std::int64_t total) { line.set_items(done, total); };
   // copy_array refuses a destination that is the source (or overlaps it) before it looks
   // whether one exists: --overwrite is only suggested where it would help.
   try {

@@ -6,6 +6,7 @@
 #include "common.hpp"
 #include "npy_slabs.hpp"
 #include "print.hpp"
+#include "progress.hpp"
 
 namespace zarrpp::cli {
 
@@ -30,7 +31,7 @@ void GetCommand::add(CLI::App& app) {
 }
 
 void GetCommand::run() {
-  const Array z = open_array_at(array_);
+  Array z = open_array_at(array_);
   const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
   if (z.dtype().is_vlen()) {
     if (!out_.empty())
@@ -38,13 +39,19 @@ void GetCommand::run() {
                           " elements of this array; print them instead (no --out)");
     const ArrayMetadata m = z.metadata();
     print_vlen(std::cout, std::get<VlenValues>(z.read(plan)), z.dtype() == DataType::bytes_t, m.missing_element());
-  } else if (out_.empty()) {
-    print_array(std::cout, std::get<NDArray>(z.read(plan)));
-  } else if (plan.kind == IndexPlan::Kind::orthogonal) {
-    save_selection(z, plan.selection, coords_, out_);  // in slabs, for selections of any size
-  } else {
-    npy::save(out_, std::get<NDArray>(z.read(plan)));
+    return;
   }
+  if (out_.empty()) {
+    print_array(std::cout, std::get<NDArray>(z.read(plan)));
+    return;
+  }
+  // --out: the progress line, told by every stored object read.
+  ProgressLine line("get", selection_bytes(z, plan));
+  z.set_progress(line.callback());
+  if (plan.kind == IndexPlan::Kind::orthogonal)
+    save_selection(z, plan.selection, coords_, out_);  // in slabs, for selections of any size
+  else
+    npy::save(out_, std::get<NDArray>(z.read(plan)));
 }
 
 }  // namespace

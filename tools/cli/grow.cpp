@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "progress.hpp"
 
 namespace zarrpp::cli {
 
@@ -40,6 +41,9 @@ void GrowCommand::run() {
     throw ArgumentError(std::string(front_ ? "prepend" : "append") + ": a .npy file cannot hold the variable-length " +
                         z.dtype().name() + " elements of this array (grow it from C++ or Python)");
   const auto data = npy::load_view(from_, z.concurrency());
+  ProgressLine line(front_ ? "prepend" : "append",
+                    static_cast<std::uint64_t>(data.view.size()) * data.view.dtype().size());
+  z.set_progress(line.callback());
   if (front_)
     z.prepend(data.view, axis, chunk_size_);
   else

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "progress.hpp"
 
 namespace zarrpp::cli {
 
@@ -20,6 +21,9 @@ class ResizeCommand final : public Command {
 
   void run() override {
     auto z = open_array_at(array_);
+    // Chunks removed (a shrink) and chunks cleared where the domain grows.
+    ProgressLine line("resize", 0);
+    z.set_progress(line.callback());
     if (!shape_.empty())
       z.resize(parse_shape(shape_, "--shape"));
     else if (!domain_.empty())

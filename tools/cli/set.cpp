@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "npy_slabs.hpp"
+#include "progress.hpp"
 
 namespace zarrpp::cli {
 
@@ -32,6 +33,8 @@ void SetCommand::add(CLI::App& app) {
 void SetCommand::run() {
   auto z = open_array_at(array_);
   const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
+  ProgressLine line("set", selection_bytes(z, plan));
+  z.set_progress(line.callback());
   if (z.dtype().is_vlen()) {
     if (!from_.empty())
       throw ArgumentError("set --from: a .npy file cannot hold variable-length " + z.dtype().name() +
