@@ -729,6 +729,8 @@ expect_eq "$(grep -c $'\x1b' "$PG/err")" "0" "no escape codes when stderr is a f
 expect_eq "$(on_tty "$Z" set "$PG/p.zarr" --value 1 | grep -c '^set  100%')" "1" "on a terminal without flags"
 expect_eq "$(script -qec "$Z set $PG/p.zarr --value 1" /dev/null | grep -c 'set ')" "0" \
   "on a terminal, work quicker than the default half-second delay prints nothing"
+expect_eq "$(ZARRPP_PROGRESS_DELAY=0 script -qec "stty cols 30; $Z set $PG/p.zarr --value 1" /dev/null | tr '\r' '\n' |
+  sed 's/\x1b\[K//' | awk 'length > 29' | wc -l)" "0" "on a 30-column terminal the line is cut to 29 (it would wrap)"
 expect_err "not expected\|excludes" "$Z" set "$PG/p.zarr" --value 1 --progress --quiet
 err=$(on_tty "$Z" set "$PG/p.zarr" --from "$PG/d.npy")
 expect_eq "$(echo "$err" | grep -c '^zarrpp: error: ')" "1" "an error under the line starts a line of its own"

@@ -1,6 +1,7 @@
 // The progress line (progress.hpp).
 #include "progress.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -148,6 +149,9 @@ void ProgressLine::draw(bool final) {
     line += "  done in " + time_text(secs);
   else if (share > 0 && share < 1)
     line += "  " + time_text(secs * (1 - share) / share) + " left";
+  // A line wider than the terminal would wrap, and each redraw would leave a line behind.
+  if (winsize ws{}; tty_ && ::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.size() >= ws.ws_col)
+    line.resize(ws.ws_col - 1U);
   // \r returns to the line's start; on a terminal \x1b[K clears what a longer line left.
   std::fprintf(stderr, "\r%s%s%s", line.c_str(), tty_ ? "\x1b[K" : "", final ? "\n" : "");
   std::fflush(stderr);
