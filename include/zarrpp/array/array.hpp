@@ -121,7 +121,8 @@ struct ProgressStep {
   std::uint64_t bytes = 0;   ///< bytes of the selection's elements they held (decoded); 0 for a removal
 };
 /// Receives each ProgressStep; called from the worker threads, possibly at once, so it must be
-/// thread-safe and quick.
+/// thread-safe and quick, and it must not throw (an exception from it fails the operation part
+/// way, as a failed chunk write would).
 using ProgressCallback = std::function<void(const ProgressStep&)>;
 
 /// A Zarr array in a store: create or open it, read and write any selection (zero-based, or by
