@@ -357,7 +357,8 @@ std::uint64_t selection_bytes(const Array& z, const IndexPlan& plan) {
   else
     return 0;
   std::uint64_t n = z.dtype().size();
-  for (const auto s : shape) n *= static_cast<std::uint64_t>(s);
+  for (const auto s : shape)
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(s), &n)) return 0;  // past 16 EiB: unknown
   return n;
 }
 

@@ -78,16 +78,18 @@ void CopyCommand::run() {
     Array::create(MemoryStore::create(), "", dm, false);
   }  // validated before anything is made
   NewDirs made(dst_);
-  ProgressLine line("copy", 0);
-  CopyOptions co{.overwrite = over_};
-  co.progress = [&](std::int64_t done, std::int64_t total) { line.set_items(done, total); };
-  // copy_array refuses a destination that is the source (or overlaps it) before it looks
-  // whether one exists: --overwrite is only suggested where it would help.
-  try {
-    copy_array(src, open_dir(dst_, true), "", dm, co);
-  } catch (const ConflictError& e) {
-    if (e.code() != ErrorCode::already_exists || !holds_node(dst_)) throw;
-    throw ConflictError(ErrorCode::already_exists, "'" + dst_ + "' already holds a Zarr node (use --overwrite)");
+  {  // the line ends before the note below is printed
+    ProgressLine line("copy", 0);
+    CopyOptions co{.overwrite = over_};
+    co.progress = [&](std::int64_t done, std::int64_t total) { line.set_items(done, total); };
+    // copy_array refuses a destination that is the source (or overlaps it) before it looks
+    // whether one exists: --overwrite is only suggested where it would help.
+    try {
+      copy_array(src, open_dir(dst_, true), "", dm, co);
+    } catch (const ConflictError& e) {
+      if (e.code() != ErrorCode::already_exists || !holds_node(dst_)) throw;
+      throw ConflictError(ErrorCode::already_exists, "'" + dst_ + "' already holds a Zarr node (use --overwrite)");
+    }
   }
   made.keep();
   const auto& lower = m.chunk_grid.lower_bound;

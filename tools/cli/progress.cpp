@@ -37,7 +37,7 @@ std::string size_text(double b) {
 
 // 75 -> "1:15", 3725 -> "1:02:05".
 std::string time_text(double secs) {
-  const long long s = std::llround(secs);
+  const long long s = std::llround(std::clamp(secs, 0.0, 1e9));  // about 30 years at most
   char buf[32];
   if (s >= 3600)
     std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
@@ -93,7 +93,10 @@ void ProgressLine::add(std::int64_t items, std::uint64_t bytes) {
 }
 
 void ProgressLine::set_items(std::int64_t items, std::int64_t total) {
-  items_ = items;
+  // Counts from several threads may arrive out of order: the line only moves forward.
+  std::int64_t cur = items_.load();
+  while (cur < items && !items_.compare_exchange_weak(cur, items)) {
+  }
   total_items_ = total;
   maybe_draw();
 }

@@ -238,8 +238,9 @@ class Array {
   std::size_t concurrency() const;  ///< the threads reads and writes use
 
   /// Reports every stored object a read, write, growth or resize of this handle (and of its
-  /// copies and coords()) finishes, and every object a shrinking resize removes; an empty callback
-  /// (the default) reports nothing. The callback may run on several threads at once.
+  /// coords(); a copy of the handle starts without one) finishes, and every object a shrinking
+  /// resize removes; an empty callback (the default) reports nothing. The callback may run on
+  /// several threads at once.
   void set_progress(ProgressCallback callback);
 
   /// Store chunks that hold only the fill value (default false: such chunks are erased).
