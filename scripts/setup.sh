@@ -8,10 +8,10 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev liblz4-dev liblzma-dev libbz2-dev libzip-dev
-  libcurl4-openssl-dev nginx-light
+  libcurl4-openssl-dev nginx-light libpng-dev librsvg2-bin
   libcli11-dev libgtest-dev librapidcheck-dev libssl-dev libexpat1-dev
   python3-numpy python3-numcodecs python3-zarr python3-xarray python3-dask python3-distributed pybind11-dev python3-dev python3-pytest
-  python3-hypothesis
+  python3-hypothesis python3-tqdm
   python3-venv python3-pip python3-setuptools python3-wheel
   clang-format-19 clang-tidy-19 flake8 mypy
   doxygen python3-sphinx python3-myst-parser python3-breathe python3-markdown-it python3-mdit-py-plugins

@@ -5,6 +5,7 @@
 #include "zarrpp/array/convert.hpp"
 #include "zarrpp/array/group.hpp"
 #include "zarrpp/array/indexing.hpp"
+#include "zarrpp/array/picture.hpp"
 #include "zarrpp/array/selection.hpp"
 #include "zarrpp/codec/chain.hpp"
 #include "zarrpp/codec/codec.hpp"
