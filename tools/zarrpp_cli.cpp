@@ -117,10 +117,10 @@ int main(int argc, char** argv) {
   cli::add_network_options(app);
   cli::add_progress_options(app);
   // The subcommands, in the order --help lists them.
-  const std::unique_ptr<cli::Command> commands[] = {cli::make_create(),  cli::make_info(),    cli::make_tree(),
-                                                    cli::make_ls(),      cli::make_get(),     cli::make_set(),
-                                                    cli::make_prepend(), cli::make_append(),  cli::make_resize(),
-                                                    cli::make_copy(),    cli::make_convert(), cli::make_demo()};
+  const std::unique_ptr<cli::Command> commands[] = {
+      cli::make_create(), cli::make_info(),    cli::make_show(),    cli::make_tree(),   cli::make_ls(),
+      cli::make_get(),    cli::make_set(),     cli::make_prepend(), cli::make_append(), cli::make_resize(),
+      cli::make_copy(),   cli::make_convert(), cli::make_demo()};
   for (const auto& c : commands) c->add(app);
 
   // Warnings (e.g. consolidated metadata that could not be refreshed): one line each on stderr.

@@ -189,7 +189,7 @@ echo '{"zarr_format": 2}' >"$T/broken.json"
 mkdir -p "$T/broken.zarr" && cp "$T/broken.json" "$T/broken.zarr/zarr.json"
 expect_err "zarr_format" "$Z" info "$T/broken.zarr"
 "$Z" --help >/dev/null && ok || bad "--help"
-for sub in create info tree ls get set prepend append resize copy demo; do
+for sub in create info show tree ls get set prepend append resize copy demo; do
   "$Z" "$sub" --help | grep -q "Usage" && ok || bad "$sub --help"
 done
 expect_ok "$Z" demo "$T/demo.zarr"
@@ -735,6 +735,60 @@ expect_err "not expected\|excludes" "$Z" set "$PG/p.zarr" --value 1 --progress -
 err=$(on_tty "$Z" set "$PG/p.zarr" --from "$PG/d.npy")
 expect_eq "$(echo "$err" | grep -c '^zarrpp: error: ')" "1" "an error under the line starts a line of its own"
 rm -rf "$PG"
+
+# ---- show: the chunk map and a slice as SVG or PNG -----------------------------------------------------
+SH=$T/show
+mkdir -p "$SH"
+expect_ok "$Z" create "$SH/a.zarr" --shape 6,4 --chunks 4,4 --dtype int32
+expect_ok "$Z" set "$SH/a.zarr" --value 1
+$PY -c "import numpy as np; np.save('$SH/b.npy', np.full((3, 4), 2, dtype='int32'))"
+expect_ok "$Z" prepend "$SH/a.zarr" --axis 0 --from "$SH/b.npy"
+# Cells by class, the keys labelled and the ticks, from the parsed SVG.
+svg_facts() {
+  $PY -c 'import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot(); ns = "{http://www.w3.org/2000/svg}"
+cells = [e.get("class") for e in r.iter(ns + "rect") if e.get("class", "").startswith("cell")]
+texts = lambda c: [e.text for e in r.iter(ns + "text") if e.get("class") == c]
+print(len(cells), sum("stored" in c for c in cells), sum("edge" in c for c in cells), texts("key"), texts("tick"),
+      len(list(r.iter(ns + "image"))))' "$1"
+}
+expect_ok "$Z" show "$SH/a.zarr" --svg "$SH/map.svg"
+expect_eq "$(svg_facts "$SH/map.svg")" "3 3 2 ['c/-1/0', 'c/0/0', 'c/1/0'] ['0', '4', '-3', '6', '0'] 0" \
+  "show --svg: the chunk map's cells, keys and ticks after a prepend"
+expect_ok "$Z" show "$SH/a.zarr" --png "$SH/map.png"
+png_size() { $PY -c 'import struct, sys; b = open(sys.argv[1], "rb").read(24)
+print(b[:8] == b"\x89PNG\r\n\x1a\n", *struct.unpack(">II", b[16:24]))' "$1"; }
+expect_eq "$(png_size "$SH/map.png" | cut -d' ' -f1)" "True" "show --png writes a PNG"
+expect_ok "$Z" show "$SH/a.zarr" ":, 1:3" --png "$SH/slice.png" --svg "$SH/slice.svg"
+expect_eq "$(svg_facts "$SH/slice.svg" | cut -d' ' -f1,2,3)" "0 0 0" "a slice image has no chunk cells"
+expect_eq "$(svg_facts "$SH/slice.svg" | awk '{print $NF}')" "1" "a slice image holds one raster"
+expect_eq "$("$Z" show "$SH/a.zarr" "-3:0, :" --coords --svg - | grep -c 'dim 0 \[-3 .. -1\]')" "1" \
+  "show --coords --svg - prints the picture of a selection in coordinates"
+expect_eq "$(ls -A "$SH" | grep -c zarrpp-tmp)" "0" "show leaves no temporaries"
+# What it refuses, leaving the files there as they were.
+cp "$SH/map.svg" "$SH/keep.svg"
+expect_err "say where the picture goes" "$Z" show "$SH/a.zarr"
+expect_err "not a regular file" "$Z" show "$SH/a.zarr" --png "$SH"
+expect_err "does not exist" "$Z" show "$SH/a.zarr" --svg "$SH/no/such/dir/x.svg"
+expect_err "same file" "$Z" show "$SH/a.zarr" --svg "$SH/x.png" --png "$SH/x.png"
+expect_err "2 dimensions; this one has 1" "$Z" show "$SH/a.zarr" "0" --svg "$SH/keep.svg"
+expect_err "index array" "$Z" show "$SH/a.zarr" "[0, 2], :" --svg "$SH/keep.svg"
+expect_err "--coords applies to SELECTION" "$Z" show "$SH/a.zarr" --coords --svg "$SH/keep.svg"
+expect_err "out of bounds\|outside" "$Z" show "$SH/a.zarr" "20, :" --svg "$SH/keep.svg"
+expect_err "librsvg2-bin" env PATH=/nonexistent "$Z" show "$SH/a.zarr" --png "$SH/keep.svg"
+expect_ok "$Z" create "$SH/s.zarr" --shape 2,2 --chunks 2,2 --dtype string
+expect_err "real numbers" "$Z" show "$SH/s.zarr" ":, :" --svg "$SH/keep.svg"
+expect_eq "$(cmp -s "$SH/map.svg" "$SH/keep.svg" && echo same)" "same" "refused shows left the file as it was"
+expect_eq "$(ls -A "$SH" | grep -c zarrpp-tmp)" "0" "failed shows leave no temporaries"
+# A link named as the output stays a link; the file it points to gets the picture.
+ln -s keep.svg "$SH/link.svg"
+expect_ok "$Z" show "$SH/a.zarr" ":, :" --svg "$SH/link.svg"
+expect_eq "$([ -L "$SH/link.svg" ] && grep -c zarrpp-slice-image "$SH/keep.svg")" "1" "--svg through a link writes its target"
+# The walkthrough writes its before-and-after chunk maps.
+expect_ok "$Z" demo "$SH/demo.zarr"
+expect_eq "$(svg_facts "$SH/demo.zarr/chunk-map-before.svg" | cut -d' ' -f1,2)" "2 2" "demo: the map before"
+expect_eq "$(svg_facts "$SH/demo.zarr/chunk-map-after.svg" | cut -d' ' -f1,2)" "3 3" "demo: the map after"
+rm -rf "$SH"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -26,6 +26,7 @@ class Command {
 
 std::unique_ptr<Command> make_create();
 std::unique_ptr<Command> make_info();
+std::unique_ptr<Command> make_show();
 std::unique_ptr<Command> make_tree();
 std::unique_ptr<Command> make_ls();
 std::unique_ptr<Command> make_get();

@@ -34,6 +34,17 @@ void print_keys(const Array& z) {
   for (const auto& k : z.stored_chunk_keys()) std::cout << "      " << k << "\n";
 }
 
+// Writes the array's chunk map as `name` in the demo's directory and says where.
+void write_chunk_map(const Array& z, const fs::path& dir, const std::string& name) {
+  const fs::path file = dir / name;
+  std::error_code ec;
+  fs::remove(file, ec);  // an earlier run's picture (a link there is replaced, not followed)
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out << chunk_map_svg(z);
+  if (!out.flush()) throw StoreError("cannot write '" + file.string() + "'");
+  std::cout << "   chunk map: " << file.string() << "\n";
+}
+
 class DemoCommand final : public Command {
  public:
   void add(CLI::App& app) override {
@@ -84,6 +95,7 @@ Array DemoCommand::create_and_fill(const std::shared_ptr<FileStore>& store) cons
   std::cout << "   shape " << shape_str(z.shape()) << ", chunk grid '" << z.metadata().chunk_grid.name()
             << "', stored chunks:\n";
   print_keys(z);
+  write_chunk_map(z, dir_, "chunk-map-before.svg");
   return z;
 }
 
@@ -98,6 +110,7 @@ void DemoCommand::prepend_block(Array& z) const {
             << z.metadata().chunk_grid.name() << "' " << z.metadata().chunk_grid.to_json()["configuration"].dump()
             << "\n   stored chunks:\n";
   print_keys(z);
+  write_chunk_map(z, dir_, "chunk-map-after.svg");
 }
 
 // Step 3 (after its heading): each old chunk's checksum before and after; whether all are unchanged.
