@@ -94,6 +94,41 @@ void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-
   }
 }
 
+// ---- progress -------------------------------------------------------------------------------------
+
+// A Python callable kept by C++ callbacks that run on worker threads: released with the GIL held
+// (the last copy may go on a thread that does not hold it), or leaked once Python has shut down.
+std::shared_ptr<py::object> hold_callable(py::object f) {
+  return {new py::object(std::move(f)), [](py::object* p) {
+            if (!Py_IsInitialized()) {
+              (void)p->release();
+            } else {
+              const py::gil_scoped_acquire gil;
+              *p = py::object();
+            }
+            delete p;
+          }};
+}
+
+// Calls a held callable with the GIL; an exception it raises goes to sys.unraisablehook, since a
+// progress callback must not throw into the operation (which goes on).
+template <class... Args>
+void call_held(const py::object& f, Args... args) {
+  const py::gil_scoped_acquire gil;
+  try {
+    f(args...);
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("zarrpp progress callback");
+  }
+}
+
+// The core's progress callback calling `f(objects, nbytes)`, or none for None.
+zarrpp::ProgressCallback progress_callback(const py::object& f) {
+  if (f.is_none()) return nullptr;
+  auto held = hold_callable(f);
+  return [held](const zarrpp::ProgressStep& s) { call_held(*held, s.objects, s.bytes); };
+}
+
 // ---- data types ---------------------------------------------------------------------------------
 
 // The NumPy dtype (native byte order) of a zarrpp data type.
@@ -1041,6 +1076,14 @@ void bind_array_description(py::class_<Array>& cls) {
       .def("nchunks_initialized", [](const Array& a) { return without_gil([&] { return a.nchunks_initialized(); }); })
       .def("nbytes_stored", [](const Array& a) { return without_gil([&] { return a.nbytes_stored(); }); })
       .def("stored_chunk_keys", [](const Array& a) { return without_gil([&] { return a.stored_chunk_keys(); }); })
+      .def(
+          "set_progress", [](Array& a, const py::object& f) { a.set_progress(progress_callback(f)); }, "callback"_a)
+      .def(
+          "chunk_map_svg",
+          [](const Array& a, int size, int max_cells) {
+            return without_gil([&] { return zarrpp::chunk_map_svg(a, {.size = size, .max_cells = max_cells}); });
+          },
+          "size"_a = 400, "max_cells"_a = 40)
       .def("refresh", [](Array& a) { without_gil([&] { a.refresh(); }); })
       .def_property("concurrency", &Array::concurrency, &Array::set_concurrency)
       .def("set_write_empty_chunks", &Array::set_write_empty_chunks);
@@ -1215,28 +1258,36 @@ void bind_nodes(py::module_& m) {
   m.def(
       "convert",
       [](const StorePtr& store, const std::string& path, const std::optional<StorePtr>& dst,
-         const std::string& dst_path, bool overwrite, int zarr_format) {
+         const std::string& dst_path, bool overwrite, int zarr_format, const py::object& progress) {
         if (zarr_format != 2 && zarr_format != 3)
           throw zarrpp::ArgumentError("zarr_format must be 2 or 3, not " + std::to_string(zarr_format));
+        const auto cb = progress_callback(progress);
         const auto rep = without_gil([&] {
           if (zarr_format == 2)
-            return dst ? zarrpp::convert_to_v2(store, path, *dst, dst_path, overwrite)
+            return dst ? zarrpp::convert_to_v2(store, path, *dst, dst_path, overwrite, cb)
                        : zarrpp::convert_to_v2(store, path);
-          return dst ? zarrpp::convert_to_v3(store, path, *dst, dst_path, overwrite)
+          return dst ? zarrpp::convert_to_v3(store, path, *dst, dst_path, overwrite, cb)
                      : zarrpp::convert_to_v3(store, path);
         });
         return py::make_tuple(rep.nodes, rep.chunks_copied, rep.notes);
       },
-      "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false, "zarr_format"_a = 3);
+      "store"_a, "path"_a = "", "dst"_a = py::none(), "dst_path"_a = "", "overwrite"_a = false, "zarr_format"_a = 3,
+      "progress"_a = py::none());
   m.def(
       "copy_array",
-      [](const Array& src, const StorePtr& store, const std::string& path, const std::string& grid, bool overwrite) {
+      [](const Array& src, const StorePtr& store, const std::string& path, const std::string& grid, bool overwrite,
+         const py::object& progress) {
+        zarrpp::CopyOptions opts{.overwrite = overwrite};
+        if (!progress.is_none()) {  // progress(done, total): chunks (shards) written so far, of all
+          auto held = hold_callable(progress);
+          opts.progress = [held](std::int64_t done, std::int64_t total) { call_held(*held, done, total); };
+        }
         return without_gil([&] {
           const auto meta = grid.empty() ? src.metadata() : zarrpp::with_chunk_grid(src.metadata(), grid);
-          return zarrpp::copy_array(src, store, path, meta, zarrpp::CopyOptions{.overwrite = overwrite});
+          return zarrpp::copy_array(src, store, path, meta, opts);
         });
       },
-      "src"_a, "store"_a, "path"_a = "", "grid"_a = "", "overwrite"_a = false);
+      "src"_a, "store"_a, "path"_a = "", "grid"_a = "", "overwrite"_a = false, "progress"_a = py::none());
   m.def(
       "create_array_from_document",
       [](const StorePtr& store, const std::string& path, const std::string& document, const std::string& attributes,

@@ -1,7 +1,9 @@
 """Arrays and groups: the Python face of zarrpp's C++ Array and Group (zarr-python's API shape)."""
 from __future__ import annotations
 
+import contextlib
 import copy
+import html
 import json
 import math
 import operator
@@ -698,6 +700,18 @@ class Array(_Node):
         where = _store_url(self.store) + ("/" + self.path if self.path else "")
         return f"<Array {where} shape={self.shape} dtype={self._dtype}>"
 
+    def chunk_map_svg(self, size: int = 400, max_cells: int = 40) -> str:
+        """The chunk map as a standalone SVG document (what ``zarrpp show ARRAY --svg`` writes): the
+        domain in coordinates with chunks before coordinate 0 left of or above it, the chunk (and
+        shard) grid, which chunks are stored, and where edge chunks pass the domain (hatched). The
+        last two dimensions are drawn; more than ``max_cells`` chunks along a side are drawn
+        together, shaded by the share stored. ``size`` is the grid's longer side in pixels."""
+        return str(self._core.chunk_map_svg(int(size), int(max_cells)))
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the essentials beside the chunk map, as Dask and xarray show theirs."""
+        return _array_html(self)
+
     def __eq__(self, other: object) -> bool:
         """Two handles on the same array (same store, same path) are equal, as in zarr-python."""
         if not isinstance(other, Array):
@@ -938,28 +952,56 @@ class Array(_Node):
             raise IndexError(f"axis {axis} is out of bounds for a {self.ndim}-dimensional array")
         return axis
 
-    def prepend(self, data: Any, axis: int = 0, *, chunk_size: int = 0) -> Tuple[int, ...]:
+    def prepend(self, data: Any, axis: int = 0, *, chunk_size: int = 0, progress: Any = None) -> Tuple[int, ...]:
         """Adds ``data`` before index 0 along ``axis``; the domain's lower bound moves down and no
         existing chunk moves. On a rectilinear grid (which becomes ``rectilinear_bounded``) the data
         goes into one new chunk of exactly its extent, or chunks of ``chunk_size`` with only the one
-        next to the old data smaller. Returns the new shape."""
+        next to the old data smaller. ``progress``: a callable ``progress(objects, nbytes)`` told of
+        each chunk written (from worker threads), or True for a tqdm bar. Returns the new shape."""
         self._check_writable()
-        self._core.prepend(self._cast(data), self._axis(axis), operator.index(chunk_size))
+        data = self._cast(data)
+        with self.progress(progress, desc="prepend", total=getattr(data, "nbytes", None)):
+            self._core.prepend(data, self._axis(axis), operator.index(chunk_size))
         return self.shape
 
-    def append(self, data: Any, axis: int = 0, *, chunk_size: int = 0) -> Tuple[int, ...]:
-        """Adds ``data`` after the last index along ``axis`` (``chunk_size`` as for ``prepend``).
-        Returns the new shape."""
+    def append(self, data: Any, axis: int = 0, *, chunk_size: int = 0, progress: Any = None) -> Tuple[int, ...]:
+        """Adds ``data`` after the last index along ``axis`` (``chunk_size`` and ``progress`` as for
+        ``prepend``). Returns the new shape."""
         self._check_writable()
-        self._core.append(self._cast(data), self._axis(axis), operator.index(chunk_size))
+        data = self._cast(data)
+        with self.progress(progress, desc="append", total=getattr(data, "nbytes", None)):
+            self._core.append(data, self._axis(axis), operator.index(chunk_size))
         return self.shape
 
-    def resize(self, *new_shape: Any) -> None:
-        """New shape (a tuple, or one int per dimension), keeping the domain's lower bound."""
+    def resize(self, *new_shape: Any, progress: Any = None) -> None:
+        """New shape (a tuple, or one int per dimension), keeping the domain's lower bound.
+        ``progress``: a callable ``progress(objects, nbytes)`` told of each chunk a shrink removes
+        (``nbytes`` 0) or clears, or True for a tqdm bar counting them."""
         if len(new_shape) == 1 and not _is_int(new_shape[0]):
             new_shape = tuple(new_shape[0])
         self._check_writable()
-        self._core.resize([operator.index(n) for n in new_shape])
+        with self.progress(progress, desc="resize", unit="chunk"):
+            self._core.resize([operator.index(n) for n in new_shape])
+
+    @contextlib.contextmanager
+    def progress(self, progress: Any = True, *, desc: str = "zarrpp", total: Optional[int] = None,
+                 unit: str = "B") -> Iterator[None]:
+        """Reports the work of this handle's reads, writes and growth inside a ``with`` block:
+        ``progress`` is a callable ``progress(objects, nbytes)``, called from the worker threads
+        for each stored object (chunk, or shard) read, written or removed with the bytes of the
+        selection's elements in it; True draws a tqdm bar (``desc``, ``total`` bytes if known,
+        ``unit="chunk"`` to count objects instead); None reports nothing. An exception the callable
+        raises goes to ``sys.unraisablehook`` once, and the work goes on. For example, ``with
+        z.progress(): z[:] = big`` draws a tqdm bar while the write runs."""
+        if progress is None or progress is False:  # nothing asked: an enclosing block's reporting goes on
+            yield
+            return
+        with _Progress(progress, desc, total=total, unit=unit) as p:
+            self._core.set_progress(p.step)
+            try:
+                yield
+            finally:
+                self._core.set_progress(None)
 
     def expand_domain(self, axis: int = 0, *, before: int = 0, after: int = 0) -> Tuple[Tuple[int, int], ...]:
         """Adds ``before`` elements in front of and ``after`` behind the domain along ``axis``, as
@@ -1007,12 +1049,134 @@ class Array(_Node):
         self._core.convert_to_regular_bounded()
 
 
+class _Progress:
+    """What a ``progress=`` argument asks for, as callbacks for the core: None or False for none,
+    True for a tqdm bar (closed on leaving the ``with`` block), or the caller's callable, called
+    as ``progress(objects, nbytes)`` for each stored object finished."""
+
+    def __init__(self, progress: Any, desc: str, *, total: Optional[int] = None, unit: str = "B") -> None:
+        self._bar: Any = None
+        self._user: Any = None
+        self._unit = unit
+        self._failed = False
+        if progress is None or progress is False:
+            return
+        if progress is True:
+            try:
+                from tqdm import tqdm  # type: ignore[import]
+            except ImportError:
+                raise ImportError("progress=True draws a bar with tqdm, which is not installed (Debian: apt-get "
+                                  "install python3-tqdm; or pip install tqdm); pass a callable instead") from None
+            self._bar = tqdm(total=total, unit=unit, unit_scale=True, unit_divisor=1024 if unit == "B" else 1000,
+                             desc=desc)
+        elif callable(progress):
+            self._user = progress
+        else:
+            raise TypeError(f"progress must be a callable, True or None, not {type(progress).__name__}")
+
+    def __enter__(self) -> "_Progress":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+    @property
+    def step(self) -> Any:
+        """The core's callback (objects, nbytes), or None."""
+        if self._bar is None and self._user is None:
+            return None
+        return self._step
+
+    def _step(self, objects: int, nbytes: int) -> None:
+        if self._failed:
+            return
+        try:
+            if self._user is not None:
+                self._user(objects, nbytes)
+            else:
+                self._bar.update(nbytes if self._unit == "B" else objects)
+        except BaseException:
+            self._failed = True  # reported once (sys.unraisablehook), then no more calls
+            raise
+
+    @property
+    def count(self) -> Any:
+        """The core's callback (done, total) of a copy, chunk by chunk, or None."""
+        if self._bar is None and self._user is None:
+            return None
+        return self._count
+
+    def _count(self, done: int, total: int) -> None:
+        if self._bar is not None and self._bar.total != total:
+            self._bar.total = total
+        self._step(1, 0)
+
+
 def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n}" if unit == "B" else f"{n:.1f}{unit}"
         n /= 1024
     return str(n)
+
+
+def _codec_names(a: Array) -> str:
+    filters, serializer, compressors = a._codec_lists()
+    names = []
+    for c in (*filters, *([] if serializer is None else [serializer]), *compressors):
+        name = getattr(c, "name", None) or (c.get("name") or c.get("id") if isinstance(c, dict) else None)
+        names.append(str(name or c))
+    return " \u2192 ".join(names) or "none"
+
+
+def _html_table(rows: List[Tuple[str, str]]) -> str:
+    cells = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(k)}</th>"
+                    f"<td style='text-align:left'>{html.escape(v)}</td></tr>" for k, v in rows)
+    return f"<table>{cells}</table>"
+
+
+def _array_rows(a: Array) -> List[Tuple[str, str]]:
+    chunks = (str(a.chunks) if not a._core.rectilinear or a._core.sharded else "<variable>")
+    rows = [("Shape", str(a.shape)), ("Domain", ", ".join(f"[{lo}, {hi})" for lo, hi in a.domain)),
+            ("Data type", str(a._dtype) if a._dtype.kind not in "VO" else a._core.dtype_name),
+            ("Chunks", chunks)]
+    if a._core.sharded:
+        rows.append(("Shards", str(a.shards) if not a._core.rectilinear else "<variable>"))
+    stored = a.nbytes_stored()
+    objects = "shards" if a._core.sharded else "chunks"
+    rows += [("Codecs", _codec_names(a)),
+             ("Stored", f"{_human(stored)}{' B' if stored < 1024 else ''} in {a._core.nshards_stored()} of "
+                        f"{a._core.nshards()} {objects}")]
+    return rows
+
+
+def _array_html(a: Array) -> str:
+    where = _store_url(a.store) + ("/" + a.path if a.path else "")
+    try:
+        picture = a.chunk_map_svg()
+    except (OSError, ValueError) as e:  # the store could not be listed: say so instead of a picture
+        picture = f"<p>chunk map not drawn: {html.escape(str(e))}</p>"
+    return (f"<div><b>zarrpp.Array</b> <code>{html.escape(where)}</code>"
+            f"<div style='display:flex;gap:1.5em;align-items:flex-start'>"
+            f"<div>{_html_table(_array_rows(a))}</div><div>{picture}</div></div></div>")
+
+
+def _group_html(g: "Group") -> str:
+    where = _store_url(g.store) + ("/" + g.path if g.path else "")
+    head = "<tr><th>Name</th><th>Kind</th><th>Shape</th><th>Data type</th><th>Chunks</th><th>Stored</th></tr>"
+    rows = []
+    members = g.members()
+    for name, node in members[:100]:
+        if isinstance(node, Array):
+            r = dict(_array_rows(node))
+            cells = [name, "array", r["Shape"], r["Data type"], r["Chunks"], r["Stored"]]
+        else:
+            cells = [name + "/", "group", "", "", "", ""]
+        rows.append("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    more = f"<p>and {len(members) - 100} more members</p>" if len(members) > 100 else ""
+    return (f"<div><b>zarrpp.Group</b> <code>{html.escape(where)}</code>, {len(members)} members"
+            f"<table>{head}{''.join(rows)}</table>{more}</div>")
 
 
 # ---- groups --------------------------------------------------------------------------------------
@@ -1061,6 +1225,11 @@ class Group(_Node):
     def __repr__(self) -> str:
         where = _store_url(self.store) + ("/" + self.path if self.path else "")
         return f"<Group {where}>"
+
+    def _repr_html_(self) -> str:
+        """The notebook view: the group's members (at most 100), each array with its shape, data
+        type, chunks and stored bytes."""
+        return _group_html(self)
 
     # ---- children ----
     def _wrap(self, path: str, kind: Optional[str]) -> "Union[Array, Group]":
@@ -2056,44 +2225,53 @@ class ZarrppWarning(UserWarning):
 
 
 def copy_array(source: Array, store: Any, *, path: str = "", grid: Optional[str] = None, overwrite: bool = False,
-               storage_options: Optional[Dict[str, Any]] = None) -> Array:
+               storage_options: Optional[Dict[str, Any]] = None, progress: Any = None) -> Array:
     """Copies the array ``source`` into a new array at ``path`` of ``store`` (a store, a path or a
     URL), with the same data type, chunks and codecs, and returns it. ``grid``: the copy's chunk
     grid, ``"regular"`` (index 0 is the source's first element whatever its lower bound, so a
     prepended array can go to readers that know only ``regular``) or ``"regular_bounded"``;
     default: the source's. ``overwrite`` replaces a node already there (after the source was read
-    in full). On failure nothing the copy wrote is left."""
+    in full). On failure nothing the copy wrote is left. ``progress``: a callable
+    ``progress(objects, nbytes)`` told of each chunk (shard) written (``nbytes`` 0: a copy counts
+    chunks), or True for a tqdm bar counting them."""
     if not isinstance(source, Array):
         raise TypeError(f"copy_array: source must be a zarrpp Array, not {type(source).__name__}")
     st = make_store(store, storage_options=storage_options)
     _check_store_writable(st)
-    core = _zarrpp.copy_array(source._core, st, path, grid or "", bool(overwrite))
+    with _Progress(progress, "copy", unit="chunk") as p:
+        core = _zarrpp.copy_array(source._core, st, path, grid or "", bool(overwrite), p.count)
     return Array(core, store=st)
 
 
-def _convert(store: Any, path: str, dst: Any, dst_path: str, overwrite: bool, zarr_format: int) -> Dict[str, Any]:
+def _convert(store: Any, path: str, dst: Any, dst_path: str, overwrite: bool, zarr_format: int,
+             progress: Any) -> Dict[str, Any]:
     st = make_store(store, must_exist=True)
     d = None if dst is None else make_store(dst)
     _check_store_writable(st if d is None else d)
-    nodes, copied, notes = _zarrpp.convert(st, path, d, dst_path, bool(overwrite), zarr_format)
+    with _Progress(progress if d is not None else None, "convert") as p:
+        nodes, copied, notes = _zarrpp.convert(st, path, d, dst_path, bool(overwrite), zarr_format, p.step)
     return {"nodes": nodes, "chunks_copied": copied, "notes": list(notes)}
 
 
 def convert_to_v3(store: Any, *, path: str = "", dst: Any = None, dst_path: str = "",
-                  overwrite: bool = False) -> Dict[str, Any]:
+                  overwrite: bool = False, progress: Any = None) -> Dict[str, Any]:
     """Converts the Zarr v2 array or group at ``path`` (with everything under it) to Zarr v3 without
     rewriting chunks: in place when ``dst`` is None (zarr.json is written, then .zarray/.zgroup/
     .zattrs/.zmetadata removed; running it again finishes an interrupted conversion), else into
-    ``dst`` with the chunks copied byte for byte. Returns ``{"nodes", "chunks_copied", "notes"}``."""
-    return _convert(store, path, dst, dst_path, overwrite, 3)
+    ``dst`` with the chunks copied byte for byte. Returns ``{"nodes", "chunks_copied", "notes"}``.
+    ``progress`` (into ``dst`` only; in place nothing is copied): a callable
+    ``progress(objects, nbytes)`` told of each chunk copied with its stored bytes, or True for a
+    tqdm bar."""
+    return _convert(store, path, dst, dst_path, overwrite, 3, progress)
 
 
 def convert_to_v2(store: Any, *, path: str = "", dst: Any = None, dst_path: str = "",
-                  overwrite: bool = False) -> Dict[str, Any]:
+                  overwrite: bool = False, progress: Any = None) -> Dict[str, Any]:
     """Converts the Zarr v3 array or group at ``path`` (with everything under it) back to Zarr v2
     without rewriting chunks: every node must have a v2 form (no sharding, crc32c or
     regular_bounded grid; checked before anything is written). In place when ``dst`` is None
     (.zattrs and .zarray/.zgroup are written, then zarr.json removed; an array's chunk keys must be
     v2 keys already, as a converted array's are), else into ``dst`` with the chunks copied byte for
-    byte under their v2 keys. Returns ``{"nodes", "chunks_copied", "notes"}``."""
-    return _convert(store, path, dst, dst_path, overwrite, 2)
+    byte under their v2 keys. Returns ``{"nodes", "chunks_copied", "notes"}``. ``progress`` as for
+    ``convert_to_v3``."""
+    return _convert(store, path, dst, dst_path, overwrite, 2, progress)
