@@ -31,6 +31,8 @@ suppress_warnings = ["myst.header"]  # pages may start below level 1 (architectu
 html_theme = "alabaster"
 html_title = "zarrpp"
 html_theme_options = {"page_width": "1180px", "sidebar_width": "250px"}
+# The pictures scripts/build_docs.sh draws with this build (pictures/ at the site's root).
+html_extra_path = [os.environ["ZARRPP_DOCS_EXTRA"]] if os.environ.get("ZARRPP_DOCS_EXTRA") else []
 
 breathe_projects = {"zarrpp": os.environ.get("ZARRPP_DOXYGEN_XML", "")}
 breathe_default_project = "zarrpp"
