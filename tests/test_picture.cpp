@@ -155,6 +155,13 @@ TEST(Picture, ShardsShowTheirInnerChunksAndNamesAreEscaped) {
   const auto axes = texts(all, "axis");
   EXPECT_TRUE(has(axes, "a<b \u2192")) << axes.size();
   EXPECT_TRUE(has(axes, "dim 1 \u2192"));
+  // A control character, which XML cannot hold, is shown as '?' (the document stays well-formed).
+  auto c = Array::create(MemoryStore::create(),
+                         {.shape = {4},
+                          .chunks = {2},
+                          .dtype = DataType::int8,
+                          .dimension_names = std::vector<std::optional<std::string>>{std::string("t\x01&")}});
+  EXPECT_TRUE(has(texts(parse(chunk_map_svg(c)), "axis"), "t?& \u2192"));
 }
 
 TEST(Picture, ARectilinearGridDrawsEachChunkAtItsSize) {

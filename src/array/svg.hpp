@@ -3,33 +3,17 @@
 #include <sstream>
 #include <string>
 
+#include "../store/xml.hpp"
+
 namespace zarrpp::svg {
 
-/// Text with XML's five special characters escaped.
+/// Text as XML content or an attribute value: the special characters escaped (the store layer's
+/// xml_escape), and control characters, which XML 1.0 cannot hold at all, shown as '?'.
 inline std::string escaped(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  std::string clean = s;
+  for (char& c : clean)
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') c = '?';
+  return detail::xml_escape(clean);
 }
 
 /// A coordinate in pixels, to a tenth.
