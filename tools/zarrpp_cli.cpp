@@ -21,10 +21,10 @@ using namespace zarrpp;
 
 namespace {
 
-// SIGINT, SIGTERM, SIGHUP: an interrupted `get --out` leaves no partial file (chunk temporaries
+// SIGINT, SIGTERM, SIGHUP: an interrupted `get --out` or `show` leaves no partial file (chunk temporaries
 // in a store are swept by the next writer there), then the signal ends the process as usual.
 extern "C" void on_termination_signal(int sig) {
-  zarrpp::npy::remove_unfinished_temporaries();
+  zarrpp::remove_unfinished_file_temporaries();
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }

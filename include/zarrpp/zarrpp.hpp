@@ -17,6 +17,7 @@
 #include "zarrpp/core/warning.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
 #include "zarrpp/grid/defaults.hpp"
+#include "zarrpp/io/file_replacement.hpp"
 #include "zarrpp/io/npy.hpp"
 #include "zarrpp/metadata/metadata.hpp"
 #include "zarrpp/store/file_store.hpp"

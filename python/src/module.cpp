@@ -96,11 +96,19 @@ void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-
 
 // ---- progress -------------------------------------------------------------------------------------
 
+bool is_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
 // A Python callable kept by C++ callbacks that run on worker threads: released with the GIL held
 // (the last copy may go on a thread that does not hold it), or leaked once Python has shut down.
 std::shared_ptr<py::object> hold_callable(py::object f) {
   return {new py::object(std::move(f)), [](py::object* p) {
-            if (!Py_IsInitialized()) {
+            if (!Py_IsInitialized() || is_finalizing()) {  // taking the GIL then could hang
               (void)p->release();
             } else {
               const py::gil_scoped_acquire gil;
@@ -544,7 +552,11 @@ std::string memory_repr(const zarrpp::Store& s) {
 // Array accessors that return references into the array's current metadata snapshot stay valid
 // only until the next metadata change (which another Python thread may make while the GIL is
 // released). A copy of the Array pins its own snapshot, so read them from a copy.
-Array pinned(const Array& a) { return Array(a); }
+Array pinned(const Array& a) {
+  Array p(a);
+  p.set_progress(a.progress());  // a `with z.progress()` block hears the reads made through the copy
+  return p;
+}
 
 template <class F>
 auto without_gil(F&& f) -> decltype(f());

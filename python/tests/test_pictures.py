@@ -57,6 +57,21 @@ def test_array_repr_html_shows_the_essentials_beside_the_map(tmp_path):
     assert cells(svg).count("cell empty") == 3  # the rows 10..20 were never written
 
 
+def test_repr_html_shows_what_it_can(tmp_path, monkeypatch):
+    with zarrpp.config.set({"array.rectilinear_chunks": True}):
+        z = zarrpp.create_array(tmp_path / "r.zarr", shape=(60, 100), chunks=(10, 10), shards=[[20, 40], [50, 50]],
+                                dtype="i2")
+    page = z._repr_html_()  # shards of several sizes: no one shard shape, the map still drawn
+    assert "&lt;variable&gt;" in page and "<svg" in page
+
+    def unlistable(*args, **kwargs):
+        raise RuntimeError("cannot list keys")
+    monkeypatch.setattr(zarrpp.Array, "chunk_map_svg", unlistable)
+    monkeypatch.setattr(zarrpp.Array, "nbytes_stored", unlistable)
+    page = z._repr_html_()
+    assert "chunk map not drawn: cannot list keys" in page and "not known: cannot list keys" in page
+
+
 def test_group_repr_html_lists_members(tmp_path):
     g = zarrpp.open_group(tmp_path / "g.zarr", mode="w")
     g.create_array("x<y", shape=(10,), chunks=(5,), dtype="i2")
@@ -96,6 +111,27 @@ def test_progress_of_growth_resize_and_a_block(tmp_path):
     steps.clear()
     z[:] = 3.0  # after the block: nothing
     assert steps == []
+    with z.progress(cb):
+        z[0:100, :]  # reads too
+    assert sum(n for _, n in steps) == 100 * 300 * 8
+    assert all(o == 1 for o, _ in steps)
+
+
+def test_progress_blocks_inside_each_other_each_hear_it_all(tmp_path):
+    z = zarrpp.create_array(tmp_path / "n.zarr", shape=(100, 100), chunks=(10, 10), dtype="u1")
+    outer, cb_outer = recorder()
+    inner, cb_inner = recorder()
+    call, cb_call = recorder()
+    with z.progress(cb_outer):
+        with z.progress(cb_inner):
+            z[:] = 1
+        z[0:10, :] = 2  # the inner block is over: the outer still hears
+        z.append(np.ones((10, 100), dtype="u1"), progress=cb_call)
+        z[0:10, :] = 3
+    z[:] = 4
+    assert len(inner) == 100
+    assert len(call) == 10
+    assert len(outer) == 100 + 10 + 10 + 10
 
 
 def test_progress_of_copy_and_convert(tmp_path):

@@ -986,7 +986,8 @@ class Array(_Node):
     @contextlib.contextmanager
     def progress(self, progress: Any = True, *, desc: str = "zarrpp", total: Optional[int] = None,
                  unit: str = "B") -> Iterator[None]:
-        """Reports the work of this handle's reads, writes and growth inside a ``with`` block:
+        """Reports the work of this handle's reads, writes and growth inside a ``with`` block (the
+        handle's: from any thread that uses it; blocks inside each other each hear it all):
         ``progress`` is a callable ``progress(objects, nbytes)``, called from the worker threads
         for each stored object (chunk, or shard) read, written or removed with the bytes of the
         selection's elements in it; True draws a tqdm bar (``desc``, ``total`` bytes if known,
@@ -997,11 +998,14 @@ class Array(_Node):
             yield
             return
         with _Progress(progress, desc, total=total, unit=unit) as p:
-            self._core.set_progress(p.step)
+            stack = self.__dict__.setdefault("_progress_stack", [])
+            stack.append(p.step)
+            self._core.set_progress(_fan_out(stack))
             try:
                 yield
             finally:
-                self._core.set_progress(None)
+                stack.remove(p.step)
+                self._core.set_progress(_fan_out(stack))
 
     def expand_domain(self, axis: int = 0, *, before: int = 0, after: int = 0) -> Tuple[Tuple[int, int], ...]:
         """Adds ``before`` elements in front of and ``after`` behind the domain along ``axis``, as
@@ -1113,6 +1117,20 @@ class _Progress:
         self._step(1, 0)
 
 
+def _fan_out(steps: List[Any]) -> Any:
+    """One callback calling each of ``steps`` (the open progress blocks of a handle), or None."""
+    if not steps:
+        return None
+    if len(steps) == 1:
+        return steps[0]
+    current = list(steps)
+
+    def step(objects: int, nbytes: int) -> None:
+        for s in current:
+            s(objects, nbytes)
+    return step
+
+
 def _human(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
@@ -1136,18 +1154,29 @@ def _html_table(rows: List[Tuple[str, str]]) -> str:
     return f"<table>{cells}</table>"
 
 
-def _array_rows(a: Array) -> List[Tuple[str, str]]:
-    chunks = (str(a.chunks) if not a._core.rectilinear or a._core.sharded else "<variable>")
+def _shape_text(get: Any) -> str:
+    try:
+        return str(get())
+    except NotImplementedError:  # chunks of several sizes (a rectilinear grid)
+        return "<variable>"
+
+
+def _array_rows(a: Array, stored: bool = True) -> List[Tuple[str, str]]:
+    """The essentials of the notebook views; ``stored`` adds what listing the store tells."""
     rows = [("Shape", str(a.shape)), ("Domain", ", ".join(f"[{lo}, {hi})" for lo, hi in a.domain)),
             ("Data type", str(a._dtype) if a._dtype.kind not in "VO" else a._core.dtype_name),
-            ("Chunks", chunks)]
+            ("Chunks", _shape_text(lambda: a.chunks))]
     if a._core.sharded:
-        rows.append(("Shards", str(a.shards) if not a._core.rectilinear else "<variable>"))
-    stored = a.nbytes_stored()
-    objects = "shards" if a._core.sharded else "chunks"
-    rows += [("Codecs", _codec_names(a)),
-             ("Stored", f"{_human(stored)}{' B' if stored < 1024 else ''} in {a._core.nshards_stored()} of "
-                        f"{a._core.nshards()} {objects}")]
+        rows.append(("Shards", _shape_text(lambda: a.shards)))
+    rows.append(("Codecs", _codec_names(a)))
+    if stored:
+        objects = "shards" if a._core.sharded else "chunks"
+        try:
+            n = a.nbytes_stored()
+            rows.append(("Stored", f"{a._core.nshards_stored()} of {a._core.nshards()} {objects}, "
+                                   f"{_human(n)}{' B' if n < 1024 else ''} with the metadata"))
+        except Exception as e:  # a view must show what it can: say why this part is missing
+            rows.append(("Stored", f"not known: {e}"))
     return rows
 
 
@@ -1155,7 +1184,7 @@ def _array_html(a: Array) -> str:
     where = _store_url(a.store) + ("/" + a.path if a.path else "")
     try:
         picture = a.chunk_map_svg()
-    except (OSError, ValueError) as e:  # the store could not be listed: say so instead of a picture
+    except Exception as e:  # e.g. a store that cannot be listed: say so instead of a picture
         picture = f"<p>chunk map not drawn: {html.escape(str(e))}</p>"
     return (f"<div><b>zarrpp.Array</b> <code>{html.escape(where)}</code>"
             f"<div style='display:flex;gap:1.5em;align-items:flex-start'>"
@@ -1164,13 +1193,16 @@ def _array_html(a: Array) -> str:
 
 def _group_html(g: "Group") -> str:
     where = _store_url(g.store) + ("/" + g.path if g.path else "")
-    head = "<tr><th>Name</th><th>Kind</th><th>Shape</th><th>Data type</th><th>Chunks</th><th>Stored</th></tr>"
+    head = "<tr><th>Name</th><th>Kind</th><th>Shape</th><th>Data type</th><th>Chunks</th><th>Codecs</th></tr>"
     rows = []
     members = g.members()
     for name, node in members[:100]:
-        if isinstance(node, Array):
-            r = dict(_array_rows(node))
-            cells = [name, "array", r["Shape"], r["Data type"], r["Chunks"], r["Stored"]]
+        if isinstance(node, Array):  # no listing per member: on S3 that would be a request per chunk
+            try:
+                r = dict(_array_rows(node, stored=False))
+                cells = [name, "array", r["Shape"], r["Data type"], r["Chunks"], r["Codecs"]]
+            except Exception as e:
+                cells = [name, "array", f"not described: {e}", "", "", ""]
         else:
             cells = [name + "/", "group", "", "", "", ""]
         rows.append("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(c)}</td>" for c in cells) + "</tr>")
@@ -1228,7 +1260,7 @@ class Group(_Node):
 
     def _repr_html_(self) -> str:
         """The notebook view: the group's members (at most 100), each array with its shape, data
-        type, chunks and stored bytes."""
+        type, chunks and codecs."""
         return _group_html(self)
 
     # ---- children ----

@@ -443,6 +443,10 @@ void Array::set_progress(ProgressCallback callback) {
   std::lock_guard lk(st_->mu);
   st_->progress = callback ? std::make_shared<const ProgressCallback>(std::move(callback)) : nullptr;
 }
+ProgressCallback Array::progress() const {
+  const auto p = st_->progress_callback();
+  return p ? *p : ProgressCallback();
+}
 void Array::check_dtype(const DataType& t) const {
   if (!(t == dtype()))
     throw SelectionError(ErrorCode::dtype_mismatch,

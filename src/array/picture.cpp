@@ -66,7 +66,7 @@ struct Map {
   Side col, row;
   double projected = 1;  ///< stored objects one cell stands for along the undrawn dimensions
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> stored;  ///< (row cell, col cell) -> objects
-  std::int64_t stored_total = 0, stored_outside = 0;
+  std::int64_t stored_total = 0;
 
   std::vector<std::optional<std::string>> names;            ///< dimension_names (empty when none)
   ChunkKeyEncoding keys = ChunkKeyEncoding::default_('/');  ///< to label a cell of one chunk with its key
@@ -133,18 +133,15 @@ Map model_of(const Array& a, const ChunkMapOptions& o) {
   m.keys = meta.chunk_key_encoding;
   if (meta.dimension_names) m.names = *meta.dimension_names;
   const std::size_t r = meta.rank();
-  const int cells = std::max(o.max_cells, 1);
+  const int cells = std::clamp(o.max_cells, 1, 500);  // at most 250,000 cells: a picture, not a listing
   if (r >= 1) m.col = side_of(m, r - 1, cells);
   if (r >= 2) m.row = side_of(m, r - 2, cells);
   for (std::size_t d = 0; d + 2 < r; ++d) m.projected *= static_cast<double>(m.grid.num_chunks(d));
-  place(m.col, m.row, std::max(o.size, 16));
+  place(m.col, m.row, std::clamp(o.size, 16, 8192));
   const std::string prefix = a.path().empty() ? "" : a.path() + "/";
   for (const auto& key : a.stored_chunk_keys()) {
     const auto k = meta.chunk_key_encoding.decode_or_throw(std::string_view(key).substr(prefix.size()), r);
-    if (!m.grid.contains_chunk(k)) {
-      ++m.stored_outside;
-      continue;
-    }
+    if (!m.grid.contains_chunk(k)) continue;  // the listing and the metadata crossed a concurrent growth
     ++m.stored_total;
     const std::int64_t cc = r >= 1 ? m.col.cell_of(k[r - 1]) : 0;
     const std::int64_t rc = r >= 2 ? m.row.cell_of(k[r - 2]) : 0;
@@ -199,10 +196,12 @@ void draw_cells(Doc& doc, const Map& m) {
       double y0 = r.pixel0, y1 = r.pixel0 + r.scale;
       double total = static_cast<double>(c1 - c0) * m.projected;
       bool edge = m.chunk_lo(c, c0) < static_cast<double>(c.lo) || m.chunk_hi(c, c1 - 1) > static_cast<double>(c.hi);
-      std::string where = c.name + " " +
-                          range_text(std::max<std::int64_t>(static_cast<std::int64_t>(m.chunk_lo(c, c0)), c.lo),
-                                     std::min<std::int64_t>(static_cast<std::int64_t>(m.chunk_hi(c, c1 - 1)), c.hi));
-      std::string which = chunks_text(c, cc);
+      std::string where =
+          !c.present ? std::string("the one element")
+                     : c.name + " " +
+                           range_text(std::max<std::int64_t>(static_cast<std::int64_t>(m.chunk_lo(c, c0)), c.lo),
+                                      std::min<std::int64_t>(static_cast<std::int64_t>(m.chunk_hi(c, c1 - 1)), c.hi));
+      std::string which = c.present ? chunks_text(c, cc) : m.keys.encode(std::vector<std::int64_t>{});
       if (r.present) {
         const auto [r0, r1] = r.chunks_of(rc);
         y0 = r.at(m.chunk_lo(r, r0));
@@ -404,8 +403,6 @@ double draw_legend(Doc& doc, const Map& m, const Array& a, bool origin_drawn, do
       notes.push_back("shards of inner chunks of several sizes");
     }
   }
-  if (m.stored_outside > 0)
-    notes.push_back(count_noun(m.stored_outside, "stored key") + " outside the grid, not drawn");
   for (const auto& n : notes) text(doc, "note", 8, y += 18, "start", n);
   return y;
 }

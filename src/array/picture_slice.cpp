@@ -170,7 +170,7 @@ std::vector<Side> sides_of(const ArrayMetadata& m, const Shape& lower, const Sel
       continue;
     }
     Side s{.dim = d, .start = x.start, .step = x.step, .count = x.count, .lower = lower[d], .name = dim_name(m, d)};
-    const std::int64_t max = std::max(o.max_pixels, 1);
+    const std::int64_t max = std::clamp(o.max_pixels, 1, 4096);  // at most 16M elements held
     if (s.count > max) {
       const std::int64_t by = (s.count + max - 1) / max;
       s.step *= by;
@@ -182,7 +182,8 @@ std::vector<Side> sides_of(const ArrayMetadata& m, const Shape& lower, const Sel
     throw ArgumentError("a slice image needs a selection of 2 dimensions; this one has " +
                         std::to_string(sides.size()) + " (give the others an integer, e.g. \"0, :, :\")");
   if (sides[0].count == 0 || sides[1].count == 0)
-    throw ArgumentError("the selection is empty (" + sides[0].text() + " x " + sides[1].text() + ")");
+    throw ArgumentError("the selection is empty (" + std::to_string(sides[0].count) + " x " +
+                        std::to_string(sides[1].count) + " elements): nothing to draw");
   return sides;
 }
 
@@ -242,11 +243,13 @@ std::string slice_image_svg(const Array& array, const Selection& selection, cons
   const std::vector<double> v = values_of(data);
   const Side &rows = sides[0], &cols = sides[1];
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  std::size_t nans = 0;
+  std::size_t nans = 0, infinities = 0;
   for (const double x : v) {
     if (std::isnan(x))
       ++nans;
-    else if (std::isfinite(x))
+    else if (std::isinf(x))
+      ++infinities;
+    else
       lo = std::min(lo, x), hi = std::max(hi, x);
   }
   const bool finite = lo <= hi;
@@ -309,6 +312,7 @@ std::string slice_image_svg(const Array& array, const Selection& selection, cons
   }
   std::string note = std::to_string(rows.count) + " \u00d7 " + std::to_string(cols.count) + " elements";
   if (nans > 0) note += "; NaN grey (" + std::to_string(nans) + ")";
+  if (infinities > 0) note += "; \u00b1inf in the end colours (" + std::to_string(infinities) + ")";
   doc << svg::text("note", 8, height - 10, "start", note) << "</svg>\n";
   return doc.str();
 }

@@ -12,10 +12,10 @@
 #include <fstream>
 #include <optional>
 
-#include "../core/temp_names.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/core/thread_pool.hpp"
+#include "zarrpp/io/file_replacement.hpp"
 
 namespace zarrpp::npy {
 namespace {
@@ -550,8 +550,6 @@ Bytes header_bytes(const DataType& dtype, const Shape& shape_) {
   return out;
 }
 
-std::atomic<unsigned> g_writer_counter{0};
-
 }  // namespace
 
 Bytes serialize(const NDView& v) {
@@ -561,129 +559,34 @@ Bytes serialize(const NDView& v) {
   return out;
 }
 
-namespace {
-
-// The temporaries of Writers not yet committed, for remove_unfinished_temporaries() (a signal
-// handler): fixed slots, so the handler needs neither locks nor allocation.
-struct TempSlot {
-  std::atomic<bool> used{false};   // taken by a Writer
-  std::atomic<bool> ready{false};  // `path` is complete and names this process's file
-  char path[4096] = {};
-};
-TempSlot g_temps[16];
-
-int register_temp(const std::filesystem::path& p) {
-  const std::string& s = p.native();
-  if (s.size() >= sizeof g_temps[0].path) return -1;
-  for (int i = 0; i < 16; ++i) {
-    bool expected = false;
-    if (g_temps[i].used.load() || !g_temps[i].used.compare_exchange_strong(expected, true)) continue;
-    std::memcpy(g_temps[i].path, s.c_str(), s.size() + 1);
-    g_temps[i].ready.store(true, std::memory_order_release);
-    return i;
-  }
-  return -1;  // more than 16 at once: only the destructor removes this one
-}
-
-// Temporaries named ".NAME.zarrpp-tmp-<host>-<pid>-<n>" beside `target` whose writer (a process of
-// this machine) is gone, e.g. killed with SIGKILL: removed before writing NAME again.
-void sweep_dead_writers(const std::filesystem::path& dir, const std::string& name) {
-  const std::string marker = "." + name + ".zarrpp-tmp-";
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string n = e.path().filename().string();
-    if (n.compare(0, marker.size(), marker) != 0 || !e.is_regular_file(ec) || e.is_symlink(ec)) continue;
-    if (detail::made_by_dead_writer(std::string_view(n).substr(marker.size()))) std::filesystem::remove(e.path(), ec);
-  }
-}
-
-}  // namespace
-
-void remove_unfinished_temporaries() noexcept {
-  for (auto& t : g_temps)
-    if (t.ready.load(std::memory_order_acquire)) ::unlink(t.path);
-}
+void remove_unfinished_temporaries() noexcept { remove_unfinished_file_temporaries(); }
 
 struct Writer::Impl {
-  std::filesystem::path target;  // where the file ends up
-  std::filesystem::path tmp;     // empty: writing in place
-  int slot = -1;                 // in g_temps
-  int fd = -1;
+  std::optional<FileReplacement> file;
   std::uint64_t expected = 0, written = 0;
   bool done = false;
-
-  // Also when the constructor fails after making the temporary (a full disk): no partial file.
-  ~Impl() {
-    if (fd >= 0) ::close(fd);
-    if (!done && !tmp.empty()) ::unlink(tmp.c_str());
-    release();
-  }
-  void release() {
-    if (slot < 0) return;
-    g_temps[slot].ready.store(false, std::memory_order_release);
-    g_temps[slot].used.store(false);
-    slot = -1;
-  }
-  [[noreturn]] void io_fail(const std::string& what, int e) const {
-    throw StoreError(".npy: cannot " + what + " '" + target.string() + "': " + std::strerror(e));
-  }
-  void put(const std::uint8_t* p, std::size_t n) {
-    while (n > 0) {
-      const ssize_t w = ::write(fd, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) io_fail("write", errno);
-      p += w;
-      n -= static_cast<std::size_t>(w);
-    }
-  }
 };
 
 Writer::Writer(const std::filesystem::path& path, const DataType& dtype, const Shape& shape)
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
-  m.target = path;
   std::uint64_t n = dtype.size();
   for (const auto d : shape)
     if (d < 0 || __builtin_mul_overflow(n, static_cast<std::uint64_t>(d), &n))
       throw ArgumentError(".npy: shape " + shape_str(shape) + " overflows");
   m.expected = n;
-  struct stat st{};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
-  if (exists && !S_ISREG(st.st_mode)) {
-    if (S_ISDIR(st.st_mode)) throw ArgumentError(".npy: '" + path.string() + "' is a directory");
-    // A FIFO, a terminal, /dev/stdout: written in place, in order.
-    m.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (m.fd < 0) m.io_fail("open", errno);
-  } else {
-    // Beside the file it replaces (through a symbolic link, beside its target), so the rename
-    // stays on one file system; the existing file's permissions carry over.
-    std::error_code ec;
-    const auto real = exists ? std::filesystem::canonical(path, ec) : path;
-    if (!ec) m.target = real;
-    const auto dir = m.target.parent_path().empty() ? std::filesystem::path(".") : m.target.parent_path();
-    sweep_dead_writers(dir, m.target.filename().string());
-    m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + detail::host_tag() + "-" +
-                   std::to_string(::getpid()) + "-" + std::to_string(g_writer_counter.fetch_add(1)));
-    m.fd = ::open(m.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (m.fd < 0) {
-      const int e = errno;
-      m.tmp.clear();
-      m.io_fail("create a file beside", e);
-    }
-    m.slot = register_temp(m.tmp);  // only once the file is ours
-    if (exists) (void)::fchmod(m.fd, st.st_mode & 07777);
-  }
+  m.file.emplace(path, ".npy");
   const Bytes h = header_bytes(dtype, shape);
-  m.put(h.data(), h.size());
+  m.file->write({h.data(), h.size()});
 }
 
-Writer::~Writer() = default;  // Impl removes an unfinished temporary
+Writer::~Writer() = default;  // the FileReplacement removes an unfinished temporary
 
 void Writer::write(std::span<const std::uint8_t> bytes) {
   auto& m = *impl_;
   if (m.done || m.written + bytes.size() > m.expected)
     throw ArgumentError(".npy: more data than the header's shape holds");
-  m.put(bytes.data(), bytes.size());
+  m.file->write(bytes);
   m.written += bytes.size();
 }
 
@@ -692,12 +595,8 @@ void Writer::commit() {
   if (m.written != m.expected)
     throw ArgumentError(".npy: " + std::to_string(m.written) + " of " + std::to_string(m.expected) +
                         " data bytes were written");
-  const int fd = m.fd;
-  m.fd = -1;
-  if (::close(fd) != 0) m.io_fail("write", errno);
-  if (!m.tmp.empty() && ::rename(m.tmp.c_str(), m.target.c_str()) != 0) m.io_fail("replace", errno);
+  m.file->commit();
   m.done = true;
-  m.release();
 }
 
 void save(const std::filesystem::path& path, const NDView& view) {

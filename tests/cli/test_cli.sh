@@ -768,7 +768,7 @@ expect_eq "$(ls -A "$SH" | grep -c zarrpp-tmp)" "0" "show leaves no temporaries"
 # What it refuses, leaving the files there as they were.
 cp "$SH/map.svg" "$SH/keep.svg"
 expect_err "say where the picture goes" "$Z" show "$SH/a.zarr"
-expect_err "not a regular file" "$Z" show "$SH/a.zarr" --png "$SH"
+expect_err "a directory" "$Z" show "$SH/a.zarr" --png "$SH"
 expect_err "does not exist" "$Z" show "$SH/a.zarr" --svg "$SH/no/such/dir/x.svg"
 expect_err "same file" "$Z" show "$SH/a.zarr" --svg "$SH/x.png" --png "$SH/x.png"
 expect_err "2 dimensions; this one has 1" "$Z" show "$SH/a.zarr" "0" --svg "$SH/keep.svg"
@@ -784,6 +784,25 @@ expect_eq "$(ls -A "$SH" | grep -c zarrpp-tmp)" "0" "failed shows leave no tempo
 ln -s keep.svg "$SH/link.svg"
 expect_ok "$Z" show "$SH/a.zarr" ":, :" --svg "$SH/link.svg"
 expect_eq "$([ -L "$SH/link.svg" ] && grep -c zarrpp-slice-image "$SH/keep.svg")" "1" "--svg through a link writes its target"
+# A dangling link: its target is made, the link stays.
+ln -s made-by-show.svg "$SH/dangling.svg"
+expect_ok "$Z" show "$SH/a.zarr" --svg "$SH/dangling.svg"
+expect_eq "$([ -L "$SH/dangling.svg" ] && grep -c zarrpp-chunk-map "$SH/made-by-show.svg")" "1" "a dangling link's target gets the picture"
+# Never into the array it shows (its zarr.json would be replaced).
+cp "$SH/a.zarr/zarr.json" "$SH/zarr.json.before"
+expect_err "inside the array" "$Z" show "$SH/a.zarr" --svg "$SH/a.zarr/zarr.json"
+expect_err "inside the array" "$Z" show "$SH/a.zarr" --png "$SH/a.zarr/c/x.png"
+expect_eq "$(cmp -s "$SH/a.zarr/zarr.json" "$SH/zarr.json.before" && echo same)" "same" "the array's zarr.json is untouched"
+# Standard output takes either form, not both at once.
+expect_eq "$("$Z" show "$SH/a.zarr" --png - 2>/dev/null | head -c 4 | tail -c 3)" "PNG" "--png - writes the PNG to standard output"
+expect_err "same output" "$Z" show "$SH/a.zarr" --png - --svg -
+# Interrupted while rendering a large map: no temporary is left.
+expect_ok "$Z" create "$SH/big.zarr" --shape 100000,100000 --chunks 10,10 --dtype uint8
+"$Z" show "$SH/big.zarr" --max-cells 500 --size 4000 --png "$SH/big.png" 2>/dev/null &
+sleep 1
+kill -TERM $! 2>/dev/null
+wait $! 2>/dev/null
+expect_eq "$(ls -A "$SH" | grep -c zarrpp-tmp)" "0" "show killed while rendering leaves no temporary"
 # The walkthrough writes its before-and-after chunk maps.
 expect_ok "$Z" demo "$SH/demo.zarr"
 expect_eq "$(svg_facts "$SH/demo.zarr/chunk-map-before.svg" | cut -d' ' -f1,2)" "2 2" "demo: the map before"

@@ -1,4 +1,6 @@
 // zarrpp show: draw an array's chunk map, or a 2-d selection of its values, as SVG or PNG.
+#include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "commands.hpp"
@@ -21,70 +22,105 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The path a picture replaces: FILE itself, or the file a symbolic link FILE points to (so the
-// link stays a link). Refuses a directory or any other non-regular file there.
-fs::path target_of(const std::string& file, const char* option) {
+// Checks where a picture goes before anything is drawn: not a directory, in a directory that
+// exists, and not inside the (local) array it shows, whose files it would replace.
+void check_target(const std::string& file, const char* option, const std::string& array) {
   std::error_code ec;
-  fs::path p = fs::weakly_canonical(fs::absolute(file), ec);
-  if (ec) p = fs::absolute(file);
-  const auto st = fs::status(p, ec);
-  if (fs::exists(st) && !fs::is_regular_file(st))
-    throw ArgumentError(std::string(option) + " " + file + ": not a regular file; name a file to write the picture to");
+  const fs::path p = fs::weakly_canonical(fs::absolute(file), ec);
+  if (fs::is_directory(p, ec))
+    throw ArgumentError(std::string(option) + " " + file + ": a directory; name a file to write the picture to");
   if (!fs::is_directory(p.parent_path(), ec))
     throw ArgumentError(std::string(option) + " " + file + ": the directory " + p.parent_path().string() +
                         " does not exist");
-  return p;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(array), ec);
+  if (ec || !fs::is_directory(dir, ec)) return;  // a URL or a zip file: nothing of it on this path
+  const auto rel = p.lexically_relative(dir);
+  if (!rel.empty() && *rel.begin() != "..")
+    throw ArgumentError(std::string(option) + " " + file + " is inside the array " + array +
+                        ", whose files it could replace; write the picture elsewhere");
 }
 
-// A temporary beside `target`, removed when it goes out of scope unless renamed away.
-class Temporary {
- public:
-  explicit Temporary(const fs::path& target, const char* ext)
-      : path_(target.parent_path() /
-              ("." + target.filename().string() + ".zarrpp-tmp-" + std::to_string(::getpid()) + ext)) {}
-  Temporary(const Temporary&) = delete;
-  Temporary& operator=(const Temporary&) = delete;
-  ~Temporary() {
-    std::error_code ec;
-    fs::remove(path_, ec);
+// Writes all of `text` to a pipe (a child that stops reading early fails on its own: EPIPE ends
+// the writing, the child's status says why).
+void feed(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t n = text.size();
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return;
+    p += w;
+    n -= static_cast<std::size_t>(w);
   }
-  const fs::path& path() const { return path_; }
-  void write(const std::string& text) const {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out)
-      throw StoreError(ErrorCode::store_failure, "cannot write " + path_.string() + ": " + std::strerror(errno));
-  }
-  // Renames the finished temporary over `target` (atomic: readers see the old or the new file).
-  void commit(const fs::path& target) const {
-    std::error_code ec;
-    fs::rename(path_, target, ec);
-    if (ec) throw StoreError(ErrorCode::store_failure, "cannot write " + target.string() + ": " + ec.message());
-  }
+}
 
- private:
-  fs::path path_;
-};
-
-// Renders the SVG file `svg` to the PNG file `png` with rsvg-convert (Debian's librsvg2-bin).
-void render_png(const fs::path& svg, const fs::path& png) {
-  const std::string in = svg.string(), out = png.string();
-  const char* argv[] = {"rsvg-convert", "--format", "png",  "--background-color", "white", "--output",
-                        out.c_str(),    in.c_str(), nullptr};
+// Renders `svg` as PNG with rsvg-convert (Debian's librsvg2-bin), its output going to `out_fd`:
+// the SVG through a pipe, so no other file is made.
+void render_png(const std::string& svg, int out_fd) {
+  int in[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) throw StoreError(std::string("cannot make a pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  const char* argv[] = {"rsvg-convert", "--format", "png", "--background-color", "white", nullptr};
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "rsvg-convert", nullptr, nullptr, const_cast<char* const*>(argv), environ);
-  if (rc == ENOENT)
-    throw UnsupportedError(
-        "--png needs rsvg-convert, which is not installed (Debian: apt-get install librsvg2-bin); --svg FILE writes "
-        "the picture without it");
-  if (rc != 0) throw StoreError(ErrorCode::store_failure, std::string("cannot run rsvg-convert: ") + std::strerror(rc));
+  const int rc = posix_spawnp(&pid, "rsvg-convert", &actions, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  if (rc != 0) {
+    ::close(in[1]);
+    if (rc == ENOENT)
+      throw UnsupportedError(
+          "--png needs rsvg-convert, which is not installed (Debian: apt-get install librsvg2-bin); --svg FILE "
+          "writes the picture without it");
+    throw StoreError(std::string("cannot run rsvg-convert: ") + std::strerror(rc));
+  }
+  struct sigaction ignore{}, old{};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, &old);  // a child that exits early must not end this process
+  feed(in[1], svg);
+  ::close(in[1]);
+  ::sigaction(SIGPIPE, &old, nullptr);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw StoreError(ErrorCode::store_failure, "rsvg-convert failed to render the picture as PNG (status " +
-                                                   std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+    throw StoreError("rsvg-convert failed to render the picture as PNG (status " +
+                     std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
+}
+
+// Writes the picture to FILE ("-": standard output), as SVG or through rsvg-convert as PNG.
+void write_picture(const std::string& file, const std::string& svg, bool png) {
+  if (file == "-") {
+    std::cout.flush();
+    if (png)
+      render_png(svg, STDOUT_FILENO);
+    else
+      std::cout << svg << std::flush;
+    return;
+  }
+  FileReplacement out(file, png ? "--png" : "--svg");
+  if (png)
+    render_png(svg, out.descriptor());
+  else
+    out.write({reinterpret_cast<const std::uint8_t*>(svg.data()), svg.size()});
+  out.commit();
+}
+
+// Whether two outputs are one: both standard output, or one file (through links too).
+bool same_place(const std::string& a, const std::string& b) {
+  if (a == "-" || b == "-") return a == b;
+  std::error_code ec;
+  const auto resolve = [&](const std::string& f) {
+    fs::path p = fs::absolute(f);
+    for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+      const auto to = fs::read_symlink(p, ec);
+      p = to.is_absolute() ? to : p.parent_path() / to;
+    }
+    return fs::weakly_canonical(p, ec);
+  };
+  return resolve(a) == resolve(b);
 }
 
 class ShowCommand final : public Command {
@@ -96,16 +132,16 @@ class ShowCommand final : public Command {
                      "Draw these values instead of the chunk map: slices and integers leaving 2 dimensions, e.g. "
                      "\"0, :, :\" or \"::4, 100:200\"");
     sub_->add_option("--svg", svg_, "Write the picture as SVG to FILE (- for standard output)");
-    sub_->add_option("--png", png_, "Write the picture as PNG to FILE (through rsvg-convert)");
+    sub_->add_option("--png", png_, "Write the picture as PNG to FILE (- for standard output; through rsvg-convert)");
     sub_->add_option("--size", size_, "Chunk map: pixels of the grid's longer side")
         ->check(CLI::Range(16, 8192))
         ->default_val(400);
     sub_->add_option("--max-cells", max_cells_, "Chunk map: cells along a side before chunks are drawn together")
-        ->check(CLI::Range(1, 1000))
+        ->check(CLI::Range(1, 500))
         ->default_val(40);
     sub_->add_option("--max-pixels", max_pixels_,
                      "Values: elements along a side before the selection is read with a larger step")
-        ->check(CLI::Range(1, 8192))
+        ->check(CLI::Range(1, 4096))
         ->default_val(1024);
     sub_->add_flag("--coords", coords_,
                    "SELECTION is in the domain's coordinates (e.g. \"-10:0, :\"), not zero-based from the lower bound");
@@ -113,31 +149,20 @@ class ShowCommand final : public Command {
 
   void run() override {
     if (svg_.empty() && png_.empty())
-      throw ArgumentError("show: say where the picture goes: --svg FILE (- for standard output) and/or --png FILE");
+      throw ArgumentError("show: say where the picture goes: --svg FILE and/or --png FILE (- for standard output)");
     if (coords_ && sel_.empty()) throw ArgumentError("--coords applies to SELECTION, and none was given");
     // Check both destinations before drawing, so a bad one fails before any work.
-    const fs::path svg_target = svg_.empty() || svg_ == "-" ? fs::path() : target_of(svg_, "--svg");
-    const fs::path png_target = png_.empty() ? fs::path() : target_of(png_, "--png");
-    if (!svg_target.empty() && svg_target == png_target)
-      throw ArgumentError("--svg and --png name the same file " + svg_);
+    if (!svg_.empty() && svg_ != "-") check_target(svg_, "--svg", array_);
+    if (!png_.empty() && png_ != "-") check_target(png_, "--png", array_);
+    if (!svg_.empty() && !png_.empty() && same_place(svg_, png_))
+      throw ArgumentError("--svg and --png name the same " + (svg_ == "-" ? std::string("output") : "file " + svg_));
     const Array z = open_array_at(array_);
     const std::string picture = sel_.empty()
                                     ? chunk_map_svg(z, ChunkMapOptions{.size = size_, .max_cells = max_cells_})
                                     : slice_image_svg(z, parse_selection(sel_),
                                                       SliceImageOptions{.max_pixels = max_pixels_, .coords = coords_});
-    if (!png_target.empty()) {
-      const Temporary svg_file(png_target, ".svg"), png_file(png_target, ".png");
-      svg_file.write(picture);
-      render_png(svg_file.path(), png_file.path());
-      png_file.commit(png_target);
-    }
-    if (svg_ == "-") {
-      std::cout << picture << std::flush;
-    } else if (!svg_target.empty()) {
-      const Temporary file(svg_target, ".svg");
-      file.write(picture);
-      file.commit(svg_target);
-    }
+    if (!png_.empty()) write_picture(png_, picture, true);
+    if (!svg_.empty()) write_picture(svg_, picture, false);
   }
 
  private:

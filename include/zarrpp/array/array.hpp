@@ -242,6 +242,8 @@ class Array {
   /// resize removes; an empty callback (the default) reports nothing. The callback may run on
   /// several threads at once.
   void set_progress(ProgressCallback callback);
+  /// The callback set_progress gave this handle (empty when none), e.g. to give a copy the same.
+  ProgressCallback progress() const;
 
   /// Store chunks that hold only the fill value (default false: such chunks are erased).
   void set_write_empty_chunks(bool on);

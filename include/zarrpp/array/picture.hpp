@@ -10,8 +10,9 @@ namespace zarrpp {
 
 /// How to draw a chunk map.
 struct ChunkMapOptions {
-  int size = 400;      ///< pixels of the grid's longer side (the shorter keeps the proportion, at least size / 8)
-  int max_cells = 40;  ///< cells along a side before consecutive chunks are drawn as one cell
+  int size =
+      400;  ///< pixels of the grid's longer side, 16 to 8192 (the shorter keeps the proportion, at least size / 8)
+  int max_cells = 40;  ///< cells along a side (1 to 500) before consecutive chunks are drawn as one cell
 };
 
 /// The chunk map of an array as a standalone SVG document: its domain in coordinates (chunks
@@ -28,15 +29,17 @@ std::string chunk_map_svg(const Array& array, const ChunkMapOptions& options = {
 
 /// How to draw a slice.
 struct SliceImageOptions {
-  int max_pixels = 1024;  ///< elements along a side before the selection is strided down to at most this many
-  bool coords = false;    ///< the selection's indices are coordinates of the domain (Array::coords())
+  int max_pixels =
+      1024;             ///< elements along a side (1 to 4096) before the selection is strided down to at most this many
+  bool coords = false;  ///< the selection's indices are coordinates of the domain (Array::coords())
 };
 
 /// A 2-d selection of a numeric array (slices and integers, e.g. "0, :, ::2") as a standalone SVG
 /// document: the values in the viridis colour map from their least to their greatest (NaN grey),
 /// a colour bar, the coordinates on the axes and the selection's path, data type and range in the
 /// title. A side longer than `max_pixels` is read with a larger step (said in the title), so a
-/// picture of a huge array reads only what it shows. The raster is a PNG inside the SVG.
+/// picture of a huge array holds at most max_pixels² values (though it reads every chunk they lie
+/// in). The raster is a PNG inside the SVG.
 /// ArgumentError when the selection does not leave two dimensions or has index arrays or masks;
 /// UnsupportedError for data types that are not real numbers.
 std::string slice_image_svg(const Array& array, const Selection& selection, const SliceImageOptions& options = {});
