@@ -178,6 +178,24 @@ TEST(Picture, ARectilinearGridDrawsEachChunkAtItsSize) {
   EXPECT_EQ(cells[0].attr.at("class"), "cell empty");
 }
 
+TEST(Picture, LongLabelsAndTitlesGetRoom) {
+  auto store = MemoryStore::create();
+  const std::string path = "a/rather/long/path/to/an/array/of/surface/temperatures/in/kelvin";
+  auto z = Array::create(
+      store, path,
+      {.shape = {10, 4}, .chunks = {4, 4}, .dtype = DataType::float32, .lower_bound = Shape{-9007199254740000, 0}});
+  const auto all_ = parse(chunk_map_svg(z));
+  const auto domain = of_class(all_, "rect", "domain");
+  ASSERT_EQ(domain.size(), 1u);
+  // "-9007199254740000" (17 characters) fits left of the grid; the title fits across.
+  EXPECT_GE(std::stod(domain[0].attr.at("x")), 17 * 7.0 + 16);
+  const auto svg = of_class(all_, "svg", "zarrpp-chunk-map");
+  ASSERT_EQ(svg.size(), 1u);
+  EXPECT_GE(std::stod(svg[0].attr.at("width")), static_cast<double>(path.size() + 20) * 7.0);
+  const auto image = parse(slice_image_svg(z, parse_selection(":, :")));
+  EXPECT_GE(std::stod(of_class(image, "image", "values")[0].attr.at("x")), 17 * 7.0 + 16);
+}
+
 TEST(Picture, MoreThanTwoDimensionsAndNoneAreDrawn) {
   auto store = MemoryStore::create();
   auto z = Array::create(store, {.shape = {4, 30, 40}, .chunks = {1, 10, 10}, .dtype = DataType::uint8});

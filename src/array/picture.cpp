@@ -115,7 +115,9 @@ void place(Side& col, Side& row, int size) {
   const double scale = size / std::max(wide, tall);
   const double least = size / 8.0;
   col.scale = col.present ? std::max(scale, least / wide) : 2.0 * kOneRow;  // a 0-d array: one cell
-  col.pixel0 = kLeft;
+  // Room left of the grid for the row's tick labels (the domain's bounds) and its name.
+  const auto chars = row.present ? std::max(std::to_string(row.lo).size(), std::to_string(row.hi).size()) : 0;
+  col.pixel0 = std::max(static_cast<double>(kLeft), 30 + 7.5 * static_cast<double>(chars));
   if (row.present) {
     row.scale = std::max(scale, least / tall);
     row.pixel0 = kTop;
@@ -162,6 +164,7 @@ std::string chunks_text(const Side& s, std::int64_t cell) {
 
 struct Doc {
   std::ostringstream body, labels;  ///< labels go over everything else
+  double right = 0;                 ///< where the longest left-anchored text ends (about)
   double width = 0, height = 0;
 };
 
@@ -319,9 +322,16 @@ void draw_domain(Doc& doc, const Map& m, bool& origin_drawn) {
            << "\" height=\"" << px(y1 - y0) << "\" fill=\"none\" stroke=\"#000000\" stroke-width=\"2.5\"/>\n";
 }
 
+/// Characters in UTF-8 text (bytes that do not continue a character).
+std::size_t utf8_length(const std::string& s) {
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 void text(Doc& out, const std::string& cls, double x, double y, const std::string& anchor, const std::string& s,
           const std::string& extra = "") {
   out.body << svg::text(cls, x, y, anchor, s, extra);
+  if (anchor == "start") out.right = std::max(out.right, x + 7.5 * static_cast<double>(utf8_length(s)));
 }
 
 /// Coordinates at the domain's bounds and at 0 (when inside it and not crowding a bound).
@@ -423,7 +433,7 @@ std::string chunk_map_svg(const Array& array, const ChunkMapOptions& options) {
   draw_titles(doc, m, array);
   const double grid_bottom = m.row.present ? m.row.at(m.row.view_hi) : m.row.pixel0 + m.row.scale;
   const double bottom = draw_legend(doc, m, array, origin_drawn, grid_bottom + kBelowGrid + 10);
-  const double width = std::max(m.col.at(m.col.view_hi) + kRight, 520.0);
+  const double width = std::max({m.col.at(m.col.view_hi) + kRight, 520.0, doc.right + 12});
   std::ostringstream out;
   out << svg::open("zarrpp-chunk-map", width, bottom + 12)
       << "<defs><pattern id=\"zarrpp-hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "

@@ -266,32 +266,38 @@ std::string slice_image_svg(const Array& array, const Selection& selection, cons
   }
   const int zoom = static_cast<int>(std::clamp<std::int64_t>(400 / std::max(rows.count, cols.count), 1, 64));
   const double w = static_cast<double>(cols.count * zoom), h = static_cast<double>(rows.count * zoom);
-  const double bar_x = kLeft + w + kBarGap;
-  const double width = std::max(bar_x + kBar + kBarLabels, 480.0), height = kTop + std::max(h, 120.0) + kBelow + 20;
+  // Room left of the image for the row ticks' coordinates, and right of it for the titles.
+  std::size_t chars = 0;
+  for (const auto& t : ticks_of(rows)) chars = std::max(chars, std::to_string(t.first).size());
+  const double left = std::max(static_cast<double>(kLeft), 30 + 7.5 * static_cast<double>(chars));
+  const std::string title1 = (array.path().empty() ? std::string("/") : "/" + array.path()) + "  " +
+                             array.dtype().name() + (fixed.empty() ? "" : "  " + fixed);
+  const std::string title2 = rows.text() + "  \u00d7  " + cols.text();
+  const double bar_x = left + w + kBarGap;
+  const double width = std::max(
+      {bar_x + kBar + kBarLabels, 480.0, 20 + 7.5 * static_cast<double>(std::max(title1.size(), title2.size()))});
+  const double height = kTop + std::max(h, 120.0) + kBelow + 20;
   std::ostringstream doc;
   doc << svg::open("zarrpp-slice-image", width, height)
-      << svg::text("title", 8, 20, "start",
-                   (array.path().empty() ? std::string("/") : "/" + array.path()) + "  " + array.dtype().name() +
-                       (fixed.empty() ? "" : "  " + fixed),
-                   " font-weight=\"bold\"")
-      << svg::text("title", 8, 38, "start", rows.text() + "  \u00d7  " + cols.text());
-  doc << "<image class=\"values\" x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << px(w) << "\" height=\""
+      << svg::text("title", 8, 20, "start", title1, " font-weight=\"bold\"")
+      << svg::text("title", 8, 38, "start", title2);
+  doc << "<image class=\"values\" x=\"" << left << "\" y=\"" << kTop << "\" width=\"" << px(w) << "\" height=\""
       << px(h) << "\" preserveAspectRatio=\"none\" style=\"image-rendering:pixelated\" href=\"data:image/png;base64,"
       << base64_encode(png_of(rgb, cols.count, rows.count, zoom)) << "\"/>\n"
-      << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << px(w) << "\" height=\"" << px(h)
+      << "<rect x=\"" << left << "\" y=\"" << kTop << "\" width=\"" << px(w) << "\" height=\"" << px(h)
       << "\" fill=\"none\" stroke=\"#333333\"/>\n";
   for (const auto& [coordinate, i] : ticks_of(cols)) {
-    const double x = kLeft + (i + 0.5) * zoom;
+    const double x = left + (i + 0.5) * zoom;
     doc << "<line class=\"tick\" x1=\"" << px(x) << "\" y1=\"" << px(kTop + h) << "\" x2=\"" << px(x) << "\" y2=\""
         << px(kTop + h + 5) << "\" stroke=\"#333333\"/>\n"
         << svg::text("tick", x, kTop + h + 18, "middle", std::to_string(coordinate));
   }
-  doc << svg::text("axis", kLeft + w / 2, kTop + h + 36, "middle", cols.name + " \u2192");
+  doc << svg::text("axis", left + w / 2, kTop + h + 36, "middle", cols.name + " \u2192");
   for (const auto& [coordinate, i] : ticks_of(rows)) {
     const double y = kTop + (i + 0.5) * zoom;
-    doc << "<line class=\"tick\" x1=\"" << px(kLeft - 5) << "\" y1=\"" << px(y) << "\" x2=\"" << kLeft << "\" y2=\""
+    doc << "<line class=\"tick\" x1=\"" << px(left - 5) << "\" y1=\"" << px(y) << "\" x2=\"" << left << "\" y2=\""
         << px(y) << "\" stroke=\"#333333\"/>\n"
-        << svg::text("tick", kLeft - 8, y + 4, "end", std::to_string(coordinate));
+        << svg::text("tick", left - 8, y + 4, "end", std::to_string(coordinate));
   }
   doc << svg::text("axis", 16, kTop + h / 2, "middle", rows.name + " \u2192",
                    " transform=\"rotate(-90 16 " + px(kTop + h / 2) + ")\"");
