@@ -156,9 +156,8 @@ std::string dim_name(const ArrayMetadata& m, std::size_t d) {
 
 /// The selection normalised, checked to leave two dimensions of ranges, each strided to at most
 /// `max` elements; `fixed` describes the dimensions it drops.
-std::vector<Side> sides_of(const ArrayMetadata& m, const Shape& lower, const Selection& sel, const SliceImageOptions& o,
-                           std::string& fixed) {
-  const auto dims = o.coords ? normalize_selection(sel, m.shape, &lower) : normalize_selection(sel, m.shape);
+std::vector<Side> sides_of(const ArrayMetadata& m, const Shape& lower, const std::vector<DimSel>& dims,
+                           const SliceImageOptions& o, std::string& fixed) {
   std::vector<Side> sides;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const auto& x = dims[d];
@@ -188,9 +187,7 @@ std::vector<Side> sides_of(const ArrayMetadata& m, const Shape& lower, const Sel
 }
 
 /// The selection as array indices, with the sides' (strided) steps.
-Selection strided(const ArrayMetadata& m, const Shape& lower, const Selection& sel, const SliceImageOptions& o,
-                  const std::vector<Side>& sides) {
-  const auto dims = o.coords ? normalize_selection(sel, m.shape, &lower) : normalize_selection(sel, m.shape);
+Selection strided(const std::vector<DimSel>& dims, const std::vector<Side>& sides) {
   Selection out;
   std::size_t k = 0;
   for (const auto& x : dims) {
@@ -234,12 +231,15 @@ std::vector<std::pair<std::int64_t, double>> ticks_of(const Side& s) {
 std::string slice_image_svg(const Array& array, const Selection& selection, const SliceImageOptions& options) {
   const ArrayMetadata m = array.metadata();
   std::string fixed;
-  const Shape lower = array.lower_bound();
-  const auto sides = sides_of(m, lower, selection, options, fixed);
+  Shape lower;  // from the same metadata as the shape (one snapshot)
+  for (const auto& d : m.domain()) lower.push_back(d.inclusive_min);
+  const auto dims =
+      options.coords ? normalize_selection(selection, m.shape, &lower) : normalize_selection(selection, m.shape);
+  const auto sides = sides_of(m, lower, dims, options, fixed);
   const DataKind kind = array.dtype().kind();
   if (kind != DataKind::Bool && kind != DataKind::Int && kind != DataKind::UInt && kind != DataKind::Float)
     throw UnsupportedError("a slice image draws real numbers; the elements of this array are " + array.dtype().name());
-  const NDArray data = array.read(strided(m, lower, selection, options, sides));
+  const NDArray data = array.read(strided(dims, sides));
   const std::vector<double> v = values_of(data);
   const Side &rows = sides[0], &cols = sides[1];
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
