@@ -4,11 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
+#include "core/temp_names.hpp"
 #include "store_conformance.hpp"
 #include "zarrpp/zarrpp.hpp"
 
@@ -151,10 +154,11 @@ TEST(ZipStore, CommitsWriteTheArchiveAnewAndReadersSeeTheLastCommit) {
   TempDir dir("zip");
   const auto path = dir.path() / "a.zip";
   auto w = ZipStore::open(path, {.mode = ZipStore::Mode::exclusive});
-  EXPECT_EQ(fs::file_size(path), 22u);                                  // an empty archive from the start
-  auto other = ZipStore::open(path, {.mode = ZipStore::Mode::append});  // opening takes no lock
+  EXPECT_EQ(fs::file_size(path), 22u);  // an empty archive from the start
+  // Opening takes no lock; a change does (one writer at a time), and this one does not wait.
+  auto other = ZipStore::open(path, {.mode = ZipStore::Mode::append, .lock_timeout = std::chrono::milliseconds(0)});
   w->set("x/zarr.json", B("{}"));
-  EXPECT_THROW(other->set("y", B("1")), ConflictError);  // a change does: one writer at a time
+  EXPECT_THROW(other->set("y", B("1")), ConflictError);
   EXPECT_FALSE(other->exists("y"));
   w->set("k", B("one"));
   auto r = ZipStore::open(path, {});
@@ -271,6 +275,129 @@ TEST(ZipStore, WritesFromOtherThreadsDuringCloseAreNeverDropped) {
   EXPECT_EQ(ZipStore::open(path, {})->list_prefix("").size(), 300u);
 }
 
+TEST(ZipStore, ASecondWriterWaitsForTheFirstAndBuildsOnItsCommit) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  auto first = ZipStore::open(path, {.mode = ZipStore::Mode::write});
+  first->set("k", B("first"));  // holds the archive's lock until it closes
+  auto second = ZipStore::open(path, {.mode = ZipStore::Mode::append, .lock_timeout = std::chrono::seconds(20)});
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    // A conditional write: compared with the archive as the first writer left it.
+    EXPECT_FALSE(second->set("k", B("second"), WriteOptions::if_equal(std::nullopt)));
+    second->set("k2", B("second"));
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(done.load());  // waiting for the lock
+  first->commit();            // a new file at the path; the lock moves with it
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(done.load());
+  first->close();
+  t.join();
+  // The second holds the lock of the file at the path now (not the one the commit replaced):
+  // a third writer is refused while it does.
+  auto third = ZipStore::open(path, {.mode = ZipStore::Mode::append, .lock_timeout = std::chrono::milliseconds(0)});
+  EXPECT_THROW(third->set("k3", B("third")), ConflictError);
+  second->close();
+  third->set("k3", B("third"));
+  third->close();
+  auto r = ZipStore::open(path, {});
+  EXPECT_EQ(r->list_prefix(""), (std::vector<std::string>{"k", "k2", "k3"}));
+  EXPECT_EQ(r->get("k"), B("first"));
+  EXPECT_TRUE(litter_beside(path).empty());
+}
+
+TEST(ZipStore, ALockTakenForGrowthIsTheArchivesAndReadsItAgain) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  ZipStore::open(path, {.mode = ZipStore::Mode::write})->set("zarr.json", B("old"));
+  auto a = ZipStore::open(path, {.mode = ZipStore::Mode::append, .lock_timeout = std::chrono::milliseconds(0)});
+  EXPECT_EQ(a->get("zarr.json"), B("old"));
+  {
+    auto b = ZipStore::open(path, {.mode = ZipStore::Mode::append});
+    b->set("zarr.json", B("new"));
+  }                                  // b commits
+  auto held = a->lock("zarr.json");  // before a reads what it will change
+  EXPECT_EQ(a->get("zarr.json"), B("new"));
+  auto c = ZipStore::open(path, {.mode = ZipStore::Mode::append, .lock_timeout = std::chrono::milliseconds(0)});
+  EXPECT_THROW(c->set("zarr.json", B("c")), ConflictError);  // the lock reaches other writers
+  EXPECT_THROW(c->lock("zarr.json"), ConflictError);
+  held.reset();
+  a->close();
+  EXPECT_THROW(ZipStore::open(path, {})->lock("x"), ConflictError);  // read-only: no locks
+}
+
+TEST(ZipStore, TheNextWriterRemovesWhatDeadWritersLeft) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  ZipStore::open(path, {.mode = ZipStore::Mode::write})->set("k", B("1"));
+  const std::string tag = detail::host_tag();
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);  // a process id no one has now
+  const std::string dead = "-" + tag + "-" + std::to_string(gone) + "-";
+  const std::string live = "-" + tag + "-" + std::to_string(::getppid()) + "-";
+  const auto beside = [&](const std::string& n) { return dir.path() / n; };
+  std::ofstream(beside(".a.zip.zarrpp-new" + dead + "AbCdEf")) << "copy";
+  std::ofstream(beside(".a.zip.zarrpp-new" + dead + "AbCdEf.XyZ123")) << "libzip's copy";
+  fs::create_directory(beside(".a.zip.zarrpp-staged" + dead + "QwErTy"));
+  std::ofstream(beside(".a.zip.zarrpp-staged" + dead + "QwErTy") / "1") << "value";
+  std::ofstream(beside(".a.zip.zarrpp-new" + live + "LiVeOn")) << "a live writer's";
+  std::ofstream(beside(".a.zip.zarrpp-new-0badf00d-" + std::to_string(gone) + "-OtHeRs")) << "another machine's";
+  std::ofstream(beside(".b.zip.zarrpp-new" + dead + "AbCdEf")) << "another archive's";
+  std::ofstream(beside("mine.txt")) << "not zarrpp's";
+  EXPECT_EQ(litter_beside(path).size(), 7u);
+  auto reader = ZipStore::open(path, {});
+  EXPECT_EQ(reader->get("k"), B("1"));
+  EXPECT_EQ(litter_beside(path).size(), 7u);  // readers remove nothing
+  auto w = ZipStore::open(path, {.mode = ZipStore::Mode::append});
+  w->set("k", B("2"));
+  // What stays: the new writer's own staged folder, and what is not a dead writer's of this archive.
+  std::set<std::string> left;
+  for (const auto& n : litter_beside(path))
+    if (n.rfind(".a.zip.zarrpp-staged-" + tag + "-" + std::to_string(::getpid()) + "-", 0) != 0) left.insert(n);
+  EXPECT_EQ(left, (std::set<std::string>{".a.zip.zarrpp-new" + live + "LiVeOn",
+                                         ".a.zip.zarrpp-new-0badf00d-" + std::to_string(gone) + "-OtHeRs",
+                                         ".b.zip.zarrpp-new" + dead + "AbCdEf", "mine.txt"}));
+  EXPECT_EQ(litter_beside(path).size(), 5u);
+  w->close();
+}
+
+TEST(ZipStore, ListingsSeeStagedChangesAndSkipWhatLiesBelow) {
+  TempDir dir("zip");
+  const auto path = dir.path() / "a.zip";
+  {
+    auto w = ZipStore::open(path, {.mode = ZipStore::Mode::write});
+    for (const char* k : {"zarr.json", "a/zarr.json", "a/c/0", "a/c/1", "b/x/y/z", "b0", "c/only", "d/zarr.json"})
+      w->set(k, B("v"));
+  }
+  auto w = ZipStore::open(path, {.mode = ZipStore::Mode::append});
+  const auto dir_of = [&](const std::string& p) {
+    const auto l = w->list_dir(p);
+    std::string s;
+    for (const auto& k : l.keys) s += k + " ";
+    s += "|";
+    for (const auto& d : l.prefixes) s += " " + d;
+    return s;
+  };
+  EXPECT_EQ(dir_of(""), "b0 zarr.json | a b c d");
+  EXPECT_EQ(dir_of("a/"), "zarr.json | c");
+  EXPECT_EQ(dir_of("b/"), "| x");
+  w->erase("c/only");  // a folder whose keys are all erased is gone
+  w->set("e/new", B("v"));
+  w->erase("a/c/0");
+  EXPECT_EQ(dir_of(""), "b0 zarr.json | a b d e");
+  EXPECT_EQ(dir_of("a/c/"), "1 |");
+  EXPECT_EQ(w->list_prefix("a/"), (std::vector<std::string>{"a/c/1", "a/zarr.json"}));
+  EXPECT_EQ(w->list_prefix("b"), (std::vector<std::string>{"b/x/y/z", "b0"}));
+  EXPECT_TRUE(w->list_prefix("zz").empty());
+  w->close();
+  auto r = ZipStore::open(path, {});
+  EXPECT_EQ(r->list_prefix(""),
+            (std::vector<std::string>{"a/c/1", "a/zarr.json", "b/x/y/z", "b0", "d/zarr.json", "e/new", "zarr.json"}));
+}
+
 TEST(FileStore, KeysNeverEscapeTheRoot) {
   TempDir root_dir("escape");
   const auto root = root_dir.path();
@@ -286,9 +413,7 @@ TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
   TempDir base_dir("symlink");
   const auto base = base_dir.path();
   fs::create_directories(base / "outside");
-  {
-    std::ofstream(base / "outside" / "secret") << "top secret";
-  }
+  { std::ofstream(base / "outside" / "secret") << "top secret"; }
   fs::create_directories(base / "root");
   auto s = FileStore::open(base / "root");
   fs::create_symlink(base / "outside", base / "root" / "link");             // a directory link out
@@ -322,9 +447,7 @@ TEST(FileStore, TempAndLockFilesAreInvisible) {
   TempDir tmp("filestore");
   auto s = FileStore::open(tmp.path());
   s->set("a/zarr.json", B("{}"));
-  {
-    auto lk = s->lock("a/zarr.json");
-  }
+  { auto lk = s->lock("a/zarr.json"); }
   EXPECT_TRUE(s->compare_and_set("a/zarr.json", B("{}"), B("{ }")));
   EXPECT_EQ(s->list_prefix(""), (std::vector<std::string>{"a/zarr.json"}));
   EXPECT_EQ(s->list_dir("a/").keys, (std::vector<std::string>{"zarr.json"}));

@@ -110,10 +110,15 @@ def test_growth_in_a_zip_file_both_ends_and_deflated(tmp_path):
 def test_one_writer_at_a_time_and_readers_see_the_last_commit(tmp_path):
     path = str(tmp_path / "w.zip")
     w = ZipStore(path, mode="w")
-    other = ZipStore(path, mode="a")  # opening takes no lock
+    other = ZipStore(path, mode="a", lock_timeout=0)  # opening takes no lock
     w.set("k", b"1")
     with pytest.raises(RuntimeError, match="one writer at a time"):
         other.set("x", b"1")
+    waiting = ZipStore(path, mode="a", lock_timeout=0.3)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="held it for 300 ms"):
+        waiting.set("x", b"1")
+    assert time.monotonic() - started >= 0.3
     reader = ZipStore(path)
     assert not reader.exists("k") and w.get("k") == b"1"
     w.commit()

@@ -304,10 +304,16 @@ class ZipStore(_zarrpp.ZipStore):
     beside the archive, seen by reads at once, until ``close()`` (or ``commit()``, or the store's
     end) writes the archive anew, to a temporary file renamed over it, so a crash leaves the old
     archive whole. One writer at a time (a second is refused at its first change); readers follow
-    the file to the last commit."""
+    the file to the last commit.
+
+    One writer at a time, across processes: a writer locks the file from its first change (or
+    before growth reads the array) until ``close()``; another writer, in this process or another,
+    waits for it up to ``lock_timeout`` seconds (default 60; 0 refuses at once), then gets an error
+    naming the lock. Leftovers of writers that died (a killed commit's copy of the archive, staged
+    values) are removed by the next writer."""
 
     def __init__(self, path: "str | os.PathLike[str]", *, mode: str = "r", read_only: Optional[bool] = None,
-                 compression: int = _ZIP_STORED, allowZip64: bool = True):
+                 compression: int = _ZIP_STORED, allowZip64: bool = True, lock_timeout: float = 60.0):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"ZipStore takes the path of a zip file, not {type(path).__name__}")
         # mode "r" with read_only=False opens for reading, as zarr-python's does (a write is then
@@ -321,8 +327,8 @@ class ZipStore(_zarrpp.ZipStore):
         if not allowZip64:
             raise ValueError("ZipStore: allowZip64=False is not taken (zarrpp writes ZIP64 when an archive needs it)")
         root = pathlib.Path(os.fspath(path)).expanduser()
-        super().__init__(root, mode, compression == _ZIP_DEFLATED)
-        self._zip_args = (os.fspath(root), mode, compression)
+        super().__init__(root, mode, compression == _ZIP_DEFLATED, float(lock_timeout))
+        self._zip_args = (os.fspath(root), mode, compression, float(lock_timeout))
         if mode != "r":
             _OPEN_ZIP_WRITERS.add(self)
 
@@ -339,7 +345,8 @@ class ZipStore(_zarrpp.ZipStore):
     def with_read_only(self, read_only: bool = False) -> "ZipStore":
         """Another store on the same file: a read-only one follows its commits; a writable one can
         write once this store is closed (one writer at a time)."""
-        return ZipStore(self._path, mode="r" if read_only else "a", compression=self._zip_args[2])
+        return ZipStore(self._path, mode="r" if read_only else "a", compression=self._zip_args[2],
+                        lock_timeout=self._zip_args[3])
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, ZipStore) and self._location() == other._location() and \
@@ -353,12 +360,12 @@ class ZipStore(_zarrpp.ZipStore):
 
     def __reduce__(self) -> Any:
         # By where it is; a writer is reopened to add to the file, never to replace it.
-        path, mode, compression = self._zip_args
-        return (_reopen_zip, (path, "r" if mode == "r" else "a", compression))
+        path, mode, compression, lock_timeout = self._zip_args
+        return (_reopen_zip, (path, "r" if mode == "r" else "a", compression, lock_timeout))
 
 
-def _reopen_zip(path: str, mode: str, compression: int) -> ZipStore:
-    return ZipStore(path, mode=mode, compression=compression)
+def _reopen_zip(path: str, mode: str, compression: int, lock_timeout: float = 60.0) -> ZipStore:
+    return ZipStore(path, mode=mode, compression=compression, lock_timeout=lock_timeout)
 
 
 # Writers still open when Python exits are closed then (their staged writes committed), since

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../core/test_pause.hpp"
 #include "array_state.hpp"
 #include "node.hpp"
 #include "zarrpp/codec/chain.hpp"
@@ -116,6 +117,10 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
           "growth needs a store with locks (local files, memory, a Python dict, S3 with conditional writes)");
     lock = store->lock(node::meta_key(path));
   }
+  // Only where a write's answer can be lost is a refused swap possibly this writer's own: on other
+  // stores a refusal means "not written", and what is stored is never taken for its result (another
+  // process may have made the same change).
+  const bool own_refusals = lock && store->capabilities().uncertain_writes;
   std::shared_ptr<const Snapshot> cur, next;
   const int format = current()->meta.zarr_format;
   const Json v2_attrs = current()->meta.attributes;
@@ -127,11 +132,12 @@ void Array::State::modify(const std::function<ArrayMetadata(const Snapshot&)>& c
     auto now = parse_stored(stored->bytes, format, v2_attrs);
     // The previous attempt's write was refused (412) or lost, yet it is what is stored: it took
     // effect (its first copy reached the store). Growing again would apply the change twice.
-    if (lock && next && landed(*cur, *next, *now)) {
+    if (own_refusals && next && landed(*cur, *next, *now)) {
       next = now;
       return std::nullopt;
     }
     cur = std::move(now);
+    if (before) detail::test_pause("growth.read");
     ArrayMetadata m = compute(*cur);
     m.validate_for_write();
     next = make_snapshot(std::move(m), std::nullopt);

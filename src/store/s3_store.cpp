@@ -230,7 +230,8 @@ StoreCapabilities S3Store::confirm_capabilities() {
           .conditional_writes = cond,
           .conditional_erase = cond && c.erase,
           .locking = cond,
-          .native_streaming = false};
+          .native_streaming = false,
+          .uncertain_writes = true};
 }
 
 S3Store::Conditional S3Store::conditional() {
@@ -333,7 +334,8 @@ StoreCapabilities S3Store::capabilities() const {
           .conditional_writes = cond,
           .conditional_erase = options_.conditional_writes == ConditionalWrites::Auto,
           .locking = cond,
-          .native_streaming = false};
+          .native_streaming = false,
+          .uncertain_writes = true};
 }
 
 bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {

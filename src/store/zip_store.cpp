@@ -14,7 +14,10 @@
 #include <cstring>
 #include <fstream>
 #include <set>
+#include <thread>
 
+#include "../core/temp_names.hpp"
+#include "../core/test_pause.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/core/warning.hpp"
 
@@ -36,13 +39,49 @@ std::string errno_text() { return std::strerror(errno); }
   throw StoreError(code, message);
 }
 
+// What a writer's temporaries beside the archive start with: its commits' new archives
+// (".NAME.zarrpp-new-<host>-<pid>-XXXXXX", and libzip's own ".NAME.zarrpp-new-...-XXXXXX.YYYYYY"
+// that zip_close writes first) and its staged values (".NAME.zarrpp-staged-<host>-<pid>-XXXXXX"),
+// so the next writer can tell a dead writer's leftovers (sweep_dead_writers).
+std::string temp_marker(const fs::path& path, const char* what) {
+  return "." + path.filename().string() + "." + what + "-";
+}
+std::string temp_template(const fs::path& path, const char* what) {
+  return (path.parent_path() /
+          (temp_marker(path, what) + detail::host_tag() + "-" + std::to_string(::getpid()) + "-XXXXXX"))
+      .string();
+}
+
 // A temporary file beside `path` (same file system, so it can be renamed over it).
 fs::path temp_beside(const fs::path& path, const char* what) {
-  std::string tmpl = (path.parent_path() / ("." + path.filename().string() + "." + what + "-XXXXXX")).string();
+  std::string tmpl = temp_template(path, what);
   const int fd = mkstemp(tmpl.data());
   if (fd < 0) fail(path, "cannot make a temporary file beside it: " + errno_text());
   ::close(fd);
   return tmpl;
+}
+
+// Removes the commit temporaries and staged folders that writers of this machine left beside the
+// archive when they died (killed during a commit, or before it). Called by a writer holding the
+// archive's lock: no live writer of this archive can be making them then. Returns what it removed.
+std::vector<fs::path> sweep_dead_writers(const fs::path& path) {
+  std::vector<fs::path> gone;
+  std::error_code ec;
+  fs::directory_iterator it(path.parent_path(), ec);
+  if (ec) return gone;
+  const std::string markers[] = {temp_marker(path, "zarrpp-new"), temp_marker(path, "zarrpp-staged")};
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    for (const auto& m : markers) {
+      if (name.compare(0, m.size(), m) != 0 || !detail::made_by_dead_writer(std::string_view(name).substr(m.size())))
+        continue;
+      if (entry.is_symlink(ec)) break;  // never ours
+      fs::remove_all(entry.path(), ec);
+      if (!ec) gone.push_back(entry.path());
+      break;
+    }
+  }
+  return gone;
 }
 
 void fsync_path(const fs::path& p, bool directory) {
@@ -52,17 +91,34 @@ void fsync_path(const fs::path& p, bool directory) {
   ::close(fd);
 }
 
-// An exclusive lock on the file at `path` (its inode), or -1 with errno when another holds it.
-int lock_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+// An exclusive lock (flock) on the file that is at `path` when the lock is taken, waiting up to
+// `wait` for another holder; -1 with errno (EWOULDBLOCK: still held by another after `wait`).
+// A commit renames a new file over the path while its writer holds the old one's lock, so a lock
+// taken on what the path named before is no lock: it is dropped and taken again on the new file.
+int lock_file(const fs::path& path, std::chrono::milliseconds wait) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      struct stat held {
+      }, now{};
+      if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+          held.st_ino == now.st_ino)
+        return fd;
+      ::close(fd);  // replaced meanwhile: lock the file there now
+      continue;
+    }
     const int e = errno;
     ::close(fd);
-    errno = e;
-    return -1;
+    if (e != EWOULDBLOCK || std::chrono::steady_clock::now() + pause > deadline) {
+      errno = e;
+      return -1;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
-  return fd;
 }
 
 // The process's umask, read without changing it (umask(2) would, for every thread at once).
@@ -158,7 +214,7 @@ struct ZipStore::State {
     if (fd < 0)
       fail(path, "cannot be opened: " + errno_text(),
            errno == ENOENT ? ErrorCode::not_found : ErrorCode::store_failure);
-    struct stat st{};
+    struct stat st {};
     ::fstat(fd, &st);
     int err = 0;
     zip_t* za = zip_fdopen(fd, 0, &err);  // takes the descriptor
@@ -189,30 +245,34 @@ struct ZipStore::State {
   // the new archive.
   void follow(const fs::path& path) {
     if (lock_fd >= 0 || rewrite || !staged.empty()) return;
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || file_id(st) == archive_id) return;
     read_archive(path);
     ++commits;
   }
-  // Before the first change: the writer's lock, then the archive as it is now (another writer
-  // may have committed since it was opened; versions read before then no longer match).
-  void lock_for_writing(const fs::path& path) {
+  // Before the first change, and before a writer reads what it will change (ZipStore::lock): the
+  // writer's lock, then the archive as it is now (another writer may have committed since it was
+  // opened; versions read before then no longer match), then the leftovers of writers that died.
+  void lock_for_writing(const fs::path& path, std::chrono::milliseconds wait) {
     if (forked())
       fail(path, "this ZipStore was opened in another process (before a fork); open the file again in this one",
            ErrorCode::conflict);
     if (lock_fd >= 0) return;
     if (::access(path.c_str(), W_OK) != 0 || ::access(path.parent_path().c_str(), W_OK) != 0)
       fail(path, "cannot be written: no permission to replace it (" + errno_text() + ")", ErrorCode::read_only);
-    lock_fd = lock_file(path);
+    lock_fd = lock_file(path, wait);
     if (lock_fd < 0)
       fail(path,
-           errno == EWOULDBLOCK ? "another ZipStore is writing it (one writer at a time; close the other first)"
-                                : "cannot be opened: " + errno_text(),
+           errno == EWOULDBLOCK
+               ? "another writer (a ZipStore in this or another process) held it for " + std::to_string(wait.count()) +
+                     " ms; one writer at a time: it holds the file until it closes its store"
+               : "cannot be opened: " + errno_text(),
            errno == EWOULDBLOCK ? ErrorCode::conflict : ErrorCode::store_failure);
     if (!rewrite) {
       read_archive(path);
       ++commits;
     }
+    sweep_dead_writers(path);
   }
   void drop_staging() {
     if (forked()) return;  // the parent's
@@ -318,9 +378,32 @@ Bytes read_staged(const fs::path& archive, const fs::path& file, std::uint64_t b
   return out;
 }
 
+std::string member_name(zip_t* za, zip_uint64_t idx) {
+  const char* name = zip_get_name(za, idx, ZIP_FL_ENC_STRICT);
+  return name ? name : "#" + std::to_string(idx);
+}
+
+// ", compressed with NAME (method N), which ... cannot decode" when libzip cannot decode the
+// member's method; "" otherwise.
+std::string method_clause(zip_t* za, zip_uint64_t idx) {
+  zip_stat_t zs;
+  zip_stat_init(&zs);
+  if (zip_stat_index(za, idx, 0, &zs) != 0 || !(zs.valid & ZIP_STAT_COMP_METHOD)) return "";
+  if (zip_compression_method_supported(zs.comp_method, 0)) return "";
+  static const std::map<int, const char*> names = {
+      {1, "Shrink"},     {6, "Implode"}, {9, "Deflate64"}, {12, "bzip2"}, {14, "LZMA"},
+      {93, "Zstandard"}, {95, "XZ"},     {97, "WavPack"},  {98, "PPMd"},  {99, "AES encryption"}};
+  const auto n = names.find(zs.comp_method);
+  return ", compressed with " + std::string(n == names.end() ? "an unknown method" : n->second) + " (zip method " +
+         std::to_string(zs.comp_method) + "), which this build of libzip cannot decode (recompress it with deflate " +
+         "or store it)";
+}
+
 Bytes read_member(const fs::path& archive, zip_t* za, zip_uint64_t idx, std::uint64_t b, std::uint64_t e) {
   zip_file_t* f = zip_fopen_index(za, idx, 0);
-  if (!f) fail(archive, std::string("cannot open a member: ") + zip_strerror(za));
+  if (!f)
+    fail(archive,
+         "cannot open member '" + member_name(za, idx) + "'" + method_clause(za, idx) + ": " + zip_strerror(za));
   Bytes out(e - b);
   const auto close_fail = [&](const std::string& what) {
     const std::string why = zip_file_strerror(f);
@@ -393,11 +476,11 @@ std::optional<std::uint64_t> ZipStore::do_size(const std::string& key) {
 void ZipStore::stage(const std::string& key, const Bytes* value) {
   auto& st = *state_;
   st.commit_failed = false;
-  st.lock_for_writing(path_);
+  st.lock_for_writing(path_, options_.lock_timeout);
   State::Staged next{std::nullopt, 0, st.next_generation++};
   if (value) {
     if (st.staging_dir.empty()) {
-      std::string tmpl = (path_.parent_path() / ("." + path_.filename().string() + ".zarrpp-staged-XXXXXX")).string();
+      std::string tmpl = temp_template(path_, "zarrpp-staged");
       if (!mkdtemp(tmpl.data())) fail(path_, "cannot make a folder beside it for the values written: " + errno_text());
       st.staging_dir = tmpl;
     }
@@ -439,7 +522,8 @@ void ZipStore::do_erase(const std::string& key) {
 bool ZipStore::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
   std::lock_guard lk(mu_);
   ensure_open();
-  state_->lock_for_writing(path_);  // compared with the archive as it is now, not as it was opened
+  state_->lock_for_writing(path_,
+                           options_.lock_timeout);  // compared with the archive as it is now, not as it was opened
   if (version_of(key) != expected) return false;
   stage(key, &value);
   return true;
@@ -448,7 +532,7 @@ bool ZipStore::do_set_if(const std::string& key, const Bytes& value, const std::
 bool ZipStore::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
   std::lock_guard lk(mu_);
   ensure_open();
-  state_->lock_for_writing(path_);
+  state_->lock_for_writing(path_, options_.lock_timeout);
   const auto now = version_of(key);
   if (!expected) return !now;
   if (now != expected) return false;
@@ -456,29 +540,96 @@ bool ZipStore::do_erase_if(const std::string& key, const std::optional<Version>&
   return true;
 }
 
+namespace {
+
+// The names of `names` (a map sorted by name) starting with `prefix`, found by binary search: a
+// listing costs what its result costs, not the archive's size.
+template <class Map>
+auto with_prefix(const Map& names, const std::string& prefix) {
+  struct Range {
+    typename Map::const_iterator b, e;
+    auto begin() const { return b; }
+    auto end() const { return e; }
+  };
+  std::string past = prefix;  // the least string after every one starting with prefix
+  while (!past.empty() && static_cast<unsigned char>(past.back()) == 0xff) past.pop_back();
+  if (past.empty()) return Range{names.lower_bound(prefix), names.end()};
+  past.back() = static_cast<char>(static_cast<unsigned char>(past.back()) + 1);
+  return Range{names.lower_bound(prefix), names.lower_bound(past)};
+}
+
+bool valid_key(const std::string& k) {
+  try {
+    validate_key(k);  // a member no key can name (an absolute path, "..") is not listed
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+// Whether key `name` reads as a value now: a member not hidden by a staged change or a rewrite,
+// or a staged value; and one a key can name.
+bool ZipStore::listed(const std::string& name) const {
+  const auto& st = *state_;
+  if (auto s = st.staged.find(name); s != st.staged.end()) return s->second.file.has_value() && valid_key(name);
+  return !st.rewrite && st.members.count(name) > 0 && valid_key(name);
+}
+
 std::vector<std::string> ZipStore::do_list_prefix(const std::string& prefix) {
   std::lock_guard lk(mu_);
   ensure_open();
   std::set<std::string> keys;
-  auto take = [&](const std::string& k) {
-    if (k.compare(0, prefix.size(), prefix) != 0) return;
-    try {
-      validate_key(k);  // a member no key can name (an absolute path, "..") is not listed
-      keys.insert(k);
-    } catch (const Error&) {
-    }
-  };
   if (!state_->rewrite)
-    for (const auto& [name, idx] : state_->members)
-      if (!state_->staged.count(name)) take(name);
-  for (const auto& [name, s] : state_->staged)
-    if (s.file) take(name);
+    for (const auto& [name, idx] : with_prefix(state_->members, prefix))
+      if (listed(name)) keys.insert(name);
+  for (const auto& [name, s] : with_prefix(state_->staged, prefix))
+    if (listed(name)) keys.insert(name);
   return {keys.begin(), keys.end()};
 }
 
+// The children of `prefix`: each deeper level is found once, by a key in it that reads, and the
+// names below it are skipped by binary search.
+DirListing ZipStore::do_list_dir(const std::string& prefix) {
+  std::lock_guard lk(mu_);
+  ensure_open();
+  std::set<std::string> keys, dirs;
+  const auto scan = [&](const auto& names) {
+    for (auto it = names.lower_bound(prefix); it != names.end() && it->first.compare(0, prefix.size(), prefix) == 0;) {
+      const std::string rest = it->first.substr(prefix.size());
+      const std::size_t slash = rest.find('/');
+      if (slash == std::string::npos) {
+        if (listed(it->first)) keys.insert(rest);
+        ++it;
+        continue;
+      }
+      const std::string child = rest.substr(0, slash);
+      const std::string below = prefix + child + "/";
+      if (!dirs.count(child))
+        for (const auto& [name, v] : with_prefix(names, below))
+          if (listed(name)) {
+            dirs.insert(child);
+            break;
+          }
+      it = names.lower_bound(prefix + child + "0");  // '0' follows '/': past everything below
+    }
+  };
+  if (!state_->rewrite) scan(state_->members);
+  scan(state_->staged);
+  return {{keys.begin(), keys.end()}, {dirs.begin(), dirs.end()}};
+}
+
+// The key's lock among the threads sharing this store, then the archive's writer lock: taken
+// before the caller reads what it will change (growth reads zarr.json after this), so no other
+// writer, in this process or another, can change the archive between that read and the commit.
 std::unique_ptr<StoreLock> ZipStore::do_lock(const std::string& key) {
   if (options_.mode == Mode::read) throw ConflictError("zip store " + path_.string() + " is read-only: no locks");
-  return locks_.lock(key);  // one writer per archive (the flock): its locks are this process's
+  auto held = locks_.lock(key);
+  std::lock_guard lk(mu_);
+  ensure_open();
+  state_->lock_for_writing(path_, options_.lock_timeout);
+  return held;
 }
 
 namespace {
@@ -552,7 +703,7 @@ void ZipStore::commit_locked() {
 void ZipStore::write_archive() {
   auto& st = *state_;
   if (!st.open || (st.staged.empty() && !st.rewrite)) return;
-  st.lock_for_writing(path_);
+  st.lock_for_writing(path_, options_.lock_timeout);
   const fs::path tmp = temp_beside(path_, "zarrpp-new");
   const auto cleanup = [&] {
     std::error_code ec;
@@ -594,7 +745,7 @@ void ZipStore::write_archive() {
 // moves the writer's lock to it.
 void ZipStore::replace_archive(const fs::path& tmp, const std::string& kept) {
   auto& st = *state_;
-  struct stat old{};
+  struct stat old {};
   if (::stat(path_.c_str(), &old) == 0) {
     ::chmod(tmp.c_str(), old.st_mode & 07777);
     if (::chown(tmp.c_str(), old.st_uid, old.st_gid) != 0) {
@@ -602,8 +753,9 @@ void ZipStore::replace_archive(const fs::path& tmp, const std::string& kept) {
     }
   }
   fsync_path(tmp, false);
+  detail::test_pause("zip.commit");
   // The lock moves with the file: taken on the new archive before it replaces the old one.
-  const int lock = lock_file(tmp);
+  const int lock = lock_file(tmp, std::chrono::milliseconds(0));
   if (lock < 0 || ::rename(tmp.c_str(), path_.c_str()) != 0) {
     const std::string why = errno_text();
     if (lock >= 0) ::close(lock);

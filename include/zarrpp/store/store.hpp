@@ -89,6 +89,9 @@ struct StoreCapabilities {
   bool locking = false;             ///< lock() gives an exclusive lock
   bool native_streaming = false;    ///< get_streamed reads pieces from the source itself and knows
                                     ///< the value's size without another request
+  bool uncertain_writes = false;    ///< a write's answer can be lost on the way (a network store), so a
+                                    ///< conditional write refused or failed may still be one of this
+                                    ///< writer's that took effect; false: a refusal means not written
 };
 
 /// Held while an exclusive lock is owned; releases on destruction.

@@ -13,14 +13,22 @@
 /// member again when a key is overwritten) reads as the last one, as Python's zipfile reads it;
 /// a commit keeps that one only.
 ///
-/// One writer at a time: the first change made through a ZipStore takes an exclusive lock (flock)
-/// on the archive, held until close(), and reads the archive again (another writer may have
-/// committed since); a change through a second ZipStore — in another process or this one — is
-/// refused (ConflictError) while the first holds it. Readers need no lock: each operation of a
-/// store with nothing staged sees the last commit (the file is checked, and read again when
-/// another writer has replaced it). The path is resolved (absolute, through symlinks) when the
-/// store is opened, and a commit keeps the archive's mode, owner, folders and comment. A store
-/// inherited by a forked child refuses to write there, and never commits.
+/// One writer at a time, across processes: a writer takes an exclusive lock (flock) on the archive
+/// before it reads what it will change — at its first change, or when the array layer asks for a
+/// lock (growth, before it reads zarr.json) — and holds it until close(). Taking it, the writer
+/// reads the archive again (another writer may have committed since it was opened; versions read
+/// before then no longer match), and checks that the file it locked is still the one at the path
+/// (a commit renames a new file over it). A second writer — another ZipStore in this process or in
+/// another — waits for the lock up to Options::lock_timeout, then gets ConflictError. Readers need
+/// no lock: each operation of a store with nothing staged sees the last commit (the file is checked,
+/// and read again when another writer has replaced it). The path is resolved (absolute, through
+/// symlinks) when the store is opened, and a commit keeps the archive's mode, owner, folders and
+/// comment. A store inherited by a forked child refuses to write there, and never commits.
+///
+/// Temporaries beside the archive (a commit's new archive, libzip's copy of it, the staged values)
+/// carry this machine's tag and the writer's process id; a writer taking the lock removes those
+/// of writers that are gone (killed during or before a commit).
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -54,6 +62,9 @@ class ZipStore : public Store {
   struct Options {
     Mode mode = Mode::read;                         ///< how the archive is opened
     Compression compression = Compression::stored;  ///< of the members written (zarr-python's default)
+    /// How long a writer waits for another writer's lock on the archive before ConflictError (0:
+    /// refuse at once). The other holds it from its first change until it closes its store.
+    std::chrono::milliseconds lock_timeout{60000};
   };
   /// StoreError (not_found, already_exists, conflict, store_failure) naming the file and why.
   static std::shared_ptr<ZipStore> open(const std::filesystem::path& path, Options options);
@@ -82,6 +93,7 @@ class ZipStore : public Store {
   void do_set(const std::string& key, const Bytes& value) override;
   void do_erase(const std::string& key) override;
   std::vector<std::string> do_list_prefix(const std::string& prefix) override;
+  DirListing do_list_dir(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;
   bool do_erase_if(const std::string& key, const std::optional<Version>& expected) override;
@@ -97,6 +109,7 @@ class ZipStore : public Store {
   void ensure_open();
   std::optional<Version> version_of(const std::string& key) const;
   std::optional<std::uint64_t> size_of(const std::string& key) const;
+  bool listed(const std::string& name) const;              ///< whether a member or staged name reads as a key now
   void stage(const std::string& key, const Bytes* value);  ///< null: erase
   void commit_locked();                                    ///< write_archive(), remembering whether it failed
   void write_archive();
