@@ -337,7 +337,7 @@ zarrpp::IndexItem to_index_tensor(const py::handle& h) {
   zarrpp::Shape shape(a.shape(), a.shape() + a.ndim());
   const char kind = a.dtype().kind();
   if (kind == 'b') {
-    auto b = py::array_t < std::uint8_t, py::array::c_style | py::array::forcecast > ::ensure(a.attr("view")("u1"));
+    auto b = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(a.attr("view")("u1"));
     return zarrpp::MaskTensor{shape, std::vector<std::uint8_t>(b.data(), b.data() + b.size())};
   }
   if (kind == 'u' && a.dtype().itemsize() == 8 && a.size() > 0) {
@@ -348,7 +348,7 @@ zarrpp::IndexItem to_index_tensor(const py::handle& h) {
   if (kind != 'i' && kind != 'u' && (a.size() != 0 || py::isinstance<py::array>(h)))  // [] is float64 to NumPy
     index_error("arrays used as indices must be of integer or boolean type, got " +
                 py::str(a.dtype()).cast<std::string>());
-  auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(a);
+  auto i = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
   return zarrpp::IndexTensor{shape, std::vector<std::int64_t>(i.data(), i.data() + i.size())};
 }
 
@@ -880,10 +880,15 @@ void bind_stores(py::module_& m) {
 
   // A zip file (zarr-python's ZipStore): writes are staged until commit()/close().
   py::class_<zarrpp::ZipStore, zarrpp::Store, std::shared_ptr<zarrpp::ZipStore>>(m, "ZipStore", py::dynamic_attr())
-      .def(py::init([](const std::filesystem::path& path, const std::string& mode, bool deflate) {
-             const zarrpp::ZipStore::Options o{.mode = zarrpp::ZipStore::parse_mode(mode),
-                                               .compression = deflate ? zarrpp::ZipStore::Compression::deflated
-                                                                      : zarrpp::ZipStore::Compression::stored};
+      .def(py::init([](const std::filesystem::path& path, const std::string& mode, bool deflate, double lock_timeout) {
+             if (!(lock_timeout >= 0 && lock_timeout <= 1e7))
+               throw zarrpp::ArgumentError(
+                   "ZipStore: lock_timeout must be a number of seconds (0 or more, at most 1e7)");
+             const zarrpp::ZipStore::Options o{
+                 .mode = zarrpp::ZipStore::parse_mode(mode),
+                 .compression =
+                     deflate ? zarrpp::ZipStore::Compression::deflated : zarrpp::ZipStore::Compression::stored,
+                 .lock_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(lock_timeout * 1000))};
              try {
                py::gil_scoped_release nogil;
                return zarrpp::ZipStore::open(path, o);
@@ -893,7 +898,7 @@ void bind_stores(py::module_& m) {
                throw py::error_already_set();
              }
            }),
-           "path"_a, "mode"_a = "r", "deflate"_a = false)
+           "path"_a, "mode"_a = "r", "deflate"_a = false, "lock_timeout"_a = 60.0)
       .def(
           "commit", [](zarrpp::ZipStore& s) { without_gil([&] { s.commit(); }); },
           "Writes the staged changes into the archive; readers of the file see the old archive or the new one.")
@@ -1321,6 +1326,14 @@ void bind_nodes(py::module_& m) {
       "a"_a, "path_a"_a, "b"_a, "path_b"_a,
       "Whether two nodes share storage (the same node, or one inside the other).");
   m.def(
+      "destination_overlaps_source",
+      [](const StorePtr& src, const std::string& src_path, const StorePtr& dst, const std::string& dst_path) {
+        return without_gil([&] { return zarrpp::destination_overlaps_source(*src, src_path, *dst, dst_path); });
+      },
+      "src"_a, "src_path"_a, "dst"_a, "dst_path"_a,
+      "Whether replacing the node at dst/dst_path could touch the node at src/src_path: by the stores' "
+      "identities, and by a marker written through dst and looked for through src.");
+  m.def(
       "open_group", [](StorePtr store, const std::string& path) { return zarrpp::Group::open(std::move(store), path); },
       "store"_a, "path"_a = "");
   m.def(
@@ -1396,7 +1409,8 @@ void bind_nodes(py::module_& m) {
   m.def(
       "data_type_name", [](const py::dtype& dt) { return zarr_dtype(dt).name(); }, "dtype"_a,
       "The zarrpp data type of a NumPy dtype in native byte order, by name (U12, datetime64[ns], int32).");
-  m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
+  m.def(
+      "normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from collections.abc import Mapping
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -109,9 +110,12 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: O
         args.pop("serializer", None)
     st = make_store(store, storage_options=storage_options)
     path = _zarrpp.normalize_path(name or "")
-    if overwrite and isinstance(src, Array) and _zarrpp.nodes_overlap(src.store, src.path, st, path):
+    place = _source_place(src) if overwrite else None
+    if place is not None and _zarrpp.destination_overlaps_source(place[0], place[1], st, path):
         # Replacing what is at the destination would delete the source (or part of it) before it
-        # was read. Without overwrite the core refuses a node or stray chunk keys there instead.
+        # was read. The core asks the stores, and for stores it cannot see through (a mapping over
+        # another library's store) writes a marker through the destination and looks for it
+        # through the source. Without overwrite the core refuses a node or stray chunk keys there.
         raise ValueError(f"from_array: the source {src.path or '/'!r} and the new array {path or '/'!r} are the same "
                          "node or one lies inside the other; write the copy elsewhere")
     # A rectilinear grid kept from the source needs no opt-in: the source already has it.
@@ -121,6 +125,17 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: O
     if write_data:
         _copy_or_undo(src, out, overwrite)
     return out
+
+
+def _source_place(src: Any) -> Optional[Tuple[_zarrpp.Store, str]]:
+    """Where a source array is stored: a zarrpp array's store and path, or a zarr-python 2
+    array's mapping (as a store) and path; None for other data (NumPy arrays, ...)."""
+    if isinstance(src, Array):
+        return src.store, src.path
+    store, path = getattr(src, "store", None), getattr(src, "path", None)
+    if isinstance(store, Mapping) and isinstance(path, str):
+        return make_store(store, read_only=True), _zarrpp.normalize_path(path)
+    return None
 
 
 def _copy_or_undo(src: Any, out: Array, overwrite: bool) -> None:

@@ -129,10 +129,13 @@ void check_v3_names(const StorePtr& store, const std::string& path) {
 // A conversion into another place: the destination must not overlap the source (by what the
 // stores say the folders are: a bind mount or symlink of the source is the source), and the
 // source must hold a node.
-void check_copy_places(Store& src, const std::string& sp, Store& dst, const std::string& dp) {
+void check_copy_places(Store& src, const std::string& sp, Store& dst, const std::string& dp, bool overwrite) {
   const std::string a = sp.empty() ? src.location() : src.location() + "/" + sp;
   const std::string b = dp.empty() ? dst.location() : dst.location() + "/" + dp;
-  if (node::overlap(src, sp, dst, dp) != node::Overlap::none)
+  // A node there that overwrite will remove first: the stores are also asked by what they hold.
+  const bool replacing = overwrite && node::read_doc(dst, dp, false);
+  if (node::overlap(src, sp, dst, dp) != node::Overlap::none ||
+      (replacing && node::probe_overlap(src, sp, dst, dp) != node::Overlap::none))
     throw ArgumentError("convert: the destination '" + b + "' overlaps the source '" + a +
                         "'; convert in place instead (no DST)");
   if (!node::read_doc(src, sp, true))
@@ -307,7 +310,7 @@ ConvertReport convert_to_v3(const StorePtr& src, const std::string& src_path, co
                             const std::string& dst_path_in, bool overwrite, const ProgressCallback& progress) {
   if (!src || !dst) throw ArgumentError("convert_to_v3: no store given");
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
-  check_copy_places(*src, sp, *dst, dp);
+  check_copy_places(*src, sp, *dst, dp, overwrite);
   check_v3_names(src, sp);
   validate_v3_node_path(dp);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 3);
@@ -588,7 +591,7 @@ ConvertReport convert_to_v2(const StorePtr& src, const std::string& src_path, co
                             const std::string& dst_path_in, bool overwrite, const ProgressCallback& progress) {
   if (!src || !dst) throw ArgumentError("convert_to_v2: no store given");
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path_in);
-  check_copy_places(*src, sp, *dst, dp);
+  check_copy_places(*src, sp, *dst, dp, overwrite);
   check_v2_form(src, sp, false);
   const int replaced = node::prepare_create(*dst, dp, overwrite, nullptr, 2);
   return into_another_place(*dst, dp, replaced, [&](ConvertReport& rep, std::vector<std::string>& written) {

@@ -119,7 +119,12 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
   // Source and destination must not overlap: replacing one would destroy the other. What the
   // stores say the folders are decides (bind mounts and symlinks lead to the same node).
   const std::string from = node_location(*src.store(), src.path()), to = node_location(*store, path);
-  const auto o = node::overlap(*src.store(), src.path(), *store, path);
+  auto o = node::overlap(*src.store(), src.path(), *store, path);
+  // A node there that overwrite will remove: the stores are also asked by what they hold (stores
+  // whose identity zarrpp cannot see, such as a mapping over another library's store).
+  if (o == node::Overlap::none && options.overwrite &&
+      (store->exists(node::meta_key(path)) || node::has_v2_documents(*store, path)))
+    o = node::probe_overlap(*src.store(), src.path(), *store, path);
   if (o != node::Overlap::none)
     throw ArgumentError("copy: source '" + from + "' and destination '" + to + "' " +
                         (o == node::Overlap::same ? "are the same node"
@@ -220,6 +225,12 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
 
 bool nodes_overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b) {
   return node::overlap(a, normalize_node_path(path_a), b, normalize_node_path(path_b)) != node::Overlap::none;
+}
+
+bool destination_overlaps_source(Store& src, const std::string& src_path, Store& dst, const std::string& dst_path) {
+  const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path);
+  return node::overlap(src, sp, dst, dp) != node::Overlap::none ||
+         node::probe_overlap(src, sp, dst, dp) != node::Overlap::none;
 }
 
 }  // namespace zarrpp

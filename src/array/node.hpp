@@ -165,6 +165,13 @@ std::vector<std::pair<std::vector<std::int64_t>, std::string>> list_chunks(Store
 // and "..", elsewhere by normalised URL.
 enum class Overlap { none, same, first_inside_second, second_inside_first };
 Overlap overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b);
+// The same question answered by the stores' contents, for stores whose identity names the store
+// object and not the files behind it (a Python mapping over another library's store): a marker
+// key is written through `dst` into the node folder `dst_path`, looked for through `src` in
+// `src_path`'s folder, the folders above it (also above the store's root, where parent() reaches)
+// and the keys below it, and removed again. `first` is the source: first_inside_second means the
+// source lies inside the destination. Nothing of `src` is written.
+Overlap probe_overlap(Store& src, const std::string& src_path, Store& dst, const std::string& dst_path);
 
 // The one node update: reads a node's document, lets `change` compute the next bytes from it
 // (nullopt: leave it), and writes them by compare-and-swap, computing again whenever another writer

@@ -408,6 +408,14 @@ ArrayMetadata with_chunk_grid(ArrayMetadata m, const std::string& grid);
 /// symlinks count). Writing one of them may then destroy the other: copies refuse it.
 bool nodes_overlap(const Store& a, const std::string& path_a, const Store& b, const std::string& path_b);
 
+/// Before replacing the node at `dst_path` of `dst` with a copy of the node at `src_path` of `src`:
+/// whether that could touch the source. nodes_overlap, and — for stores whose identity zarrpp
+/// cannot see (a Python mapping over zarr-python's store, a proxy of a dict) — by their contents:
+/// a marker key written through `dst` into the destination's folder is looked for through `src`
+/// in the source's folder, above it and below it, then removed. Writes nothing through `src`.
+/// copy_array and the conversions into another place ask this before an overwrite removes anything.
+bool destination_overlaps_source(Store& src, const std::string& src_path, Store& dst, const std::string& dst_path);
+
 /// Removes an array or group: an array's zarr.json and chunks, a group's zarr.json and child
 /// nodes; other files under its folder stay. MetadataError, removing nothing, when its zarr.json
 /// is too broken to tell what belongs to it.
