@@ -15,6 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/output.hpp"
 #include "cli/progress.hpp"
 
 using namespace zarrpp;
@@ -32,7 +33,7 @@ extern "C" void on_termination_signal(int sig) {
 // Signals the caller ignores (nohup, background jobs) stay ignored.
 void install_termination_handlers() {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old{};
+    struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::signal(sig, on_termination_signal);
   }
 }
@@ -83,13 +84,13 @@ int run_given(std::span<const std::unique_ptr<cli::Command>> commands) {
           // What a failed command changed in a zip file is written too, as it would stand in a
           // directory; the command's own error is the one reported.
           try {
-            cli::close_zip_stores();
+            cli::close_zip_stores(true);
           } catch (const std::exception& e) {
             std::cerr << "zarrpp: error: " << cli::one_line(e.what()) << "\n";
           }
           throw;
         }
-        cli::close_zip_stores();
+        cli::close_zip_stores(false);
         break;
       }
     }
@@ -107,6 +108,7 @@ int run_given(std::span<const std::unique_ptr<cli::Command>> commands) {
 
 int main(int argc, char** argv) {
   install_termination_handlers();
+  cli::check_standard_output();
   CLI::App app{
       "zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding "
       "zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
@@ -127,10 +129,17 @@ int main(int argc, char** argv) {
   set_warning_handler(
       [](const std::string& message) { std::cerr << "zarrpp: warning: " << cli::one_line(message) << std::endl; });
 
+  int rc = 0;
   try {
     app.parse(argc, argv);
+    rc = run_given(commands);
   } catch (const CLI::ParseError& e) {
-    return parse_failure(app, e, argc, argv);
+    rc = parse_failure(app, e, argc, argv);
   }
-  return run_given(commands);
+  // What went to standard output must have arrived (a full disk, /dev/full, a closed pipe's file).
+  if (const std::string failed = cli::finish_standard_output(); !failed.empty()) {
+    std::cerr << "zarrpp: error: " << failed << "\n";
+    rc = rc == 0 ? 1 : rc;
+  }
+  return rc;
 }

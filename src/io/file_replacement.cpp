@@ -100,8 +100,14 @@ FileReplacement::FileReplacement(const std::filesystem::path& path, const char* 
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   m.what = what;
+  if (path == "-") {  // standard output, written in place
+    m.target = "standard output";
+    m.fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+    if (m.fd < 0) m.io_fail("write", errno);
+    return;
+  }
   m.target = followed(path, what);
-  struct stat st{};
+  struct stat st {};
   const bool exists = ::stat(m.target.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) throw ArgumentError(m.what + ": '" + path.string() + "' is a directory");

@@ -247,35 +247,71 @@ std::size_t parse_axis(const std::string& text, std::size_t ndim) {
 
 namespace {
 
-std::vector<std::shared_ptr<ZipStore>>& zip_stores() {
-  static std::vector<std::shared_ptr<ZipStore>> opened;
+// The zip files this command opened, and what it made for them (to be removed if it fails).
+struct OpenedZip {
+  std::shared_ptr<ZipStore> store;
+  bool made = false;                // the archive did not exist before
+  std::vector<fs::path> made_dirs;  // folders made for it, deepest first
+};
+std::vector<OpenedZip>& zip_stores() {
+  static std::vector<OpenedZip> opened;
   return opened;
 }
 
+bool names_zip_file(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".zip";
+}
+
 // The store for `dir` when it is a zip file or a path inside one (the first part of it that is a
-// regular file is the archive); null otherwise.
-StorePtr open_in_zip(const std::string& dir) {
+// regular file is the archive); null otherwise. Creating, a part that does not exist yet and
+// ends in ".zip" is a new archive, as zarr-python opens such paths (folders are made above it).
+StorePtr open_in_zip(const std::string& dir, Use use) {
   fs::path archive = fs::path(dir).lexically_normal();
-  fs::path inner;
+  std::vector<fs::path> missing;  // the parts that do not exist, outermost first
   std::error_code ec;
   while (!archive.empty() && !fs::exists(archive, ec)) {
-    inner = inner.empty() ? archive.filename() : archive.filename() / inner;
+    missing.insert(missing.begin(), archive.filename());
     archive = archive.parent_path();
   }
-  if (archive.empty() || !fs::is_regular_file(archive, ec)) return nullptr;
-  auto zip = ZipStore::open(archive, {.mode = ZipStore::Mode::append});
-  zip_stores().push_back(zip);
-  return PrefixStore::at(zip, inner.generic_string());
+  OpenedZip z;
+  if (use == Use::create && !missing.empty() && (archive.empty() || fs::is_directory(archive, ec))) {
+    // The first missing part ending in ".zip" becomes the archive: "out/new.zip/arr".
+    const auto at = std::find_if(missing.begin(), missing.end(), names_zip_file);
+    if (at == missing.end()) return nullptr;
+    for (auto part = missing.begin(); part != at; ++part) {
+      archive /= *part;
+      if (!fs::create_directory(archive, ec) && ec)
+        throw StoreError("cannot create the folder " + archive.string() + ": " + ec.message());
+      z.made_dirs.insert(z.made_dirs.begin(), archive);
+    }
+    archive /= *at;
+    missing.erase(missing.begin(), at + 1);
+    z.made = true;
+  } else if (archive.empty() || !fs::is_regular_file(archive, ec)) {
+    return nullptr;
+  }
+  fs::path inner;
+  for (const auto& part : missing) inner /= part;
+  z.store = ZipStore::open(archive, {.mode = use == Use::read ? ZipStore::Mode::read : ZipStore::Mode::append});
+  zip_stores().push_back(z);
+  return PrefixStore::at(z.store, inner.generic_string());
 }
 
 }  // namespace
 
-void close_zip_stores() {
+void close_zip_stores(bool failed) {
   auto& opened = zip_stores();
   std::string failures;
   for (auto& z : opened) {
     try {
-      z->close();
+      z.store->close();
+      // A failed command that made an archive and wrote nothing into it leaves no file behind.
+      if (failed && z.made && ZipStore::open(z.store->path(), {})->list_prefix("").empty()) {
+        fs::remove(z.store->path());
+        for (const auto& d : z.made_dirs) ::rmdir(d.c_str());  // only when empty
+      }
     } catch (const std::exception& e) {
       failures += (failures.empty() ? "" : "; ") + std::string(e.what());
     }
@@ -285,7 +321,8 @@ void close_zip_stores() {
 }
 
 // ARRAY / STORE arguments: a local directory, a zip file, or a URL (s3://, http(s)://, file://).
-StorePtr open_dir(const std::string& dir, bool create) {
+StorePtr open_dir(const std::string& dir, Use use) {
+  const bool create = use == Use::create;
   if (dir.find("://") != std::string::npos) {
     OpenStoreOptions o{.file = FileStore::Options{.create = create}};
     for (RemoteOptions* net : {&o.http.net, &o.s3.net}) {
@@ -295,7 +332,7 @@ StorePtr open_dir(const std::string& dir, bool create) {
   }
   // A zip file (zarr-python's ZipStore), or a folder inside one ("data.zip/group/array"):
   // changes are written into it when the command ends (close_zip_stores).
-  if (auto zip = open_in_zip(dir)) return zip;
+  if (auto zip = open_in_zip(dir, use)) return zip;
   if (!create && !fs::is_directory(dir)) {
     std::error_code ec;
     const auto st = fs::status(dir, ec);
@@ -324,7 +361,7 @@ NewDirs::~NewDirs() {
 
 bool holds_node(const std::string& where) {
   if (where.find("://") != std::string::npos) {
-    auto s = open_dir(where, false);
+    auto s = open_dir(where, Use::read);
     return s->exists("zarr.json") || s->exists(".zarray") || s->exists(".zgroup");
   }
   for (const char* doc : {"zarr.json", ".zarray", ".zgroup"})
@@ -334,8 +371,8 @@ bool holds_node(const std::string& where) {
 
 // The array at a directory or URL the user typed; errors about the node itself name what was
 // typed ("'g' is a group, not an array"), not the store's root ("/").
-Array open_array_at(const std::string& typed) {
-  const auto store = open_dir(typed, false);  // "no such directory" and the like stand as they are
+Array open_array_at(const std::string& typed, Use use) {
+  const auto store = open_dir(typed, use);  // "no such directory" and the like stand as they are
   try {
     return Array::open(store);
   } catch (const MetadataError& e) {

@@ -46,12 +46,16 @@ std::string codecs_summary(const ArrayMetadata& m);
 void add_network_options(CLI::App& app);
 
 // ---- opening ARRAY and STORE ----
-StorePtr open_dir(const std::string& dir, bool create);
+// What a command does with a store it opens: reading takes no lock and creates nothing (a zip file
+// is opened read-only); writing changes what is there; creating may make the folder or zip file.
+enum class Use { read, write, create };
+StorePtr open_dir(const std::string& dir, Use use);
 // Writes what the command changed in the zip files open_dir opened into them (ZipStore::close);
-// StoreError naming each that failed (its changes kept beside it).
-void close_zip_stores();
+// StoreError naming each that failed (its changes kept beside it). After a command that `failed`,
+// an archive it made and left empty is removed again (with the folders made for it).
+void close_zip_stores(bool failed);
 bool holds_node(const std::string& where);
-Array open_array_at(const std::string& typed);
+Array open_array_at(const std::string& typed, Use use);
 
 // Directories a command creates for a local ARRAY: removed again (when still empty) if the command
 // fails, so a failed create or copy leaves nothing behind.

@@ -59,7 +59,7 @@ void ConvertCommand::switch_grid() const {
   if (!dst_.empty())
     throw ArgumentError("convert --grid changes SRC in place; to write a copy with another grid use 'zarrpp copy " +
                         src_ + " " + dst_ + " --grid " + grid_ + "'");
-  auto z = open_array_at(src_);
+  auto z = open_array_at(src_, Use::write);
   const auto before = z.metadata().chunk_grid;
   z.convert_grid(grid_);
   const bool same = z.metadata().chunk_grid == before;
@@ -71,15 +71,15 @@ void ConvertCommand::switch_grid() const {
 void ConvertCommand::to_format() const {
   ConvertReport rep;
   if (dst_.empty()) {
-    rep = format_ == 2 ? convert_to_v2(open_dir(src_, false), "") : convert_to_v3(open_dir(src_, false), "");
+    rep = format_ == 2 ? convert_to_v2(open_dir(src_, Use::write), "") : convert_to_v3(open_dir(src_, Use::write), "");
   } else {
     if (!over_ && holds_node(dst_))
       throw ConflictError(ErrorCode::already_exists, "'" + dst_ + "' already holds a Zarr node (use --overwrite)");
-    auto src = open_dir(src_, false);
+    auto src = open_dir(src_, Use::read);
     NewDirs made(dst_);
     ProgressLine line("convert", 0);
-    rep = format_ == 2 ? convert_to_v2(src, "", open_dir(dst_, true), "", over_, line.callback())
-                       : convert_to_v3(src, "", open_dir(dst_, true), "", over_, line.callback());
+    rep = format_ == 2 ? convert_to_v2(src, "", open_dir(dst_, Use::create), "", over_, line.callback())
+                       : convert_to_v3(src, "", open_dir(dst_, Use::create), "", over_, line.callback());
     made.keep();
   }
   for (const auto& n : rep.notes) std::cout << "note: " << n << "\n";

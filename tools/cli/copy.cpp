@@ -71,12 +71,10 @@ ArrayMetadata CopyCommand::target_metadata(const Array& src, const ArrayMetadata
 }
 
 void CopyCommand::run() {
-  auto src = open_array_at(src_);
+  auto src = open_array_at(src_, Use::read);
   const auto& m = src.metadata();
   const ArrayMetadata dm = target_metadata(src, m);
-  {
-    Array::create(MemoryStore::create(), "", dm, false);
-  }  // validated before anything is made
+  { Array::create(MemoryStore::create(), "", dm, false); }  // validated before anything is made
   NewDirs made(dst_);
   {  // the line ends before the note below is printed
     ProgressLine line("copy", 0);
@@ -85,7 +83,7 @@ void CopyCommand::run() {
     // copy_array refuses a destination that is the source (or overlaps it) before it looks
     // whether one exists: --overwrite is only suggested where it would help.
     try {
-      copy_array(src, open_dir(dst_, true), "", dm, co);
+      copy_array(src, open_dir(dst_, Use::create), "", dm, co);
     } catch (const ConflictError& e) {
       if (e.code() != ErrorCode::already_exists || !holds_node(dst_)) throw;
       throw ConflictError(ErrorCode::already_exists, "'" + dst_ + "' already holds a Zarr node (use --overwrite)");

@@ -138,7 +138,7 @@ void CreateCommand::run() {
     Array::create(MemoryStore::create(), probe);
   }
   NewDirs made(array_);
-  Array::create(open_dir(array_, true), spec);
+  Array::create(open_dir(array_, Use::create), spec);
   made.keep();
 }
 

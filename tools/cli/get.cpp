@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "npy_slabs.hpp"
+#include "output.hpp"
 #include "print.hpp"
 #include "progress.hpp"
 
@@ -26,12 +27,13 @@ void GetCommand::add(CLI::App& app) {
   sub_ = app.add_subcommand("get", "Read a selection (NumPy syntax) and print it or save it as .npy");
   sub_->add_option("ARRAY", array_, "The array: its directory or URL")->required();
   sub_->add_option("SELECTION", sel_, "e.g. \"0:3, ::2\", \"-1\", \"...\", \"[0,2,5], :\"");
-  sub_->add_option("--out", out_, "Write a .npy file instead of printing");
+  sub_->add_option("--out", out_, "Write a .npy file instead of printing (- for standard output)");
   add_selection_flags(*sub_, coords_, oindex_);
 }
 
 void GetCommand::run() {
-  Array z = open_array_at(array_);
+  Array z = open_array_at(array_, Use::read);
+  if (!out_.empty()) check_output(out_, "--out", z);
   const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
   if (z.dtype().is_vlen()) {
     if (!out_.empty())

@@ -35,7 +35,7 @@ void GrowCommand::add(CLI::App& app) {
 void GrowCommand::run() {
   if (sub_->count("--chunk-size") && chunk_size_ < 1)
     throw ArgumentError("--chunk-size must be >= 1, got " + std::to_string(chunk_size_));
-  auto z = open_array_at(array_);
+  auto z = open_array_at(array_, Use::write);
   const std::size_t axis = parse_axis(axis_, z.ndim());
   if (z.dtype().is_vlen())
     throw ArgumentError(std::string(front_ ? "prepend" : "append") + ": a .npy file cannot hold the variable-length " +

@@ -112,7 +112,7 @@ class InfoCommand final : public Command {
   }
 
   void run() override {
-    auto z = open_array_at(array_);
+    auto z = open_array_at(array_, Use::read);
     if (json_)
       std::cout << json_text(info_json(z)) << "\n";
     else

@@ -17,7 +17,7 @@ class LsCommand final : public Command {
   }
 
   void run() override {
-    auto z = open_array_at(array_);
+    auto z = open_array_at(array_, Use::read);
     for (const auto& k : z.stored_chunk_keys()) std::cout << k << "\n";
   }
 

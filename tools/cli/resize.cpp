@@ -20,7 +20,7 @@ class ResizeCommand final : public Command {
   }
 
   void run() override {
-    auto z = open_array_at(array_);
+    auto z = open_array_at(array_, Use::write);
     // Chunks removed (a shrink) and chunks cleared where the domain grows.
     ProgressLine line("resize", 0);
     z.set_progress(line.callback());

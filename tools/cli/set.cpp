@@ -31,7 +31,7 @@ void SetCommand::add(CLI::App& app) {
 }
 
 void SetCommand::run() {
-  auto z = open_array_at(array_);
+  auto z = open_array_at(array_, Use::write);
   const auto plan = plan_selection(parse_selection(sel_), z, oindex_, coords_);
   ProgressLine line("set", selection_bytes(z, plan));
   z.set_progress(line.callback());

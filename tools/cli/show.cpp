@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "output.hpp"
 
 extern char** environ;
 
@@ -21,24 +22,6 @@ namespace zarrpp::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Checks where a picture goes before anything is drawn: not a directory, in a directory that
-// exists, and not inside the (local) array it shows, whose files it would replace.
-void check_target(const std::string& file, const char* option, const std::string& array) {
-  std::error_code ec;
-  const fs::path p = fs::weakly_canonical(fs::absolute(file), ec);
-  if (fs::is_directory(p, ec))
-    throw ArgumentError(std::string(option) + " " + file + ": a directory; name a file to write the picture to");
-  if (!fs::is_directory(p.parent_path(), ec))
-    throw ArgumentError(std::string(option) + " " + file + ": the directory " + p.parent_path().string() +
-                        " does not exist");
-  const fs::path dir = fs::weakly_canonical(fs::absolute(array), ec);
-  if (ec || !fs::is_directory(dir, ec)) return;  // a URL or a zip file: nothing of it on this path
-  const auto rel = p.lexically_relative(dir);
-  if (!rel.empty() && *rel.begin() != "..")
-    throw ArgumentError(std::string(option) + " " + file + " is inside the array " + array +
-                        ", whose files it could replace; write the picture elsewhere");
-}
 
 // Writes all of `text` to a pipe (a child that stops reading early fails on its own: EPIPE ends
 // the writing, the child's status says why).
@@ -76,7 +59,8 @@ void render_png(const std::string& svg, int out_fd) {
           "writes the picture without it");
     throw StoreError(std::string("cannot run rsvg-convert: ") + std::strerror(rc));
   }
-  struct sigaction ignore{}, old{};
+  struct sigaction ignore {
+  }, old{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &old);  // a child that exits early must not end this process
   feed(in[1], svg);
@@ -151,12 +135,12 @@ class ShowCommand final : public Command {
     if (svg_.empty() && png_.empty())
       throw ArgumentError("show: say where the picture goes: --svg FILE and/or --png FILE (- for standard output)");
     if (coords_ && sel_.empty()) throw ArgumentError("--coords applies to SELECTION, and none was given");
-    // Check both destinations before drawing, so a bad one fails before any work.
-    if (!svg_.empty() && svg_ != "-") check_target(svg_, "--svg", array_);
-    if (!png_.empty() && png_ != "-") check_target(png_, "--png", array_);
     if (!svg_.empty() && !png_.empty() && same_place(svg_, png_))
       throw ArgumentError("--svg and --png name the same " + (svg_ == "-" ? std::string("output") : "file " + svg_));
-    const Array z = open_array_at(array_);
+    const Array z = open_array_at(array_, Use::read);
+    // Check both destinations before drawing, so a bad one fails before any work.
+    if (!svg_.empty()) check_output(svg_, "--svg", z);
+    if (!png_.empty()) check_output(png_, "--png", z);
     const std::string picture = sel_.empty()
                                     ? chunk_map_svg(z, ChunkMapOptions{.size = size_, .max_cells = max_cells_})
                                     : slice_image_svg(z, parse_selection(sel_),

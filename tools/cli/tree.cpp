@@ -49,7 +49,7 @@ class TreeCommand final : public Command {
     sub_->add_option("STORE", store_, "A group or array: its directory or URL")->required();
   }
 
-  void run() override { print_tree(open_dir(store_, false), "", store_, "", true, true); }
+  void run() override { print_tree(open_dir(store_, Use::read), "", store_, "", true, true); }
 
  private:
   std::string store_;

@@ -16,7 +16,8 @@ namespace zarrpp {
 /// path, and by remove_unfinished_temporaries() on a signal). A symbolic link named as the path
 /// stays a link: the file it points to (also one that does not exist yet) is replaced, keeping its
 /// permissions. Anything else that exists there (a FIFO, /dev/stdout) is written in place; a
-/// directory is refused (ArgumentError).
+/// directory is refused (ArgumentError). The path "-" is standard output, written in place (a
+/// failed write, e.g. a full disk, is a StoreError as for a file).
 class FileReplacement {
  public:
   /// Starts writing `path` (`what` names the file's kind in messages, e.g. ".npy").

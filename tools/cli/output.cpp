@@ -1,0 +1,139 @@
+// Output files and standard output (output.hpp).
+#include "output.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <streambuf>
+
+namespace zarrpp::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The file a write to `p` lands in: through its chain of links (the last one need not exist),
+// made absolute with the folders above it resolved.
+fs::path landing(fs::path p) {
+  std::error_code ec;
+  p = fs::absolute(p, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const auto to = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return fs::weakly_canonical(p, ec);
+}
+
+// Where the local array `z` lives: its folder, or its zip file (`archive` true); nullopt for
+// remote and memory stores.
+std::optional<fs::path> local_place(const Array& z, bool& archive) {
+  StorePtr s = z.store();
+  std::string path = z.path();
+  if (const auto* p = dynamic_cast<const PrefixStore*>(s.get())) {
+    path = p->prefix() + path;
+    s = p->inner();
+  }
+  std::error_code ec;
+  if (const auto* f = dynamic_cast<const FileStore*>(s.get())) {
+    archive = false;
+    return fs::weakly_canonical(fs::absolute(f->root() / path, ec), ec);
+  }
+  if (const auto* zip = dynamic_cast<const ZipStore*>(s.get())) {
+    archive = true;
+    return fs::weakly_canonical(zip->path(), ec);
+  }
+  return std::nullopt;
+}
+
+bool is_zarr_document(const fs::path& p) {
+  const std::string n = p.filename().string();
+  return n == "zarr.json" || n == ".zarray" || n == ".zgroup" || n == ".zattrs" || n == ".zmetadata";
+}
+
+}  // namespace
+
+void check_output(const std::string& file, const char* option, const Array& z) {
+  if (file == "-") return;
+  const std::string what = std::string(option) + " " + file;
+  std::error_code ec;
+  const fs::path p = landing(file);
+  if (fs::is_directory(p, ec)) throw ArgumentError(what + ": a directory; name a file to write to");
+  if (!fs::is_directory(p.parent_path(), ec))
+    throw ArgumentError(what + ": the directory " + p.parent_path().string() + " does not exist");
+  bool archive = false;
+  if (const auto place = local_place(z, archive)) {
+    const auto rel = p.lexically_relative(*place);
+    const bool inside = !rel.empty() && *rel.begin() != "..";
+    if (archive && p == *place)
+      throw ArgumentError(what + " is the zip file " + place->string() +
+                          " holding the array; write the output elsewhere");
+    if (!archive && inside)
+      throw ArgumentError(what + " is inside the array " + place->string() +
+                          ", whose files it could replace; write the output elsewhere");
+  }
+  if (is_zarr_document(p) && fs::exists(p, ec))
+    throw ArgumentError(what + " would replace " + p.string() + ", a Zarr node's metadata; write the output elsewhere");
+}
+
+namespace {
+
+// std::cout's buffer: 64 KiB written to descriptor 1, keeping the first failure's errno.
+class CheckedStdout final : public std::streambuf {
+ public:
+  CheckedStdout() { setp(buf_, buf_ + sizeof buf_); }
+  int error() const { return error_; }
+  bool drain() {
+    const char* p = pbase();
+    std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+    setp(buf_, buf_ + sizeof buf_);
+    while (n > 0 && error_ == 0) {
+      const ssize_t w = ::write(STDOUT_FILENO, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) error_ = errno;
+      if (w <= 0) break;
+      p += w;
+      n -= static_cast<std::size_t>(w);
+    }
+    return error_ == 0;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  char buf_[1 << 16];
+  int error_ = 0;
+};
+
+CheckedStdout& checked() {
+  static CheckedStdout out;
+  return out;
+}
+
+}  // namespace
+
+void check_standard_output() { std::cout.rdbuf(&checked()); }
+
+std::string finish_standard_output() {
+  std::cout.flush();
+  if (std::cout.good() && checked().error() == 0) return "";
+  const int e = checked().error();
+  return std::string("cannot write standard output") + (e != 0 ? std::string(": ") + std::strerror(e) : "") +
+         " (what was written there is incomplete)";
+}
+
+}  // namespace zarrpp::cli
