@@ -4,6 +4,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 import zipfile
 
 import numpy as np

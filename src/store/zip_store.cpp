@@ -112,11 +112,12 @@ int lock_file(const fs::path& path, std::chrono::milliseconds wait) {
     }
     const int e = errno;
     ::close(fd);
-    if (e != EWOULDBLOCK || std::chrono::steady_clock::now() + pause > deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    if (e != EWOULDBLOCK || now >= deadline) {
       errno = e;
       return -1;
     }
-    std::this_thread::sleep_for(pause);
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
 }
