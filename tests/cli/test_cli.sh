@@ -643,6 +643,54 @@ printf 'not a zip' >"$ZP/bad.zip"
 expect_err "cannot be read as a zip archive" "$Z" info "$ZP/bad.zip"
 expect_eq "$(cat "$ZP/bad.zip")" "not a zip" "a file that is no zip archive is left as it was"
 
+# A path ending in .zip that does not exist is a new zip file (as zarr-python opens it); readers open
+# zip files read-only; a failed command leaves no zip file it made.
+expect_ok "$Z" create "$ZP/new/n.zip/arr" --shape 4 --chunks 2 --dtype int16
+expect_eq "$($PY -c "import zipfile; print(sorted(zipfile.ZipFile('$ZP/new/n.zip').namelist()))")" "['arr/zarr.json']" \
+  "create makes a zip file for a new path ending in .zip (and the folder above it)"
+expect_err "no such" "$Z" get "$ZP/none.zip"
+expect_eq "$(ls -A "$ZP" | grep -c none)" "0" "reading a missing zip file creates nothing"
+expect_err "chunks" "$Z" create "$ZP/made/m.zip" --shape 4 --chunks 0 --dtype int16
+expect_eq "$(ls -A "$ZP" | grep -c made)" "0" "a failed create leaves neither the zip file nor its folder"
+chmod 0444 "$ZP/new/n.zip"
+expect_eq "$("$Z" get "$ZP/new/n.zip/arr")" "[0 0 0 0]" "a read-only zip file reads (no lock, nothing written)"
+chmod 0644 "$ZP/new/n.zip"
+$PY -c "
+import zipfile
+with zipfile.ZipFile('$ZP/lzma.zip', 'w', compression=zipfile.ZIP_LZMA) as z:
+    z.writestr('zarr.json', '{\"zarr_format\": 3, \"node_type\": \"group\"}')"
+expect_err "member 'zarr.json', compressed with LZMA (zip method 14)" "$Z" tree "$ZP/lzma.zip"
+
+# ---- outputs: checked, and never inside the array read ----
+OU=$T/outputs
+mkdir -p "$OU"
+expect_ok "$Z" create "$OU/a.zarr" --shape 3 --chunks 2 --dtype int8
+expect_ok "$Z" create "$OU/g.zip/arr" --shape 3 --chunks 2 --dtype int8
+for cmd in "get $OU/a.zarr" "get $OU/a.zarr --out -" "info $OU/a.zarr" "info $OU/a.zarr --json" "tree $OU/a.zarr" \
+  "show $OU/a.zarr --svg -" "--help" "get $OU/g.zip/arr"; do
+  # shellcheck disable=SC2086
+  expect_err "No space left on device" bash -c '"$@" >/dev/full' _ "$Z" $cmd
+done
+"$Z" get "$OU/a.zarr" --out - >"$OU/piped.npy"
+expect_eq "$($PY -c "import numpy as np; print(np.load('$OU/piped.npy').tolist())")" "[0, 0, 0]" \
+  "get --out - writes the .npy to standard output"
+expect_eq "$(ls -A "$OU" | grep -cx -- -)" "0" "get --out - makes no file named -"
+cp "$OU/a.zarr/zarr.json" "$OU/meta.before"
+expect_err "inside the array" "$Z" get "$OU/a.zarr" --out "$OU/a.zarr/zarr.json"
+expect_err "inside the array" "$Z" get "$OU/a.zarr" --out "$OU/a.zarr/x.npy"
+expect_err "inside the array" "$Z" get "file://$OU/a.zarr" --out "$OU/a.zarr/x.npy"
+ln -s "$OU/a.zarr" "$OU/alias"
+expect_err "inside the array" "$Z" get "$OU/alias" --out "$OU/a.zarr/zarr.json"
+ln -s "$OU/a.zarr/zarr.json" "$OU/link.npy"
+expect_err "inside the array" "$Z" get "$OU/a.zarr" --out "$OU/link.npy"
+expect_err "is the zip file" "$Z" get "$OU/g.zip/arr" --out "$OU/g.zip"
+expect_err "is the zip file" "$Z" show "$OU/g.zip/arr" --svg "$OU/g.zip"
+expect_ok "$Z" create "$OU/other.zarr" --shape 3 --chunks 2 --dtype int8
+expect_err "a Zarr node's metadata" "$Z" get "$OU/a.zarr" --out "$OU/other.zarr/zarr.json"
+expect_ok cmp "$OU/a.zarr/zarr.json" "$OU/meta.before"
+expect_eq "$("$Z" get "$OU/g.zip/arr")" "[0 0 0]" "the zip file is as it was"
+rm -rf "$OU"
+
 # ---- rectilinear grids: chunks (or shards) of sizes listed per dimension ----
 RG="$T/rect"
 mkdir -p "$RG"
