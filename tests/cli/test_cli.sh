@@ -698,6 +698,11 @@ expect_ok "$Z" create "$RG/r.zarr" --shape 60,100 --chunks '[[10,20,30],[[50,2]]
 expect_eq "$("$Z" info "$RG/r.zarr" --json | $PY -c 'import json,sys; j=json.load(sys.stdin); print(j["chunk_grid"], j["chunks"], j["chunks_total"])')" \
   "{'name': 'rectilinear', 'configuration': {'kind': 'inline', 'chunk_shapes': [[10, 20, 30], [[50, 2]]]}} [[10, 20, 30], [[50, 2]]] 6" \
   "create --chunks with per-dimension sizes writes a rectilinear grid; info shows the sizes"
+expect_eq "$("$Z" create "$RG/even.zarr" --shape 3,4 --chunks '[[2,1],[4]]' --dtype int8)" \
+  "note: --chunks lists the sizes of a regular grid: written as the regular grid of chunks (2, 4) (growth adds whole chunks of that size)" \
+  "sizes of a regular grid make a regular grid, and create says so"
+rm -rf "$RG/even.zarr"
+expect_err "ZARRPP_PROGRESS_DELAY='soon': expected the seconds" env ZARRPP_PROGRESS_DELAY=soon "$Z" get "$RG/r.zarr" --out "$RG/e.npy"
 expect_ok "$Z" set "$RG/r.zarr" "8:12, 49:51" --value 3
 expect_eq "$("$Z" ls "$RG/r.zarr")" $'c/0/0\nc/0/1\nc/1/0\nc/1/1' "a write across chunk edges touches the four chunks"
 expect_eq "$("$Z" get "$RG/r.zarr" "7:13, 50")" "[0 3 3 3 3 0]" "reads across the edge at row 10"

@@ -138,8 +138,14 @@ void CreateCommand::run() {
     Array::create(MemoryStore::create(), probe);
   }
   NewDirs made(array_);
-  Array::create(open_dir(array_, Use::create), spec);
+  const auto z = Array::create(open_dir(array_, Use::create), spec);
   made.keep();
+  // Sizes listed that are a regular grid's make a regular grid (Array::create decides, as for
+  // Python): said, since such a grid grows by whole chunks rather than by chunks of the growth.
+  for (const auto& [given, what] : {std::pair{&spec.chunk_sizes, "--chunks"}, std::pair{&spec.shard_sizes, "--shards"}})
+    if (!given->empty() && !z.metadata().chunk_grid.rectilinear())
+      std::cout << "note: " << what << " lists the sizes of a regular grid: written as the regular grid of chunks "
+                << shape_str(*regular_chunk_shape(*given)) << " (growth adds whole chunks of that size)\n";
 }
 
 }  // namespace

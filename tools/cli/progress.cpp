@@ -50,7 +50,10 @@ double delay_seconds(bool forced) {
   if (const char* env = std::getenv("ZARRPP_PROGRESS_DELAY")) {
     char* end = nullptr;
     const double v = std::strtod(env, &end);
-    if (end != env && v >= 0) return v;
+    if (end == env || *end != '\0' || !(v >= 0 && v <= 1e7))
+      throw ArgumentError("ZARRPP_PROGRESS_DELAY='" + std::string(env) +
+                          "': expected the seconds before the progress line shows (0 or more, at most 1e7)");
+    return v;
   }
   return forced ? 0.0 : 0.5;
 }
