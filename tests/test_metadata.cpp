@@ -1,10 +1,14 @@
 // zarr.json <-> typed structs: every data type and fill value encoding, must_understand rules,
 // stable output, and clear errors for bad input.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 
 #include "zarrpp/zarrpp.hpp"
 
@@ -478,3 +482,54 @@ TEST(Metadata, RawBytesAsZarrPython3NamesThem) {
                           R"({"name": "raw_bytes", "configuration": {"length_bytes": 2, "x": 1}})", R"("V3")"})
     EXPECT_THROW(data_type_from_json(Json::parse(bad)), MetadataError) << bad;
 }
+
+TEST(Metadata, TheMemoryBoundOfADocumentCountsItsValuesNotItsCharacters) {
+  std::string zeros = "[0";
+  for (int i = 0; i < (1 << 20); ++i) zeros += ",0";
+  zeros += "]";
+  const std::string text = "\"" + std::string(2 << 20, 'a') + "\"";
+  EXPECT_GT(document_memory_bound(zeros), 12u * 16u * (1u << 20));  // each value's slot, in every copy held
+  // One string: its characters in every copy, far fewer bytes per byte of text than small values.
+  EXPECT_LT(document_memory_bound(text), 16 * text.size());
+  EXPECT_GT(document_memory_bound(zeros) / zeros.size(), 4 * (document_memory_bound(text) / text.size()));
+  EXPECT_NO_THROW(check_memory_for_document(zeros, "zeros.json"));
+  EXPECT_EQ(parse_json_document(zeros, "zeros.json").size(), (1u << 20) + 1);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+TEST(Metadata, ADocumentTooLargeForTheMemoryLeftIsRefusedBeforeItIsBuilt) {
+  GTEST_SKIP() << "an address-space limit (RLIMIT_AS) cannot work under AddressSanitizer, which reserves "
+                  "terabytes of shadow memory; the release build runs this test";
+}
+#else
+TEST(Metadata, ADocumentTooLargeForTheMemoryLeftIsRefusedBeforeItIsBuilt) {
+  std::string doc = "{\"big\":[0";
+  for (int i = 0; i < 4'000'000; ++i) doc += ",0";
+  doc += "]}";
+  // In a child under an address-space limit: enough to hold the text, not its bound.
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    struct rlimit lim {};
+    ::getrlimit(RLIMIT_AS, &lim);
+    std::ifstream maps("/proc/self/statm");
+    std::uint64_t pages = 0;
+    maps >> pages;
+    const rlim_t now = pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    lim.rlim_cur = now + (256u << 20);
+    ::setrlimit(RLIMIT_AS, &lim);
+    try {
+      (void)parse_json_document(doc, "big.json");
+      ::_exit(2);  // built: the limit was not reached
+    } catch (const LimitError& e) {
+      ::_exit(std::string(e.what()).find("out of memory: big.json is") == 0 ? 0 : 3);
+    } catch (...) {
+      ::_exit(4);
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(parse_json_document(doc, "big.json")["big"].size(), 4'000'001u);  // without the limit it reads
+}
+#endif

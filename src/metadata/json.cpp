@@ -563,6 +563,7 @@ std::string write(const Json& j, const Style& st) {
 }  // namespace
 
 Json parse_json_document(std::string_view text, const std::string& where) {
+  check_memory_for_document(text, where);
   Builder b(where);
   Reader(text, b, where).run();
   return std::move(b.result);

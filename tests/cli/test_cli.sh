@@ -661,6 +661,28 @@ with zipfile.ZipFile('$ZP/lzma.zip', 'w', compression=zipfile.ZIP_LZMA) as z:
     z.writestr('zarr.json', '{\"zarr_format\": 3, \"node_type\": \"group\"}')"
 expect_err "member 'zarr.json', compressed with LZMA (zip method 14)" "$Z" tree "$ZP/lzma.zip"
 
+# A large zarr.json (a list of 10^7 zeros in the attributes, 20 MiB; deflated in a zip file, 20 KB):
+# under an 800 MB address-space limit every command refuses it in one line, before building it
+# (it used to die of an uncaught std::bad_alloc, thrown while a JSON document was torn down).
+$PY -c "
+import json, zipfile
+doc = {'zarr_format': 3, 'node_type': 'array', 'shape': [2], 'data_type': 'int8',
+       'chunk_grid': {'name': 'regular', 'configuration': {'chunk_shape': [2]}},
+       'chunk_key_encoding': {'name': 'default', 'configuration': {'separator': '/'}},
+       'fill_value': 0, 'codecs': [{'name': 'bytes'}], 'attributes': {'big': [0] * 10**7}}
+text = json.dumps(doc, separators=(',', ':'))
+import os; os.makedirs('$ZP/big.zarr')
+open('$ZP/big.zarr/zarr.json', 'w').write(text)
+with zipfile.ZipFile('$ZP/big-attrs.zip', 'w', compression=zipfile.ZIP_DEFLATED) as z:
+    z.writestr('zarr.json', text)"
+for cmd in "get $ZP/big.zarr" "info $ZP/big.zarr" "ls $ZP/big.zarr" "tree $ZP/big.zarr" "set $ZP/big.zarr 0 --value 1" \
+  "append $ZP/big.zarr --axis 0 --from $ZP/front.npy" "get $ZP/big-attrs.zip" "info $ZP/big-attrs.zip --json"; do
+  # shellcheck disable=SC2086
+  expect_err "out of memory: zarr.json of '/' is 20000[0-9]* bytes of JSON" bash -c 'ulimit -v 800000; exec "$@"' _ "$Z" $cmd
+done
+expect_eq "$("$Z" get "$ZP/big-attrs.zip")" "[0 0]" "with the memory it needs, the large document reads"
+rm -rf "$ZP/big.zarr" "$ZP/big-attrs.zip"
+
 # ---- outputs: checked, and never inside the array read ----
 OU=$T/outputs
 mkdir -p "$OU"

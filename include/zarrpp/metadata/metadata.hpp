@@ -379,8 +379,18 @@ std::string dump_v2_attributes(const Json& attributes);
 /// anything recursive could overflow the stack on it).
 inline constexpr std::size_t kMaxJsonDepth = 256;
 /// Parses zarr.json text into JSON in linear time, with a MetadataError naming `where` on malformed
-/// input or nesting beyond kMaxJsonDepth. A repeated object key keeps its last value.
+/// input or nesting beyond kMaxJsonDepth. A repeated object key keeps its last value. A document
+/// the process has not the memory for is refused before it is built (check_memory_for_document).
 Json parse_json_document(std::string_view text, const std::string& where);
+/// @{
+/// The memory reading the JSON `text` and using it may take at most (the values' slots, the blocks
+/// of arrays, objects and strings, counted for the copies a command holds at once; measured in
+/// docs/reliability.md), and the check parse_json_document makes for a document of 1 MiB or more:
+/// LimitError ("out of memory: ...") naming `where` when that much address space cannot be had
+/// now, so running out never happens while a document is built or torn down.
+std::uint64_t document_memory_bound(std::string_view text);
+void check_memory_for_document(std::string_view text, const std::string& where);
+/// @}
 /// Pretty-prints as zarr.json is written (2-space indent; values nested deeper than 8 levels on
 /// one line, so rewriting a document never multiplies its size).
 std::string dump_json(const Json& j);
