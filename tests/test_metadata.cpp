@@ -509,7 +509,7 @@ TEST(Metadata, ADocumentTooLargeForTheMemoryLeftIsRefusedBeforeItIsBuilt) {
   // In a child under an address-space limit: enough to hold the text, not its bound.
   const pid_t pid = ::fork();
   if (pid == 0) {
-    struct rlimit lim {};
+    struct rlimit lim{};
     ::getrlimit(RLIMIT_AS, &lim);
     std::ifstream maps("/proc/self/statm");
     std::uint64_t pages = 0;

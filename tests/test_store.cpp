@@ -317,7 +317,7 @@ TEST(ZipStore, ALockTakenForGrowthIsTheArchivesAndReadsItAgain) {
   {
     auto b = ZipStore::open(path, {.mode = ZipStore::Mode::append});
     b->set("zarr.json", B("new"));
-  }                                  // b commits
+  }  // b commits
   auto held = a->lock("zarr.json");  // before a reads what it will change
   EXPECT_EQ(a->get("zarr.json"), B("new"));
   auto c = ZipStore::open(path, {.mode = ZipStore::Mode::append, .lock_timeout = std::chrono::milliseconds(0)});
@@ -413,7 +413,9 @@ TEST(FileStore, SymlinksNeverLeadOutOfTheRoot) {
   TempDir base_dir("symlink");
   const auto base = base_dir.path();
   fs::create_directories(base / "outside");
-  { std::ofstream(base / "outside" / "secret") << "top secret"; }
+  {
+    std::ofstream(base / "outside" / "secret") << "top secret";
+  }
   fs::create_directories(base / "root");
   auto s = FileStore::open(base / "root");
   fs::create_symlink(base / "outside", base / "root" / "link");             // a directory link out
@@ -447,7 +449,9 @@ TEST(FileStore, TempAndLockFilesAreInvisible) {
   TempDir tmp("filestore");
   auto s = FileStore::open(tmp.path());
   s->set("a/zarr.json", B("{}"));
-  { auto lk = s->lock("a/zarr.json"); }
+  {
+    auto lk = s->lock("a/zarr.json");
+  }
   EXPECT_TRUE(s->compare_and_set("a/zarr.json", B("{}"), B("{ }")));
   EXPECT_EQ(s->list_prefix(""), (std::vector<std::string>{"a/zarr.json"}));
   EXPECT_EQ(s->list_dir("a/").keys, (std::vector<std::string>{"zarr.json"}));

@@ -33,7 +33,7 @@ extern "C" void on_termination_signal(int sig) {
 // Signals the caller ignores (nohup, background jobs) stay ignored.
 void install_termination_handlers() {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old {};
+    struct sigaction old{};
     if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::signal(sig, on_termination_signal);
   }
 }

@@ -337,7 +337,7 @@ zarrpp::IndexItem to_index_tensor(const py::handle& h) {
   zarrpp::Shape shape(a.shape(), a.shape() + a.ndim());
   const char kind = a.dtype().kind();
   if (kind == 'b') {
-    auto b = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(a.attr("view")("u1"));
+    auto b = py::array_t < std::uint8_t, py::array::c_style | py::array::forcecast > ::ensure(a.attr("view")("u1"));
     return zarrpp::MaskTensor{shape, std::vector<std::uint8_t>(b.data(), b.data() + b.size())};
   }
   if (kind == 'u' && a.dtype().itemsize() == 8 && a.size() > 0) {
@@ -348,7 +348,7 @@ zarrpp::IndexItem to_index_tensor(const py::handle& h) {
   if (kind != 'i' && kind != 'u' && (a.size() != 0 || py::isinstance<py::array>(h)))  // [] is float64 to NumPy
     index_error("arrays used as indices must be of integer or boolean type, got " +
                 py::str(a.dtype()).cast<std::string>());
-  auto i = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+  auto i = py::array_t < std::int64_t, py::array::c_style | py::array::forcecast > ::ensure(a);
   return zarrpp::IndexTensor{shape, std::vector<std::int64_t>(i.data(), i.data() + i.size())};
 }
 
@@ -1409,8 +1409,7 @@ void bind_nodes(py::module_& m) {
   m.def(
       "data_type_name", [](const py::dtype& dt) { return zarr_dtype(dt).name(); }, "dtype"_a,
       "The zarrpp data type of a NumPy dtype in native byte order, by name (U12, datetime64[ns], int32).");
-  m.def(
-      "normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
+  m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
 }
 
 }  // namespace

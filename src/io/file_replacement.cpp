@@ -107,7 +107,7 @@ FileReplacement::FileReplacement(const std::filesystem::path& path, const char* 
     return;
   }
   m.target = followed(path, what);
-  struct stat st {};
+  struct stat st{};
   const bool exists = ::stat(m.target.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) throw ArgumentError(m.what + ": '" + path.string() + "' is a directory");

@@ -102,8 +102,7 @@ int lock_file(const fs::path& path, std::chrono::milliseconds wait) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      struct stat held {
-      }, now{};
+      struct stat held{}, now{};
       if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
           held.st_ino == now.st_ino)
         return fd;
@@ -215,7 +214,7 @@ struct ZipStore::State {
     if (fd < 0)
       fail(path, "cannot be opened: " + errno_text(),
            errno == ENOENT ? ErrorCode::not_found : ErrorCode::store_failure);
-    struct stat st {};
+    struct stat st{};
     ::fstat(fd, &st);
     int err = 0;
     zip_t* za = zip_fdopen(fd, 0, &err);  // takes the descriptor
@@ -246,7 +245,7 @@ struct ZipStore::State {
   // the new archive.
   void follow(const fs::path& path) {
     if (lock_fd >= 0 || rewrite || !staged.empty()) return;
-    struct stat st {};
+    struct stat st{};
     if (::stat(path.c_str(), &st) != 0 || file_id(st) == archive_id) return;
     read_archive(path);
     ++commits;
@@ -592,7 +591,8 @@ std::vector<std::string> ZipStore::do_list_prefix(const std::string& prefix) {
 
 // The children of `prefix`: each deeper level is found once, by a key in it that reads, and the
 // names below it are skipped by binary search.
-DirListing ZipStore::do_list_dir(const std::string& prefix) {
+DirListing ZipStore::do_list_dir(const std::string& prefix_in) {
+  const std::string prefix = prefix_in.empty() || prefix_in.back() == '/' ? prefix_in : prefix_in + "/";
   std::lock_guard lk(mu_);
   ensure_open();
   std::set<std::string> keys, dirs;
@@ -746,7 +746,7 @@ void ZipStore::write_archive() {
 // moves the writer's lock to it.
 void ZipStore::replace_archive(const fs::path& tmp, const std::string& kept) {
   auto& st = *state_;
-  struct stat old {};
+  struct stat old{};
   if (::stat(path_.c_str(), &old) == 0) {
     ::chmod(tmp.c_str(), old.st_mode & 07777);
     if (::chown(tmp.c_str(), old.st_uid, old.st_gid) != 0) {

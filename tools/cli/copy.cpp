@@ -74,7 +74,9 @@ void CopyCommand::run() {
   auto src = open_array_at(src_, Use::read);
   const auto& m = src.metadata();
   const ArrayMetadata dm = target_metadata(src, m);
-  { Array::create(MemoryStore::create(), "", dm, false); }  // validated before anything is made
+  {
+    Array::create(MemoryStore::create(), "", dm, false);
+  }  // validated before anything is made
   NewDirs made(dst_);
   {  // the line ends before the note below is printed
     ProgressLine line("copy", 0);

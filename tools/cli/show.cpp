@@ -59,8 +59,7 @@ void render_png(const std::string& svg, int out_fd) {
           "writes the picture without it");
     throw StoreError(std::string("cannot run rsvg-convert: ") + std::strerror(rc));
   }
-  struct sigaction ignore {
-  }, old{};
+  struct sigaction ignore{}, old{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &old);  // a child that exits early must not end this process
   feed(in[1], svg);
