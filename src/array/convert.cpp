@@ -215,7 +215,31 @@ void keep_consolidated(const StorePtr& src, const std::string& from, const Store
   g.has_consolidated = true;
 }
 
+// An in-place conversion of a node holds the node's lock, the one growth holds, so a growth or a
+// shrink of the array lands wholly before it (and is converted) or after it (and finds the other
+// format's document, and stops): never read by the conversion and then lost.
+std::unique_ptr<StoreLock> lock_node(Store& store, const std::string& path) {
+  return store.capabilities().locking ? store.lock(node::meta_key(path)) : nullptr;
+}
+
+// Removes the old format's document `key` only if it is still `version` (what the conversion
+// read): a writer of attributes, who takes no lock, may have changed it meanwhile. False when it
+// changed; the caller converts again from what is there now.
+bool erase_if_unchanged(Store& store, const std::string& key, const std::optional<Version>& version) {
+  if (!store.capabilities().conditional_erase) {
+    store.erase(key);
+    return true;
+  }
+  return store.erase(key, WriteOptions::if_equal(version)) || (!version && !store.exists(key));
+}
+
+std::optional<Version> version_of(Store& store, const std::string& key) {
+  const auto v = store.get_versioned(key, ByteRange::all(), node::kMaxMetadataBytes);
+  return v ? std::optional<Version>(v->version) : std::nullopt;
+}
+
 void convert_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
+  const auto held = lock_node(*store, path);
   auto d = node::read_doc(*store, path, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
   const bool leftovers = d->format == 3 && node::has_v2_documents(*store, path);
@@ -229,26 +253,40 @@ void convert_in_place(const StorePtr& store, const std::string& path, ConvertRep
     rep.notes.push_back(node::shown(path) + ": already Zarr v3");
     return;
   }
-  if (d->format == 2) {
-    if (d->type == NodeType::Array) {
-      const auto v2 = node::read_array(*store, path).meta;  // the one reader (the key layout included)
-      const auto m = v3_metadata_of(v2, &rep.notes, node::shown(path));
-      make_snapshot(m, std::nullopt);  // validated before anything is written
-      store->set(node::meta_key(path), node::to_bytes(m.dump()));
-    } else {
-      GroupMetadata g;
-      const Json a = node::v2_attributes_of(*store, path, *d);
-      if (!a.is_null()) g.attributes = a;
-      keep_consolidated(store, path, store, path, g);
-      store->set(node::meta_key(path), node::to_bytes(g.dump()));
+  const std::string zattrs = node::key_in(path, node::kZattrs);
+  for (int attempt = 0;; ++attempt) {
+    // .zattrs as it is when zarr.json is made from it: removed below only if still so.
+    const auto attrs_version = version_of(*store, zattrs);
+    if (d->format == 2) {
+      if (d->type == NodeType::Array) {
+        const auto v2 = node::read_array(*store, path).meta;  // the one reader (the key layout included)
+        const auto m = v3_metadata_of(v2, attempt == 0 ? &rep.notes : nullptr, node::shown(path));
+        make_snapshot(m, std::nullopt);  // validated before anything is written
+        store->set(node::meta_key(path), node::to_bytes(m.dump()));
+      } else {
+        GroupMetadata g;
+        const Json a = node::v2_attributes_of(*store, path, *d);
+        if (!a.is_null()) g.attributes = a;
+        keep_consolidated(store, path, store, path, g);
+        store->set(node::meta_key(path), node::to_bytes(g.dump()));
+      }
+    } else if (attempt == 0) {
+      rep.notes.push_back(node::shown(path) + ": finished an interrupted conversion (zarr.json was already written)");
     }
-  } else {
-    rep.notes.push_back(node::shown(path) + ": finished an interrupted conversion (zarr.json was already written)");
+    const auto written = version_of(*store, node::meta_key(path));
+    if (erase_if_unchanged(*store, zattrs, attrs_version)) break;
+    // .zattrs changed after zarr.json was made from it: take that zarr.json back (unless a writer
+    // changed it too) and convert again from the v2 documents as they are now.
+    if (d->format != 2 || attempt == 20 || !erase_if_unchanged(*store, node::meta_key(path), written))
+      throw ConflictError("convert '" + node::shown(path) +
+                          "': its attributes changed while it was converted (.zattrs, and zarr.json once written); "
+                          "both are kept and zarr.json is read; run the conversion again to finish");
+    d = node::read_doc(*store, path, true);
+    if (!d || d->format != 2) throw NotFoundError("convert '" + node::shown(path) + "': its .zarray went meanwhile");
   }
-  // zarr.json is in place: the v2 documents go (.zmetadata too: it would describe v2 nodes that
-  // are no longer there).
-  for (const char* name : {node::kZattrs, node::kZmetadata, node::kZarray, node::kZgroup})
-    store->erase(node::key_in(path, name));
+  // zarr.json is in place: the other v2 documents go (.zmetadata too: it would describe v2 nodes
+  // that are no longer there).
+  for (const char* name : {node::kZmetadata, node::kZarray, node::kZgroup}) store->erase(node::key_in(path, name));
   ++rep.nodes;
 }
 
@@ -514,6 +552,7 @@ void write_v2_consolidated(const StorePtr& src, const std::string& from, const S
 }
 
 void to_v2_in_place(const StorePtr& store, const std::string& path, ConvertReport& rep) {
+  const auto held = lock_node(*store, path);
   const auto d = node::read_doc(*store, path, true);
   if (!d) throw NotFoundError("no node at '" + node::shown(path) + "' in " + store->describe() + node::absent(*store));
   if (d->type == NodeType::Group)
@@ -525,19 +564,30 @@ void to_v2_in_place(const StorePtr& store, const std::string& path, ConvertRepor
     rep.notes.push_back(node::shown(path) + ": already Zarr v2");
     return;
   }
-  if (d->type == NodeType::Array) {
-    const auto a = Array::open(store, path);
-    const auto m = v2_metadata_of(a.metadata(), a.nshards_stored() == a.nshards(), &rep.notes, node::shown(path));
-    make_snapshot(m, std::nullopt);  // validated before anything is written
-    write_v2_documents(*store, path, m.attributes, node::kZarray, m.dump(), nullptr);
-  } else {
-    const auto g = v2_group_of(*store, path, *d);
-    store->erase(node::key_in(path, node::kZmetadata));  // a leftover would describe another tree
-    if (g.consolidated) write_v2_consolidated(store, path, store, path, g, nullptr);
-    write_v2_documents(*store, path, g.attributes, node::kZgroup, g.doc, nullptr);
+  for (int attempt = 0;; ++attempt) {
+    // zarr.json as it is when the v2 documents are made from it: removed only if still so (a
+    // writer of attributes takes no lock).
+    const auto version = version_of(*store, node::meta_key(path));
+    const auto now = node::read_doc(*store, path, true);
+    if (!now || now->format != 3)
+      throw NotFoundError("convert '" + node::shown(path) + "': its zarr.json went meanwhile");
+    if (now->type == NodeType::Array) {
+      const auto a = Array::open(store, path);
+      const auto m = v2_metadata_of(a.metadata(), a.nshards_stored() == a.nshards(),
+                                    attempt == 0 ? &rep.notes : nullptr, node::shown(path));
+      make_snapshot(m, std::nullopt);  // validated before anything is written
+      write_v2_documents(*store, path, m.attributes, node::kZarray, m.dump(), nullptr);
+    } else {
+      const auto g = v2_group_of(*store, path, *now);
+      store->erase(node::key_in(path, node::kZmetadata));  // a leftover would describe another tree
+      if (g.consolidated) write_v2_consolidated(store, path, store, path, g, nullptr);
+      write_v2_documents(*store, path, g.attributes, node::kZgroup, g.doc, nullptr);
+    }
+    // The v2 documents are in place: zarr.json, which a reader prefers, goes last.
+    if (erase_if_unchanged(*store, node::meta_key(path), version)) break;
+    if (attempt == 20)
+      throw ConflictError("convert '" + node::shown(path) + "': its zarr.json kept changing while it was converted");
   }
-  // The v2 documents are in place: zarr.json, which a reader prefers, goes last.
-  store->erase(node::meta_key(path));
   ++rep.nodes;
 }
 

@@ -114,7 +114,12 @@ std::optional<Doc> read_doc(Store& store, const std::string& path, bool consolid
 }
 
 void throw_missing(Store& store, const std::string& path, const std::string& key) {
-  if (read_doc(store, path, true))
+  const auto now = read_doc(store, path, true);
+  if (now && !now->stored.version.empty())
+    throw ConflictError("'" + shown(path) + "' in " + store.describe() + " changed meanwhile: it is a Zarr v" +
+                        std::to_string(now->format) + " node now (converted while this change ran; nothing of the " +
+                        "change was applied); open it again");
+  if (now)
     throw UnsupportedError("'" + shown(path) + "' in " + store.describe() +
                            " is described only by consolidated metadata (.zmetadata), without its own "
                            ".zarray/.zgroup/.zattrs: zarrpp reads and converts such nodes but changes a node's own "
