@@ -132,7 +132,10 @@ def _source_place(src: Any) -> Optional[Tuple[_zarrpp.Store, str]]:
     array's mapping (as a store) and path; None for other data (NumPy arrays, ...)."""
     if isinstance(src, Array):
         return src.store, src.path
-    store, path = getattr(src, "store", None), getattr(src, "path", None)
+    # zarr-python 2 keeps the chunks in chunk_store when it is another store than the metadata's
+    # (open_consolidated: the metadata from .zmetadata, the chunks from the folder).
+    store = getattr(src, "chunk_store", None) or getattr(src, "store", None)
+    path = getattr(src, "path", None)
     if isinstance(store, Mapping) and isinstance(path, str):
         return make_store(store, read_only=True), _zarrpp.normalize_path(path)
     return None

@@ -229,8 +229,9 @@ bool nodes_overlap(const Store& a, const std::string& path_a, const Store& b, co
 
 bool destination_overlaps_source(Store& src, const std::string& src_path, Store& dst, const std::string& dst_path) {
   const std::string sp = normalize_node_path(src_path), dp = normalize_node_path(dst_path);
-  return node::overlap(src, sp, dst, dp) != node::Overlap::none ||
-         node::probe_overlap(src, sp, dst, dp) != node::Overlap::none;
+  if (node::overlap(src, sp, dst, dp) != node::Overlap::none) return true;
+  // Only a node there is removed by an overwrite; with none, nothing is written to find out.
+  return node::read_doc(dst, dp, false) && node::probe_overlap(src, sp, dst, dp) != node::Overlap::none;
 }
 
 }  // namespace zarrpp

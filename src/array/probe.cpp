@@ -3,6 +3,7 @@
 // see (a Python mapping over zarr-python's store, a proxy of a dict), where Store::identity_chain
 // names the store object rather than the files behind it.
 #include <random>
+#include <set>
 
 #include "node.hpp"
 #include "zarrpp/core/error.hpp"
@@ -57,27 +58,63 @@ Overlap find_marker(Store& src, const std::string& src_path, const std::string& 
 
 }  // namespace
 
+namespace {
+
+// The node folders at and below `path` in `store` (where documents are), `path` first: a source
+// store may be rooted at any of them, where a marker above its root would go unseen.
+std::vector<std::string> node_folders(Store& store, const std::string& path) {
+  std::vector<std::string> out{path};
+  std::set<std::string> below;
+  if (!store.capabilities().listing) return out;
+  for (const auto& k : store.list_prefix(path.empty() ? "" : path + "/")) {
+    const auto slash = k.rfind('/');
+    const std::string name = slash == std::string::npos ? k : k.substr(slash + 1);
+    if (name != "zarr.json" && name != ".zarray" && name != ".zgroup") continue;
+    const std::string folder = slash == std::string::npos ? "" : k.substr(0, slash);
+    if (folder != path) below.insert(folder);
+  }
+  out.insert(out.end(), below.begin(), below.end());
+  return out;
+}
+
+}  // namespace
+
 Overlap probe_overlap(Store& src, const std::string& src_path, Store& dst, const std::string& dst_path) {
   const std::string name = marker_name();
-  const std::string key = joined(dst_path, name);
   const Bytes marker(name.begin(), name.end());
-  dst.set(key, marker);
+  std::vector<std::string> written;
+  const auto take_back = [&] {
+    for (const auto& key : written) {
+      try {
+        dst.erase(key);
+      } catch (const Error& e) {
+        warn("the marker '" + key + "' that checked whether " + dst.describe() +
+             " reaches the source could not be removed again (" + e.what() + "); remove it by hand");
+      }
+    }
+  };
   Overlap found = Overlap::none;
   try {
-    found = find_marker(src, src_path, name, marker);
-  } catch (...) {
-    try {
-      dst.erase(key);
-    } catch (...) {
+    // A marker in the destination's folder and in every node folder below it (a source store
+    // rooted at one of them sees that one at its root).
+    for (const auto& folder : node_folders(dst, dst_path)) {
+      const std::string key = joined(folder, name);
+      try {
+        dst.set(key, marker);
+      } catch (const Error& e) {
+        throw_like(e, "cannot write into the destination " + dst.describe() + " ('" +
+                          (dst_path.empty() ? "/" : dst_path) +
+                          "'), which replacing the node there needs: " + e.what());
+      }
+      written.push_back(key);
     }
+    found = find_marker(src, src_path, name, marker);
+    if (found == Overlap::same && written.size() > 1) found = Overlap::first_inside_second;
+  } catch (...) {
+    take_back();
     throw;
   }
-  try {
-    dst.erase(key);
-  } catch (const Error& e) {
-    warn("the marker '" + key + "' that checked whether " + dst.describe() +
-         " reaches the source could not be removed again (" + e.what() + "); remove it by hand");
-  }
+  take_back();
   return found;
 }
 
