@@ -20,7 +20,7 @@ namespace zarrpp {
 namespace {
 
 constexpr std::uint64_t kCopies = 12;
-constexpr std::uint64_t kCheckedFrom = 1 << 20;  // smaller documents need little: not checked
+constexpr std::uint64_t kCheckedFrom = 64 << 10;  // smaller ones need at most about 8 MiB: not checked
 
 }  // namespace
 

@@ -385,7 +385,7 @@ Json parse_json_document(std::string_view text, const std::string& where);
 /// @{
 /// The memory reading the JSON `text` and using it may take at most (the values' slots, the blocks
 /// of arrays, objects and strings, counted for the copies a command holds at once; measured in
-/// docs/reliability.md), and the check parse_json_document makes for a document of 1 MiB or more:
+/// docs/reliability.md), and the check parse_json_document makes for a document of 64 KiB or more:
 /// LimitError ("out of memory: ...") naming `where` when that much address space cannot be had
 /// now, so running out never happens while a document is built or torn down.
 std::uint64_t document_memory_bound(std::string_view text);
