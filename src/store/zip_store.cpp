@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -44,7 +45,15 @@ std::string errno_text() { return std::strerror(errno); }
 // that zip_close writes first) and its staged values (".NAME.zarrpp-staged-<host>-<pid>-XXXXXX"),
 // so the next writer can tell a dead writer's leftovers (sweep_dead_writers).
 std::string temp_marker(const fs::path& path, const char* what) {
-  return "." + path.filename().string() + "." + what + "-";
+  std::string name = path.filename().string();
+  if (name.size() > 120) {  // a long name, shortened so the temporaries' names stay within NAME_MAX
+    std::uint32_t h = 2166136261u;
+    for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+    char tag[16];
+    std::snprintf(tag, sizeof tag, "~%08x", h);
+    name = name.substr(0, 100) + tag;
+  }
+  return "." + name + "." + what + "-";
 }
 std::string temp_template(const fs::path& path, const char* what) {
   return (path.parent_path() /

@@ -307,10 +307,21 @@ void close_zip_stores(bool failed) {
   for (auto& z : opened) {
     try {
       z.store->close();
-      // A failed command that made an archive and wrote nothing into it leaves no file behind.
-      if (failed && z.made && ZipStore::open(z.store->path(), {})->list_prefix("").empty()) {
-        fs::remove(z.store->path());
-        for (const auto& d : z.made_dirs) ::rmdir(d.c_str());  // only when empty
+      // A failed command that made an archive and wrote nothing into it leaves no file behind:
+      // checked and removed under the archive's lock, so no other writer's commit goes with it.
+      if (failed && z.made) {
+        try {
+          auto check = ZipStore::open(z.store->path(),
+                                      {.mode = ZipStore::Mode::append, .lock_timeout = std::chrono::milliseconds(0)});
+          const auto held = check->lock("zarr.json");
+          if (check->list_prefix("").empty()) {
+            fs::remove(z.store->path());
+            for (const auto& d : z.made_dirs) ::rmdir(d.c_str());  // only when empty
+          }
+          check->close();
+        } catch (const ConflictError&) {
+          // another writer has it now: it is that writer's archive
+        }
       }
     } catch (const std::exception& e) {
       failures += (failures.empty() ? "" : "; ") + std::string(e.what());
@@ -364,6 +375,10 @@ bool holds_node(const std::string& where) {
     auto s = open_dir(where, Use::read);
     return s->exists("zarr.json") || s->exists(".zarray") || s->exists(".zgroup");
   }
+  std::error_code ec;
+  if (!fs::is_directory(where, ec))
+    if (const auto zip = open_in_zip(where, Use::read))  // a node inside a zip file
+      return zip->exists("zarr.json") || zip->exists(".zarray") || zip->exists(".zgroup");
   for (const char* doc : {"zarr.json", ".zarray", ".zgroup"})
     if (fs::exists(fs::path(where) / doc)) return true;
   return false;
