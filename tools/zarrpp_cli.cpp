@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
   }
   // What went to standard output must have arrived (a full disk, /dev/full, a closed pipe's file).
   if (const std::string failed = cli::finish_standard_output(); !failed.empty()) {
-    std::cerr << "zarrpp: error: " << failed << "\n";
+    std::cerr << "zarrpp: error: " << failed
+              << (rc == 0 ? "; the command itself completed (what it changed, it changed)" : "") << "\n";
     rc = rc == 0 ? 1 : rc;
   }
   return rc;

@@ -64,6 +64,24 @@ std::filesystem::path followed(std::filesystem::path p, const char* what) {
   throw ArgumentError(std::string(what) + ": '" + p.string() + "' is a loop of symbolic links");
 }
 
+// The open descriptor a path names: "-" and /dev/stdout standard output, /dev/stderr, /dev/fd/N
+// and /proc/self/fd/N (what a shell's pipe or redirection gave this process); -1 for other paths.
+// Written through a copy of it: following such a name to "pipe:[...]" names no file.
+int descriptor_named(const std::filesystem::path& path) {
+  const std::string s = path.string();
+  if (s == "-" || s == "/dev/stdout") return STDOUT_FILENO;
+  if (s == "/dev/stderr") return STDERR_FILENO;
+  for (const char* dir : {"/dev/fd/", "/proc/self/fd/"}) {
+    const std::string d = dir;
+    if (s.size() <= d.size() || s.compare(0, d.size(), d) != 0) continue;
+    const std::string n = s.substr(d.size());
+    if (n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+    const int fd = std::stoi(n);
+    return ::fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+  }
+  return -1;
+}
+
 }  // namespace
 
 void remove_unfinished_file_temporaries() noexcept {
@@ -100,9 +118,9 @@ FileReplacement::FileReplacement(const std::filesystem::path& path, const char* 
     : impl_(std::make_unique<Impl>()) {
   auto& m = *impl_;
   m.what = what;
-  if (path == "-") {  // standard output, written in place
-    m.target = "standard output";
-    m.fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+  if (const int inherited = descriptor_named(path); inherited >= 0) {  // written in place, where it points
+    m.target = path == "-" ? "standard output" : path;
+    m.fd = ::fcntl(inherited, F_DUPFD_CLOEXEC, 0);
     if (m.fd < 0) m.io_fail("write", errno);
     return;
   }

@@ -709,6 +709,25 @@ expect_err "is the zip file" "$Z" get "$OU/g.zip/arr" --out "$OU/g.zip"
 expect_err "is the zip file" "$Z" show "$OU/g.zip/arr" --svg "$OU/g.zip"
 expect_ok "$Z" create "$OU/other.zarr" --shape 3 --chunks 2 --dtype int8
 expect_err "a Zarr node's metadata" "$Z" get "$OU/a.zarr" --out "$OU/other.zarr/zarr.json"
+# From the red-team: a new document beside a group, another array's chunk, standard output
+# redirected into the array, /dev/stdout into a pipe, a PNG to a full disk.
+$PY -c "import zarr; g = zarr.open_group('$OU/g2', mode='w'); g.zeros('a', shape=3, chunks=2); g.zeros('b', shape=3, chunks=2)"
+expect_err "named as a Zarr node's metadata (.zattrs)" "$Z" get "$OU/g2/a" --out "$OU/g2/.zattrs"
+expect_err "named as a Zarr node's metadata (zarr.json)" "$Z" get "$OU/g2/a" --out "$OU/g2/zarr.json"
+expect_err "is inside the array $OU/g2/b" "$Z" get "$OU/g2/a" --out "$OU/g2/b/0"
+expect_eq "$(ls -A "$OU/g2")" $'.zgroup\na\nb' "the group's folder is as it was"
+expect_ok "$Z" create "$OU/c.zarr" --shape 3 --chunks 2 --dtype int8
+expect_ok "$Z" set "$OU/c.zarr" 0 --value 5
+cp "$OU/c.zarr/c/0" "$OU/chunk.before"
+expect_err "standard output, $OU/c.zarr/c/0" bash -c '"$@" >> "$0"' "$OU/c.zarr/c/0" "$Z" get "$OU/c.zarr" --out -
+expect_ok cmp "$OU/c.zarr/c/0" "$OU/chunk.before"
+expect_eq "$("$Z" get "$OU/a.zarr" --out /dev/stdout | $PY -c "import io, sys, numpy as np; print(np.load(io.BytesIO(sys.stdin.buffer.read())).tolist())")" \
+  "[0, 0, 0]" "get --out /dev/stdout into a pipe"
+expect_err "g.zip is not a directory" "$Z" get "$OU/a.zarr" --out "$OU/g.zip/x.npy"
+if command -v rsvg-convert >/dev/null; then
+  expect_err "cannot write standard output: No space left on device" bash -c '"$@" >/dev/full' _ "$Z" show "$OU/a.zarr" --png -
+fi
+expect_err "the command itself completed" bash -c '"$@" >/dev/full' _ "$Z" convert "$OU/c.zarr" --grid regular_bounded
 expect_ok cmp "$OU/a.zarr/zarr.json" "$OU/meta.before"
 expect_eq "$("$Z" get "$OU/g.zip/arr")" "[0 0 0]" "the zip file is as it was"
 rm -rf "$OU"

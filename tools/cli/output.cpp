@@ -1,12 +1,14 @@
 // Output files and standard output (output.hpp).
 #include "output.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <streambuf>
@@ -58,14 +60,57 @@ bool is_zarr_document(const fs::path& p) {
 
 }  // namespace
 
-void check_output(const std::string& file, const char* option, const Array& z) {
-  if (file == "-") return;
-  const std::string what = std::string(option) + " " + file;
+namespace {
+
+// The array folder (v2 .zarray, or a zarr.json of node_type "array") that `dir` is or lies in;
+// nullopt when none of its folders is one. An output there could replace another array's chunk.
+std::optional<fs::path> enclosing_array(fs::path dir) {
   std::error_code ec;
-  const fs::path p = landing(file);
-  if (fs::is_directory(p, ec)) throw ArgumentError(what + ": a directory; name a file to write to");
-  if (!fs::is_directory(p.parent_path(), ec))
-    throw ArgumentError(what + ": the directory " + p.parent_path().string() + " does not exist");
+  for (; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / ".zarray", ec)) return dir;
+    const fs::path doc = dir / "zarr.json";
+    if (fs::is_regular_file(doc, ec) && fs::file_size(doc, ec) < (16u << 20)) {
+      std::ifstream in(doc, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      try {
+        const Json j = parse_json_document(text, doc.string());
+        if (j.is_object() && j.value("node_type", "") == "array") return dir;
+      } catch (const Error&) {
+        // not a document zarrpp reads: not taken for an array here
+      }
+    }
+    if (dir == dir.root_path()) break;
+  }
+  return std::nullopt;
+}
+
+// The file standard output is, when it is a regular file (`> file`, `>> file`).
+std::optional<fs::path> standard_output_file() {
+  struct stat st{};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::error_code ec;
+  const auto p = fs::read_symlink("/proc/self/fd/1", ec);
+  return ec ? std::nullopt : std::optional<fs::path>(p);
+}
+
+}  // namespace
+
+void check_output(const std::string& file, const char* option, const Array& z) {
+  std::string what = std::string(option) + " " + file;
+  std::error_code ec;
+  fs::path p;
+  if (file == "-" || file == "/dev/stdout") {  // standard output redirected into a file: the same rules
+    const auto out = standard_output_file();
+    if (!out) return;
+    p = fs::weakly_canonical(*out, ec);
+    what += " (standard output, " + p.string() + ")";
+  } else {
+    p = landing(file);
+    if (fs::is_directory(p, ec)) throw ArgumentError(what + ": a directory; name a file to write to");
+    if (!fs::is_directory(p.parent_path(), ec))
+      throw ArgumentError(what + ": " + p.parent_path().string() +
+                          (fs::exists(p.parent_path(), ec) ? " is not a directory" : " does not exist"));
+  }
   bool archive = false;
   if (const auto place = local_place(z, archive)) {
     const auto rel = p.lexically_relative(*place);
@@ -77,8 +122,12 @@ void check_output(const std::string& file, const char* option, const Array& z) {
       throw ArgumentError(what + " is inside the array " + place->string() +
                           ", whose files it could replace; write the output elsewhere");
   }
-  if (is_zarr_document(p) && fs::exists(p, ec))
-    throw ArgumentError(what + " would replace " + p.string() + ", a Zarr node's metadata; write the output elsewhere");
+  if (is_zarr_document(p))
+    throw ArgumentError(what + " is named as a Zarr node's metadata (" + p.filename().string() +
+                        "), which a Zarr reader would read; write the output elsewhere");
+  if (const auto other = enclosing_array(p.parent_path()))
+    throw ArgumentError(what + " is inside the array " + other->string() +
+                        ", whose files it could replace; write the output elsewhere");
 }
 
 namespace {

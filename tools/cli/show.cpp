@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,11 +77,25 @@ void render_png(const std::string& svg, int out_fd) {
 // Writes the picture to FILE ("-": standard output), as SVG or through rsvg-convert as PNG.
 void write_picture(const std::string& file, const std::string& svg, bool png) {
   if (file == "-") {
-    std::cout.flush();
-    if (png)
-      render_png(svg, STDOUT_FILENO);
-    else
+    if (png) {
+      // Rendered into memory first, then written by this process: a failure to write standard
+      // output is then this command's own one error, not rsvg-convert's.
+      const int mem = ::memfd_create("zarrpp-png", MFD_CLOEXEC);
+      if (mem < 0) throw StoreError(std::string("cannot make a buffer for the picture: ") + std::strerror(errno));
+      try {
+        render_png(svg, mem);
+        std::string bytes(static_cast<std::size_t>(::lseek(mem, 0, SEEK_END)), '\0');
+        if (::pread(mem, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
+          throw StoreError(std::string("cannot read the rendered picture back: ") + std::strerror(errno));
+        std::cout << bytes << std::flush;
+      } catch (...) {
+        ::close(mem);
+        throw;
+      }
+      ::close(mem);
+    } else {
       std::cout << svg << std::flush;
+    }
     return;
   }
   FileReplacement out(file, png ? "--png" : "--svg");

@@ -17,7 +17,8 @@ namespace zarrpp {
 /// stays a link: the file it points to (also one that does not exist yet) is replaced, keeping its
 /// permissions. Anything else that exists there (a FIFO, /dev/stdout) is written in place; a
 /// directory is refused (ArgumentError). The path "-" is standard output, written in place (a
-/// failed write, e.g. a full disk, is a StoreError as for a file).
+/// failed write, e.g. a full disk, is a StoreError as for a file); so are /dev/stdout,
+/// /dev/stderr, /dev/fd/N and /proc/self/fd/N, which name what the descriptor is (a pipe too).
 class FileReplacement {
  public:
   /// Starts writing `path` (`what` names the file's kind in messages, e.g. ".npy").
