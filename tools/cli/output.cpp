@@ -12,6 +12,7 @@
 #include <iostream>
 #include <optional>
 #include <streambuf>
+#include <utility>
 
 namespace zarrpp::cli {
 
@@ -168,17 +169,23 @@ class CheckedStdout final : public std::streambuf {
   int error_ = 0;
 };
 
+// Never destroyed: std::cout is flushed again by the runtime at exit, after function-local
+// statics are gone, so its buffer must outlive them (finish_standard_output also gives std::cout
+// its own buffer back).
 CheckedStdout& checked() {
-  static CheckedStdout out;
-  return out;
+  static auto* const out = new CheckedStdout;
+  return *out;
 }
+
+std::streambuf* original_buffer = nullptr;
 
 }  // namespace
 
-void check_standard_output() { std::cout.rdbuf(&checked()); }
+void check_standard_output() { original_buffer = std::cout.rdbuf(&checked()); }
 
 std::string finish_standard_output() {
   std::cout.flush();
+  if (original_buffer != nullptr) std::cout.rdbuf(std::exchange(original_buffer, nullptr));
   if (std::cout.good() && checked().error() == 0) return "";
   const int e = checked().error();
   return std::string("cannot write standard output") + (e != 0 ? std::string(": ") + std::strerror(e) : "") +
