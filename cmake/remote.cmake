@@ -12,6 +12,7 @@ target_sources(zarrpp PRIVATE
   ${_zarrpp_remote_root}/src/store/encoding.cpp
   ${_zarrpp_remote_root}/src/store/xml.cpp
   ${_zarrpp_remote_root}/src/store/http_client.cpp
+  ${_zarrpp_remote_root}/src/store/transport_curl.cpp
   ${_zarrpp_remote_root}/src/store/byte_ranges.cpp
   ${_zarrpp_remote_root}/src/store/http_store.cpp
   ${_zarrpp_remote_root}/src/store/s3_responses.cpp
@@ -33,7 +34,8 @@ if(ZARRPP_BUILD_TESTS)
     ${_zarrpp_remote_root}/tests/remote/test_http_scripted.cpp
     ${_zarrpp_remote_root}/tests/remote/test_open_store.cpp
     ${_zarrpp_remote_root}/tests/remote/test_s3.cpp
-    ${_zarrpp_remote_root}/tests/remote/test_faults.cpp)
+    ${_zarrpp_remote_root}/tests/remote/test_faults.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_in_flight.cpp)
   target_link_libraries(zarrpp-remote-tests PRIVATE zarrpp GTest::gtest GTest::gtest_main PkgConfig::CURL)
   # The tests also check internals (hashes, XML, URL encoding, ranges) through headers in src/store.
   target_include_directories(zarrpp-remote-tests PRIVATE ${_zarrpp_remote_root}/src ${_zarrpp_remote_root}/tests)

@@ -242,15 +242,123 @@ class WriteBuilder final : public UnitBuilder {
 
 }  // namespace
 
+namespace {
+
+// A stored object whose whole value a started read brings: the decoder reads it from memory.
+class FetchedChunk final : public ChunkSource {
+ public:
+  FetchedChunk(Store& store, std::string key, std::optional<VersionedBytes> value)
+      : store_(store), key_(std::move(key)), value_(std::move(value)) {}
+  std::optional<VersionedBytes> read(const ByteRange& range) override {
+    if (!value_) return std::nullopt;
+    if (range.kind == ByteRange::Kind::All) return value_;
+    auto part = BytesChunk(std::span<const std::uint8_t>(value_->bytes)).read(range);
+    if (part) part->version = value_->version;
+    return part;
+  }
+  std::optional<std::uint64_t> size() override {
+    return value_ ? std::optional<std::uint64_t>(value_->bytes.size()) : std::nullopt;
+  }
+  std::string describe() const override { return "chunk '" + key_ + "'"; }
+  std::string explain_unreadable() const override { return store_.explain_unreadable(key_); }
+
+ private:
+  Store& store_;
+  std::string key_;
+  std::optional<VersionedBytes> value_;
+};
+
+// The whole-object reads of a plan, started ahead of the threads that decode them: up to `window`
+// at once (bounding the bodies held), started in the order the threads take the objects. After a
+// failure no new read starts.
+class Prefetch {
+ public:
+  Prefetch(Store& store, std::vector<std::string> keys, std::vector<std::uint64_t> max_bytes, std::size_t window)
+      : store_(store),
+        keys_(std::move(keys)),
+        max_bytes_(std::move(max_bytes)),
+        window_(window),
+        pending_(keys_.size()) {
+    std::lock_guard lk(mu_);
+    top_up();
+  }
+
+  // The value of object `i`, waiting for it; starts the next read.
+  std::optional<VersionedBytes> take(std::size_t i) {
+    std::unique_ptr<PendingGet> p;
+    {
+      std::lock_guard lk(mu_);
+      if (!pending_[i]) pending_[i] = store_.start_get(keys_[i], max_bytes_[i]);  // taken out of order
+      p = std::move(pending_[i]);
+    }
+    try {
+      auto v = p->wait();
+      std::lock_guard lk(mu_);
+      ++taken_;
+      top_up();
+      return v;
+    } catch (...) {
+      std::lock_guard lk(mu_);
+      failed_ = true;
+      throw;
+    }
+  }
+
+ private:
+  void top_up() {
+    while (!failed_ && next_ < keys_.size() && next_ - taken_ < window_) {
+      if (!pending_[next_]) pending_[next_] = store_.start_get(keys_[next_], max_bytes_[next_]);
+      ++next_;
+    }
+  }
+
+  Store& store_;
+  std::vector<std::string> keys_;
+  std::vector<std::uint64_t> max_bytes_;
+  std::size_t window_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<PendingGet>> pending_;
+  std::size_t next_ = 0, taken_ = 0;
+  bool failed_ = false;
+};
+
+// Encoded bytes a read keeps on the wire or waiting for a thread at most (bodies in flight).
+constexpr std::uint64_t kFetchWindowBytes = std::uint64_t{256} << 20;
+
+}  // namespace
+
 void Engine::read(const Plan& plan, const NDView& out) const {
   const auto groups = group_tasks(plan, s);
   // With one stored object (a big shard), its inner chunks share the threads instead.
   const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
+  // A store that keeps many reads on the wire without a thread each (a remote one) gets every
+  // whole-object read started ahead of the decoding threads, within a window of requests and bytes.
+  std::optional<Prefetch> fetch;
+  if (const std::size_t in_flight = store.capabilities().reads_in_flight;
+      in_flight > 1 && groups.size() > 1 && !s.layout) {
+    std::vector<std::string> keys;
+    std::vector<std::uint64_t> max_bytes;
+    for (const auto& g : groups) {
+      keys.push_back(prefix + s.meta.chunk_key_encoding.encode(g.storage));
+      max_bytes.push_back(s.object(g.storage).max_stored);
+    }
+    const std::uint64_t per_object = std::max<std::uint64_t>(s.unit_spec.nbytes(), 1);
+    const std::size_t window = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(kFetchWindowBytes / per_object, 2, static_cast<std::uint64_t>(in_flight)));
+    fetch.emplace(store, std::move(keys), std::move(max_bytes), window);
+  }
   ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
     const auto& g = groups[gi];
     const ObjectCodec oc = s.object(g.storage);
     const auto first = s.first_unit(g.storage);
-    StoredChunk src(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), oc.max_stored);
+    const std::string key = prefix + s.meta.chunk_key_encoding.encode(g.storage);
+    std::optional<StoredChunk> stored;
+    std::optional<FetchedChunk> fetched;
+    if (fetch)
+      fetched.emplace(store, key, fetch->take(gi));
+    else
+      stored.emplace(store, key, oc.max_stored);
+    ChunkSource& src = fetch ? static_cast<ChunkSource&>(*fetched) : static_cast<ChunkSource&>(*stored);
     std::vector<UnitRead> reqs(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = plan.tasks[g.tasks[k]];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -103,12 +104,20 @@ std::optional<Doc> read_doc(Store& store, const std::string& path, bool consolid
     return naming_transport(store, key, [&] { return parse_doc(format, type, key, std::move(v), path); });
   };
   if (auto v3 = read(store, path)) return doc(3, NodeType::Group, meta_key(path), std::move(*v3));
-  const std::string za = key_in(path, kZarray);
-  if (auto a = store.get_versioned(za, ByteRange::all(), kMaxMetadataBytes))
-    return doc(2, NodeType::Array, za, std::move(*a));
-  const std::string zg = key_in(path, kZgroup);
-  if (auto g = store.get_versioned(zg, ByteRange::all(), kMaxMetadataBytes))
-    return doc(2, NodeType::Group, zg, std::move(*g));
+  const std::string za = key_in(path, kZarray), zg = key_in(path, kZgroup);
+  // A store with requests in flight gets the v2 documents at once (one round trip, not three);
+  // the others read them one by one, as they are needed.
+  const bool ahead = store.capabilities().reads_in_flight > 1;
+  auto zarray = store.start_get(za, kMaxMetadataBytes);
+  auto zgroup = ahead ? store.start_get(zg, kMaxMetadataBytes) : nullptr;
+  auto zattrs = ahead ? store.start_get(key_in(path, kZattrs), kMaxMetadataBytes) : nullptr;
+  auto with_attributes = [&](Doc d) {
+    if (zattrs) d.attributes_read = zattrs->wait();
+    return d;
+  };
+  if (auto a = zarray->wait()) return with_attributes(doc(2, NodeType::Array, za, std::move(*a)));
+  if (!zgroup) zgroup = store.start_get(zg, kMaxMetadataBytes);
+  if (auto g = zgroup->wait()) return with_attributes(doc(2, NodeType::Group, zg, std::move(*g)));
   if (consolidated) return consolidated_doc(store, path);
   return std::nullopt;
 }
@@ -129,19 +138,29 @@ void throw_missing(Store& store, const std::string& path, const std::string& key
   throw NotFoundError("no node at '" + shown(path) + "' in " + store.describe() + " any more (" + what + ")");
 }
 
-Json v2_attributes_of(Store& store, const std::string& path, const Doc& doc) {
-  return doc.consolidated_attributes ? *doc.consolidated_attributes : read_v2_attributes(store, path);
-}
-
-Json read_v2_attributes(Store& store, const std::string& path) {
-  const std::string key = key_in(path, kZattrs);
-  auto v = store.get(key, ByteRange::all(), kMaxMetadataBytes);
+namespace {
+Json parse_v2_attributes(Store& store, const std::string& key, const std::optional<Bytes>& v) {
   if (!v) return nullptr;
   return naming_transport(store, key, [&] {
     Json j = parse_json_document(std::string_view(reinterpret_cast<const char*>(v->data()), v->size()), key);
     if (!j.is_object()) throw MetadataError(key + ": expected a JSON object");
     return j;
   });
+}
+}  // namespace
+
+Json v2_attributes_of(Store& store, const std::string& path, const Doc& doc) {
+  if (doc.consolidated_attributes) return *doc.consolidated_attributes;
+  if (doc.attributes_read)
+    return parse_v2_attributes(
+        store, key_in(path, kZattrs),
+        *doc.attributes_read ? std::optional<Bytes>((*doc.attributes_read)->bytes) : std::nullopt);
+  return read_v2_attributes(store, path);
+}
+
+Json read_v2_attributes(Store& store, const std::string& path) {
+  const std::string key = key_in(path, kZattrs);
+  return parse_v2_attributes(store, key, store.get(key, ByteRange::all(), kMaxMetadataBytes));
 }
 
 namespace {
@@ -179,8 +198,13 @@ ChunkKeyEncoding unstated_separator(Store& store, const std::string& path, std::
   if (rank < 2) return flat;
   const std::string prefix = prefix_of(path);
   const std::vector<std::int64_t> zero(rank, 0);
+  // Both asked at once on a store with requests in flight (a round trip each otherwise).
+  auto nested_found =
+      store.capabilities().reads_in_flight > 1
+          ? std::async(std::launch::async, [&] { return store.exists(prefix + nested.encode(zero)); })
+          : std::async(std::launch::deferred, [&] { return store.exists(prefix + nested.encode(zero)); });
   bool is_flat = store.exists(prefix + flat.encode(zero));
-  bool is_nested = store.exists(prefix + nested.encode(zero));
+  bool is_nested = nested_found.get();
   if (!is_flat && !is_nested && store.capabilities().listing) {
     const auto listing = store.list_dir(prefix);
     is_flat = std::any_of(listing.keys.begin(), listing.keys.end(),

@@ -61,6 +61,9 @@ struct Doc {
   // A v2 node only consolidated metadata describes: its .zattrs entry there (null: none), and
   // `stored` holds the .zarray/.zgroup entry (no version: nothing is stored under `key`).
   std::optional<Json> consolidated_attributes;
+  // A v2 node whose .zattrs was read with its document (on stores with requests in flight): what
+  // it held (nullopt inside: no .zattrs).
+  std::optional<std::optional<VersionedBytes>> attributes_read;
 };
 // zarr.json when there is one (so a folder an interrupted conversion left with both opens as v3),
 // else .zarray, else .zgroup; nullopt when the path holds no node. MetadataError on malformed

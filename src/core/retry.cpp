@@ -27,14 +27,16 @@ bool Retry::next(std::chrono::microseconds at_least) {
   return true;
 }
 
-void Retry::wait(std::chrono::microseconds at_least) {
+std::chrono::microseconds Retry::advance(std::chrono::microseconds at_least) {
   thread_local std::minstd_rand rng{std::random_device{}()};
   const auto wait = std::min(std::max(delay_, at_least), policy_.max_delay);
   const auto half = wait.count() / 2;
   const auto jitter = half > 0 ? std::uniform_int_distribution<long long>(0, half)(rng) : 0;
-  std::this_thread::sleep_for(std::chrono::microseconds(wait.count() - half + jitter));
   delay_ = std::min(delay_ * 2, policy_.max_delay);
   ++attempts_;
+  return std::chrono::microseconds(wait.count() - half + jitter);
 }
+
+void Retry::wait(std::chrono::microseconds at_least) { std::this_thread::sleep_for(advance(at_least)); }
 
 }  // namespace zarrpp::detail

@@ -34,6 +34,9 @@ class Retry {
   // Waits the next delay and counts the next attempt, for a caller that decided on its own (from
   // exhausted()) that there is one.
   void wait(std::chrono::microseconds at_least = std::chrono::microseconds{0});
+  // The same without sleeping: counts the next attempt and returns how long to wait before it
+  // (for a caller that schedules the attempt instead of blocking a thread).
+  std::chrono::microseconds advance(std::chrono::microseconds at_least = std::chrono::microseconds{0});
   // Whether next() would give up now.
   bool exhausted() const;
   bool deadline_passed() const;

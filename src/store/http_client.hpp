@@ -1,9 +1,13 @@
 #pragma once
-// The HTTP client of the remote stores: libcurl easy handles pooled and kept alive between
-// requests, retries of transient failures with backoff, and checks of URLs.
-#include <curl/curl.h>
-
+// The HTTP client of the remote stores: every request goes through its Transport (one attempt at a
+// time), and the client decides what an attempt's outcome means: retries of transient failures
+// with backoff (shared by the store's requests when the server asks to slow down), the bound on
+// retrying, lost replies (`ambiguous`), and errors that name the request. Requests run
+// asynchronously (start) or blocking (perform); both follow the same decisions.
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -12,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "transport.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/store.hpp"
@@ -21,39 +26,6 @@ namespace zarrpp::detail {
 // Checks an http(s) URL with libcurl's parser; throws StoreError "<what> '<url>' ..." when it is
 // not valid, not http(s) or has no host.
 void check_http_url(const std::string& url, const std::string& what);
-
-struct HttpRequest {
-  std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
-  std::string url;
-  std::vector<std::string> headers;      // "Name: value"
-  std::span<const std::uint8_t> body{};  // sent with PUT and POST
-  bool follow_redirects = false;
-  // AWS Signature V4 through libcurl: "aws:amz:REGION:SERVICE"; empty = unsigned.
-  std::string aws_sigv4;
-  std::string username, password;
-  std::vector<long> extra_retry_statuses;  // statuses retried besides the standard transient ones
-  // The most body bytes to accept (announced by Content-Length or arriving): more is a StoreError
-  // (limit_exceeded), found before they are all held. 0 = the client's max_response_bytes.
-  std::uint64_t max_body = 0;
-};
-
-struct HttpResponse {
-  long status = 0;
-  std::string reason;  // the status line's reason phrase ("" with HTTP/2)
-  Bytes body;
-  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::string effective_url;  // the last URL fetched (differs from the request's after redirects)
-  int attempts = 1;
-  // The request may have been carried out more than once, or before this response: an earlier
-  // attempt failed in a way that may have reached the server (reset, timeout, 5xx), or libcurl
-  // itself re-sent the request on a fresh connection after a reused one died before answering.
-  // A conditional request's answer then need not describe what this request did.
-  bool ambiguous = false;
-  bool too_large = false;  // the body was cut off at the request's max_body
-
-  const std::string* header(std::string_view lower_name) const;
-  std::string body_text() const { return std::string(body.begin(), body.end()); }
-};
 
 // No response could be had: thrown by HttpClient::perform after the allowed attempts.
 // `maybe_applied` when some attempt may have reached the server (so a write may have taken effect).
@@ -91,13 +63,30 @@ class ReadLog {
   std::vector<Entry> entries_;  // oldest first
 };
 
-// Performs requests with a pool of curl easy handles (one per concurrent request, kept alive
-// between requests, so connections are reused) and retries transient failures with exponential
-// backoff. Thread-safe.
+// A request started by HttpClient::start: its final response, or the failure perform would throw.
+class PendingResponse {
+ public:
+  // Blocks until the request is decided; throws what HttpClient::perform would.
+  HttpResponse wait();
+  bool ready() const;
+  void finish(HttpResponse r);
+  void fail(std::exception_ptr e);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  HttpResponse response_;
+  std::exception_ptr error_;
+};
+
+// Performs requests through a transport (by default libcurl's, with options().max_in_flight
+// requests on the wire at once) and retries transient failures with exponential backoff.
+// Thread-safe.
 class HttpClient {
  public:
-  // `label` starts error messages ("HTTP", "S3").
-  HttpClient(RemoteOptions options, std::string label);
+  // `label` starts error messages ("HTTP", "S3"); `transport` replaces libcurl's (tests).
+  HttpClient(RemoteOptions options, std::string label, std::shared_ptr<Transport> transport = nullptr);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -106,25 +95,23 @@ class HttpClient {
   // HttpFailure when no response could be had (connection failure, timeout, ...) after the
   // allowed attempts, or once options().retry_window has passed without progress.
   HttpResponse perform(const HttpRequest& req) const;
+  // The same without blocking: the request is copied (its body must stay alive until the
+  // response is decided) and runs while the caller goes on.
+  std::shared_ptr<PendingResponse> start(const HttpRequest& req) const;
 
   const RemoteOptions& options() const { return options_; }
   const std::string& label() const { return label_; }
-
-  // What one attempt did besides its response (defined in http_client.cpp).
-  struct Attempt;
+  Transport& transport() const { return *transport_; }
 
   // "<label> <METHOD> <url> failed[ after N attempts]: " (a message prefix).
   std::string failure_prefix(const HttpRequest& req, int attempts) const;
 
- private:
-  CURL* acquire() const;
-  void release(CURL* h) const;
-  CURLcode perform_once(CURL* h, const HttpRequest& req, HttpResponse& resp, char* errbuf, Attempt& seen) const;
+  struct Call;  // one request's attempts (http_client.cpp)
 
+ private:
   RemoteOptions options_;
   std::string label_;
-  mutable std::mutex mu_;
-  mutable std::vector<CURL*> idle_;
+  std::shared_ptr<Transport> transport_;
 };
 
 }  // namespace zarrpp::detail

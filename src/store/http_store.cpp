@@ -101,22 +101,25 @@ std::vector<std::string> HttpStore::request_headers() const {
   return h;
 }
 
-std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const ByteRange& range,
-                                                std::uint64_t max_bytes) {
-  const auto plan = detail::plan_range(range);
-  if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
+detail::HttpRequest HttpStore::get_request(const std::string& key, const ByteRange& range,
+                                           std::uint64_t max_bytes) const {
   detail::HttpRequest req;
   req.method = "GET";
   req.url = url_of(key);
   req.headers = request_headers();
   req.follow_redirects = options_.follow_redirects;
   req.max_body = detail::body_cap(range, max_bytes);
-  if (!plan.whole) req.headers.push_back(plan.header);
-  auto resp = client_->perform(req);
+  if (const auto plan = detail::plan_range(range); !plan.whole) req.headers.push_back(plan.header);
+  return req;
+}
+
+std::optional<VersionedBytes> HttpStore::read_response(const std::string& key, const ByteRange& range,
+                                                       const detail::HttpRequest& req, detail::HttpResponse&& resp) {
+  const bool whole = detail::plan_range(range).whole;
   if (resp.status == 404 || redirected_to_directory(req, resp)) return std::nullopt;
   const std::string* etag = resp.header("etag");
   VersionedBytes out{Bytes(), etag ? *etag : std::string()};
-  if (resp.status == 416 && !plan.whole) {
+  if (resp.status == 416 && !whole) {
     // Believed only for a range the object cannot hold: its size from a HEAD (not from the 416
     // itself, which a stale cache or proxy would vouch for).
     const auto size = do_size(key);
@@ -125,12 +128,39 @@ std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const By
     return out;
   }
   if (resp.status >= 200 && resp.status < 300) {
-    if (plan.whole) reads_->record(key, req, resp);
+    if (whole) reads_->record(key, req, resp);
     out.bytes = detail::take_range(resp, range, client_->failure_prefix(req, resp.attempts));
     return out;
   }
   throw StoreError(client_->failure_prefix(req, resp.attempts) + std::to_string(resp.status) +
                    (resp.reason.empty() ? "" : " " + resp.reason));
+}
+
+std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const ByteRange& range,
+                                                std::uint64_t max_bytes) {
+  if (detail::plan_range(range).empty)
+    return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
+  const auto req = get_request(key, range, max_bytes);
+  return read_response(key, range, req, client_->perform(req));
+}
+
+class HttpStore::PendingRead final : public PendingGet {
+ public:
+  PendingRead(HttpStore& store, std::string key, detail::HttpRequest req)
+      : store_(store), key_(std::move(key)), req_(std::move(req)), response_(store.client_->start(req_)) {}
+  std::optional<VersionedBytes> wait() override {
+    return store_.read_response(key_, ByteRange::all(), req_, response_->wait());
+  }
+
+ private:
+  HttpStore& store_;
+  std::string key_;
+  detail::HttpRequest req_;
+  std::shared_ptr<detail::PendingResponse> response_;
+};
+
+std::unique_ptr<PendingGet> HttpStore::do_start_get(const std::string& key, std::uint64_t max_bytes) {
+  return std::make_unique<PendingRead>(*this, key, get_request(key, ByteRange::all(), max_bytes));
 }
 
 struct HttpStore::HeadResult {

@@ -48,6 +48,9 @@ std::vector<std::string> PrefixStore::do_list_prefix(const std::string& prefix) 
   return keys;
 }
 std::optional<std::uint64_t> PrefixStore::do_size(const std::string& key) { return inner_->size(full(key)); }
+std::unique_ptr<PendingGet> PrefixStore::do_start_get(const std::string& key, std::uint64_t max_bytes) {
+  return inner_->start_get(full(key), max_bytes);
+}
 bool PrefixStore::do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
                                   const PieceSink& sink) {
   return inner_->get_streamed(full(key), range, piece, sink);

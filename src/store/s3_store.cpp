@@ -1,5 +1,7 @@
 #include "zarrpp/store/s3_store.hpp"
 
+#include <curl/curl.h>
+
 #include <chrono>
 #include <cstdlib>
 
@@ -126,20 +128,16 @@ std::string S3Store::describe() const {
          endpoint_ + ")";
 }
 
-std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
-  const auto plan = detail::plan_range(range);
-  if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
-  auto req = impl_->make("GET", impl_->object_url(impl_->full_key(key)));
-  req.max_body = detail::body_cap(range, max_bytes);
-  if (!plan.whole) req.headers.push_back(plan.header);
-  auto resp = impl_->perform(req);
+std::optional<VersionedBytes> S3Store::read_response(const std::string& key, const ByteRange& range,
+                                                     const detail::HttpRequest& req, detail::HttpResponse&& resp) {
+  const bool whole = detail::plan_range(range).whole;
   if (resp.status == 404) {
     if (detail::parse_s3_error(resp.body_text()).code == "NoSuchBucket") impl_->fail(req, resp);
     return std::nullopt;
   }
   const std::string* etag = resp.header("etag");
   VersionedBytes out{Bytes(), etag ? *etag : std::string()};
-  if (resp.status == 416 && !plan.whole) {
+  if (resp.status == 416 && !whole) {
     // Believed only for a range the object cannot hold: its size from a HEAD (not from the 416
     // itself, which a stale cache or proxy would vouch for).
     const auto size = do_size(key);
@@ -148,9 +146,39 @@ std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const Byte
     return out;
   }
   if (resp.status < 200 || resp.status >= 300) impl_->fail(req, resp);
-  if (plan.whole) impl_->reads.record(key, req, resp);
+  if (whole) impl_->reads.record(key, req, resp);
   out.bytes = detail::take_range(resp, range, impl_->client->failure_prefix(req, resp.attempts));
   return out;
+}
+
+std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) {
+  const auto plan = detail::plan_range(range);
+  if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
+  auto req = impl_->make("GET", impl_->object_url(impl_->full_key(key)));
+  req.max_body = detail::body_cap(range, max_bytes);
+  if (!plan.whole) req.headers.push_back(plan.header);
+  return read_response(key, range, req, impl_->perform(req));
+}
+
+class S3Store::PendingRead final : public PendingGet {
+ public:
+  PendingRead(S3Store& store, std::string key, detail::HttpRequest req)
+      : store_(store), key_(std::move(key)), req_(std::move(req)), response_(store.impl_->client->start(req_)) {}
+  std::optional<VersionedBytes> wait() override {
+    return store_.read_response(key_, ByteRange::all(), req_, response_->wait());
+  }
+
+ private:
+  S3Store& store_;
+  std::string key_;
+  detail::HttpRequest req_;
+  std::shared_ptr<detail::PendingResponse> response_;
+};
+
+std::unique_ptr<PendingGet> S3Store::do_start_get(const std::string& key, std::uint64_t max_bytes) {
+  auto req = impl_->make("GET", impl_->object_url(impl_->full_key(key)));
+  req.max_body = detail::body_cap(ByteRange::all(), max_bytes);
+  return std::make_unique<PendingRead>(*this, key, std::move(req));
 }
 
 std::string S3Store::do_explain_unreadable(const std::string& key) { return impl_->reads.explain(key, do_size(key)); }
@@ -231,7 +259,8 @@ StoreCapabilities S3Store::confirm_capabilities() {
           .conditional_erase = cond && c.erase,
           .locking = cond,
           .native_streaming = false,
-          .uncertain_writes = true};
+          .uncertain_writes = true,
+          .reads_in_flight = options_.net.max_in_flight};
 }
 
 S3Store::Conditional S3Store::conditional() {
@@ -335,7 +364,8 @@ StoreCapabilities S3Store::capabilities() const {
           .conditional_erase = options_.conditional_writes == ConditionalWrites::Auto,
           .locking = cond,
           .native_streaming = false,
-          .uncertain_writes = true};
+          .uncertain_writes = true,
+          .reads_in_flight = options_.net.max_in_flight};
 }
 
 bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {

@@ -49,6 +49,48 @@ std::optional<VersionedBytes> Store::get_versioned(const std::string& key, const
   return v;
 }
 
+namespace {
+// A read done when waited on, in the waiting thread.
+class DeferredGet final : public PendingGet {
+ public:
+  DeferredGet(Store& store, std::string key, std::uint64_t max_bytes)
+      : store_(store), key_(std::move(key)), max_bytes_(max_bytes) {}
+  std::optional<VersionedBytes> wait() override { return store_.get_versioned(key_, ByteRange::all(), max_bytes_); }
+
+ private:
+  Store& store_;
+  std::string key_;
+  std::uint64_t max_bytes_;
+};
+
+// A store's own started read, checked against the limit as get_versioned checks.
+class CheckedGet final : public PendingGet {
+ public:
+  CheckedGet(Store& store, std::string key, std::uint64_t max_bytes, std::unique_ptr<PendingGet> inner)
+      : store_(store), key_(std::move(key)), max_bytes_(max_bytes), inner_(std::move(inner)) {}
+  std::optional<VersionedBytes> wait() override {
+    auto v = inner_->wait();
+    if (v) check_size_limit(store_, key_, v->bytes.size(), max_bytes_);
+    return v;
+  }
+
+ private:
+  Store& store_;
+  std::string key_;
+  std::uint64_t max_bytes_;
+  std::unique_ptr<PendingGet> inner_;
+};
+}  // namespace
+
+std::unique_ptr<PendingGet> Store::start_get(const std::string& key, std::uint64_t max_bytes) {
+  validate_key(key);
+  return std::make_unique<CheckedGet>(*this, key, max_bytes, do_start_get(key, max_bytes));
+}
+
+std::unique_ptr<PendingGet> Store::do_start_get(const std::string& key, std::uint64_t max_bytes) {
+  return std::make_unique<DeferredGet>(*this, key, max_bytes);
+}
+
 std::optional<std::uint64_t> Store::size(const std::string& key) {
   validate_key(key);
   return do_size(key);

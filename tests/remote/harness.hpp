@@ -4,6 +4,7 @@
 // cannot produce (resets, timeouts, 5xx, servers ignoring Range), and moto_server (S3, checked
 // with boto3) — plus processes, ports and environment variables.
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>

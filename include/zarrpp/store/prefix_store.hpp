@@ -40,6 +40,7 @@ class PrefixStore : public Store {
   void do_erase(const std::string& key) override;
   std::vector<std::string> do_list_prefix(const std::string& prefix) override;
   std::optional<std::uint64_t> do_size(const std::string& key) override;
+  std::unique_ptr<PendingGet> do_start_get(const std::string& key, std::uint64_t max_bytes) override;
   bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
                        const PieceSink& sink) override;
   bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) override;

@@ -124,9 +124,14 @@ class S3Store : public Store {
   /// A lease (see above). Waits up to lock_timeout for another holder (ConflictError after). The
   /// lease must not outlive the store.
   std::unique_ptr<StoreLock> do_lock(const std::string& key) override;
+  /// The GET on the wire at once, with the store's other requests (up to net.max_in_flight).
+  std::unique_ptr<PendingGet> do_start_get(const std::string& key, std::uint64_t max_bytes) override;
 
  private:
   struct Impl;
+  class PendingRead;
+  std::optional<VersionedBytes> read_response(const std::string& key, const ByteRange& range,
+                                              const detail::HttpRequest& req, detail::HttpResponse&& resp);
   class Lease;
   struct Conditional {
     bool create_only = false;  ///< If-None-Match: * honoured

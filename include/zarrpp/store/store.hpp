@@ -92,6 +92,18 @@ struct StoreCapabilities {
   bool uncertain_writes = false;    ///< a write's answer can be lost on the way (a network store), so a
                                     ///< conditional write refused or failed may still be one of this
                                     ///< writer's that took effect; false: a refusal means not written
+  std::size_t reads_in_flight = 0;  ///< reads started with start_get run this many at once without a
+                                    ///< thread each (a remote store's request limit); 0: start_get
+                                    ///< reads when waited on, in the waiting thread
+};
+
+/// A read begun by Store::start_get.
+class PendingGet {
+ public:
+  virtual ~PendingGet() = default;
+  /// What get_versioned(key, ByteRange::all(), max_bytes) returns (or throws), waiting for it if
+  /// needed; called once.
+  virtual std::optional<VersionedBytes> wait() = 0;
 };
 
 /// Held while an exclusive lock is owned; releases on destruction.
@@ -133,6 +145,11 @@ class Store {
   /// The same, with the value's version (for a write conditioned on it).
   std::optional<VersionedBytes> get_versioned(const std::string& key, const ByteRange& range = ByteRange::all(),
                                               std::uint64_t max_bytes = kNoLimit);
+  /// Begins reading a whole value, as get_versioned(key, ByteRange::all(), max_bytes) would; the
+  /// result comes from wait(). A store with capabilities().reads_in_flight starts the request at
+  /// once and keeps many such reads on the wire; others read when waited on. Dropping the
+  /// PendingGet abandons the read (a request on the wire finishes, its answer unused).
+  std::unique_ptr<PendingGet> start_get(const std::string& key, std::uint64_t max_bytes = kNoLimit);
   /// The size of a value in bytes, nullopt when the key does not exist.
   std::optional<std::uint64_t> size(const std::string& key);
   bool exists(const std::string& key) { return size(key).has_value(); }  ///< whether the key holds a value
@@ -242,6 +259,8 @@ class Store {
   /// from list_prefix; lock throws (no locking); every write may go ahead (do_check_can_write);
   /// no explanation of an unreadable or absent key ("").
   virtual std::optional<std::uint64_t> do_size(const std::string& key);
+  /// Default: a PendingGet that calls get_versioned when waited on.
+  virtual std::unique_ptr<PendingGet> do_start_get(const std::string& key, std::uint64_t max_bytes);
   virtual bool do_get_streamed(const std::string& key, const ByteRange& range, std::size_t piece,
                                const PieceSink& sink);
   virtual bool do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected);

@@ -1,0 +1,100 @@
+// Requests in flight and round trips: a remote read keeps many requests on the wire whatever the
+// number of threads, within the store's limit, and opening and reading take the fewest requests.
+#include <algorithm>
+#include <fstream>
+
+#include "fault_proxy.hpp"
+#include "harness.hpp"
+
+using namespace zarrpp;
+using namespace zarrpp::test;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+// An unsharded array of 32 chunks (4 × 8) of 16 × 16 int32 under nginx's root.
+void write_array(const fs::path& dir, int zarr_format) {
+  auto a = Array::create(FileStore::open(dir),
+                         {.shape = {64, 128}, .chunks = {16, 16}, .dtype = DataType::int32, .zarr_format = zarr_format});
+  a.write({}, iota_i32({64, 128}));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+class InFlight : public HttpStoreNginx {};
+
+// Every chunk GET is answered 300 ms late: 32 of them through 2 threads one at a time would take
+// about 5 s; on the wire together they take about one delay. With the limit at 4 they take at
+// least 8 delays: the limit holds.
+TEST_F(InFlight, ChunkReadsShareTheWireWithinTheLimit) {
+  write_array(nginx().root() / "slow.zarr", 3);
+  FaultProxy p(nginx().port(), [](const SeenRequest& r, int) {
+    Fault f;
+    if (r.method == "GET" && r.target.find("/c/") != std::string::npos) f.then = [] { std::this_thread::sleep_for(300ms); };
+    return f;
+  });
+  auto open = [&](std::size_t limit) {
+    HttpStore::Options o;
+    o.net.max_in_flight = limit;
+    return Array::open(HttpStore::open(p.endpoint() + "/slow.zarr", o));
+  };
+  auto a = open(64);
+  a.set_concurrency(2);
+  auto t = std::chrono::steady_clock::now();
+  EXPECT_EQ(a.read(), iota_i32({64, 128}));
+  const double together = seconds_since(t);
+  EXPECT_LT(together, 2.0) << "32 delayed chunk reads should overlap";
+  auto b = open(4);
+  t = std::chrono::steady_clock::now();
+  EXPECT_EQ(b.read(), iota_i32({64, 128}));
+  const double limited = seconds_since(t);
+  EXPECT_GE(limited, 8 * 0.3 - 0.05) << "at most 4 requests at once";
+  std::cout << "32 chunks, 300 ms each: " << together << " s at 64 in flight, " << limited << " s at 4" << std::endl;
+}
+
+// Opening a v3 array is one request (zarr.json); reading it whole is one request per chunk.
+// A v2 array: zarr.json (absent), then .zarray, .zgroup and .zattrs at once; then the chunks.
+TEST_F(InFlight, OpeningAndReadingTakeTheFewestRequests) {
+  write_array(nginx().root() / "v3.zarr", 3);
+  write_array(nginx().root() / "v2.zarr", 2);
+  for (const auto& [name, docs] : {std::pair{"v3.zarr", 1}, std::pair{"v2.zarr", 4}}) {
+    auto store = HttpStore::open(nginx().url(name));
+    const auto m = nginx().mark();
+    const auto a = Array::open(store);
+    EXPECT_EQ(nginx().since(m).size(), static_cast<std::size_t>(docs)) << name << ": opening";
+    const auto m2 = nginx().mark();
+    EXPECT_EQ(a.read(), iota_i32({64, 128}));
+    const auto log = nginx().since(m2);
+    EXPECT_EQ(log.size(), 32u) << name << ": one GET per chunk";
+    EXPECT_TRUE(std::all_of(log.begin(), log.end(), [](const LogLine& l) { return l.method == "GET"; }));
+    const auto m3 = nginx().mark();
+    std::vector<std::int32_t> want;
+    for (int i = 16; i < 32; ++i)
+      for (int j = 32; j < 48; ++j) want.push_back(i * 128 + j);
+    EXPECT_EQ(a.read({slice(16, 32), slice(32, 48)}).to_vector<std::int32_t>(), want);
+    EXPECT_EQ(nginx().since(m3).size(), 1u) << name << ": one chunk, one request";
+  }
+}
+
+// A failure stops new requests: a read of 32 chunks whose third answers 403 fails naming it, and
+// far fewer than 32 requests follow once it failed.
+TEST_F(InFlight, AFailedReadStartsNoNewRequests) {
+  write_array(nginx().root() / "bad.zarr", 3);
+  HttpStore::Options o;
+  o.net = quick_net();
+  o.net.max_in_flight = 2;
+  FaultProxy p(nginx().port(), [](const SeenRequest& r, int) {
+    Fault f;
+    if (r.target.ends_with("/c/0/2")) f = {.kind = Fault::Kind::status, .status = 403};
+    return f;
+  });
+  auto a = Array::open(HttpStore::open(p.endpoint() + "/bad.zarr", o));
+  a.set_concurrency(1);
+  expect_throw_with<StoreError>([&] { a.read(); }, {"403", "c/0/2"});
+  EXPECT_LT(p.requests(), 12u) << "requests after the failure";
+}
