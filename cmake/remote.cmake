@@ -35,7 +35,8 @@ if(ZARRPP_BUILD_TESTS)
     ${_zarrpp_remote_root}/tests/remote/test_open_store.cpp
     ${_zarrpp_remote_root}/tests/remote/test_s3.cpp
     ${_zarrpp_remote_root}/tests/remote/test_faults.cpp
-    ${_zarrpp_remote_root}/tests/remote/test_in_flight.cpp)
+    ${_zarrpp_remote_root}/tests/remote/test_in_flight.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_transport.cpp)
   target_link_libraries(zarrpp-remote-tests PRIVATE zarrpp GTest::gtest GTest::gtest_main PkgConfig::CURL)
   # The tests also check internals (hashes, XML, URL encoding, ranges) through headers in src/store.
   target_include_directories(zarrpp-remote-tests PRIVATE ${_zarrpp_remote_root}/src ${_zarrpp_remote_root}/tests)

@@ -181,7 +181,10 @@ class CurlTransport final : public Transport {
   // transfers are the parent's).
   void reset_after_fork() {
     if (thread_.joinable()) thread_.detach();
-    for (auto& t : waiting_) (void)t.release();
+    for (auto& t : waiting_) {
+      Transfer* abandoned = t.release();  // the parent's: never completed here
+      static_cast<void>(abandoned);
+    }
     waiting_.clear();
     multi_ = nullptr;
     idle_.clear();
@@ -296,8 +299,8 @@ class CurlTransport final : public Transport {
     for (auto it = waiting_.begin(); it != waiting_.end() && active_.size() < o_.max_in_flight;) {
       const auto when = std::max((*it)->not_before, hold_);
       if (when > now) {
-        wait_ms = std::min<long>(
-            wait_ms, std::chrono::duration_cast<std::chrono::milliseconds>(when - now).count() + 1);
+        wait_ms =
+            std::min<long>(wait_ms, std::chrono::duration_cast<std::chrono::milliseconds>(when - now).count() + 1);
         ++it;
         continue;
       }

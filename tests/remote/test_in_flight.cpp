@@ -15,8 +15,9 @@ namespace {
 
 // An unsharded array of 32 chunks (4 × 8) of 16 × 16 int32 under nginx's root.
 void write_array(const fs::path& dir, int zarr_format) {
-  auto a = Array::create(FileStore::open(dir),
-                         {.shape = {64, 128}, .chunks = {16, 16}, .dtype = DataType::int32, .zarr_format = zarr_format});
+  auto a =
+      Array::create(FileStore::open(dir),
+                    {.shape = {64, 128}, .chunks = {16, 16}, .dtype = DataType::int32, .zarr_format = zarr_format});
   a.write({}, iota_i32({64, 128}));
 }
 
@@ -35,7 +36,8 @@ TEST_F(InFlight, ChunkReadsShareTheWireWithinTheLimit) {
   write_array(nginx().root() / "slow.zarr", 3);
   FaultProxy p(nginx().port(), [](const SeenRequest& r, int) {
     Fault f;
-    if (r.method == "GET" && r.target.find("/c/") != std::string::npos) f.then = [] { std::this_thread::sleep_for(300ms); };
+    if (r.method == "GET" && r.target.find("/c/") != std::string::npos)
+      f.then = [] { std::this_thread::sleep_for(300ms); };
     return f;
   });
   auto open = [&](std::size_t limit) {

@@ -1,0 +1,172 @@
+// The transport seam: HttpClient's decisions over a scripted transport (retries, lost replies,
+// the shared backoff, limits), and what the libcurl transport reports and honours.
+#include <fstream>
+#include <future>
+
+#include "harness.hpp"
+#include "scripted_transport.hpp"
+#include "store/http_client.hpp"
+
+using namespace zarrpp;
+using namespace zarrpp::test;
+using namespace std::chrono_literals;
+using detail::TransferError;
+
+namespace {
+
+RemoteOptions fast_retries() {
+  RemoteOptions o;
+  o.retry_initial_delay = 20ms;
+  o.retry_max_delay = 2s;
+  o.max_attempts = 3;
+  return o;
+}
+
+detail::HttpRequest put(const std::string& url) {
+  detail::HttpRequest r;
+  r.method = "PUT";
+  r.url = url;
+  return r;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST(HttpClientDecisions, ARetriedRequestThatMayHaveRunSaysSo) {
+  auto t = std::make_shared<ScriptedTransport>([](const detail::HttpRequest&, int attempt) {
+    return attempt == 0 ? broken(TransferError::reset) : answer(412);
+  });
+  detail::HttpClient c(fast_retries(), "S3", t);
+  const auto r = c.perform(put("http://x/a"));
+  EXPECT_EQ(r.status, 412);
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_TRUE(r.ambiguous) << "the first attempt went out and its reply was lost";
+  EXPECT_EQ(t->seen().size(), 2u);
+}
+
+TEST(HttpClientDecisions, ARequestThatNeverWentOutIsNotAmbiguous) {
+  auto t = std::make_shared<ScriptedTransport>([](const detail::HttpRequest&, int attempt) {
+    return attempt == 0 ? broken(TransferError::connect, 0) : answer(200, "ok");
+  });
+  detail::HttpClient c(fast_retries(), "S3", t);
+  const auto r = c.perform(put("http://x/a"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.ambiguous);
+  // libcurl re-sent it by itself on a fresh connection: ambiguous although one attempt.
+  auto t2 = std::make_shared<ScriptedTransport>([](const detail::HttpRequest&, int) {
+    auto e = answer(200);
+    e.sends = 2;
+    return e;
+  });
+  EXPECT_TRUE(detail::HttpClient(fast_retries(), "S3", t2).perform(put("http://x/a")).ambiguous);
+}
+
+TEST(HttpClientDecisions, GivingUpNamesTheAttemptsAndWhetherAWriteMayHaveLanded) {
+  auto t = std::make_shared<ScriptedTransport>(
+      [](const detail::HttpRequest&, int) { return broken(TransferError::timeout); });
+  detail::HttpClient c(fast_retries(), "S3", t);
+  try {
+    c.perform(put("http://x/a"));
+    FAIL() << "expected HttpFailure";
+  } catch (const detail::HttpFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("S3 PUT http://x/a failed after 3 attempts: scripted failure"),
+              std::string::npos)
+        << e.what();
+    EXPECT_TRUE(e.maybe_applied());
+  }
+  EXPECT_EQ(t->seen().size(), 3u);
+}
+
+TEST(HttpClientDecisions, ATooLargeBodyIsALimitNotRetried) {
+  auto t = std::make_shared<ScriptedTransport>(
+      [](const detail::HttpRequest&, int) { return broken(TransferError::too_large); });
+  detail::HttpClient c(fast_retries(), "HTTP", t);
+  detail::HttpRequest r;
+  r.url = "http://x/a";
+  r.max_body = 10;
+  try {
+    c.perform(r);
+    FAIL() << "expected HttpFailure";
+  } catch (const detail::HttpFailure& e) {
+    EXPECT_EQ(e.code(), ErrorCode::limit_exceeded);
+    EXPECT_NE(std::string(e.what()).find("larger than the 10 bytes expected"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(t->seen().size(), 1u);
+}
+
+// A 503 asks the whole store to slow down: a request started while that backoff runs waits for
+// it, instead of hitting the server at once.
+TEST(HttpClientDecisions, SlowDownHoldsEveryRequestOfTheStore) {
+  auto t = std::make_shared<ScriptedTransport>([](const detail::HttpRequest& r, int attempt) {
+    if (r.url.ends_with("/a") && attempt == 0) {
+      auto e = answer(503);
+      e.retry_after = 1s;
+      return e;
+    }
+    return answer(200);
+  });
+  detail::HttpClient c(fast_retries(), "S3", t);
+  auto a = c.start(put("http://x/a"));
+  while (t->holds().empty()) std::this_thread::sleep_for(1ms);
+  const auto begin = std::chrono::steady_clock::now();
+  EXPECT_EQ(c.perform(put("http://x/b")).status, 200);
+  EXPECT_GE(seconds_since(begin), 0.4) << "b waited for the backoff a's 503 asked for (0.5-1 s)";
+  EXPECT_EQ(a->wait().status, 200);
+}
+
+// Retries are scheduled, not slept on a thread: 50 requests whose first attempts fail all retry
+// within about one delay.
+TEST(HttpClientDecisions, RetriesHoldNoThread) {
+  auto t = std::make_shared<ScriptedTransport>(
+      [](const detail::HttpRequest&, int attempt) { return attempt == 0 ? answer(500) : answer(200); });
+  RemoteOptions o = fast_retries();
+  o.retry_initial_delay = 300ms;
+  detail::HttpClient c(o, "S3", t);
+  const auto begin = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<detail::PendingResponse>> all;
+  for (int i = 0; i < 50; ++i) all.push_back(c.start(put("http://x/" + std::to_string(i))));
+  for (auto& p : all) EXPECT_EQ(p->wait().status, 200);
+  EXPECT_LT(seconds_since(begin), 2.0);
+}
+
+TEST(HttpClientDecisions, AClosedTransportFailsWhatWaits) {
+  auto t = std::make_shared<ScriptedTransport>([](const detail::HttpRequest&, int) {
+    auto e = broken(TransferError::closed, 0);
+    e.error_text = "the store was closed while the request waited";
+    return e;
+  });
+  detail::HttpClient c(fast_retries(), "HTTP", t);
+  expect_throw_with<StoreError>([&] { c.perform(put("http://x/a")); }, {"closed"});
+  EXPECT_EQ(t->seen().size(), 1u) << "not retried";
+}
+
+// The libcurl transport: no request starts during a hold, and a refused connection is reported as
+// such, never sent.
+TEST_F(HttpStoreNginx, TheCurlTransportHonoursHoldsAndClassifiesErrors) {
+  auto t = detail::make_curl_transport({});
+  auto run = [&](const std::string& url) {
+    auto req = std::make_shared<detail::HttpRequest>();
+    req->url = url;
+    std::promise<detail::Exchange> got;
+    t->start(req, {}, detail::Transport::Clock::now(), [&](detail::Exchange&& e) { got.set_value(std::move(e)); });
+    return got.get_future().get();
+  };
+  std::ofstream(nginx().root() / "held") << "x";
+  t->hold_until(detail::Transport::Clock::now() + 400ms);
+  const auto begin = std::chrono::steady_clock::now();
+  const auto e = run(nginx().url("held"));
+  EXPECT_GE(seconds_since(begin), 0.35);
+  EXPECT_EQ(e.error, TransferError::none);
+  EXPECT_EQ(e.response.status, 200);
+  EXPECT_EQ(e.sends, 1);
+  int port = 0;
+  const int fd = listen_loopback("closed port", port);
+  ::close(fd);  // nothing listens there now
+  const auto refused = run("http://127.0.0.1:" + std::to_string(port) + "/x");
+  EXPECT_EQ(refused.error, TransferError::connect);
+  EXPECT_EQ(refused.sends, 0);
+  EXPECT_LE(t->most_in_flight(), 1u);
+}
