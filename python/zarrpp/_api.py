@@ -194,12 +194,14 @@ def open_array(store: Any = None, *, path: Optional[str] = None, name: Optional[
         # Opening without what creating needs never creates a directory.
         st = make_store(store, read_only=mode == "r", must_exist=mode != "a" or "shape" not in kwargs,
                         storage_options=storage_options, missing=ArrayNotFoundError)
-        kind = _zarrpp.node_type(st, p)
-        if kind is not None or mode != "a" or "shape" not in kwargs:
-            if kind is None and mode == "a" and not kwargs:
-                raise ArrayNotFoundError(f"No array found in store {_store_url(st)} at path {p!r}")
-            if kind is None and mode == "a":
-                raise TypeError("open_array: creating an array needs shape=")
+        if mode != "a" or "shape" not in kwargs:
+            try:
+                return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
+            except ArrayNotFoundError:
+                if mode == "a" and kwargs:
+                    raise TypeError("open_array: creating an array needs shape=") from None
+                raise
+        if _zarrpp.node_type(st, p) is not None:
             return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
         return create(store=st, path=p, zarr_format=zarr_format, **kwargs)
     st = make_store(store, storage_options=storage_options)

@@ -2144,12 +2144,18 @@ def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None,
     st = make_store(store, read_only=mode == "r", must_exist=True, missing=ArrayNotFoundError,
                     storage_options=storage_options)
     p = _zarrpp.normalize_path(name if name is not None else path)
-    kind = _zarrpp.node_type(st, p)
-    if kind is None:
-        raise ArrayNotFoundError(f"No array found in store {_store_url(st)} at path {p!r}")
-    if kind == "group":
-        raise NodeTypeValidationError(f"'{p or '/'}' in {_store_url(st)} is a group, not an array")
-    arr = Array(_zarrpp.open_array(st, p), read_only=mode == "r", store=st)
+    try:
+        # Opened directly (on a remote store every document read is a round trip); what is there
+        # is asked only to name a failure.
+        native = _zarrpp.open_array(st, p)
+    except (FileNotFoundError, ValueError):
+        kind = _zarrpp.node_type(st, p)
+        if kind is None:
+            raise ArrayNotFoundError(f"No array found in store {_store_url(st)} at path {p!r}") from None
+        if kind == "group":
+            raise NodeTypeValidationError(f"'{p or '/'}' in {_store_url(st)} is a group, not an array") from None
+        raise
+    arr = Array(native, read_only=mode == "r", store=st)
     if zarr_format is not None and arr.zarr_format != zarr_format:
         raise ValueError(f"the array is Zarr format {arr.zarr_format}, not {zarr_format}")
     return arr
