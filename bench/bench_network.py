@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Remote reads over a delayed link: zarrpp against zarr-python 2 + fsspec and against the floor.
+
+nginx on loopback serves arrays of 256 chunks of 64 KiB (float32, uncompressed): `v2` (written
+by zarr-python 2.13, no dimension_separator stated), `v3` and `v3 sharded` (4 shards; written by
+zarrpp). bench/latency_proxy.cpp (zarrpp-latency-proxy) sits in front and delays every byte by
+half the round trip each way. Rows, each as users run them, repeated and interleaved:
+
+  cli       zarrpp get URL --out x.npy            (a whole process)
+  python    zarrpp.open_array(URL)[...]            (the read itself, after imports)
+  fsspec    zarr.open(fsspec.get_mapper(URL))[...] (zarr-python 2.13 + fsspec's HTTP filesystem,
+            aiohttp; v2 only; timed like `python`)
+
+for a whole read and a partial one (rows 0:1024, columns 0:256: 16 chunks). Beside each median:
+the spread (min–max), the ratio to fsspec, and the floor = (round trips that must follow one
+another + ⌈requests ÷ 64⌉) × round trip, or the same read with no added delay if that is longer.
+
+  /usr/bin/python3 bench/bench_network.py --zarrpp build/release/zarrpp \\
+      --proxy build/release/zarrpp-latency-proxy [--rtt 10,50,100] [--rounds 5]
+
+Needs nginx and python3-aiohttp (scripts/setup.sh installs both).
+"""
+import argparse
+import math
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import machine_facts  # bench/machine_facts.py: the script's folder is on sys.path
+
+SHAPE, CHUNKS = (4096, 1024), (256, 64)
+PARTIAL = (slice(0, 1024), slice(0, 256))
+IN_FLIGHT = 64
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def make_data(root, zarrpp):
+    import zarr
+    data = np.random.default_rng(0).random(SHAPE, dtype="f4")
+    z = zarr.open(os.path.join(root, "v2.zarr"), mode="w", shape=SHAPE, chunks=CHUNKS, dtype="f4", compressor=None)
+    z[:] = data
+    a = zarrpp.create_array(os.path.join(root, "v3.zarr"), shape=SHAPE, chunks=CHUNKS, dtype="f4", compressors=None)
+    a[:] = data
+    s = zarrpp.create_array(os.path.join(root, "v3s.zarr"), shape=SHAPE, chunks=CHUNKS, shards=(2048, 512),
+                            dtype="f4", compressors=None)
+    s[:] = data
+    return data
+
+
+def start_nginx(root, work):
+    port = free_port()
+    conf = os.path.join(work, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""daemon off; worker_processes 2; pid {work}/nginx.pid; error_log {work}/error.log;
+events {{ worker_connections 2048; }}
+http {{ access_log off; keepalive_requests 100000;
+  server {{ listen 127.0.0.1:{port}; root {root}; location / {{ }} }} }}
+""")
+    proc = subprocess.Popen(["nginx", "-c", conf, "-p", work], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return proc, port
+
+
+def start_proxy(program, target, delay_ms):
+    port = free_port()
+    proc = subprocess.Popen([program, str(port), str(target), str(delay_ms), "3600"], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"ready"
+    return proc, port
+
+
+def cli_row(zarrpp_cli, url, out, partial):
+    cmd = [zarrpp_cli, "get", url, "--out", out]
+    if partial:
+        cmd[3:3] = ["0:1024, 0:256"]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    return time.perf_counter() - t
+
+
+def python_row(url, partial):
+    import zarrpp
+    t = time.perf_counter()
+    a = zarrpp.open_array(url, mode="r")
+    a[PARTIAL] if partial else a[...]
+    return time.perf_counter() - t
+
+
+def fsspec_row(url, partial):
+    import fsspec
+    import zarr
+    t = time.perf_counter()
+    z = zarr.open(fsspec.get_mapper(url), mode="r")
+    z[PARTIAL] if partial else z[...]
+    return time.perf_counter() - t
+
+
+def floor(kind, partial, rtt, zero_latency):
+    chunks = 16 if partial else 256
+    if kind == "v2":  # zarr.json (absent), the v2 documents, the separator probe, then the chunks
+        trips, requests = 3, chunks
+    elif kind == "v3":  # zarr.json, then the chunks
+        trips, requests = 1, chunks
+    else:  # zarr.json, the shard indexes, then the data ranges
+        shards = 1 if partial else 4
+        trips, requests = 2, shards
+    return max((trips + math.ceil(requests / IN_FLIGHT)) * rtt, zero_latency)
+
+
+def summary(times):
+    return statistics.median(times), min(times), max(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--zarrpp", required=True, help="the CLI")
+    ap.add_argument("--proxy", required=True, help="zarrpp-latency-proxy")
+    ap.add_argument("--rtt", default="50", help="round trips in ms, comma-separated (default 50)")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    import zarrpp
+    work = tempfile.mkdtemp(prefix="zarrpp-bench-net-")
+    os.chmod(work, 0o755)  # nginx's workers run as another user
+    root = os.path.join(work, "www")
+    os.makedirs(root)
+    nginx = None
+    try:
+        make_data(root, zarrpp)
+        nginx, nport = start_nginx(root, work)
+        machine_facts.print_facts(work)
+        out = os.path.join(work, "x.npy")
+        kinds = {"v2": "v2.zarr", "v3": "v3.zarr", "v3 sharded": "v3s.zarr"}
+        print(f"{'rtt':>4} {'array':<11} {'read':<8} {'reader':<7} {'median s':>9} {'spread':>13} "
+              f"{'÷ fsspec':>9} {'floor s':>8} {'÷ floor':>8}")
+        for rtt in [int(x) for x in args.rtt.split(",")]:
+            proxy, pport = start_proxy(args.proxy, nport, rtt // 2)
+            try:
+                for kind, name in kinds.items():
+                    for partial in (False, True):
+                        direct = f"http://127.0.0.1:{nport}/{name}"
+                        url = f"http://127.0.0.1:{pport}/{name}"
+                        zero = statistics.median(cli_row(args.zarrpp, direct, out, partial) for _ in range(3))
+                        rows = {"cli": lambda: cli_row(args.zarrpp, url, out, partial),
+                                "python": lambda: python_row(url, partial)}
+                        if kind == "v2":
+                            rows["fsspec"] = lambda: fsspec_row(url, partial)
+                        times = {r: [] for r in rows}
+                        for _ in range(args.rounds):
+                            for r, fn in rows.items():
+                                times[r].append(fn())
+                        f = floor(kind, partial, rtt / 1000, zero)
+                        ref = statistics.median(times["fsspec"]) if "fsspec" in times else None
+                        for r, ts in times.items():
+                            med, lo, hi = summary(ts)
+                            vs = f"{med / ref:9.2f}" if ref and r != "fsspec" else f"{'':>9}"
+                            print(f"{rtt:>4} {kind:<11} {'part' if partial else 'whole':<8} {r:<7} {med:9.3f} "
+                                  f"{lo:6.3f}–{hi:6.3f} {vs} {f:8.3f} {med / f:8.2f}", flush=True)
+            finally:
+                proxy.kill()
+    finally:
+        if nginx:
+            nginx.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
