@@ -209,10 +209,24 @@ class ShardDecoder final : public PartialDecoder {
       : c_(std::move(c)), src_(src), concurrency_(concurrency) {}
 
   void read(std::span<const UnitRead> requests, UnitSink& sink) override {
-    in_context(src_, [&] { read_all(requests, sink); });
+    in_context(src_, [&] {
+      // A shard replaced between reading its index and its data (its version changed) is read
+      // again from its new index: the index of one shard never locates the bytes of another.
+      for (int attempt = 1;; ++attempt) {
+        try {
+          return read_all(requests, sink);
+        } catch (const Replaced&) {
+          if (attempt == kReplacedAttempts)
+            shard_fail("shard was replaced while being read, " + std::to_string(attempt) + " times in a row");
+        }
+      }
+    });
   }
 
  private:
+  struct Replaced {};
+  static constexpr int kReplacedAttempts = 5;
+
   void read_all(std::span<const UnitRead> requests, UnitSink& sink) {
     const auto& c = *c_;
     auto index = src_.read(c.index_range());
@@ -228,7 +242,7 @@ class ShardDecoder final : public PartialDecoder {
     // of a range already shows truncation.
     std::optional<std::uint64_t> shard_size;
     if (c.index_at_end()) {
-      shard_size = src_.size();
+      shard_size = index->value_size ? index->value_size : src_.size();  // a remote read tells it
       if (!shard_size) shard_fail("shard disappeared while being read");
     }
     const auto entries = c.decode_index(index->bytes, shard_size);
@@ -273,6 +287,8 @@ class ShardDecoder final : public PartialDecoder {
     ThreadPool::global().parallel_for(ranges.size(), concurrency_, [&](std::size_t r) {
       const Range& g = ranges[r];
       auto data = src_.read(ByteRange::range(g.begin, g.end - g.begin));
+      if (data && !data->version.empty() && !index->version.empty() && data->version != index->version)
+        throw Replaced{};
       if (!data || data->bytes.size() != g.end - g.begin)
         shard_fail("index points outside the shard (bytes " + std::to_string(g.begin) + ".." + std::to_string(g.end) +
                    " requested, shard truncated or changed)");

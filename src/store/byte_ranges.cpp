@@ -137,4 +137,14 @@ Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what
   return slice(resp.body, want_b - a, want_e - a);
 }
 
+std::optional<std::uint64_t> value_size_of(const HttpResponse& resp) {
+  if (resp.status == 200) return resp.body.size();
+  if (resp.status != 206) return std::nullopt;
+  const std::string* cr = resp.header("content-range");
+  std::uint64_t a = 0, last = 0;
+  std::optional<std::uint64_t> total;
+  if (!cr || !parse_content_range(*cr, a, last, total)) return std::nullopt;
+  return total;
+}
+
 }  // namespace zarrpp::detail

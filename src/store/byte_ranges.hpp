@@ -21,6 +21,9 @@ RangePlan plan_range(const ByteRange& r);
 // (server ignored Range) and checks a 206's Content-Range. Throws
 // StoreError prefixed with `what` when the server sent other bytes than asked for.
 Bytes take_range(HttpResponse& resp, const ByteRange& r, const std::string& what);
+// The whole value's size as a 2xx response to a GET shows it (a 206's Content-Range total, a
+// 200's body), before take_range takes the body; nullopt when it does not.
+std::optional<std::uint64_t> value_size_of(const HttpResponse& resp);
 
 // A 416 answer to a ranged GET is only believed for a range the object really cannot satisfy:
 // `size` is the object's size (from a HEAD). Throws StoreError prefixed with `what`, naming the

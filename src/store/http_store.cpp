@@ -129,6 +129,7 @@ std::optional<VersionedBytes> HttpStore::read_response(const std::string& key, c
   }
   if (resp.status >= 200 && resp.status < 300) {
     if (whole) reads_->record(key, req, resp);
+    out.value_size = detail::value_size_of(resp);
     out.bytes = detail::take_range(resp, range, client_->failure_prefix(req, resp.attempts));
     return out;
   }

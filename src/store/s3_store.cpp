@@ -147,6 +147,7 @@ std::optional<VersionedBytes> S3Store::read_response(const std::string& key, con
   }
   if (resp.status < 200 || resp.status >= 300) impl_->fail(req, resp);
   if (whole) impl_->reads.record(key, req, resp);
+  out.value_size = detail::value_size_of(resp);
   out.bytes = detail::take_range(resp, range, impl_->client->failure_prefix(req, resp.attempts));
   return out;
 }

@@ -100,7 +100,7 @@ class Transport {
 };
 
 struct CurlTransportOptions {
-  std::size_t max_in_flight = 64;  // requests on the wire at once
+  std::size_t max_in_flight = 64;    // requests on the wire at once
   std::size_t max_connections = 64;  // kept-alive connections
   bool verify_tls = true;
   std::string ca_file;

@@ -82,7 +82,8 @@ class ScriptedTransport final : public detail::Transport {
         cv_.wait(lk);
         continue;
       }
-      auto it = std::min_element(queue_.begin(), queue_.end(), [](const Job& a, const Job& b) { return a.when < b.when; });
+      auto it =
+          std::min_element(queue_.begin(), queue_.end(), [](const Job& a, const Job& b) { return a.when < b.when; });
       if (it->when > Clock::now()) {
         cv_.wait_until(lk, it->when);
         continue;

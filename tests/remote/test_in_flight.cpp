@@ -100,3 +100,30 @@ TEST_F(InFlight, AFailedReadStartsNoNewRequests) {
   expect_throw_with<StoreError>([&] { a.read(); }, {"403", "c/0/2"});
   EXPECT_LT(p.requests(), 12u) << "requests after the failure";
 }
+
+// A shard replaced between the read of its index and the read of its data (its ETag changed) is
+// read again from its new index, never decoded from the new shard at the old index's offsets.
+TEST_F(InFlight, AShardReplacedWhileReadIsReadAgain) {
+  auto make = [&](const fs::path& dir, const NDArray& data) {
+    Array::create(FileStore::open(dir), {.shape = {16, 16},
+                                         .chunks = {4, 4},
+                                         .dtype = DataType::int32,
+                                         .compressor = codec::Zstd{.level = 1},
+                                         .shards = Shape{16, 16}})
+        .write({}, data);
+  };
+  const fs::path served = nginx().root() / "replaced.zarr", next = nginx().root() / "next.zarr";
+  make(served, iota_i32({16, 16}));
+  make(next, NDArray::full<std::int32_t>({16, 16}, 7));
+  ASSERT_NE(fs::file_size(served / "c/0/0"), fs::file_size(next / "c/0/0")) << "the ETags must differ";
+  std::atomic<bool> swapped{false};
+  FaultProxy p(nginx().port(), [&](const SeenRequest& r, int) {
+    Fault f;
+    if (r.method == "GET" && r.target.ends_with("/c/0/0") && !swapped.exchange(true))
+      f.then = [&] { fs::rename(next / "c/0/0", served / "c/0/0"); };  // after the index was read
+    return f;
+  });
+  const auto a = Array::open(HttpStore::open(p.endpoint() + "/replaced.zarr"));
+  EXPECT_EQ(a.read({slice(4, 8), slice(8, 12)}), NDArray::full<std::int32_t>({4, 4}, 7));
+  EXPECT_TRUE(swapped.load());
+}

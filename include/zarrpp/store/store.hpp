@@ -78,6 +78,9 @@ struct WriteOptions {
 struct VersionedBytes {
   Bytes bytes;      ///< the value (or the range asked for)
   Version version;  ///< the version of the whole value
+  /// The whole value's size, when the read learned it on the way (a remote store's Content-Range),
+  /// so a caller that needs it asks no second time; nullopt: ask size().
+  std::optional<std::uint64_t> value_size = std::nullopt;
 };
 
 /// What a store can do.
