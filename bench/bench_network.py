@@ -13,7 +13,7 @@ half the round trip each way. Rows, each as users run them, repeated and interle
 
 for a whole read and a partial one (rows 0:1024, columns 0:256: 16 chunks). Beside each median:
 the spread (min–max), the ratio to fsspec, and the floor = (round trips that must follow one
-another + ⌈requests ÷ 64⌉) × round trip, or the same read with no added delay if that is longer.
+another + ⌈requests ÷ 128⌉) × round trip, or the same read with no added delay if that is longer.
 
   /usr/bin/python3 bench/bench_network.py --zarrpp build/release/zarrpp \\
       --proxy build/release/zarrpp-latency-proxy [--rtt 10,50,100] [--rounds 5]
@@ -37,7 +37,7 @@ import machine_facts  # bench/machine_facts.py: the script's folder is on sys.pa
 
 SHAPE, CHUNKS = (4096, 1024), (256, 64)
 PARTIAL = (slice(0, 1024), slice(0, 256))
-IN_FLIGHT = 64
+IN_FLIGHT = 128  # RemoteOptions::max_in_flight's default
 
 
 def free_port():

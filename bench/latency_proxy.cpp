@@ -87,8 +87,9 @@ void serve(int client, int target_port, std::chrono::milliseconds delay) {
     for (auto& d : dirs)
       if (!d.queue.empty())
         timeout = std::min<int>(
-            timeout, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(d.queue.front().due - now)
-                                          .count()) + 1);
+            timeout,
+            static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(d.queue.front().due - now).count()) +
+                1);
     pollfd p[2] = {{client, static_cast<short>(dirs[0].closed ? 0 : POLLIN), 0},
                    {server, static_cast<short>(dirs[1].closed ? 0 : POLLIN), 0}};
     if (::poll(p, 2, std::max(timeout, 0)) < 0) break;

@@ -56,9 +56,9 @@ struct RemoteOptions {
 
   /// Requests of one store on the wire at once, whatever the number of threads: reads of many
   /// chunks are started together and decoded as they arrive; more wait their turn. The default,
-  /// 64, keeps a 50 ms link busy with chunks of 64 KiB and more (zarr-python's
-  /// `async.concurrency`, 10 by default, bounds its requests per call the same way).
-  std::size_t max_in_flight = 64;
+  /// 128, read 256 chunks of 64 KiB over a 50 ms link in 0.39 s (64: 0.50 s, 256: no faster;
+  /// docs/benchmarks.md). zarr-python 2 with fsspec keeps up to 100 connections per host.
+  std::size_t max_in_flight = 128;
 
   /// The largest response body read when the caller gives no smaller bound (chunks are bounded by
   /// their largest encoding, metadata by 256 MiB, ranges by their length).
