@@ -97,3 +97,62 @@ def test_unknown_option_lists_the_network_options():
         zarrpp.open_array("s3://bucket/x", storage_options={"bogus": 1})
     for name in ("stall_timeout", "retry_window", "max_attempts", "connect_timeout"):
         assert name in str(info.value)
+
+
+_PLAIN_SERVER = """
+import http.server, sys
+root = sys.argv[1]
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, *a, **k):
+        super().__init__(*a, directory=root, **k)
+    def log_message(self, *a):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+srv.daemon_threads = True
+print(srv.server_address[1], flush=True)
+srv.serve_forever()
+"""
+
+_FORKED = {}
+
+
+def _read_in_child(i):
+    return int(_FORKED["array"][i * 4:(i + 1) * 4].sum())
+
+
+def test_an_array_read_before_a_fork_reads_in_the_forked_children(tmp_path):
+    """A remote store's requests run on a thread of the store (its transport), which a forked child
+    (multiprocessing's fork, a DataLoader's workers) does not inherit: the child starts its own."""
+    import multiprocessing
+    z = zarrpp.create_array(str(tmp_path / "arr"), shape=(16, 8), chunks=(4, 4), dtype="i4")
+    z[:] = np.arange(128).reshape(16, 8)
+    srv = subprocess.Popen([sys.executable, "-c", _PLAIN_SERVER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(srv.stdout.readline())
+        a = zarrpp.open_array(f"http://127.0.0.1:{port}/arr", mode="r")
+        assert int(a[:].sum()) == sum(range(128))  # the transport's thread runs now
+        _FORKED["array"] = a
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            sums = pool.map_async(_read_in_child, range(4), chunksize=1).get(timeout=60)
+        assert sums == [int(np.arange(128).reshape(16, 8)[i * 4:(i + 1) * 4].sum()) for i in range(4)]
+        assert int(a[:].sum()) == sum(range(128))  # and the parent's still works
+    finally:
+        _FORKED.clear()
+        srv.kill()
+        srv.wait(10)
+
+
+def test_a_local_array_read_before_a_fork_reads_in_the_forked_children(tmp_path):
+    """The thread pool's workers are not inherited by a forked child either: the child starts its
+    own at its first read (it hung there before)."""
+    import multiprocessing
+    z = zarrpp.create_array(str(tmp_path / "arr"), shape=(16, 8), chunks=(4, 4), dtype="i4")
+    z[:] = np.arange(128).reshape(16, 8)
+    assert int(z[:].sum()) == sum(range(128))  # the pool's workers run now
+    _FORKED["array"] = z
+    try:
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            sums = pool.map_async(_read_in_child, range(4), chunksize=1).get(timeout=60)
+        assert sums == [int(np.arange(128).reshape(16, 8)[i * 4:(i + 1) * 4].sum()) for i in range(4)]
+    finally:
+        _FORKED.clear()

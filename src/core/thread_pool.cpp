@@ -1,5 +1,7 @@
 #include "zarrpp/core/thread_pool.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -11,36 +13,55 @@ std::size_t default_concurrency() {
   return n == 0 ? 1 : n;
 }
 
-ThreadPool::ThreadPool(std::size_t threads) {
-  for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
-}
+ThreadPool::ThreadPool(std::size_t threads) : threads_(threads) { shared(); }
 
 ThreadPool::~ThreadPool() {
+  if (pid_.load() != ::getpid()) return;  // a forked child's inherited pool: its threads are not here
   {
-    std::lock_guard lk(mu_);
-    stop_ = true;
+    std::lock_guard lk(sh_->mu);
+    sh_->stop = true;
   }
-  cv_.notify_all();
+  sh_->cv.notify_all();
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::submit(std::function<void()> job) {
-  {
-    std::lock_guard lk(mu_);
-    jobs_.push_back(std::move(job));
+ThreadPool::Shared& ThreadPool::shared() {
+  const int pid = ::getpid();
+  if (pid_.load(std::memory_order_acquire) == pid) return *sh_;
+  std::lock_guard lk(start_mu_);
+  if (pid_.load() != pid) {
+    if (pid_.load() != 0) {
+      // A forked child: the parent's workers are not in this process. Their std::thread objects
+      // and shared state are left as they are (never joined, never destroyed).
+      new std::vector<std::thread>(std::move(workers_));
+      new std::shared_ptr<Shared>(std::move(sh_));
+      workers_.clear();
+    }
+    sh_ = std::make_shared<Shared>();
+    for (std::size_t i = 0; i < threads_; ++i) workers_.emplace_back([sh = sh_] { worker_loop(sh); });
+    pid_.store(pid, std::memory_order_release);
   }
-  cv_.notify_one();
+  return *sh_;
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::submit(std::function<void()> job) {
+  Shared& sh = shared();
+  {
+    std::lock_guard lk(sh.mu);
+    sh.jobs.push_back(std::move(job));
+  }
+  sh.cv.notify_one();
+}
+
+void ThreadPool::worker_loop(const std::shared_ptr<Shared>& sh) {
   for (;;) {
     std::function<void()> job;
     {
-      std::unique_lock lk(mu_);
-      cv_.wait(lk, [this] { return stop_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
+      std::unique_lock lk(sh->mu);
+      sh->cv.wait(lk, [&] { return sh->stop || !sh->jobs.empty(); });
+      if (sh->jobs.empty()) return;
+      job = std::move(sh->jobs.front());
+      sh->jobs.pop_front();
     }
     job();
   }
@@ -48,7 +69,7 @@ void ThreadPool::worker_loop() {
 
 void ThreadPool::parallel_for(std::size_t n, std::size_t concurrency, const std::function<void(std::size_t)>& fn) {
   if (n == 0) return;
-  if (concurrency <= 1 || n == 1 || workers_.empty()) {
+  if (concurrency <= 1 || n == 1 || threads_ == 0) {
     for (std::size_t i = 0; i < n; ++i) fn(i);
     return;
   }
@@ -75,7 +96,7 @@ void ThreadPool::parallel_for(std::size_t n, std::size_t concurrency, const std:
       }
     }
   };
-  const std::size_t helpers = std::min({concurrency - 1, n - 1, workers_.size()});
+  const std::size_t helpers = std::min({concurrency - 1, n - 1, threads_});
   for (std::size_t h = 0; h < helpers; ++h) {
     // A helper only counts as running once it has found work, so the caller never waits for a
     // helper still queued behind busy workers (which would deadlock nested use). A helper that

@@ -2,6 +2,7 @@
 // of requests on the wire is the store's in-flight limit, not its number of threads. Each attempt
 // is one easy handle; handles are reused, connections kept alive in the multi handle's cache.
 #include <curl/curl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "byte_ranges.hpp"
@@ -128,14 +130,45 @@ int on_send(void* user, char*, char*, int, int) {
   return CURL_PREREQFUNC_OK;
 }
 
+class CurlTransport;
+
+// Every live transport, so that a fork (Python's multiprocessing, a DataLoader's workers) happens
+// while no transport's lock is held: the child then finds each lock free and starts over.
+struct ForkGuard {
+  std::mutex mu;
+  std::set<CurlTransport*> live;
+  static ForkGuard& get() {
+    static auto* const g = [] {
+      auto* guard = new ForkGuard;  // never destroyed: forks may come during exit
+      ::pthread_atfork(&prepare, &resume, &resume);
+      return guard;
+    }();
+    return *g;
+  }
+  static void prepare();
+  static void resume();
+};
+
 class CurlTransport final : public Transport {
  public:
   explicit CurlTransport(CurlTransportOptions o) : o_(std::move(o)) {
     global_init();
     o_.max_in_flight = std::max<std::size_t>(o_.max_in_flight, 1);
+    auto& g = ForkGuard::get();
+    std::lock_guard lk(g.mu);
+    g.live.insert(this);
   }
 
-  ~CurlTransport() override { shut_down(); }
+  ~CurlTransport() override {
+    {
+      auto& g = ForkGuard::get();
+      std::lock_guard lk(g.mu);
+      g.live.erase(this);
+    }
+    shut_down();
+  }
+
+  std::mutex& lock_for_fork() { return mu_; }
 
   void start(std::shared_ptr<const HttpRequest> req, AttemptLimits limits, Clock::time_point not_before,
              Done done) override {
@@ -417,6 +450,18 @@ class CurlTransport final : public Transport {
   Clock::time_point hold_{};
   std::atomic<std::size_t> active_count_{0}, most_{0};
 };
+
+void ForkGuard::prepare() {
+  auto& g = get();
+  g.mu.lock();
+  for (CurlTransport* t : g.live) t->lock_for_fork().lock();
+}
+
+void ForkGuard::resume() {
+  auto& g = get();
+  for (CurlTransport* t : g.live) t->lock_for_fork().unlock();
+  g.mu.unlock();
+}
 
 }  // namespace
 
