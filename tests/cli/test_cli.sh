@@ -313,6 +313,19 @@ t0=$(date +%s)
 expect_err "retry_window passed without progress" timeout 30 "$Z" --stall-timeout 1 --retry-window 1.5 info "http://127.0.0.1:$(cat "$S/stall.port")/a.zarr"
 [ $(($(date +%s) - t0)) -lt 10 ] && ok || bad "a stalled server took $(($(date +%s) - t0)) s to fail"
 kill $STALL_PID 2>/dev/null; wait $STALL_PID 2>/dev/null
+# Over HTTP (which cannot list): info says the stored counts are unknown, never a guess or an
+# error; get reads with few requests in flight as with many.
+$PY -u -m http.server 0 --bind 127.0.0.1 --directory "$S" > "$S/http.log" 2>&1 &
+HTTP_PID=$!
+for _ in $(seq 100); do grep -q "port" "$S/http.log" && break; sleep 0.1; done
+HTTP_URL="http://127.0.0.1:$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$S/http.log" | head -1)"
+"$Z" info "$HTTP_URL/dt.zarr" | grep -q "Chunks stored : unknown (the store cannot list its keys) / 2" && ok ||
+  bad "info over HTTP does not say the stored chunks are unknown"
+"$Z" info --json "$HTTP_URL/dt.zarr" | $PY -c "import json, sys; d = json.load(sys.stdin); assert d['chunks_stored'] is None and d['bytes_stored'] is None" && ok ||
+  bad "info --json over HTTP does not give null stored counts"
+[ "$("$Z" --max-in-flight 1 get "$HTTP_URL/dt.zarr")" = "$("$Z" get "$S/dt.zarr")" ] && ok || bad "get over HTTP with one request in flight differs"
+expect_err "max_in_flight must be a whole number from 1 to 1024" "$Z" --max-in-flight 0 get "$HTTP_URL/dt.zarr"
+kill $HTTP_PID 2>/dev/null; wait $HTTP_PID 2>/dev/null
 expect_err "not an integer" "$Z" prepend "$H" --axis '' --from "$S/liar.npy"
 expect_err "not an integer" "$Z" prepend "$H" --axis 1x --from "$S/liar.npy"
 expect_err "out of range" "$Z" prepend "$H" --axis -2 --from "$S/liar.npy"

@@ -446,7 +446,8 @@ void add_network_options(CLI::App& app) {
              "For URLs: start no new attempt this long after the first (or the last one that moved data) (0 = no "
              "limit; default 30)");
   net_option(app, "--max-attempts", "max_attempts", "For URLs: attempts per request, 1 = no retries (default 4)");
-  net_option(app, "--max-in-flight", "max_in_flight", "For URLs: requests on the wire at once, 1 to 1024 (default 128)");
+  net_option(app, "--max-in-flight", "max_in_flight",
+             "For URLs: requests on the wire at once, 1 to 1024 (default 128)");
 }
 
 }  // namespace zarrpp::cli

@@ -41,14 +41,16 @@ Json info_json(const Array& z) {
   if (z.sharded()) j["shards"] = rect ? sizes : Json(*z.shards());
   // zarr-python 3's counts (docs/architecture.md's glossary): chunks are inner chunks when
   // sharded, and what is stored are shards then.
+  // A store that cannot list (HTTP) cannot tell what is stored: null, never a guess.
+  const bool listed = z.store()->capabilities().listing;
   j["chunks_total"] = z.nchunks();
   if (z.sharded()) {
     j["shards_total"] = z.nshards();
-    j["shards_stored"] = z.nshards_stored();
+    j["shards_stored"] = listed ? Json(z.nshards_stored()) : Json(nullptr);
   } else {
-    j["chunks_stored"] = z.nshards_stored();
+    j["chunks_stored"] = listed ? Json(z.nshards_stored()) : Json(nullptr);
   }
-  j["bytes_stored"] = z.nbytes_stored();
+  j["bytes_stored"] = listed ? Json(z.nbytes_stored()) : Json(nullptr);
   j["fill_value"] = z.fill_value_json();
   Json cs = Json::array();
   for (const auto& c : m.codecs) cs.push_back(c.to_json());
@@ -62,6 +64,9 @@ Json info_json(const Array& z) {
   j["attributes"] = z.attributes();
   return j;
 }
+
+// A stored count, or why there is none.
+std::string stored_text(const Json& v) { return v.is_null() ? "unknown (the store cannot list its keys)" : v.dump(); }
 
 void print_info(const Array& z) {
   const auto j = info_json(z);
@@ -95,11 +100,12 @@ void print_info(const Array& z) {
               << "\n";
   std::cout << "Fill value    : " << json_text(j["fill_value"]) << "\n"
             << "Codecs        : " << codecs_summary(z.metadata()) << "\n"
-            << (z.sharded() ? "Shards stored : " + j["shards_stored"].dump() + " / " + j["shards_total"].dump() +
+            << (z.sharded() ? "Shards stored : " + stored_text(j["shards_stored"]) + " / " + j["shards_total"].dump() +
                                   " (of " + j["chunks_total"].dump() + " chunks)"
-                            : "Chunks stored : " + j["chunks_stored"].dump() + " / " + j["chunks_total"].dump())
+                            : "Chunks stored : " + stored_text(j["chunks_stored"]) + " / " + j["chunks_total"].dump())
             << "\n"
-            << "Bytes stored  : " << j["bytes_stored"] << " (chunks and metadata, as zarr-python's nbytes_stored)\n";
+            << "Bytes stored  : " << stored_text(j["bytes_stored"])
+            << " (chunks and metadata, as zarr-python's nbytes_stored)\n";
   if (!z.attributes().empty()) std::cout << "Attributes    : " << json_text(z.attributes()) << "\n";
 }
 
