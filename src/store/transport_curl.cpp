@@ -214,11 +214,16 @@ class CurlTransport final : public Transport {
   // transfers are the parent's).
   void reset_after_fork() {
     if (thread_.joinable()) thread_.detach();
-    for (auto& t : waiting_) {
-      Transfer* abandoned = t.release();  // the parent's: never completed here
-      static_cast<void>(abandoned);
-    }
+    // The parent's transfers, handles and multi handle are never completed or cleaned up here;
+    // kept reachable from a static, so a leak checker in the child does not report them.
+    static auto* const left = new std::vector<std::unique_ptr<Transfer>>;
+    for (auto& t : waiting_) left->push_back(std::move(t));
+    for (auto& [h, t] : active_) left->push_back(std::move(t));
     waiting_.clear();
+    active_.clear();
+    static auto* const handles = new std::vector<void*>;
+    handles->push_back(multi_);
+    for (CURL* h : idle_) handles->push_back(h);
     multi_ = nullptr;
     idle_.clear();
     pid_ = ::getpid();
