@@ -22,7 +22,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     def __init__(self, *a, **k):
         super().__init__(*a, directory=root, **k)
     def do_GET(self):
-        if "/c/" in self.path:
+        if "/c/" in self.path and sys.argv[2:] == ["stall"]:
             threading.Event().wait(120)  # stalls: the headers never come
             return
         super().do_GET()
@@ -41,7 +41,8 @@ def stalling_server(tmp_path):
     whose chunk requests (under /c/) never get an answer."""
     z = zarrpp.create_array(str(tmp_path / "arr"), shape=(8, 8), chunks=(4, 4), dtype="i4")
     z[:] = np.arange(64).reshape(8, 8)
-    srv = subprocess.Popen([sys.executable, "-c", _SERVER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    srv = subprocess.Popen([sys.executable, "-c", _SERVER, str(tmp_path), "stall"], stdout=subprocess.PIPE,
+                           text=True)
     try:
         port = int(srv.stdout.readline())
         yield f"http://127.0.0.1:{port}/arr"
@@ -99,20 +100,6 @@ def test_unknown_option_lists_the_network_options():
         assert name in str(info.value)
 
 
-_PLAIN_SERVER = """
-import http.server, sys
-root = sys.argv[1]
-class Handler(http.server.SimpleHTTPRequestHandler):
-    def __init__(self, *a, **k):
-        super().__init__(*a, directory=root, **k)
-    def log_message(self, *a):
-        pass
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-srv.daemon_threads = True
-print(srv.server_address[1], flush=True)
-srv.serve_forever()
-"""
-
 _FORKED = {}
 
 
@@ -126,7 +113,7 @@ def test_an_array_read_before_a_fork_reads_in_the_forked_children(tmp_path):
     import multiprocessing
     z = zarrpp.create_array(str(tmp_path / "arr"), shape=(16, 8), chunks=(4, 4), dtype="i4")
     z[:] = np.arange(128).reshape(16, 8)
-    srv = subprocess.Popen([sys.executable, "-c", _PLAIN_SERVER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    srv = subprocess.Popen([sys.executable, "-c", _SERVER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         port = int(srv.stdout.readline())
         a = zarrpp.open_array(f"http://127.0.0.1:{port}/arr", mode="r")

@@ -48,6 +48,25 @@ def _litter(path):
     return sorted(n for n in os.listdir(d) if n.startswith("." + name + "."))
 
 
+def _group_gone(pgid):
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _second_waits_then_both_succeed(pause, first, second, what):
+    """`first` is paused at a point holding the lock: `second` must be waiting for it; then
+    `first` is let go and both must succeed."""
+    time.sleep(0.5)
+    assert second.poll() is None, what + ": " + second.stderr.read()
+    for f in os.listdir(pause):
+        os.remove(pause / f)
+    assert first.wait(60) == 0, first.stderr.read()
+    assert second.wait(60) == 0, second.stderr.read()
+
+
 def test_two_appends_forced_to_overlap_lose_no_row(tmp_path):
     """A stands between reading zarr.json and writing (its growth holds the archive's lock there);
     B, started then, waits for A's commit and grows the array A left. Before the lock was taken
@@ -62,12 +81,7 @@ def test_two_appends_forced_to_overlap_lose_no_row(tmp_path):
     assert _wait_for(lambda: os.listdir(pause)), "A never reached its pause point"
     b = subprocess.Popen([cli_path(), "append", path, "--axis", "0", "--from", _npy(tmp_path, "b.npy", 9)],
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
-    assert b.poll() is None, "B did not wait for A's lock: " + b.stderr.read()
-    for f in os.listdir(pause):
-        os.remove(pause / f)
-    assert a.wait(60) == 0, a.stderr.read()
-    assert b.wait(60) == 0, b.stderr.read()
+    _second_waits_then_both_succeed(pause, a, b, "B did not wait for A's lock")
     z = zarrpp.open_array(store=ZipStore(path), mode="r")
     assert z.shape == (6, ROW)
     assert [int(r[0]) for r in z[:]] == [0, 0, 0, 7, 7, 9]
@@ -235,6 +249,10 @@ def test_processes_growing_setting_and_annotating_one_zip_file_killed_at_random(
             p.wait()
         for flag in os.listdir(pause):
             os.remove(pause / flag)
+    # Every killed group gone (a killed writer's own children are reaped by init, later under
+    # load): a writer sweeps only what writers that are gone left.
+    for p in procs.values():
+        assert _wait_for(lambda: _group_gone(p.pid)), "a killed writer's process group lingers"
     # One clean writer: it sweeps what the killed ones left.
     with ZipStore(path, mode="a") as zs:
         zarrpp.open_array(store=zs).attrs["final"] = True
@@ -324,12 +342,7 @@ def test_a_conversion_in_place_and_a_growth_at_once_lose_no_row(tmp_path, where)
     assert _wait_for(lambda: os.listdir(pause))
     conv = subprocess.Popen([cli_path(), "convert", path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
-    time.sleep(0.5)
-    assert conv.poll() is None, "the conversion did not wait for the growth's lock: " + conv.stderr.read()
-    for f in os.listdir(pause):
-        os.remove(pause / f)
-    assert grow.wait(60) == 0, grow.stderr.read()
-    assert conv.wait(60) == 0, conv.stderr.read()
+    _second_waits_then_both_succeed(pause, grow, conv, "the conversion did not wait for the growth's lock")
     # Free-running: appends and conversions both ways, at once; every append that succeeded is there.
     done = 1
     for i in range(12):

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,20 @@ class PendingResponse {
   bool done_ = false;
   HttpResponse response_;
   std::exception_ptr error_;
+};
+
+// A whole-value read on the wire: its response, made into what the store's get returns by
+// `finish` in the thread that waits (which may ask the store more, e.g. a HEAD after a 416).
+class PendingHttpGet final : public PendingGet {
+ public:
+  using Finish = std::function<std::optional<VersionedBytes>(HttpResponse&&)>;
+  PendingHttpGet(std::shared_ptr<PendingResponse> response, Finish finish)
+      : response_(std::move(response)), finish_(std::move(finish)) {}
+  std::optional<VersionedBytes> wait() override { return finish_(response_->wait()); }
+
+ private:
+  std::shared_ptr<PendingResponse> response_;
+  Finish finish_;
 };
 
 // Performs requests through a transport (by default libcurl's, with options().max_in_flight

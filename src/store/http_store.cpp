@@ -145,23 +145,13 @@ std::optional<VersionedBytes> HttpStore::do_get(const std::string& key, const By
   return read_response(key, range, req, client_->perform(req));
 }
 
-class HttpStore::PendingRead final : public PendingGet {
- public:
-  PendingRead(HttpStore& store, std::string key, detail::HttpRequest req)
-      : store_(store), key_(std::move(key)), req_(std::move(req)), response_(store.client_->start(req_)) {}
-  std::optional<VersionedBytes> wait() override {
-    return store_.read_response(key_, ByteRange::all(), req_, response_->wait());
-  }
-
- private:
-  HttpStore& store_;
-  std::string key_;
-  detail::HttpRequest req_;
-  std::shared_ptr<detail::PendingResponse> response_;
-};
-
 std::unique_ptr<PendingGet> HttpStore::do_start_get(const std::string& key, std::uint64_t max_bytes) {
-  return std::make_unique<PendingRead>(*this, key, get_request(key, ByteRange::all(), max_bytes));
+  auto req = get_request(key, ByteRange::all(), max_bytes);
+  auto response = client_->start(req);
+  return std::make_unique<detail::PendingHttpGet>(std::move(response),
+                                                  [this, key, req = std::move(req)](detail::HttpResponse&& r) {
+                                                    return read_response(key, ByteRange::all(), req, std::move(r));
+                                                  });
 }
 
 struct HttpStore::HeadResult {

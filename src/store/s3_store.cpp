@@ -161,25 +161,14 @@ std::optional<VersionedBytes> S3Store::do_get(const std::string& key, const Byte
   return read_response(key, range, req, impl_->perform(req));
 }
 
-class S3Store::PendingRead final : public PendingGet {
- public:
-  PendingRead(S3Store& store, std::string key, detail::HttpRequest req)
-      : store_(store), key_(std::move(key)), req_(std::move(req)), response_(store.impl_->client->start(req_)) {}
-  std::optional<VersionedBytes> wait() override {
-    return store_.read_response(key_, ByteRange::all(), req_, response_->wait());
-  }
-
- private:
-  S3Store& store_;
-  std::string key_;
-  detail::HttpRequest req_;
-  std::shared_ptr<detail::PendingResponse> response_;
-};
-
 std::unique_ptr<PendingGet> S3Store::do_start_get(const std::string& key, std::uint64_t max_bytes) {
   auto req = impl_->make("GET", impl_->object_url(impl_->full_key(key)));
   req.max_body = detail::body_cap(ByteRange::all(), max_bytes);
-  return std::make_unique<PendingRead>(*this, key, std::move(req));
+  auto response = impl_->client->start(req);
+  return std::make_unique<detail::PendingHttpGet>(std::move(response),
+                                                  [this, key, req = std::move(req)](detail::HttpResponse&& r) {
+                                                    return read_response(key, ByteRange::all(), req, std::move(r));
+                                                  });
 }
 
 std::string S3Store::do_explain_unreadable(const std::string& key) { return impl_->reads.explain(key, do_size(key)); }

@@ -131,7 +131,6 @@ class HttpStore : public Store {
   std::unique_ptr<PendingGet> do_start_get(const std::string& key, std::uint64_t max_bytes) override;
 
  private:
-  class PendingRead;
   std::vector<std::string> request_headers() const;
   detail::HttpRequest get_request(const std::string& key, const ByteRange& range, std::uint64_t max_bytes) const;
   /// What a GET's response means: the value, nullopt (404, a directory), or a StoreError.

@@ -129,7 +129,6 @@ class S3Store : public Store {
 
  private:
   struct Impl;
-  class PendingRead;
   std::optional<VersionedBytes> read_response(const std::string& key, const ByteRange& range,
                                               const detail::HttpRequest& req, detail::HttpResponse&& resp);
   class Lease;
