@@ -11,6 +11,7 @@
 #include "../core/retry.hpp"
 #include "node.hpp"
 #include "scatter.hpp"
+#include "task_batches.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/thread_pool.hpp"
 
@@ -110,10 +111,13 @@ std::vector<std::int64_t> Snapshot::first_unit(std::span<const std::int64_t> sto
 
 std::vector<std::int64_t> Snapshot::storage_of(std::span<const std::int64_t> unit) const {
   std::vector<std::int64_t> out(unit.size());
-  for (std::size_t d = 0; d < unit.size(); ++d)
-    out[d] = objects ? grid.locate(d, unit_grid.chunk_start_index(d, unit[d])).chunk
-                     : checked::floor_div(unit[d], units_per_shard[d]);
+  for (std::size_t d = 0; d < unit.size(); ++d) out[d] = storage_index(d, unit[d]);
   return out;
+}
+
+std::int64_t Snapshot::storage_index(std::size_t d, std::int64_t unit) const {
+  return objects ? grid.locate(d, unit_grid.chunk_start_index(d, unit)).chunk
+                 : checked::floor_div(unit, units_per_shard[d]);
 }
 
 std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_ptr<VlenHeap>& heap) {
@@ -129,34 +133,11 @@ namespace {
 
 // ---- which stored object holds which units -------------------------------------------------------
 
-// The tasks of one stored object (a shard, or a chunk when not sharded).
-struct ShardTasks {
-  std::vector<std::int64_t> storage;  // storage grid index
-  std::vector<std::size_t> tasks;     // indices into plan.tasks
-};
-
-std::vector<ShardTasks> group_tasks(const Plan& plan, const Snapshot& s) {
-  if (!s.layout) {
-    std::vector<ShardTasks> out(plan.tasks.size());
-    for (std::size_t i = 0; i < plan.tasks.size(); ++i) out[i] = ShardTasks{plan.tasks[i].chunk, {i}};
-    return out;
-  }
-  std::map<std::vector<std::int64_t>, std::size_t> idx;
-  std::vector<ShardTasks> out;
-  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    auto sh = s.storage_of(plan.tasks[i].chunk);
-    auto [it, ins] = idx.try_emplace(sh, out.size());
-    if (ins) out.push_back(ShardTasks{sh, {}});
-    out[it->second].tasks.push_back(i);
-  }
-  return out;
-}
-
 // The bytes of the selection's elements in one stored object's tasks (what progress reports).
-std::uint64_t group_bytes(const Plan& plan, const ShardTasks& g, std::size_t item_size) {
+std::uint64_t group_bytes(const Plan& plan, const TaskBatch& b, const ObjectTasks& g, std::size_t item_size) {
   std::uint64_t n = 0;
   for (const std::size_t ti : g.tasks) {
-    const ChunkTask& t = plan.tasks[ti];
+    const ChunkTask& t = b.tasks[ti];
     std::uint64_t e = plan.points ? t.points.size() : 1;
     for (const DimChunkMap* m : t.dims) e *= static_cast<std::uint64_t>(m->count);
     n += e;
@@ -189,8 +170,8 @@ bool unit_intersects_domain(const ChunkGrid& g, const std::vector<std::int64_t>&
 // each by one at a time).
 class ReadSink final : public UnitSink {
  public:
-  ReadSink(const Plan& plan, const ShardTasks& g, const ChunkSpec& spec, const NDView& out)
-      : plan_(plan), g_(g), spec_(spec), out_(out), copiers_(g.tasks.size()) {}
+  ReadSink(const Plan& plan, const TaskBatch& b, const ObjectTasks& g, const ChunkSpec& spec, const NDView& out)
+      : plan_(plan), b_(b), g_(g), spec_(spec), out_(out), copiers_(g.tasks.size()) {}
 
   void missing(std::size_t i) override { fill_task(plan_, task(i), spec_, out_); }
 
@@ -206,9 +187,10 @@ class ReadSink final : public UnitSink {
   }
 
  private:
-  const ChunkTask& task(std::size_t i) const { return plan_.tasks[g_.tasks[i]]; }
+  const ChunkTask& task(std::size_t i) const { return b_.tasks[g_.tasks[i]]; }
   const Plan& plan_;
-  const ShardTasks& g_;
+  const TaskBatch& b_;
+  const ObjectTasks& g_;
   const ChunkSpec& spec_;
   const NDView& out_;
   std::vector<std::unique_ptr<TaskCopier>> copiers_;
@@ -220,14 +202,14 @@ class ReadSink final : public UnitSink {
 // data written.
 class WriteBuilder final : public UnitBuilder {
  public:
-  WriteBuilder(const ChunkSpec& spec, const Plan& plan, const ShardTasks& g, const NDView& data)
-      : spec_(spec), plan_(plan), g_(g), data_(data) {}
+  WriteBuilder(const ChunkSpec& spec, const Plan& plan, const TaskBatch& b, const ObjectTasks& g, const NDView& data)
+      : spec_(spec), plan_(plan), b_(b), g_(g), data_(data) {}
 
   // Elements outside the domain are kept as they are, never reset: another process may be growing
   // the array into them right now (its data is written before its metadata), and this write's
   // snapshot of the domain may be older than theirs. Growth itself clears what enters the domain.
   void build(std::size_t i, std::span<std::uint8_t> buf, bool) override {
-    const ChunkTask& t = plan_.tasks[g_.tasks[i]];
+    const ChunkTask& t = b_.tasks[g_.tasks[i]];
     copy_task(plan_, t, reinterpret_cast<std::byte*>(buf.data()), spec_, data_, true);
   }
   // For the same reason every stored inner chunk is kept, inside the domain or not.
@@ -236,7 +218,8 @@ class WriteBuilder final : public UnitBuilder {
  private:
   const ChunkSpec& spec_;
   const Plan& plan_;
-  const ShardTasks& g_;
+  const TaskBatch& b_;
+  const ObjectTasks& g_;
   const NDView& data_;
 };
 
@@ -328,9 +311,16 @@ constexpr std::uint64_t kFetchWindowBytes = std::uint64_t{256} << 20;
 }  // namespace
 
 void Engine::read(const Plan& plan, const NDView& out) const {
-  const auto groups = group_tasks(plan, s);
+  TaskBatches batches(plan, s);
+  TaskBatch batch;
   // With one stored object (a big shard), its inner chunks share the threads instead.
-  const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
+  const std::size_t inner_concurrency = batches.objects() == 1 ? concurrency : 1;
+  while (batches.next(batch)) read_batch(plan, batch, inner_concurrency, out);
+}
+
+void Engine::read_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency,
+                        const NDView& out) const {
+  const auto& groups = batch.objects;
   // A store that keeps many reads on the wire without a thread each (a remote one) gets every
   // whole-object read started ahead of the decoding threads, within a window of requests and bytes.
   std::optional<Prefetch> fetch;
@@ -361,7 +351,7 @@ void Engine::read(const Plan& plan, const NDView& out) const {
     ChunkSource& src = fetch ? static_cast<ChunkSource&>(*fetched) : static_cast<ChunkSource&>(*stored);
     std::vector<UnitRead> reqs(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
-      const ChunkTask& t = plan.tasks[g.tasks[k]];
+      const ChunkTask& t = batch.tasks[g.tasks[k]];
       UnitRead& r = reqs[k];
       r.unit = s.layout ? unit_index(t.chunk, first, oc.units_per_shard) : 0;
       r.direct = reinterpret_cast<std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, out));
@@ -375,9 +365,10 @@ void Engine::read(const Plan& plan, const NDView& out) const {
         }
       }
     }
-    ReadSink sink(plan, g, *oc.unit_spec, out);
+    ReadSink sink(plan, batch, g, *oc.unit_spec, out);
     partial_decoder(*oc.pipeline, src, inner_concurrency)->read(reqs, sink);
-    if (progress) (*progress)(ProgressStep{.objects = 1, .bytes = group_bytes(plan, g, s.meta.data_type.size())});
+    if (progress)
+      (*progress)(ProgressStep{.objects = 1, .bytes = group_bytes(plan, batch, g, s.meta.data_type.size())});
   });
 }
 
@@ -417,11 +408,27 @@ void commit_with_retry(WriteJob& j, PendingWrite&& first) {
 
 // A write in two phases, so that a corrupt or unreadable chunk fails it before anything changed:
 // first every object that builds on its old contents is read, decoded and re-encoded (held in
-// memory, up to kWriteWorkingSet bytes), then everything is written. Beyond the working set the
-// held objects are written in batches, and an error says how many objects were written.
+// memory, up to kWriteWorkingSet bytes), then everything is written. Beyond the working set, and
+// beyond one batch of tasks (TaskBatches), the held objects are written in turns, and an error
+// says how many objects were written.
 void Engine::write(const Plan& plan, const NDView& data) const {
-  const auto groups = group_tasks(plan, s);
-  const std::size_t inner_concurrency = groups.size() == 1 ? concurrency : 1;
+  TaskBatches batches(plan, s);
+  TaskBatch batch;
+  const std::size_t inner_concurrency = batches.objects() == 1 ? concurrency : 1;
+  std::atomic<std::size_t> written{0};
+  try {
+    while (batches.next(batch)) write_batch(plan, batch, inner_concurrency, data, written);
+  } catch (const Error& e) {
+    if (written.load() == 0 || !count_written) throw;
+    throw_like(e, std::string(e.what()) + " (after " + std::to_string(written.load()) + " of " +
+                      std::to_string(batches.objects()) + (s.layout ? " shards" : " chunks") +
+                      " of this write were written; the others are unchanged)");
+  }
+}
+
+void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency, const NDView& data,
+                         std::atomic<std::size_t>& written) const {
+  const auto& groups = batch.objects;
   std::vector<WriteJob> jobs(groups.size());
   std::vector<std::size_t> reading, covered;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -434,7 +441,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
         std::make_unique<StoredChunk>(store, prefix + s.meta.chunk_key_encoding.encode(g.storage), oc.max_stored);
     j.writes.resize(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
-      const ChunkTask& t = plan.tasks[g.tasks[k]];
+      const ChunkTask& t = batch.tasks[g.tasks[k]];
       UnitWrite& w = j.writes[k];
       w.unit = s.layout ? unit_index(t.chunk, first, oc.units_per_shard) : 0;
       // Only a write of every element of the unit, in the domain or not, may skip reading it:
@@ -443,7 +450,7 @@ void Engine::write(const Plan& plan, const NDView& data) const {
           t.covers_domain && s.unit_grid.chunk_is_full(t.chunk) && !(keep && unit_intersects_domain(*keep, t.chunk));
       if (w.covered) w.direct = reinterpret_cast<const std::uint8_t*>(contiguous_target(plan, t, s.unit_grid, data));
     }
-    j.builder = std::make_unique<WriteBuilder>(*oc.unit_spec, plan, g, data);
+    j.builder = std::make_unique<WriteBuilder>(*oc.unit_spec, plan, batch, g, data);
     // Where other readers read a missing chunk as something else than the fill value, every
     // chunk is stored.
     const bool store_all = write_empty || s.meta.must_store_empty_chunks();
@@ -453,10 +460,9 @@ void Engine::write(const Plan& plan, const NDView& data) const {
     (j.reads ? reading : covered).push_back(gi);
   }
 
-  std::atomic<std::size_t> written{0};
   auto report = [&](std::size_t gi) {
     if (progress)
-      (*progress)(ProgressStep{.objects = 1, .bytes = group_bytes(plan, groups[gi], s.meta.data_type.size())});
+      (*progress)(ProgressStep{.objects = 1, .bytes = group_bytes(plan, batch, groups[gi], s.meta.data_type.size())});
   };
   auto commit_held = [&](std::vector<std::size_t>& held) {
     ThreadPool::global().parallel_for(held.size(), concurrency, [&](std::size_t i) {
@@ -468,48 +474,41 @@ void Engine::write(const Plan& plan, const NDView& data) const {
     });
     held.clear();
   };
-  try {
-    // Phase 1: prepare the objects that read their old contents, in waves.
-    // A wave holds its objects' old and new bytes while it prepares: no more of them at once than
-    // the working set allows (but always one per thread).
-    std::uint64_t object_bytes = s.meta.data_type.size();
-    for (const auto n : s.pipeline.spec().shape)
-      if (__builtin_mul_overflow(object_bytes, static_cast<std::uint64_t>(n), &object_bytes)) object_bytes = UINT64_MAX;
-    object_bytes = std::max<std::uint64_t>(object_bytes, 1);
-    const std::size_t wave = std::max<std::size_t>(
-        concurrency,
-        std::min<std::uint64_t>(std::max<std::size_t>(16, 4 * concurrency), kWriteWorkingSet / object_bytes));
-    std::vector<std::size_t> held;
-    std::uint64_t held_total = 0;
-    for (std::size_t first = 0; first < reading.size(); first += wave) {
-      const std::size_t n = std::min(wave, reading.size() - first);
-      if (held_total > kWriteWorkingSet) {  // the working set is full: write what is held
-        commit_held(held);
-        held_total = 0;
-      }
-      ThreadPool::global().parallel_for(n, concurrency, [&](std::size_t i) {
-        WriteJob& j = jobs[reading[first + i]];
-        j.held = j.enc->prepare(j.writes, *j.builder);
-      });
-      for (std::size_t i = 0; i < n; ++i) {
-        held.push_back(reading[first + i]);
-        held_total += held_bytes(*jobs[reading[first + i]].held);
-      }
+  // Phase 1: prepare the objects that read their old contents, in waves.
+  // A wave holds its objects' old and new bytes while it prepares: no more of them at once than
+  // the working set allows (but always one per thread).
+  std::uint64_t object_bytes = s.meta.data_type.size();
+  for (const auto n : s.pipeline.spec().shape)
+    if (__builtin_mul_overflow(object_bytes, static_cast<std::uint64_t>(n), &object_bytes)) object_bytes = UINT64_MAX;
+  object_bytes = std::max<std::uint64_t>(object_bytes, 1);
+  const std::size_t wave = std::max<std::size_t>(
+      concurrency,
+      std::min<std::uint64_t>(std::max<std::size_t>(16, 4 * concurrency), kWriteWorkingSet / object_bytes));
+  std::vector<std::size_t> held;
+  std::uint64_t held_total = 0;
+  for (std::size_t first = 0; first < reading.size(); first += wave) {
+    const std::size_t n = std::min(wave, reading.size() - first);
+    if (held_total > kWriteWorkingSet) {  // the working set is full: write what is held
+      commit_held(held);
+      held_total = 0;
     }
-    // Phase 2: write them, then the objects the data covers completely (nothing to read).
-    commit_held(held);
-    ThreadPool::global().parallel_for(covered.size(), concurrency, [&](std::size_t i) {
-      WriteJob& j = jobs[covered[i]];
-      commit_with_retry(j, j.enc->prepare(j.writes, *j.builder));
-      ++written;
-      report(covered[i]);
+    ThreadPool::global().parallel_for(n, concurrency, [&](std::size_t i) {
+      WriteJob& j = jobs[reading[first + i]];
+      j.held = j.enc->prepare(j.writes, *j.builder);
     });
-  } catch (const Error& e) {
-    if (written.load() == 0 || !count_written) throw;
-    throw_like(e, std::string(e.what()) + " (after " + std::to_string(written.load()) + " of " +
-                      std::to_string(jobs.size()) + (s.layout ? " shards" : " chunks") +
-                      " of this write were written; the others are unchanged)");
+    for (std::size_t i = 0; i < n; ++i) {
+      held.push_back(reading[first + i]);
+      held_total += held_bytes(*jobs[reading[first + i]].held);
+    }
   }
+  // Phase 2: write them, then the objects the data covers completely (nothing to read).
+  commit_held(held);
+  ThreadPool::global().parallel_for(covered.size(), concurrency, [&](std::size_t i) {
+    WriteJob& j = jobs[covered[i]];
+    commit_with_retry(j, j.enc->prepare(j.writes, *j.builder));
+    ++written;
+    report(covered[i]);
+  });
 }
 
 NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype) {

@@ -1,6 +1,7 @@
 #pragma once
 // One version of an array's metadata with everything derived from it, and the engine that runs
 // read and write plans against the store through the codec layer's partial decoders/encoders.
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <span>
@@ -42,8 +43,9 @@ struct Snapshot {
   // The unit (chunk, or inner chunk of a shard) index range of the stored object `storage`:
   // its first unit per dimension.
   std::vector<std::int64_t> first_unit(std::span<const std::int64_t> storage) const;
-  // The stored object that holds unit `unit`.
+  // The stored object that holds unit `unit`; along dimension `d` only.
   std::vector<std::int64_t> storage_of(std::span<const std::int64_t> unit) const;
+  std::int64_t storage_index(std::size_t d, std::int64_t unit) const;
 
   struct ObjectCache;
   std::shared_ptr<ObjectCache> objects;  // rectilinear grids only
@@ -58,6 +60,8 @@ std::shared_ptr<const Snapshot> make_snapshot(ArrayMetadata meta, std::optional<
 std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_ptr<VlenHeap>& heap);
 // Reads and validates the array at `path`.
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path);
+
+struct TaskBatch;
 
 struct Engine {
   Store& store;
@@ -76,6 +80,11 @@ struct Engine {
 
   void read(const Plan& plan, const NDView& out) const;
   void write(const Plan& plan, const NDView& data) const;
+
+ private:
+  void read_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency, const NDView& out) const;
+  void write_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency, const NDView& data,
+                   std::atomic<std::size_t>& written) const;
 };
 
 // The store prefix (relative to the array) under which every chunk key of `meta` lies: "c/" for

@@ -282,32 +282,9 @@ Plan plan_orthogonal(const std::vector<DimSel>& sel, const ChunkGrid& grid) {
       k += in_chunk;
     }
   }
-  // Cartesian product of the per-dimension chunk lists.
-  std::int64_t ntasks = 1;
-  for (const auto& maps : plan.dim_maps)
-    ntasks = checked::mul(ntasks, static_cast<std::int64_t>(maps.size()), "chunks touched");
-  if (ntasks == 0) return plan;
-  std::vector<std::size_t> it(rank, 0);
-  plan.tasks.reserve(static_cast<std::size_t>(ntasks));
-  for (;;) {
-    ChunkTask t;
-    t.covers_domain = true;
-    for (std::size_t d = 0; d < rank; ++d) {
-      const auto& m = plan.dim_maps[d][it[d]];
-      t.chunk.push_back(m.chunk);
-      t.dims.push_back(&m);
-      t.covers_domain = t.covers_domain && m.covers_domain;
-    }
-    plan.tasks.push_back(std::move(t));
-    std::size_t d = rank;
-    while (d > 0) {
-      --d;
-      if (++it[d] < plan.dim_maps[d].size()) break;
-      it[d] = 0;
-      if (d == 0) return plan;
-    }
-    if (rank == 0) return plan;
-  }
+  // The tasks, the product of the per-dimension maps, are made batch by batch as they run
+  // (TaskBatches): a plan costs per chunk along each dimension, not per chunk touched.
+  return plan;
 }
 
 Coordinates normalize_coordinates(const Coordinates& coords, const Shape& shape) {

@@ -56,7 +56,7 @@ struct Plan {
   std::vector<std::size_t> out_dim_of;  // orthogonal: array dim -> output dim (SIZE_MAX if dropped)
   bool points = false;
   std::vector<std::vector<DimChunkMap>> dim_maps;  // orthogonal: per array dim
-  std::vector<ChunkTask> tasks;
+  std::vector<ChunkTask> tasks;  // point plans only; an orthogonal plan's are made as it runs (TaskBatches)
 };
 
 // One index or slice of dimension `d` (of length `n`) normalised as NumPy does; an index out of
