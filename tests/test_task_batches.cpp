@@ -76,11 +76,11 @@ RC_GTEST_PROP(TaskBatches, EveryTaskOnceWithItsObjectAndObjectsWhole, ()) {
 // A selection over more one-element chunks than a batch holds (3 batches), read and written
 // through the array, against the model.
 TEST(TaskBatches, ReadsAndWritesAcrossBatchesMatchTheModel) {
-  auto z = Array::create(MemoryStore::create(), ArraySpec{.shape = {230, 230}, .chunks = {1, 1},
-                                                          .dtype = DataType::int32, .fill_value = 7});
+  auto z = Array::create(MemoryStore::create(),
+                         ArraySpec{.shape = {230, 230}, .chunks = {1, 1}, .dtype = DataType::int32, .fill_value = 7});
   NDArray values(DataType::int32, {115, 230});
   for (std::int64_t i = 0; i < values.size(); ++i) values.data<std::int32_t>()[i] = static_cast<std::int32_t>(i);
-  z.write({Slice{0, 230, 2}, Slice{}}, values.view());  // 26,450 chunks
+  z.write({Slice{0, 230, 2}, Slice{}}, values.view());                            // 26,450 chunks
   const NDArray back = z.read({Slice{228, std::nullopt, -2}, Slice{1, 230, 1}});  // 26,335 chunks
   ASSERT_EQ(back.shape(), (Shape{115, 229}));
   for (std::int64_t r = 0; r < 115; ++r)

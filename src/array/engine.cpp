@@ -154,6 +154,18 @@ std::size_t unit_index(const std::vector<std::int64_t>& unit, const std::vector<
     f = f * static_cast<std::size_t>(per[d]) + static_cast<std::size_t>(unit[d] - first[d]);
   return f;
 }
+// How many units of the stored object `storage` hold elements of the domain.
+std::uint64_t units_in_domain(const Snapshot& s, const std::vector<std::int64_t>& storage) {
+  const auto first = s.first_unit(storage);
+  const Shape& per = s.object(storage).units_per_shard;
+  std::uint64_t n = 1;
+  for (std::size_t d = 0; d < storage.size(); ++d) {
+    const std::int64_t lo = std::max(first[d], s.unit_grid.first_chunk(d));
+    const std::int64_t hi = std::min(first[d] + per[d], s.unit_grid.first_chunk(d) + s.unit_grid.num_chunks(d));
+    n *= static_cast<std::uint64_t>(std::max<std::int64_t>(hi - lo, 0));
+  }
+  return n;
+}
 // Whether a unit holds any element of the domain.
 bool unit_intersects_domain(const ChunkGrid& g, const std::vector<std::int64_t>& unit) {
   for (std::size_t d = 0; d < unit.size(); ++d) {
@@ -321,21 +333,28 @@ void Engine::read(const Plan& plan, const NDView& out) const {
 void Engine::read_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency,
                         const NDView& out) const {
   const auto& groups = batch.objects;
-  // A store that keeps many reads on the wire without a thread each (a remote one) gets every
-  // whole-object read started ahead of the decoding threads, within a window of requests and bytes.
+  // A store that keeps many reads on the wire without a thread each (a remote one) gets the
+  // whole-object reads started ahead of the decoding threads, within a window of requests and
+  // bytes: every chunk, and every shard the read needs most of (one request instead of its index
+  // and then its data; the index and data are then one version of the shard by construction).
   std::optional<Prefetch> fetch;
-  if (const std::size_t in_flight = store.capabilities().reads_in_flight;
-      in_flight > 1 && groups.size() > 1 && !s.layout) {
+  std::vector<std::size_t> slot(groups.size(), SIZE_MAX);  // each object's place in the prefetch
+  if (const std::size_t in_flight = store.capabilities().reads_in_flight; in_flight > 1 && groups.size() > 1) {
     std::vector<std::string> keys;
     std::vector<std::uint64_t> max_bytes;
-    for (const auto& g : groups) {
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      const auto& g = groups[gi];
+      if (s.layout && 2 * g.tasks.size() < units_in_domain(s, g.storage)) continue;
+      slot[gi] = keys.size();
       keys.push_back(prefix + s.meta.chunk_key_encoding.encode(g.storage));
       max_bytes.push_back(s.object(g.storage).max_stored);
     }
-    const std::uint64_t per_object = std::max<std::uint64_t>(s.unit_spec.nbytes(), 1);
+    std::uint64_t per_object = std::max<std::uint64_t>(s.meta.data_type.size(), 1);
+    for (const auto n : s.pipeline.spec().shape)
+      if (__builtin_mul_overflow(per_object, static_cast<std::uint64_t>(n), &per_object)) per_object = UINT64_MAX;
     const std::size_t window = static_cast<std::size_t>(
         std::clamp<std::uint64_t>(kFetchWindowBytes / per_object, 2, static_cast<std::uint64_t>(in_flight)));
-    fetch.emplace(store, std::move(keys), std::move(max_bytes), window);
+    if (!keys.empty()) fetch.emplace(store, std::move(keys), std::move(max_bytes), window);
   }
   ThreadPool::global().parallel_for(groups.size(), concurrency, [&](std::size_t gi) {
     const auto& g = groups[gi];
@@ -344,11 +363,11 @@ void Engine::read_batch(const Plan& plan, const TaskBatch& batch, std::size_t in
     const std::string key = prefix + s.meta.chunk_key_encoding.encode(g.storage);
     std::optional<StoredChunk> stored;
     std::optional<FetchedChunk> fetched;
-    if (fetch)
-      fetched.emplace(store, key, fetch->take(gi));
+    if (slot[gi] != SIZE_MAX)
+      fetched.emplace(store, key, fetch->take(slot[gi]));
     else
       stored.emplace(store, key, oc.max_stored);
-    ChunkSource& src = fetch ? static_cast<ChunkSource&>(*fetched) : static_cast<ChunkSource&>(*stored);
+    ChunkSource& src = fetched ? static_cast<ChunkSource&>(*fetched) : static_cast<ChunkSource&>(*stored);
     std::vector<UnitRead> reqs(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = batch.tasks[g.tasks[k]];

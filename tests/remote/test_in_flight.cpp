@@ -127,3 +127,34 @@ TEST_F(InFlight, AShardReplacedWhileReadIsReadAgain) {
   EXPECT_EQ(a.read({slice(4, 8), slice(8, 12)}), NDArray::full<std::int32_t>({4, 4}, 7));
   EXPECT_TRUE(swapped.load());
 }
+
+// A sharded array read whole takes one request per shard (the index comes with the data), all on
+// the wire together; one inner chunk takes two (the index, then the chunk's range).
+TEST_F(InFlight, ShardsReadWholeTakeOneRequestEachAndOverlap) {
+  Array::create(FileStore::open(nginx().root() / "sharded.zarr"),
+                {.shape = {64, 128}, .chunks = {16, 16}, .dtype = DataType::int32, .shards = Shape{32, 64}})
+      .write({}, iota_i32({64, 128}));
+  {
+    const auto a = Array::open(HttpStore::open(nginx().url("sharded.zarr")));
+    const auto m = nginx().mark();
+    EXPECT_EQ(a.read(), iota_i32({64, 128}));
+    EXPECT_EQ(nginx().since(m).size(), 4u) << "one GET per shard";
+    const auto m2 = nginx().mark();
+    std::vector<std::int32_t> want;
+    for (int i = 16; i < 32; ++i)
+      for (int j = 32; j < 48; ++j) want.push_back(i * 128 + j);
+    EXPECT_EQ(a.read({slice(16, 32), slice(32, 48)}).to_vector<std::int32_t>(), want);
+    EXPECT_EQ(nginx().since(m2).size(), 2u) << "the index, then the inner chunk";
+  }
+  FaultProxy p(nginx().port(), [](const SeenRequest& r, int) {
+    Fault f;
+    if (r.method == "GET" && r.target.find("/c/") != std::string::npos)
+      f.then = [] { std::this_thread::sleep_for(300ms); };
+    return f;
+  });
+  auto a = Array::open(HttpStore::open(p.endpoint() + "/sharded.zarr"));
+  a.set_concurrency(1);
+  const auto t = std::chrono::steady_clock::now();
+  EXPECT_EQ(a.read(), iota_i32({64, 128}));
+  EXPECT_LT(seconds_since(t), 2 * 0.3) << "4 delayed shard reads on one thread should overlap";
+}
