@@ -9,6 +9,7 @@
 
 #include "../core/buffer_ops.hpp"
 #include "../core/retry.hpp"
+#include "../core/waiting_threads.hpp"
 #include "node.hpp"
 #include "scatter.hpp"
 #include "task_batches.hpp"
@@ -19,6 +20,8 @@ namespace zarrpp {
 
 // Bytes of re-encoded objects a write holds before writing any (see Engine::write).
 constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
+// Commits a write keeps waiting on a remote store at once, at most (see Engine::write_batch).
+constexpr std::uint64_t kMaxWaitingCommits = 64;
 
 namespace {
 // A rectilinear grid of shards: every shard size must be a whole number of inner chunks (the
@@ -483,8 +486,25 @@ void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t i
     if (progress)
       (*progress)(ProgressStep{.objects = 1, .bytes = group_bytes(plan, batch, groups[gi], s.meta.data_type.size())});
   };
+  std::uint64_t object_bytes = s.meta.data_type.size();
+  for (const auto n : s.pipeline.spec().shape)
+    if (__builtin_mul_overflow(object_bytes, static_cast<std::uint64_t>(n), &object_bytes)) object_bytes = UINT64_MAX;
+  object_bytes = std::max<std::uint64_t>(object_bytes, 1);
+  // Commits wait on the store. One that keeps many requests in flight (a remote one) gets as many
+  // commits at once as its limit, the working set and kMaxWaitingCommits allow, on threads that
+  // wait for them; the others, the pool's threads.
+  const std::size_t in_flight = store.capabilities().reads_in_flight;
+  const std::uint64_t most =
+      std::max<std::uint64_t>(concurrency, std::min<std::uint64_t>(in_flight, kMaxWaitingCommits));
+  const auto waiting = static_cast<std::size_t>(std::clamp<std::uint64_t>(kWriteWorkingSet / object_bytes, 1, most));
+  auto for_each_commit = [&](std::size_t n, const std::function<void(std::size_t)>& fn) {
+    if (in_flight > 1 && waiting > concurrency)
+      detail::run_waiting(n, waiting, fn);
+    else
+      ThreadPool::global().parallel_for(n, concurrency, fn);
+  };
   auto commit_held = [&](std::vector<std::size_t>& held) {
-    ThreadPool::global().parallel_for(held.size(), concurrency, [&](std::size_t i) {
+    for_each_commit(held.size(), [&](std::size_t i) {
       WriteJob& j = jobs[held[i]];
       commit_with_retry(j, std::move(*j.held));
       j.held.reset();
@@ -496,10 +516,6 @@ void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t i
   // Phase 1: prepare the objects that read their old contents, in waves.
   // A wave holds its objects' old and new bytes while it prepares: no more of them at once than
   // the working set allows (but always one per thread).
-  std::uint64_t object_bytes = s.meta.data_type.size();
-  for (const auto n : s.pipeline.spec().shape)
-    if (__builtin_mul_overflow(object_bytes, static_cast<std::uint64_t>(n), &object_bytes)) object_bytes = UINT64_MAX;
-  object_bytes = std::max<std::uint64_t>(object_bytes, 1);
   const std::size_t wave = std::max<std::size_t>(
       concurrency,
       std::min<std::uint64_t>(std::max<std::size_t>(16, 4 * concurrency), kWriteWorkingSet / object_bytes));
@@ -522,7 +538,7 @@ void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t i
   }
   // Phase 2: write them, then the objects the data covers completely (nothing to read).
   commit_held(held);
-  ThreadPool::global().parallel_for(covered.size(), concurrency, [&](std::size_t i) {
+  for_each_commit(covered.size(), [&](std::size_t i) {
     WriteJob& j = jobs[covered[i]];
     commit_with_retry(j, j.enc->prepare(j.writes, *j.builder));
     ++written;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../core/waiting_threads.hpp"
 #include "array_state.hpp"
 #include "node.hpp"
 #include "zarrpp/core/checked.hpp"
@@ -383,12 +384,17 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
       },
       [&](const Snapshot&, const Snapshot& next) {
         try {
-          for (const auto& [idx, key] :
+          std::vector<std::string> outside;
+          for (auto& [idx, key] :
                node::list_chunks(*st_->store, st_->path, next.meta.chunk_key_encoding, next.meta.rank()))
-            if (!next.grid.contains_chunk(idx)) {
-              st_->store->erase(key);
-              st_->report_removed(1);
-            }
+            if (!next.grid.contains_chunk(idx)) outside.push_back(std::move(key));
+          // On a store with requests in flight (a remote one), many removals at once.
+          const std::size_t in_flight = st_->store->capabilities().reads_in_flight;
+          detail::run_waiting(outside.size(), in_flight > 1 ? std::min<std::size_t>(in_flight, 64) : 1,
+                              [&](std::size_t i) {
+                                st_->store->erase(outside[i]);
+                                st_->report_removed(1);
+                              });
         } catch (const Error& e) {
           throw_like(e, "the new domain " + domain_str(next.meta.domain()) +
                             " is in effect, but removing the chunks now outside it failed (" + e.what() +

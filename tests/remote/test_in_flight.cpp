@@ -158,3 +158,39 @@ TEST_F(InFlight, ShardsReadWholeTakeOneRequestEachAndOverlap) {
   EXPECT_EQ(a.read(), iota_i32({64, 128}));
   EXPECT_LT(seconds_since(t), 2 * 0.3) << "4 delayed shard reads on one thread should overlap";
 }
+
+class InFlightS3 : public S3StoreMoto {};
+
+// A write's chunks go to the store together too: 32 PUTs answered 300 ms late, written from one
+// thread, take about one delay (one at a time: about 10 s); with the limit at 4, at least 8.
+TEST_F(InFlightS3, ChunkWritesShareTheWireWithinTheLimit) {
+  const std::string prefix = "t/in-flight-writes";
+  Array::create(S3Store::open(moto().options(prefix)), "a",
+                {.shape = {64, 128}, .chunks = {16, 16}, .dtype = DataType::int32});
+  FaultProxy p(moto().port(), [](const SeenRequest& r, int) {
+    Fault f;
+    if (r.method == "PUT" && r.target.find("/c/") != std::string::npos)
+      f.then = [] { std::this_thread::sleep_for(300ms); };
+    return f;
+  });
+  auto write = [&](std::size_t limit, std::int32_t offset) {
+    auto o = moto().options(prefix);
+    o.endpoint = p.endpoint();
+    o.net.max_in_flight = limit;
+    auto a = Array::open(S3Store::open(o), "a");
+    a.set_concurrency(1);
+    NDArray values = iota_i32({64, 128});
+    for (auto& v : std::span(values.data<std::int32_t>(), 64 * 128)) v += offset;
+    const auto t = std::chrono::steady_clock::now();
+    a.write({}, values);
+    const double took = seconds_since(t);
+    EXPECT_EQ(Array::open(S3Store::open(moto().options(prefix)), "a").read(), values);
+    return took;
+  };
+  const double together = write(128, 1);
+  EXPECT_LT(together, 2.0) << "32 delayed chunk writes should overlap";
+  const double limited = write(4, 2);
+  EXPECT_GE(limited, 8 * 0.3 - 0.05) << "at most 4 requests at once";
+  std::cout << "32 chunk writes, 300 ms each: " << together << " s at 128 in flight, " << limited << " s at 4"
+            << std::endl;
+}
