@@ -11,14 +11,21 @@ half the round trip each way. Rows, each as users run them, repeated and interle
   fsspec    zarr.open(fsspec.get_mapper(URL))[...] (zarr-python 2.13 + fsspec's HTTP filesystem,
             aiohttp; v2 only; timed like `python`)
 
-for a whole read and a partial one (rows 0:1024, columns 0:256: 16 chunks). Beside each median:
+for a whole read and a partial one (rows 0:1024, columns 0:256: 16 chunks); and whole writes to S3
+(moto_server behind the same proxy; zarr-python 2 has no S3 filesystem here, so no fsspec row):
+
+  cli       zarrpp set s3://bucket/ARRAY --from x.npy   (a whole process)
+  python    zarrpp.open_array(URL, mode="r+")[...] = x  (after imports)
+
+Beside each median:
 the spread (min–max), the ratio to fsspec, and the floor = (round trips that must follow one
 another + ⌈requests ÷ 128⌉) × round trip, or the same read with no added delay if that is longer.
 
   /usr/bin/python3 bench/bench_network.py --zarrpp build/release/zarrpp \\
       --proxy build/release/zarrpp-latency-proxy [--rtt 10,50,100] [--rounds 5]
 
-Needs nginx and python3-aiohttp (scripts/setup.sh installs both).
+Needs nginx and python3-aiohttp (scripts/setup.sh installs both); the write rows need moto_server
+on PATH (as the remote tests do) and are left out without it.
 """
 import argparse
 import math
@@ -120,8 +127,86 @@ def floor(kind, partial, rtt, zero_latency):
     return max((trips + math.ceil(requests / IN_FLIGHT)) * rtt, zero_latency)
 
 
+def start_moto(work):
+    exe = shutil.which("moto_server")
+    if not exe:
+        return None, None
+    port = free_port()
+    proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    import urllib.request
+    for _ in range(400):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=1)
+            break
+        except Exception:
+            time.sleep(0.05)
+    urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/bench", method="PUT"), timeout=5)
+    return proc, port
+
+
+S3_ENV = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1"}
+
+
+def s3_options(port):
+    return {"endpoint_url": f"http://127.0.0.1:{port}", "key": "bench", "secret": "bench", "region": "us-east-1"}
+
+
+def make_s3_arrays(moto_port):
+    import zarrpp
+    for name, shards in (("w3.zarr", None), ("w3s.zarr", (2048, 512))):
+        zarrpp.create_array(f"s3://bench/{name}", shape=SHAPE, chunks=CHUNKS, shards=shards, dtype="f4",
+                            compressors=None, overwrite=True, storage_options=s3_options(moto_port))
+
+
+def cli_write_row(zarrpp_cli, name, port, npy):
+    env = dict(os.environ, **S3_ENV, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}")
+    t = time.perf_counter()
+    subprocess.run([zarrpp_cli, "set", f"s3://bench/{name}", "--from", npy], check=True, env=env)
+    return time.perf_counter() - t
+
+
+def python_write_row(name, port, data):
+    import zarrpp
+    t = time.perf_counter()
+    a = zarrpp.open_array(f"s3://bench/{name}", mode="r+", storage_options=s3_options(port))
+    a[...] = data
+    return time.perf_counter() - t
+
+
+def write_floor(kind, rtt, zero_latency):
+    # zarr.json, then the chunks (or shards), as many at once as the in-flight limit allows
+    requests = 256 if kind == "v3" else 4
+    return max((1 + math.ceil(requests / IN_FLIGHT)) * rtt, zero_latency)
+
+
 def summary(times):
     return statistics.median(times), min(times), max(times)
+
+
+def write_rows(args, moto_port, work):
+    make_s3_arrays(moto_port)
+    data = np.random.default_rng(1).random(SHAPE, dtype="f4")
+    npy = os.path.join(work, "w.npy")
+    np.save(npy, data)
+    for rtt in [int(x) for x in args.rtt.split(",")]:
+        proxy, pport = start_proxy(args.proxy, moto_port, rtt // 2)
+        try:
+            for kind, name in (("v3", "w3.zarr"), ("v3 sharded", "w3s.zarr")):
+                zero = statistics.median(cli_write_row(args.zarrpp, name, moto_port, npy) for _ in range(3))
+                rows = {"cli": lambda: cli_write_row(args.zarrpp, name, pport, npy),
+                        "python": lambda: python_write_row(name, pport, data)}
+                times = {r: [] for r in rows}
+                for _ in range(args.rounds):
+                    for r, fn in rows.items():
+                        times[r].append(fn())
+                f = write_floor(kind, rtt / 1000, zero)
+                for r, ts in times.items():
+                    med, lo, hi = summary(ts)
+                    print(f"{rtt:>4} {kind:<11} {'write':<8} {r:<7} {med:9.3f} {lo:6.3f}–{hi:6.3f} {'':>9} "
+                          f"{f:8.3f} {med / f:8.2f}", flush=True)
+        finally:
+            proxy.kill()
 
 
 def main():
@@ -136,10 +221,11 @@ def main():
     os.chmod(work, 0o755)  # nginx's workers run as another user
     root = os.path.join(work, "www")
     os.makedirs(root)
-    nginx = None
+    nginx = moto = None
     try:
         make_data(root, zarrpp)
         nginx, nport = start_nginx(root, work)
+        moto, moto_port = start_moto(work)
         machine_facts.print_facts(work)
         out = os.path.join(work, "x.npy")
         kinds = {"v2": "v2.zarr", "v3": "v3.zarr", "v3 sharded": "v3s.zarr"}
@@ -170,7 +256,11 @@ def main():
                                   f"{lo:6.3f}–{hi:6.3f} {vs} {f:8.3f} {med / f:8.2f}", flush=True)
             finally:
                 proxy.kill()
+        if moto:
+            write_rows(args, moto_port, work)
     finally:
+        if moto:
+            moto.terminate()
         if nginx:
             nginx.terminate()
         shutil.rmtree(work, ignore_errors=True)

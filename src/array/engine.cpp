@@ -21,7 +21,7 @@ namespace zarrpp {
 // Bytes of re-encoded objects a write holds before writing any (see Engine::write).
 constexpr std::uint64_t kWriteWorkingSet = std::uint64_t{256} << 20;
 // Commits a write keeps waiting on a remote store at once, at most (see Engine::write_batch).
-constexpr std::uint64_t kMaxWaitingCommits = 64;
+constexpr std::uint64_t kMaxWaitingCommits = 128;
 
 namespace {
 // A rectilinear grid of shards: every shard size must be a whole number of inner chunks (the

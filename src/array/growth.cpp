@@ -390,7 +390,7 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
             if (!next.grid.contains_chunk(idx)) outside.push_back(std::move(key));
           // On a store with requests in flight (a remote one), many removals at once.
           const std::size_t in_flight = st_->store->capabilities().reads_in_flight;
-          detail::run_waiting(outside.size(), in_flight > 1 ? std::min<std::size_t>(in_flight, 64) : 1,
+          detail::run_waiting(outside.size(), in_flight > 1 ? std::min<std::size_t>(in_flight, 128) : 1,
                               [&](std::size_t i) {
                                 st_->store->erase(outside[i]);
                                 st_->report_removed(1);

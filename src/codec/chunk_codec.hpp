@@ -32,6 +32,9 @@ class ChunkSource {
   virtual bool read_streamed(const ByteRange& range, std::size_t piece, const Store::PieceSink& sink);
   // Whether read_streamed reads from the source piece by piece (so streaming pays off).
   virtual bool streams_natively() const { return false; }
+  // How many reads of it the store keeps on the wire at once (StoreCapabilities::reads_in_flight):
+  // more than 1 for a remote store, where a round trip is worth many bytes.
+  virtual std::size_t reads_in_flight() const { return 0; }
   // How errors name it: "chunk 'c/0/1'".
   virtual std::string describe() const = 0;
   // After its bytes failed to decode: why they may not be what is stored ("" when no cause is
@@ -53,6 +56,7 @@ class StoredChunk final : public ChunkSource {
     return store_.get_streamed(key_, range, piece, sink);
   }
   bool streams_natively() const override { return store_.capabilities().native_streaming; }
+  std::size_t reads_in_flight() const override { return store_.capabilities().reads_in_flight; }
   std::string describe() const override { return "chunk '" + key_ + "'"; }
   std::string explain_unreadable() const override { return store_.explain_unreadable(key_); }
   Store& store() const { return store_; }

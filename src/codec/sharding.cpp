@@ -6,6 +6,7 @@
 #include <map>
 
 #include "../core/buffer_ops.hpp"
+#include "../core/waiting_threads.hpp"
 #include "roles.hpp"
 #include "zarrpp/core/thread_pool.hpp"
 
@@ -226,6 +227,7 @@ class ShardDecoder final : public PartialDecoder {
  private:
   struct Replaced {};
   static constexpr int kReplacedAttempts = 5;
+  static constexpr std::size_t kMaxWaitingRanges = 128;
 
   void read_all(std::span<const UnitRead> requests, UnitSink& sink) {
     const auto& c = *c_;
@@ -260,12 +262,15 @@ class ShardDecoder final : public PartialDecoder {
         needs.push_back({i, e});
     }
     std::sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.e.offset < b.e.offset; });
-    // Coalesce neighbouring inner chunks into one range request when the gap is small.
+    // Coalesce neighbouring inner chunks into one range request when the gap is small: 16 KiB,
+    // or 1 MiB on a remote store (a round trip is worth more bytes than that).
     // Local files: ranges of about 1 MiB, so each stays in cache between reading and decoding;
     // remote stores: up to 8 MiB (a round trip is worth many bytes, but one huge range would
     // leave the other threads idle). The ranges are fetched concurrently, each decoded as it
-    // arrives (its inner chunks shared out again when threads are free).
-    constexpr std::uint64_t kGap = 16 * 1024;
+    // arrives (its inner chunks shared out again when threads are free); on a remote store all at
+    // once, on threads that wait for them (detail::run_waiting), within the store's limit.
+    const std::size_t in_flight = src_.reads_in_flight();
+    const std::uint64_t kGap = in_flight > 1 ? std::uint64_t{1} << 20 : 16 * 1024;
     const std::uint64_t max_range = src_.streams_natively() ? std::uint64_t{1} << 20
                                     : concurrency_ > 1      ? std::uint64_t{8} << 20
                                                             : UINT64_MAX;
@@ -284,7 +289,13 @@ class ShardDecoder final : public PartialDecoder {
       ranges.push_back({i, j, needs[i].e.offset, end});
       i = j;
     }
-    ThreadPool::global().parallel_for(ranges.size(), concurrency_, [&](std::size_t r) {
+    const auto each_range = [&](const std::function<void(std::size_t)>& fn) {
+      if (in_flight > 1 && ranges.size() > 1)
+        detail::run_waiting(ranges.size(), std::min<std::size_t>(in_flight, kMaxWaitingRanges), fn);
+      else
+        ThreadPool::global().parallel_for(ranges.size(), concurrency_, fn);
+    };
+    each_range([&](std::size_t r) {
       const Range& g = ranges[r];
       auto data = src_.read(ByteRange::range(g.begin, g.end - g.begin));
       if (data && !data->version.empty() && !index->version.empty() && data->version != index->version)
