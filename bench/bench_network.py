@@ -22,7 +22,7 @@ the spread (min–max), the ratio to fsspec, and the floor = (round trips that m
 another + ⌈requests ÷ 128⌉) × round trip, or the same read with no added delay if that is longer.
 
   /usr/bin/python3 bench/bench_network.py --zarrpp build/release/zarrpp \\
-      --proxy build/release/zarrpp-latency-proxy [--rtt 10,50,100] [--rounds 5]
+      --proxy build/release/zarrpp-latency-proxy [--rtt 10,50,100] [--rounds 5] [--rows reads,writes]
 
 Needs nginx and python3-aiohttp (scripts/setup.sh installs both); the write rows need moto_server
 on PATH (as the remote tests do) and are left out without it.
@@ -153,7 +153,10 @@ def s3_options(port):
 
 
 def make_s3_arrays(moto_port):
+    import warnings
+
     import zarrpp
+    warnings.simplefilter("ignore", zarrpp.ZarrppWarning)  # no consolidated group above the bucket's root
     for name, shards in (("w3.zarr", None), ("w3s.zarr", (2048, 512))):
         zarrpp.create_array(f"s3://bench/{name}", shape=SHAPE, chunks=CHUNKS, shards=shards, dtype="f4",
                             compressors=None, overwrite=True, storage_options=s3_options(moto_port))
@@ -215,6 +218,7 @@ def main():
     ap.add_argument("--proxy", required=True, help="zarrpp-latency-proxy")
     ap.add_argument("--rtt", default="50", help="round trips in ms, comma-separated (default 50)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rows", default="reads,writes", help="which rows: reads, writes or both (default)")
     args = ap.parse_args()
     import zarrpp
     work = tempfile.mkdtemp(prefix="zarrpp-bench-net-")
@@ -231,7 +235,7 @@ def main():
         kinds = {"v2": "v2.zarr", "v3": "v3.zarr", "v3 sharded": "v3s.zarr"}
         print(f"{'rtt':>4} {'array':<11} {'read':<8} {'reader':<7} {'median s':>9} {'spread':>13} "
               f"{'÷ fsspec':>9} {'floor s':>8} {'÷ floor':>8}")
-        for rtt in [int(x) for x in args.rtt.split(",")]:
+        for rtt in [int(x) for x in args.rtt.split(",")] if "reads" in args.rows else []:
             proxy, pport = start_proxy(args.proxy, nport, rtt // 2)
             try:
                 for kind, name in kinds.items():
@@ -256,7 +260,7 @@ def main():
                                   f"{lo:6.3f}–{hi:6.3f} {vs} {f:8.3f} {med / f:8.2f}", flush=True)
             finally:
                 proxy.kill()
-        if moto:
+        if moto and "writes" in args.rows:
             write_rows(args, moto_port, work)
     finally:
         if moto:
