@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "engine.hpp"
+#include "index_cache.hpp"
 #include "zarrpp/array/array.hpp"
 #include "zarrpp/core/thread_pool.hpp"
 
@@ -19,6 +20,8 @@ struct Array::State {
   std::atomic<std::size_t> concurrency{default_concurrency()};
   std::atomic<bool> write_empty{false};
   std::shared_ptr<const ProgressCallback> progress;  // guarded by mu; null: none
+  // Shard indexes read through this handle, on a remote store (index_cache.hpp).
+  std::shared_ptr<ShardIndexCache> index_cache = std::make_shared<ShardIndexCache>();
 
   std::shared_ptr<const ProgressCallback> progress_callback() const {
     std::lock_guard lk(mu);
@@ -38,7 +41,16 @@ struct Array::State {
     snap = std::move(s);
   }
   Engine engine(const Snapshot& s) const {
-    return Engine{*store, s, prefix, concurrency.load(), write_empty.load(), nullptr, true, progress_callback()};
+    const bool remote = store->capabilities().reads_in_flight > 1;
+    return Engine{*store,
+                  s,
+                  prefix,
+                  concurrency.load(),
+                  write_empty.load(),
+                  nullptr,
+                  true,
+                  progress_callback(),
+                  remote ? index_cache : nullptr};
   }
   // For growth's data work: a failure there means "not applied" (modify says so), so the engine
   // does not count the chunks it wrote.

@@ -10,6 +10,7 @@
 #include "../core/buffer_ops.hpp"
 #include "../core/retry.hpp"
 #include "../core/waiting_threads.hpp"
+#include "index_cache.hpp"
 #include "node.hpp"
 #include "scatter.hpp"
 #include "task_batches.hpp"
@@ -366,11 +367,16 @@ void Engine::read_batch(const Plan& plan, const TaskBatch& batch, std::size_t in
     const std::string key = prefix + s.meta.chunk_key_encoding.encode(g.storage);
     std::optional<StoredChunk> stored;
     std::optional<FetchedChunk> fetched;
+    std::optional<IndexCachedChunk> indexed;
     if (slot[gi] != SIZE_MAX)
       fetched.emplace(store, key, fetch->take(slot[gi]));
+    else if (s.layout && index_cache)
+      indexed.emplace(store, key, oc.max_stored, *index_cache);
     else
       stored.emplace(store, key, oc.max_stored);
-    ChunkSource& src = fetched ? static_cast<ChunkSource&>(*fetched) : static_cast<ChunkSource&>(*stored);
+    ChunkSource& src = fetched   ? static_cast<ChunkSource&>(*fetched)
+                       : indexed ? static_cast<ChunkSource&>(*indexed)
+                                 : static_cast<ChunkSource&>(*stored);
     std::vector<UnitRead> reqs(g.tasks.size());
     for (std::size_t k = 0; k < g.tasks.size(); ++k) {
       const ChunkTask& t = batch.tasks[g.tasks[k]];
@@ -413,9 +419,17 @@ std::uint64_t held_bytes(const PendingWrite& w) {
 
 // Writes a prepared object; when a concurrent writer changed what it was built from, builds it
 // again from the new contents, as the swap retry policy allows.
-void commit_with_retry(WriteJob& j, PendingWrite&& first) {
+void commit_with_retry(WriteJob& j, PendingWrite&& first, ShardIndexCache* index_cache) {
   detail::Retry retry(detail::kSwapRetry);
   PendingWrite w = std::move(first);
+  // The shard's kept index (if any) is of the old contents from now on.
+  struct Forget {
+    ShardIndexCache* cache;
+    const std::string& key;
+    ~Forget() {
+      if (cache) cache->forget(key);
+    }
+  } forget{index_cache, j.target->key()};
   while (!commit(*j.target, std::move(w))) {
     if (!retry.next())
       throw ConflictError(j.target->describe() +
@@ -506,7 +520,7 @@ void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t i
   auto commit_held = [&](std::vector<std::size_t>& held) {
     for_each_commit(held.size(), [&](std::size_t i) {
       WriteJob& j = jobs[held[i]];
-      commit_with_retry(j, std::move(*j.held));
+      commit_with_retry(j, std::move(*j.held), index_cache.get());
       j.held.reset();
       ++written;
       report(held[i]);
@@ -540,7 +554,7 @@ void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t i
   commit_held(held);
   for_each_commit(covered.size(), [&](std::size_t i) {
     WriteJob& j = jobs[covered[i]];
-    commit_with_retry(j, j.enc->prepare(j.writes, *j.builder));
+    commit_with_retry(j, j.enc->prepare(j.writes, *j.builder), index_cache.get());
     ++written;
     report(covered[i]);
   });

@@ -62,6 +62,7 @@ std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_p
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path);
 
 struct TaskBatch;
+class ShardIndexCache;
 
 struct Engine {
   Store& store;
@@ -77,6 +78,8 @@ struct Engine {
   bool count_written = true;
   // Told about each stored object finished (Array::set_progress), when set.
   std::shared_ptr<const ProgressCallback> progress = nullptr;
+  // Shard indexes kept for the handle's life (a remote store's sharded arrays), when set.
+  std::shared_ptr<ShardIndexCache> index_cache = nullptr;
 
   void read(const Plan& plan, const NDView& out) const;
   void write(const Plan& plan, const NDView& data) const;

@@ -393,6 +393,7 @@ void Array::change_domain(const std::function<Domain(const ArrayMetadata&)>& tar
           detail::run_waiting(outside.size(), in_flight > 1 ? std::min<std::size_t>(in_flight, 128) : 1,
                               [&](std::size_t i) {
                                 st_->store->erase(outside[i]);
+                                st_->index_cache->forget(outside[i]);
                                 st_->report_removed(1);
                               });
         } catch (const Error& e) {

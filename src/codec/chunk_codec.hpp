@@ -32,6 +32,14 @@ class ChunkSource {
   virtual bool read_streamed(const ByteRange& range, std::size_t piece, const Store::PieceSink& sink);
   // Whether read_streamed reads from the source piece by piece (so streaming pays off).
   virtual bool streams_natively() const { return false; }
+  // A shard's index (ShardDecoder's first read): read like any range unless the source keeps
+  // indexes (then `cached` says the answer came from there, and forget_index drops it once its
+  // data turned out to be of another version).
+  virtual std::optional<VersionedBytes> read_index(const ByteRange& range, bool& cached) {
+    cached = false;
+    return read(range);
+  }
+  virtual void forget_index() {}
   // How many reads of it the store keeps on the wire at once (StoreCapabilities::reads_in_flight):
   // more than 1 for a remote store, where a round trip is worth many bytes.
   virtual std::size_t reads_in_flight() const { return 0; }

@@ -217,6 +217,7 @@ class ShardDecoder final : public PartialDecoder {
         try {
           return read_all(requests, sink);
         } catch (const Replaced&) {
+          src_.forget_index();
           if (attempt == kReplacedAttempts)
             shard_fail("shard was replaced while being read, " + std::to_string(attempt) + " times in a row");
         }
@@ -231,7 +232,8 @@ class ShardDecoder final : public PartialDecoder {
 
   void read_all(std::span<const UnitRead> requests, UnitSink& sink) {
     const auto& c = *c_;
-    auto index = src_.read(c.index_range());
+    bool cached = false;
+    auto index = src_.read_index(c.index_range(), cached);
     if (!index) {
       for (std::size_t i = 0; i < requests.size(); ++i) sink.missing(i);
       return;
@@ -261,6 +263,9 @@ class ShardDecoder final : public PartialDecoder {
       else
         needs.push_back({i, e});
     }
+    // A kept index is believed only when a data read checks its version: one that says every
+    // inner chunk asked for is empty is asked again (they may have been written since).
+    if (cached && needs.empty()) throw Replaced{};
     std::sort(needs.begin(), needs.end(), [](const Need& a, const Need& b) { return a.e.offset < b.e.offset; });
     // Coalesce neighbouring inner chunks into one range request when the gap is small: 16 KiB,
     // or 1 MiB on a remote store (a round trip is worth more bytes than that).
@@ -300,6 +305,8 @@ class ShardDecoder final : public PartialDecoder {
       auto data = src_.read(ByteRange::range(g.begin, g.end - g.begin));
       if (data && !data->version.empty() && !index->version.empty() && data->version != index->version)
         throw Replaced{};
+      // An index kept from an earlier read whose shard is gone or cut since: read it again.
+      if (cached && (!data || data->bytes.size() != g.end - g.begin)) throw Replaced{};
       if (!data || data->bytes.size() != g.end - g.begin)
         shard_fail("index points outside the shard (bytes " + std::to_string(g.begin) + ".." + std::to_string(g.end) +
                    " requested, shard truncated or changed)");

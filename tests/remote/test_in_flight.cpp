@@ -194,3 +194,31 @@ TEST_F(InFlightS3, ChunkWritesShareTheWireWithinTheLimit) {
   std::cout << "32 chunk writes, 300 ms each: " << together << " s at 128 in flight, " << limited << " s at 4"
             << std::endl;
 }
+
+// A handle keeps the shard indexes it read: a second inner chunk of a shard read before is one
+// request. A shard another writer replaced since is read as it is now (its data's version does
+// not match the kept index: the index is read again), and so is an inner chunk written since
+// where the kept index said "empty".
+TEST_F(InFlight, KeptShardIndexesSaveARequestAndNeverServeOldData) {
+  const fs::path dir = nginx().root() / "kept.zarr";
+  Array::create(FileStore::open(dir),
+                {.shape = {64, 64}, .chunks = {16, 16}, .dtype = DataType::int32, .shards = Shape{64, 64}})
+      .write({slice(0, 32), slice()}, NDArray::full<std::int32_t>({32, 64}, 1));  // rows 32: empty
+  const auto a = Array::open(HttpStore::open(nginx().url("kept.zarr")));
+  const auto block = [](std::int32_t v) { return NDArray::full<std::int32_t>({16, 16}, v); };
+  auto m = nginx().mark();
+  EXPECT_EQ(a.read({slice(0, 16), slice(0, 16)}), block(1));
+  EXPECT_EQ(nginx().since(m).size(), 2u) << "the index, then the inner chunk";
+  m = nginx().mark();
+  EXPECT_EQ(a.read({slice(16, 32), slice(16, 32)}), block(1));
+  EXPECT_EQ(nginx().since(m).size(), 1u) << "the kept index, then one range";
+
+  // Another writer replaces the shard: different values, and an inner chunk the kept index
+  // calls empty now written.
+  auto other = Array::open(FileStore::open(dir));
+  other.write({slice(0, 16), slice(0, 16)}, block(5));
+  other.write({slice(48, 64), slice(48, 64)}, block(9));
+  EXPECT_EQ(a.read({slice(48, 64), slice(48, 64)}), block(9)) << "the kept index said empty";
+  EXPECT_EQ(a.read({slice(0, 16), slice(0, 16)}), block(5)) << "the kept index is of the old shard";
+  EXPECT_EQ(a.read({slice(32, 48), slice(0, 16)}), block(0)) << "still empty";
+}
