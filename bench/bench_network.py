@@ -8,6 +8,8 @@ half the round trip each way. Rows, each as users run them, repeated and interle
 
   cli       zarrpp get URL --out x.npy            (a whole process)
   python    zarrpp.open_array(URL)[...]            (the read itself, after imports)
+  c++       Array::open(URL).read(SEL)             (zarrpp-bench-net-read: timed inside, from open
+            to data, after the process started)
   fsspec    zarr.open(fsspec.get_mapper(URL))[...] (zarr-python 2.13 + fsspec's HTTP filesystem,
             aiohttp; v2 only; timed like `python`)
 
@@ -23,6 +25,7 @@ another + ⌈requests ÷ 128⌉) × round trip, or the same read with no added d
 
   /usr/bin/python3 bench/bench_network.py --zarrpp build/release/zarrpp \\
       --proxy build/release/zarrpp-latency-proxy [--rtt 10,50,100] [--rounds 5] [--rows reads,writes]
+      [--net-read build/release/zarrpp-bench-net-read]
 
 Needs nginx and python3-aiohttp (scripts/setup.sh installs both); the write rows need moto_server
 on PATH (as the remote tests do) and are left out without it.
@@ -96,6 +99,12 @@ def cli_row(zarrpp_cli, url, out, partial):
     t = time.perf_counter()
     subprocess.run(cmd, check=True)
     return time.perf_counter() - t
+
+
+def cpp_row(net_read, url, partial):
+    cmd = [net_read, url] + (["0:1024, 0:256"] if partial else [])
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
+    return float(out[0])
 
 
 def python_row(url, partial):
@@ -218,9 +227,11 @@ def main():
     ap.add_argument("--proxy", required=True, help="zarrpp-latency-proxy")
     ap.add_argument("--rtt", default="50", help="round trips in ms, comma-separated (default 50)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--net-read", help="zarrpp-bench-net-read, for the C++ rows (default: beside --zarrpp)")
     ap.add_argument("--rows", default="reads,writes", help="which rows: reads, writes or both (default)")
     args = ap.parse_args()
     import zarrpp
+    net_read = args.net_read or os.path.join(os.path.dirname(args.zarrpp), "zarrpp-bench-net-read")
     work = tempfile.mkdtemp(prefix="zarrpp-bench-net-")
     os.chmod(work, 0o755)  # nginx's workers run as another user
     root = os.path.join(work, "www")
@@ -244,6 +255,7 @@ def main():
                         url = f"http://127.0.0.1:{pport}/{name}"
                         zero = statistics.median(cli_row(args.zarrpp, direct, out, partial) for _ in range(3))
                         rows = {"cli": lambda: cli_row(args.zarrpp, url, out, partial),
+                                "c++": lambda: cpp_row(net_read, url, partial),
                                 "python": lambda: python_row(url, partial)}
                         if kind == "v2":
                             rows["fsspec"] = lambda: fsspec_row(url, partial)
