@@ -247,6 +247,9 @@ ArrayMetadata array_of(Store& store, const Doc& d, const Json& v2_attributes, co
 
 ArrayDoc read_array(Store& store, const std::string& path) {
   auto d = read_doc(store, path, true);
+  // zarr.json is asked before .zarray: a conversion in place from v2 to v3 (which writes zarr.json,
+  // then removes .zarray) can fall between the two questions. Then zarr.json is there now.
+  if (!d && store.exists(doc_key(path, 3, NodeType::Array))) d = read_doc(store, path, true);
   if (!d)
     throw NotFoundError("no array at '" + shown(path) + "' in " + store.describe() + " (no zarr.json or .zarray)" +
                         absent(store));
