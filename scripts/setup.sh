@@ -10,7 +10,7 @@ packages=(
   nlohmann-json3-dev libzstd-dev libblosc-dev libdeflate-dev libisal-dev liblz4-dev liblzma-dev libbz2-dev libzip-dev
   libcurl4-openssl-dev nginx-light libpng-dev librsvg2-bin
   libcli11-dev libgtest-dev librapidcheck-dev libssl-dev libexpat1-dev
-  python3-numpy python3-numcodecs python3-zarr python3-xarray python3-dask python3-distributed pybind11-dev python3-dev python3-pytest python3-aiohttp
+  python3-numpy python3-numcodecs python3-zarr python3-xarray python3-dask python3-distributed pybind11-dev python3-dev python3-pytest python3-aiohttp python3-fsspec
   python3-hypothesis python3-tqdm
   python3-venv python3-pip python3-setuptools python3-wheel
   clang-format-19 clang-tidy-19 flake8 mypy

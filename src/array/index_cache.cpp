@@ -37,14 +37,14 @@ void ShardIndexCache::forget(const std::string& key) {
 }
 
 std::optional<VersionedBytes> IndexCachedChunk::read_index(const ByteRange& range, bool& cached) {
-  if (auto hit = cache_.find(key_, range)) {
+  if (auto hit = cache_.find(chunk_.key(), range)) {
     cached = true;
     return hit;
   }
   cached = false;
   auto index = chunk_.read(range);
   // Only an index with a version can be checked against its data later.
-  if (index && !index->version.empty()) cache_.keep(key_, range, *index);
+  if (index && !index->version.empty()) cache_.keep(chunk_.key(), range, *index);
   return index;
 }
 

@@ -34,10 +34,10 @@ class ShardIndexCache {
 class IndexCachedChunk final : public ChunkSource {
  public:
   IndexCachedChunk(Store& store, std::string key, std::uint64_t max_bytes, ShardIndexCache& cache)
-      : chunk_(store, key, max_bytes), key_(std::move(key)), cache_(cache) {}
+      : chunk_(store, std::move(key), max_bytes), cache_(cache) {}
   std::optional<VersionedBytes> read(const ByteRange& range) override { return chunk_.read(range); }
   std::optional<VersionedBytes> read_index(const ByteRange& range, bool& cached) override;
-  void forget_index() override { cache_.forget(key_); }
+  void forget_index() override { cache_.forget(chunk_.key()); }
   std::optional<std::uint64_t> size() override { return chunk_.size(); }
   bool read_streamed(const ByteRange& range, std::size_t piece, const Store::PieceSink& sink) override {
     return chunk_.read_streamed(range, piece, sink);
@@ -49,7 +49,6 @@ class IndexCachedChunk final : public ChunkSource {
 
  private:
   StoredChunk chunk_;
-  std::string key_;
   ShardIndexCache& cache_;
 };
 
