@@ -2,7 +2,8 @@
 # Installs every Debian package zarrpp's build, tests and tools need. Idempotent: installs only
 # what is missing, and runs apt-get update only then.
 #   bash scripts/setup.sh          the build, the tests and the tools
-#   bash scripts/setup.sh --fuzz   the same, plus clang-19 and libFuzzer for the fuzz targets
+#   bash scripts/setup.sh --fuzz   the same, plus clang-19 and libFuzzer (the asan preset: the
+#                                  sanitizer build and the fuzz targets)
 #   bash scripts/setup.sh --cross  the same, plus g++ for aarch64 (scripts/compile_check_aarch64.sh)
 set -euo pipefail
 packages=(

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian 12 machine, in stages (each prints its time; the budget
 # per stage is in docs/ci.md):
-#   setup      Debian packages and npm (scripts/setup.sh --fuzz --cross)
-#   fuzz       the fuzz preset (clang-19) builds, and each target runs 5 s on its committed corpus
+#   setup      Debian packages and npm (scripts/setup.sh --fuzz --cross: clang-19 for the asan tree)
+#   fuzz       the libFuzzer targets build in the asan preset's tree (clang-19, ASan + UBSan; the
+#              library once for both), and each target runs 5 s on its committed corpus
 #   release    build, then the README's main command (scripts/demo.sh) and python/README.md's install
 #              command (pip into a fresh venv, building from scratch) run as documented
 #   aarch64    every library source compiles for aarch64 (no SSE2: the portable paths)
 #   tests      ctest on the release build: unit, property, interop, CLI, Python, benchmark smoke runs
-#   asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with the
-#              portable copy path forced (ZARRPP_PORTABLE), property tests at 30 cases, without the
-#              CLI scripts or the style checks; ends the run with ctest's summary
+#   asan       the same tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang-19, the
+#              tree the fuzz stage began), built with the portable copy path forced
+#              (ZARRPP_PORTABLE), property tests at 30 cases, without the CLI scripts or the style
+#              checks; ends the run with ctest's summary
 # Locally: ZARRPP_SKIP_ASAN=1 and ZARRPP_SKIP_FUZZ=1 leave those stages out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +27,11 @@ stage() {  # stage NAME: ends the previous stage (printing its time) and starts 
 }
 
 stage setup
-if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ]; then bash scripts/setup.sh --fuzz --cross; else bash scripts/setup.sh --cross; fi
+if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ] || [ "${ZARRPP_SKIP_ASAN:-0}" != "1" ]; then
+  bash scripts/setup.sh --fuzz --cross  # clang-19: the fuzz targets and the sanitizer build
+else
+  bash scripts/setup.sh --cross
+fi
 
 if [ "${ZARRPP_SKIP_FUZZ:-0}" != "1" ]; then
   stage fuzz

@@ -12,6 +12,19 @@
 
 #include "zarrpp/zarrpp.hpp"
 
+// ZARRPP_TEST_ASAN is 1 when the tests run under AddressSanitizer: GCC defines
+// __SANITIZE_ADDRESS__, clang answers __has_feature (the sanitizer build uses clang).
+#if defined(__SANITIZE_ADDRESS__)
+#define ZARRPP_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ZARRPP_TEST_ASAN 1
+#endif
+#endif
+#ifndef ZARRPP_TEST_ASAN
+#define ZARRPP_TEST_ASAN 0
+#endif
+
 namespace zarrpp::test {
 
 inline Bytes B(const std::string& s) { return Bytes(s.begin(), s.end()); }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;
@@ -496,7 +497,7 @@ TEST(Metadata, TheMemoryBoundOfADocumentCountsItsValuesNotItsCharacters) {
   EXPECT_EQ(parse_json_document(zeros, "zeros.json").size(), (1u << 20) + 1);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if ZARRPP_TEST_ASAN
 TEST(Metadata, ADocumentTooLargeForTheMemoryLeftIsRefusedBeforeItIsBuilt) {
   GTEST_SKIP() << "an address-space limit (RLIMIT_AS) cannot work under AddressSanitizer, which reserves "
                   "terabytes of shadow memory; the release build runs this test";
