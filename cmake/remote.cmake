@@ -9,15 +9,15 @@ pkg_check_modules(CRYPTO REQUIRED IMPORTED_TARGET libcrypto)
 pkg_check_modules(EXPAT REQUIRED IMPORTED_TARGET expat)
 
 target_sources(zarrpp PRIVATE
-  ${_zarrpp_remote_root}/src/store/encoding.cpp
-  ${_zarrpp_remote_root}/src/store/xml.cpp
-  ${_zarrpp_remote_root}/src/store/http_client.cpp
-  ${_zarrpp_remote_root}/src/store/transport_curl.cpp
-  ${_zarrpp_remote_root}/src/store/byte_ranges.cpp
-  ${_zarrpp_remote_root}/src/store/http_store.cpp
-  ${_zarrpp_remote_root}/src/store/s3_responses.cpp
-  ${_zarrpp_remote_root}/src/store/s3_store.cpp
-  ${_zarrpp_remote_root}/src/store/s3_lease.cpp
+  ${_zarrpp_remote_root}/src/store/remote/encoding.cpp
+  ${_zarrpp_remote_root}/src/store/remote/xml.cpp
+  ${_zarrpp_remote_root}/src/store/remote/http_client.cpp
+  ${_zarrpp_remote_root}/src/store/remote/transport_curl.cpp
+  ${_zarrpp_remote_root}/src/store/remote/byte_ranges.cpp
+  ${_zarrpp_remote_root}/src/store/remote/http_store.cpp
+  ${_zarrpp_remote_root}/src/store/remote/s3_responses.cpp
+  ${_zarrpp_remote_root}/src/store/remote/s3_store.cpp
+  ${_zarrpp_remote_root}/src/store/remote/s3_lease.cpp
   ${_zarrpp_remote_root}/src/store/url.cpp
 )
 target_link_libraries(zarrpp PRIVATE PkgConfig::CURL PkgConfig::CRYPTO PkgConfig::EXPAT)
@@ -37,7 +37,7 @@ if(ZARRPP_BUILD_TESTS)
     ${_zarrpp_remote_root}/tests/remote/test_faults.cpp
     ${_zarrpp_remote_root}/tests/remote/test_in_flight.cpp
     ${_zarrpp_remote_root}/tests/remote/test_transport.cpp)
-  target_link_libraries(zarrpp-remote-tests PRIVATE zarrpp GTest::gtest GTest::gtest_main PkgConfig::CURL)
+  target_link_libraries(zarrpp-remote-tests PRIVATE zarrpp zarrpp_testing GTest::gtest GTest::gtest_main PkgConfig::CURL)
   # The tests also check internals (hashes, XML, URL encoding, ranges) through headers in src/store.
   target_include_directories(zarrpp-remote-tests PRIVATE ${_zarrpp_remote_root}/src ${_zarrpp_remote_root}/tests)
   target_compile_options(zarrpp-remote-tests PRIVATE ${ZARRPP_WARNINGS})

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "store/byte_ranges.hpp"
+#include "store/remote/byte_ranges.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "store/s3_responses.hpp"
+#include "store/remote/s3_responses.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

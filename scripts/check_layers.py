@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Checks the layering docs/architecture.md claims, so that a change breaking it fails a test.
+"""Checks the rooms and layering docs/architecture.md claims, so that a change breaking them fails a test.
 
-1. Includes go down only: a file of a layer (src/<layer>/, include/zarrpp/<layer>/) includes
-   headers of the layers below it and of its own layer, never of a layer above or beside it.
-2. A codec's name appears in the codec layer only: outside src/codec/ and include/zarrpp/codec/
+1. Includes go down only: a file of a room (src/<room>/, include/zarrpp/<room>/; a sub-folder such
+   as src/store/remote/ belongs to its room's layer) includes headers of the rooms below it and of
+   its own, never of a room above or beside it.
+2. A room's private headers (src/<room>/*.hpp) are its own: another room includes only those its
+   room lists in INTERFACE (the few internals rooms share, each with its reason there).
+3. No folder of src/ (a sub-folder counts as its own) holds more than a quarter of src/'s lines.
+4. A codec's name appears in the codec layer only: outside src/codec/ and include/zarrpp/codec/
    no C++ string literal is a codec's name (the names are read from the codec sources), and in
    Python only the codec classes (python/zarrpp/codecs.py) spell them.
-3. Nothing below the metadata knows the Zarr format: not the layers below it (core/, grid/,
+5. Nothing below the metadata knows the Zarr format: not the layers below it (core/, grid/,
    store/, io/), and not the data path (plans, the engine, element copies, the pipeline, chunk
    I/O), which runs on what the metadata says. The codec layer's v2 translation and the node
-   layer (node.cpp, array.cpp, convert.cpp) are where the formats meet.
+   room are where the formats meet.
 
 Usage: check_layers.py [REPO]   (exit status 1 and one line per violation when broken)
 """
@@ -17,9 +21,14 @@ import re
 import sys
 from pathlib import Path
 
-# Which layers each layer may include (its own included). core knows nothing of Zarr; io is the
+# Which rooms each room may include (its own included). core knows nothing of Zarr; io is the
 # .npy reader beside metadata; grid maps indices (metadata's shapes); store moves bytes; codec
-# encodes (metadata's codec descriptions, store keys for partial reads); array runs it all.
+# encodes (metadata's codec descriptions, store keys for partial reads); select turns selections
+# into plans over a grid and copies elements by them; node reads and writes the documents of a
+# hierarchy's nodes (both formats, consolidated metadata); array runs plans through the codecs
+# (Array, growth, the engine); hierarchy is groups and the operations on whole subtrees (copy,
+# conversion); view draws arrays (its own library, with libpng); testing holds store doubles
+# (its own library).
 ALLOWED = {
     "core": {"core"},
     "io": {"core", "io"},
@@ -27,8 +36,35 @@ ALLOWED = {
     "grid": {"core", "metadata", "grid"},
     "store": {"core", "store"},
     "codec": {"core", "metadata", "store", "codec"},
-    "array": {"core", "metadata", "grid", "store", "codec", "array"},
+    "select": {"core", "metadata", "grid", "codec", "select"},
+    "node": {"core", "metadata", "store", "codec", "node"},
+    "array": {"core", "metadata", "grid", "store", "codec", "select", "node", "array"},
+    "hierarchy": {"core", "metadata", "grid", "store", "codec", "select", "node", "array", "hierarchy"},
+    "view": {"core", "metadata", "grid", "store", "codec", "select", "array", "view"},
+    "testing": {"core", "store", "testing"},
 }
+# The private headers (src/<room>/) that other rooms may include, with why; any other is the room's own.
+INTERFACE = {
+    "core": {"retry.hpp": "the one retry policy of stores and swaps",
+             "temp_names.hpp": "temporary names beside a file (stores, .npy output)",
+             "buffer_ops.hpp": "copies and fills of chunk buffers",
+             "waiting_threads.hpp": "blocking requests in flight on waiting threads",
+             "test_pause.hpp": "the tests' pause points inside multi-step changes",
+             "xml_escape.hpp": "XML text for S3 bodies and SVG"},
+    "grid": {"domain_change.hpp": "what a grid becomes when growth moves the domain"},
+    "codec": {"chunk_codec.hpp": "the partial decoders and encoders the engine drives"},
+    "select": {"plan.hpp": "plans, run by the engine and drawn by the pictures",
+               "broadcast.hpp": "NumPy broadcasting of written data",
+               "scatter.hpp": "element copies between chunks and views, by plan"},
+    "node": {"node.hpp": "the node documents Array, Group and conversion read and write"},
+    "array": {"engine.hpp": "snapshots and the engine, for copying and converting subtrees"},
+}
+# Public headers that only forward to where their header moved (they belong to no room).
+FORWARDING = {"include/zarrpp/array/picture.hpp", "include/zarrpp/array/selection.hpp",
+              "include/zarrpp/array/indexing.hpp", "include/zarrpp/array/group.hpp",
+              "include/zarrpp/array/convert.hpp", "include/zarrpp/store/testing.hpp"}
+# The largest share of src/'s lines one folder may hold.
+MAX_ROOM_SHARE = 0.25
 # Generated or top-level headers that belong to no layer (the version; the umbrella header for
 # users, which no layer may include).
 NEUTRAL = {"zarrpp/version.hpp"}
@@ -39,8 +75,8 @@ AMBIGUOUS = {"bytes"}
 EXEMPT = {("src/array/array.cpp", "crc32c"): "ArraySpec's field of that name, named in a message"}
 # The data path (plans, the engine, element copies, the pipeline and chunk I/O) runs the same for
 # both formats: it reads what the metadata says, never which format said it.
-DATA_PATH = ["src/array/engine.cpp", "src/array/engine.hpp", "src/array/plan.cpp", "src/array/plan.hpp",
-             "src/array/indexing.cpp", "src/array/scatter.cpp", "src/array/scatter.hpp", "src/codec/pipeline.cpp",
+DATA_PATH = ["src/array/engine.cpp", "src/array/engine.hpp", "src/select/plan.cpp", "src/select/plan.hpp",
+             "src/select/indexing.cpp", "src/select/scatter.cpp", "src/select/scatter.hpp", "src/codec/pipeline.cpp",
              "src/codec/chunk_io.cpp", "src/codec/sharding.cpp", "src/codec/chunk_codec.hpp"]
 FORMAT = re.compile(r"zarr_format|\bv2[._]|\.v2\b|->v2\b|from_v2|to_v2|as_v2")
 
@@ -88,11 +124,26 @@ def sources(repo: Path, *roots):
             yield from sorted(p for p in base.rglob("*") if p.suffix in (".cpp", ".hpp", ".h", ".cc"))
 
 
+def private_room(target: str, here: Path, repo: Path):
+    """The room whose private header a quoted include names (src/<room>/...), else None."""
+    resolved = (here.parent / target).resolve()
+    try:
+        rel = resolved.relative_to((repo / "src").resolve()).parts
+    except ValueError:
+        return None, None
+    return (rel[0], "/".join(rel[1:])) if len(rel) > 1 else (None, None)
+
+
 def check_includes(repo: Path):
     bad = []
     for f in sources(repo, "src", "include/zarrpp"):
         layer = layer_of(f, repo)
         if layer is None:
+            continue
+        if str(f.relative_to(repo)) in FORWARDING:
+            text = code_of(f.read_text(encoding="utf-8"), keep_strings=True)
+            if len(INCLUDE.findall(text)) != 1 or re.search(r"^\s*(namespace|class|struct|inline|using)\b", text, re.M):
+                bad.append(f"{f.relative_to(repo)}: listed in FORWARDING but does more than include one header")
             continue
         if layer not in ALLOWED:
             bad.append(f"{f.relative_to(repo)}: folder '{layer}' is no layer of docs/architecture.md")
@@ -101,11 +152,26 @@ def check_includes(repo: Path):
         for m in INCLUDE.finditer(code_of(text, keep_strings=True)):
             name = m.group(1) or m.group(2)
             target = included_layer(name, f, repo)
+            line = code_of(text, keep_strings=True).count("\n", 0, m.start()) + 1
             if target is not None and target not in ALLOWED[layer]:
-                line = code_of(text, keep_strings=True).count("\n", 0, m.start()) + 1
-                bad.append(f"{f.relative_to(repo)}:{line}: the {layer} layer includes \"{name}\""
+                bad.append(f"{f.relative_to(repo)}:{line}: the {layer} room includes \"{name}\""
                            f" ({target} is not below it)")
+                continue
+            room, header = private_room(name, f, repo) if m.group(1) else (None, None)
+            if room is not None and room != layer and header not in INTERFACE.get(room, {}):
+                bad.append(f"{f.relative_to(repo)}:{line}: the {layer} room includes \"{name}\", a private"
+                           f" header of {room} (not in its INTERFACE in check_layers.py)")
     return bad
+
+
+def check_room_sizes(repo: Path):
+    lines = {}
+    for f in sources(repo, "src"):
+        folder = str(f.parent.relative_to(repo))
+        lines[folder] = lines.get(folder, 0) + f.read_text(encoding="utf-8").count("\n")
+    total = sum(lines.values())
+    return [f"{folder}/: {n} of src/'s {total} lines ({n / total:.0%}), more than {MAX_ROOM_SHARE:.0%}; split it"
+            f" by concept" for folder, n in sorted(lines.items()) if n > MAX_ROOM_SHARE * total]
 
 
 def codec_names(repo: Path):
@@ -160,14 +226,14 @@ def check_format_below_metadata(repo: Path):
 
 def main():
     repo = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
-    bad = check_includes(repo) + check_codec_names(repo) + check_format_below_metadata(repo)
+    bad = check_includes(repo) + check_room_sizes(repo) + check_codec_names(repo) + check_format_below_metadata(repo)
     for b in bad:
         print(b)
     if bad:
         print(f"check_layers: {len(bad)} violation(s) of the layering in docs/architecture.md")
         return 1
-    print("check_layers: includes go down only; codec names stay in the codec layer; "
-          "nothing below metadata knows the format")
+    print("check_layers: includes go down only; rooms keep their private headers; no room over "
+          f"{MAX_ROOM_SHARE:.0%} of src/; codec names stay in the codec layer; nothing below metadata knows the format")
     return 0
 
 

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "zarrpp/testing/store_doubles.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 // ZARRPP_TEST_ASAN is 1 when the tests run under AddressSanitizer: GCC defines

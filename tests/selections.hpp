@@ -4,7 +4,7 @@
 // find them by argument-dependent lookup.
 #include <variant>
 
-#include "array/plan.hpp"
+#include "select/plan.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 namespace zarrpp {

@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "array/scatter.hpp"
+#include "select/scatter.hpp"
 #include "selections.hpp"
 #include "support.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "support.hpp"
-#include "zarrpp/array/picture.hpp"
+#include "zarrpp/view/picture.hpp"
 
 using namespace zarrpp;
 

@@ -16,7 +16,7 @@
 
 #include "common.hpp"
 #include "core/temp_names.hpp"
-#include "zarrpp/store/testing.hpp"
+#include "zarrpp/testing/store_doubles.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;

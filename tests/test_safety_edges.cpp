@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "array/node.hpp"
 #include "common.hpp"
-#include "zarrpp/store/testing.hpp"
+#include "node/node.hpp"
+#include "zarrpp/testing/store_doubles.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;

@@ -13,6 +13,7 @@
 
 #include "core/temp_names.hpp"
 #include "store_conformance.hpp"
+#include "zarrpp/testing/store_doubles.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 using namespace zarrpp;

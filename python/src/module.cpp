@@ -23,6 +23,7 @@
 
 #include "mapping_store.hpp"
 #include "zarrpp/store/url.hpp"
+#include "zarrpp/view/picture.hpp"
 #include "zarrpp/zarrpp.hpp"
 
 namespace py = pybind11;

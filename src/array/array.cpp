@@ -6,8 +6,9 @@
 #include <cstring>
 
 #include "../core/test_pause.hpp"
+#include "../node/node.hpp"
+#include "../select/broadcast.hpp"
 #include "array_state.hpp"
-#include "node.hpp"
 #include "zarrpp/codec/chain.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
@@ -415,21 +416,7 @@ Shape Array::read_chunk_counts() const {
 }
 std::vector<std::vector<std::int64_t>> Array::grid_sizes() const {
   const auto s = st_->current();
-  std::vector<std::vector<std::int64_t>> out(s->grid.rank());
-  for (std::size_t d = 0; d < s->grid.rank(); ++d)
-    for (auto k = s->grid.first_chunk(d); k < s->grid.end_chunk(d); ++k) {
-      std::int64_t size = s->grid.chunk_extent(d, k);
-      // A first chunk that starts before index 0 (room in front), cut there: a grid from index 0
-      // with these sizes has the same boundaries (shards: to whole inner chunks).
-      if (const auto lo = s->grid.chunk_start_index(d, k); lo < 0) {
-        size += lo;
-        if (s->layout)
-          size = checked::floor_div(size + s->layout->unit_shape[d] - 1, s->layout->unit_shape[d]) *
-                 s->layout->unit_shape[d];
-      }
-      out[d].push_back(size);
-    }
-  return out;
+  return s->grid.sizes_from_zero(s->layout ? s->layout->unit_shape : Shape{});
 }
 bool Array::rectilinear() const { return st_->current()->meta.chunk_grid.rectilinear(); }
 Bytes Array::fill_value() const { return st_->current()->meta.fill_value.bytes; }

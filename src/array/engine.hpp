@@ -8,7 +8,7 @@
 #include <string>
 
 #include "../codec/chunk_codec.hpp"
-#include "plan.hpp"
+#include "../select/plan.hpp"
 #include "zarrpp/array/array.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
 #include "zarrpp/metadata/metadata.hpp"
@@ -95,8 +95,5 @@ struct Engine {
 inline std::string chunk_listing_prefix(const ArrayMetadata& meta) {
   return meta.rank() == 0 ? meta.chunk_key_encoding.encode({}) : meta.chunk_key_encoding.prefix();
 }
-
-// NumPy broadcasting of `data` to `shape` (as a strided view with zero strides).
-NDView broadcast_to(const NDView& data, const Shape& shape, const DataType& dtype);
 
 }  // namespace zarrpp

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "../select/plan.hpp"
 #include "engine.hpp"
-#include "plan.hpp"
 
 namespace zarrpp {
 

@@ -171,7 +171,7 @@ class PartialEncoder {
  public:
   virtual ~PartialEncoder() = default;
   // Reads and decodes what the write needs of the old object, builds and encodes the new one.
-  // Writes nothing: commit() does.
+  // Writes nothing: the array's commit (src/array/commit.hpp) does.
   virtual PendingWrite prepare(std::span<const UnitWrite> writes, UnitBuilder& builder) = 0;
   // Whether prepare() will read the old object for these writes (asks builder.keep_untouched).
   virtual bool needs_old(std::span<const UnitWrite> writes, UnitBuilder& builder) = 0;
@@ -179,11 +179,6 @@ class PartialEncoder {
 
 std::unique_ptr<PartialEncoder> partial_encoder(const CodecPipeline& pipeline, ChunkSource& source,
                                                 const EncodeOptions& options);
-
-// Writes or erases the object as `w` says. When `w` was built from the old object (read_old) and
-// the store can write conditionally, only if the object is still the one read: false, changing
-// nothing, when a concurrent writer changed it in between (prepare again and retry).
-[[nodiscard]] bool commit(StoredChunk& target, PendingWrite&& w);
 
 // ---- what arrays need to know of a pipeline --------------------------------------------------
 

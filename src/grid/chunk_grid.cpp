@@ -181,4 +181,18 @@ std::optional<std::vector<std::int64_t>> regular_chunk_shape(const std::vector<s
   return out;
 }
 
+std::vector<std::vector<std::int64_t>> ChunkGrid::sizes_from_zero(const std::vector<std::int64_t>& inner) const {
+  std::vector<std::vector<std::int64_t>> out(rank());
+  for (std::size_t d = 0; d < rank(); ++d)
+    for (auto k = first_chunk(d); k < end_chunk(d); ++k) {
+      std::int64_t size = chunk_extent(d, k);
+      if (const auto lo = chunk_start_index(d, k); lo < 0) {
+        size += lo;
+        if (!inner.empty()) size = checked::floor_div(size + inner[d] - 1, inner[d]) * inner[d];
+      }
+      out[d].push_back(size);
+    }
+  return out;
+}
+
 }  // namespace zarrpp

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "encoding.hpp"
+#include "remote/encoding.hpp"
 #include "zarrpp/core/error.hpp"
 
 namespace zarrpp {

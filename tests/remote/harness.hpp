@@ -30,11 +30,12 @@
 #include <thread>
 
 #include "../common.hpp"
-#include "store/byte_ranges.hpp"
-#include "store/encoding.hpp"
-#include "store/http_client.hpp"
-#include "store/s3_responses.hpp"
-#include "store/xml.hpp"
+#include "core/xml_escape.hpp"
+#include "store/remote/byte_ranges.hpp"
+#include "store/remote/encoding.hpp"
+#include "store/remote/http_client.hpp"
+#include "store/remote/s3_responses.hpp"
+#include "store/remote/xml.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/s3_store.hpp"
 #include "zarrpp/store/url.hpp"

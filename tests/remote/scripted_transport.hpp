@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/transport.hpp"
+#include "store/remote/transport.hpp"
 
 namespace zarrpp::test {
 

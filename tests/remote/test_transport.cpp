@@ -5,7 +5,7 @@
 
 #include "harness.hpp"
 #include "scripted_transport.hpp"
-#include "store/http_client.hpp"
+#include "store/remote/http_client.hpp"
 
 using namespace zarrpp;
 using namespace zarrpp::test;
@@ -126,9 +126,9 @@ TEST(HttpClientDecisions, RetriesHoldNoThread) {
   o.retry_initial_delay = 300ms;
   detail::HttpClient c(o, "S3", t);
   const auto begin = std::chrono::steady_clock::now();
-  std::vector<std::shared_ptr<detail::PendingResponse>> all;
-  for (int i = 0; i < 50; ++i) all.push_back(c.start(put("http://x/" + std::to_string(i))));
-  for (auto& p : all) EXPECT_EQ(p->wait().status, 200);
+  std::vector<std::shared_ptr<detail::PendingResponse>> pending;
+  for (int i = 0; i < 50; ++i) pending.push_back(c.start(put("http://x/" + std::to_string(i))));
+  for (auto& p : pending) EXPECT_EQ(p->wait().status, 200);
   EXPECT_LT(seconds_since(begin), 2.0);
 }
 

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "print.hpp"
+#include "zarrpp/view/picture.hpp"
 
 namespace fs = std::filesystem;
 

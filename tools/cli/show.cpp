@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "output.hpp"
+#include "zarrpp/view/picture.hpp"
 
 extern char** environ;
 

@@ -11,11 +11,11 @@
 #include <variant>
 #include <vector>
 
-#include "zarrpp/array/indexing.hpp"
-#include "zarrpp/array/selection.hpp"
 #include "zarrpp/codec/codec.hpp"
 #include "zarrpp/core/ndarray.hpp"
 #include "zarrpp/metadata/metadata.hpp"
+#include "zarrpp/select/indexing.hpp"
+#include "zarrpp/select/selection.hpp"
 #include "zarrpp/store/store.hpp"
 
 namespace zarrpp {

@@ -90,6 +90,11 @@ class ChunkGrid {
                                         std::int64_t hi = -1) const;
   /// Whether every buffer position of chunk k is inside the array's domain.
   bool chunk_is_full(std::span<const std::int64_t> k) const;
+  /// Each dimension's chunk sizes as a grid from index 0 states them: every chunk's whole
+  /// extent (the last not cut at the array's end), a first chunk that starts before index 0 cut
+  /// there, to whole inner chunks of `inner` (the shards' inner chunk shape; empty when the grid's
+  /// chunks are not shards). What creates the same grid again.
+  std::vector<std::vector<std::int64_t>> sizes_from_zero(const std::vector<std::int64_t>& inner = {}) const;
 
  private:
   /// A rectilinear dimension: run r holds chunks [first_chunk[r], first_chunk[r + 1]) of size[r],
