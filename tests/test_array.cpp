@@ -18,6 +18,40 @@ namespace {
 std::set<std::string> keyset(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
 }  // namespace
 
+// array_metadata is what create writes, made without a store: the CLI and Python check a new
+// array with it before they make anything.
+TEST(Array, ArraySpecBecomesTheMetadataCreateWritesWithoutAStore) {
+  ArraySpec spec{.shape = {100, 50},
+                 .chunks = {10, 25},
+                 .dtype = DataType::float32,
+                 .fill_value = "NaN",
+                 .compressor = codec::Zstd{.level = 3},
+                 .crc32c = true,
+                 .shards = Shape{20, 50}};
+  const auto as_created = [](const ArraySpec& sp) { return Array::create(MemoryStore::create(), sp).metadata(); };
+  EXPECT_EQ(array_metadata(spec).dump(), as_created(spec).dump());
+  ArraySpec v2{.shape = {7}, .chunks = {3}, .dtype = DataType::int16, .compressor = codec::Zstd{}, .zarr_format = 2};
+  EXPECT_EQ(array_metadata(v2).dump(), as_created(v2).dump());
+  EXPECT_EQ(array_metadata(v2).zarr_format, 2);
+  ArraySpec rect{.shape = {10}, .dtype = DataType::uint8, .chunk_sizes = {{3, 7}}};
+  EXPECT_EQ(array_metadata(rect).dump(), as_created(rect).dump());
+  // The same refusals as create, by the same errors.
+  ArraySpec zero_chunk = spec;
+  zero_chunk.chunks = {0, 25};
+  EXPECT_THROW((void)array_metadata(zero_chunk), MetadataError);
+  ArraySpec no_fill_v3 = spec;
+  no_fill_v3.fill_value = Json(nullptr);
+  EXPECT_THROW((void)array_metadata(no_fill_v3), ArgumentError);
+  ArraySpec uneven_shards = spec;
+  uneven_shards.shards = Shape{15, 50};  // not a multiple of the chunks
+  EXPECT_THROW((void)array_metadata(uneven_shards), Error);
+  // Metadata given as it is (CLI copy's target) is checked as create checks it.
+  ArrayMetadata huge = array_metadata(ArraySpec{.shape = {10}, .chunks = {5}, .dtype = DataType::float64});
+  EXPECT_NO_THROW((void)checked_for_create(huge));
+  huge.chunk_grid = ChunkGridMetadata::regular({std::int64_t{1} << 30});  // 8 GiB decoded
+  EXPECT_THROW((void)checked_for_create(huge), LimitError);
+}
+
 TEST(Array, CreateWritesValidMetadataAndOpenReadsIt) {
   auto store = MemoryStore::create();
   auto z = Array::create(store, "data/temp",

@@ -59,9 +59,9 @@ ArrayMetadata CopyCommand::target_metadata(const Array& src, const ArrayMetadata
                    .dtype = src.dtype(),
                    .codecs = chain.codecs,
                    .zarr_format = m.zarr_format};  // a v2 type may have no v3 form
-    auto probe = Array::create(MemoryStore::create(), spec);
-    dm.codecs = probe.metadata().codecs;
-    dm.chunk_grid.chunk_shape = probe.metadata().chunk_grid.chunk_shape;
+    const ArrayMetadata probe = array_metadata(spec);
+    dm.codecs = probe.codecs;
+    dm.chunk_grid.chunk_shape = probe.chunk_grid.chunk_shape;
     // New chunks or shards make a regular grid of them (a rectilinear source's sizes are gone).
     if (dm.chunk_grid.rectilinear() && (!chunks_.empty() || !shards_.empty()))
       dm.chunk_grid = ChunkGridMetadata::regular(dm.chunk_grid.chunk_shape);
@@ -74,9 +74,7 @@ void CopyCommand::run() {
   auto src = open_array_at(src_, Use::read);
   const auto& m = src.metadata();
   const ArrayMetadata dm = target_metadata(src, m);
-  {
-    Array::create(MemoryStore::create(), "", dm, false);
-  }  // validated before anything is made
+  (void)checked_for_create(dm);  // validated before anything is made
   NewDirs made(dst_);
   {  // the line ends before the note below is printed
     ProgressLine line("copy", 0);

@@ -132,11 +132,7 @@ void CreateCommand::run() {
   if (!over_ && holds_node(array_))
     throw ConflictError(ErrorCode::already_exists, "'" + array_ + "' already holds a Zarr node (use --overwrite)");
   // Everything is validated before a directory is made; a failure after leaves none behind.
-  {
-    ArraySpec probe = spec;
-    probe.overwrite = false;
-    Array::create(MemoryStore::create(), probe);
-  }
+  (void)array_metadata(spec);
   NewDirs made(array_);
   const auto z = Array::create(open_dir(array_, Use::create), spec);
   made.keep();

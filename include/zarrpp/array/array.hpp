@@ -76,6 +76,16 @@ struct ArraySpec {
   /// @}
 };
 
+/// The metadata Array::create(store, path, spec) writes for `spec`, made without a store: every
+/// rule of the spec checked and every codec built, its automatic parameters resolved. Throws what
+/// create would (ArgumentError, MetadataError, UnsupportedError naming the field). The CLI and
+/// Python check a new array with it before they make anything.
+ArrayMetadata array_metadata(const ArraySpec& spec);
+/// `meta` as Array::create(store, path, meta) writes it: checked for writing, every codec built
+/// (its chunks within the codecs' limits), the codecs' automatic parameters resolved, a v2 array's
+/// documents brought in line with its codecs. Throws what create would.
+ArrayMetadata checked_for_create(const ArrayMetadata& meta);
+
 /// The elements of a variable-length ("string" / "bytes") selection: its shape and the values in
 /// C order (UTF-8 text for "string", any bytes for "bytes").
 ///
