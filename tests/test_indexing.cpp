@@ -62,6 +62,26 @@ TEST(Indexing, AdvancedIndicesBroadcastAndKeepTheirPlace) {
   EXPECT_EQ(rg.to_vector<std::int32_t>(), (std::vector<std::int32_t>{1001, 1002, 2001, 2002}));
 }
 
+TEST(Indexing, APlanRunsOnlyOnTheShapeItWasMadeFor) {
+  auto z = grid_array({6, 7}, {4, 3});
+  // A gather plan's picks are positions in its box: on another shape the box would be another one.
+  const auto g = plan_index({tensor({1, 2}, {1, 2}), slice(1, std::nullopt)}, z.shape(), IndexMode::numpy);
+  const auto rows = plan_index({slice(-2)}, z.shape(), IndexMode::numpy);  // the last two rows
+  const auto points = plan_index({tensor({1}, {-1}), tensor({1}, {-1})}, z.shape(), IndexMode::numpy);
+  ASSERT_EQ(g.kind, IndexPlan::Kind::gather);
+  ASSERT_EQ(points.kind, IndexPlan::Kind::points);
+  z.append(NDArray(DataType::int32, {6, 2}), 1);  // now (6, 9): ":" and -1 would mean other elements
+  for (const auto* p : {&g, &rows, &points}) EXPECT_THROW(read_index(z, *p), ConflictError);
+  for (const auto* p : {&rows, &points}) EXPECT_THROW(z.write(*p, NDArray(DataType::int32, {})), ConflictError);
+  EXPECT_EQ(at(read_index(z, {}), 5 * 9 + 6), 5006) << "nothing was written";
+  EXPECT_EQ(read_index(z, plan_index({tensor({1}, {-1}), tensor({1}, {-1})}, z.shape(), IndexMode::numpy))
+                .to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{0}));  // planned again: the new last element (appended zeros)
+  IndexPlan by_hand = rows;
+  by_hand.planned_shape.reset();  // a plan made by hand runs on the shape the array has
+  EXPECT_EQ(read_index(z, by_hand).shape(), (Shape{2, 9}));
+}
+
 TEST(Indexing, SlicesBetweenAdvancedIndicesMoveTheirDimensionsFirst) {
   const auto z = iota_array({3, 4, 5}, {2, 2, 2});
   // NumPy: a[[0, 2], ::-2, [4, 1]] has shape (2, 2): the broadcast dimension first, then the slice.

@@ -726,7 +726,9 @@ py::object get_index(const Array& a, const py::object& selection, const std::str
 
 void set_index(Array& a, const py::object& selection, const py::array& data, const std::string& mode, bool coords) {
   const auto expr = to_index_expr(selection);
-  const auto plan = without_gil([&] { return zarrpp::plan_index(expr, a.shape(), index_mode(mode), coords); });
+  // The plan is made on the shape the array has now and written through: another thread's growth
+  // in between makes the write refuse the plan (ConflictError) rather than write other elements.
+  const auto plan = without_gil([&] { return zarrpp::plan_index(expr, pinned(a).shape(), index_mode(mode), coords); });
   const ElementsIn in(a, data);
   without_gil([&] { a.write(plan, in.ref()); });
 }

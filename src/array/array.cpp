@@ -582,6 +582,11 @@ struct Planned {
 Planned planned(Array::State& st, const IndexPlan& p) {
   if (!p.coords) {
     auto s = st.current();
+    if (p.planned_shape && *p.planned_shape != s->meta.shape)
+      throw ConflictError(ErrorCode::conflict, "the selection was planned on the array's shape " +
+                                                   shape_str(*p.planned_shape) + ", and the array's shape is " +
+                                                   shape_str(s->meta.shape) +
+                                                   " now (it grew or shrank since): plan it again");
     return {s, engine_plan(p, *s)};
   }
   auto [s, plan] = in_domain(st, [&](const Snapshot& x) { return engine_plan(p, x); });

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "broadcast.hpp"
+#include "ellipsis.hpp"
 #include "plan.hpp"
 #include "zarrpp/core/error.hpp"
 
@@ -165,7 +166,7 @@ void add_mask(Advanced& a, const MaskTensor& m, const Shape& shape, std::size_t&
 Advanced expand_advanced(const IndexExpr& expr, const Shape& shape) {
   std::size_t consumed = 0;
   for (const auto& x : expr) consumed += dims_of(x);
-  if (std::count_if(expr.begin(), expr.end(), is_ellipsis) > 1) refuse("a selection can have only one ellipsis (...)");
+  ellipses_in(expr);
   if (consumed > shape.size())
     throw SelectionError(ErrorCode::index_out_of_bounds, "too many indices for the array: array is " +
                                                              std::to_string(shape.size()) + "-dimensional, but " +
@@ -468,6 +469,7 @@ IndexPlan plan_for_mode(const IndexExpr& expr, const Shape& shape, IndexMode mod
 IndexPlan plan_index(const IndexExpr& expr, const Shape& shape, IndexMode mode, bool coords) {
   IndexPlan p = plan_for_mode(simplified(expr, shape), shape, mode, coords);
   p.coords = coords;
+  if (!coords) p.planned_shape = shape;
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ellipsis.hpp"
 #include "plan.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/error.hpp"
@@ -103,14 +104,7 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
 
 std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape, const Shape* lower) {
   const std::size_t rank = shape.size();
-  std::size_t explicit_dims = 0, ellipses = 0;
-  for (const auto& s : sel) {
-    if (std::holds_alternative<Ellipsis>(s))
-      ++ellipses;
-    else
-      ++explicit_dims;
-  }
-  if (ellipses > 1) throw SelectionError(ErrorCode::invalid_index, "a selection can have only one ellipsis (...)");
+  const std::size_t explicit_dims = sel.size() - ellipses_in(sel);
   if (explicit_dims > rank)
     throw SelectionError(ErrorCode::index_out_of_bounds, "too many indices for the array: array is " +
                                                              std::to_string(rank) + "-dimensional, but " +
@@ -160,9 +154,7 @@ std::vector<DimSel> normalize_selection(const Selection& sel, const Shape& shape
 std::vector<DimSel> normalize_block_selection(const Selection& given, const ChunkGrid& grid) {
   const std::size_t rank = grid.rank();
   Selection sel;  // an Ellipsis stands for as many ":" as needed
-  const auto ellipses = std::count_if(given.begin(), given.end(),
-                                      [](const DimSelector& x) { return std::holds_alternative<Ellipsis>(x); });
-  if (ellipses > 1) throw SelectionError(ErrorCode::invalid_index, "a selection can have only one ellipsis (...)");
+  ellipses_in(given);
   for (const auto& x : given) {
     if (!std::holds_alternative<Ellipsis>(x)) {
       sel.push_back(x);

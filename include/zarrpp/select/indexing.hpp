@@ -6,6 +6,7 @@
 /// Array::read / Array::write run. The rules are NumPy's and zarr-python's; docs/architecture.md,
 /// "Selections", lists them and where zarr-python deliberately differs from NumPy.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -60,6 +61,11 @@ struct IndexPlan {
   bool scalar = false;               ///< integers in every dimension: one element (Python: a scalar)
   bool advanced = false;             ///< NumPy advanced indexing (gather, or its points): read-only
   bool coords = false;               ///< indices are coordinates of the domain (Array::Coords)
+  /// The shape of the array the plan was made for (plan_index states it, except in coordinates):
+  /// Array::read and Array::write refuse the plan (ConflictError) when the array's shape is no
+  /// longer that, rather than resolve its indices against another shape. None: resolved against
+  /// the shape the array has when the plan runs (a plan made by hand).
+  std::optional<Shape> planned_shape = std::nullopt;
 };
 
 /// Plans `expr` on an array of `shape`. With `coords`, indices are coordinates of the domain (no
