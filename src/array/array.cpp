@@ -369,25 +369,13 @@ namespace {
 void change_attributes(Array::State& st, const std::function<Json(const Json&)>& change);
 }  // namespace
 
-void Array::set_attributes(const Json& attributes) {
-  if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
-  change_attributes(*st_, [&](const Json&) { return attributes; });
-}
+void Array::set_attributes(const Json& attributes) { change_attributes(*st_, node::replacing_attributes(attributes)); }
 
-void Array::update_attributes(const Json& patch) {
-  if (!patch.is_object()) throw MetadataError("attributes: the update must be a JSON object");
-  change_attributes(*st_, [&](const Json& cur) { return node::merge_attributes(cur, patch); });
-}
+void Array::update_attributes(const Json& patch) { change_attributes(*st_, node::merging_attributes(patch)); }
 
 std::vector<std::string> Array::remove_attributes(const std::vector<std::string>& keys) {
   std::vector<std::string> removed;
-  change_attributes(*st_, [&](const Json& current) {
-    removed.clear();
-    Json next = current;
-    for (const auto& k : keys)
-      if (next.erase(k) > 0) removed.push_back(k);
-    return next;
-  });
+  change_attributes(*st_, node::removing_attributes(keys, removed));
   return removed;
 }
 

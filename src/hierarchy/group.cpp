@@ -125,27 +125,15 @@ void Group::write_attributes(const std::function<Json(const Json&)>& change) {
   st_->generation = node::next_generation();
 }
 
-void Group::set_attributes(const Json& attributes) {
-  if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
-  write_attributes([&](const Json&) { return attributes; });
-}
+void Group::set_attributes(const Json& attributes) { write_attributes(node::replacing_attributes(attributes)); }
 
 std::vector<std::string> Group::remove_attributes(const std::vector<std::string>& keys) {
   std::vector<std::string> removed;
-  write_attributes([&](const Json& current) {
-    removed.clear();
-    Json next = current;
-    for (const auto& k : keys)
-      if (next.erase(k) > 0) removed.push_back(k);
-    return next;
-  });
+  write_attributes(node::removing_attributes(keys, removed));
   return removed;
 }
 
-void Group::update_attributes(const Json& patch) {
-  if (!patch.is_object()) throw MetadataError("attributes: the update must be a JSON object");
-  write_attributes([&](const Json& current) { return node::merge_attributes(current, patch); });
-}
+void Group::update_attributes(const Json& patch) { write_attributes(node::merging_attributes(patch)); }
 
 std::string Group::child_path(const std::string& name) const {
   validate_node_name(name);

@@ -962,4 +962,24 @@ Json merge_attributes(const Json& attributes, const Json& patch) {
   return a;
 }
 
+AttributeChange replacing_attributes(const Json& attributes) {
+  if (!attributes.is_object()) throw MetadataError("attributes: must be a JSON object");
+  return [attributes](const Json&) { return attributes; };
+}
+
+AttributeChange merging_attributes(const Json& patch) {
+  if (!patch.is_object()) throw MetadataError("attributes: the update must be a JSON object");
+  return [patch](const Json& current) { return merge_attributes(current, patch); };
+}
+
+AttributeChange removing_attributes(const std::vector<std::string>& keys, std::vector<std::string>& removed) {
+  return [&keys, &removed](const Json& current) {
+    removed.clear();
+    Json next = current;
+    for (const auto& k : keys)
+      if (next.erase(k) > 0) removed.push_back(k);
+    return next;
+  };
+}
+
 }  // namespace zarrpp::node

@@ -196,4 +196,13 @@ void update(Store& store, const std::string& path,
 // `attributes` with the keys of `patch` set (a JSON object each; MetadataError otherwise).
 Json merge_attributes(const Json& attributes, const Json& patch);
 
+// The attribute changes arrays and groups share, each a function of the attributes stored now
+// (run again when a compare-and-swap lost): all of them replaced by `attributes`, `patch` merged in
+// (merge_attributes), or `keys` removed (those that were there listed in `removed`).
+// MetadataError when `attributes` or `patch` is not a JSON object.
+using AttributeChange = std::function<Json(const Json&)>;
+AttributeChange replacing_attributes(const Json& attributes);
+AttributeChange merging_attributes(const Json& patch);
+AttributeChange removing_attributes(const std::vector<std::string>& keys, std::vector<std::string>& removed);
+
 }  // namespace zarrpp::node
