@@ -55,7 +55,8 @@ INTERFACE = {
     "codec": {"chunk_codec.hpp": "the partial decoders and encoders the engine drives"},
     "select": {"plan.hpp": "plans, run by the engine and drawn by the pictures",
                "broadcast.hpp": "NumPy broadcasting of written data",
-               "scatter.hpp": "element copies between chunks and views, by plan"},
+               "scatter.hpp": "element copies between chunks and views, by plan",
+               "task_batches.hpp": "a plan's tasks made in batches of whole stored objects as the engine runs"},
     "node": {"node.hpp": "the node documents Array, Group and conversion read and write"},
     "array": {"engine.hpp": "snapshots and the engine, for copying and converting subtrees"},
 }

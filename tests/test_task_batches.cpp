@@ -9,7 +9,7 @@
 #include <set>
 
 #include "array/engine.hpp"
-#include "array/task_batches.hpp"
+#include "select/task_batches.hpp"
 #include "support.hpp"
 
 using namespace zarrpp;
@@ -44,7 +44,7 @@ RC_GTEST_PROP(TaskBatches, EveryTaskOnceWithItsObjectAndObjectsWhole, ()) {
   const Plan plan = plan_orthogonal(normalize_selection(sel, s->meta.shape), s->unit_grid);
   const std::size_t per_batch = *rc::gen::inRange<std::size_t>(1, 6);
 
-  TaskBatches batches(plan, *s, per_batch);
+  TaskBatches batches(plan, s->storage_indexer(), per_batch);
   TaskBatch b;
   std::multiset<std::vector<std::int64_t>> seen;
   std::set<std::vector<std::int64_t>> objects;

@@ -12,9 +12,9 @@
 #include "../core/waiting_threads.hpp"
 #include "../node/node.hpp"
 #include "../select/scatter.hpp"
+#include "../select/task_batches.hpp"
 #include "commit.hpp"
 #include "index_cache.hpp"
-#include "task_batches.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/thread_pool.hpp"
 
@@ -118,6 +118,11 @@ std::vector<std::int64_t> Snapshot::storage_of(std::span<const std::int64_t> uni
   std::vector<std::int64_t> out(unit.size());
   for (std::size_t d = 0; d < unit.size(); ++d) out[d] = storage_index(d, unit[d]);
   return out;
+}
+
+StorageIndex Snapshot::storage_indexer() const {
+  if (!layout) return {};
+  return [this](std::size_t d, std::int64_t unit) { return storage_index(d, unit); };
 }
 
 std::int64_t Snapshot::storage_index(std::size_t d, std::int64_t unit) const {
@@ -328,7 +333,7 @@ constexpr std::uint64_t kFetchWindowBytes = std::uint64_t{256} << 20;
 }  // namespace
 
 void Engine::read(const Plan& plan, const NDView& out) const {
-  TaskBatches batches(plan, s);
+  TaskBatches batches(plan, s.storage_indexer());
   TaskBatch batch;
   // With one stored object (a big shard), its inner chunks share the threads instead.
   const std::size_t inner_concurrency = batches.objects() == 1 ? concurrency : 1;
@@ -449,7 +454,7 @@ void commit_with_retry(WriteJob& j, PendingWrite&& first, ShardIndexCache* index
 // beyond one batch of tasks (TaskBatches), the held objects are written in turns, and an error
 // says how many objects were written.
 void Engine::write(const Plan& plan, const NDView& data) const {
-  TaskBatches batches(plan, s);
+  TaskBatches batches(plan, s.storage_indexer());
   TaskBatch batch;
   const std::size_t inner_concurrency = batches.objects() == 1 ? concurrency : 1;
   std::atomic<std::size_t> written{0};

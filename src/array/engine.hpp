@@ -9,6 +9,7 @@
 
 #include "../codec/chunk_codec.hpp"
 #include "../select/plan.hpp"
+#include "../select/task_batches.hpp"
 #include "zarrpp/array/array.hpp"
 #include "zarrpp/grid/chunk_grid.hpp"
 #include "zarrpp/metadata/metadata.hpp"
@@ -46,6 +47,8 @@ struct Snapshot {
   // The stored object that holds unit `unit`; along dimension `d` only.
   std::vector<std::int64_t> storage_of(std::span<const std::int64_t> unit) const;
   std::int64_t storage_index(std::size_t d, std::int64_t unit) const;
+  // storage_index for TaskBatches: empty when every unit is a stored object (not sharded).
+  StorageIndex storage_indexer() const;
 
   struct ObjectCache;
   std::shared_ptr<ObjectCache> objects;  // rectilinear grids only
@@ -61,7 +64,6 @@ std::shared_ptr<const Snapshot> with_heap(const Snapshot& s, const std::shared_p
 // Reads and validates the array at `path`.
 std::shared_ptr<const Snapshot> load_snapshot(Store& store, const std::string& path);
 
-struct TaskBatch;
 class ShardIndexCache;
 
 struct Engine {

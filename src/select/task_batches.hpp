@@ -5,12 +5,12 @@
 // batch of memory, not a million tasks.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
 
-#include "../select/plan.hpp"
-#include "engine.hpp"
+#include "plan.hpp"
 
 namespace zarrpp {
 
@@ -26,12 +26,16 @@ struct TaskBatch {
   std::vector<ObjectTasks> objects;
 };
 
+// The stored object (its index along dimension d) that holds unit `unit` along d: a shard's index
+// when sharded. Empty: every unit is a stored object of its own.
+using StorageIndex = std::function<std::int64_t(std::size_t d, std::int64_t unit)>;
+
 class TaskBatches {
  public:
   // A batch is whole stored objects, as many as fit in this many tasks (at least one object).
   static constexpr std::size_t kTasksPerBatch = 16384;
 
-  TaskBatches(const Plan& plan, const Snapshot& s, std::size_t tasks_per_batch = kTasksPerBatch);
+  TaskBatches(const Plan& plan, const StorageIndex& storage_index, std::size_t tasks_per_batch = kTasksPerBatch);
   // The next batch; false when every task was given.
   bool next(TaskBatch& batch);
   // How many stored objects the plan touches, in all batches.
@@ -39,10 +43,10 @@ class TaskBatches {
 
  private:
   using Run = std::pair<std::size_t, std::size_t>;  // [begin, end) of one dimension's maps
-  void runs_by_object(const Snapshot& s);
+  void runs_by_object(const StorageIndex& storage_index);
   void add_object(TaskBatch& batch) const;
   bool advance();
-  void group_points(const Snapshot& s);
+  void group_points(const StorageIndex& storage_index);
 
   const Plan& plan_;
   std::size_t per_batch_;

@@ -10,21 +10,23 @@
 
 namespace zarrpp {
 
-TaskBatches::TaskBatches(const Plan& plan, const Snapshot& s, std::size_t tasks_per_batch)
+TaskBatches::TaskBatches(const Plan& plan, const StorageIndex& storage_index, std::size_t tasks_per_batch)
     : plan_(plan), per_batch_(std::max<std::size_t>(tasks_per_batch, 1)) {
   if (plan.points)
-    group_points(s);
+    group_points(storage_index);
   else
-    runs_by_object(s);
+    runs_by_object(storage_index);
 }
 
-void TaskBatches::group_points(const Snapshot& s) {
-  if (!s.layout) {
+void TaskBatches::group_points(const StorageIndex& storage_index) {
+  if (!storage_index) {
     for (std::size_t i = 0; i < plan_.tasks.size(); ++i) point_objects_.push_back({plan_.tasks[i].chunk, {i}});
   } else {
     std::map<std::vector<std::int64_t>, std::size_t> index;
     for (std::size_t i = 0; i < plan_.tasks.size(); ++i) {
-      auto storage = s.storage_of(plan_.tasks[i].chunk);
+      const auto& unit = plan_.tasks[i].chunk;
+      std::vector<std::int64_t> storage(unit.size());
+      for (std::size_t d = 0; d < unit.size(); ++d) storage[d] = storage_index(d, unit[d]);
       auto [it, added] = index.try_emplace(storage, point_objects_.size());
       if (added) point_objects_.push_back({std::move(storage), {}});
       point_objects_[it->second].tasks.push_back(i);
@@ -34,7 +36,7 @@ void TaskBatches::group_points(const Snapshot& s) {
   done_ = point_objects_.empty();
 }
 
-void TaskBatches::runs_by_object(const Snapshot& s) {
+void TaskBatches::runs_by_object(const StorageIndex& storage_index) {
   const std::size_t rank = plan_.dim_maps.size();
   runs_.resize(rank);
   run_storage_.resize(rank);
@@ -42,7 +44,7 @@ void TaskBatches::runs_by_object(const Snapshot& s) {
   for (std::size_t d = 0; d < rank; ++d) {
     const auto& maps = plan_.dim_maps[d];
     for (std::size_t i = 0; i < maps.size(); ++i) {
-      const std::int64_t storage = s.layout ? s.storage_index(d, maps[i].chunk) : maps[i].chunk;
+      const std::int64_t storage = storage_index ? storage_index(d, maps[i].chunk) : maps[i].chunk;
       if (!runs_[d].empty() && run_storage_[d].back() == storage) {
         runs_[d].back().second = i + 1;
         continue;
