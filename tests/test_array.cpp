@@ -52,6 +52,18 @@ TEST(Array, ArraySpecBecomesTheMetadataCreateWritesWithoutAStore) {
   EXPECT_THROW((void)checked_for_create(huge), LimitError);
 }
 
+// copy_array checks its destination as create does: every chunk size of a rectilinear grid, not
+// only the first one's.
+TEST(Array, CopyRefusesADestinationWhoseLargestChunkCannotBeDecoded) {
+  const std::int64_t n = (std::int64_t{1} << 30) + 1;
+  const auto src = Array::create(MemoryStore::create(), ArraySpec{.shape = {n}, .chunks = {1 << 20}});
+  ArrayMetadata meta = src.metadata();
+  meta.chunk_grid = ChunkGridMetadata::rectilinear_sizes({{1, n - 1}});  // float64: 8 GiB in the second
+  const auto dst = MemoryStore::create();
+  EXPECT_THROW(copy_array(src, dst, "", meta), LimitError);
+  EXPECT_TRUE(dst->list_prefix("").empty()) << "nothing was written";
+}
+
 TEST(Array, CreateWritesValidMetadataAndOpenReadsIt) {
   auto store = MemoryStore::create();
   auto z = Array::create(store, "data/temp",

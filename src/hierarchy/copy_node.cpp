@@ -109,13 +109,9 @@ Array copy_array(const Array& src, const StorePtr& store, const std::string& pat
     throw ArgumentError("copy_array: the destination's shape, data type and lower bound must be the source's (" +
                         shape_str(sm.shape) + " " + sm.data_type.name() + ", lower bound " +
                         shape_str(sm.chunk_grid.lower_bound) + "), or its grid regular");
-  m.validate_for_write();
-  m.codecs =
-      CodecPipeline::create(m.codecs, ChunkSpec{m.chunk_grid.chunk_shape, m.data_type, m.fill_element()}).to_metadata();
-  // A v2 destination's .zarray states the codecs given, not the source's.
-  if (m.zarr_format == 2) m = codec::as_v2(m);
+  // (A v2 destination's .zarray states the codecs given, not the source's.)
+  m = checked_for_create(m);
   const auto snap = make_snapshot(m, std::nullopt);
-  check_chunks_writable(snap->pipeline);
 
   // Source and destination must not overlap: replacing one would destroy the other. What the
   // stores say the folders are decides (bind mounts and symlinks lead to the same node).
