@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -500,6 +501,42 @@ TEST(ZarrV2, ObjectArraysFlagElementsNoChunkHolds) {
   // A 0-d one reads the number 0 there (zarr-python 2 starts from np.zeros for 0-d arrays).
   auto b0 = Array::create(store, "b0", {.shape = {}, .chunks = {}, .dtype = DataType::bytes_t, .zarr_format = 2});
   EXPECT_EQ(*b0.metadata().missing_element(), Json(0));
+}
+
+// Converting such an object array to v3 would change what its missing elements read as (0 ->
+// ""): refused for the whole tree, nothing written, until every chunk is stored.
+TEST(ZarrV2, ConversionRefusesObjectArraysWhoseMissingElementsWouldChange) {
+  auto store = MemoryStore::create();
+  Group::create(store, "", Json::object(), false, 2);
+  const std::string doc = R"({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "|O", "compressor": null,
+      "fill_value": 0, "order": "C", "filters": [{"id": "vlen-utf8"}]})";
+  store->set("o/.zarray", Bytes(doc.begin(), doc.end()));
+  auto z = Array::open(store, "o");
+  write_vlen(z, {slice(0, 2)}, VlenValues{{2}, {"a", "b"}});
+  const auto before = store->list_prefix("");
+  for (const bool in_place : {true, false}) {
+    try {
+      if (in_place)
+        convert_to_v3(store);
+      else
+        convert_to_v3(store, "", MemoryStore::create(), "", false);
+      FAIL() << "converted";
+    } catch (const UnsupportedError& e) {
+      EXPECT_STREQ(e.what(),
+                   "cannot convert 'o': 1 of 2 chunks are not stored, and their elements read as 0 (its Zarr v2 "
+                   "fill value, as zarr-python 2 reads them), which a Zarr v3 string array cannot hold; write every "
+                   "chunk first (e.g. its missing elements as \"\") to convert it; nothing was converted");
+    }
+    EXPECT_EQ(store->list_prefix(""), before);
+  }
+  // Every chunk stored: no element reads the fill value, and the array converts.
+  write_vlen(z, {slice(2, 4)}, VlenValues{{2}, {"", ""}, {true, false}});
+  const auto rep = convert_to_v3(store);
+  EXPECT_EQ(read_vlen(Array::open(store, "o")).values, (std::vector<std::string>{"a", "b", "", ""}));
+  ASSERT_EQ(rep.notes.size(), 1u);
+  EXPECT_EQ(rep.notes[0],
+            "o: fill_value 0 became \"\" (a v3 string array holds only string values); every chunk is "
+            "stored, so no element reads it");
 }
 
 // zarr-python 2 reads a complex fill value [re, im] as re + 1j * im: a NaN or infinite imaginary
@@ -1376,20 +1413,23 @@ TEST(ZarrV2, ConversionKeepsXarraysMissingValueAsItsAttribute) {
   auto attrs = [&](const std::string& path) { return Array::open(store, path).attributes(); };
   EXPECT_EQ(attrs("packed")["_FillValue"], -32768);
   EXPECT_EQ(attrs("nan")["_FillValue"], "AAAAAAAA+H8=");
-  EXPECT_FALSE(attrs("text").contains("_FillValue"));  // xarray cannot decode one for U<n>: noted
-  EXPECT_EQ(attrs("stated")["_FillValue"], 2.0);       // the variable's own, untouched
+  EXPECT_EQ(attrs("text")["_FillValue"], "");     // as zarr.json states it: xarray masks it on v2
+  EXPECT_EQ(attrs("stated")["_FillValue"], 2.0);  // the variable's own, untouched
   EXPECT_FALSE(attrs("plain").contains("_FillValue"));
-  EXPECT_FALSE(attrs("times").contains("_FillValue"));  // xarray's encoding has no form: noted
+  // As zarr.json states it (NaT as the int64 minimum); xarray's zarr engine shows it on v2.
+  EXPECT_EQ(attrs("times")["_FillValue"], std::numeric_limits<std::int64_t>::min());
   std::string notes;
   for (const auto& n : rep.notes) notes += n + "\n";
   EXPECT_NE(notes.find("packed: its fill value is xarray's missing value"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("times: xarray shows its v2 fill value"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("text: xarray reads its v2 fill value \"\" as missing"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("times: its fill value is xarray's missing value, kept"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("text: its fill value is xarray's missing value, kept"), std::string::npos) << notes;
   // And back: the attribute that states the fill value goes, a variable's own stays (noted).
   notes.clear();
   for (const auto& n : convert_to_v2(store).notes) notes += n + "\n";
   EXPECT_FALSE(attrs("packed").contains("_FillValue"));
   EXPECT_FALSE(attrs("nan").contains("_FillValue"));
+  EXPECT_FALSE(attrs("times").contains("_FillValue"));
+  EXPECT_FALSE(attrs("text").contains("_FillValue"));
   EXPECT_EQ(attrs("stated")["_FillValue"], 2.0);
   EXPECT_NE(notes.find("packed: the attribute _FillValue -32768 states its fill value"), std::string::npos) << notes;
   EXPECT_NE(notes.find("stated: xarray reads a v2 array's missing value from its fill value 1.0"), std::string::npos)

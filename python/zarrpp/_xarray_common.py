@@ -47,7 +47,8 @@ def _fill_attr(z: Array, value: Any) -> Any:
     if z.zarr_format == 3 and z.dtype.kind != "O":
         raw = z._core.xarray_fill_from_attribute(json.dumps(value))
         if raw is not None:
-            return np.frombuffer(raw, dtype=z.dtype)[0].item()
+            fv = np.frombuffer(raw, dtype=z.dtype)[0]
+            return fv if z.dtype.kind in "mM" else fv.item()  # dates stay NumPy's, as on v2
     return _decode_attr("_FillValue", value)
 
 

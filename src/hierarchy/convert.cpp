@@ -21,33 +21,20 @@ namespace {
 // xarray reads a v2 array's fill value as the variable's missing value (_FillValue), but a v3
 // array's from the _FillValue attribute only. A variable xarray wrote (it has _ARRAY_DIMENSIONS)
 // with a fill value and no _FillValue attribute keeps its missing values through conversion only
-// with that attribute, in xarray's encoding. Types that encoding has no form for are noted: times
-// (xarray shows their v2 fill value as an attribute without masking with it) and text (U, S,
-// string, bytes: xarray masks with it on v2, and cannot on v3).
+// with that attribute (xarray_fill_attribute: xarray's encoding, or zarr.json's form for text
+// and times, which xarray's v3 decoder has none for). Raw and structured types get none: noted.
 void keep_xarray_missing_value(const ArrayMetadata& v2, ArrayMetadata& m, std::vector<std::string>* notes,
                                const std::string& shown) {
   const auto& stated = v2.fill_value.v2_stated;
   if (!v2.attributes.contains("_ARRAY_DIMENSIONS") || v2.attributes.contains("_FillValue") ||
       (stated && stated->is_null()))
     return;
-  if (stated) {  // an object array's 0: xarray masks it, a v3 string array cannot hold it
-    if (notes)
-      notes->push_back(shown + ": xarray reads its v2 fill value " + stated->dump() +
-                       " as the missing value; after conversion xarray reads those elements as empty (xarray's v3 "
-                       "_FillValue encoding has no form for text)");
-    return;
-  }
+  if (stated) return;  // an object array's 0: every chunk is stored (check_missing_elements), none reads it
   if (const auto attr = xarray_fill_attribute(v2.fill_value.bytes, v2.data_type)) {
     m.attributes["_FillValue"] = *attr;
     if (notes)
       notes->push_back(shown + ": its fill value is xarray's missing value, kept as the attribute _FillValue " +
                        attr->dump() + " (xarray reads a v3 array's missing value from there)");
-  } else if (notes && v2.data_type.kind() == DataKind::Time) {
-    notes->push_back(shown + ": xarray shows its v2 fill value " +
-                     json_text(fill_value_to_json(v2.fill_value.bytes, v2.data_type)) +
-                     " as the attribute _FillValue (without masking " + v2.data_type.name() +
-                     " values with it); xarray's v3 encoding has no form for that type, so after conversion the "
-                     "attribute is not shown (the values read the same)");
   } else if (notes) {
     notes->push_back(shown + ": xarray reads its v2 fill value " +
                      json_text(fill_value_to_json(v2.fill_value.bytes, v2.data_type)) +
@@ -64,10 +51,10 @@ ArrayMetadata v3_metadata_of(const ArrayMetadata& v2, std::vector<std::string>* 
   m.zarr_format = 3;
   if (const auto& stated = v2.fill_value.v2_stated; stated && notes) {
     const std::string became = fill_value_to_json(m.fill_value.bytes, m.data_type).dump();
-    if (v2.missing_element())  // an object array's 0 / null: its missing elements change
-      notes->push_back(shown + ": fill_value " + stated->dump() + " became " + became + ": elements no chunk holds " +
-                       "read as " + stated->dump() + " before (as zarr-python 2 reads them) and as " + became +
-                       " after (a v3 " + m.data_type.name() + " array holds only " + m.data_type.name() + " values)");
+    if (v2.missing_element())  // an object array's 0 / null: converted only when every chunk is stored
+      notes->push_back(shown + ": fill_value " + stated->dump() + " became " + became + " (a v3 " + m.data_type.name() +
+                       " array holds only " + m.data_type.name() +
+                       " values); every chunk is stored, so no element reads it");
     else
       notes->push_back(shown + ": fill_value " + stated->dump() + (stated->is_null() ? " (no fill value)" : "") +
                        " became " + became + ", which missing chunks read as (zarrpp read them so already)");
@@ -103,6 +90,22 @@ std::vector<Group::Child> members(const StorePtr& store, const std::string& path
   return Group::open(store, path).children();
 }
 
+// A zarr-python 2 object array whose fill value is not of its type (0, null) reads that value
+// where no chunk is stored; a v3 array holds only values of its type, so such an array converts
+// only when every chunk is stored (then no element reads its fill value, and none changes).
+void check_missing_elements(const Array& a) {
+  const ArrayMetadata meta = a.metadata();
+  const Json* missing = meta.missing_element();
+  const std::int64_t stored = a.nshards_stored(), all = a.nshards();
+  if (!missing || stored == all) return;
+  const std::string type = a.dtype().name();
+  throw UnsupportedError("cannot convert '" + node::shown(a.path()) + "': " + std::to_string(all - stored) + " of " +
+                         std::to_string(all) + " chunks are not stored, and their elements read as " + missing->dump() +
+                         " (its Zarr v2 fill value, as zarr-python 2 reads them), which a Zarr v3 " + type +
+                         " array cannot hold; write every chunk first (e.g. its missing elements as \"\") to " +
+                         "convert it; nothing was converted");
+}
+
 // Every node of the tree must be nameable in v3, and every v2 array's data type statable there
 // (a structured type with a subarray field is not): checked before anything is written.
 void check_v3_names(const StorePtr& store, const std::string& path) {
@@ -113,6 +116,7 @@ void check_v3_names(const StorePtr& store, const std::string& path) {
     } catch (const UnsupportedError& e) {
       throw UnsupportedError("cannot convert '" + node::shown(path) + "': " + e.what() + "; nothing was converted");
     }
+    check_missing_elements(Array::open(store, path));
   }
   if (!d || d->type != NodeType::Group) return;
   for (const auto& c : members(store, path)) {

@@ -2,8 +2,10 @@
 // v3 array's missing value from this attribute, not from fill_value, and stores it in its own
 // encoding (xarray.backends.zarr.FillValueCoder): integers and bools as JSON, floats as base64 of
 // the little-endian float64, complex numbers as two of those. Its decoder refuses every other
-// type (U<n>, S<n>, times: "Unsupported dtype"), so they get no attribute; reading, U<n>, S<n>,
-// string and bytes attributes (text, base64) are taken as zarr-python writes them.
+// type (U<n>, S<n>, times: "Unsupported dtype", an error, not a different value). xarray's zarr
+// engine masks a v2 text array's fill value and shows a time array's as _FillValue: for them the
+// attribute states the fill value as zarr.json does (text, base64, the count of units or "NaT"),
+// so what the v2 array showed is kept on v3. Raw and structured types get no attribute.
 #include <bit>
 #include <cstring>
 
@@ -70,10 +72,11 @@ std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, c
       return Json::array(
           {double_b64(element_double(value.data(), c)), double_b64(element_double(value.data() + c, c))});
     }
-    case DataKind::Text:  // xarray encodes these but cannot decode them on v3 (an error there)
+    case DataKind::Time:  // as zarr.json states it: xarray's encoding has no form for these
+    case DataKind::Text:  // xarray encodes these (not decoding them on v3: an error there)
     case DataKind::Vlen:
+      return fill_value_to_json(value, t);
     case DataKind::Raw:
-    case DataKind::Time:
     case DataKind::Struct:
       break;
   }
@@ -101,6 +104,7 @@ std::optional<Bytes> xarray_fill_from_attribute(const Json& attr, const DataType
     }
     case DataKind::Text:
     case DataKind::Vlen:
+    case DataKind::Time:
       try {
         return parse_fill_value(attr, t);
       } catch (const MetadataError&) {

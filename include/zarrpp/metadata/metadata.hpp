@@ -67,11 +67,13 @@ Bytes default_fill_value(const DataType& dtype);
 
 /// xarray's _FillValue attribute of a Zarr v3 array (xarray reads a v3 array's missing value from
 /// it, not from fill_value), in xarray's encoding: integers and bools as JSON, floats as base64 of
-/// the little-endian float64, complex numbers as two of those. nullopt for the types xarray's
-/// decoder refuses (U<n>, S<n>, string, bytes, times, raw): they cannot carry it on v3.
+/// the little-endian float64, complex numbers as two of those; text (U<n>, S<n>, string, bytes)
+/// and times, which xarray's decoder refuses on v3, as zarr.json states their fill value, so what
+/// xarray's zarr engine shows of a v2 array (masked text, a time's _FillValue) is kept on v3.
+/// nullopt for raw and structured types.
 std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, const DataType& dtype);
 /// The element an attribute in that encoding states, for the types whose encoding is not plain
-/// JSON (floats, complex, U<n>, S<n>, string, bytes); nullopt when it is not in that form.
+/// JSON (floats, complex, U<n>, S<n>, string, bytes, times); nullopt when it is not in that form.
 std::optional<Bytes> xarray_fill_from_attribute(const Json& attr, const DataType& dtype);
 
 /// An array's fill value: one field for both formats and every data type.
