@@ -214,6 +214,26 @@ def _check_round_trip(word: str, name: Hashable, original: xr.Variable, encoded:
     if not ok:
         shown = {k: enc[k] for k in ("dtype", "units", "calendar", "scale_factor", "add_offset", "_FillValue")
                  if k in enc}
+        lost = _lost_missing(a, b)
+        if lost:
+            raise ValueError(f"{word}: variable {name!r}: the new values include {lost}, which the stored encoding "
+                             f"{shown} cannot hold: it has no missing value (_FillValue) to store them as; fill them "
+                             "first, or write the dataset again with a _FillValue in the variable's encoding")
         raise ValueError(f"{word}: variable {name!r}: the new values cannot be stored with the stored encoding "
                          f"{shown} without changing them (e.g. fractions into integers, or times finer than "
                          "the units)")
+
+
+def _lost_missing(back: np.ndarray, new: np.ndarray) -> Optional[str]:
+    """"N NaT" / "N NaN" when missing values of the new data do not come back missing (an
+    encoding without a _FillValue holds none); None otherwise."""
+    if new.dtype.kind in "mM":
+        word, missing = "NaT", np.isnat(new)
+        back_missing = np.isnat(back) if back.dtype.kind in "mM" else np.zeros(back.shape, bool)
+    elif new.dtype.kind in "fc":
+        word, missing = "NaN", np.isnan(new)
+        back_missing = np.isnan(back) if back.dtype.kind in "fc" else np.zeros(back.shape, bool)
+    else:
+        return None
+    lost = int(np.count_nonzero(missing & ~back_missing))
+    return f"{lost} {word}" if lost else None

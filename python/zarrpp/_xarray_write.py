@@ -117,6 +117,18 @@ def _check_format(g: Group, zarr_format: Optional[int]) -> None:
                          f"one format; convert a v2 one with zarrpp.convert_to_v3)")
 
 
+def _conflicting_length(g: Group, name: Hashable, dim: str, n: int, stored: int) -> str:
+    """Why a variable of another length along a stored dimension is refused: every variable of a
+    dataset has one length along each dimension. Growing helps only when there is more of it, and
+    then only the new elements are written (at the front only on Zarr v3)."""
+    why = (f"conflicting sizes for dimension {dim!r}: variable {name!r} has {n} elements along it, the stored "
+           f"dataset {stored} (a dataset's variables share each dimension's length)")
+    grow = f"append_dim={dim!r}" if g.zarr_format == 2 else f"append_dim={dim!r} (or prepend_dim={dim!r})"
+    if n < stored:
+        return why + f"; give it all {stored} elements along {dim!r}, or add these {n} to them with {grow}"
+    return why + f"; to add {n - stored} elements along {dim!r}, write only the new ones, with {grow}"
+
+
 def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any], mode: str) -> None:
     """Creates (or replaces) each variable's array in ``g``, then the attributes and the extent."""
     existing = set(g.array_keys())
@@ -132,8 +144,7 @@ def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: 
         for name, v in variables.items():
             for dim, n in zip(map(str, v.dims), v.shape):
                 if dim in extent and extent[dim][1] - extent[dim][0] != n:
-                    raise ValueError(f"variable {name!r} has {n} elements along {dim!r}, the stored dataset "
-                                     f"{extent[dim][1] - extent[dim][0]}: use append_dim=/prepend_dim= to grow it")
+                    raise ValueError(_conflicting_length(g, name, dim, n, extent[dim][1] - extent[dim][0]))
     for name, v in variables.items():
         enc = dict(v.encoding)
         lower = tuple(extent[str(d)][0] if str(d) in extent else 0 for d in v.dims)
