@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -639,6 +640,27 @@ TEST(GridDefaults, AutoChunksAreZarrPythons) {
   EXPECT_EQ(auto_shards({100, 100, 100}, {2, 2, 2}, 4, 256), (std::vector<std::int64_t>{4, 4, 4}));
   EXPECT_EQ(auto_shards({5, 100}, {2, 10}, 1, 1 << 20), (std::vector<std::int64_t>{4, 20}));  // within the array
   EXPECT_EQ(auto_shards({100}, {10}, 8, 8), (std::vector<std::int64_t>{10}));  // a chunk above the target: 1
+}
+
+// "auto" for every data type as zarr-python 3 decides it (issue 68): the table the CLI and Python
+// are held to too (tests/data/auto_grids.json, worked out from zarr-python 3's source).
+TEST(GridDefaults, AutoGridsFollowTheSharedTable) {
+  std::ifstream in(std::string(ZARRPP_TEST_DATA_DIR) + "/auto_grids.json");
+  ASSERT_TRUE(in) << "tests/data/auto_grids.json";
+  const Json table = Json::parse(in);
+  ASSERT_GT(table["cases"].size(), 20U);
+  for (const auto& c : table["cases"]) {
+    const auto shape = c["shape"].get<std::vector<std::int64_t>>();
+    const DataType t = data_type_from_user(c["cli"].get<std::string>());
+    const bool sharded = c["sharded"].get<bool>();
+    const auto chunks = auto_chunks(shape, t, sharded);
+    EXPECT_EQ(chunks, c["chunks"].get<std::vector<std::int64_t>>()) << c.dump();
+    if (sharded) {
+      EXPECT_EQ(auto_shards(shape, chunks, t, std::nullopt), c["shards"].get<std::vector<std::int64_t>>()) << c.dump();
+    }
+  }
+  EXPECT_EQ(auto_item_size(DataType::Id::string), 1U);  // a type without a fixed size counts one byte
+  EXPECT_EQ(auto_item_size(DataType::fixed_utf32(10)), 40U);
 }
 
 // set_progress: every stored object a read, write, growth or shrink finishes is reported once,

@@ -1384,11 +1384,22 @@ void bind_nodes(py::module_& m) {
   m.def("regular_chunk_shape", &zarrpp::regular_chunk_shape, "sizes"_a,
         "The chunk shape of a regular grid with these per-dimension sizes (all equal but a smaller last), "
         "or None.");
-  m.def("auto_chunks", &zarrpp::auto_chunks, "shape"_a, "itemsize"_a, "max_bytes"_a = zarrpp::kAutoChunkMaxBytes,
-        "Chunks for chunks=\"auto\" (zarr-python 3's rule, the core's); max_bytes 1 MiB for shards' inner chunks.");
-  m.attr("SHARDED_INNER_CHUNK_MAX_BYTES") = zarrpp::kShardedInnerChunkMaxBytes;
-  m.def("auto_shards", &zarrpp::auto_shards, "shape"_a, "chunks"_a, "itemsize"_a = 1, "target_bytes"_a = py::none(),
-        "Shards for shards=\"auto\": two chunks along dimensions holding more than 8 (the core's rule).");
+  m.def(
+      "auto_chunks",
+      [](const std::vector<std::int64_t>& shape, const std::string& dtype, bool sharded) {
+        return zarrpp::auto_chunks(shape, zarrpp::data_type_from_user(dtype), sharded);
+      },
+      "shape"_a, "dtype"_a, "sharded"_a = false,
+      "Chunks for chunks=\"auto\" of a `dtype` array (the core's rule, zarr-python 3's; a shard's inner chunks when "
+      "sharded).");
+  m.def(
+      "auto_shards",
+      [](const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks, const std::string& dtype,
+         std::optional<std::size_t> target_bytes) {
+        return zarrpp::auto_shards(shape, chunks, zarrpp::data_type_from_user(dtype), target_bytes);
+      },
+      "shape"_a, "chunks"_a, "dtype"_a, "target_bytes"_a = py::none(),
+      "Shards for shards=\"auto\": two chunks along dimensions holding more than 8 (the core's rule).");
   m.def(
       "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
       "name"_a, "A codec's default configuration (JSON text), from its registry entry.");

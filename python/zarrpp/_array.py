@@ -1683,12 +1683,6 @@ def _as_shape(value: Any, what: str) -> Tuple[int, ...]:
         raise TypeError(f"{what}: expected an int or a tuple of ints, got {value!r}") from None
 
 
-def _auto_itemsize(dtype: np.dtype) -> int:
-    """The element size the "auto" grid rules take: variable-length strings and bytes count one
-    byte an element, as zarr-python sizes them."""
-    return 1 if dtype.kind == "O" else dtype.itemsize
-
-
 _NO_REGULAR = ("The `{0}` attribute is only defined for arrays using regular chunk grids. This array has a "
                "rectilinear chunk grid. Use `{1}` for general access.")
 
@@ -1758,11 +1752,9 @@ def _rectilinear_args(chunks: Any, shards: Any, shape: Tuple[int, ...], allow: O
     return chunks, shards, chunk_sizes, shard_sizes
 
 
-def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], dtype: np.dtype, sharded: bool = False) -> Tuple[int, ...]:
+def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], zarr_name: str, sharded: bool = False) -> Tuple[int, ...]:
     if chunks is None or chunks is True or (isinstance(chunks, str) and chunks == "auto"):
-        itemsize = _auto_itemsize(dtype)
-        limit = {"max_bytes": _zarrpp.SHARDED_INNER_CHUNK_MAX_BYTES} if sharded else {}
-        return tuple(_zarrpp.auto_chunks(list(shape), itemsize, **limit))
+        return tuple(_zarrpp.auto_chunks(list(shape), zarr_name, sharded))
     if chunks is False:  # zarr-python: one chunk for the whole array
         return tuple(max(n, 1) for n in shape)
     if _is_int(chunks):
@@ -1779,13 +1771,13 @@ def _resolve_chunks(chunks: Any, shape: Tuple[int, ...], dtype: np.dtype, sharde
     return tuple(out)
 
 
-def _resolve_grid(chunks: Any, shards: Any, shape: Tuple[int, ...], dtype: np.dtype, allow: Optional[bool]
+def _resolve_grid(chunks: Any, shards: Any, shape: Tuple[int, ...], zarr_name: str, allow: Optional[bool]
                   ) -> Tuple[Tuple[int, ...], Optional[Tuple[int, ...]], List[List[int]], List[List[int]]]:
     """(chunks, shards, chunk_sizes, shard_sizes) for the core from create_array's arguments."""
     sharded = shards is not None
     chunks, shards, chunk_sizes, shard_sizes = _rectilinear_args(chunks, shards, shape, allow)
-    chunks_t = () if chunk_sizes else _resolve_chunks(chunks, shape, dtype, sharded=sharded)
-    return chunks_t, _resolve_shards(shards, shape, chunks_t, _auto_itemsize(dtype)), chunk_sizes, shard_sizes
+    chunks_t = () if chunk_sizes else _resolve_chunks(chunks, shape, zarr_name, sharded=sharded)
+    return chunks_t, _resolve_shards(shards, shape, chunks_t, zarr_name), chunk_sizes, shard_sizes
 
 
 def create_array(
@@ -1845,7 +1837,7 @@ def create_array(
     if isinstance(serializer, ShardingCodec):
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)
-    chunks_t, shards_t, chunk_sizes, shard_sizes = _resolve_grid(chunks, shards, shape_t, np_dtype,
+    chunks_t, shards_t, chunk_sizes, shard_sizes = _resolve_grid(chunks, shards, shape_t, zarr_name,
                                                                  _allow_rectilinear)
     filter_specs, compressor_specs = _codec_specs(filters, compressors)
     key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
@@ -2021,7 +2013,7 @@ def _unwrap_sharding(sharding: ShardingCodec, shards: Any, chunks: Any, filters:
     return inner_s or "auto", chunks, sharding.chunk_shape, inner_f or filters, inner_c
 
 
-def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...], itemsize: int = 1
+def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...], zarr_name: str
                     ) -> Optional[Tuple[int, ...]]:
     """``shards=`` as zarr-python takes it: a shape, ``{"shape": ...}``, "auto" or None."""
     if isinstance(shards, dict):
@@ -2033,7 +2025,7 @@ def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...]
         if shards != "auto":
             raise ValueError(f"shards: a shape, a dict {{'shape': ...}}, 'auto' or None, got {shards!r}")
         target = _config.config.get("array.target_shard_size_bytes")
-        shards = tuple(_zarrpp.auto_shards(list(shape), list(chunks), itemsize,
+        shards = tuple(_zarrpp.auto_shards(list(shape), list(chunks), zarr_name,
                                            None if target is None else int(target)))
     return None if shards is None else _as_shape(shards, "shards")
 

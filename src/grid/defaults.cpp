@@ -68,4 +68,15 @@ std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, co
   return s;
 }
 
+std::size_t auto_item_size(const DataType& t) { return t.is_vlen() ? 1 : t.size(); }
+
+std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, const DataType& t, bool sharded) {
+  return auto_chunks(shape, auto_item_size(t), sharded ? kShardedInnerChunkMaxBytes : kAutoChunkMaxBytes);
+}
+
+std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks,
+                                      const DataType& t, std::optional<std::size_t> target_bytes) {
+  return auto_shards(shape, chunks, auto_item_size(t), target_bytes);
+}
+
 }  // namespace zarrpp

@@ -94,7 +94,6 @@ bool lists_sizes(const std::string& text) { return !text.empty() && text.front()
 // The array the options describe (every option parsed and checked here).
 ArraySpec CreateCommand::make_spec() const {
   ArraySpec spec{.shape = parse_shape(shape_, "--shape"), .dtype = data_type_from_user(dtype_)};
-  const std::size_t auto_max = shards_.empty() ? kAutoChunkMaxBytes : kShardedInnerChunkMaxBytes;
   if (lists_sizes(shards_) && chunks_ == "auto")
     throw ArgumentError(
         "--chunks auto with shard sizes listed: give the inner chunk shape, which must divide every "
@@ -103,15 +102,15 @@ ArraySpec CreateCommand::make_spec() const {
     spec.chunk_sizes = parse_grid_sizes(chunks_, spec.shape, "--chunks");
   else
     spec.chunks =
-        chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype.size(), auto_max) : parse_shape(chunks_, "--chunks");
+        chunks_ == "auto" ? auto_chunks(spec.shape, spec.dtype, !shards_.empty()) : parse_shape(chunks_, "--chunks");
   if (!fill_.empty()) spec.fill_value = cli_value_json(fill_, spec.dtype);
   spec.compressors = compressors_of(comp_);
   spec.crc32c = crc_;
   if (lists_sizes(shards_))
     spec.shard_sizes = parse_grid_sizes(shards_, spec.shape, "--shards");
   else if (!shards_.empty())
-    spec.shards =
-        shards_ == "auto" ? auto_shards(spec.shape, spec.chunks, spec.dtype.size()) : parse_shape(shards_, "--shards");
+    spec.shards = shards_ == "auto" ? auto_shards(spec.shape, spec.chunks, spec.dtype, std::nullopt)
+                                    : parse_shape(shards_, "--shards");
   if (!lower_.empty()) spec.lower_bound = parse_shape(lower_, "--lower-bound");
   if (!dims_.empty()) {
     std::vector<std::optional<std::string>> names;

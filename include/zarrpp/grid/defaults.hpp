@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "zarrpp/core/dtype.hpp"
+
 namespace zarrpp {
 
 /// zarr-python 3's chunks="auto" (h5py's rule as zarr-python adapted it): a target size of 256 KiB
@@ -27,5 +29,15 @@ std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, st
 /// within each dimension of the array (at least 1).
 std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks,
                                       std::size_t itemsize = 1, std::optional<std::size_t> target_bytes = std::nullopt);
+
+/// The element size the "auto" rules take for `t`: its size, except that a variable-length
+/// element (string, bytes) counts one byte, as zarr-python 3 sizes a type without a fixed size.
+std::size_t auto_item_size(const DataType& t);
+/// chunks="auto" for an array of `t`: auto_chunks at auto_item_size(t), within 64 MiB, or 1 MiB
+/// when the chunks are a shard's inner chunks (`sharded`). What every front end asks.
+std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, const DataType& t, bool sharded);
+/// shards="auto" for an array of `t` chunked by `chunks` (auto_shards at auto_item_size(t)).
+std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks,
+                                      const DataType& t, std::optional<std::size_t> target_bytes);
 
 }  // namespace zarrpp
