@@ -21,6 +21,7 @@
 #include "zarrpp/select/selection.hpp"
 #include "zarrpp/store/file_store.hpp"
 #include "zarrpp/store/http_store.hpp"
+#include "zarrpp/store/local_path.hpp"
 #include "zarrpp/store/memory_store.hpp"
 #include "zarrpp/store/prefix_store.hpp"
 #include "zarrpp/store/s3_store.hpp"

@@ -980,6 +980,32 @@ void bind_stores(py::module_& m) {
         }
       },
       "url"_a, "options"_a, "read_only"_a = false);
+  // Where a store string points, as the core reads it for every front end (zarrpp::locate_store):
+  // Python makes its own store objects from the answer.
+  m.def(
+      "locate_store",
+      [](const std::string& text, bool new_zip_files) {
+        zarrpp::StoreLocation at;
+        try {
+          at = zarrpp::locate_store(text, new_zip_files);
+        } catch (const zarrpp::StoreError& e) {
+          throw zarrpp::ArgumentError(e.what());  // the string names no store: a ValueError
+        }
+        static constexpr const char* kinds[] = {"directory", "zip", "memory", "http", "s3"};
+        py::dict d;
+        d["kind"] = kinds[static_cast<int>(at.kind)];
+        d["path"] = at.path.string();
+        d["inner"] = at.inner;
+        d["name"] = at.name;
+        d["new_zip"] = at.new_zip;
+        return d;
+      },
+      "text"_a, "new_zip_files"_a = false,
+      "Where a store string points: {'kind': 'directory'|'zip'|'memory'|'http'|'s3', 'path', 'inner', 'name', "
+      "'new_zip'}.");
+  m.def("named_memory_store", &zarrpp::MemoryStore::named, "name"_a, "The process-wide memory store memory://NAME.");
+  m.def("forget_named_memory_store", &zarrpp::MemoryStore::forget_named, "name"_a,
+        "Drops the memory store memory://NAME; whether there was one.");
 }
 
 // An array's description, attributes and settings.

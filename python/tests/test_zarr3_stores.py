@@ -203,3 +203,41 @@ def test_conflicting_separators_are_refused():
                      ({"name": "v2", "separator": "."}, "/")]:
         with pytest.raises(ValueError, match="different separators"):
             zarrpp.create_array({}, shape=(2,), dtype="i1", chunk_key_encoding=cke, dimension_separator=sep)
+
+
+# ---- store strings, resolved by the core as the CLI resolves them (issue 68) -----------------------
+def test_a_zarr_python_2_zip_file_opens_by_path_as_the_cli_opens_it(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "data.zip")
+    st = zarr.ZipStore(path, mode="w")
+    g = zarr.group(store=st)
+    g.create_dataset("a", data=np.arange(6, dtype="i2"), chunks=(4,))
+    st.close()
+    before = open(path, "rb").read()
+    assert zarrpp.open_array(path + "/a", mode="r")[:].tolist() == list(range(6))
+    assert zarrpp.open_array(path, path="a", mode="r")[:].tolist() == list(range(6))
+    assert [n for n, _ in zarrpp.open_group(path, mode="r").members()] == ["a"]
+    assert open(path, "rb").read() == before  # reading changed nothing
+
+
+def test_dot_dot_after_a_symlink_and_file_urls_mean_what_the_os_says(tmp_path):
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    os.symlink("real/deep", tmp_path / "link")
+    zarrpp.create_array(str(tmp_path / "b.zarr"), shape=(2,), dtype="i1", fill_value=5)
+    zarrpp.create_array(str(tmp_path / "real" / "b.zarr"), shape=(2,), dtype="i1", fill_value=3)
+    assert zarrpp.open_array(str(tmp_path / "link" / ".." / "b.zarr"), mode="r")[:].tolist() == [3, 3]
+    zarrpp.create_array(str(tmp_path / "link" / ".." / "c.zarr"), shape=(1,), dtype="i1")
+    assert (tmp_path / "real" / "c.zarr" / "zarr.json").exists() and not (tmp_path / "c.zarr").exists()
+    # file:// URLs are percent-decoded, as the CLI and C++ decode them
+    zarrpp.create_array(f"file://{tmp_path}/sp%20ace.zarr", shape=(1,), dtype="i1", fill_value=7)
+    assert (tmp_path / "sp ace.zarr" / "zarr.json").exists() and not (tmp_path / "sp%20ace.zarr").exists()
+    assert zarrpp.open_array(f"file://{tmp_path}/sp%20ace.zarr", mode="r")[:].tolist() == [7]
+
+
+def test_a_store_path_of_a_store_path_is_one_folder(tmp_path):
+    from zarrpp.storage import MemoryStore, StorePath
+    store = MemoryStore()
+    g = zarrpp.Group.from_store(StorePath(StorePath(store, "a"), "b"), zarr_format=3)
+    g.create_array("x", shape=(1,), dtype="i1")
+    assert store.exists("a/b/x/zarr.json")
+    assert zarrpp.Group.from_store(StorePath(store), zarr_format=3).store == store

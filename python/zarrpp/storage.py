@@ -16,8 +16,6 @@ import atexit
 import operator
 import os
 import pathlib
-import re
-import threading
 import warnings
 import weakref
 from collections.abc import AsyncIterator, Mapping, MutableMapping
@@ -382,28 +380,24 @@ def _close_zip_writers() -> None:
             warnings.warn(f"{store}: {e}", RuntimeWarning)
 
 
-# The memory stores memory:// URLs name, by name: process-wide, as zarr-python's (with fsspec,
-# whose memory file system keeps what is written until it is removed).
-_NAMED_MEMORY: Dict[str, MemoryStore] = {}
-_NAMED_LOCK = threading.Lock()
-
-
-def _memory_url(url: str) -> _zarrpp.Store:
-    """The store ``memory://name/path`` names: the named memory store (made on first use), or the
-    folder ``path`` inside it."""
-    name, _, path = url[len("memory://"):].partition("/")
-    if not name:
-        raise ValueError(f"'{url}': a memory:// URL names its store: memory://NAME or memory://NAME/PATH")
-    with _NAMED_LOCK:
-        store = _NAMED_MEMORY.get(name)
-        if store is None:
-            store = _NAMED_MEMORY[name] = MemoryStore()
-            store._zarrpp_url = f"memory://{name}"
-    path = path.strip("/")
+def _memory_url(name: str, path: str) -> _zarrpp.Store:
+    """The store ``memory://name/path`` names: the core's process-wide memory store ``name`` (made
+    on first use), or the folder ``path`` inside it."""
+    store = MemoryStore(_share=_zarrpp.named_memory_store(name))
+    store._zarrpp_url = f"memory://{name}"
     if not path:
         return store
     sub: Any = _zarrpp.PrefixStore(store, path)
     sub._zarrpp_url = f"memory://{name}/{path}"
+    return sub
+
+
+def _zip_at(archive: str, inner: str, read_only: bool) -> _zarrpp.Store:
+    """The zip file ``archive`` (read, or added to), at the folder ``inner`` inside it."""
+    z = ZipStore(archive, mode="r" if read_only else "a")
+    if not inner:
+        return z
+    sub: Any = _zarrpp.PrefixStore(z, inner, bool(read_only))
     return sub
 
 
@@ -418,8 +412,7 @@ def _mapping_store(mapping: Mapping[str, Any], read_only: bool) -> _zarrpp.Store
 def forget_memory_store(name: str) -> bool:
     """Drops the memory store ``memory://name`` (its data goes once nothing holds it); True when
     there was one."""
-    with _NAMED_LOCK:
-        return _NAMED_MEMORY.pop(name, None) is not None
+    return bool(_zarrpp.forget_named_memory_store(name))
 
 
 class StorePath:
@@ -427,9 +420,15 @@ class StorePath:
     is taken, it stands for the store opened at ``path``. ``sp / "name"`` goes one folder down; its
     ``get``, ``set``, ``delete`` and ``exists`` act on the key ``path`` itself."""
 
-    def __init__(self, store: _zarrpp.Store, path: str = ""):
+    store: _zarrpp.Store
+    path: str
+
+    def __init__(self, store: Any, path: str = ""):
+        if isinstance(store, StorePath):  # a folder of a folder: the same store, the paths joined
+            outer: StorePath = store
+            store, path = outer.store, f"{outer.path}/{path}"
         if not isinstance(store, _zarrpp.Store):
-            raise TypeError(f"StorePath: expected a zarrpp store, got {type(store).__name__}")
+            raise TypeError(f"StorePath: expected a zarrpp store or a StorePath, got {type(store).__name__}")
         self.store = store
         self.path = _zarrpp.normalize_path(path) if path.strip("/") else ""
 
@@ -558,8 +557,10 @@ def _prefix_with_read_only(store: Any, read_only: bool = False) -> Any:
 
 
 def _prefix_eq(store: Any, other: Any) -> bool:
-    return (isinstance(other, _zarrpp.PrefixStore) and store.inner == other.inner and store.path == other.path
-            and store.read_only == other.read_only)
+    # The inner stores by where their data is: a wrapper Python no longer holds comes back as the
+    # binding's base class, which has no equality of its own.
+    return (isinstance(other, _zarrpp.PrefixStore) and store.path == other.path
+            and store.inner._location() == other.inner._location() and store.read_only == other.read_only)
 
 
 def _mapping_with_read_only(store: Any, read_only: bool = False) -> Any:
@@ -608,10 +609,29 @@ _zarrpp.S3Store.__reduce__ = _reduce_remote  # type: ignore[assignment]
 _zarrpp.HttpStore.__reduce__ = _reduce_remote  # type: ignore[assignment]
 
 
+def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storage_options: Optional[Dict[str, Any]],
+                     missing: Any) -> _zarrpp.Store:
+    """The store a string names, where the core says it points (``locate_store``: file:// decoded,
+    ".." as the OS takes it, paths into an existing zip file, memory://NAME); Python makes the
+    store objects."""
+    at = _zarrpp.locate_store(s)
+    if at["kind"] in ("http", "s3"):
+        return open_url(s, storage_options, bool(read_only) and at["kind"] == "s3")
+    if at["kind"] == "memory":
+        return _memory_url(at["name"], at["inner"])
+    if at["kind"] == "zip":
+        return _zip_at(at["path"], at["inner"], bool(read_only))
+    path = at["path"] if s.lower().startswith("file:") else s
+    if must_exist and not os.path.isdir(path):
+        raise missing(f"no Zarr store at '{path}' (not a directory)")
+    return LocalStore(path, read_only=bool(read_only))
+
+
 def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: bool = False,
                storage_options: Optional[Dict[str, Any]] = None, missing: Any = None) -> _zarrpp.Store:
-    """The store for a ``store=`` argument: a Store as is, a path -> LocalStore, an s3:// or
-    http(s):// URL -> a remote store, a memory:// URL -> a named memory store, None -> MemoryStore.
+    """The store for a ``store=`` argument: a Store as is, a path -> LocalStore (a zip file, or a
+    folder inside one -> ZipStore), an s3:// or http(s):// URL -> a remote store, a memory:// URL ->
+    a named memory store, None -> MemoryStore.
     With ``must_exist``, a path that is not a directory is a FileNotFoundError (opening never
     creates directories). Other URL schemes are refused (never taken as a local folder named
     "gs:")."""
@@ -631,19 +651,7 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
         s = os.fspath(store)
         if isinstance(s, bytes):
             s = os.fsdecode(s)
-        if s.startswith(_REMOTE_SCHEMES):
-            return open_url(s, storage_options, bool(read_only) and s.startswith("s3://"))
-        if s.startswith("file://"):
-            s = s[len("file://"):]
-        if s.startswith("memory://"):
-            return _memory_url(s)
-        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", s)
-        if scheme:
-            raise ValueError(f"'{s}': zarrpp does not open {scheme.group(1)}:// URLs (it takes s3://, http://, "
-                             "https://, file:// and local paths)")
-        if must_exist and not os.path.isdir(s):
-            raise missing(f"no Zarr store at '{s}' (not a directory)")
-        return LocalStore(s, read_only=bool(read_only))
+        return _store_from_text(s, read_only, must_exist, storage_options, missing)
     raise TypeError(f"expected a zarrpp store (zarrpp.storage.LocalStore / MemoryStore), a mapping, a path or "
                     f"None, got {type(store).__name__}")
 

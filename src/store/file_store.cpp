@@ -1,5 +1,7 @@
 #include "zarrpp/store/file_store.hpp"
 
+#include "zarrpp/store/local_path.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -221,8 +223,8 @@ FileStore::FileStore(fs::path root, Options options) : root_(std::move(root)), o
   }
   if (!fs::exists(st) && !options_.create)
     throw NotFoundError("store directory '" + root_.string() + "' does not exist");
-  root_ = fs::absolute(root_, ec).lexically_normal();
-  (void)root_fd(false);  // opened now when it exists; otherwise made by the first write
+  root_ = os_path(root_);  // "link/.." is where the OS goes, not the folder the text names
+  (void)root_fd(false);    // opened now when it exists; otherwise made by the first write
 }
 
 FileStore::~FileStore() {

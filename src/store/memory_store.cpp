@@ -6,6 +6,33 @@ namespace zarrpp {
 
 MemoryStore::MemoryStore() : state_(std::make_shared<State>()) {}
 
+namespace {
+
+struct NamedStores {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<MemoryStore>> stores;
+};
+NamedStores& named_stores() {
+  static NamedStores n;
+  return n;
+}
+
+}  // namespace
+
+std::shared_ptr<MemoryStore> MemoryStore::named(const std::string& name) {
+  auto& n = named_stores();
+  const std::lock_guard lock(n.mu);
+  auto& s = n.stores[name];
+  if (!s) s = create();
+  return s;
+}
+
+bool MemoryStore::forget_named(const std::string& name) {
+  auto& n = named_stores();
+  const std::lock_guard lock(n.mu);
+  return n.stores.erase(name) > 0;
+}
+
 std::shared_ptr<MemoryStore> MemoryStore::with_read_only(bool read_only) const {
   return std::shared_ptr<MemoryStore>(new MemoryStore(state_, read_only));
 }

@@ -4,6 +4,9 @@
 
 #include "remote/encoding.hpp"
 #include "zarrpp/core/error.hpp"
+#include "zarrpp/store/local_path.hpp"
+#include "zarrpp/store/memory_store.hpp"
+#include "zarrpp/store/prefix_store.hpp"
 
 namespace zarrpp {
 
@@ -25,46 +28,116 @@ std::string scheme_of(const std::string& url) {
   return s;
 }
 
+// file://[localhost]/path, percent-decoded.
+std::string file_url_path(const std::string& url, const std::string& rest) {
+  if (rest.find_first_of("?#") != std::string::npos)
+    throw StoreError("open_store: '" + url + "': file URLs take no query or fragment");
+  const std::size_t slash = rest.find('/');
+  const std::string host = rest.substr(0, slash);
+  if (!host.empty() && host != "localhost")
+    throw StoreError("open_store: '" + url + "': file URLs on another host ('" + host + "') are not supported");
+  if (slash == std::string::npos)
+    throw StoreError("open_store: '" + url + "' has no path (write file:///absolute/path)");
+  std::string path = detail::percent_decode(rest.substr(slash), "open_store: '" + url + "'");
+  if (path.find('\0') != std::string::npos)
+    throw StoreError("open_store: '" + url + "' decodes to a path with a NUL byte");
+  return path;
+}
+
 }  // namespace
 
 StorePtr open_store(const std::string& url) { return open_store(url, OpenStoreOptions{}); }
 
 StorePtr open_store(const std::string& url, const OpenStoreOptions& options) {
+  return resolve_store(url, options).store;
+}
+
+StoreLocation locate_store(const std::string& url, bool new_zip_files) {
   if (url.empty()) throw StoreError("open_store: empty URL");
   const std::string scheme = scheme_of(url);
-  if (scheme.empty()) {
-    if (url.rfind("file:", 0) == 0)
-      throw StoreError("open_store: '" + url + "' is not a usable file URL (write file:///absolute/path)");
-    return FileStore::open(url, options.file);
-  }
-  const std::string rest = url.substr(scheme.size() + 3);
-  if (scheme == "http" || scheme == "https") return HttpStore::open(url, options.http);
-  if (scheme == "s3") {
-    if (rest.find_first_of("?#") != std::string::npos)
-      throw StoreError("open_store: '" + url + "': s3 URLs take no query or fragment (set S3Store::Options instead)");
-    const std::size_t slash = rest.find('/');
-    S3Store::Options o = options.s3;
-    o.bucket = rest.substr(0, slash);
-    o.prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
-    if (o.bucket.empty()) throw StoreError("open_store: '" + url + "' names no bucket (write s3://bucket/path)");
-    return S3Store::open(std::move(o));
-  }
+  std::string path = url;
+  if (scheme.empty() && url.rfind("file:", 0) == 0)
+    throw StoreError("open_store: '" + url + "' is not a usable file URL (write file:///absolute/path)");
+  const std::string rest = scheme.empty() ? "" : url.substr(scheme.size() + 3);
   if (scheme == "file") {
-    if (rest.find_first_of("?#") != std::string::npos)
-      throw StoreError("open_store: '" + url + "': file URLs take no query or fragment");
+    path = file_url_path(url, rest);
+  } else if (scheme == "memory") {
     const std::size_t slash = rest.find('/');
-    const std::string host = rest.substr(0, slash);
-    if (!host.empty() && host != "localhost")
-      throw StoreError("open_store: '" + url + "': file URLs on another host ('" + host + "') are not supported");
-    if (slash == std::string::npos)
-      throw StoreError("open_store: '" + url + "' has no path (write file:///absolute/path)");
-    const std::string path = detail::percent_decode(rest.substr(slash), "open_store: '" + url + "'");
-    if (path.find('\0') != std::string::npos)
-      throw StoreError("open_store: '" + url + "' decodes to a path with a NUL byte");
-    return FileStore::open(path, options.file);
+    StoreLocation m{.kind = StoreLocation::Kind::memory, .name = rest.substr(0, slash)};
+    if (m.name.empty())
+      throw StoreError("open_store: '" + url + "' names no store (write memory://NAME or memory://NAME/PATH)");
+    std::string inner = slash == std::string::npos ? "" : rest.substr(slash + 1);
+    while (!inner.empty() && inner.back() == '/') inner.pop_back();
+    while (!inner.empty() && inner.front() == '/') inner.erase(0, 1);
+    m.inner = inner;
+    return m;
+  } else if (scheme == "http" || scheme == "https") {
+    return {.kind = StoreLocation::Kind::http};
+  } else if (scheme == "s3") {
+    return {.kind = StoreLocation::Kind::s3};
+  } else if (!scheme.empty()) {
+    throw StoreError("open_store: unsupported URL scheme '" + scheme + "' in '" + url +
+                     "' (supported: s3://, http://, https://, file://, memory:// and plain paths)");
   }
-  throw StoreError("open_store: unsupported URL scheme '" + scheme + "' in '" + url +
-                   "' (supported: s3://, http://, https://, file:// and plain paths)");
+  if (const auto z = find_zip_path(path, new_zip_files))
+    return {.kind = StoreLocation::Kind::zip,
+            .path = z->archive,
+            .inner = z->inner,
+            .new_zip = z->new_archive,
+            .missing_dirs = z->missing_dirs};
+  return {.kind = StoreLocation::Kind::directory, .path = path};
+}
+
+namespace {
+
+// The zip file `at` names, opened (the folders above a new one made), at its folder.
+ResolvedStore open_zip(const StoreLocation& at, const OpenStoreOptions& options) {
+  ResolvedStore r{.zip_made = at.new_zip};
+  for (const auto& dir : at.missing_dirs) {
+    std::error_code ec;
+    if (!std::filesystem::create_directory(dir, ec) && ec)
+      throw StoreError("cannot create the folder " + dir.string() + ": " + ec.message());
+    r.made_dirs.insert(r.made_dirs.begin(), dir);
+  }
+  ZipStore::Options zo = options.zip;
+  if (options.file.read_only) zo.mode = ZipStore::Mode::read;
+  r.zip = ZipStore::open(at.path, zo);
+  r.store = at.inner.empty() ? StorePtr(r.zip) : PrefixStore::at(r.zip, at.inner);
+  return r;
+}
+
+}  // namespace
+
+ResolvedStore resolve_store(const std::string& url, const OpenStoreOptions& options) {
+  const auto at = locate_store(url, options.new_zip_files && options.file.create);
+  switch (at.kind) {
+    case StoreLocation::Kind::directory:
+      // The path as typed: FileStore resolves it as the OS does, and names it so in its messages.
+      return {.store = FileStore::open(scheme_of(url).empty() ? std::filesystem::path(url) : at.path, options.file)};
+    case StoreLocation::Kind::zip:
+      return open_zip(at, options);
+    case StoreLocation::Kind::memory: {
+      if (!options.memory)
+        throw StoreError(
+            "'" + url +
+            "': a memory:// store lives only as long as its process, so it is not taken here (nothing would be kept)");
+      StorePtr s = MemoryStore::named(at.name);
+      return {.store = at.inner.empty() ? s : PrefixStore::at(s, at.inner)};
+    }
+    case StoreLocation::Kind::http:
+      return {.store = HttpStore::open(url, options.http)};
+    case StoreLocation::Kind::s3:
+      break;
+  }
+  const std::string rest = url.substr(5);  // after "s3://"
+  if (rest.find_first_of("?#") != std::string::npos)
+    throw StoreError("open_store: '" + url + "': s3 URLs take no query or fragment (set S3Store::Options instead)");
+  const std::size_t slash = rest.find('/');
+  S3Store::Options o = options.s3;
+  o.bucket = rest.substr(0, slash);
+  o.prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (o.bucket.empty()) throw StoreError("open_store: '" + url + "' names no bucket (write s3://bucket/path)");
+  return {.store = S3Store::open(std::move(o))};
 }
 
 }  // namespace zarrpp

@@ -930,5 +930,21 @@ expect_eq "$(svg_facts "$SH/demo.zarr/chunk-map-before.svg" | cut -d' ' -f1,2)" 
 expect_eq "$(svg_facts "$SH/demo.zarr/chunk-map-after.svg" | cut -d' ' -f1,2)" "3 3" "demo: the map after"
 rm -rf "$SH"
 
+# ---- paths mean what the OS says (issue 68): ".." after a symbolic link goes up from its target
+DD="$T/dotdot"
+mkdir -p "$DD/real/deep"
+ln -s real/deep "$DD/link"
+expect_ok "$Z" create "$DD/b.zarr" --shape 2 --chunks 2 --dtype int8 --fill-value 5
+expect_ok "$Z" create "$DD/real/b.zarr" --shape 2 --chunks 2 --dtype int8 --fill-value 3
+expect_eq "$("$Z" get "$DD/link/../b.zarr")" "[3 3]" "link/../b.zarr is real/b.zarr, as for ls"
+expect_ok "$Z" create "$DD/link/../b.zarr" --shape 1 --chunks 1 --dtype int8 --fill-value 4 --overwrite
+expect_eq "$("$Z" get "$DD/b.zarr")" "[5 5]" "--overwrite through link/.. leaves ./b.zarr alone"
+expect_eq "$("$Z" get "$DD/real/b.zarr")" "[4]" "--overwrite through link/.. replaces real/b.zarr"
+expect_ok "$Z" create "$DD/link/../new.zip/a" --shape 1 --chunks 1 --dtype int8 --fill-value 6
+expect_eq "$(cd "$DD" && ls real | tr '\n' ' ')" "b.zarr deep new.zip " "a new zip file through link/.. is made in real/"
+expect_eq "$("$Z" get "$DD/real/new.zip/a")" "[6]" "and reads there"
+expect_err "memory:// store lives only as long as its process" "$Z" create memory://x --shape 1 --chunks 1 --dtype int8
+rm -rf "$DD"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -51,6 +51,60 @@ TEST(OpenStore, EveryUrlForm) {
   expect_throw_with<StoreError>([] { open_store(""); }, {"empty URL"});
 }
 
+// Local paths mean what the OS says (issue 68): ".." after a symbolic link goes up from its target.
+TEST(OpenStore, DotDotAfterASymlinkIsTheOperatingSystems) {
+  TempDir t{"open-store-dotdot"};
+  fs::create_directories(t.path() / "real" / "deep");
+  fs::create_directory_symlink("real/deep", t.path() / "link");
+  EXPECT_EQ(os_path(t.path() / "link" / ".." / "b.zarr"), t.path() / "real" / "b.zarr");
+  EXPECT_EQ(os_path(t.path() / "link" / "." / "x"), t.path() / "link" / "x");  // no "..": kept as written
+  EXPECT_EQ(os_path(t.path() / "a" / ".." / "link"), t.path() / "link");       // the link after it stays
+  auto f = open_store((t.path() / "link" / ".." / "b.zarr").string());
+  EXPECT_EQ(dynamic_cast<FileStore*>(f.get())->root(), t.path() / "real" / "b.zarr");
+  f->set("k", Bytes{1});
+  EXPECT_TRUE(fs::exists(t.path() / "real" / "b.zarr" / "k"));
+  EXPECT_FALSE(fs::exists(t.path() / "b.zarr"));
+}
+
+// One reading of store strings: zip files and folders inside them, memory://NAME, file:// decoded.
+TEST(OpenStore, ZipPathsAndNamedMemoryStores) {
+  TempDir t{"open-store-zip"};
+  {
+    auto z = ZipStore::open(t.path() / "d.zip", {.mode = ZipStore::Mode::write});
+    z->set("g/a/k", Bytes{7});
+    z->close();
+  }
+  const auto at = locate_store("file://" + (t.path() / "d.zip").string() + "/g/a");
+  EXPECT_EQ(at.kind, StoreLocation::Kind::zip);
+  EXPECT_EQ(at.path, t.path() / "d.zip");
+  EXPECT_EQ(at.inner, "g/a");
+  OpenStoreOptions ro;
+  ro.file.read_only = true;
+  auto r = resolve_store((t.path() / "d.zip" / "g").string(), ro);
+  ASSERT_NE(r.zip, nullptr);
+  EXPECT_EQ(r.zip->mode(), ZipStore::Mode::read);
+  EXPECT_EQ(r.store->get("a/k"), Bytes{7});
+  EXPECT_THROW(r.store->set("a/k", Bytes{8}), StoreError);
+  // A new archive only when asked (the CLI's create); otherwise a directory of that name.
+  EXPECT_EQ(locate_store((t.path() / "new.zip" / "a").string()).kind, StoreLocation::Kind::directory);
+  const auto made = locate_store((t.path() / "out" / "new.zip" / "a").string(), true);
+  EXPECT_EQ(made.kind, StoreLocation::Kind::zip);
+  EXPECT_TRUE(made.new_zip);
+  EXPECT_EQ(made.missing_dirs, (std::vector<fs::path>{t.path() / "out"}));
+  EXPECT_FALSE(fs::exists(t.path() / "out"));  // locating makes nothing
+
+  auto m = open_store("memory://open-store-test/sub/");
+  m->set("k", Bytes{3});
+  EXPECT_EQ(open_store("memory://open-store-test")->get("sub/k"), Bytes{3});
+  EXPECT_TRUE(MemoryStore::forget_named("open-store-test"));
+  EXPECT_FALSE(open_store("memory://open-store-test")->exists("sub/k"));
+  EXPECT_TRUE(MemoryStore::forget_named("open-store-test"));
+  expect_throw_with<StoreError>([] { open_store("memory://"); }, {"names no store"});
+  OpenStoreOptions no_memory;
+  no_memory.memory = false;
+  expect_throw_with<StoreError>([&] { open_store("memory://x", no_memory); }, {"not taken here"});
+}
+
 TEST(OpenStore, S3SettingsComeFromTheEnvironment) {
   EnvVar ep("AWS_ENDPOINT_URL", "http://127.0.0.1:9/");
   EnvVar eps3("AWS_ENDPOINT_URL_S3", std::nullopt);

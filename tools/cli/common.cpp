@@ -258,45 +258,25 @@ std::vector<OpenedZip>& zip_stores() {
   return opened;
 }
 
-bool names_zip_file(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  return ext == ".zip";
+// The options every local path or URL is opened with: the network flags, and zip files for
+// paths into them (a new one made when creating, as zarr-python 2 takes "out/new.zip/array").
+OpenStoreOptions store_options(Use use) {
+  const bool create = use == Use::create;
+  OpenStoreOptions o{.file = FileStore::Options{.create = create}, .new_zip_files = create, .memory = false};
+  o.zip.mode = use == Use::read ? ZipStore::Mode::read : ZipStore::Mode::append;
+  for (RemoteOptions* net : {&o.http.net, &o.s3.net}) {
+    for (const auto& [name, value] : g_net) net->set(name, value);
+  }
+  return o;
 }
 
-// The store for `dir` when it is a zip file or a path inside one (the first part of it that is a
-// regular file is the archive); null otherwise. Creating, a part that does not exist yet and
-// ends in ".zip" is a new archive, as zarr-python opens such paths (folders are made above it).
+// The store for `dir` when it is a zip file or a path inside one (kept to be closed when the
+// command ends); null otherwise.
 StorePtr open_in_zip(const std::string& dir, Use use) {
-  fs::path archive = fs::path(dir).lexically_normal();
-  std::vector<fs::path> missing;  // the parts that do not exist, outermost first
-  std::error_code ec;
-  while (!archive.empty() && !fs::exists(archive, ec)) {
-    missing.insert(missing.begin(), archive.filename());
-    archive = archive.parent_path();
-  }
-  OpenedZip z;
-  if (use == Use::create && !missing.empty() && (archive.empty() || fs::is_directory(archive, ec))) {
-    // The first missing part ending in ".zip" becomes the archive: "out/new.zip/arr".
-    const auto at = std::find_if(missing.begin(), missing.end(), names_zip_file);
-    if (at == missing.end()) return nullptr;
-    for (auto part = missing.begin(); part != at; ++part) {
-      archive /= *part;
-      if (!fs::create_directory(archive, ec) && ec)
-        throw StoreError("cannot create the folder " + archive.string() + ": " + ec.message());
-      z.made_dirs.insert(z.made_dirs.begin(), archive);
-    }
-    archive /= *at;
-    missing.erase(missing.begin(), at + 1);
-    z.made = true;
-  } else if (archive.empty() || !fs::is_regular_file(archive, ec)) {
-    return nullptr;
-  }
-  fs::path inner;
-  for (const auto& part : missing) inner /= part;
-  z.store = ZipStore::open(archive, {.mode = use == Use::read ? ZipStore::Mode::read : ZipStore::Mode::append});
-  zip_stores().push_back(z);
-  return PrefixStore::at(z.store, inner.generic_string());
+  if (!find_zip_path(dir, use == Use::create)) return nullptr;
+  auto r = resolve_store(dir, store_options(use));
+  zip_stores().push_back(OpenedZip{.store = r.zip, .made = r.zip_made, .made_dirs = r.made_dirs});
+  return r.store;
 }
 
 }  // namespace
@@ -331,15 +311,14 @@ void close_zip_stores(bool failed) {
   if (!failures.empty()) throw StoreError(failures);
 }
 
-// ARRAY / STORE arguments: a local directory, a zip file, or a URL (s3://, http(s)://, file://).
+// ARRAY / STORE arguments: a local directory, a zip file, or a URL (s3://, http(s)://, file://),
+// resolved as every front end resolves them (resolve_store).
 StorePtr open_dir(const std::string& dir, Use use) {
   const bool create = use == Use::create;
   if (dir.find("://") != std::string::npos) {
-    OpenStoreOptions o{.file = FileStore::Options{.create = create}};
-    for (RemoteOptions* net : {&o.http.net, &o.s3.net}) {
-      for (const auto& [name, value] : g_net) net->set(name, value);
-    }
-    return open_store(dir, o);
+    auto r = resolve_store(dir, store_options(use));
+    if (r.zip) zip_stores().push_back(OpenedZip{.store = r.zip, .made = r.zip_made, .made_dirs = r.made_dirs});
+    return r.store;
   }
   // A zip file (zarr-python's ZipStore), or a folder inside one ("data.zip/group/array"):
   // changes are written into it when the command ends (close_zip_stores).
@@ -357,7 +336,7 @@ StorePtr open_dir(const std::string& dir, Use use) {
 NewDirs::NewDirs(const std::string& where) {
   if (where.find("://") != std::string::npos) return;
   std::error_code ec;
-  fs::path p = fs::absolute(where, ec).lexically_normal();
+  fs::path p = os_path(where);
   if (p.filename().empty()) p = p.parent_path();  // "a.zarr/"
   for (; !p.empty() && p != p.root_path(); p = p.parent_path()) {
     if (fs::exists(fs::symlink_status(p, ec))) break;

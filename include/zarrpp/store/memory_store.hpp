@@ -15,6 +15,11 @@ class MemoryStore : public Store {
   /// An empty store (create() gives it shared).
   MemoryStore();
   static std::shared_ptr<MemoryStore> create() { return std::make_shared<MemoryStore>(); }  ///< a new empty store
+  /// The process-wide store of that name (what "memory://NAME" opens): made empty on first use,
+  /// then the same keys and values every time until forget_named(name).
+  static std::shared_ptr<MemoryStore> named(const std::string& name);
+  /// Drops the named store (stores already opened keep its data); whether there was one.
+  static bool forget_named(const std::string& name);
 
   /// Another store over the same keys and values (zarr-python's with_read_only): writes through one
   /// are seen by the other; a read-only view refuses every write (StoreError read_only).
