@@ -21,8 +21,8 @@ namespace {
 // xarray reads a v2 array's fill value as the variable's missing value (_FillValue), but a v3
 // array's from the _FillValue attribute only. A variable xarray wrote (it has _ARRAY_DIMENSIONS)
 // with a fill value and no _FillValue attribute keeps its missing values through conversion only
-// with that attribute (xarray_fill_attribute: xarray's encoding, or zarr.json's form for text
-// and times, which xarray's v3 decoder has none for). Raw and structured types get none: noted.
+// with that attribute (xarray_fill_attribute: xarray's encoding, or zarr.json's form for times,
+// which xarray's v3 decoder has none for). Text, raw and structured types get none: noted.
 void keep_xarray_missing_value(const ArrayMetadata& v2, ArrayMetadata& m, std::vector<std::string>* notes,
                                const std::string& shown) {
   const auto& stated = v2.fill_value.v2_stated;

@@ -2,10 +2,11 @@
 // v3 array's missing value from this attribute, not from fill_value, and stores it in its own
 // encoding (xarray.backends.zarr.FillValueCoder): integers and bools as JSON, floats as base64 of
 // the little-endian float64, complex numbers as two of those. Its decoder refuses every other
-// type (U<n>, S<n>, times: "Unsupported dtype", an error, not a different value). xarray's zarr
-// engine masks a v2 text array's fill value and shows a time array's as _FillValue: for them the
-// attribute states the fill value as zarr.json does (text, base64, the count of units or "NaT"),
-// so what the v2 array showed is kept on v3. Raw and structured types get no attribute.
+// type (U<n>, S<n>, times: "Unsupported dtype", an error, not a different value), so text gets
+// no attribute (xarray's zarr engine masks a v2 text array's fill value: nothing to keep). It
+// shows a v2 time array's fill value as _FillValue: on v3 the attribute states it as zarr.json
+// does (the count of units, NaT as the int64 minimum), so what the v2 array showed is kept.
+// Raw and structured types get no attribute.
 #include <bit>
 #include <cstring>
 
@@ -73,9 +74,9 @@ std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, c
           {double_b64(element_double(value.data(), c)), double_b64(element_double(value.data() + c, c))});
     }
     case DataKind::Time:  // as zarr.json states it: xarray's encoding has no form for these
-    case DataKind::Text:  // xarray encodes these (not decoding them on v3: an error there)
-    case DataKind::Vlen:
       return fill_value_to_json(value, t);
+    case DataKind::Text:  // xarray encodes these but cannot decode them on v3 (an error there)
+    case DataKind::Vlen:
     case DataKind::Raw:
     case DataKind::Struct:
       break;

@@ -42,7 +42,7 @@ bool names_zip_file(const fs::path& p) {
 std::optional<ZipPath> find_zip_path(const fs::path& path, bool allow_new) {
   fs::path archive = os_path(path);
   if (archive.filename().empty()) archive = archive.parent_path();  // "data.zip/"
-  std::vector<fs::path> missing;  // the parts that do not exist, outermost first
+  std::vector<fs::path> missing;                                    // the parts that do not exist, outermost first
   std::error_code ec;
   while (!archive.empty() && archive != archive.root_path() && !fs::exists(archive, ec)) {
     missing.insert(missing.begin(), archive.filename());

@@ -37,7 +37,7 @@ struct OpenStoreOptions {
   HttpStore::Options http{};  ///< http:// and https://
   S3Store::Options s3{};      ///< s3:// (bucket and prefix come from the URL)
   /// Paths into zip files (read-only when `file.read_only`).
-  ZipStore::Options zip{.mode = ZipStore::Mode::append};
+  ZipStore::Options zip{ZipStore::Mode::append};
   /// With `file.create`: a path whose first missing part ends in ".zip" is a new zip file (made
   /// at its first commit; the folders above it now), as zarr-python 2 and the CLI take such paths;
   /// otherwise it is a directory of that name, as zarr-python 3 takes it.
