@@ -264,6 +264,59 @@ DataType zarr_dtype(const py::dtype& dt) {
   throw py::type_error("zarrpp cannot hold NumPy data of dtype " + py::str(dt.attr("str")).cast<std::string>());
 }
 
+// dtype= as zarr-python 3 takes it, read once for Python: (the NumPy dtype the data is held in,
+// in native byte order; the core's name of the data type; the bytes codec's endian). str,
+// "string", "T", NumPy 2's StringDType, bytes and "bytes" are the variable-length types (object
+// arrays), "r<bits>" a raw type; every other spelling is NumPy's (np.dtype), typed by zarr_dtype.
+py::tuple parse_dtype(const py::object& given) {
+  const py::module_ builtins = py::module_::import("builtins");
+  const bool is_text = py::isinstance<py::str>(given);
+  const std::string s = is_text ? given.cast<std::string>() : "";
+  auto vlen = [](const char* name) { return py::make_tuple(py::dtype("O"), name, "little"); };
+  if (given.is(builtins.attr("str")) || s == "str" || s == "string" || s == "T" || s == "variable_length_utf8")
+    return vlen("string");
+  if (given.is(builtins.attr("bytes")) || s == "bytes" || s == "variable_length_bytes")
+    return vlen("variable_length_bytes");
+  if (s.size() > 1 && s[0] == 'r' && s.find_first_not_of("0123456789", 1) == std::string::npos) {
+    const std::string digits = s.substr(1);
+    if (digits.size() > 9) throw py::value_error("raw data type '" + s + "': too many bits for one element");
+    if (std::stoul(digits) == 0 || std::stoul(digits) % 8 != 0)
+      throw py::value_error("raw data type '" + s + "': the number of bits must be a positive multiple of 8");
+    return py::make_tuple(py::dtype("V" + std::to_string(std::stoul(digits) / 8)), s, "little");
+  }
+  const py::dtype dt = py::dtype::from_args(given);  // NumPy's reading of every other spelling
+  const char kind = dt.kind();
+  if (kind == 'T') return vlen("string");
+  if (kind == 'O')
+    throw py::type_error("dtype=object is ambiguous: give dtype=str (variable-length text) or dtype=bytes");
+  if ((kind == 'U' || kind == 'S') && dt.itemsize() == 0) return vlen(kind == 'U' ? "string" : "variable_length_bytes");
+  const auto native = dt.attr("newbyteorder")("=").cast<py::dtype>();
+  if (dt.has_fields()) {  // the core names it and finds its fields' byte order
+    const auto [t, big] = structured_type(dt);
+    return py::make_tuple(native, t.name(), big ? "big" : "little");
+  }
+  const bool plain = dt.attr("subdtype").is_none();
+  if (kind == 'V' && plain && dt.itemsize() > 0)
+    return py::make_tuple(dt, "V" + std::to_string(dt.itemsize()), "little");  // zarr-python 3's raw_bytes
+  const std::string unsupported = "zarrpp does not support data type " + py::str(py::object(dt)).cast<std::string>() +
+                                  " (supported: bool, (u)int8-64, float16-64, complex64/128, r<bits> / void, U<n>, "
+                                  "S<n>, datetime64, timedelta64)";
+  if (!plain) throw py::type_error(unsupported);
+  DataType t;
+  if (kind == 'U' || kind == 'S' || kind == 'M' || kind == 'm') {
+    t = zarr_dtype(native);  // its own message for a width or unit zarrpp cannot hold
+  } else {
+    try {
+      t = zarr_dtype(native);
+    } catch (const py::type_error&) {
+      throw py::type_error(unsupported);
+    }
+  }
+  const char order = py::cast<char>(dt.attr("byteorder"));
+  const bool big = order == '>' || (order == '=' && std::endian::native == std::endian::big);
+  return py::make_tuple(native, t.name(), big ? "big" : "little");
+}
+
 Shape shape_of(const py::array& a) { return Shape(a.shape(), a.shape() + a.ndim()); }
 std::vector<std::int64_t> strides_of(const py::array& a) {
   return std::vector<std::int64_t>(a.strides(), a.strides() + a.ndim());
@@ -1446,6 +1499,8 @@ void bind_nodes(py::module_& m) {
         return py::make_tuple(t.name(), big ? "big" : "little");
       },
       "dtype"_a, "A structured NumPy dtype as (the core's name for it, the byte order of its fields).");
+  m.def("parse_dtype", &parse_dtype, "dtype"_a,
+        "dtype= as (the NumPy dtype in native byte order, the core's data type name, the bytes codec's endian).");
   m.def(
       "data_type_name", [](const py::dtype& dt) { return zarr_dtype(dt).name(); }, "dtype"_a,
       "The zarrpp data type of a NumPy dtype in native byte order, by name (U12, datetime64[ns], int32).");

@@ -7,7 +7,6 @@ import html
 import json
 import math
 import operator
-import re
 import warnings
 from collections.abc import ItemsView, KeysView, Mapping, MutableMapping, ValuesView
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
@@ -26,54 +25,13 @@ __all__ = ["Array", "Group", "Attributes", "create_array", "open_array", "open_g
 
 # ---- data types ----------------------------------------------------------------------------------
 
-_ZARR_NAMES = {
-    ("b", 1): "bool",
-    ("i", 1): "int8", ("i", 2): "int16", ("i", 4): "int32", ("i", 8): "int64",
-    ("u", 1): "uint8", ("u", 2): "uint16", ("u", 4): "uint32", ("u", 8): "uint64",
-    ("f", 2): "float16", ("f", 4): "float32", ("f", 8): "float64",
-    ("c", 8): "complex64", ("c", 16): "complex128",
-}
-
-
-_STRING_DTYPES = (str, "str", "string", "T", "variable_length_utf8")
-_BYTES_DTYPES = (bytes, "bytes", "variable_length_bytes")
-
 
 def _parse_dtype(dtype: Any) -> Tuple[np.dtype, str, str]:
-    """(native NumPy dtype, Zarr v3 data type name, endian of the bytes codec) for ``dtype=``.
-    ``str`` / "string" and ``bytes`` / "bytes" are the variable-length types, held in NumPy as
-    object arrays of str / bytes (as in zarr-python 3)."""
-    if any(dtype is t or (isinstance(t, str) and isinstance(dtype, str) and dtype == t) for t in _STRING_DTYPES):
-        return np.dtype("O"), "string", "little"
-    if any(dtype is t or (isinstance(t, str) and isinstance(dtype, str) and dtype == t) for t in _BYTES_DTYPES):
-        return np.dtype("O"), "variable_length_bytes", "little"
-    if isinstance(dtype, np.dtype) and dtype.kind == "T":  # NumPy 2's StringDType
-        return np.dtype("O"), "string", "little"
-    if isinstance(dtype, str):
-        m = re.fullmatch(r"r(\d+)", dtype)
-        if m:
-            bits = int(m.group(1))
-            if bits <= 0 or bits % 8:
-                raise ValueError(f"raw data type {dtype!r}: the number of bits must be a positive multiple of 8")
-            return np.dtype(f"V{bits // 8}"), dtype, "little"
-    dt = np.dtype(dtype)
-    if dt.kind == "O":
-        raise TypeError("dtype=object is ambiguous: give dtype=str (variable-length text) or dtype=bytes")
-    if dt.kind in "SU" and dt.itemsize == 0:
-        return np.dtype("O"), "string" if dt.kind == "U" else "variable_length_bytes", "little"
-    if dt.fields is not None:  # structured: the core names it and finds its fields' byte order
-        name, endian = _zarrpp.structured_type(dt)
-        return dt.newbyteorder("="), name, endian
-    if dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.itemsize > 0:
-        return dt, f"V{dt.itemsize}", "little"  # zarr-python 3's raw_bytes
-    name = _ZARR_NAMES.get((dt.kind, dt.itemsize))
-    if dt.kind in "USMm":  # fixed-width strings, dates and durations: named by the core
-        name = _zarrpp.data_type_name(dt.newbyteorder("="))
-    if name is None:
-        raise TypeError(f"zarrpp does not support data type {dt} (supported: bool, (u)int8-64, float16-64, "
-                        f"complex64/128, r<bits> / void, U<n>, S<n>, datetime64, timedelta64)")
-    endian = "big" if dt.byteorder == ">" or (dt.byteorder == "=" and np.little_endian is False) else "little"
-    return dt.newbyteorder("="), name, endian
+    """(native NumPy dtype, Zarr data type name, endian of the bytes codec) for ``dtype=``, as the
+    binding reads it (``parse_dtype``). ``str`` / "string" and ``bytes`` / "bytes" are the
+    variable-length types, held in NumPy as object arrays of str / bytes (as in zarr-python 3)."""
+    np_dtype, name, endian = _zarrpp.parse_dtype(dtype)
+    return np_dtype, name, endian
 
 
 class _DefaultFillValue:
