@@ -543,6 +543,28 @@ zarrpp::ChunkKeyEncoding key_encoding_of(const std::string& text, int zarr_forma
 
 // The arguments as an ArraySpec: codec::build_chain (through Array::create) puts the chain
 // together, with its defaults; nothing of the chain is decided here.
+// A structured type's fill value as one element's bytes in native order: NumPy's conversion of a
+// tuple (a list is one element's fields), a record or 0; or one element's bytes as zarr-python 2
+// takes them, in the byte order of the type's fields (`big`).
+std::string record_fill_bytes(const py::object& given, const DataType& t, bool big) {
+  const auto np = py::module_::import("numpy");
+  const py::dtype native = numpy_dtype(t);
+  py::object value = given;
+  if (py::isinstance<py::list>(value)) value = py::tuple(value);  // NumPy reads a list as elements
+  if (py::isinstance(value, np.attr("void")) && value.attr("dtype").attr("names").is_none())
+    value = value.attr("tobytes")();
+  if (py::isinstance<py::bytes>(value) || py::isinstance(value, py::module_::import("builtins").attr("bytearray"))) {
+    const py::dtype stated = native.attr("newbyteorder")(big ? ">" : "<").cast<py::dtype>();
+    const auto n = py::len(value);
+    if (n != static_cast<std::size_t>(stated.itemsize()))
+      throw py::value_error("fill_value of " + std::to_string(n) + " bytes for dtype " +
+                            py::str(py::object(stated)).cast<std::string>() + ": give one element, " +
+                            std::to_string(stated.itemsize()) + " bytes");
+    value = np.attr("frombuffer")(py::bytes(value), stated)[py::int_(0)];
+  }
+  return np.attr("array")(value, native).attr("tobytes")().cast<std::string>();
+}
+
 zarrpp::ArraySpec make_spec(const CreateArgs& a) {
   zarrpp::ArraySpec spec;
   spec.shape = a.shape;
@@ -555,11 +577,14 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
       throw py::value_error("fill_value " + py::repr(a.fill_value).cast<std::string>() +
                             " is not valid for a bytes array: give bytes");
     if (spec.dtype.kind() == zarrpp::DataKind::Struct) {
-      // NumPy's conversion (a tuple, a record, 0), then one element's bytes
-      const auto np = py::module_::import("numpy");
-      const py::bytes raw = np.attr("array")(a.fill_value, numpy_dtype(spec.dtype)).attr("tobytes")();
-      const std::string b = raw;
+      const std::string b = record_fill_bytes(a.fill_value, spec.dtype, a.endian == "big");
       spec.fill_value = zarrpp::base64_encode({reinterpret_cast<const std::uint8_t*>(b.data()), b.size()});
+    } else if (spec.dtype.kind() == zarrpp::DataKind::Text && !py::isinstance<py::str>(a.fill_value) &&
+               !py::isinstance<py::bytes>(a.fill_value)) {
+      // Not text for a U<n> / S<n> array: NumPy's text of it (0 -> "0"), as NumPy assigns it.
+      const auto np = py::module_::import("numpy");
+      spec.fill_value =
+          fill_value_json(np.attr("array")(a.fill_value, numpy_dtype(spec.dtype))[py::tuple()].attr("item")());
     } else if (spec.dtype.is_time() && !py::isinstance<py::int_>(a.fill_value)) {
       // A date, a duration, NaT or their text, as NumPy converts it to the array's unit.
       const auto np = py::module_::import("numpy");

@@ -45,32 +45,6 @@ class _DefaultFillValue:
 DEFAULT_FILL_VALUE: Any = _DefaultFillValue()
 
 
-def _text_fill(fill_value: Any, np_dtype: np.dtype) -> Any:
-    """A fill value that is not text for a U/S array: NumPy's text of it (0 -> "0")."""
-    if np_dtype.kind in "US" and fill_value is not None and fill_value is not DEFAULT_FILL_VALUE and \
-            not isinstance(fill_value, (str, bytes)):
-        return np.array(fill_value, dtype=np_dtype)[()].item()
-    return fill_value
-
-
-def _record_fill(fill_value: Any, np_dtype: np.dtype, dtype: Any) -> Any:
-    """A structured type's fill value given as one element's bytes, in the dtype's own byte order
-    (as zarr-python 2 takes it), as that element."""
-    if np_dtype.fields is None:
-        return fill_value
-    if isinstance(fill_value, list):  # one element's fields, as a tuple: NumPy reads a list as elements
-        return tuple(fill_value)
-    if isinstance(fill_value, np.void) and fill_value.dtype.names is None:
-        fill_value = fill_value.tobytes()
-    if not isinstance(fill_value, (bytes, bytearray)):
-        return fill_value
-    dt = np.dtype(dtype)  # as given, with its fields' byte order
-    if len(fill_value) != dt.itemsize:
-        raise ValueError(f"fill_value of {len(fill_value)} bytes for dtype {dt}: give one element, "
-                         f"{dt.itemsize} bytes")
-    return np.frombuffer(bytes(fill_value), dtype=dt)[0]
-
-
 def _core_fill_value(fill_value: Any, zarr_format: Optional[int]) -> Any:
     if fill_value is DEFAULT_FILL_VALUE:
         return None
@@ -1791,7 +1765,6 @@ def create_array(
     data, shape, dtype = _from_data(data, shape, dtype)
     shape_t = _as_shape(shape, "shape")
     np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
-    fill_value = _record_fill(_text_fill(fill_value, np_dtype), np_dtype, dtype)
     if isinstance(serializer, ShardingCodec):
         serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
                                                                             compressors)
