@@ -280,9 +280,10 @@ py::tuple parse_dtype(const py::object& given) {
   if (s.size() > 1 && s[0] == 'r' && s.find_first_not_of("0123456789", 1) == std::string::npos) {
     const std::string digits = s.substr(1);
     if (digits.size() > 9) throw py::value_error("raw data type '" + s + "': too many bits for one element");
-    if (std::stoul(digits) == 0 || std::stoul(digits) % 8 != 0)
+    const unsigned long bits = std::stoul(digits);
+    if (bits == 0 || bits % 8 != 0)
       throw py::value_error("raw data type '" + s + "': the number of bits must be a positive multiple of 8");
-    return py::make_tuple(py::dtype("V" + std::to_string(std::stoul(digits) / 8)), s, "little");
+    return py::make_tuple(py::dtype("V" + std::to_string(bits / 8)), s, "little");
   }
   const py::dtype dt = py::dtype::from_args(given);  // NumPy's reading of every other spelling
   const char kind = dt.kind();

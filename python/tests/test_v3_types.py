@@ -10,6 +10,7 @@ Zarr v2 (read there by zarr-python 2.13) and back.
 """
 import json
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -266,3 +267,26 @@ def test_conversion_to_v2_takes_every_chain_with_a_v2_form(tmp_path, codecs, dty
     got = zarr.open_array(str(path), mode="r")
     assert got.dtype.newbyteorder("=") == want.dtype.newbyteorder("=")
     assert np.array_equal(got[:], want)
+
+
+def test_data_type_spellings_refused_with_the_reason():
+    """dtype= is read once, by the binding (issue 68): each refusal names what is wrong."""
+    cases = [("r12", ValueError, "positive multiple of 8"), ("r0", ValueError, "positive multiple of 8"),
+             ("r8000000000000", ValueError, "too many bits"), (object, TypeError, "dtype=object is ambiguous"),
+             ("(2,)i4", TypeError, "does not support data type"), ("M8", TypeError, "without a unit")]
+    if hasattr(np, "float128"):
+        cases.append(("float128", TypeError, "does not support data type float128"))
+    for dtype, error, words in cases:
+        with pytest.raises(error, match=re.escape(words)):
+            zarrpp.create_array({}, shape=(2,), dtype=dtype)
+
+
+def test_text_and_record_fill_values_as_numpy_reads_them():
+    assert zarrpp.create_array({}, shape=(1,), dtype="U3", fill_value=0)[0] == "0"
+    assert zarrpp.create_array({}, shape=(1,), dtype="S3", fill_value=5)[0] == b"5"
+    dt = np.dtype([("a", ">i4"), ("b", ">f8")])
+    assert zarrpp.create_array({}, shape=(1,), dtype=dt, fill_value=[1, 2.5])[0].tolist() == (1, 2.5)
+    raw = np.array((3, 4.5), dtype=dt).tobytes()  # one element's bytes, in the fields' byte order
+    assert zarrpp.create_array({}, shape=(1,), dtype=dt, fill_value=raw, zarr_format=2)[0].tolist() == (3, 4.5)
+    with pytest.raises(ValueError, match="fill_value of 3 bytes for dtype .*: give one element, 12 bytes"):
+        zarrpp.create_array({}, shape=(1,), dtype=dt, fill_value=b"abc", zarr_format=2)

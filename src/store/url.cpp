@@ -85,7 +85,7 @@ StoreLocation locate_store(const std::string& url, bool new_zip_files) {
             .inner = z->inner,
             .new_zip = z->new_archive,
             .missing_dirs = z->missing_dirs};
-  return {.kind = StoreLocation::Kind::directory, .path = path};
+  return {.kind = StoreLocation::Kind::directory, .path = os_path(path)};
 }
 
 namespace {
@@ -109,7 +109,10 @@ ResolvedStore open_zip(const StoreLocation& at, const OpenStoreOptions& options)
 }  // namespace
 
 ResolvedStore resolve_store(const std::string& url, const OpenStoreOptions& options) {
-  const auto at = locate_store(url, options.new_zip_files && options.file.create);
+  return open_location(locate_store(url, options.new_zip_files && options.file.create), url, options);
+}
+
+ResolvedStore open_location(const StoreLocation& at, const std::string& url, const OpenStoreOptions& options) {
   switch (at.kind) {
     case StoreLocation::Kind::directory:
       // The path as typed: FileStore resolves it as the OS does, and names it so in its messages.

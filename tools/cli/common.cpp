@@ -270,12 +270,10 @@ OpenStoreOptions store_options(Use use) {
   return o;
 }
 
-// The store for `dir` when it is a zip file or a path inside one (kept to be closed when the
-// command ends); null otherwise.
-StorePtr open_in_zip(const std::string& dir, Use use) {
-  if (!find_zip_path(dir, use == Use::create)) return nullptr;
-  auto r = resolve_store(dir, store_options(use));
-  zip_stores().push_back(OpenedZip{.store = r.zip, .made = r.zip_made, .made_dirs = r.made_dirs});
+// Opens `at`; a zip file is kept to be closed when the command ends (close_zip_stores).
+StorePtr open_at(const StoreLocation& at, const std::string& dir, Use use) {
+  auto r = open_location(at, dir, store_options(use));
+  if (r.zip) zip_stores().push_back(OpenedZip{.store = r.zip, .made = r.zip_made, .made_dirs = r.made_dirs});
   return r.store;
 }
 
@@ -315,22 +313,18 @@ void close_zip_stores(bool failed) {
 // resolved as every front end resolves them (resolve_store).
 StorePtr open_dir(const std::string& dir, Use use) {
   const bool create = use == Use::create;
-  if (dir.find("://") != std::string::npos) {
-    auto r = resolve_store(dir, store_options(use));
-    if (r.zip) zip_stores().push_back(OpenedZip{.store = r.zip, .made = r.zip_made, .made_dirs = r.made_dirs});
-    return r.store;
-  }
-  // A zip file (zarr-python's ZipStore), or a folder inside one ("data.zip/group/array"):
-  // changes are written into it when the command ends (close_zip_stores).
-  if (auto zip = open_in_zip(dir, use)) return zip;
-  if (!create && !fs::is_directory(dir)) {
+  // A zip file (zarr-python's ZipStore), or a folder inside one ("data.zip/group/array"), is
+  // written into when the command ends (close_zip_stores).
+  const auto at = locate_store(dir, create);
+  if (at.kind == StoreLocation::Kind::directory && dir.find("://") == std::string::npos && !create &&
+      !fs::is_directory(dir)) {
     std::error_code ec;
     const auto st = fs::status(dir, ec);
     if (fs::exists(st))  // a FIFO or a file: the file store says what it is
       (void)FileStore::open(dir, FileStore::Options{.create = false});
     throw NotFoundError("no such directory '" + dir + "'");
   }
-  return FileStore::open(dir, FileStore::Options{.create = create});
+  return open_at(at, dir, use);
 }
 
 NewDirs::NewDirs(const std::string& where) {
@@ -356,8 +350,10 @@ bool holds_node(const std::string& where) {
   }
   std::error_code ec;
   if (!fs::is_directory(where, ec))
-    if (const auto zip = open_in_zip(where, Use::read))  // a node inside a zip file
+    if (const auto at = locate_store(where); at.kind == StoreLocation::Kind::zip) {  // a node inside a zip file
+      const auto zip = open_at(at, where, Use::read);
       return zip->exists("zarr.json") || zip->exists(".zarray") || zip->exists(".zgroup");
+    }
   for (const char* doc : {"zarr.json", ".zarray", ".zgroup"})
     if (fs::exists(fs::path(where) / doc)) return true;
   return false;

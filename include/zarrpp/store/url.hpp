@@ -77,8 +77,12 @@ struct ResolvedStore {
   std::vector<std::filesystem::path> made_dirs{};  ///< folders made above a new zip file, deepest first
 };
 
-/// The store a string names (see the top of this file), with what a zip file needs of its owner.
+/// The store a string names (see the top of this file), with what a zip file needs of its owner:
+/// open_location(locate_store(url, ...), url, options).
 ResolvedStore resolve_store(const std::string& url, const OpenStoreOptions& options);
+/// Opens what locate_store found for `url` (for callers that look at the location first, as the
+/// CLI does, without resolving the string twice).
+ResolvedStore open_location(const StoreLocation& at, const std::string& url, const OpenStoreOptions& options);
 
 /// @{
 /// The store a URL names (see the top of this file); `options` for credentials, headers and the
