@@ -25,7 +25,10 @@ fs::path os_path(const fs::path& path) {
     if (part == ".." && --left == 0) after_last = true;
   }
   if (!after_last) return abs.lexically_normal();
-  const fs::path walked = fs::weakly_canonical(head, ec);
+  // Where the OS cannot walk to the last ".." (a part before it is missing, or a dangling link),
+  // the path stays as written: using it fails as the OS fails, never reaches another folder.
+  if (!fs::exists(head, ec)) return abs;
+  const fs::path walked = fs::canonical(head, ec);
   return ((ec ? head : walked) / tail).lexically_normal();
 }
 

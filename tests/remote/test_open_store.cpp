@@ -58,12 +58,19 @@ TEST(OpenStore, DotDotAfterASymlinkIsTheOperatingSystems) {
   fs::create_directory_symlink("real/deep", t.path() / "link");
   EXPECT_EQ(os_path(t.path() / "link" / ".." / "b.zarr"), t.path() / "real" / "b.zarr");
   EXPECT_EQ(os_path(t.path() / "link" / "." / "x"), t.path() / "link" / "x");  // no "..": kept as written
-  EXPECT_EQ(os_path(t.path() / "a" / ".." / "link"), t.path() / "link");       // the link after it stays
+  fs::create_directory(t.path() / "a");
+  EXPECT_EQ(os_path(t.path() / "a" / ".." / "link"), t.path() / "link");  // the link after it stays
   auto f = open_store((t.path() / "link" / ".." / "b.zarr").string());
   EXPECT_EQ(dynamic_cast<FileStore*>(f.get())->root(), t.path() / "real" / "b.zarr");
   f->set("k", Bytes{1});
   EXPECT_TRUE(fs::exists(t.path() / "real" / "b.zarr" / "k"));
   EXPECT_FALSE(fs::exists(t.path() / "b.zarr"));
+  // A dangling link before "..": the OS cannot go there, and neither does a write.
+  fs::create_directory_symlink("nowhere/deep", t.path() / "dangling");
+  const fs::path lost = t.path() / "dangling" / ".." / "c.zarr";
+  EXPECT_EQ(os_path(lost), lost);
+  EXPECT_THROW(open_store(lost.string())->set("k", Bytes{1}), StoreError);
+  EXPECT_FALSE(fs::exists(t.path() / "c.zarr"));
 }
 
 // One reading of store strings: zip files and folders inside them, memory://NAME, file:// decoded.

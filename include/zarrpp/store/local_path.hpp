@@ -11,7 +11,9 @@ namespace zarrpp {
 /// `path` as the operating system resolves it: absolute, without "." or repeated separators, and
 /// each ".." taken after following the symbolic links before it, as open() and `ls` do (with
 /// `link -> real/deep`, "link/../b.zarr" is "real/b.zarr", not "./b.zarr"). The parts after the
-/// last ".." stay as written: a symbolic link there is kept, not replaced by its target.
+/// last ".." stay as written: a symbolic link there is kept, not replaced by its target. When the
+/// OS cannot walk to the last ".." (a missing folder or a dangling link before it), the path is
+/// returned as written (absolute), so using it fails as the OS fails.
 std::filesystem::path os_path(const std::filesystem::path& path);
 
 /// Where a path that is a zip file, or goes inside one ("data.zip/group/array"), points.
