@@ -48,6 +48,7 @@ INTERFACE = {
     "core": {"retry.hpp": "the one retry policy of stores and swaps",
              "temp_names.hpp": "temporary names beside a file (stores, .npy output)",
              "buffer_ops.hpp": "copies and fills of chunk buffers",
+             "dtype_table.hpp": "the one table of data types' names, read by the metadata and \"auto\"",
              "waiting_threads.hpp": "blocking requests in flight on waiting threads",
              "test_pause.hpp": "the tests' pause points inside multi-step changes",
              "xml_escape.hpp": "XML text for S3 bodies and SVG"},

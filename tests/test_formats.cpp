@@ -1179,7 +1179,7 @@ TEST(ZarrV2, FixedWidthStringsAndTimesReadAndWriteAsZarrPython2) {
             Json::parse(R"({"name":"numpy.datetime64","configuration":{"unit":"s","scale_factor":1}})"));
   // What cannot be read is refused naming it.
   put("generic", "<M8", 0, Bytes(16, 0));
-  expect_throw_with<UnsupportedError>([&] { Array::open(store, "generic"); }, {"need a unit"});
+  expect_throw_with<UnsupportedError>([&] { Array::open(store, "generic"); }, {"without a unit"});
   put("wide_s", "|S2", "YWJj", Bytes(4, 0));  // a 3-byte fill value for S2
   expect_throw_with<MetadataError>([&] { Array::open(store, "wide_s"); }, {"longer than 2 bytes"});
 }

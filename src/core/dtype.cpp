@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 
+#include "dtype_table.hpp"
 #include "zarrpp/core/error.hpp"
 
 namespace zarrpp {
@@ -103,41 +104,43 @@ std::optional<std::size_t> whole_number(std::string_view t) {
   return v;
 }
 
-// NumPy's display forms of the configured types: U12, S5, V3, datetime64[10s], timedelta64[ns], and
-// with the short kind letters M8[ns], m8[ns] when `short_time` is set.
-std::optional<DataType> parse_numpy_form(std::string_view n, bool short_time) {
-  if (n.size() >= 2 && (n[0] == 'U' || n[0] == 'S' || n[0] == 'V')) {
-    if (const auto w = whole_number(n.substr(1)))
-      return n[0] == 'U'   ? DataType::fixed_utf32(*w)
-             : n[0] == 'S' ? DataType::fixed_bytes(*w)
-                           : DataType::raw_bytes(*w);
-    return std::nullopt;
+// A time type's unit and scale from the text after its name's "[": "10s]", "ns]".
+std::optional<DataType> time_form(DataType::Id id, std::string_view rest) {
+  if (rest.empty() || rest.back() != ']') return std::nullopt;
+  rest.remove_suffix(1);
+  const auto digits = rest.find_first_not_of("0123456789");
+  if (digits == std::string_view::npos) return std::nullopt;
+  std::uint32_t scale = 1;
+  if (digits > 0) {
+    const auto sc = whole_number(rest.substr(0, digits));
+    if (!sc || *sc > 2147483647u) return std::nullopt;
+    scale = static_cast<std::uint32_t>(*sc);
   }
-  if (n == "datetime64" || n == "timedelta64" || (short_time && (n == "M8" || n == "m8")))
-    throw MetadataError("data_type: " + std::string(n) +
-                        " without a unit (NumPy's generic one) holds no times: give a unit, such as " + std::string(n) +
-                        "[ns]");
-  for (const bool delta : {false, true}) {
-    const std::string_view longs = delta ? "timedelta64[" : "datetime64[", shorts = delta ? "m8[" : "M8[";
-    std::string_view rest;
-    if (n.starts_with(longs))
-      rest = n.substr(longs.size());
-    else if (short_time && n.starts_with(shorts))
-      rest = n.substr(shorts.size());
-    else
-      continue;
-    if (rest.empty() || rest.back() != ']') return std::nullopt;
-    rest.remove_suffix(1);
-    const auto digits = rest.find_first_not_of("0123456789");
-    if (digits == std::string_view::npos) return std::nullopt;
-    std::uint32_t scale = 1;
-    if (digits > 0) {
-      const auto sc = whole_number(rest.substr(0, digits));
-      if (!sc || *sc > 2147483647u) return std::nullopt;
-      scale = static_cast<std::uint32_t>(*sc);
+  const auto unit = rest.substr(digits);
+  return id == DataType::Id::datetime64 ? DataType::datetime64(unit, scale) : DataType::timedelta64(unit, scale);
+}
+
+// NumPy's display forms of the types with a width or unit (the table's numpy_name): U12, S5, V3,
+// datetime64[10s], timedelta64[ns], and with NumPy's codes M8[ns], m8[ns] when `short_time` is set.
+std::optional<DataType> parse_numpy_form(std::string_view n, bool short_time) {
+  for (const auto& r : dtype_table::rows) {
+    if (r.numpy_name.empty()) continue;
+    if (r.width_unit > 0) {
+      if (n.size() < 2 || !n.starts_with(r.numpy_name)) continue;
+      const auto w = whole_number(n.substr(r.numpy_name.size()));
+      if (!w) return std::nullopt;
+      return r.id == DataType::Id::fixed_utf32   ? DataType::fixed_utf32(*w)
+             : r.id == DataType::Id::fixed_bytes ? DataType::fixed_bytes(*w)
+                                                 : DataType::raw_bytes(*w);
     }
-    const auto unit = rest.substr(digits);
-    return delta ? DataType::timedelta64(unit, scale) : DataType::datetime64(unit, scale);
+    for (const auto name : {r.numpy_name, short_time ? r.numpy_code : std::string_view()}) {
+      if (name.empty() || !n.starts_with(name)) continue;
+      if (n == name)
+        throw MetadataError("data_type: " + std::string(n) +
+                            " without a unit (NumPy's generic one) holds no times: give a unit, such as " +
+                            std::string(n) + "[ns]");
+      if (n[name.size()] == '[') return time_form(r.id, n.substr(name.size() + 1));
+    }
   }
   return std::nullopt;
 }
@@ -179,67 +182,21 @@ DataType DataType::timedelta64(std::string_view unit, std::uint32_t scale) {
 }
 
 DataType DataType::parse(std::string_view n) {
-  static const struct {
-    std::string_view name;
-    Id id;
-  } table[] = {{"bool", Id::bool_},          {"int8", Id::int8},
-               {"int16", Id::int16},         {"int32", Id::int32},
-               {"int64", Id::int64},         {"uint8", Id::uint8},
-               {"uint16", Id::uint16},       {"uint32", Id::uint32},
-               {"uint64", Id::uint64},       {"float16", Id::float16},
-               {"float32", Id::float32},     {"float64", Id::float64},
-               {"complex64", Id::complex64}, {"complex128", Id::complex128},
-               {"string", Id::string},       {"variable_length_bytes", Id::bytes},
-               {"bytes", Id::bytes}};
-  for (const auto& e : table)
-    if (e.name == n) return DataType(e.id);
-  if (n.size() >= 2 && n[0] == 'r' && n[1] >= '1' && n[1] <= '9') {
+  if (const auto* r = dtype_table::by_zarr_name(n); r && r->config == dtype_table::Config::none) return DataType(r->id);
+  if (n.size() >= 2 && n[0] == 'r' && ((n[1] >= '1' && n[1] <= '9') || n == "r0") &&
+      n.find_first_not_of("0123456789", 1) == std::string_view::npos) {
     std::size_t bits = 0;
     auto [p, ec] = std::from_chars(n.data() + 1, n.data() + n.size(), bits);
-    if (ec == std::errc() && p == n.data() + n.size() && bits <= (1u << 20)) return raw(bits);
+    if (ec != std::errc() || bits > (1u << 20))
+      throw MetadataError("data_type: raw bits type " + std::string(n) +
+                          ": too many bits for one element (at most 1048576)");
+    return raw(bits);
   }
   if (auto t = parse_numpy_form(n, false)) return *t;
   throw MetadataError("data_type: unknown or unsupported data type '" + std::string(n) + "'");
 }
 
-DataKind DataType::kind() const {
-  switch (id_) {
-    case Id::bool_:
-      return DataKind::Bool;
-    case Id::int8:
-    case Id::int16:
-    case Id::int32:
-    case Id::int64:
-      return DataKind::Int;
-    case Id::uint8:
-    case Id::uint16:
-    case Id::uint32:
-    case Id::uint64:
-      return DataKind::UInt;
-    case Id::float16:
-    case Id::float32:
-    case Id::float64:
-      return DataKind::Float;
-    case Id::complex64:
-    case Id::complex128:
-      return DataKind::Complex;
-    case Id::raw:
-    case Id::raw_bytes:
-      return DataKind::Raw;
-    case Id::string:
-    case Id::bytes:
-      return DataKind::Vlen;
-    case Id::fixed_utf32:
-    case Id::fixed_bytes:
-      return DataKind::Text;
-    case Id::datetime64:
-    case Id::timedelta64:
-      return DataKind::Time;
-    case Id::structured:
-      return DataKind::Struct;
-  }
-  return DataKind::Raw;
-}
+DataKind DataType::kind() const { return dtype_table::row(id_).kind; }
 
 std::size_t DataType::component_size() const {
   if (id_ == Id::structured) {
@@ -364,133 +321,73 @@ void DataType::swap_byte_order(std::span<std::uint8_t> b) const {
 
 std::string DataType::numpy_str(bool big_endian) const {
   const std::string bo = component_size() > 1 ? (big_endian ? ">" : "<") : "|";
-  switch (kind()) {
-    case DataKind::Bool:
-      return "|b1";
-    case DataKind::Int:
-      return bo + "i" + std::to_string(size_);
-    case DataKind::UInt:
-      return bo + "u" + std::to_string(size_);
-    case DataKind::Float:
-      return bo + "f" + std::to_string(size_);
-    case DataKind::Complex:
-      return bo + "c" + std::to_string(size_);
-    case DataKind::Raw:
-    case DataKind::Struct:
-      return "|V" + std::to_string(size_);
-    case DataKind::Vlen:
-      return "|O";
-    case DataKind::Text:
-      return id_ == Id::fixed_bytes ? "|S" + std::to_string(size_) : bo + "U" + std::to_string(size_ / 4);
-    case DataKind::Time: {
-      const std::string n = name();  // datetime64[10s]
-      return bo + (id_ == Id::datetime64 ? "M8" : "m8") + n.substr(n.find('['));
-    }
+  const auto& r = dtype_table::row(id_);
+  if (id_ == Id::structured) return "|V" + std::to_string(size_);
+  if (r.width_unit > 0) return bo + std::string(r.numpy_code) + std::to_string(size_ / r.width_unit);
+  if (is_time()) {
+    const std::string n = name();  // datetime64[10s]
+    return bo + std::string(r.numpy_code) + n.substr(n.find('['));
   }
-  return "?";
+  return bo + std::string(r.numpy_code);
 }
 
 std::string DataType::name() const {
-  switch (id_) {
-    case Id::bool_:
-      return "bool";
-    case Id::int8:
-      return "int8";
-    case Id::int16:
-      return "int16";
-    case Id::int32:
-      return "int32";
-    case Id::int64:
-      return "int64";
-    case Id::uint8:
-      return "uint8";
-    case Id::uint16:
-      return "uint16";
-    case Id::uint32:
-      return "uint32";
-    case Id::uint64:
-      return "uint64";
-    case Id::float16:
-      return "float16";
-    case Id::float32:
-      return "float32";
-    case Id::float64:
-      return "float64";
-    case Id::complex64:
-      return "complex64";
-    case Id::complex128:
-      return "complex128";
-    case Id::raw:
-      return "r" + std::to_string(size_ * 8);
-    case Id::string:
-      return "string";
-    case Id::bytes:
-      return "variable_length_bytes";  // zarr-python 3.1's name
-    case Id::fixed_utf32:
-      return "U" + std::to_string(size_ / 4);
-    case Id::fixed_bytes:
-      return "S" + std::to_string(size_);
-    case Id::datetime64:
-    case Id::timedelta64: {
-      std::string s = id_ == Id::datetime64 ? "datetime64[" : "timedelta64[";
-      if (scale_ != 1) s += std::to_string(scale_);
-      return s + std::string(time_units[unit_]) + "]";
-    }
-    case Id::structured:
-      return descr_text(*this);
-    case Id::raw_bytes:
-      return "V" + std::to_string(size_);
+  const auto& r = dtype_table::row(id_);
+  if (r.config == dtype_table::Config::bits_in_name) return std::string(r.zarr_name) + std::to_string(size_ * 8);
+  if (r.width_unit > 0) return std::string(r.numpy_name) + std::to_string(size_ / r.width_unit);
+  if (is_time()) {
+    std::string s = std::string(r.numpy_name) + "[";
+    if (scale_ != 1) s += std::to_string(scale_);
+    return s + std::string(time_units[unit_]) + "]";
   }
-  return "?";
+  if (id_ == Id::structured) return descr_text(*this);
+  return std::string(r.zarr_name);
 }
 
 }  // namespace zarrpp
 
 namespace zarrpp {
 
-DataType DataType::from_user(std::string_view text) {
-  const std::string all =
-      "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, complex64, "
-      "complex128, r<bits>, string, bytes, or NumPy's spellings (i4, <i4, u1, f8, c16, ?, V2, U12, S5, M8[ns], "
-      "m8[s], datetime64[ns], int, float, complex, str; not O: say string or bytes)";
-  std::string_view t = text;
-  // One-byte types, bool and raw bytes have no byte order: NumPy ignores it there, and so do we.
-  const auto order_free = [](std::string_view x) {
-    return x == "i1" || x == "u1" || x == "b1" || x == "?" || (x.size() >= 2 && (x[0] == 'V' || x[0] == 'S'));
-  };
-  if (!t.empty() && t.front() == '>' && !order_free(t.substr(1)))
+namespace {
+// NumPy's and the people's names of a data type, without a byte order.
+DataType unordered_spelling(std::string_view t, std::string_view text) {
+  if (const auto* r = dtype_table::by_user_word(t)) return DataType(r->id);
+  if (const auto* r = dtype_table::by_numpy_code(t)) return DataType(r->id);
+  if (t == "O")
     throw ArgumentError("data type '" + std::string(text) +
-                        "' is big-endian: give the data type without the byte order ('" + std::string(t.substr(1)) +
-                        "'); the byte order is the bytes codec's");
-  if (!t.empty() && (t.front() == '<' || t.front() == '|' || t.front() == '=' || t.front() == '>')) t.remove_prefix(1);
-  static const struct {
-    std::string_view spelling;
-    Id id;
-  } numpy[] = {{"?", Id::bool_},       {"b1", Id::bool_},           {"i1", Id::int8},        {"i2", Id::int16},
-               {"i4", Id::int32},      {"i8", Id::int64},           {"u1", Id::uint8},       {"u2", Id::uint16},
-               {"u4", Id::uint32},     {"u8", Id::uint64},          {"f2", Id::float16},     {"f4", Id::float32},
-               {"f8", Id::float64},    {"c8", Id::complex64},       {"c16", Id::complex128}, {"int", Id::int64},
-               {"float", Id::float64}, {"complex", Id::complex128}, {"str", Id::string},     {"U", Id::string},
-               {"uint", Id::uint64},   {"double", Id::float64},     {"single", Id::float32}, {"half", Id::float16}};
-  for (const auto& e : numpy)
-    if (e.spelling == t) return DataType(e.id);
-  if (t.size() >= 2 && t[0] == 'V' && t[1] >= '1' && t[1] <= '9') {
-    std::size_t bytes = 0;
-    auto [p, ec] = std::from_chars(t.data() + 1, t.data() + t.size(), bytes);
-    if (ec == std::errc() && p == t.data() + t.size() && bytes <= (1u << 17)) return raw_bytes(bytes);
-  }
+                        "' (NumPy's object) is ambiguous: give string (variable-length text) or bytes");
   try {
     if (auto c = parse_numpy_form(t, true)) return *c;
+    return DataType::parse(t);
   } catch (const MetadataError& e) {
-    throw ArgumentError(e.what());
+    // A type of a known family keeps its reason; anything else lists what is taken.
+    if (!std::string_view(e.what()).starts_with("data_type: unknown")) throw ArgumentError(e.what());
+    throw ArgumentError(
+        "unknown data type '" + std::string(text) +
+        "' (zarrpp takes bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64, "
+        "complex64, complex128, r<bits>, string, bytes, or NumPy's spellings: i4, <i4, u1, f8, c16, ?, V2, U12, "
+        "S5, M8[ns], m8[s], datetime64[ns], int, float, complex, str)");
   }
-  try {
-    return parse(t);
-  } catch (const MetadataError& e) {
-    // A raw type with a bad size keeps its reason; anything else lists what is taken.
-    if (t.size() >= 2 && t[0] == 'r' && t[1] >= '1' && t[1] <= '9') throw ArgumentError(e.what());
-    throw ArgumentError("unknown data type '" + std::string(text) + "' (zarrpp takes " + all + ")");
-  }
+}
+}  // namespace
+
+NumpyType parse_numpy_spelling(std::string_view text) {
+  std::string_view t = text;
+  const char order = t.empty() ? '|' : t.front();
+  if (order == '<' || order == '|' || order == '=' || order == '>') t.remove_prefix(1);
+  NumpyType out{unordered_spelling(t, text), false};
+  const bool big = order == '>' || (order == '=' && std::endian::native == std::endian::big);
+  out.big_endian = big && out.type.component_size() > 1;  // one-byte types have no byte order, as in NumPy
+  return out;
+}
+
+DataType DataType::from_user(std::string_view text) {
+  const auto t = parse_numpy_spelling(text);
+  if (t.big_endian)
+    throw ArgumentError("data type '" + std::string(text) +
+                        "' is big-endian: give the data type without the byte order ('" + std::string(text.substr(1)) +
+                        "'); the byte order is the bytes codec's");
+  return t.type;
 }
 
 }  // namespace zarrpp

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "../core/dtype_table.hpp"
 #include "zarrpp/core/error.hpp"
 
 namespace zarrpp {
@@ -68,7 +69,10 @@ std::vector<std::int64_t> auto_shards(const std::vector<std::int64_t>& shape, co
   return s;
 }
 
-std::size_t auto_item_size(const DataType& t) { return t.is_vlen() ? 1 : t.size(); }
+std::size_t auto_item_size(const DataType& t) {
+  const std::size_t stated = dtype_table::row(t.id()).auto_item_size;
+  return stated > 0 ? stated : t.size();
+}
 
 std::vector<std::int64_t> auto_chunks(const std::vector<std::int64_t>& shape, const DataType& t, bool sharded) {
   return auto_chunks(shape, auto_item_size(t), sharded ? kShardedInnerChunkMaxBytes : kAutoChunkMaxBytes);

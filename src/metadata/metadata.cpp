@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "../core/dtype_table.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/error.hpp"
 
@@ -82,19 +83,24 @@ std::uint64_t config_uint(const Json& cfg, const char* key, const std::string& f
   return cfg[key].get<std::uint64_t>();
 }
 
-// The extension data types zarr-python 3 writes for NumPy's U, S, V, datetime64 and timedelta64.
-DataType configured_data_type(const NamedConfig& nc, const Json& j) {
+// The extension data types zarr-python 3 writes for NumPy's U, S, V, datetime64 and timedelta64:
+// the table's rows stated by length_bytes or by a time unit.
+DataType configured_data_type(const dtype_table::Row& row, const NamedConfig& nc, const Json& j) {
+  using Id = DataType::Id;
   const std::string field = "data_type.configuration";
   if (!nc.configuration) fail("data_type", j, "\"" + nc.name + "\" needs a configuration");
   const Json& cfg = *nc.configuration;
   try {
-    if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes" || nc.name == "raw_bytes") {
+    if (row.config == dtype_table::Config::length_bytes) {
       check_config_keys(cfg, field, {"length_bytes"});
       const auto n = config_uint(cfg, "length_bytes", field);
-      if (nc.name == "null_terminated_bytes") return DataType::fixed_bytes(n);
-      if (nc.name == "raw_bytes") return DataType::raw_bytes(n);
-      if (n % 4 != 0) fail(field + ".length_bytes", cfg["length_bytes"], "UTF-32 needs a multiple of 4");
-      return DataType::fixed_utf32(n / 4);
+      if (n % row.width_unit != 0)
+        fail(field + ".length_bytes", cfg["length_bytes"],
+             "\"" + nc.name + "\" needs a multiple of " + std::to_string(row.width_unit));
+      const auto w = n / row.width_unit;
+      return row.id == Id::fixed_utf32   ? DataType::fixed_utf32(w)
+             : row.id == Id::fixed_bytes ? DataType::fixed_bytes(w)
+                                         : DataType::raw_bytes(w);
     }
     check_config_keys(cfg, field, {"unit", "scale_factor"});
     if (!cfg.contains("unit") || !cfg["unit"].is_string()) fail(field + ".unit", cfg, "expected a unit string");
@@ -102,7 +108,7 @@ DataType configured_data_type(const NamedConfig& nc, const Json& j) {
     if (scale > 2147483647u) fail(field + ".scale_factor", cfg["scale_factor"], "at most 2147483647");
     const auto unit = cfg["unit"].get<std::string>();
     const auto s32 = static_cast<std::uint32_t>(scale);
-    return nc.name == "numpy.datetime64" ? DataType::datetime64(unit, s32) : DataType::timedelta64(unit, s32);
+    return row.id == Id::datetime64 ? DataType::datetime64(unit, s32) : DataType::timedelta64(unit, s32);
   } catch (const MetadataError& e) {
     if (std::string_view(e.what()).starts_with("zarr.json")) throw;
     throw MetadataError(std::string("zarr.json: ") + e.what());
@@ -144,35 +150,32 @@ DataType struct_data_type(const NamedConfig& nc, const Json& j) {
 }  // namespace
 
 DataType data_type_from_json(const Json& j) {
+  using dtype_table::Config;
   auto nc = get_named(j, "data_type");
   no_must_understand_false(nc, "data_type", j);
-  if (nc.name == "struct" || nc.name == "structured") return struct_data_type(nc, j);
-  if (nc.name == "fixed_length_utf32" || nc.name == "null_terminated_bytes" || nc.name == "raw_bytes" ||
-      nc.name == "numpy.datetime64" || nc.name == "numpy.timedelta64")
-    return configured_data_type(nc, j);
+  const auto* row = dtype_table::by_zarr_name(nc.name);
+  if (row && row->config == Config::fields) return struct_data_type(nc, j);
+  if (row && row->config != Config::none) return configured_data_type(*row, nc, j);
   if (nc.configuration && !nc.configuration->empty())
     fail("data_type.configuration", *nc.configuration, "core data types take no configuration");
-  const DataType t = DataType::parse(nc.name);
-  if (t.kind() == DataKind::Text || t.kind() == DataKind::Time ||
-      t.id() == DataType::Id::raw_bytes)  // NumPy's spelling is not a Zarr name
+  if (row) return DataType(row->id);
+  const DataType t = DataType::parse(nc.name);                  // r<bits>, the one name holding its size
+  if (dtype_table::row(t.id()).config != Config::bits_in_name)  // NumPy's spelling ("U12") is not a Zarr name
     throw MetadataError("zarr.json: data_type: unknown or unsupported data type '" + nc.name + "'");
   return t;
 }
 
 Json data_type_to_json(const DataType& t) {
-  using Id = DataType::Id;
-  switch (t.id()) {
-    case Id::fixed_utf32:
-      return {{"name", "fixed_length_utf32"}, {"configuration", {{"length_bytes", t.size()}}}};
-    case Id::fixed_bytes:
-      return {{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", t.size()}}}};
-    case Id::raw_bytes:
-      return {{"name", "raw_bytes"}, {"configuration", {{"length_bytes", t.size()}}}};
-    case Id::datetime64:
-    case Id::timedelta64:
-      return {{"name", t.id() == Id::datetime64 ? "numpy.datetime64" : "numpy.timedelta64"},
+  using dtype_table::Config;
+  const auto& row = dtype_table::row(t.id());
+  const std::string name(row.zarr_name);
+  switch (row.config) {
+    case Config::length_bytes:
+      return {{"name", name}, {"configuration", {{"length_bytes", t.size()}}}};
+    case Config::time_unit:
+      return {{"name", name},
               {"configuration", {{"unit", std::string(t.time_unit())}, {"scale_factor", t.time_scale()}}}};
-    case Id::structured: {
+    case Config::fields: {
       Json fields = Json::array();
       for (const auto& f : t.fields()) {
         if (!f.shape.empty())
@@ -181,11 +184,13 @@ Json data_type_to_json(const DataType& t) {
                                  "(keep the array as Zarr v2, or give the field's values fields of their own)");
         fields.push_back({{"name", f.name}, {"data_type", data_type_to_json(f.type)}});
       }
-      return {{"name", "struct"}, {"configuration", {{"fields", fields}}}};
+      return {{"name", name}, {"configuration", {{"fields", fields}}}};
     }
-    default:
-      return t.name();
+    case Config::none:
+    case Config::bits_in_name:
+      break;
   }
+  return t.name();
 }
 
 // ---- chunk keys -----------------------------------------------------------------------------

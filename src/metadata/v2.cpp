@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "../core/dtype_table.hpp"
 #include "zarrpp/core/checked.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/metadata/metadata.hpp"
@@ -21,17 +22,6 @@ struct V2Type {
   bool big = false;
 };
 
-// <M8[10s]: datetime64 or timedelta64 with a unit (a generic one without is refused).
-DataType v2_time_dtype(const std::string& s, char kind, const std::string& rest) {
-  if (rest.rfind("8[", 0) != 0 || rest.back() != ']' || rest.size() < 4)
-    throw UnsupportedError(".zarray: dtype " + s + ": datetime64/timedelta64 need a unit, such as <M8[ns]");
-  try {
-    return DataType::parse(std::string(kind == 'M' ? "datetime64" : "timedelta64") + rest.substr(1));
-  } catch (const MetadataError& e) {
-    throw UnsupportedError(".zarray: dtype " + s + ": " + e.what());
-  }
-}
-
 // A v2 dtype string: every core numeric type in either byte order, bool, complex, raw bytes
 // (|V<n>), fixed-width strings (U<n>, S<n>), datetime64 and timedelta64. Objects are string or
 // bytes as their codec says. A list is a structured type (parse_v2_descr).
@@ -40,6 +30,22 @@ constexpr const char* kTypeString =
     "\"|u1\", \"<U12\" or \"<M8[ns]\" (what dtype.str gives, not a name such as \"float64\")";
 
 V2Type parse_v2_dtype(const Json& j);
+
+// The table's type with a width or unit whose NumPy code `code` starts with ("U3", "M8[ns]").
+const dtype_table::Row* numpy_family(std::string_view code) {
+  for (const auto& r : dtype_table::rows)
+    if (!r.numpy_name.empty() && code.starts_with(r.numpy_code)) return &r;
+  return nullptr;
+}
+
+// The NumPy codes of one kind's fixed types zarrpp holds ("i1, i2, i4, i8").
+std::string numpy_codes_of_kind(char kind) {
+  std::string out;
+  for (const auto& r : dtype_table::rows)
+    if (r.config == dtype_table::Config::none && r.numpy_code.size() > 1 && r.numpy_code[0] == kind)
+      out += (out.empty() ? "" : ", ") + std::string(r.numpy_code);
+  return out;
+}
 
 // A subarray field's shape: an integer or a list of them (NumPy's tuple), each at least 1. The
 // integer 1 is a scalar field, as NumPy 1.24 (and so zarr-python 2) reads ("a", "<i4", 1).
@@ -111,64 +117,25 @@ V2Type parse_v2_dtype(const Json& j) {
     return std::stoul(rest);
   };
   V2Type t;
-  switch (kind) {
-    case 'b':
-      if (rest != "1") fail("dtype", j, "bool must be b1");
-      t.dtype = DataType::bool_t;
-      break;
-    case 'i':
-    case 'u': {
-      const auto n = size();
-      using Id = DataType::Id;
-      const Id si[] = {Id::int8, Id::int16, Id::int32, Id::int64},
-               ui[] = {Id::uint8, Id::uint16, Id::uint32, Id::uint64};
-      const int k = n == 1 ? 0 : n == 2 ? 1 : n == 4 ? 2 : n == 8 ? 3 : -1;
-      if (k < 0) fail("dtype", j, "integers have 1, 2, 4 or 8 bytes");
-      t.dtype = kind == 'i' ? DataType(si[k]) : DataType(ui[k]);
-      break;
+  if (const auto* row = dtype_table::by_numpy_code(s.substr(i))) {
+    t.dtype = DataType(row->id);
+  } else if (const auto* family = numpy_family(s.substr(i))) {  // U3, S5, V8, M8[ns]
+    if (family->width_unit > 0) size();                         // a malformed width says what the form is
+    try {
+      t.dtype = DataType::parse(std::string(family->numpy_name) + rest.substr(family->numpy_code.size() - 1));
+    } catch (const MetadataError& e) {
+      throw UnsupportedError(".zarray: dtype " + s + ": " + e.what());
     }
-    case 'f': {
-      const auto n = size();
-      if (n == 2)
-        t.dtype = DataType::float16_t;
-      else if (n == 4)
-        t.dtype = DataType::float32;
-      else if (n == 8)
-        t.dtype = DataType::float64;
-      else
-        throw UnsupportedError(".zarray: dtype " + s + ": floats of " + std::to_string(n) + " bytes are not supported");
-      break;
-    }
-    case 'c': {
-      const auto n = size();
-      if (n == 8)
-        t.dtype = DataType::complex64;
-      else if (n == 16)
-        t.dtype = DataType::complex128;
-      else
-        throw UnsupportedError(".zarray: dtype " + s + ": complex numbers of " + std::to_string(n) +
-                               " bytes are not supported");
-      break;
-    }
-    case 'V':
-      t.dtype = DataType::raw_bytes(size());
-      break;
-    case 'M':
-    case 'm':
-      t.dtype = v2_time_dtype(s, kind, rest);
-      break;
-    case 'S':
-      t.dtype = DataType::fixed_bytes(size());
-      break;
-    case 'U':
-      t.dtype = DataType::fixed_utf32(size());
-      break;
-    case 'O':
-      if (!rest.empty()) fail("dtype", j, kTypeString);
-      t.dtype = DataType::string_t;  // or bytes: the object codec (the first filter) says which
-      break;
-    default:
-      throw UnsupportedError(".zarray: dtype \"" + s + "\" is not supported by zarrpp: " + kTypeString);
+  } else if (kind == 'O') {
+    if (!rest.empty()) fail("dtype", j, kTypeString);
+    t.dtype = DataType::string_t;  // or bytes: the object codec (the first filter) says which
+  } else if (std::string_view("biufc").find(kind) != std::string_view::npos) {
+    size();  // a malformed size says what the form is
+    throw UnsupportedError(".zarray: dtype " + s + ": NumPy's " + std::string(1, kind) + rest +
+                           " is not a type zarrpp holds (of kind " + std::string(1, kind) + " it holds " +
+                           numpy_codes_of_kind(kind) + ")");
+  } else {
+    throw UnsupportedError(".zarray: dtype \"" + s + "\" is not supported by zarrpp: " + kTypeString);
   }
   t.big = bo == '>' && t.dtype.component_size() > 1;
   return t;
@@ -181,19 +148,43 @@ NumpyType numpy_type_from_v2(const Json& dtype) {
   return {t.dtype, t.big};
 }
 
-DataType data_type_from_user(std::string_view text) {
-  if (text.empty() || text.front() != '[') return DataType::from_user(text);
+namespace {
+// Whether a descr has an unnamed field at any depth: the padding NumPy states for align=True or
+// explicit offsets.
+bool has_padding(const Json& descr) {
+  for (const auto& e : descr)
+    if (e.is_array() && e.size() >= 2 &&
+        ((e[0].is_string() && e[0].get<std::string>().empty()) || (e[1].is_array() && has_padding(e[1]))))
+      return true;
+  return false;
+}
+}  // namespace
+
+NumpyType numpy_type_from_user(std::string_view text) {
+  if (text.empty() || text.front() != '[') return parse_numpy_spelling(text);
+  const std::string shown = std::string(text).substr(0, 200);
   try {
-    const NumpyType t = numpy_type_from_v2(parse_json_document(text, "data type"));
+    const Json descr = parse_json_document(text, "data type");
+    if (has_padding(descr))
+      throw ArgumentError("structured data type " + shown +
+                          " has padding between or after its fields (NumPy's align=True or explicit offsets); zarrpp "
+                          "holds packed structured types: give the fields without the padding");
+    const NumpyType t = numpy_type_from_v2(descr);
     if (t.type.kind() != DataKind::Struct) throw MetadataError("expected a structured type's descr");
-    if (t.big_endian)
-      throw ArgumentError("data type " + std::string(text) +
-                          " is big-endian: give its fields without the byte order ('<'); the byte order is the "
-                          "bytes codec's");
-    return t.type;
+    return t;
   } catch (const MetadataError& e) {
-    throw ArgumentError("data type " + std::string(text).substr(0, 200) + ": " + e.what());
+    std::string why = e.what();
+    if (why.starts_with(".zarray: dtype: ")) why = why.substr(16);
+    throw ArgumentError("data type " + shown + ": " + why);
   }
+}
+
+DataType data_type_from_user(std::string_view text) {
+  const NumpyType t = numpy_type_from_user(text);
+  if (t.big_endian)
+    throw ArgumentError("data type " + std::string(text).substr(0, 200) +
+                        " is big-endian: give it without the byte order; the byte order is the bytes codec's");
+  return t.type;
 }
 
 std::string base64_encode(std::span<const std::uint8_t> b) {

@@ -118,7 +118,7 @@ class DataType {
 
   /// Bytes per element. A variable-length element is held in memory as an 8-byte index into the
   /// strings of one read or write (see Array::read); its stored size varies.
-  std::size_t size() const { return size_; }
+  constexpr std::size_t size() const { return size_; }
   bool is_vlen() const { return id_ == Id::string || id_ == Id::bytes; }  ///< "string" or "bytes"
   DataKind kind() const;                                                  ///< the family of the type
 
@@ -240,6 +240,17 @@ struct StructField {
   }
   friend bool operator==(const StructField&, const StructField&) = default;
 };
+
+/// A data type with the byte order its elements are stored in.
+struct NumpyType {
+  DataType type;            ///< the data type
+  bool big_endian = false;  ///< stored big-endian
+};
+
+/// DataType::from_user's spellings with the byte order they state, as NumPy reads them: ">i4" is
+/// int32 stored big-endian, "<i4", "|i4" and "i4" little-endian, "=i4" the machine's order; one-byte
+/// types have none. Throws ArgumentError naming the text ("O" is refused: string or bytes?).
+NumpyType parse_numpy_spelling(std::string_view text);
 
 /// The DataType of a C++ element type: `dtype_of<T>::get()`, for bool, the fixed-width integers,
 /// float16, float, double and std::complex<float / double>.

@@ -35,15 +35,15 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, std::uint32_t& cp, bo
 DataType data_type_from_json(const Json& j);
 Json data_type_to_json(const DataType& t);  ///< and back: what zarr.json states for a data type
 /// A NumPy type as Zarr v2's .zarray states it: a dtype string ("<i4", ">U3") or a structured
-/// type's descr ([["a", "<i4"], ["b", ">f8", [2]]]); `big_endian` says the stored byte order.
-/// Throws MetadataError (UnsupportedError for what zarrpp cannot hold) naming the type.
-struct NumpyType {
-  DataType type;            ///< the data type
-  bool big_endian = false;  ///< stored big-endian
-};
+/// type's descr ([["a", "<i4"], ["b", ">f8", [2]]]; an unnamed field is named f<index>, as NumPy
+/// names it); `big_endian` says the stored byte order. Throws MetadataError (UnsupportedError for
+/// what zarrpp cannot hold) naming the type.
 NumpyType numpy_type_from_v2(const Json& dtype);  ///< reads .zarray's dtype (see NumpyType)
-/// A data type by the name DataType::name() gives (a structured type's JSON descr included), or as
-/// DataType::from_user takes it; throws ArgumentError naming the text.
+/// A data type as a user gives it, with the byte order it states: parse_numpy_spelling's forms, or a
+/// structured type's descr as JSON (DataType::name()'s form; NumPy's dtype.descr), whose padding
+/// (unnamed fields) is refused. Throws ArgumentError naming the text.
+NumpyType numpy_type_from_user(std::string_view text);
+/// numpy_type_from_user's type, refusing a big-endian one (the byte order is the bytes codec's).
 DataType data_type_from_user(std::string_view text);
 
 // ---- fill values ---------------------------------------------------------------------------
