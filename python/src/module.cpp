@@ -140,182 +140,94 @@ zarrpp::ProgressCallback progress_callback(const py::object& f) {
 
 // ---- data types ---------------------------------------------------------------------------------
 
+// The core's data-type table decides every name and rule; this converts between Python's
+// objects and the core's spellings of them (NumPy's dtype.str, a structured type's descr as JSON).
+
 // The NumPy dtype (native byte order) of a zarrpp data type.
 py::dtype numpy_dtype(const DataType& t) {
-  if (t.is_vlen()) return py::dtype("O");
-  if (t.kind() == zarrpp::DataKind::Raw) return py::dtype("V" + std::to_string(t.size()));
-  if (t.kind() == zarrpp::DataKind::Struct) {  // [(name, dtype[, shape])], packed as the core lays it out
-    py::list descr;
-    for (const auto& f : t.fields()) {
-      py::tuple shape(f.shape.size());
-      for (std::size_t k = 0; k < f.shape.size(); ++k) shape[k] = f.shape[k];
-      descr.append(f.shape.empty() ? py::make_tuple(f.name, numpy_dtype(f.type))
-                                   : py::make_tuple(f.name, numpy_dtype(f.type), shape));
-    }
-    return py::dtype::from_args(descr);
+  if (t.kind() != zarrpp::DataKind::Struct) return py::dtype(t.numpy_str());
+  py::list descr;  // [(name, dtype[, shape])], packed as the core lays it out
+  for (const auto& f : t.fields()) {
+    py::tuple shape(f.shape.size());
+    for (std::size_t k = 0; k < f.shape.size(); ++k) shape[k] = f.shape[k];
+    descr.append(f.shape.empty() ? py::make_tuple(f.name, numpy_dtype(f.type))
+                                 : py::make_tuple(f.name, numpy_dtype(f.type), shape));
   }
-  return py::dtype(t.name());
+  return py::dtype::from_args(descr);
 }
 
-DataType zarr_dtype(const py::dtype& dt);
-
-// A structured NumPy dtype as the core's type, and whether its multi-byte fields are big-endian
-// (they must share one byte order). Refuses padding (align=True, explicit offsets) by name.
-std::pair<DataType, bool> structured_type(const py::dtype& dt) {
-  const auto what = [&] { return "structured dtype " + py::str(py::object(dt)).cast<std::string>(); };
-  std::vector<zarrpp::StructField> fields;
-  std::optional<bool> big;
-  std::size_t offset = 0;
-  for (const auto& name : dt.attr("names").cast<py::tuple>()) {
-    const py::tuple entry = dt.attr("fields")[name].cast<py::tuple>();
-    if (entry.size() > 2)
-      throw py::type_error(what() + ": field " + py::repr(name).cast<std::string>() +
-                           " has a title; zarrpp holds fields named by a string only");
-    py::dtype ft = entry[0].cast<py::dtype>();
-    if (entry[1].cast<std::size_t>() != offset)
-      throw py::type_error(what() +
-                           " has padding between fields (align=True or explicit offsets); zarrpp holds "
-                           "packed structured types: give np.dtype(dtype.descr) without the padding");
-    offset += static_cast<std::size_t>(ft.itemsize());
-    zarrpp::StructField f;
-    f.name = name.cast<std::string>();
-    if (!ft.attr("subdtype").is_none()) {
-      for (const auto& n : ft.attr("shape").cast<py::tuple>()) f.shape.push_back(n.cast<std::size_t>());
-      ft = ft.attr("base").cast<py::dtype>();
-    }
-    bool field_big = false;
-    if (ft.has_fields()) {
-      std::tie(f.type, field_big) = structured_type(ft);
-    } else {
-      const char order = py::cast<char>(ft.attr("byteorder"));
-      field_big = order == '>' || (order == '=' && std::endian::native == std::endian::big);
-      f.type = zarr_dtype(ft.attr("newbyteorder")("=").cast<py::dtype>());
-    }
-    if (f.type.component_size() > 1) {
-      if (big && *big != field_big)
-        throw py::type_error(what() + " has fields of both byte orders; zarrpp keeps one byte order per array");
-      big = field_big;
-    }
-    fields.push_back(std::move(f));
-  }
-  if (offset != static_cast<std::size_t>(dt.itemsize()))
-    throw py::type_error(what() + " has padding after its fields; zarrpp holds packed structured types");
+// A NumPy dtype as the core reads it, with its byte order; a TypeError naming the dtype and the
+// core's reason for one it cannot hold.
+zarrpp::NumpyType core_type(const py::dtype& dt) {
+  const auto shown = [&] { return py::str(py::object(dt)).cast<std::string>(); };
+  if (!dt.attr("subdtype").is_none())  // ("<i4", (2,)): NumPy states it as |V8
+    throw py::type_error("zarrpp does not support data type " + shown() +
+                         ": a sub-array type; give the array the extra dimensions instead");
+  const std::string text = dt.has_fields()
+                               ? py::module_::import("json").attr("dumps")(dt.attr("descr")).cast<std::string>()
+                               : py::str(dt.attr("str")).cast<std::string>();
   try {
-    return {DataType::structured(std::move(fields)), big.value_or(false)};
-  } catch (const zarrpp::MetadataError& e) {
-    throw py::type_error(what() + ": " + e.what());
+    return zarrpp::numpy_type_from_user(text);
+  } catch (const zarrpp::Error& e) {
+    throw py::type_error("zarrpp does not support data type " + shown() + ": " + e.what());
   }
 }
 
-// The zarrpp data type of a NumPy dtype. The Python half converts byte order and type first;
-// anything else is refused here.
+// The zarrpp data type of a NumPy array's dtype, which must be in native byte order.
 DataType zarr_dtype(const py::dtype& dt) {
-  const char kind = dt.kind();
-  const auto size = static_cast<std::size_t>(dt.itemsize());
-  const char order = py::cast<char>(dt.attr("byteorder"));
-  const bool native = order == '=' || order == '|' || (order == '<') == (std::endian::native == std::endian::little);
-  if (!native) throw py::type_error("zarrpp needs data in native byte order");
-  switch (kind) {
-    case 'b':
-      return DataType::bool_t;
-    case 'i':
-      if (size == 1) return DataType::int8;
-      if (size == 2) return DataType::int16;
-      if (size == 4) return DataType::int32;
-      if (size == 8) return DataType::int64;
-      break;
-    case 'u':
-      if (size == 1) return DataType::uint8;
-      if (size == 2) return DataType::uint16;
-      if (size == 4) return DataType::uint32;
-      if (size == 8) return DataType::uint64;
-      break;
-    case 'f':
-      if (size == 2) return DataType::float16_t;
-      if (size == 4) return DataType::float32;
-      if (size == 8) return DataType::float64;
-      break;
-    case 'c':
-      if (size == 8) return DataType::complex64;
-      if (size == 16) return DataType::complex128;
-      break;
-    case 'V':
-      if (dt.has_fields()) return structured_type(dt).first;
-      if (size > 0) return DataType::raw_bytes(size);
-      break;
-    case 'U':
-      if (size > 0) return DataType::fixed_utf32(size / 4);
-      break;
-    case 'S':
-      if (size > 0) return DataType::fixed_bytes(size);
-      break;
-    case 'M':
-    case 'm':
-      // NumPy's own name ("datetime64[10s]") is the one zarrpp takes; a generic unit is refused there.
-      try {
-        return DataType::parse(py::str(dt.attr("name")).cast<std::string>());
-      } catch (const zarrpp::MetadataError& e) {
-        throw py::type_error(std::string("zarrpp cannot hold NumPy data of dtype ") +
-                             py::str(dt.attr("str")).cast<std::string>() + ": " + e.what());
-      }
-    default:
-      break;
-  }
-  throw py::type_error("zarrpp cannot hold NumPy data of dtype " + py::str(dt.attr("str")).cast<std::string>());
+  const auto t = core_type(dt);
+  if (t.big_endian != (std::endian::native == std::endian::big) && t.type.component_size() > 1)
+    throw py::type_error("zarrpp needs data in native byte order");
+  return t.type;
 }
 
-// dtype= as zarr-python 3 takes it, read once for Python: (the NumPy dtype the data is held in,
-// in native byte order; the core's name of the data type; the bytes codec's endian). str,
-// "string", "T", NumPy 2's StringDType, bytes and "bytes" are the variable-length types (object
-// arrays), "r<bits>" a raw type; every other spelling is NumPy's (np.dtype), typed by zarr_dtype.
-py::tuple parse_dtype(const py::object& given) {
+// dtype= as zarr-python 3 takes it: the builtins str and bytes, NumPy's reading of any spelling
+// (type, dtype, text), and the core's own names NumPy does not know ("string", "r16", "T"), read
+// by the core (a ValueError for a bad one).
+zarrpp::NumpyType given_type(const py::object& given) {
   const py::module_ builtins = py::module_::import("builtins");
-  const bool is_text = py::isinstance<py::str>(given);
-  const std::string s = is_text ? given.cast<std::string>() : "";
-  auto vlen = [](const char* name) { return py::make_tuple(py::dtype("O"), name, "little"); };
-  if (given.is(builtins.attr("str")) || s == "str" || s == "string" || s == "T" || s == "variable_length_utf8")
-    return vlen("string");
-  if (given.is(builtins.attr("bytes")) || s == "bytes" || s == "variable_length_bytes")
-    return vlen("variable_length_bytes");
-  if (s.size() > 1 && s[0] == 'r' && s.find_first_not_of("0123456789", 1) == std::string::npos) {
-    const std::string digits = s.substr(1);
-    if (digits.size() > 9) throw py::value_error("raw data type '" + s + "': too many bits for one element");
-    const unsigned long bits = std::stoul(digits);
-    if (bits == 0 || bits % 8 != 0)
-      throw py::value_error("raw data type '" + s + "': the number of bits must be a positive multiple of 8");
-    return py::make_tuple(py::dtype("V" + std::to_string(bits / 8)), s, "little");
-  }
-  const py::dtype dt = py::dtype::from_args(given);  // NumPy's reading of every other spelling
-  const char kind = dt.kind();
-  if (kind == 'T') return vlen("string");
-  if (kind == 'O')
-    throw py::type_error("dtype=object is ambiguous: give dtype=str (variable-length text) or dtype=bytes");
-  if ((kind == 'U' || kind == 'S') && dt.itemsize() == 0) return vlen(kind == 'U' ? "string" : "variable_length_bytes");
-  const auto native = dt.attr("newbyteorder")("=").cast<py::dtype>();
-  if (dt.has_fields()) {  // the core names it and finds its fields' byte order
-    const auto [t, big] = structured_type(dt);
-    return py::make_tuple(native, t.name(), big ? "big" : "little");
-  }
-  const bool plain = dt.attr("subdtype").is_none();
-  if (kind == 'V' && plain && dt.itemsize() > 0)
-    return py::make_tuple(dt, "V" + std::to_string(dt.itemsize()), "little");  // zarr-python 3's raw_bytes
-  const std::string unsupported = "zarrpp does not support data type " + py::str(py::object(dt)).cast<std::string>() +
-                                  " (supported: bool, (u)int8-64, float16-64, complex64/128, r<bits> / void, U<n>, "
-                                  "S<n>, datetime64, timedelta64)";
-  if (!plain) throw py::type_error(unsupported);
-  DataType t;
-  if (kind == 'U' || kind == 'S' || kind == 'M' || kind == 'm') {
-    t = zarr_dtype(native);  // its own message for a width or unit zarrpp cannot hold
-  } else {
+  if (given.is(builtins.attr("str"))) return {DataType::string_t, false};
+  if (given.is(builtins.attr("bytes"))) return {DataType::bytes_t, false};
+  py::dtype dt;
+  try {
+    dt = py::dtype::from_args(given);
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError) || !py::isinstance<py::str>(given)) throw;
     try {
-      t = zarr_dtype(native);
-    } catch (const py::type_error&) {
-      throw py::type_error(unsupported);
+      return zarrpp::numpy_type_from_user(given.cast<std::string>());
+    } catch (const zarrpp::ArgumentError& unknown) {  // a name neither knows is a TypeError, as in NumPy
+      if (std::string_view(unknown.what()).starts_with("unknown data type")) throw py::type_error(unknown.what());
+      throw;
     }
   }
-  const char order = py::cast<char>(dt.attr("byteorder"));
-  const bool big = order == '>' || (order == '=' && std::endian::native == std::endian::big);
-  return py::make_tuple(native, t.name(), big ? "big" : "little");
+  const char kind = dt.kind();
+  if (kind == 'T') return {DataType::string_t, false};     // NumPy 2's StringDType
+  if ((kind == 'U' || kind == 'S') && dt.itemsize() == 0)  // np.dtype(str), np.dtype(bytes)
+    return {kind == 'U' ? DataType::string_t : DataType::bytes_t, false};
+  return core_type(dt);
+}
+
+}  // namespace
+
+// dtype= in any form a function takes it: given_type's reading, decided by the core.
+template <>
+struct pybind11::detail::type_caster<zarrpp::NumpyType> {
+  PYBIND11_TYPE_CASTER(zarrpp::NumpyType, const_name("numpy.typing.DTypeLike"));
+  bool load(handle src, bool /*convert*/) {
+    value = given_type(reinterpret_borrow<object>(src));
+    return true;
+  }
+  static handle cast(const zarrpp::NumpyType& t, return_value_policy /*policy*/, handle /*parent*/) {
+    return numpy_dtype(t.type).release();
+  }
+};
+
+namespace {
+
+// dtype= read once for Python: (the NumPy dtype the data is held in, in native byte order; the
+// core's name of the data type; the bytes codec's endian).
+py::tuple parse_dtype(const zarrpp::NumpyType& t) {
+  return py::make_tuple(numpy_dtype(t.type), t.type.name(), t.big_endian ? "big" : "little");
 }
 
 Shape shape_of(const py::array& a) { return Shape(a.shape(), a.shape() + a.ndim()); }
@@ -1491,17 +1403,17 @@ void bind_nodes(py::module_& m) {
         "or None.");
   m.def(
       "auto_chunks",
-      [](const std::vector<std::int64_t>& shape, const std::string& dtype, bool sharded) {
-        return zarrpp::auto_chunks(shape, zarrpp::data_type_from_user(dtype), sharded);
+      [](const std::vector<std::int64_t>& shape, const zarrpp::NumpyType& dtype, bool sharded) {
+        return zarrpp::auto_chunks(shape, dtype.type, sharded);
       },
       "shape"_a, "dtype"_a, "sharded"_a = false,
       "Chunks for chunks=\"auto\" of a `dtype` array (the core's rule, zarr-python 3's; a shard's inner chunks when "
       "sharded).");
   m.def(
       "auto_shards",
-      [](const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks, const std::string& dtype,
-         std::optional<std::size_t> target_bytes) {
-        return zarrpp::auto_shards(shape, chunks, zarrpp::data_type_from_user(dtype), target_bytes);
+      [](const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& chunks,
+         const zarrpp::NumpyType& dtype, std::optional<std::size_t> target_bytes) {
+        return zarrpp::auto_shards(shape, chunks, dtype.type, target_bytes);
       },
       "shape"_a, "chunks"_a, "dtype"_a, "target_bytes"_a = py::none(),
       "Shards for shards=\"auto\": two chunks along dimensions holding more than 8 (the core's rule).");
@@ -1510,26 +1422,19 @@ void bind_nodes(py::module_& m) {
       "name"_a, "A codec's default configuration (JSON text), from its registry entry.");
   m.def(
       "xarray_fill_attribute",
-      [](const std::string& dtype, const py::object& value) -> py::object {
-        const DataType t = zarrpp::data_type_from_user(dtype);
+      [](const zarrpp::NumpyType& dtype, const py::object& value) -> py::object {
+        const DataType t = dtype.type;
         const auto bytes = zarrpp::parse_fill_value(zarrpp::canonical_fill_value(fill_value_json(value), t), t);
         const auto j = zarrpp::xarray_fill_attribute(bytes, t);
         return j ? py::object(py::str(zarrpp::json_text(*j))) : py::none();
       },
       "dtype"_a, "value"_a,
       "xarray's encoding (JSON text) of a Zarr v3 array's _FillValue attribute, or None for types it has none for.");
-  m.def(
-      "structured_type",
-      [](const py::dtype& dt) {
-        const auto [t, big] = structured_type(dt);
-        return py::make_tuple(t.name(), big ? "big" : "little");
-      },
-      "dtype"_a, "A structured NumPy dtype as (the core's name for it, the byte order of its fields).");
   m.def("parse_dtype", &parse_dtype, "dtype"_a,
         "dtype= as (the NumPy dtype in native byte order, the core's data type name, the bytes codec's endian).");
   m.def(
-      "data_type_name", [](const py::dtype& dt) { return zarr_dtype(dt).name(); }, "dtype"_a,
-      "The zarrpp data type of a NumPy dtype in native byte order, by name (U12, datetime64[ns], int32).");
+      "data_type_name", [](const zarrpp::NumpyType& dtype) { return dtype.type.name(); }, "dtype"_a,
+      "The zarrpp data type of a dtype= by name (U12, datetime64[ns], int32).");
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);
 }
 

@@ -368,7 +368,7 @@ def test_bad_v2_input_gets_clear_errors_and_changes_nothing(tmp_path):
         ({"filters": [{"id": "msgpack2"}], "dtype": "|O"}, "object codec 'msgpack2'"),
         ({"filters": [{"id": "vlen-array", "dtype": "<i4"}], "dtype": "|O"}, "object codec 'vlen-array'"),
         ({"dtype": "|O"}, "without an object codec"),
-        ({"dtype": "<M8"}, "need a unit"),
+        ({"dtype": "<M8"}, "without a unit"),
         ({"dtype": "<U4", "fill_value": "abcde"}, "longer than 4 characters"),
         ({"dtype": "|S2", "fill_value": 1.5}, "expected a base64 string"),
         ({"dtype": [["a", "<i4"], ["b", ">i4"]], "fill_value": None}, "both byte orders"),

@@ -284,7 +284,7 @@ for spelling in i4 '<i4' int32; do
   "$Z" info "$S/dt.zarr" | grep -q "int32" && ok || bad "--dtype $spelling is not int32"
 done
 expect_err "'info' is not a number" "$Z" --timeout info "$S/dt.zarr"
-expect_err "unknown data type 'O'" "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype O
+expect_err "data type 'O' (NumPy's object) is ambiguous" "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype O
 expect_err "multiple of 8 bits" "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype r12
 expect_ok "$Z" create "$S/dt.zarr" --shape 4 --chunks 2 --dtype '>i1' --overwrite
 "$Z" info "$S/dt.zarr" | grep -q "int8" && ok || bad "--dtype >i1 is not int8"
