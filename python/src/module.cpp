@@ -781,6 +781,71 @@ py::object store_get(zarrpp::Store& s, const std::string& key, const std::string
   return py::bytes(reinterpret_cast<const char*>(v->data()), v->size());
 }
 
+// The store at an s3:// or http(s):// URL with fsspec-style storage_options (or the AWS_*
+// environment variables, as the C++ stores read them).
+zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bool read_only) {
+  zarrpp::OpenStoreOptions o;
+  o.s3.read_only = read_only;
+  o.file.read_only = read_only;
+  auto text = [](const py::handle& v, const std::string& k) {
+    if (!py::isinstance<py::str>(v)) throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a string");
+    return v.cast<std::string>();
+  };
+  for (const auto& [kh, v] : options) {
+    const std::string k = py::str(kh);
+    if (k == "endpoint_url" || k == "endpoint")
+      o.s3.endpoint = text(v, k);
+    else if (k == "region" || k == "region_name")
+      o.s3.region = text(v, k);
+    else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id")
+      o.s3.access_key_id = text(v, k);
+    else if (k == "secret" || k == "secret_access_key" || k == "aws_secret_access_key")
+      o.s3.secret_access_key = text(v, k);
+    else if (k == "token" || k == "session_token" || k == "aws_session_token")
+      o.s3.session_token = text(v, k);
+    else if (k == "anon") {
+      if (!py::isinstance<py::bool_>(v)) throw zarrpp::ArgumentError("storage_options: 'anon' must be True or False");
+      o.s3.anonymous = v.cast<bool>();
+    } else if (k == "headers") {
+      if (!py::isinstance<py::dict>(v))
+        throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
+      for (const auto& [hk, hv] : v.cast<py::dict>())
+        o.http.headers.emplace_back(text(hk, "headers"), text(hv, "headers"));
+    } else if (zarrpp::RemoteOptions::is_option(k)) {
+      // Network bounds (seconds; max_attempts a count), checked by the C++ rules the CLI uses.
+      if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
+        throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a number");
+      const double x = v.cast<double>();
+      try {
+        o.s3.net.set(k, x);
+        o.http.net.set(k, x);
+      } catch (const zarrpp::ArgumentError& e) {
+        throw zarrpp::ArgumentError(std::string("storage_options: ") + e.what());
+      }
+    } else {
+      std::string names = "endpoint_url, region, key, secret, token, anon, headers";
+      for (const auto& n : zarrpp::RemoteOptions::option_names()) names += ", " + n;
+      throw zarrpp::ArgumentError("storage_options: unknown option '" + k + "' (zarrpp takes " + names + ")");
+    }
+  }
+  py::gil_scoped_release nogil;
+  try {
+    return zarrpp::open_store(url, o);
+  } catch (const zarrpp::StoreError& e) {
+    // Opening makes no request: what fails here is the URL or an option (a ValueError).
+    throw zarrpp::ArgumentError(e.what());
+  }
+}
+
+// A remote store of type S made from a URL (a Python subclass's __init__): a URL of another kind is
+// refused, naming the class that takes it.
+template <class S>
+std::shared_ptr<S> remote_of(const std::string& url, const py::dict& options, bool read_only, const char* scheme) {
+  auto s = std::dynamic_pointer_cast<S>(open_remote(url, options, read_only));
+  if (!s) throw zarrpp::ArgumentError(std::string("'") + url + "' is not a " + scheme + " URL");
+  return s;
+}
+
 // Stores: memory, local, HTTP, S3, and opening one by URL.
 void bind_stores(py::module_& m) {
   // ---- stores ----
@@ -858,7 +923,8 @@ void bind_stores(py::module_& m) {
       .def(py::init([](const zarrpp::StorePtr& inner, const std::string& path, bool read_only) {
              return std::make_shared<zarrpp::PrefixStore>(inner, path, read_only);
            }),
-           "inner"_a, "path"_a, "read_only"_a = false)
+           // the inner store's Python object lives as long as the view, so `inner` returns it
+           "inner"_a, "path"_a, "read_only"_a = false, py::keep_alive<1, 2>())
       .def_property_readonly("inner", &zarrpp::PrefixStore::inner)
       .def_property_readonly("path", &zarrpp::PrefixStore::prefix)
       .def("__repr__", [](const zarrpp::PrefixStore& s) { return "PrefixStore('" + s.location() + "')"; });
@@ -906,71 +972,22 @@ void bind_stores(py::module_& m) {
   py::class_<zarrpp::HttpStore, zarrpp::Store, std::shared_ptr<zarrpp::HttpStore>>(
       m, "HttpStore", "A read-only store over HTTP(S), from an http(s):// URL (zarrpp.storage.open_url).",
       py::dynamic_attr())
+      .def(py::init([](const std::string& url, const py::dict& options, bool read_only) {
+             return remote_of<zarrpp::HttpStore>(url, options, read_only, "http(s)://");
+           }),
+           "url"_a, "storage_options"_a = py::dict(), "read_only"_a = false)
       .def("__repr__", [](const zarrpp::HttpStore& s) { return "HttpStore('" + s.location() + "')"; });
   py::class_<zarrpp::S3Store, zarrpp::Store, std::shared_ptr<zarrpp::S3Store>>(
       m, "S3Store", "A store in an S3 bucket, from an s3:// URL and storage_options (zarrpp.storage.open_url).",
       py::dynamic_attr())
+      .def(py::init([](const std::string& url, const py::dict& options, bool read_only) {
+             return remote_of<zarrpp::S3Store>(url, options, read_only, "s3://");
+           }),
+           "url"_a, "storage_options"_a = py::dict(), "read_only"_a = false)
       .def_property_readonly("bucket", &zarrpp::S3Store::bucket, "The bucket's name.")
       .def_property_readonly("prefix", &zarrpp::S3Store::prefix, "The folder in the bucket (\"\" for its root).")
       .def_property_readonly("endpoint", &zarrpp::S3Store::endpoint, "The server's URL.")
       .def("__repr__", [](const zarrpp::S3Store& s) { return "S3Store('" + s.location() + "')"; });
-  m.def(
-      "open_url",
-      [](const std::string& url, const py::dict& options, bool read_only) -> zarrpp::StorePtr {
-        zarrpp::OpenStoreOptions o;
-        o.s3.read_only = read_only;
-        o.file.read_only = read_only;
-        auto text = [](const py::handle& v, const std::string& k) {
-          if (!py::isinstance<py::str>(v)) throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a string");
-          return v.cast<std::string>();
-        };
-        for (const auto& [kh, v] : options) {
-          const std::string k = py::str(kh);
-          if (k == "endpoint_url" || k == "endpoint")
-            o.s3.endpoint = text(v, k);
-          else if (k == "region" || k == "region_name")
-            o.s3.region = text(v, k);
-          else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id")
-            o.s3.access_key_id = text(v, k);
-          else if (k == "secret" || k == "secret_access_key" || k == "aws_secret_access_key")
-            o.s3.secret_access_key = text(v, k);
-          else if (k == "token" || k == "session_token" || k == "aws_session_token")
-            o.s3.session_token = text(v, k);
-          else if (k == "anon") {
-            if (!py::isinstance<py::bool_>(v))
-              throw zarrpp::ArgumentError("storage_options: 'anon' must be True or False");
-            o.s3.anonymous = v.cast<bool>();
-          } else if (k == "headers") {
-            if (!py::isinstance<py::dict>(v))
-              throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
-            for (const auto& [hk, hv] : v.cast<py::dict>())
-              o.http.headers.emplace_back(text(hk, "headers"), text(hv, "headers"));
-          } else if (zarrpp::RemoteOptions::is_option(k)) {
-            // Network bounds (seconds; max_attempts a count), checked by the C++ rules the CLI uses.
-            if (py::isinstance<py::bool_>(v) || !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)))
-              throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a number");
-            const double x = v.cast<double>();
-            try {
-              o.s3.net.set(k, x);
-              o.http.net.set(k, x);
-            } catch (const zarrpp::ArgumentError& e) {
-              throw zarrpp::ArgumentError(std::string("storage_options: ") + e.what());
-            }
-          } else {
-            std::string names = "endpoint_url, region, key, secret, token, anon, headers";
-            for (const auto& n : zarrpp::RemoteOptions::option_names()) names += ", " + n;
-            throw zarrpp::ArgumentError("storage_options: unknown option '" + k + "' (zarrpp takes " + names + ")");
-          }
-        }
-        py::gil_scoped_release nogil;
-        try {
-          return zarrpp::open_store(url, o);
-        } catch (const zarrpp::StoreError& e) {
-          // Opening makes no request: what fails here is the URL or an option (a ValueError).
-          throw zarrpp::ArgumentError(e.what());
-        }
-      },
-      "url"_a, "options"_a, "read_only"_a = false);
   // Where a store string points, as the core reads it for every front end (zarrpp::locate_store):
   // Python makes its own store objects from the answer.
   m.def(

@@ -230,3 +230,29 @@ def test_a_read_only_s3_store_refuses_writes_before_any_request(moto_s3):
     assert list(zarrpp.open_array(store=ro, mode="r")[:]) == [5, 5]
     assert zarrpp.open_array("s3://bucket/ro", mode="r", storage_options=opts).store.read_only
     assert pickle.loads(pickle.dumps(ro)).read_only
+
+
+def test_store_methods_live_in_the_store_class_body(tmp_path):
+    """Issue 68: zarr-python's store methods are defined in ``zarrpp.storage.Store``'s class body,
+    which every store class a user meets derives from; nothing is attached to the binding's classes."""
+    import inspect
+
+    from zarrpp import _zarrpp
+    from zarrpp.storage import HttpStore, S3Store, Store, ZipStore
+    for name in ("get", "set", "delete", "exists", "list", "list_dir", "getsize", "close", "supports_writes"):
+        assert name in vars(Store), name
+        assert not hasattr(_zarrpp.Store, name), name
+    assert "def get(" in inspect.getsource(Store.get)
+    s3 = S3Store("s3://bucket/prefix", {"endpoint_url": "http://127.0.0.1:9", "anon": True})  # opening asks nothing
+    http = HttpStore("http://127.0.0.1:9/data.zarr")
+    stores = [*_kinds(tmp_path).values(), ZipStore(tmp_path / "z.zip", mode="w"), s3, http,
+              zarrpp.storage.make_store(f"{tmp_path}/z.zip/inner")]
+    for store in stores:
+        assert isinstance(store, Store), type(store)
+        assert type(store).get is Store.get, type(store)
+    assert not http.supports_writes and s3.supports_writes
+    assert str(s3) == "s3://bucket/prefix" and pickle.loads(pickle.dumps(s3)) == s3
+    with pytest.raises(ValueError, match="is not a s3:// URL"):
+        S3Store("https://example.org/data.zarr")
+    with pytest.raises(ValueError, match=r"is not a http\(s\):// URL"):
+        HttpStore("s3://bucket/prefix")

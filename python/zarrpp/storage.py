@@ -20,15 +20,13 @@ import warnings
 import weakref
 from collections.abc import AsyncIterator, Mapping, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, cast
 
 from . import _zarrpp
 
 __all__ = ["Store", "StorePath", "ZipStore", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore",
            "StoreLike", "open_url", "forget_memory_store", "Buffer", "RangeByteRequest", "OffsetByteRequest",
            "SuffixByteRequest"]
-
-Store = _zarrpp.Store
 
 
 class Buffer(bytes):
@@ -102,121 +100,131 @@ def _value_bytes(key: str, value: Any) -> Any:
         raise TypeError(f"cannot store {type(value).__name__} at '{key}': expected bytes-like or a Buffer") from None
 
 
-def _store_get(self: Any, key: str, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
-    """The value of ``key`` (or the bytes ``byte_range`` asks), None when there is none."""
-    v = self._get(key, *_range_args(byte_range))
-    return None if v is None else Buffer(v)
-
-
-def _store_get_sync(self: Any, key: str, *, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
-    return _store_get(self, key, prototype, byte_range)
-
-
-def _store_set(self: Any, key: str, value: Any) -> None:
-    self._set(key, _value_bytes(key, value))
-
-
-def _store_set_if_not_exists(self: Any, key: str, value: Any) -> None:
-    """Stores ``value`` unless ``key`` exists (atomically where the store can)."""
-    self._set(key, _value_bytes(key, value), True)
-
-
 def _dir_prefix(prefix: str) -> str:
     return prefix if prefix in ("", "/") or prefix.endswith("/") else prefix + "/"
 
 
-def _store_delete_dir(self: Any, prefix: str) -> None:
-    """Removes every key under the folder ``prefix`` ("" : everything)."""
-    self._delete_prefix(_dir_prefix(prefix).lstrip("/"))
+class Store:
+    """zarr-python 3's store methods, synchronous (``get``, ``set``, ``list_dir``, ...), over the
+    primitives of zarrpp's stores (``_get``, ``_set``, ...): the base of every store class here
+    (LocalStore, MemoryStore, ZipStore, S3Store, HttpStore, and the views inside them)."""
 
+    _get: Any
+    _set: Any
+    _exists: Any
+    _size: Any
+    _delete: Any
+    _delete_prefix: Any
+    _list_prefix: Any
+    _list_dir: Any
+    read_only: bool
 
-def _store_list_dir(self: Any, prefix: str = "") -> _Listing:
-    """The names directly under the folder ``prefix``: keys and folders, without a trailing '/'."""
-    keys, folders = self._list_dir(_dir_prefix(prefix).lstrip("/"))
-    return _Listing(sorted(set(keys) | set(folders)))
+    @classmethod
+    async def open(cls, *args: Any, **kwargs: Any) -> Any:
+        """``await Store.open(...)``, zarr-python 3's asynchronous constructor: the store, made at
+        once (zarrpp's stores need no asynchronous set-up)."""
+        return cls(*args, **kwargs)
 
+    def get(self, key: str, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+        """The value of ``key`` (a ``byte_range`` of it) as a Buffer, or None when there is none."""
+        v = self._get(key, *_range_args(byte_range))
+        return None if v is None else Buffer(v)
 
-def _store_is_empty(self: Any, prefix: str = "") -> bool:
-    return not self._list_prefix(_dir_prefix(prefix).lstrip("/"))
+    def get_sync(self, key: str, *, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
+        """``get``, as zarr-python's synchronous name."""
+        return self.get(key, prototype, byte_range)
 
+    def set(self, key: str, value: Any) -> None:
+        """Writes ``value`` (bytes or a Buffer) at ``key``; readers see the old or the new value."""
+        self._set(key, _value_bytes(key, value))
 
-def _store_getsize(self: Any, key: str) -> int:
-    n = self._size(key)
-    if n is None:
-        raise FileNotFoundError(key)
-    return int(n)
+    set_sync = set
 
+    def set_if_not_exists(self, key: str, value: Any) -> None:
+        """Writes ``value`` at ``key`` only when nothing is there (atomically where the store can)."""
+        self._set(key, _value_bytes(key, value), True)
 
-def _store_getsize_prefix(self: Any, prefix: str) -> int:
-    return sum(int(self._size(k) or 0) for k in self._list_prefix(_dir_prefix(prefix).lstrip("/")))
+    def delete(self, key: str) -> None:
+        """Deletes the value at ``key`` (nothing when there is none)."""
+        self._delete(key)
 
+    delete_sync = delete
 
-def _store_exit(self: Any, *exc: Any) -> None:
-    self.close()
+    def delete_dir(self, prefix: str) -> None:
+        """Deletes every value under the folder ``prefix`` ("": everything)."""
+        self._delete_prefix(_dir_prefix(prefix).lstrip("/"))
 
+    def clear(self) -> None:
+        """Deletes every value in the store."""
+        self._delete_prefix("")
 
-_STORE_METHODS: Dict[str, Any] = {
-    "get": _store_get, "get_sync": _store_get_sync,
-    "set": _store_set, "set_sync": _store_set, "set_if_not_exists": _store_set_if_not_exists,
-    "delete": lambda self, key: self._delete(key), "delete_sync": lambda self, key: self._delete(key),
-    "delete_dir": _store_delete_dir, "clear": lambda self: self._delete_prefix(""),
-    "exists": lambda self, key: self._exists(key),
-    "list": lambda self: _Listing(self._list_prefix("")),
-    "list_prefix": lambda self, prefix="": _Listing(self._list_prefix(prefix)),
-    "list_dir": _store_list_dir, "is_empty": _store_is_empty,
-    "getsize": _store_getsize, "getsize_prefix": _store_getsize_prefix,
-    # Closing releases nothing for these stores; they stay usable (zarr-python's reopen on use).
-    "close": lambda self: None, "__enter__": lambda self: self, "__exit__": _store_exit,
-    "supports_writes": property(lambda self: not isinstance(self, _zarrpp.HttpStore)),
-    "supports_deletes": property(lambda self: not isinstance(self, _zarrpp.HttpStore)),
-    "supports_partial_writes": property(lambda self: False),
-    "supports_consolidated_metadata": property(lambda self: True),
-}
-_STORE_DOCS: Dict[str, str] = {
-    "get": "The value of ``key`` (a ``byte_range`` of it) as a Buffer, or None when there is none.",
-    "get_sync": "``get``, as zarr-python's synchronous name.",
-    "set": "Writes ``value`` (bytes or a Buffer) at ``key``; readers see the old or the new value.",
-    "set_if_not_exists": "Writes ``value`` at ``key`` only when nothing is there.",
-    "delete": "Deletes the value at ``key`` (nothing when there is none).",
-    "delete_sync": "``delete``, as zarr-python's synchronous name.",
-    "delete_dir": "Deletes every value under the folder ``prefix``.",
-    "clear": "Deletes every value in the store.",
-    "exists": "Whether a value is stored at ``key``.",
-    "list": "Every key, sorted.",
-    "list_prefix": "Every key starting with ``prefix``, sorted.",
-    "list_dir": "The names directly under the folder ``prefix`` (keys and folders).",
-    "is_empty": "Whether nothing is stored under the folder ``prefix``.",
-    "getsize": "The size of the value at ``key`` in bytes (FileNotFoundError when there is none).",
-    "getsize_prefix": "The total size of the values under the folder ``prefix``, in bytes.",
-    "close": "Nothing to release: the store stays usable (zarr-python reopens on use).",
-    "supports_writes": "Whether the store takes writes (every store but HTTP).",
-    "supports_deletes": "Whether the store can delete (every store but HTTP).",
-    "supports_partial_writes": "False: zarrpp writes whole values.",
-    "supports_consolidated_metadata": "True: consolidated metadata is read and written on every store.",
-}
-for _name, _method in _STORE_METHODS.items():
-    if _name in _STORE_DOCS:
-        if isinstance(_method, property):
-            _method = property(_method.fget, doc=_STORE_DOCS[_name])
-        elif _method.__doc__ is None or _method.__name__ == "<lambda>":
-            _method.__doc__ = _STORE_DOCS[_name]
-    setattr(_zarrpp.Store, _name, _method)
+    def exists(self, key: str) -> bool:
+        """Whether a value is stored at ``key``."""
+        return bool(self._exists(key))
 
+    def list(self) -> _Listing:
+        """Every key, sorted."""
+        return _Listing(self._list_prefix(""))
 
-async def _store_open(cls: Any, *args: Any, **kwargs: Any) -> Any:
-    """``await Store.open(...)``, zarr-python 3's asynchronous constructor: the store, made at once
-    (zarrpp's stores need no asynchronous set-up)."""
-    return cls(*args, **kwargs)
+    def list_prefix(self, prefix: str = "") -> _Listing:
+        """Every key starting with ``prefix``, sorted."""
+        return _Listing(self._list_prefix(prefix))
 
+    def list_dir(self, prefix: str = "") -> _Listing:
+        """The names directly under the folder ``prefix``: keys and folders, without a trailing '/'."""
+        keys, folders = self._list_dir(_dir_prefix(prefix).lstrip("/"))
+        return _Listing(sorted(set(keys) | set(folders)))
 
-setattr(_zarrpp.Store, "open", classmethod(_store_open))
+    def is_empty(self, prefix: str = "") -> bool:
+        """Whether nothing is stored under the folder ``prefix``."""
+        return not self._list_prefix(_dir_prefix(prefix).lstrip("/"))
+
+    def getsize(self, key: str) -> int:
+        """The size of the value at ``key`` in bytes (FileNotFoundError when there is none)."""
+        n = self._size(key)
+        if n is None:
+            raise FileNotFoundError(key)
+        return int(n)
+
+    def getsize_prefix(self, prefix: str) -> int:
+        """The total size of the values under the folder ``prefix``, in bytes."""
+        return sum(int(self._size(k) or 0) for k in self._list_prefix(_dir_prefix(prefix).lstrip("/")))
+
+    def close(self) -> None:
+        """Nothing to release: the store stays usable (zarr-python reopens on use)."""
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def supports_writes(self) -> bool:
+        """Whether the store takes writes (every store but HTTP)."""
+        return True
+
+    @property
+    def supports_deletes(self) -> bool:
+        """Whether the store can delete (every store but HTTP)."""
+        return True
+
+    @property
+    def supports_partial_writes(self) -> bool:
+        """False: zarrpp writes whole values."""
+        return False
+
+    @property
+    def supports_consolidated_metadata(self) -> bool:
+        """True: consolidated metadata is read and written on every store."""
+        return True
 
 
 def _read_only_error(store: Any) -> ValueError:
     return ValueError(f"{type(store).__name__} has no writable form: it is read-only")
 
 
-class MemoryStore(_zarrpp.MemoryStore):
+class MemoryStore(Store, _zarrpp.MemoryStore):
     """A thread-safe in-memory store. ``store_dict``: keys and their bytes to start from (as
     zarr-python's first argument; zarrpp copies them in, so later changes to the dict are not seen,
     and the store's changes do not reach the dict)."""
@@ -259,7 +267,7 @@ class MemoryStore(_zarrpp.MemoryStore):
         return str(getattr(self, "_zarrpp_url", f"memory://{self._location()[len('memory:'):]}"))
 
 
-class LocalStore(_zarrpp.LocalStore):
+class LocalStore(Store, _zarrpp.LocalStore):
     """A directory on the local file system. Opening creates nothing: a missing directory reads as
     an empty store and is made by the first write (never with ``read_only``)."""
 
@@ -292,7 +300,7 @@ FileStore = LocalStore
 _ZIP_STORED, _ZIP_DEFLATED = 0, 8  # zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED
 
 
-class ZipStore(_zarrpp.ZipStore):
+class ZipStore(Store, _zarrpp.ZipStore):
     """A zip file, as zarr-python's (and zarr-python 2's) ``ZipStore`` keeps it: each key a member.
     ``mode``: ``"r"`` read, ``"w"`` a new archive (an existing one is replaced when the store is
     first committed), ``"a"`` add to it (made if missing), ``"x"`` a new archive where no file is.
@@ -380,33 +388,88 @@ def _close_zip_writers() -> None:
             warnings.warn(f"{store}: {e}", RuntimeWarning)
 
 
-def _memory_url(name: str, path: str) -> _zarrpp.Store:
+class _FolderStore(Store, _zarrpp.PrefixStore):
+    """The folder ``path`` of another store (a ``memory://`` URL's folder, a folder inside a zip
+    file, a StorePath's store), read-only or as writable as that store."""
+
+    _zarrpp_url: str  # set on the folders memory:// URLs name
+
+    def with_read_only(self, read_only: bool = False) -> "_FolderStore":
+        """The same folder, read-only or writable."""
+        if self.inner.read_only and not read_only:
+            raise _read_only_error(self.inner)
+        view = _FolderStore(self.inner, self.path, read_only)
+        if hasattr(self, "_zarrpp_url"):
+            view._zarrpp_url = self._zarrpp_url
+        return view
+
+    def __eq__(self, other: Any) -> bool:
+        return (isinstance(other, _zarrpp.PrefixStore) and self.path == other.path
+                and self.inner._location() == other.inner._location() and self.read_only == other.read_only)
+
+    def __hash__(self) -> int:
+        return hash(self._location())
+
+    def __str__(self) -> str:
+        if hasattr(self, "_zarrpp_url"):
+            return str(self._zarrpp_url)
+        return f"{str(self.inner).rstrip('/')}/{self.path}"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"the store {self} cannot be pickled: it is a folder of a store that lives in this process "
+                        "only (use a LocalStore, or an s3:// store, to share data between processes)")
+
+
+class _MappingStore(Store, _zarrpp.MappingStore):
+    """A Python mapping as a store (zarr-python's ``store={}``)."""
+
+    def with_read_only(self, read_only: bool = False) -> "_MappingStore":
+        """The same mapping, read-only or writable (a read-only mapping is never writable)."""
+        if not read_only and not isinstance(self.mapping, MutableMapping):
+            raise _read_only_error(self)
+        return _MappingStore(self.mapping, read_only)
+
+    def __eq__(self, other: Any) -> bool:
+        return (isinstance(other, _zarrpp.MappingStore) and self.mapping is other.mapping
+                and self.read_only == other.read_only)
+
+    def __hash__(self) -> int:
+        return hash(self._location())
+
+    def __str__(self) -> str:
+        return str(self._location())
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a store over a Python mapping cannot be pickled: a copy elsewhere would not be the mapping "
+                        "(use a LocalStore, or an s3:// store, to share data between processes)")
+
+
+def _memory_url(name: str, path: str) -> Store:
     """The store ``memory://name/path`` names: the core's process-wide memory store ``name`` (made
     on first use), or the folder ``path`` inside it."""
     store = MemoryStore(_share=_zarrpp.named_memory_store(name))
     store._zarrpp_url = f"memory://{name}"
     if not path:
         return store
-    sub: Any = _zarrpp.PrefixStore(store, path)
+    sub = _FolderStore(store, path)
     sub._zarrpp_url = f"memory://{name}/{path}"
     return sub
 
 
-def _zip_at(archive: str, inner: str, read_only: bool) -> _zarrpp.Store:
+def _zip_at(archive: str, inner: str, read_only: bool) -> Store:
     """The zip file ``archive`` (read, or added to), at the folder ``inner`` inside it."""
     z = ZipStore(archive, mode="r" if read_only else "a")
     if not inner:
         return z
-    sub: Any = _zarrpp.PrefixStore(z, inner, bool(read_only))
-    return sub
+    return _FolderStore(z, inner, bool(read_only))
 
 
-def _mapping_store(mapping: Mapping[str, Any], read_only: bool) -> _zarrpp.Store:
+def _mapping_store(mapping: Mapping[str, Any], read_only: bool) -> Store:
     """A mapping as a store (zarr-python's ``store={}``): its keys and bytes are the store's, as
     zarr-python 2 keeps them (zarrpp writes ``bytes``; reads any bytes-like value, or one with
     ``to_bytes()``). A ``dict`` allows growth and concurrent updates from this process's threads;
     any other mapping is written without them (growth is refused, naming the store)."""
-    return _zarrpp.MappingStore(mapping, read_only or not isinstance(mapping, MutableMapping))
+    return _MappingStore(mapping, read_only or not isinstance(mapping, MutableMapping))
 
 
 def forget_memory_store(name: str) -> bool:
@@ -420,7 +483,7 @@ class StorePath:
     is taken, it stands for the store opened at ``path``. ``sp / "name"`` goes one folder down; its
     ``get``, ``set``, ``delete`` and ``exists`` act on the key ``path`` itself."""
 
-    store: _zarrpp.Store
+    store: Store
     path: str
 
     def __init__(self, store: Any, path: str = ""):
@@ -429,7 +492,7 @@ class StorePath:
             store, path = outer.store, f"{outer.path}/{path}"
         if not isinstance(store, _zarrpp.Store):
             raise TypeError(f"StorePath: expected a zarrpp store or a StorePath, got {type(store).__name__}")
-        self.store = store
+        self.store = cast(Store, store)
         self.path = _zarrpp.normalize_path(path) if path.strip("/") else ""
 
     @property
@@ -439,21 +502,21 @@ class StorePath:
 
     def get(self, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
         """The value at ``path`` (a ``byte_range`` of it), or None when there is none."""
-        return _store_get(self.store, self.path, prototype, byte_range)
+        return Store.get(self.store, self.path, prototype, byte_range)
 
     def get_sync(self, *, prototype: Any = None, byte_range: Any = None) -> Optional[Buffer]:
         """``get``, as zarr-python's synchronous name."""
-        return _store_get(self.store, self.path, prototype, byte_range)
+        return Store.get(self.store, self.path, prototype, byte_range)
 
     def set(self, value: Any) -> None:
         """Writes ``value`` (bytes or a Buffer) at ``path``; readers see the old or the new value."""
-        _store_set(self.store, self.path, value)
+        Store.set(self.store, self.path, value)
 
     set_sync = set
 
     def set_if_not_exists(self, value: Any) -> None:
         """Writes ``value`` at ``path`` only when nothing is there."""
-        _store_set_if_not_exists(self.store, self.path, value)
+        Store.set_if_not_exists(self.store, self.path, value)
 
     def delete(self) -> None:
         """Deletes the value at ``path`` (nothing when there is none)."""
@@ -463,7 +526,7 @@ class StorePath:
 
     def delete_dir(self) -> None:
         """Deletes every value under the folder ``path``."""
-        _store_delete_dir(self.store, self.path)
+        Store.delete_dir(self.store, self.path)
 
     def exists(self) -> bool:
         """Whether a value is stored at ``path``."""
@@ -471,7 +534,7 @@ class StorePath:
 
     def is_empty(self) -> bool:
         """Whether nothing is stored under the folder ``path``."""
-        return _store_is_empty(self.store, self.path)
+        return Store.is_empty(self.store, self.path)
 
     def __truediv__(self, other: str) -> "StorePath":
         return StorePath(self.store, "/".join(p for p in (self.path, other.strip("/")) if p))
@@ -489,15 +552,15 @@ class StorePath:
         return hash((self.store, self.path))
 
 
-def _store_at(sp: StorePath) -> _zarrpp.Store:
+def _store_at(sp: StorePath) -> Store:
     """The store a StorePath stands for: its store opened at its path."""
     if not sp.path:
         return sp.store
-    inner: _zarrpp.Store = sp.store
+    inner: Any = sp.store
     path = sp.path
     if isinstance(sp.store, _zarrpp.PrefixStore):
         inner, path = sp.store.inner, f"{sp.store.path}/{path}"
-    st: Any = _zarrpp.PrefixStore(inner, path, bool(sp.store.read_only))
+    st = _FolderStore(inner, path, bool(sp.store.read_only))
     if hasattr(sp.store, "_zarrpp_url"):
         st._zarrpp_url = f"{sp.store._zarrpp_url}/{sp.path}"
     return st
@@ -506,12 +569,75 @@ def _store_at(sp: StorePath) -> _zarrpp.Store:
 StoreLike = Any  # a Store, StorePath, mapping, str, os.PathLike or None
 
 
-S3Store = _zarrpp.S3Store
-HttpStore = _zarrpp.HttpStore
 _REMOTE_SCHEMES = ("s3://", "http://", "https://")
 
 
-def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_only: bool = False) -> _zarrpp.Store:
+class _RemoteStore(Store):
+    """What S3 and HTTP stores share: made from a URL and storage_options, and pickled by them
+    (only options the caller gave explicitly travel in the pickle: credentials from the
+    environment are read again where it is unpickled)."""
+
+    _zarrpp_url: str
+    _zarrpp_options: Dict[str, Any]
+    _location: Any
+
+    def _remember(self, url: str, storage_options: Optional[Dict[str, Any]]) -> None:
+        self._zarrpp_url = url
+        self._zarrpp_options = dict(storage_options or {})
+
+    def with_read_only(self, read_only: bool = False) -> Any:
+        """The same location, read-only or writable (an HTTP store is never writable)."""
+        return open_url(self._zarrpp_url, self._zarrpp_options, read_only)
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and self._location() == other._location() and \
+            self.read_only == other.read_only
+
+    def __hash__(self) -> int:
+        return hash(self._location())
+
+    def __str__(self) -> str:
+        return str(self._zarrpp_url)
+
+    def __reduce__(self) -> Any:
+        return (open_url, (self._zarrpp_url, self._zarrpp_options, self.read_only))
+
+
+class S3Store(_RemoteStore, _zarrpp.S3Store):
+    """A store in an S3 bucket: ``S3Store("s3://bucket/prefix", storage_options)`` (see ``open_url``
+    for the options)."""
+
+    def __init__(self, url: str, storage_options: Optional[Dict[str, Any]] = None, read_only: bool = False):
+        _zarrpp.S3Store.__init__(self, url, dict(storage_options or {}), bool(read_only))
+        self._remember(url, storage_options)
+
+
+class HttpStore(_RemoteStore, _zarrpp.HttpStore):
+    """A read-only store over HTTP(S): ``HttpStore("https://host/path", storage_options)`` (see
+    ``open_url`` for the options)."""
+
+    def __init__(self, url: str, storage_options: Optional[Dict[str, Any]] = None, read_only: bool = True):
+        _zarrpp.HttpStore.__init__(self, url, dict(storage_options or {}), True)
+        self._remember(url, storage_options)
+
+    def with_read_only(self, read_only: bool = False) -> Any:
+        """The same location, read-only (an HTTP store is never writable)."""
+        if not read_only:
+            raise _read_only_error(self)
+        return super().with_read_only(True)
+
+    @property
+    def supports_writes(self) -> bool:
+        """False: HTTP is read-only."""
+        return False
+
+    @property
+    def supports_deletes(self) -> bool:
+        """False: HTTP is read-only."""
+        return False
+
+
+def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_only: bool = False) -> Store:
     """The store at ``url``: ``s3://bucket/prefix`` (endpoint, region and credentials from
     ``storage_options`` — ``endpoint_url``, ``region``, ``key``, ``secret``, ``token``, ``anon`` — else
     from the ``AWS_*`` environment variables, as the C++ S3Store) or ``http(s)://host/path``
@@ -522,101 +648,22 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_on
     ``retry_initial_delay`` and ``retry_max_delay`` in seconds, and ``max_attempts``. The defaults
     (10, 300, 10, 30, 0.1, 5 and 4) fail a stalled server in about 30 s. ``read_only``: every write
     is refused (an HTTP store is always read-only)."""
-    opts = dict(storage_options or {})
-    st: Any = _zarrpp.open_url(url, opts, bool(read_only))  # Any: the attributes below are set on it
-    # Kept to pickle the store by where it is: only options the caller gave explicitly travel in
-    # the pickle (credentials from the environment are read again where it is unpickled).
-    st._zarrpp_url = url
-    st._zarrpp_options = opts
-    return st
-
-
-def _reduce_remote(store: Any) -> Any:
-    return (open_url, (store._zarrpp_url, store._zarrpp_options, store.read_only))
-
-
-def _remote_with_read_only(store: Any, read_only: bool = False) -> Any:
-    """The same location as another store, read-only or writable (an HTTP store is never writable)."""
-    if isinstance(store, _zarrpp.HttpStore) and not read_only:
-        raise _read_only_error(store)
-    return open_url(store._zarrpp_url, store._zarrpp_options, read_only)
-
-
-def _remote_eq(store: Any, other: Any) -> bool:
-    return (type(other) is type(store) and store._location() == other._location()
-            and store.read_only == other.read_only)
-
-
-def _prefix_with_read_only(store: Any, read_only: bool = False) -> Any:
-    if store.inner.read_only and not read_only:
-        raise _read_only_error(store.inner)
-    view: Any = _zarrpp.PrefixStore(store.inner, store.path, read_only)
-    if hasattr(store, "_zarrpp_url"):
-        view._zarrpp_url = store._zarrpp_url
-    return view
-
-
-def _prefix_eq(store: Any, other: Any) -> bool:
-    # The inner stores by where their data is: a wrapper Python no longer holds comes back as the
-    # binding's base class, which has no equality of its own.
-    return (isinstance(other, _zarrpp.PrefixStore) and store.path == other.path
-            and store.inner._location() == other.inner._location() and store.read_only == other.read_only)
-
-
-def _mapping_with_read_only(store: Any, read_only: bool = False) -> Any:
-    if not read_only and not isinstance(store.mapping, MutableMapping):
-        raise _read_only_error(store)
-    return _zarrpp.MappingStore(store.mapping, read_only)
-
-
-def _mapping_eq(store: Any, other: Any) -> bool:
-    return (isinstance(other, _zarrpp.MappingStore) and store.mapping is other.mapping
-            and store.read_only == other.read_only)
-
-
-def _store_str(store: Any) -> str:
-    if hasattr(store, "_zarrpp_url"):
-        return str(store._zarrpp_url)
-    if isinstance(store, _zarrpp.PrefixStore):
-        return f"{str(store.inner).rstrip('/')}/{store.path}"
-    return str(store._location())
-
-
-for _cls, _with, _eq in ((_zarrpp.S3Store, _remote_with_read_only, _remote_eq),
-                         (_zarrpp.HttpStore, _remote_with_read_only, _remote_eq),
-                         (_zarrpp.PrefixStore, _prefix_with_read_only, _prefix_eq),
-                         (_zarrpp.MappingStore, _mapping_with_read_only, _mapping_eq)):
-    setattr(_cls, "with_read_only", _with)
-    setattr(_cls, "__eq__", _eq)
-    setattr(_cls, "__hash__", lambda self: hash(self._location()))
-    setattr(_cls, "__str__", _store_str)
-
-
-def _refuse_pickling_mapping(store: Any) -> Any:
-    raise TypeError("a store over a Python mapping cannot be pickled: a copy elsewhere would not be the mapping "
-                    "(use a LocalStore, or an s3:// store, to share data between processes)")
-
-
-def _refuse_pickling_folder(store: Any) -> Any:
-    raise TypeError(f"the store {store._zarrpp_url if hasattr(store, '_zarrpp_url') else store!r} cannot be "
-                    "pickled: it is a folder of a store that lives in this process only (use a LocalStore, or an "
-                    "s3:// store, to share data between processes)")
-
-
-_zarrpp.MappingStore.__reduce__ = _refuse_pickling_mapping  # type: ignore[assignment]
-_zarrpp.PrefixStore.__reduce__ = _refuse_pickling_folder  # type: ignore[assignment]
-_zarrpp.S3Store.__reduce__ = _reduce_remote  # type: ignore[assignment]
-_zarrpp.HttpStore.__reduce__ = _reduce_remote  # type: ignore[assignment]
+    kind = _zarrpp.locate_store(url)["kind"]
+    if kind == "s3":
+        return S3Store(url, storage_options, read_only)
+    if kind == "http":
+        return HttpStore(url, storage_options)
+    raise ValueError(f"open_url: '{url}' is not an s3:// or http(s):// URL")
 
 
 def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storage_options: Optional[Dict[str, Any]],
-                     missing: Any) -> _zarrpp.Store:
+                     missing: Any) -> Store:
     """The store a string names, where the core says it points (``locate_store``: file:// decoded,
     ".." as the OS takes it, paths into an existing zip file, memory://NAME); Python makes the
     store objects."""
     at = _zarrpp.locate_store(s)
     if at["kind"] in ("http", "s3"):
-        return open_url(s, storage_options, bool(read_only) and at["kind"] == "s3")
+        return open_url(s, storage_options, bool(read_only))
     if at["kind"] == "memory":
         return _memory_url(at["name"], at["inner"])
     if at["kind"] == "zip":
@@ -628,7 +675,7 @@ def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storag
 
 
 def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: bool = False,
-               storage_options: Optional[Dict[str, Any]] = None, missing: Any = None) -> _zarrpp.Store:
+               storage_options: Optional[Dict[str, Any]] = None, missing: Any = None) -> Any:
     """The store for a ``store=`` argument: a Store as is, a path -> LocalStore (a zip file, or a
     folder inside one -> ZipStore), an s3:// or http(s):// URL -> a remote store, a memory:// URL ->
     a named memory store, None -> MemoryStore.
