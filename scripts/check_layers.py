@@ -14,9 +14,13 @@
    store/, io/), and not the data path (plans, the engine, element copies, the pipeline, chunk
    I/O), which runs on what the metadata says. The codec layer's v2 translation and the node
    room are where the formats meet.
+6. The Python package is glue, in modules by concept: no module of python/zarrpp/ over 700 lines,
+   no import cycle among them (imports under ``if TYPE_CHECKING:`` are annotations only), and the
+   core objects (``._core``) touched only by the modules that wrap them (CORE_WRAPPERS).
 
 Usage: check_layers.py [REPO]   (exit status 1 and one line per violation when broken)
 """
+import ast
 import re
 import sys
 from pathlib import Path
@@ -226,16 +230,78 @@ def check_format_below_metadata(repo: Path):
     return bad
 
 
+MAX_PY_MODULE_LINES = 700
+# The modules whose classes hold a core object (Array, Group, and their shared base): every other
+# module goes through their methods, so the array's casting and order are never skipped.
+CORE_WRAPPERS = {"_array.py", "_group.py", "_node.py"}
+
+
+def python_imports(tree: ast.AST):
+    """The package modules a module imports when it runs (not those under ``if TYPE_CHECKING:``)."""
+    skip = {id(n) for node in ast.walk(tree)
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING" for n in ast.walk(node)}
+    found = set()
+    for n in ast.walk(tree):
+        if id(n) not in skip and isinstance(n, ast.ImportFrom) and n.level == 1:
+            found.update([n.module.split(".")[0]] if n.module else [a.name for a in n.names])
+    return found
+
+
+def import_cycle(graph):
+    """One cycle of the import graph as a list of modules, or None."""
+    state = {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == "open":
+                return path[path.index(d):] + [d]
+            if d not in state:
+                found = visit(d, path + [d])
+                if found:
+                    return found
+        state[m] = "done"
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m, [m])
+            if found:
+                return found
+    return None
+
+
+def check_python_package(repo: Path):
+    bad, graph = [], {}
+    for f in sorted((repo / "python/zarrpp").glob("*.py")):
+        text = f.read_text(encoding="utf-8")
+        rel = f.relative_to(repo)
+        if text.count("\n") > MAX_PY_MODULE_LINES:
+            bad.append(f"{rel}: {text.count(chr(10))} lines, more than {MAX_PY_MODULE_LINES}; split it by concept")
+        graph[f.stem] = python_imports(ast.parse(text))
+        if f.name not in CORE_WRAPPERS:
+            for n, line in enumerate(text.splitlines(), 1):
+                if re.search(r"\._core\b", line.split("#")[0]):
+                    wrappers = ", ".join(sorted(CORE_WRAPPERS))
+                    bad.append(f"{rel}:{n}: ._core outside the modules that wrap it ({wrappers})")
+    cycle = import_cycle(graph)
+    if cycle:
+        bad.append("python/zarrpp: import cycle " + " -> ".join(cycle))
+    return bad
+
+
 def main():
     repo = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
-    bad = check_includes(repo) + check_room_sizes(repo) + check_codec_names(repo) + check_format_below_metadata(repo)
+    bad = (check_includes(repo) + check_room_sizes(repo) + check_codec_names(repo) + check_format_below_metadata(repo)
+           + check_python_package(repo))
     for b in bad:
         print(b)
     if bad:
         print(f"check_layers: {len(bad)} violation(s) of the layering in docs/architecture.md")
         return 1
     print("check_layers: includes go down only; rooms keep their private headers; no room over "
-          f"{MAX_ROOM_SHARE:.0%} of src/; codec names stay in the codec layer; nothing below metadata knows the format")
+          f"{MAX_ROOM_SHARE:.0%} of src/; codec names stay in the codec layer; nothing below metadata knows the "
+          f"format; Python modules under {MAX_PY_MODULE_LINES} lines, without cycles, ._core only where it is wrapped")
     return 0
 
 

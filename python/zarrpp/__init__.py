@@ -22,8 +22,13 @@ from ._api import (consolidate_metadata, create, create_hierarchy, empty, empty_
                    ones_like, open, open_array, open_consolidated, open_like, save, save_array, save_group, tree,
                    zeros, zeros_like)
 from ._from_array import from_array
-from ._array import (Array, ArrayConfig, Attributes, Group, UnreadableMemberWarning, ZarrppWarning, array,
-                     convert_to_v2, convert_to_v3, copy_array, create_array, create_group, group, open_group)
+from ._array import Array
+from ._config import ArrayConfig
+from ._creation import array, create_array
+from ._group import Group, create_group, open_group
+from ._node import Attributes
+from ._open import convert_to_v2, convert_to_v3, copy_array, group
+from .errors import UnreadableMemberWarning, ZarrppWarning
 from .storage import FileStore, LocalStore, MemoryStore
 
 from ._zarrpp import __version__  # the version CMakeLists.txt's project() gives

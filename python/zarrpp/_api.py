@@ -9,17 +9,19 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Union
 
 import numpy as np
 
 from . import _zarrpp
-from ._array import (Array, Group, _array_from_document, _check_mode, _join, _legacy_keywords, _like_args,
-                     _refuse_existing, _split_codecs, _store_url, create_array, open_group,
-                     warn_write_empty_chunks_keyword)
-from ._array import open_array as _open_existing_array
 from . import _config
-from .errors import ArrayNotFoundError, ContainsArrayError, NodeNotFoundError, ZarrDeprecationWarning
+from ._arguments import _split_codecs
+from ._array import Array, like_fill_value
+from ._array import open_array as _open_existing_array
+from ._creation import _legacy_keywords, _like_args, create_array, warn_write_empty_chunks_keyword
+from ._group import Group, create_hierarchy, open_group
+from ._node import _check_mode, _join, _path_of, _refuse_existing, _store_url
+from .errors import ArrayNotFoundError, NodeNotFoundError, ZarrDeprecationWarning
 from .storage import make_store
 
 __all__ = ["create", "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "open",
@@ -27,10 +29,6 @@ __all__ = ["create", "empty", "zeros", "ones", "full", "empty_like", "zeros_like
            "open_consolidated", "tree", "create_hierarchy"]
 
 _MODES = ("r", "r+", "a", "w", "w-", "x")
-
-
-def _path_of(path: Optional[str], name: Optional[str] = None) -> str:
-    return _zarrpp.normalize_path((name if name is not None else path) or "")
 
 
 def create(shape: Any, *, chunks: Any = None, dtype: Any = None, compressor: Any = "auto", fill_value: Any = 0,
@@ -155,15 +153,6 @@ def ones_like(a: Any, **kwargs: Any) -> Array:
     """``empty_like`` filled with ones."""
     args = _like(a, kwargs)
     return ones(args.pop("shape"), **args)
-
-
-def like_fill_value(a: Any) -> Any:
-    """``a``'s fill value for a new array like it: a v2 object array's missing value (0, None),
-    which no str / bytes array holds, becomes the type's empty value."""
-    fv = getattr(a, "fill_value", None)
-    if isinstance(a, Array) and a.dtype.kind == "O" and not isinstance(fv, (str, bytes)):
-        return b"" if a._core.dtype_name != "string" else ""
-    return fv
 
 
 def full_like(a: Any, **kwargs: Any) -> Array:
@@ -317,45 +306,3 @@ def tree(grp: Group, expand: Any = None, level: Optional[int] = None) -> Any:
     """``grp.tree()`` (deprecated, as in zarr-python 3)."""
     _deprecated("tree(group)", "group.tree()")
     return grp.tree(expand=expand, level=level)
-
-
-def create_hierarchy(*, store: Any, nodes: Dict[str, Any], overwrite: bool = False) -> Any:
-    """Creates the groups and arrays ``nodes`` describes, ``{path: metadata document}`` (a dict of
-    zarr.json's fields, a node's ``metadata``, or an object with ``to_dict()``), parents before
-    children, with the groups between them made too (as zarr-python's ``create_hierarchy``).
-    Without ``overwrite`` every path is checked before anything is written, so an existing node
-    leaves the store as it was. Returns (path, node) pairs, parents first."""
-    st = make_store(store)
-    docs = {_path_of(p): dict(m.to_dict() if hasattr(m, "to_dict") else m) for p, m in nodes.items()}
-    for p, doc in docs.items():
-        if doc.get("node_type", "array" if "shape" in doc else "group") not in ("array", "group"):
-            raise ValueError(f"create_hierarchy: {p!r}: node_type must be 'array' or 'group'")
-        if not overwrite:
-            _refuse_existing(st, p)
-    for p in _with_parents(docs) - set(docs):
-        if _zarrpp.node_type(st, p) == "array":
-            raise ContainsArrayError(f"create_hierarchy: an array at {p!r} would have to be a group")
-    made: List[Tuple[str, Any]] = []
-    for p in sorted(_with_parents(docs), key=lambda q: (q.count("/") + (q != ""), q)):
-        doc = docs.get(p, {"node_type": "group", "zarr_format": _group_format(docs)})
-        if doc.get("node_type", "array" if "shape" in doc else "group") == "group":
-            if p not in docs and _zarrpp.node_type(st, p) == "group":
-                continue  # an implicit parent that exists already
-            made.append((p, open_group(st, path=p, mode="w" if overwrite else "w-", zarr_format=doc.get("zarr_format"),
-                                       attributes=doc.get("attributes"))))
-        else:
-            made.append((p, Array(_array_from_document(st, p, doc, overwrite), store=st)))
-    return iter(made)
-
-
-def _with_parents(docs: Dict[str, Any]) -> set:
-    paths = set(docs)
-    for p in docs:
-        parts = p.split("/") if p else []
-        paths.update("/".join(parts[:i]) for i in range(len(parts)))
-    return paths
-
-
-def _group_format(docs: Dict[str, Any]) -> int:
-    formats = {d.get("zarr_format") for d in docs.values()} - {None}
-    return formats.pop() if len(formats) == 1 else _config.default_zarr_format(None)

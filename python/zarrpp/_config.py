@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import operator
 import os
 import threading
 import warnings
@@ -281,3 +282,83 @@ def array_defaults() -> Dict[str, Any]:
     if concurrency != _DEFAULTS["async"]["concurrency"]:
         out["concurrency"] = int(concurrency)
     return out
+
+
+class ArrayConfig:
+    """An array handle's settings, as zarr-python's ``ArrayConfig``: ``order`` (the memory layout
+    of what reads return), ``write_empty_chunks``, ``read_missing_chunks`` (True only: zarrpp reads
+    a missing chunk as the fill value) and the two sharding read-coalescing limits (kept; zarrpp's
+    sharded reads coalesce by their own rule). Unset keys come from ``zarrpp.config``."""
+
+    KEYS = ("order", "write_empty_chunks", "read_missing_chunks", "sharding_coalesce_max_gap_bytes",
+            "sharding_coalesce_max_bytes")
+
+    def __init__(self, order: str = "C", write_empty_chunks: bool = False, read_missing_chunks: bool = True,
+                 sharding_coalesce_max_gap_bytes: int = 1 << 20, sharding_coalesce_max_bytes: int = 16 << 20):
+        self.check({"order": order, "read_missing_chunks": read_missing_chunks})
+        self.order = order
+        self.write_empty_chunks = bool(write_empty_chunks)
+        self.read_missing_chunks = bool(read_missing_chunks)
+        self.sharding_coalesce_max_gap_bytes = int(sharding_coalesce_max_gap_bytes)
+        self.sharding_coalesce_max_bytes = int(sharding_coalesce_max_bytes)
+
+    @staticmethod
+    def check(cfg: Dict[str, Any]) -> None:
+        """Refuses settings zarrpp cannot honour (an ``order`` other than C or F,
+        ``read_missing_chunks=False``) with a ValueError naming them."""
+        if "order" in cfg and cfg["order"] not in ("C", "F"):
+            raise ValueError(f"config: order must be 'C' or 'F', got {cfg['order']!r}")
+        if cfg.get("read_missing_chunks", True) is not True:
+            raise ValueError("config: read_missing_chunks=False is not supported: zarrpp reads a chunk that is not "
+                             "stored as the fill value")
+
+    @classmethod
+    def from_settings(cls, **given: Any) -> "ArrayConfig":
+        """zarrpp.config's ``array.*`` values, with ``given`` instead where given."""
+        get = config.get
+        values = {k: get("array." + k) for k in cls.KEYS}
+        values.update(given)
+        return cls(**values)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "ArrayConfig":
+        """zarr-python's form: the keys given, zarrpp.config's for the others."""
+        cls.check(dict(data))
+        unknown = sorted(set(data) - set(cls.KEYS))
+        if unknown:
+            raise ValueError(f"ArrayConfig: unknown keys {unknown}")
+        return cls.from_settings(**data)
+
+    def replace(self, **given: Any) -> "ArrayConfig":
+        """A copy with the ``given`` settings changed."""
+        return ArrayConfig(**{**self.as_dict(), **given})
+
+    def as_dict(self) -> Dict[str, Any]:
+        """The settings as a dict (zarr-python's keys)."""
+        return {k: getattr(self, k) for k in self.KEYS}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ArrayConfig) and self.as_dict() == other.as_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "ArrayConfig(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+def _checked_config(config: Any) -> Dict[str, Any]:
+    """``config=`` (a dict or an ArrayConfig): zarr-python's ArrayConfig keys and zarrpp's
+    concurrency, checked."""
+    cfg = config.as_dict() if isinstance(config, ArrayConfig) else dict(config or {})
+    unknown = sorted(set(cfg) - set(ArrayConfig.KEYS) - {"concurrency"})
+    if unknown:
+        raise ValueError(f"config: unknown keys {unknown} (known: {', '.join(ArrayConfig.KEYS)}, concurrency)")
+    ArrayConfig.check(cfg)
+    if "concurrency" in cfg:
+        try:
+            cfg["concurrency"] = operator.index(cfg["concurrency"])
+        except TypeError:
+            raise ValueError(f"config: concurrency must be an integer, got {cfg['concurrency']!r}") from None
+        if cfg["concurrency"] < 0:
+            raise ValueError(f"config: concurrency must be >= 0, got {cfg['concurrency']}")
+    return cfg

@@ -10,8 +10,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import _zarrpp
-from ._api import like_fill_value
-from ._array import DEFAULT_FILL_VALUE, Array, _like_args, create_array
+from ._array import Array, like_fill_value
+from ._creation import _like_args, create_array
+from ._values import DEFAULT_FILL_VALUE
 from .codecs import Transpose
 from .errors import ZarrUserWarning
 from .storage import make_store
@@ -119,7 +120,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: O
         raise ValueError(f"from_array: the source {src.path or '/'!r} and the new array {path or '/'!r} are the same "
                          "node or one lies inside the other; write the copy elsewhere")
     # A rectilinear grid kept from the source needs no opt-in: the source already has it.
-    keeps_rect = isinstance(src, Array) and src._core.rectilinear and (_is_keep(chunks) or _is_keep(shards))
+    keeps_rect = isinstance(src, Array) and src._rectilinear and (_is_keep(chunks) or _is_keep(shards))
     out = create_array(st, name=path, overwrite=overwrite, config=config,
                        _allow_rectilinear=True if keeps_rect else None, **args)
     if write_data:
@@ -166,7 +167,7 @@ def _copy_values(src: Any, out: Array, done: List[int]) -> None:
     if out.ndim == 0 or out.size == 0:
         out[...] = np.asarray(src[...])
         return
-    if out._core.rectilinear:
+    if out._rectilinear:
         _copy_by_rows(src, out, done)
         return
     unit = out.shards or out.chunks

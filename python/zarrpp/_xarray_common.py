@@ -8,7 +8,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._array import Array, FormatMismatchError, Group, open_group
+from ._array import Array
+from ._group import Group, open_group
+from .errors import FormatMismatchError
 
 #: The group attribute where zarrpp keeps each dimension's coordinate range, {dimension: [lower,
 #: upper]}, so a dataset grown in front keeps its coordinates.
@@ -45,7 +47,7 @@ def _fill_attr(z: Array, value: Any) -> Any:
     base64 of the float64, ...; the core reads it); plain JSON (zarrpp's earlier form, and every v2
     attribute) is read as it is."""
     if z.zarr_format == 3 and z.dtype.kind != "O":
-        raw = z._core.xarray_fill_from_attribute(json.dumps(value))
+        raw = z._xarray_fill_from_attribute(json.dumps(value))
         if raw is not None:
             fv = np.frombuffer(raw, dtype=z.dtype)[0]
             return fv if z.dtype.kind in "mM" else fv.item()  # dates stay NumPy's, as on v2

@@ -11,7 +11,9 @@ import xarray as xr
 
 from . import _zarrpp
 from ._config import config
-from ._array import Array, Group, _irregular_sizes
+from ._arguments import _irregular_sizes
+from ._array import Array
+from ._group import Group
 from ._xarray_common import _V2_DIMS, _VALUE_ATTRS, _decode_attr, _fill_attr
 
 _ENCODING_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "dtype", "_FillValue", "units",

@@ -8,7 +8,8 @@ from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple
 import numpy as np
 import xarray as xr
 
-from ._array import Array, Group
+from ._array import Array
+from ._group import Group
 from ._xarray_common import _dimension_names, _record_extent
 from ._xarray_encode import _check_round_trip, _encode, _stored_encoding
 

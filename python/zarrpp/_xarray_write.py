@@ -5,7 +5,7 @@ from typing import Any, Dict, Hashable, Mapping, Optional, Tuple
 
 import xarray as xr
 
-from ._array import Group, open_group
+from ._group import Group, open_group
 from ._xarray_common import DIMENSIONS_ATTR, _extent, _open_group, _record_extent
 from ._xarray_encode import _create_variable, _encode, _json_value
 from ._xarray_grow import _grow

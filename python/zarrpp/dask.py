@@ -24,7 +24,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 import numpy as np
 import dask.array as da
 
-from ._array import Array, _irregular_sizes, _reopen, _store_for_pickle, create_array, open_array
+from ._arguments import _irregular_sizes
+from ._array import Array, _reopen, _store_for_pickle, open_array
+from ._creation import create_array
 from ._config import config
 
 __all__ = ["from_zarrpp", "to_zarrpp", "grid_chunks"]
@@ -37,7 +39,7 @@ def grid_chunks(z: Array, per_block: Optional[Sequence[int]] = None) -> Tuple[Tu
     if len(per) != z.ndim or any(int(k) < 1 for k in per):
         raise ValueError(f"per_block: one positive count of stored objects per dimension ({z.ndim}), got {per_block!r}")
     # The grid's own answer; Dask wants (0,) for an empty extent, which has no chunks.
-    return tuple(tuple(sizes) or (0,) for sizes in z._core.write_chunk_sizes([int(k) for k in per]))
+    return tuple(tuple(sizes) or (0,) for sizes in z._write_chunk_sizes([int(k) for k in per]))
 
 
 # ---- the array as tasks see it -------------------------------------------------------------------
@@ -77,7 +79,7 @@ class _Location:
         with _open_lock:
             z = _opened.get(key)
         if z is None:
-            z = _reopen(store, path, "array", read_only)  # type: ignore[assignment]
+            z = _reopen(store, path, read_only)  # type: ignore[assignment]
             with _open_lock:
                 if len(_opened) >= _OPENED_MAX:
                     _opened.pop(next(iter(_opened)))
@@ -88,7 +90,7 @@ class _Location:
 
 def _read_box(loc: _Location, box: Tuple[Tuple[int, int], ...]) -> np.ndarray:
     z = loc.get()
-    return z._core.read(tuple(slice(a, b) for a, b in box), coords=True)
+    return z.coords[tuple(slice(a, b) for a, b in box)]
 
 
 class _CoordinateTarget:
@@ -181,7 +183,7 @@ def _region_start(z: Array, region: Optional[Sequence[slice]], shape: Tuple[int,
 
 def _aligned_chunks(z: Array, start: Tuple[int, ...], shape: Tuple[int, ...]) -> Tuple[Tuple[int, ...], ...]:
     region = [(a, a + n) for a, n in zip(start, shape)]
-    return tuple(tuple(sizes) or (0,) for sizes in z._core.write_chunk_sizes([], region))
+    return tuple(tuple(sizes) or (0,) for sizes in z._write_chunk_sizes([], region))
 
 
 def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequence[slice]] = None,

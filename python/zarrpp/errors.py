@@ -95,3 +95,17 @@ class ZarrUserWarning(UserWarning):
 
 class ZarrRuntimeWarning(RuntimeWarning):
     """A problem found while running."""
+
+
+class FormatMismatchError(ValueError):
+    """An existing node opened with a ``zarr_format`` it is not in."""
+
+
+class UnreadableMemberWarning(UserWarning):
+    """A group member zarrpp cannot open was left out of a listing."""
+
+
+class ZarrppWarning(UserWarning):
+    """What zarrpp's core warns of: a change was made but something it keeps in step could not be
+    (consolidated metadata that could not be refreshed, groups above a remote store's root that
+    were not checked). The message names the document and how to refresh it."""

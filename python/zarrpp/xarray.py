@@ -29,7 +29,8 @@ from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 
-from ._array import Array, Group
+from ._array import Array
+from ._group import Group
 from ._xarray_common import _V2_DIMS, DIMENSIONS_ATTR, _decode_attr, _dimension_names, _fill_attr, _open_group
 from ._xarray_write import to_zarrpp
 
@@ -79,7 +80,7 @@ class ZarrppBackendArray(BackendArray):
                 if a.size and (a.min() < 0 or a.max() >= n):
                     raise IndexError(f"index out of bounds for a dimension of size {n}")
                 sel.append(a + lo)
-        return self.array._core.read(tuple(sel), coords=True)
+        return self.array.coords[tuple(sel)]
 
 
 class ZarrppDataStore(AbstractDataStore):
@@ -113,7 +114,7 @@ class ZarrppDataStore(AbstractDataStore):
             fv = z.fill_value  # a Python number as zarr-python 2 gives it; dates stay NumPy's (NaT)
             attrs["_FillValue"] = fv.item() if isinstance(fv, np.generic) and fv.dtype.kind not in "mM" else fv
         grid = z._grid_args()  # a rectilinear grid's are sizes per dimension
-        unit = z.write_chunk_sizes if z._core.rectilinear else grid["shards"] or grid["chunks"]
+        unit = z.write_chunk_sizes if z._rectilinear else grid["shards"] or grid["chunks"]
         encoding = {
             "chunks": _as_tuples(grid["chunks"]),
             "preferred_chunks": dict(zip(dims, unit)),
