@@ -3,6 +3,8 @@
 #include "bindings.hpp"
 
 #include <bit>
+#include <string>
+#include <unordered_map>
 
 namespace zarrpp_python {
 
@@ -11,7 +13,15 @@ namespace zarrpp_python {
 
 // The NumPy dtype (native byte order) of a zarrpp data type.
 py::dtype numpy_dtype(const DataType& t) {
-  if (t.kind() != zarrpp::DataKind::Struct) return py::dtype(t.numpy_str());
+  if (t.kind() != zarrpp::DataKind::Struct) {
+    // NumPy parses the text each time (microseconds per array opened); a dtype never changes, so
+    // each is made once. Called with the GIL held; never destroyed (Python may be gone by then).
+    static auto* const made = new std::unordered_map<std::string, py::dtype>;
+    const std::string key = t.numpy_str();
+    auto it = made->find(key);
+    if (it == made->end()) it = made->emplace(key, py::dtype(key)).first;
+    return it->second;
+  }
   py::list descr;  // [(name, dtype[, shape])], packed as the core lays it out
   for (const auto& f : t.fields()) {
     py::tuple shape(f.shape.size());

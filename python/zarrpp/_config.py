@@ -185,7 +185,8 @@ class Config:
                         raise KeyError(key)
                     return default
                 node = node[p]
-            return copy.deepcopy(node)
+            # A copy, so the caller cannot change the settings through it; a scalar needs none.
+            return node if isinstance(node, (str, int, float, bool, type(None))) else copy.deepcopy(node)
 
     def __contains__(self, key: str) -> bool:
         absent = object()
@@ -315,8 +316,8 @@ class ArrayConfig:
     @classmethod
     def from_settings(cls, **given: Any) -> "ArrayConfig":
         """zarrpp.config's ``array.*`` values, with ``given`` instead where given."""
-        get = config.get
-        values = {k: get("array." + k) for k in cls.KEYS}
+        settings = config.get("array")  # one look-up (a copy) for all the keys
+        values = {k: settings[k] for k in cls.KEYS}
         values.update(given)
         return cls(**values)
 

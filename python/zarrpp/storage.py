@@ -80,9 +80,9 @@ class LocalStore(Store, _zarrpp.LocalStore):
     """A directory on the local file system. Opening creates nothing: a missing directory reads as
     an empty store and is made by the first write (never with ``read_only``)."""
 
-    def __init__(self, root: "str | os.PathLike[str]", read_only: bool = False):
+    def __init__(self, root: "str | os.PathLike[str]", read_only: bool = False, *, _is_dir: bool = False):
         root = pathlib.Path(os.fspath(root)).expanduser()
-        if read_only and not root.is_dir():
+        if read_only and not _is_dir and not root.is_dir():  # _is_dir: the caller has just looked
             raise FileNotFoundError(f"LocalStore: no directory at '{root}'")
         super().__init__(root, bool(read_only))  # the C++ store itself refuses writes when read-only
 
@@ -480,7 +480,7 @@ def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storag
     path = at["path"] if s.lower().startswith("file:") else s
     if must_exist and not os.path.isdir(path):
         raise missing(f"no Zarr store at '{path}' (not a directory)")
-    return LocalStore(path, read_only=bool(read_only))
+    return LocalStore(path, read_only=bool(read_only), _is_dir=must_exist)
 
 
 def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: bool = False,

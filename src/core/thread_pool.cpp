@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -9,8 +10,10 @@
 namespace zarrpp {
 
 std::size_t default_concurrency() {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : n;
+  // Read once: glibc reads /sys/devices/system/cpu/online on every call, and every array opened
+  // asks (an open of a small local array is tens of microseconds).
+  static const std::size_t n = std::max(1U, std::thread::hardware_concurrency());
+  return n;
 }
 
 ThreadPool::ThreadPool(std::size_t threads) : threads_(threads) { shared(); }

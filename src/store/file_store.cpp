@@ -399,12 +399,11 @@ void FileStore::broken_link_check(const std::string& key) const {
     struct stat st{};
     const int root = root_fd(false);
     if (root < 0) return;
-    if (::fstatat(root, part.c_str(), &st, 0) != 0) {
-      if (::fstatat(root, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-        throw StoreError("'" + (root_ / part).string() + "' is a symlink to nothing (to '" + link_target(root_ / part) +
-                         "'), not a stored value" + (part == key ? "" : " (it holds '" + key + "')"));
-      return;
-    }
+    // The entry itself first: nothing there (the usual case of a missing key) costs one call.
+    if (::fstatat(root, part.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+    if (S_ISLNK(st.st_mode) && ::fstatat(root, part.c_str(), &st, 0) != 0)
+      throw StoreError("'" + (root_ / part).string() + "' is a symlink to nothing (to '" + link_target(root_ / part) +
+                       "'), not a stored value" + (part == key ? "" : " (it holds '" + key + "')"));
     if (end == std::string::npos) return;
   }
 }
