@@ -17,6 +17,7 @@
 6. The Python package is glue, in modules by concept: no module of python/zarrpp/ over 700 lines,
    no import cycle among them (imports under ``if TYPE_CHECKING:`` are annotations only), and the
    core objects (``._core``) touched only by the modules that wrap them (CORE_WRAPPERS).
+7. docs/architecture.md, which states these rules, stays a ten-minute read: at most 2,500 words.
 
 Usage: check_layers.py [REPO]   (exit status 1 and one line per violation when broken)
 """
@@ -290,10 +291,21 @@ def check_python_package(repo: Path):
     return bad
 
 
+MAX_ARCHITECTURE_WORDS = 2500
+
+
+def check_architecture_doc(repo: Path):
+    words = len((repo / "docs/architecture.md").read_text(encoding="utf-8").split())
+    if words > MAX_ARCHITECTURE_WORDS:
+        return [f"docs/architecture.md: {words} words, more than {MAX_ARCHITECTURE_WORDS}; move details to a page "
+                "of their own"]
+    return []
+
+
 def main():
     repo = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
     bad = (check_includes(repo) + check_room_sizes(repo) + check_codec_names(repo) + check_format_below_metadata(repo)
-           + check_python_package(repo))
+           + check_python_package(repo) + check_architecture_doc(repo))
     for b in bad:
         print(b)
     if bad:
@@ -301,7 +313,8 @@ def main():
         return 1
     print("check_layers: includes go down only; rooms keep their private headers; no room over "
           f"{MAX_ROOM_SHARE:.0%} of src/; codec names stay in the codec layer; nothing below metadata knows the "
-          f"format; Python modules under {MAX_PY_MODULE_LINES} lines, without cycles, ._core only where it is wrapped")
+          f"format; Python modules under {MAX_PY_MODULE_LINES} lines, without cycles, ._core only where it is wrapped; "
+          f"docs/architecture.md under {MAX_ARCHITECTURE_WORDS} words")
     return 0
 
 

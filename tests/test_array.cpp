@@ -697,3 +697,35 @@ TEST(Array, ProgressReportsEachObjectAndTheSelectionsBytes) {
   (void)z.read();
   EXPECT_EQ(objects, 0);
 }
+
+// zarr-python's open modes, read once by the core (decide_open) for every front end: one look at
+// the path (none for "w"), and each mode's answer for nothing, the kind wanted, and the other kind.
+TEST(OpenModes, EachModeOpensCreatesReplacesOrRefusesFromOneLook) {
+  using Step = OpenDecision::Step;
+  auto mem = MemoryStore::create();
+  Group::create(mem, "g");
+  Array::create(mem, "a", {.shape = {2}, .chunks = {2}, .dtype = DataType::int8});
+  struct Row {
+    const char* mode;
+    Step nothing, group, array;  // at "new", "g" and "a", for a group wanted
+  };
+  const Row rows[] = {
+      {"r", Step::refuse, Step::open, Step::refuse},    {"r+", Step::refuse, Step::open, Step::refuse},
+      {"a", Step::create, Step::open, Step::refuse},    {"w", Step::replace, Step::replace, Step::replace},
+      {"w-", Step::create, Step::refuse, Step::refuse}, {"x", Step::create, Step::refuse, Step::refuse}};
+  for (const auto& r : rows) {
+    const auto m = parse_open_mode(r.mode);
+    SCOPED_TRACE(r.mode);
+    EXPECT_EQ(decide_open(mem, "new", m, NodeType::Group).step, r.nothing);
+    EXPECT_EQ(decide_open(mem, "g", m, NodeType::Group).step, r.group);
+    EXPECT_EQ(decide_open(mem, "a", m, NodeType::Group).step, r.array);
+    if (r.array == Step::refuse) {
+      EXPECT_EQ(decide_open(mem, "a", m, NodeType::Group).found, NodeType::Array);  // names what is there
+    }
+  }
+  // "w" asks the store nothing; the others once.
+  auto rec = std::make_shared<RecordingStore>(mem);
+  decide_open(rec, "g", OpenMode::w, NodeType::Group);
+  EXPECT_TRUE(rec->ops().empty());
+  zarrpp::test::expect_throw_with<ArgumentError>([] { parse_open_mode("rw"); }, {"mode 'rw'", "r, r+, a, w, w-, x"});
+}

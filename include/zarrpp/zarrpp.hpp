@@ -14,6 +14,7 @@
 #include "zarrpp/grid/defaults.hpp"
 #include "zarrpp/hierarchy/convert.hpp"
 #include "zarrpp/hierarchy/group.hpp"
+#include "zarrpp/hierarchy/open_mode.hpp"
 #include "zarrpp/io/file_replacement.hpp"
 #include "zarrpp/io/npy.hpp"
 #include "zarrpp/metadata/metadata.hpp"

@@ -115,6 +115,19 @@ void bind_nodes(py::module_& m) {
       },
       "store"_a, "path"_a);
   m.def(
+      "decide_open",
+      [](const StorePtr& store, const std::string& path, const std::string& mode, const std::string& wanted) {
+        const auto how = zarrpp::parse_open_mode(mode);
+        const auto kind = wanted == "array" ? zarrpp::NodeType::Array : zarrpp::NodeType::Group;
+        const auto d = without_gil([&] { return zarrpp::decide_open(store, path, how, kind); });
+        static constexpr const char* steps[] = {"open", "create", "replace", "refuse"};
+        return py::make_tuple(steps[static_cast<int>(d.step)],
+                              d.found ? py::object(py::str(type_name(*d.found))) : py::none());
+      },
+      "store"_a, "path"_a, "mode"_a, "wanted"_a,
+      "What opening a node of kind `wanted` ('array' or 'group') at `path` in zarr-python's `mode` does: "
+      "(step, found), step 'open', 'create', 'replace' or 'refuse', found what is there ('array', 'group' or None).");
+  m.def(
       "remove_node", [](const StorePtr& store, const std::string& path) { zarrpp::remove_node(store, path); },
       "store"_a, "path"_a);
   m.def("normalize_path", [](const std::string& path) { return zarrpp::normalize_node_path(path); }, "path"_a);

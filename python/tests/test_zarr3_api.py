@@ -391,3 +391,40 @@ def test_from_array_over_an_existing_array_says_how_far_a_failed_copy_got(tmp_pa
     with pytest.raises(OSError) as e:
         zarr.from_array(tmp_path / "old", data=Failing(), overwrite=True)
     assert any("replaced the one there" in n for n in getattr(e.value, "__notes__", []))
+
+
+@pytest.mark.parametrize("mode", ["r", "r+", "a", "w", "w-", "x"])
+def test_open_modes_are_read_once_by_the_core(mode, tmp_path):
+    """Issue 69: open_group and open_array read zarr-python's modes through the core's
+    decide_open: for nothing at the path, the kind asked for, and the other kind, each mode opens,
+    creates, replaces or raises zarr-python's error."""
+    from zarrpp.errors import NodeTypeValidationError
+    store = str(tmp_path / "s")
+    zarr.open_group(store, mode="w").create_group("g")
+    zarr.create_array(store, name="a", shape=(2,), dtype="i1", fill_value=3)
+    expect = {  # (nothing there, a group there, an array there) for open_group
+        "r": (GroupNotFoundError, "open", NodeTypeValidationError),
+        "r+": (GroupNotFoundError, "open", NodeTypeValidationError),
+        "a": ("create", "open", ContainsArrayError),
+        "w": ("create", "create", "create"),
+        "w-": ("create", ContainsGroupError, ContainsArrayError),
+        "x": ("create", ContainsGroupError, ContainsArrayError),
+    }[mode]
+    for path, want in zip((f"new_{mode}", "g", "a"), expect):
+        if isinstance(want, type):
+            with pytest.raises(want):
+                zarr.open_group(store, path=path, mode=mode)
+        else:
+            g = zarr.open_group(store, path=path, mode=mode)
+            assert isinstance(g, zarr.Group) and g.read_only == (mode == "r")
+    if mode in ("a", "w-", "x"):  # open_array with shape: the array's side of the table
+        zarr.create_array(store, name="b", shape=(2,), dtype="i1", fill_value=3)
+        zarr.open_group(store, path="h", mode="w")
+        if mode == "a":
+            assert zarr.open_array(store, path="b", mode=mode, shape=(5,), dtype="i1")[:].tolist() == [3, 3]
+        else:
+            with pytest.raises(ContainsArrayError):
+                zarr.open_array(store, path="b", mode=mode, shape=(5,), dtype="i1")
+        with pytest.raises(ContainsGroupError):
+            zarr.open_array(store, path="h", mode=mode, shape=(5,), dtype="i1")
+        assert zarr.open_array(store, path=f"c_{mode}", mode=mode, shape=(5,), dtype="i1").shape == (5,)

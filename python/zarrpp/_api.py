@@ -20,7 +20,7 @@ from ._array import Array, like_fill_value
 from ._array import open_array as _open_existing_array
 from ._creation import _legacy_keywords, _like_args, create_array, warn_write_empty_chunks_keyword
 from ._group import Group, create_hierarchy, open_group
-from ._node import _check_mode, _join, _path_of, _refuse_existing, _store_url
+from ._node import _check_mode, _decide_open, _join, _path_of, _store_url
 from .errors import ArrayNotFoundError, NodeNotFoundError, ZarrDeprecationWarning
 from .storage import make_store
 
@@ -190,15 +190,14 @@ def open_array(store: Any = None, *, path: Optional[str] = None, name: Optional[
                 if mode == "a" and kwargs:
                     raise TypeError("open_array: creating an array needs shape=") from None
                 raise
-        if _zarrpp.node_type(st, p) is not None:
-            return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
-        return create(store=st, path=p, zarr_format=zarr_format, **kwargs)
-    st = make_store(store, storage_options=storage_options)
-    if "shape" not in kwargs:
-        raise TypeError(f"open_array: mode {mode!r} creates an array, which needs shape=")
-    if mode in ("w-", "x"):
-        _refuse_existing(st, p)
-    return create(store=st, path=p, zarr_format=zarr_format, overwrite=mode == "w", **kwargs)
+    else:
+        st = make_store(store, storage_options=storage_options)
+        if "shape" not in kwargs:
+            raise TypeError(f"open_array: mode {mode!r} creates an array, which needs shape=")
+    step = _decide_open(st, p, mode, "array", ArrayNotFoundError)
+    if step == "open":
+        return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
+    return create(store=st, path=p, zarr_format=zarr_format, overwrite=step == "replace", **kwargs)
 
 
 def open(store: Any = None, *, mode: Optional[str] = None, zarr_format: Optional[int] = None,  # noqa: A001

@@ -11,14 +11,14 @@ import numpy as np
 from . import _zarrpp
 from . import _config
 from .errors import (ArrayNotFoundError, ContainsArrayError, ContainsGroupError, GroupNotFoundError,
-                     NodeTypeValidationError, UnreadableMemberWarning)
+                     UnreadableMemberWarning)
 from .storage import is_read_only, make_store
 from ._arguments import _as_shape
 from ._array import Array, _array_from_document, _store_for_pickle, like_fill_value
 from ._creation import _like_args, _writable, create_array
 from ._display import Info, _array_rows
-from ._node import (Metadata, _Node, _check_mode, _check_store_writable, _checked_format, _join, _path_of,
-                    _refuse_existing, _store_url, _to_json_text)
+from ._node import (Metadata, _Node, _check_mode, _check_store_writable, _checked_format, _decide_open, _join,
+                    _path_of, _refuse_existing, _store_url, _to_json_text)
 from ._values import _parse_dtype
 
 
@@ -431,23 +431,11 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
     st = make_store(store, read_only=mode == "r", must_exist=mode in ("r", "r+"), missing=GroupNotFoundError,
                     storage_options=storage_options)
     p = _zarrpp.normalize_path(name if name is not None else path)
-    if mode in ("r", "r+"):
-        kind = _zarrpp.node_type(st, p)
-        if kind is None:
-            raise GroupNotFoundError(f"No group found in store {_store_url(st)} at path {p!r}")
-        if kind == "array":
-            raise NodeTypeValidationError(f"'{p or '/'}' in {_store_url(st)} is an array, not a group")
+    step = _decide_open(st, p, mode, "group", GroupNotFoundError)
+    if step == "open":
         return _checked_format(Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st), zarr_format)
-    if mode == "a":
-        kind = _zarrpp.node_type(st, p)
-        if kind == "group":
-            return _checked_format(Group(_zarrpp.open_group(st, p), store=st), zarr_format)
-        if kind == "array":
-            raise ContainsArrayError(f"An array exists in store {_store_url(st)} at path {p!r}.")
-    if mode in ("w-", "x"):
-        _refuse_existing(st, p)
     _check_store_writable(st)
-    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), mode == "w",
+    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), step == "replace",
                                       _config.default_zarr_format(zarr_format)), store=st)
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _zarrpp
-from .errors import ContainsArrayError, ContainsGroupError, FormatMismatchError
+from .errors import ContainsArrayError, ContainsGroupError, FormatMismatchError, NodeTypeValidationError
 from .storage import is_read_only
 
 if TYPE_CHECKING:  # annotations only: the classes import this module
@@ -217,10 +217,29 @@ class Metadata(dict):
 def _refuse_existing(st: Any, p: str) -> None:
     """zarr-python's errors for a node already at ``p`` (creating without overwrite)."""
     kind = _zarrpp.node_type(st, p)
-    if kind == "array":
-        raise ContainsArrayError(f"An array exists in store {_store_url(st)} at path {p!r}.")
-    if kind == "group":
-        raise ContainsGroupError(f"A group exists in store {_store_url(st)} at path {p!r}.")
+    if kind is not None:
+        raise _exists_error(st, p, kind)
+
+
+def _exists_error(st: Any, p: str, found: str) -> Exception:
+    if found == "array":
+        return ContainsArrayError(f"An array exists in store {_store_url(st)} at path {p!r}.")
+    return ContainsGroupError(f"A group exists in store {_store_url(st)} at path {p!r}.")
+
+
+def _decide_open(st: Any, p: str, mode: str, kind: str, missing: Any) -> str:
+    """zarr-python's open ``mode`` for a node of ``kind`` at ``p``, decided by the core from one look
+    (``decide_open``): "open", "create" or "replace"; what the mode refuses raises zarr-python's
+    error for it (``missing`` when nothing is there)."""
+    step, found = _zarrpp.decide_open(st, p, mode, kind)
+    if step != "refuse":
+        return str(step)
+    if found is None:
+        raise missing(f"No {kind} found in store {_store_url(st)} at path {p!r}")
+    if mode in ("r", "r+"):
+        article = {"array": "an array", "group": "a group"}
+        raise NodeTypeValidationError(f"'{p or '/'}' in {_store_url(st)} is {article[found]}, not {article[kind]}")
+    raise _exists_error(st, p, found)
 
 
 def _checked_format(node: Any, zarr_format: Optional[int]) -> Any:
