@@ -62,8 +62,6 @@ Json fill_value_json(const py::handle& v) {
 }
 
 struct CreateArgs {
-  StorePtr store;
-  std::string path;
   Shape shape, chunks;
   std::string dtype;
   py::object fill_value;  // None: the default; _zarrpp.NO_FILL_VALUE: Zarr v2's null
@@ -179,42 +177,38 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
 
 // Creating and opening arrays.
 void bind_array_creation(py::module_& m) {
+  // A new array's arguments, set by name (zarrpp._creation fills them from zarr-python's forms).
+  py::class_<CreateArgs>(m, "ArrayArgs")
+      .def(py::init([] {
+        CreateArgs a;
+        a.fill_value = py::none();
+        return a;
+      }))
+      .def_readwrite("shape", &CreateArgs::shape)
+      .def_readwrite("chunks", &CreateArgs::chunks, "the chunk shape (a shard's inner chunks when sharded)")
+      .def_readwrite("dtype", &CreateArgs::dtype, "the core's name of the data type")
+      .def_readwrite("fill_value", &CreateArgs::fill_value, "None: the default; NO_FILL_VALUE: Zarr v2's null")
+      .def_readwrite("filters", &CreateArgs::filters, "(name, configuration) pairs")
+      .def_readwrite("compressors", &CreateArgs::compressors, "(name, configuration) pairs; None: the default")
+      .def_readwrite("serializer", &CreateArgs::serializer, "(name, configuration); None: bytes")
+      .def_readwrite("shards", &CreateArgs::shards)
+      .def_readwrite("dimension_names", &CreateArgs::dimension_names)
+      .def_readwrite("attributes_json", &CreateArgs::attributes_json)
+      .def_readwrite("overwrite", &CreateArgs::overwrite)
+      .def_readwrite("lower_bound", &CreateArgs::lower_bound)
+      .def_readwrite("endian", &CreateArgs::endian, "the bytes codec's: little or big")
+      .def_readwrite("zarr_format", &CreateArgs::zarr_format)
+      .def_readwrite("key_encoding", &CreateArgs::key_encoding, "zarr.json's chunk_key_encoding; \"\": the default")
+      .def_readwrite("order", &CreateArgs::order)
+      .def_readwrite("chunk_sizes", &CreateArgs::chunk_sizes, "a rectilinear grid's chunk sizes per dimension")
+      .def_readwrite("shard_sizes", &CreateArgs::shard_sizes, "a rectilinear grid's shard sizes per dimension");
   m.def(
       "create_array",
-      [](StorePtr store, std::string path, Shape shape, Shape chunks, std::string dtype, py::object fill_value,
-         std::vector<py::tuple> filters, std::optional<std::vector<py::tuple>> compressors, std::optional<Shape> shards,
-         std::optional<std::vector<std::optional<std::string>>> dimension_names, std::string attributes_json,
-         bool overwrite, std::optional<Shape> lower_bound, std::string endian, int zarr_format,
-         std::string key_encoding, std::optional<py::tuple> serializer, std::string order,
-         std::vector<std::vector<std::int64_t>> chunk_sizes, std::vector<std::vector<std::int64_t>> shard_sizes) {
-        CreateArgs args{std::move(store),
-                        std::move(path),
-                        std::move(shape),
-                        std::move(chunks),
-                        std::move(dtype),
-                        std::move(fill_value),
-                        std::move(filters),
-                        std::move(compressors),
-                        std::move(shards),
-                        std::move(dimension_names),
-                        std::move(attributes_json),
-                        overwrite,
-                        std::move(lower_bound),
-                        std::move(endian),
-                        zarr_format,
-                        std::move(key_encoding),
-                        std::move(serializer),
-                        std::move(order),
-                        std::move(chunk_sizes),
-                        std::move(shard_sizes)};
+      [](StorePtr store, const std::string& path, const CreateArgs& args) {
         const auto spec = make_spec(args);
-        return without_gil([&] { return Array::create(args.store, args.path, spec); });
+        return without_gil([&] { return Array::create(std::move(store), path, spec); });
       },
-      "store"_a, "path"_a, "shape"_a, "chunks"_a, "dtype"_a, "fill_value"_a, "filters"_a, "compressors"_a, "shards"_a,
-      "dimension_names"_a, "attributes_json"_a, "overwrite"_a, "lower_bound"_a, "endian"_a, "zarr_format"_a = 3,
-      "key_encoding"_a = "", "serializer"_a = py::none(), "order"_a = "C",
-      "chunk_sizes"_a = std::vector<std::vector<std::int64_t>>{},
-      "shard_sizes"_a = std::vector<std::vector<std::int64_t>>{});
+      "store"_a, "path"_a, "args"_a, "Creates the array `args` describes at `path` of `store`.");
   m.def(
       "open_array",
       [](StorePtr store, const std::string& path) {

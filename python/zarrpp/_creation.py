@@ -71,12 +71,8 @@ def create_array(
     data, shape, dtype = _from_data(data, shape, dtype)
     shape_t = _as_shape(shape, "shape")
     np_dtype, zarr_name, endian = _parse_dtype("float64" if dtype is None else dtype)
-    if isinstance(serializer, ShardingCodec):
-        serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
-                                                                            compressors)
-    chunks_t, shards_t, chunk_sizes, shard_sizes = _resolve_grid(chunks, shards, shape_t, zarr_name,
-                                                                 _allow_rectilinear)
-    filter_specs, compressor_specs = _codec_specs(filters, compressors)
+    args = _zarrpp.ArrayArgs()
+    _layout_args(args, shape_t, zarr_name, (chunks, shards, filters, compressors, serializer), _allow_rectilinear)
     key_encoding = _key_encoding(chunk_key_encoding, dimension_separator)
     if data is not None and write_data and np_dtype.kind != "O" and not isinstance(data, np.ndarray):
         # Checked (and cast) before anything is created: a value that does not fit leaves nothing behind.
@@ -85,18 +81,31 @@ def create_array(
         _refuse_existing(st, _zarrpp.normalize_path(node_path))
     dims = None if dimension_names is None else [None if d is None else str(d) for d in dimension_names]
     lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
-    core = _zarrpp.create_array(
-        st, node_path, list(shape_t), list(chunks_t), zarr_name,
-        _core_fill_value(fill_value, zarr_format),
-        filter_specs, compressor_specs,
-        None if shards_t is None else list(shards_t), dims,
-        _to_json_text(attributes or {}), bool(overwrite), lb, endian, int(zarr_format),
-        key_encoding, _serializer_spec(serializer), order or "C", chunk_sizes, shard_sizes)
+    args.shape, args.dtype, args.fill_value = list(shape_t), zarr_name, _core_fill_value(fill_value, zarr_format)
+    args.dimension_names, args.lower_bound = dims, lb
+    args.attributes_json, args.overwrite = _to_json_text(attributes or {}), bool(overwrite)
+    args.endian, args.zarr_format, args.key_encoding, args.order = endian, int(zarr_format), key_encoding, order or "C"
+    core = _zarrpp.create_array(st, node_path, args)
     arr = Array(core, store=st)
     arr._configure(cfg)
     if data is not None and write_data:
         arr[...] = data
     return arr
+
+
+def _layout_args(args: Any, shape: Tuple[int, ...], zarr_name: str, forms: Tuple[Any, ...],
+                 allow_rectilinear: Optional[bool]) -> None:
+    """A new array's grid and codecs into ``args``: zarr-python's forms of ``chunks``, ``shards``,
+    ``filters``, ``compressors`` and ``serializer`` (a sharding codec included) made plain."""
+    chunks, shards, filters, compressors, serializer = forms
+    if isinstance(serializer, ShardingCodec):
+        serializer, shards, chunks, filters, compressors = _unwrap_sharding(serializer, shards, chunks, filters,
+                                                                            compressors)
+    chunks_t, shards_t, args.chunk_sizes, args.shard_sizes = _resolve_grid(chunks, shards, shape, zarr_name,
+                                                                           allow_rectilinear)
+    args.chunks, args.shards = list(chunks_t), None if shards_t is None else list(shards_t)
+    args.filters, args.compressors = _codec_specs(filters, compressors)
+    args.serializer = _serializer_spec(serializer)
 
 
 def _format_and_order(zarr_format: Optional[int], order: Optional[str], config_order: Optional[str] = None
