@@ -5,7 +5,7 @@ import contextlib
 import json
 import math
 import operator
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -335,20 +335,9 @@ class Array(_Node):
         return a if dtype is None else a.astype(dtype, copy=False)
 
     # ---- attributes ----
-    def _attrs_get(self) -> Dict[str, Any]:
-        return self._core.attributes()
-
     def _attrs_update(self, patch: Dict[str, Any]) -> None:
         self._check_writable()
         self._core.update_attributes_json(_to_json_text(patch))
-
-    def _attrs_put(self, d: Dict[str, Any]) -> None:
-        self._check_writable()
-        self._core.set_attributes_json(_to_json_text(d))
-
-    def _attrs_remove(self, keys: List[str]) -> List[str]:
-        self._check_writable()
-        return list(self._core.remove_attributes(list(keys)))
 
     def _refresh(self) -> None:
         self._core.refresh()

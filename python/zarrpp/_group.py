@@ -47,21 +47,10 @@ class Group(_Node):
     def _refresh(self) -> None:
         self._core = _zarrpp.open_group(self._store, self.path)
 
-    def _attrs_get(self) -> Dict[str, Any]:
-        return self._core.attributes()
-
     def _attrs_update(self, patch: Dict[str, Any]) -> None:
         self._check_writable()
         self._refresh()  # merge into the stored attributes, not a stale copy
         self._core.update_attributes_json(_to_json_text(patch))
-
-    def _attrs_put(self, d: Dict[str, Any]) -> None:
-        self._check_writable()
-        self._core.set_attributes_json(_to_json_text(d))
-
-    def _attrs_remove(self, keys: List[str]) -> List[str]:
-        self._check_writable()
-        return list(self._core.remove_attributes(list(keys)))
 
     def __repr__(self) -> str:
         where = _store_url(self.store) + ("/" + self.path if self.path else "")

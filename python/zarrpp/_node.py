@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy as np
 
@@ -185,6 +185,20 @@ class _Node:
     def read_only(self) -> bool:
         """Whether writes through this handle are refused."""
         return self._read_only
+
+    def _check_writable(self) -> None:  # each kind of node says why a write is refused
+        raise NotImplementedError
+
+    def _attrs_get(self) -> Dict[str, Any]:
+        return self._core.attributes()
+
+    def _attrs_put(self, d: Dict[str, Any]) -> None:
+        self._check_writable()
+        self._core.set_attributes_json(_to_json_text(d))
+
+    def _attrs_remove(self, keys: List[str]) -> List[str]:
+        self._check_writable()
+        return list(self._core.remove_attributes(list(keys)))
 
 
 class Metadata(dict):
