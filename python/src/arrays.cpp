@@ -98,14 +98,14 @@ void bind_array_description(py::class_<Array>& cls) {
       .def_property_readonly("store", [](const Array& a) { return a.store(); })
       .def("attributes", [](const Array& a) { return attrs_to_python(pinned(a).attributes()); })
       .def_property_readonly("generation", &Array::generation)
-      .def("set_attributes_json",
-           [](Array& a, const std::string& j) {
-             const Json attrs = parse_json(j, "attributes");
+      .def("set_attributes",
+           [](Array& a, const py::object& given) {
+             const Json attrs = json_of(given, "attributes");
              without_gil([&] { a.set_attributes(attrs); });
            })
-      .def("update_attributes_json",
-           [](Array& a, const std::string& j) {
-             const Json patch = parse_json(j, "attributes");
+      .def("update_attributes",
+           [](Array& a, const py::object& given) {
+             const Json patch = json_of(given, "attributes");
              without_gil([&] { a.update_attributes(patch); });
            })
       .def("remove_attributes",

@@ -70,8 +70,10 @@ py::array to_numpy(zarrpp::NDArray&& a);
 py::tuple to_tuple(const std::vector<std::int64_t>& v);
 Json parse_json(const std::string& text, const char* what);
 
-// creation.cpp: a Python value as the JSON of a fill value.
+// creation.cpp: a Python value as the JSON of a fill value; attributes or a metadata document as
+// JSON, as Python's json module writes them (NumPy scalars and arrays as their Python values).
 Json fill_value_json(const py::handle& v);
+Json json_of(const py::handle& obj, const char* what);
 
 // selections.cpp
 py::object get_index(const Array& a, const py::object& selection, const std::string& mode, bool coords,

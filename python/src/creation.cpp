@@ -23,6 +23,18 @@ codec::Any to_codec(const py::tuple& spec) {
 // fill_value= as JSON by its Python type only (bool, int, float, complex, str, bytes, sequences,
 // NumPy scalars); what the value means for the data type is the core's (canonical_fill_value,
 // parse_fill_value).
+Json json_of(const py::handle& obj, const char* what) {
+  // Never destroyed: Python may be gone when static objects are.
+  static const auto* const plain = new py::object(py::cpp_function([](const py::handle& o) -> py::object {
+    const auto np = py::module_::import("numpy");
+    if (py::isinstance(o, np.attr("generic"))) return o.attr("item")();
+    if (py::isinstance(o, np.attr("ndarray"))) return o.attr("tolist")();
+    throw py::type_error("attribute values must be JSON-serialisable, got " +
+                         py::type::of(o).attr("__name__").cast<std::string>());
+  }));
+  return parse_json(py::module_::import("json").attr("dumps")(obj, "default"_a = *plain).cast<std::string>(), what);
+}
+
 Json float_json(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
@@ -69,7 +81,7 @@ struct CreateArgs {
   std::optional<std::vector<py::tuple>> compressors;  // None: the default ("auto")
   std::optional<Shape> shards;
   std::optional<std::vector<std::optional<std::string>>> dimension_names;
-  std::string attributes_json;
+  py::object attributes;  // a dict (None: none)
   bool overwrite = false;
   std::optional<Shape> lower_bound;
   std::string endian = "little";
@@ -153,7 +165,7 @@ zarrpp::ArraySpec make_spec(const CreateArgs& a) {
     }
   }
   spec.dimension_names = a.dimension_names;
-  spec.attributes = parse_json(a.attributes_json, "attributes");
+  spec.attributes = a.attributes.is_none() ? Json::object() : json_of(a.attributes, "attributes");
   spec.overwrite = a.overwrite;
   spec.lower_bound = a.lower_bound;
   spec.zarr_format = a.zarr_format;
@@ -182,6 +194,7 @@ void bind_array_creation(py::module_& m) {
       .def(py::init([] {
         CreateArgs a;
         a.fill_value = py::none();
+        a.attributes = py::none();
         return a;
       }))
       .def_readwrite("shape", &CreateArgs::shape)
@@ -193,7 +206,7 @@ void bind_array_creation(py::module_& m) {
       .def_readwrite("serializer", &CreateArgs::serializer, "(name, configuration); None: bytes")
       .def_readwrite("shards", &CreateArgs::shards)
       .def_readwrite("dimension_names", &CreateArgs::dimension_names)
-      .def_readwrite("attributes_json", &CreateArgs::attributes_json)
+      .def_readwrite("attributes", &CreateArgs::attributes, "a dict of JSON values")
       .def_readwrite("overwrite", &CreateArgs::overwrite)
       .def_readwrite("lower_bound", &CreateArgs::lower_bound)
       .def_readwrite("endian", &CreateArgs::endian, "the bytes codec's: little or big")

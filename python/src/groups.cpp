@@ -10,10 +10,16 @@ void bind_groups(py::module_& m) {
       .def_property_readonly("store", &zarrpp::Group::store)
       .def("attributes", [](const zarrpp::Group& g) { return attrs_to_python(g.attributes()); })
       .def_property_readonly("generation", &zarrpp::Group::generation)
-      .def("set_attributes_json",
-           [](zarrpp::Group& g, const std::string& j) { g.set_attributes(parse_json(j, "attributes")); })
-      .def("update_attributes_json",
-           [](zarrpp::Group& g, const std::string& j) { g.update_attributes(parse_json(j, "attributes")); })
+      .def("set_attributes",
+           [](zarrpp::Group& g, const py::object& given) {
+             const Json attrs = json_of(given, "attributes");
+             without_gil([&] { g.set_attributes(attrs); });
+           })
+      .def("update_attributes",
+           [](zarrpp::Group& g, const py::object& given) {
+             const Json patch = json_of(given, "attributes");
+             without_gil([&] { g.update_attributes(patch); });
+           })
       .def("remove_attributes",
            [](zarrpp::Group& g, const std::vector<std::string>& keys) {
              return without_gil([&] { return g.remove_attributes(keys); });
@@ -37,11 +43,12 @@ void bind_groups(py::module_& m) {
 void bind_nodes(py::module_& m) {
   m.def(
       "create_group",
-      [](StorePtr store, const std::string& path, const std::string& attributes_json, bool overwrite, int zarr_format) {
-        return zarrpp::Group::create(std::move(store), path, parse_json(attributes_json, "attributes"), overwrite,
-                                     zarr_format);
+      [](StorePtr store, const std::string& path, const py::object& attributes, bool overwrite, int zarr_format) {
+        const Json attrs = attributes.is_none() ? Json::object() : json_of(attributes, "attributes");
+        return without_gil(
+            [&] { return zarrpp::Group::create(std::move(store), path, attrs, overwrite, zarr_format); });
       },
-      "store"_a, "path"_a, "attributes_json"_a, "overwrite"_a, "zarr_format"_a = 3);
+      "store"_a, "path"_a, "attributes"_a, "overwrite"_a, "zarr_format"_a = 3);
   m.def(
       "convert",
       [](const StorePtr& store, const std::string& path, const std::optional<StorePtr>& dst,
@@ -77,15 +84,15 @@ void bind_nodes(py::module_& m) {
       "src"_a, "store"_a, "path"_a = "", "grid"_a = "", "overwrite"_a = false, "progress"_a = py::none());
   m.def(
       "create_array_from_document",
-      [](const StorePtr& store, const std::string& path, const std::string& document, const std::string& attributes,
+      [](const StorePtr& store, const std::string& path, const py::object& document, const py::object& attributes,
          bool overwrite) {
-        const Json doc = Json::parse(document);
+        const Json doc = json_of(document, "document");
         const zarrpp::ArrayMetadata meta = doc.is_object() && doc.value("zarr_format", 3) == 2
-                                               ? codec::from_v2_document(doc, Json::parse(attributes))
+                                               ? codec::from_v2_document(doc, json_of(attributes, "attributes"))
                                                : zarrpp::ArrayMetadata::from_json(doc);
         return without_gil([&] { return Array::create(store, path, meta, overwrite); });
       },
-      "store"_a, "path"_a, "document"_a, "attributes"_a = "null", "overwrite"_a = false,
+      "store"_a, "path"_a, "document"_a, "attributes"_a = py::none(), "overwrite"_a = false,
       "Creates the array a zarr.json (or, for zarr_format 2, .zarray and .zattrs) document describes, "
       "validated as on open.");
   m.def(

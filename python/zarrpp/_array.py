@@ -17,7 +17,7 @@ from .storage import is_read_only, make_store
 from ._arguments import _NO_REGULAR
 from ._config import ArrayConfig, _checked_config
 from ._display import Info, array_info_rows, _Progress, _array_html, _fan_out, _human
-from ._node import Metadata, _Node, _check_mode, _check_store_writable, _refuse_existing, _store_url, _to_json_text
+from ._node import Metadata, _Node, _check_mode, _check_store_writable, _refuse_existing, _store_url
 from ._indexers import CoordinateIndexer, _Indexer
 from ._values import cast_to, _check_fields, _fields_of, _is_int, _pop_fields, _select_fields
 
@@ -337,7 +337,7 @@ class Array(_Node):
     # ---- attributes ----
     def _attrs_update(self, patch: Dict[str, Any]) -> None:
         self._check_writable()
-        self._core.update_attributes_json(_to_json_text(patch))
+        self._core.update_attributes(patch)
 
     def _refresh(self) -> None:
         self._core.refresh()
@@ -629,8 +629,7 @@ def _array_from_document(st: Any, path: str, data: Any, overwrite: bool) -> Any:
     if doc.get("zarr_format") not in (2, 3):
         raise ValueError(f"the document's zarr_format must be 2 or 3, got {doc.get('zarr_format')!r}")
     attributes = doc.pop("attributes", None) if doc["zarr_format"] == 2 else None
-    return _zarrpp.create_array_from_document(st, path, _to_json_text(doc), _to_json_text(attributes),
-                                              bool(overwrite))
+    return _zarrpp.create_array_from_document(st, path, doc, attributes, bool(overwrite))
 
 
 def _apply_config(core: Any, cfg: Dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from .storage import is_read_only, make_store
 from ._arguments import _as_shape, _codec_specs, _key_encoding, _resolve_grid, _serializer_spec, _unwrap_sharding
 from ._array import Array
 from ._config import _checked_config
-from ._node import _check_store_writable, _refuse_existing, _to_json_text
+from ._node import _check_store_writable, _refuse_existing
 from ._values import DEFAULT_FILL_VALUE, _core_fill_value, _parse_dtype, _python_numbers
 
 
@@ -83,7 +83,7 @@ def create_array(
     lb = None if lower_bound is None else list(_as_shape(lower_bound, "lower_bound"))
     args.shape, args.dtype, args.fill_value = list(shape_t), zarr_name, _core_fill_value(fill_value, zarr_format)
     args.dimension_names, args.lower_bound = dims, lb
-    args.attributes_json, args.overwrite = _to_json_text(attributes or {}), bool(overwrite)
+    args.attributes, args.overwrite = attributes or {}, bool(overwrite)
     args.endian, args.zarr_format, args.key_encoding, args.order = endian, int(zarr_format), key_encoding, order or "C"
     core = _zarrpp.create_array(st, node_path, args)
     arr = Array(core, store=st)

@@ -18,7 +18,7 @@ from ._array import Array, _array_from_document, _store_for_pickle, like_fill_va
 from ._creation import _like_args, _writable, create_array
 from ._display import Info, _array_rows
 from ._node import (Metadata, _Node, _check_mode, _check_store_writable, _checked_format, _decide_open, _join,
-                    _path_of, _refuse_existing, _store_url, _to_json_text)
+                    _path_of, _refuse_existing, _store_url)
 from ._values import _parse_dtype
 
 
@@ -50,7 +50,7 @@ class Group(_Node):
     def _attrs_update(self, patch: Dict[str, Any]) -> None:
         self._check_writable()
         self._refresh()  # merge into the stored attributes, not a stale copy
-        self._core.update_attributes_json(_to_json_text(patch))
+        self._core.update_attributes(patch)
 
     def __repr__(self) -> str:
         where = _store_url(self.store) + ("/" + self.path if self.path else "")
@@ -392,7 +392,7 @@ def create_group(store: Any = None, *, path: str = "", name: Optional[str] = Non
     p = name if name is not None else path
     if not overwrite:
         _refuse_existing(st, _zarrpp.normalize_path(p))
-    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), bool(overwrite),
+    return Group(_zarrpp.create_group(st, p, attributes or {}, bool(overwrite),
                                       _config.default_zarr_format(zarr_format)), store=st)
 
 
@@ -424,7 +424,7 @@ def open_group(store: Any = None, *, path: str = "", name: Optional[str] = None,
     if step == "open":
         return _checked_format(Group(_zarrpp.open_group(st, p), read_only=mode == "r", store=st), zarr_format)
     _check_store_writable(st)
-    return Group(_zarrpp.create_group(st, p, _to_json_text(attributes or {}), step == "replace",
+    return Group(_zarrpp.create_group(st, p, attributes or {}, step == "replace",
                                       _config.default_zarr_format(zarr_format)), store=st)
 
 

@@ -6,8 +6,6 @@ import json
 from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, cast
 
-import numpy as np
-
 from . import _zarrpp
 from .errors import ContainsArrayError, ContainsGroupError, FormatMismatchError, NodeTypeValidationError
 from .storage import is_read_only
@@ -15,20 +13,6 @@ from .storage import is_read_only
 if TYPE_CHECKING:  # annotations only: the classes import this module
     from ._array import Array
     from ._group import Group
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"attribute values must be JSON-serialisable, got {type(o).__name__}")
-
-
-def _to_json_text(obj: Any) -> str:
-    # NaN and +-inf are written as zarr-python writes them (bare NaN / Infinity / -Infinity, which
-    # Python's json reads; strict JSON readers such as zarrita.js and TensorStore refuse them).
-    return json.dumps(obj, default=_json_default)
 
 
 def _store_url(store: Any) -> str:
@@ -194,7 +178,7 @@ class _Node:
 
     def _attrs_put(self, d: Dict[str, Any]) -> None:
         self._check_writable()
-        self._core.set_attributes_json(_to_json_text(d))
+        self._core.set_attributes(d)
 
     def _attrs_remove(self, keys: List[str]) -> List[str]:
         self._check_writable()
