@@ -409,3 +409,27 @@ TEST(Consolidated, ConsolidateMetadataWritesWhatZarrPythonWrites) {
   Array::create(arr_store, "", ArraySpec{.shape = {2}, .chunks = {2}, .dtype = DataType::int8});
   EXPECT_THROW(Group::open(arr_store, "").consolidate_metadata(), Error);  // an array is no group
 }
+
+// What a group says of itself: whether it has consolidated metadata, in either format, and its
+// metadata document (what Python's Group.metadata and is_consolidated() show).
+TEST(Consolidated, AGroupSaysWhetherItIsConsolidated) {
+  for (const int format : {2, 3}) {
+    auto store = MemoryStore::create();
+    auto g = Group::create(store, "", Json{{"k", 1}}, false, format);
+    g.create_group("inner");
+    EXPECT_FALSE(g.is_consolidated()) << format;
+    g.consolidate_metadata();
+    EXPECT_TRUE(g.is_consolidated()) << format;
+    EXPECT_TRUE(Group::open(store).is_consolidated()) << format;
+    const Json doc = g.metadata_document();
+    EXPECT_EQ(doc["zarr_format"], format);
+    EXPECT_EQ(doc["node_type"], "group");
+    EXPECT_EQ(doc["attributes"], (Json{{"k", 1}}));
+    if (format == 3) {
+      EXPECT_TRUE(doc["consolidated_metadata"].is_object());
+    } else {
+      store->erase(".zmetadata");
+      EXPECT_FALSE(g.is_consolidated());  // read from the store each time
+    }
+  }
+}

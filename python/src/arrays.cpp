@@ -34,7 +34,6 @@ void bind_array_description(py::class_<Array>& cls) {
                                return py::bytes(reinterpret_cast<const char*>(s.fill_value().data()),
                                                 s.fill_value().size());
                              })
-      .def_property_readonly("fill_value_json", [](const Array& a) { return zarrpp::json_text(a.fill_value_json()); })
       .def_property_readonly("v2_fill_null",
                              [](const Array& a) {
                                // a v2 array whose .zarray states no fill value (null)
@@ -49,28 +48,22 @@ void bind_array_description(py::class_<Array>& cls) {
                              })
       .def(
           "xarray_fill_from_attribute",
-          [](const Array& a, const std::string& attr_json) -> py::object {
-            const auto b = zarrpp::xarray_fill_from_attribute(parse_json(attr_json, "_FillValue"), pinned(a).dtype());
+          [](const Array& a, const py::object& attribute) -> py::object {
+            const auto b = zarrpp::xarray_fill_from_attribute(json_of(attribute, "_FillValue"), pinned(a).dtype());
             if (!b) return py::none();
             return py::bytes(reinterpret_cast<const char*>(b->data()), b->size());
           },
-          "attr_json"_a,
+          "attribute"_a,
           "The element (bytes) an xarray-encoded _FillValue attribute states, or None when it is plain JSON.")
-      .def_property_readonly("metadata_json",
+      .def_property_readonly("metadata_document",
                              [](const Array& a) {
                                const auto md = pinned(a).metadata();
-                               return zarrpp::json_text(md.zarr_format == 2 ? md.to_v2_json() : md.to_json());
-                             })
-      .def_property_readonly("codecs_json",
-                             [](const Array& a) {
-                               Json cs = Json::array();
-                               for (const auto& c : pinned(a).metadata().codecs) cs.push_back(c.to_json());
-                               return zarrpp::json_text(cs);
+                               return attrs_to_python(md.zarr_format == 2 ? md.to_v2_json() : md.to_json());
                              })
       // zarr-python's filters / serializer / compressors (inside the shard when sharded; a
       // checksum is the last compressor), as codec::split_chain divides the chain.
       .def_property_readonly(
-          "codec_parts_json",
+          "codec_parts",
           [](const Array& a) {
             const auto md = pinned(a).metadata();
             const auto parts = codec::split_chain(md.codecs, md.chunk_grid.chunk_shape).spec;
@@ -81,19 +74,19 @@ void bind_array_description(py::class_<Array>& cls) {
             };
             auto compressors = list(parts.compressors.value_or(std::vector<codec::Any>{}));
             if (parts.crc32c) compressors.push_back(codec::Crc32c{}.to_metadata(md.data_type).to_json());
-            return zarrpp::json_text(Json::object(
+            return attrs_to_python(Json::object(
                 {{"filters", list(parts.filters)},
                  {"serializer",
                   parts.serializer ? codec::to_metadata(*parts.serializer, md.data_type).to_json() : Json()},
                  {"compressors", compressors}}));
           })
-      .def_property_readonly("zarr_format", [](const Array& a) { return pinned(a).metadata().zarr_format; })
-      .def_property_readonly("v2_dtype",
-                             [](const Array& a) {
-                               const auto& d = pinned(a).metadata().v2.dtype;
-                               return d.is_string() ? d.get<std::string>() : zarrpp::json_text(d);
+      .def_property_readonly("zarr_format", [](const Array& a) { return a.zarr_format(); })
+      .def_property_readonly("v2_order",
+                             [](const Array& a) -> py::object {
+                               // a v2 array's stored order ("C" or "F"); None for a v3 array
+                               const auto m = pinned(a).metadata();
+                               return m.zarr_format == 2 ? py::object(py::str(std::string(1, m.v2.order))) : py::none();
                              })
-      .def_property_readonly("v2_order", [](const Array& a) { return std::string(1, pinned(a).metadata().v2.order); })
       .def_property_readonly("path", [](const Array& a) { return a.path(); })
       .def_property_readonly("store", [](const Array& a) { return a.store(); })
       .def("attributes", [](const Array& a) { return attrs_to_python(pinned(a).attributes()); })

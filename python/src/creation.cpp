@@ -16,7 +16,7 @@ codec::Any to_codec(const py::tuple& spec) {
     throw py::value_error("unknown codec '" + name + "' (zarrpp knows " + known + ")");
   }
   const std::string what = "codec " + name;
-  const auto cfg = parse_json(py::module_::import("json").attr("dumps")(spec[1]).cast<std::string>(), what.c_str());
+  const auto cfg = json_of(spec[1], what.c_str());
   return zarrpp::CodecMetadata{name, cfg};
 }
 
@@ -86,18 +86,18 @@ struct CreateArgs {
   std::optional<Shape> lower_bound;
   std::string endian = "little";
   int zarr_format = 3;
-  std::string key_encoding;  // zarr.json's chunk_key_encoding; "" = the format's default
+  py::object key_encoding = py::none();  // zarr.json's chunk_key_encoding (a dict); None = the format's default
   std::optional<py::tuple> serializer;
   std::string order = "C";
   std::vector<std::vector<std::int64_t>> chunk_sizes, shard_sizes;  // a rectilinear grid
 };
 
 // The chunk key encoding asked for, as zarr.json states it (an empty name: the format's own
-// encoding, with the separator given); "": the format's default.
-zarrpp::ChunkKeyEncoding key_encoding_of(const std::string& text, int zarr_format) {
+// encoding, with the separator given); None: the format's default.
+zarrpp::ChunkKeyEncoding key_encoding_of(const py::object& given, int zarr_format) {
   using zarrpp::ChunkKeyEncoding;
-  if (text.empty()) return zarr_format == 2 ? ChunkKeyEncoding::v2('.') : ChunkKeyEncoding::default_('/');
-  Json j = parse_json(text, "chunk_key_encoding");
+  if (given.is_none()) return zarr_format == 2 ? ChunkKeyEncoding::v2('.') : ChunkKeyEncoding::default_('/');
+  Json j = json_of(given, "chunk_key_encoding");
   if (!j.contains("name") || j["name"] == "") j["name"] = zarr_format == 2 ? "v2" : "default";
   ChunkKeyEncoding e;
   try {
@@ -211,7 +211,8 @@ void bind_array_creation(py::module_& m) {
       .def_readwrite("lower_bound", &CreateArgs::lower_bound)
       .def_readwrite("endian", &CreateArgs::endian, "the bytes codec's: little or big")
       .def_readwrite("zarr_format", &CreateArgs::zarr_format)
-      .def_readwrite("key_encoding", &CreateArgs::key_encoding, "zarr.json's chunk_key_encoding; \"\": the default")
+      .def_readwrite("key_encoding", &CreateArgs::key_encoding,
+                     "zarr.json's chunk_key_encoding (a dict); None: the default")
       .def_readwrite("order", &CreateArgs::order)
       .def_readwrite("chunk_sizes", &CreateArgs::chunk_sizes, "a rectilinear grid's chunk sizes per dimension")
       .def_readwrite("shard_sizes", &CreateArgs::shard_sizes, "a rectilinear grid's shard sizes per dimension");
@@ -245,8 +246,8 @@ void bind_codecs_and_grids(py::module_& m) {
         "The chunk shape of a regular grid with these per-dimension sizes (all equal but a smaller last), "
         "or None.");
   m.def(
-      "codec_defaults", [](const std::string& name) { return zarrpp::json_text(codec::default_config(name)); },
-      "name"_a, "A codec's default configuration (JSON text), from its registry entry.");
+      "codec_defaults", [](const std::string& name) { return attrs_to_python(codec::default_config(name)); }, "name"_a,
+      "A codec's default configuration (a dict), from its registry entry.");
 }
 
 }  // namespace zarrpp_python

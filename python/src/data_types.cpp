@@ -145,10 +145,10 @@ void bind_data_types(py::module_& m) {
         const DataType t = dtype.type;
         const auto bytes = zarrpp::parse_fill_value(zarrpp::canonical_fill_value(fill_value_json(value), t), t);
         const auto j = zarrpp::xarray_fill_attribute(bytes, t);
-        return j ? py::object(py::str(zarrpp::json_text(*j))) : py::none();
+        return j ? attrs_to_python(*j) : py::none();
       },
       "dtype"_a, "value"_a,
-      "xarray's encoding (JSON text) of a Zarr v3 array's _FillValue attribute, or None for types it has none for.");
+      "xarray's encoding (a JSON value) of a Zarr v3 array's _FillValue attribute, or None for types it has none for.");
   m.def("parse_dtype", &parse_dtype, "dtype"_a,
         "dtype= as (the NumPy dtype in native byte order, the core's data type name, the bytes codec's endian).");
   m.def(

@@ -9,6 +9,9 @@ void bind_groups(py::module_& m) {
       .def_property_readonly("path", &zarrpp::Group::path)
       .def_property_readonly("store", &zarrpp::Group::store)
       .def("attributes", [](const zarrpp::Group& g) { return attrs_to_python(g.attributes()); })
+      .def_property_readonly("metadata_document",
+                             [](const zarrpp::Group& g) { return attrs_to_python(g.metadata_document()); })
+      .def("is_consolidated", [](const zarrpp::Group& g) { return without_gil([&] { return g.is_consolidated(); }); })
       .def_property_readonly("generation", &zarrpp::Group::generation)
       .def("set_attributes",
            [](zarrpp::Group& g, const py::object& given) {

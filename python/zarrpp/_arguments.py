@@ -2,7 +2,6 @@
 sizes and (name, configuration) pairs the core takes."""
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Mapping
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -171,14 +170,14 @@ def _resolve_shards(shards: Any, shape: Tuple[int, ...], chunks: Tuple[int, ...]
     return None if shards is None else _as_shape(shards, "shards")
 
 
-def _key_encoding(chunk_key_encoding: Any, dimension_separator: Optional[str]) -> str:
+def _key_encoding(chunk_key_encoding: Any, dimension_separator: Optional[str]) -> Optional[Dict[str, Any]]:
     """``chunk_key_encoding=`` (zarr-python 3's forms: a name, ``{"name", "separator"}`` or
     ``{"name", "configuration"}``) and ``dimension_separator=`` as zarr.json states the encoding,
-    for the core to read ("": the format's default)."""
+    for the core to read (None: the format's default)."""
     if chunk_key_encoding is None:
         if dimension_separator is None:
-            return ""
-        return json.dumps({"name": "", "configuration": {"separator": dimension_separator}})
+            return None
+        return {"name": "", "configuration": {"separator": dimension_separator}}
     if isinstance(chunk_key_encoding, str):
         cke: Dict[str, Any] = {"name": chunk_key_encoding}
     elif isinstance(chunk_key_encoding, Mapping):
@@ -194,7 +193,7 @@ def _key_encoding(chunk_key_encoding: Any, dimension_separator: Optional[str]) -
         if config.setdefault("separator", sep) != sep:
             raise ValueError(f"chunk_key_encoding {chunk_key_encoding!r} and dimension_separator "
                              f"{dimension_separator!r} ask for different separators")
-    return json.dumps({**cke, "configuration": config} if config else cke)
+    return {**cke, "configuration": config} if config else cke
 
 
 def _split_codecs(codecs: Any, what: str) -> Tuple[List[Codec], Optional[Codec], List[Codec]]:

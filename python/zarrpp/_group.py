@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html
-import json
 import warnings
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union, cast
 
@@ -35,10 +34,7 @@ class Group(_Node):
     @property
     def metadata(self) -> "Metadata":
         """The group's zarr.json document (a v2 group's .zgroup with its attributes) as a dict."""
-        raw = self.store.get(_join(self.path, "zarr.json"))
-        if raw is None and self.zarr_format == 2:
-            return Metadata({"zarr_format": 2, "node_type": "group", "attributes": self.attrs.asdict()})
-        return Metadata(json.loads(raw) if raw is not None else {})
+        return Metadata(self._core.metadata_document)
 
     def _check_writable(self) -> None:
         if self._read_only:
@@ -357,9 +353,7 @@ class Group(_Node):
 
     def is_consolidated(self) -> bool:
         """Whether the group has consolidated metadata (.zmetadata, or a v3 consolidated_metadata)."""
-        if self.zarr_format == 2:
-            return bool(self.store._exists(_join(self.path, ".zmetadata")))
-        return isinstance(self.metadata.get("consolidated_metadata"), dict)
+        return bool(self._core.is_consolidated())
 
     def info_complete(self) -> "Info":
         """``info``, every line read from the store (zarrpp's ``info`` reads it already)."""

@@ -2,7 +2,6 @@
 dimension's extent as the group records it."""
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -47,7 +46,7 @@ def _fill_attr(z: Array, value: Any) -> Any:
     base64 of the float64, ...; the core reads it); plain JSON (zarrpp's earlier form, and every v2
     attribute) is read as it is."""
     if z.zarr_format == 3 and z.dtype.kind != "O":
-        raw = z._xarray_fill_from_attribute(json.dumps(value))
+        raw = z._xarray_fill_from_attribute(value)
         if raw is not None:
             fv = np.frombuffer(raw, dtype=z.dtype)[0]
             return fv if z.dtype.kind in "mM" else fv.item()  # dates stay NumPy's, as on v2

@@ -2,7 +2,6 @@
 stored variables' for growth), and creating each variable's array."""
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Dict, Hashable, Mapping, Optional, Tuple, cast
 
@@ -170,7 +169,7 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
         if fill is not None and "_FillValue" in attrs and dtype.kind != "O":
             encoded = _zarrpp.xarray_fill_attribute(_zarrpp.data_type_name(dtype.newbyteorder("=")), fill)
             if encoded is not None:  # as xarray writes it (it reads a v3 array's missing value from there)
-                attrs["_FillValue"] = json.loads(encoded)
+                attrs["_FillValue"] = encoded
         z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, dimension_names=dims,
                            zarr_format=3, **kw)
     if write and v.size:

@@ -11,7 +11,6 @@ each default (zarr-python 3's):
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, List, Optional, Sequence, Tuple
@@ -25,7 +24,7 @@ __all__ = ["Codec", "Zstd", "Gzip", "Blosc", "Crc32c", "Bytes", "Transpose", "Nu
 
 def _default(codec: str, key: str) -> Any:
     """A codec's default for ``key``, from its entry in the C++ registry."""
-    return json.loads(_zarrpp.codec_defaults(codec))[key]
+    return _zarrpp.codec_defaults(codec)[key]
 
 
 class Codec:

@@ -257,6 +257,7 @@ std::vector<std::vector<std::int64_t>> Array::grid_sizes() const {
   return s->grid.sizes_from_zero(s->layout ? s->layout->unit_shape : Shape{});
 }
 bool Array::rectilinear() const { return st_->current()->meta.chunk_grid.rectilinear(); }
+int Array::zarr_format() const { return st_->current()->meta.zarr_format; }
 Bytes Array::fill_value() const { return st_->current()->meta.fill_value.bytes; }
 Json Array::fill_value_json() const {
   auto s = st_->current();

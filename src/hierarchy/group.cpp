@@ -89,6 +89,18 @@ Json Group::attributes() const {
   return st_->meta.attributes;
 }
 
+Json Group::metadata_document() const {
+  std::lock_guard lk(st_->mu);
+  if (st_->meta.zarr_format == 3) return st_->meta.to_json();
+  return Json::object({{"zarr_format", 2}, {"node_type", "group"}, {"attributes", st_->meta.attributes}});
+}
+
+bool Group::is_consolidated() const {
+  if (zarr_format() == 2) return store_->exists(node::key_in(path_, node::kZmetadata));
+  std::lock_guard lk(st_->mu);
+  return st_->meta.has_consolidated && st_->meta.consolidated.is_object();
+}
+
 std::uint64_t Group::generation() const {
   std::lock_guard lk(st_->mu);
   return st_->generation;

@@ -178,6 +178,7 @@ class Array {
   std::optional<Shape> shards() const;
   /// Whether the grid is `rectilinear` (chunks or shards of sizes listed per dimension).
   bool rectilinear() const;
+  int zarr_format() const;  ///< 3 (zarr.json) or 2 (.zarray)
   /// Whether the stored objects are shards (a sharding_indexed codec).
   bool sharded() const;
   /// The number of chunks (inner chunks when sharded) along each dimension (zarr-python's

@@ -32,6 +32,12 @@ class Group {
 
   /// The attributes as last read or written through this handle.
   Json attributes() const;
+  /// The group's metadata as a document, as last read or written: its zarr.json; for a v2 group
+  /// {"zarr_format": 2, "node_type": "group", "attributes": ...} (.zgroup with its .zattrs).
+  Json metadata_document() const;
+  /// Whether the group has consolidated metadata: a v2 group's .zmetadata (read from the store
+  /// now), a v3 group's "consolidated_metadata" object in zarr.json.
+  bool is_consolidated() const;
   /// Identifies the metadata this handle holds now (see Array::generation).
   std::uint64_t generation() const;
   void set_attributes(const Json& attributes);  ///< replaces the attributes (compare-and-swap on the metadata)
