@@ -458,6 +458,32 @@ TEST(FileStore, TempAndLockFilesAreInvisible) {
   EXPECT_EQ(s->list_dir("a/").keys, (std::vector<std::string>{"zarr.json"}));
 }
 
+// The folder of lock files is made by the first lock a write takes, never by opening a store to
+// read it (a reader writes nothing, and opening stays one stat cheaper).
+TEST(FileStore, TheLockFolderIsMadeByTheFirstLockNotByOpening) {
+  TempDir tmp("filestore");
+  const fs::path locks = tmp / "locks";
+  const char* before = std::getenv("ZARRPP_LOCK_DIR");
+  const std::string saved = before ? before : "";
+  ::setenv("ZARRPP_LOCK_DIR", locks.c_str(), 1);
+  {
+    fs::create_directories(tmp / "store");  // an existing root is opened at once
+    auto s = FileStore::open(tmp / "store");
+    EXPECT_FALSE(s->get("a/zarr.json"));
+    EXPECT_FALSE(fs::exists(locks));
+    s->set("a/zarr.json", B("{}"));
+    {
+      auto lk = s->lock("a/zarr.json");
+    }
+    EXPECT_TRUE(fs::is_directory(locks));
+    EXPECT_EQ(fs::status(locks).permissions() & fs::perms::sticky_bit, fs::perms::sticky_bit);
+  }
+  if (before)
+    ::setenv("ZARRPP_LOCK_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("ZARRPP_LOCK_DIR");
+}
+
 TEST(FileStore, MissingRootWithoutCreateIsAnError) {
   TempDir tmp("filestore");
   EXPECT_THROW(FileStore::open(tmp / "x", FileStore::Options{.create = false}), NotFoundError);

@@ -17,7 +17,7 @@ from . import _zarrpp
 from . import _config
 from ._arguments import _split_codecs
 from ._array import Array, like_fill_value
-from ._array import open_array as _open_existing_array
+from ._array import _open_at
 from ._creation import _legacy_keywords, _like_args, create_array, warn_write_empty_chunks_keyword
 from ._group import Group, create_hierarchy, open_group
 from ._node import _check_mode, _decide_open, _join, _path_of, _store_url
@@ -185,7 +185,7 @@ def open_array(store: Any = None, *, path: Optional[str] = None, name: Optional[
                         storage_options=storage_options, missing=ArrayNotFoundError)
         if mode != "a" or "shape" not in kwargs:
             try:
-                return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
+                return _open_at(st, p, mode, zarr_format)
             except ArrayNotFoundError:
                 if mode == "a" and kwargs:
                     raise TypeError("open_array: creating an array needs shape=") from None
@@ -196,7 +196,7 @@ def open_array(store: Any = None, *, path: Optional[str] = None, name: Optional[
             raise TypeError(f"open_array: mode {mode!r} creates an array, which needs shape=")
     step = _decide_open(st, p, mode, "array", ArrayNotFoundError)
     if step == "open":
-        return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
+        return _open_at(st, p, mode, zarr_format)
     return create(store=st, path=p, zarr_format=zarr_format, overwrite=step == "replace", **kwargs)
 
 
@@ -224,7 +224,7 @@ def open(store: Any = None, *, mode: Optional[str] = None, zarr_format: Optional
                     missing=NodeNotFoundError)
     kind = _zarrpp.node_type(st, p)
     if kind == "array" and mode != "w":
-        return _open_existing_array(st, path=p, mode=mode, zarr_format=zarr_format)
+        return _open_at(st, p, mode, zarr_format)
     if kind is None and mode in ("r", "r+"):
         raise NodeNotFoundError(f"No array or group found in store {_store_url(st)} at path {p!r}")
     return open_group(st, path=p, mode=mode, zarr_format=zarr_format, attributes=kwargs.pop("attributes", None))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import operator
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
@@ -40,8 +39,10 @@ class Array(_Node):
         self._read_only = bool(read_only) or is_read_only(self._store)
         self._dtype = core.dtype  # never changes for an array
         # zarrpp.config's, when opened or created; a v2 array's reads come in its stored order.
-        self._config = ArrayConfig.from_settings(**({"order": core.v2_order} if core.zarr_format == 2 else {}))
-        _apply_config(core, _config.array_defaults())
+        settings = _config.config.flat_section("array")
+        stored_order = core.v2_order
+        self._config = ArrayConfig.from_settings(settings, **({"order": stored_order} if stored_order else {}))
+        _apply_config(core, _config.array_defaults(settings))
 
     # ---- description ----
     @property
@@ -144,7 +145,7 @@ class Array(_Node):
     def order(self) -> str:
         """A v2 array's stored order; a v3 array's runtime order (``config.order``: the memory
         layout of the NumPy arrays reads return)."""
-        return self._core.v2_order if self._core.zarr_format == 2 else self._config.order
+        return self._core.v2_order or self._config.order
 
     def _configure(self, cfg: Dict[str, Any]) -> None:
         """Applies checked ``config=`` values to this handle."""
@@ -222,10 +223,10 @@ class Array(_Node):
         """The array's zarr.json document (a v2 array's .zarray): a dict whose fields are also
         attributes (``z.metadata.shape``, ``.dimension_names``, ``.to_dict()``), as zarr-python's
         metadata objects."""
-        return Metadata(json.loads(self._core.metadata_json))
+        return Metadata(self._core.metadata_document)
 
     def _codec_lists(self) -> Tuple[tuple, Optional[Codec], tuple]:
-        parts = json.loads(self._core.codec_parts_json)
+        parts = self._core.codec_parts
 
         def obj(c: Any) -> Any:
             return from_metadata(c) or c
@@ -376,9 +377,9 @@ class Array(_Node):
             self._core.write_chunk_sizes(list(per), region)
         return tuple(tuple(s) for s in sizes)
 
-    def _xarray_fill_from_attribute(self, attribute_json: str) -> Any:
-        """The fill value xarray's ``_FillValue`` attribute (JSON text) means for this array."""
-        return self._core.xarray_fill_from_attribute(attribute_json)
+    def _xarray_fill_from_attribute(self, attribute: Any) -> Any:
+        """The fill value xarray's ``_FillValue`` attribute (its JSON value) means for this array."""
+        return self._core.xarray_fill_from_attribute(attribute)
 
     def _copy_to(self, store: Any, path: str, grid: str, overwrite: bool, count: Any) -> "Array":
         """A copy of this array at ``path`` of ``store`` (zarrpp's copy_array)."""
@@ -643,11 +644,16 @@ def open_array(store: Any = None, *, path: str = "", name: Optional[str] = None,
                zarr_format: Optional[int] = None, storage_options: Optional[Dict[str, Any]] = None) -> Array:
     """Opens an existing array. ``mode``: "r" (read-only), "r+" or "a" (read/write)."""
     _check_mode(mode, ("r", "r+", "a"), "open_array")
-    if zarr_format not in (None, 2, 3):
-        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
     st = make_store(store, read_only=mode == "r", must_exist=True, missing=ArrayNotFoundError,
                     storage_options=storage_options)
-    p = _zarrpp.normalize_path(name if name is not None else path)
+    return _open_at(st, name if name is not None else path, mode, zarr_format)
+
+
+def _open_at(st: Any, path: str, mode: str, zarr_format: Optional[int]) -> Array:
+    """The array at ``path`` of the store ``st`` (mode "r", "r+" or "a", checked by the caller)."""
+    if zarr_format not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {zarr_format!r}")
+    p = _zarrpp.normalize_path(path)
     try:
         # Opened directly (on a remote store every document read is a round trip); what is there
         # is asked only to name a failure.

@@ -188,6 +188,17 @@ class Config:
             # A copy, so the caller cannot change the settings through it; a scalar needs none.
             return node if isinstance(node, (str, int, float, bool, type(None))) else copy.deepcopy(node)
 
+    def flat_section(self, key: str) -> Dict[str, Any]:
+        """The settings under ``key`` ("array") whose values are scalars, as a new dict: a look-up
+        without ``get``'s deep copy, for the settings every array handle reads."""
+        with self._lock:
+            node: Any = self.config
+            for p in self._canonical(str(key).split("."), False):
+                node = node.get(p) if isinstance(node, dict) else None
+            if not isinstance(node, dict):
+                return {}
+            return {k: v for k, v in node.items() if isinstance(v, (str, int, float, bool, type(None)))}
+
     def __contains__(self, key: str) -> bool:
         absent = object()
         return self.get(key, absent) is not absent
@@ -275,11 +286,13 @@ def default_zarr_format(given: Optional[int]) -> int:
     return int(config.get("default_zarr_format") if given is None else given)
 
 
-def array_defaults() -> Dict[str, Any]:
+def array_defaults(settings: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """The settings of an array opened or created now: write_empty_chunks, and the thread count
-    when ``async.concurrency`` is not its default."""
-    out: Dict[str, Any] = {"write_empty_chunks": bool(config.get("array.write_empty_chunks", False))}
-    concurrency = config.get("async.concurrency", 10)
+    when ``async.concurrency`` is not its default. ``settings``: the "array" section, when the
+    caller has read it."""
+    settings = config.flat_section("array") if settings is None else settings
+    out: Dict[str, Any] = {"write_empty_chunks": bool(settings.get("write_empty_chunks", False))}
+    concurrency = config.flat_section("async").get("concurrency", 10)
     if concurrency != _DEFAULTS["async"]["concurrency"]:
         out["concurrency"] = int(concurrency)
     return out
@@ -314,9 +327,10 @@ class ArrayConfig:
                              "stored as the fill value")
 
     @classmethod
-    def from_settings(cls, **given: Any) -> "ArrayConfig":
-        """zarrpp.config's ``array.*`` values, with ``given`` instead where given."""
-        settings = config.get("array")  # one look-up (a copy) for all the keys
+    def from_settings(cls, settings: Optional[Dict[str, Any]] = None, **given: Any) -> "ArrayConfig":
+        """zarrpp.config's ``array.*`` values (``settings``: that section, when the caller has read
+        it), with ``given`` instead where given."""
+        settings = config.flat_section("array") if settings is None else settings
         values = {k: settings[k] for k in cls.KEYS}
         values.update(given)
         return cls(**values)

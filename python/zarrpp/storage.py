@@ -81,10 +81,10 @@ class LocalStore(Store, _zarrpp.LocalStore):
     an empty store and is made by the first write (never with ``read_only``)."""
 
     def __init__(self, root: "str | os.PathLike[str]", read_only: bool = False, *, _is_dir: bool = False):
-        root = pathlib.Path(os.fspath(root)).expanduser()
-        if read_only and not _is_dir and not root.is_dir():  # _is_dir: the caller has just looked
-            raise FileNotFoundError(f"LocalStore: no directory at '{root}'")
-        super().__init__(root, bool(read_only))  # the C++ store itself refuses writes when read-only
+        text = os.path.expanduser(os.fspath(root))
+        if read_only and not _is_dir and not os.path.isdir(text):  # _is_dir: the caller has just looked
+            raise FileNotFoundError(f"LocalStore: no directory at '{pathlib.Path(text)}'")
+        super().__init__(text, bool(read_only))  # type: ignore[arg-type]  # str converts as a path does
 
     def with_read_only(self, read_only: bool = False) -> "LocalStore":
         """The same directory, read-only or writable."""

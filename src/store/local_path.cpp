@@ -47,12 +47,15 @@ std::optional<ZipPath> find_zip_path(const fs::path& path, bool allow_new) {
   if (archive.filename().empty()) archive = archive.parent_path();  // "data.zip/"
   std::vector<fs::path> missing;                                    // the parts that do not exist, outermost first
   std::error_code ec;
-  while (!archive.empty() && archive != archive.root_path() && !fs::exists(archive, ec)) {
+  // One stat per part: whether it exists and, for the first that does, what it is.
+  auto status = fs::status(archive, ec);
+  while (!archive.empty() && archive != archive.root_path() && !fs::exists(status)) {
     missing.insert(missing.begin(), archive.filename());
     archive = archive.parent_path();
+    status = fs::status(archive, ec);
   }
   ZipPath z;
-  if (allow_new && !missing.empty() && fs::is_directory(archive, ec)) {
+  if (allow_new && !missing.empty() && fs::is_directory(status)) {
     const auto at = std::find_if(missing.begin(), missing.end(), names_zip_file);
     if (at == missing.end()) return std::nullopt;
     for (auto part = missing.begin(); part != at; ++part) {
@@ -62,7 +65,7 @@ std::optional<ZipPath> find_zip_path(const fs::path& path, bool allow_new) {
     archive /= *at;
     missing.erase(missing.begin(), at + 1);
     z.new_archive = true;
-  } else if (!fs::is_regular_file(archive, ec)) {
+  } else if (!fs::is_regular_file(status)) {
     return std::nullopt;
   }
   fs::path inner;

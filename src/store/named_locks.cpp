@@ -82,15 +82,27 @@ class RangeLock final : public StoreLock {
   pid_t pid_ = ::getpid();
 };
 
+// The lock file at `path` in `dir`, opened read-write; made (with `dir`) when missing. Created only
+// when missing: with fs.protected_regular, opening another user's file in a sticky folder with
+// O_CREAT fails even though it exists. -1 with errno on failure.
+int open_lock_file(const std::string& dir, const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0 || errno != ENOENT) return fd;
+  if (::mkdir(dir.c_str(), 0777) == 0) ::chmod(dir.c_str(), 01777);  // shared by every user, like /tmp
+  fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  return fd;
+}
+
 }  // namespace
 
-NamedLocks::NamedLocks(const struct stat& root, std::string describe_root) : describe_root_(std::move(describe_root)) {
-  const std::string dir = lock_dir();
-  if (::mkdir(dir.c_str(), 0777) == 0) ::chmod(dir.c_str(), 01777);  // shared by every user, like /tmp
-  // One lock file per file system: names carry the identity (inode) of the directory a key's file
+NamedLocks::NamedLocks(const struct stat& root, std::string describe_root)
+    : dir_(lock_dir()), describe_root_(std::move(describe_root)) {
+  // The folder and the file are made by the first lock taken, not here: opening a store to read
+  // it writes nothing. One lock file per file system: names carry the identity (inode) of the directory a key's file
   // is in, so two stores opened on overlapping folders lock the same file under the same name,
   // and a process keeps one descriptor per file system and thread, however many stores it opens.
-  path_ = dir + "/dev-" + std::to_string(root.st_dev);
+  path_ = dir_ + "/dev-" + std::to_string(root.st_dev);
 }
 
 std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
@@ -99,13 +111,7 @@ std::unique_ptr<StoreLock> NamedLocks::lock(const std::string& name) const {
   auto& h = held();
   auto f = fds.find(path_);
   if (f == fds.end()) {
-    // Created only when missing: with fs.protected_regular, opening another user's file in a
-    // sticky folder with O_CREAT fails even though it exists.
-    int nfd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (nfd < 0 && errno == ENOENT) {
-      nfd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
-      if (nfd < 0 && errno == EEXIST) nfd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    }
+    const int nfd = open_lock_file(dir_, path_);
     if (nfd < 0)
       throw StoreError("cannot lock '" + name + "' of " + describe_root_ + ": cannot open the lock file '" + path_ +
                        "': " + std::strerror(errno) + " (set ZARRPP_LOCK_DIR to a writable folder)");

@@ -22,6 +22,7 @@ class NamedLocks {
   const std::string& path() const { return path_; }
 
  private:
+  std::string dir_;            // the folder of lock files
   std::string path_;           // the lock file
   std::string describe_root_;  // for messages
 };
