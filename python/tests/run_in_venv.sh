@@ -5,6 +5,7 @@
 # the build tree. ctest runs `install` once (python.venv) and several `run`s beside each other.
 #   run_in_venv.sh SOURCE_DIR BUILD_DIR PYTHON install
 #   run_in_venv.sh SOURCE_DIR BUILD_DIR PYTHON run [PYTEST_ARGUMENTS...]
+# (a file name is one in python/tests; an absolute path is taken as it is)
 set -euo pipefail
 src=$1 build=$2 py=$3 mode=$4
 shift 4
@@ -23,7 +24,7 @@ unset PYTHONPATH
 export ZARRPP_TEST_VENV=$venv ZARRPP_SOURCE_DIR=$src ZARRPP_CLI=$build/zarrpp
 args=() files=0
 for a in "$@"; do
-  case $a in -*) args+=("$a") ;; *) args+=("$src/python/tests/$a") files=1 ;; esac
+  case $a in -*) args+=("$a") ;; /*) args+=("$a") files=1 ;; *) args+=("$src/python/tests/$a") files=1 ;; esac
 done
 [ $files = 1 ] || args+=("$src/python/tests")
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "${args[@]}"

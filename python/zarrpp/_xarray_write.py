@@ -14,7 +14,9 @@ from ._xarray_grow import _grow
 def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: Optional[str] = None,
               encoding: Optional[Mapping[Hashable, Mapping[str, Any]]] = None, append_dim: Optional[str] = None,
               prepend_dim: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None,
-              zarr_format: Optional[int] = None) -> Group:
+              zarr_format: Optional[int] = None, consolidated: Optional[bool] = None,
+              zarr_version: Optional[int] = None, compute: bool = True, region: Any = None, chunk_store: Any = None,
+              synchronizer: Any = None, safe_chunks: bool = True) -> Group:
     """Writes ``ds`` to a zarrpp group at ``store`` (a path, ``s3://`` URL or zarrpp store).
 
     ``mode``: "w-" (default; fail if something is there), "w" (replace), "a" (add or overwrite
@@ -25,8 +27,13 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     stored variables are, and mismatches (other variables, dimensions, shapes, values the stored
     encoding cannot hold) are refused before anything changes. ``zarr_format``: 3 or 2 (as xarray's
     own zarr engine writes Zarr v2: ``_ARRAY_DIMENSIONS``, the missing value as the fill value,
-    fixed-width strings); by default the format of the group written into, else 3. Returns the
-    group."""
+    fixed-width strings); by default the format of the group written into, else 3 (``zarr_version``:
+    xarray 2023's name for it). ``consolidated``: as xarray's ``to_zarr``, the store's consolidated
+    metadata is written after the dataset unless False (zarrpp keeps it current from then on).
+    ``chunk_store`` and ``synchronizer`` are refused unless None; ``compute=False`` and ``region``
+    are not supported yet (refused); ``safe_chunks`` is taken (zarrpp's partial-chunk writes are
+    safe on stores that lock). Returns the group."""
+    zarr_format = _written_format(zarr_format, zarr_version, compute, region, chunk_store, synchronizer)
     if append_dim is not None and prepend_dim is not None:
         raise ValueError("give append_dim or prepend_dim, not both")
     growing = append_dim or prepend_dim
@@ -43,12 +50,32 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     if growing:
         g = _target_group(store, group, storage_options, mode, True, zarr_format)
         _grow(g, ds, growing, prepend_dim is not None, encoding)
-        return g
-    fmt = zarr_format if zarr_format is not None else _existing_format(store, group, storage_options, mode)
-    variables, new_attrs = _rehearse(ds, encoding, fmt)
-    g = _target_group(store, group, storage_options, mode, False, fmt)
-    _write_dataset(g, variables, new_attrs, mode)
+    else:
+        fmt = zarr_format if zarr_format is not None else _existing_format(store, group, storage_options, mode)
+        variables, new_attrs = _rehearse(ds, encoding, fmt)
+        g = _target_group(store, group, storage_options, mode, False, fmt)
+        _write_dataset(g, variables, new_attrs, mode)
+    if consolidated is not False:
+        _open_group(store, None, storage_options, mode="r+").consolidate_metadata()
     return g
+
+
+def _written_format(zarr_format: Optional[int], zarr_version: Optional[int], compute: bool, region: Any,
+                    chunk_store: Any, synchronizer: Any) -> Optional[int]:
+    """xarray's ``to_zarr`` keywords zarrpp does not take yet, refused by name; the format asked for."""
+    if not compute:
+        raise NotImplementedError("to_zarrpp: compute=False (a delayed write) is not supported yet; write with "
+                                  "compute=True")
+    if region is not None:
+        raise NotImplementedError("to_zarrpp: region= writes are not supported yet")
+    if chunk_store is not None:
+        raise ValueError("to_zarrpp: chunk_store= is not supported: zarrpp writes each array's chunks to the store "
+                         "holding its metadata")
+    if synchronizer is not None:
+        raise ValueError("to_zarrpp: synchronizer= is not taken: zarrpp's stores order concurrent writes themselves")
+    if zarr_version is not None and zarr_format is not None and zarr_version != zarr_format:
+        raise ValueError(f"zarr_version={zarr_version} and zarr_format={zarr_format} disagree")
+    return zarr_format if zarr_format is not None else zarr_version
 
 
 def _existing_format(store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],

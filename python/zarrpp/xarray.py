@@ -19,6 +19,7 @@ reader sees the dataset as it was before, never some variables grown and others 
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -196,7 +197,8 @@ class ZarrppBackendEntrypoint(BackendEntrypoint):
     url = "https://github.com/zarrpp/zarrpp/blob/main/docs/guide/python.md#dask-and-xarray"
     open_dataset_parameters = ("filename_or_obj", "mask_and_scale", "decode_times", "concat_characters",
                                "decode_coords", "drop_variables", "use_cftime", "decode_timedelta", "group",
-                               "storage_options")
+                               "storage_options", "consolidated", "zarr_version", "zarr_format", "chunk_store",
+                               "synchronizer", "overwrite_encoded_chunks", "stacklevel")
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         """Whether xarray should pick this engine by itself: only for a local Zarr v3 group, which
@@ -207,11 +209,72 @@ class ZarrppBackendEntrypoint(BackendEntrypoint):
                      mask_and_scale: bool = True, decode_times: bool = True,
                      concat_characters: bool = True, decode_coords: bool = True, drop_variables: Any = None,
                      use_cftime: Optional[bool] = None, decode_timedelta: Optional[bool] = None,
-                     group: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None) -> xr.Dataset:
+                     group: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None,
+                     consolidated: Optional[bool] = None, zarr_version: Optional[int] = None,
+                     zarr_format: Optional[int] = None, chunk_store: Any = None, synchronizer: Any = None,
+                     overwrite_encoded_chunks: bool = False, stacklevel: int = 2) -> xr.Dataset:
         """What ``xr.open_dataset(path, engine="zarrpp", ...)`` calls: the group at ``path`` (a folder,
-        zip file or URL; ``group`` inside it) as a Dataset, decoded as xarray's zarr engine decodes."""
-        store = ZarrppDataStore(_open_group(filename_or_obj, group, storage_options))
+        zip file or URL; ``group`` inside it) as a Dataset, decoded as xarray's zarr engine decodes.
+        xarray's zarr keywords (``open_zarr``'s ``backend_kwargs``) mean what they mean there:
+        ``consolidated`` (None: a group without consolidated metadata is read with a RuntimeWarning,
+        as xarray warns; True: it is refused), ``zarr_version`` / ``zarr_format`` (the
+        format the group must have); ``chunk_store`` and ``synchronizer`` are refused unless None;
+        ``overwrite_encoded_chunks`` is xarray's own (it applies it to the Dataset)."""
+        fmt = _reader_format(zarr_version, zarr_format)
+        if chunk_store is not None:
+            raise ValueError("zarrpp backend: chunk_store= is not supported: zarrpp reads each array's chunks from "
+                             "the store holding its metadata")
+        if synchronizer is not None:
+            raise ValueError("zarrpp backend: synchronizer= is not taken: zarrpp's stores order concurrent writes "
+                             "themselves")
+        g = _open_for_reading(filename_or_obj, group, storage_options, fmt)
+        # consolidated metadata is the store root's, whichever group is read (as zarr's open_consolidated)
+        _check_consolidated(_open_group(filename_or_obj, None, storage_options) if group else g, consolidated,
+                            stacklevel + 1)
+        store = ZarrppDataStore(g)
         return StoreBackendEntrypoint().open_dataset(
             store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta)
+
+
+def _reader_format(zarr_version: Optional[int], zarr_format: Optional[int]) -> Optional[int]:
+    if zarr_version is not None and zarr_format is not None and zarr_version != zarr_format:
+        raise ValueError(f"zarr_version={zarr_version} and zarr_format={zarr_format} disagree")
+    fmt = zarr_format if zarr_format is not None else zarr_version
+    if fmt not in (None, 2, 3):
+        raise ValueError(f"zarr_format must be 2 or 3, got {fmt!r}")
+    return fmt
+
+
+def _open_for_reading(filename_or_obj: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],
+                      zarr_format: Optional[int]) -> Group:
+    """The group read; nothing at the path is xarray's FileNotFoundError ("No such file or
+    directory: ...", which its users match), with zarrpp's reason after it."""
+    from .errors import GroupNotFoundError, NodeNotFoundError
+    try:
+        g = _open_group(filename_or_obj, group, storage_options)
+    except NodeNotFoundError as e:
+        raise GroupNotFoundError(f"No such file or directory: '{filename_or_obj}' ({e})") from None
+    if zarr_format is not None and g.zarr_format != zarr_format:
+        raise ValueError(f"zarr_format={zarr_format}, but the group is Zarr v{g.zarr_format}")
+    return g
+
+
+_UNCONSOLIDATED = ("Failed to open Zarr store with consolidated metadata, but successfully read with non-consolidated "
+                   "metadata (zarrpp reads each node's own metadata either way). To silence this warning, consolidate "
+                   "the store's metadata (zarrpp.consolidate_metadata) or open it with consolidated=False.")
+
+
+def _check_consolidated(g: Group, consolidated: Optional[bool], stacklevel: int) -> None:
+    """xarray's ``consolidated=``: True refuses a group without consolidated metadata; None warns,
+    as xarray's zarr engine does; False asks nothing."""
+    if consolidated is False:
+        return
+    if g.is_consolidated():
+        return
+    if consolidated:
+        raise KeyError(f"consolidated=True, but the group '{g.path or '/'}' has no consolidated metadata "
+                       f"({'.zmetadata' if g.zarr_format == 2 else 'consolidated_metadata in zarr.json'}); "
+                       "open it with consolidated=None or False")
+    warnings.warn(_UNCONSOLIDATED, RuntimeWarning, stacklevel=stacklevel)
