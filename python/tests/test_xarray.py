@@ -521,3 +521,28 @@ def test_to_zarrpp_writes_zarr_v2_as_xarrays_zarr_engine_does(tmp_path):
     assert zarrpp.open_group(mine)["extra"].zarr_format == 2
     with pytest.raises(ValueError, match="zarr_format=3: the group written into is Zarr v2"):
         zx.to_zarrpp(xr.Dataset({"more": (("site",), np.arange(3.0))}), mine, mode="a", zarr_format=3)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("stored", ["i1", "i2", "i4"])
+def test_unsigned_held_in_encoding_reads_back_unsigned(tmp_path, zarr_format, stored):
+    # Issue 70, class 1: _Unsigned in a variable's encoding stores unsigned values in a signed type
+    # and marks it, as xarray's CF encoding does (it used to be dropped: 200 read back as -56).
+    width = np.dtype(stored).itemsize * 8
+    values = np.array([0, 1, 2 ** (width - 1), 2 ** width - 1], dtype=f"u{width // 8}")
+    ds = xr.Dataset({"v": ("x", values)})
+    ds["v"].encoding = {"_Unsigned": "true", "dtype": stored}
+    path = str(tmp_path / "u.zarr")
+    zx.to_zarrpp(ds, path, zarr_format=zarr_format)
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    np.testing.assert_array_equal(back["v"].values, values)
+    assert back["v"].dtype == values.dtype
+    assert zarrpp.open_group(path)["v"].dtype == np.dtype(stored)  # stored signed, as xarray stores it
+    if zarr_format == 2:  # xarray's own engine reads the same
+        theirs = xr.open_dataset(path, engine="zarr", consolidated=False).load()
+        np.testing.assert_array_equal(theirs["v"].values, values)
+    # growth keeps the stored encoding: more unsigned values stay unsigned
+    more = xr.Dataset({"v": ("x", values[::-1].copy())})
+    zx.to_zarrpp(more, path, append_dim="x")
+    grown = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    np.testing.assert_array_equal(grown["v"].values, np.concatenate([values, values[::-1]]))

@@ -31,8 +31,6 @@ FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
     "test_roundtrip_bytes_with_fill_value": "silent: a bytes _FillValue is stored as text, so it never masks",
     "test_roundtrip_string_with_fill_value_nchar": "refused: a fixed-width bytes variable with a fill value "
                                                    "(a string array takes str objects)",
-    "test_roundtrip_mask_and_scale[[]create_unsigned_masked_scaled_data*": "silent: _Unsigned in encoding is "
-                                                                           "dropped; the data reads back signed",
     "test_grid_mapping_and_bounds_are_not_coordinates_in_file": _CF_KEYS,
     "test_coordinate_variables_after_dataset_roundtrip": _CF_KEYS,
     "test_grid_mapping_and_bounds_are_coordinates_after_dataarray_roundtrip": _CF_KEYS,

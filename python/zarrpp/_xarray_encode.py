@@ -16,9 +16,10 @@ from ._group import Group
 from ._xarray_common import _V2_DIMS, _VALUE_ATTRS, _decode_attr, _fill_attr
 
 _ENCODING_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "dtype", "_FillValue", "units",
-                  "calendar", "scale_factor", "add_offset", "missing_value", "preferred_chunks", "zarrpp_domain"}
+                  "calendar", "scale_factor", "add_offset", "missing_value", "preferred_chunks", "zarrpp_domain",
+                  "_Unsigned", "_Encoding"}
 # Encodings the stored variable fixes for data appended or prepended to it.
-_CF_KEYS = ("units", "calendar", "scale_factor", "add_offset", "_FillValue", "missing_value")
+_CF_KEYS = ("units", "calendar", "scale_factor", "add_offset", "_FillValue", "missing_value", "_Unsigned")
 
 
 def _json_value(key: str, v: Any) -> Any:
