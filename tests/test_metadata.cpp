@@ -448,10 +448,13 @@ TEST(Metadata, XarrayFillValueAttributeEncoding) {
   EXPECT_EQ(enc("float64", Json("NaN")), Json("AAAAAAAA+H8="));  // base64 of <d NaN
   EXPECT_EQ(enc("float32", Json(1.5)), Json("AAAAAAAA+D8="));    // as float64
   EXPECT_EQ(enc("complex64", Json::parse("[1.5, 0]")), Json::parse(R"(["AAAAAAAA+D8=", "AAAAAAAAAAA="])"));
-  // xarray's decoder refuses these types on v3 ("Unsupported dtype"): no attribute for them
+  // Text has no encoding (xarray masks a v2 text array's fill value); bytes are base64 of the
+  // bytes, S<n> without its NUL padding (xarray's encoder; its decoder reads the "bytes" type's).
   EXPECT_FALSE(enc("U3", Json("ab")));
-  EXPECT_FALSE(enc("S3", Json("YWI=")));
   EXPECT_FALSE(enc("string", Json("n/a")));
+  EXPECT_EQ(enc("S3", Json("YWI=")), Json("YWI="));
+  EXPECT_EQ(enc("S4", Json("WA==")), Json("WA=="));     // b"X\0\0\0" stated as b"X"
+  EXPECT_EQ(enc("bytes", Json("WABZ")), Json("WABZ"));  // b"X\0Y": a NUL inside is kept
   // Times: xarray's zarr engine shows a v2 time array's fill value; kept as zarr.json states it.
   EXPECT_EQ(enc("datetime64[ns]", Json("NaT")), Json(std::numeric_limits<std::int64_t>::min()));
   EXPECT_FALSE(enc("r16", Json::parse("[1, 2]")));
@@ -463,6 +466,9 @@ TEST(Metadata, XarrayFillValueAttributeEncoding) {
   EXPECT_FALSE(xarray_fill_from_attribute(Json(1.5), f32));    // zarrpp's earlier plain form
   EXPECT_FALSE(xarray_fill_from_attribute(Json("NaN"), f32));  // ditto
   EXPECT_FALSE(xarray_fill_from_attribute(Json(-1), DataType::int16));
+  EXPECT_EQ(xarray_fill_from_attribute(Json("WA=="), DataType(DataType::Id::bytes)), (Bytes{'X'}));
+  EXPECT_EQ(xarray_fill_from_attribute(Json("WA=="), DataType::fixed_bytes(2)), (Bytes{'X', 0}));
+  EXPECT_FALSE(xarray_fill_from_attribute(Json("X"), DataType(DataType::Id::bytes)));  // not base64: unknown
 }
 
 TEST(Metadata, RawBytesAsZarrPython3NamesThem) {

@@ -546,3 +546,45 @@ def test_unsigned_held_in_encoding_reads_back_unsigned(tmp_path, zarr_format, st
     zx.to_zarrpp(more, path, append_dim="x")
     grown = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
     np.testing.assert_array_equal(grown["v"].values, np.concatenate([values, values[::-1]]))
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("fill", [b"X", b"n/a", b"\x00\xff"])
+def test_bytes_fill_value_masks_what_it_stood_for(tmp_path, zarr_format, fill):
+    # Issue 70, class 2: a bytes _FillValue is stored as xarray stores it (v2: the S<n> array's
+    # fill value; v3: base64 in the _FillValue attribute), so the missing elements read back missing.
+    values = np.array([b"ab", b"cdef", np.nan, b"g"], dtype=object)
+    ds = xr.Dataset({"x": ("t", values, {}, {"_FillValue": fill})})
+    path = str(tmp_path / "b.zarr")
+    zx.to_zarrpp(ds, path, zarr_format=zarr_format)
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    assert list(back["x"].values[[0, 1, 3]]) == [b"ab", b"cdef", b"g"]
+    assert back["x"].isnull().values.tolist() == [False, False, True, False]
+    if zarr_format == 2:  # xarray's own engine reads the same
+        theirs = xr.open_dataset(path, engine="zarr", consolidated=False).load()
+        assert theirs["x"].isnull().values.tolist() == [False, False, True, False]
+
+
+def test_a_bytes_fill_attribute_that_is_not_base64_is_refused(tmp_path):
+    # zarrpp wrote a v3 bytes variable's _FillValue as text before: which elements it meant is unknown.
+    path = str(tmp_path / "old.zarr")
+    zx.to_zarrpp(xr.Dataset({"x": ("t", np.array([b"a", b"b"], dtype=object))}), path, zarr_format=3)
+    zarrpp.open_group(path, mode="r+")["x"].attrs["_FillValue"] = "X!"
+    with pytest.raises(ValueError, match="not base64"):
+        xr.open_dataset(path, engine=ZarrppBackendEntrypoint)
+
+
+def test_the_private_xarray_helpers_zarrpp_relies_on():
+    # xarray.backends.zarr.encode_zarr_variable is not public API: this pins what the writer needs
+    # of it (CF encoding, text with dtype S1 as bytes marked _Encoding, bytes objects as S<n>).
+    from xarray.backends.zarr import encode_zarr_variable
+    text = xr.Variable(("t",), np.array(["ab", "cdef"], dtype=object), encoding={"dtype": "S1"})
+    encoded = encode_zarr_variable(text, name="x")
+    assert encoded.dtype.kind == "S" and encoded.attrs["_Encoding"] == "utf-8"
+    raw = xr.Variable(("t",), np.array([b"ab", b"cdef", np.nan], dtype=object), encoding={"_FillValue": b"X"})
+    encoded = encode_zarr_variable(raw, name="y")
+    assert encoded.dtype == np.dtype("S4") and encoded.attrs["_FillValue"] == b"X"
+    assert encoded.values.tolist() == [b"ab", b"cdef", b"X"]
+    unsigned = xr.Variable(("t",), np.array([200], dtype="u1"), encoding={"_Unsigned": "true", "dtype": "i1"})
+    encoded = encode_zarr_variable(unsigned, name="z")
+    assert encoded.dtype == np.dtype("i1") and encoded.attrs["_Unsigned"] == "true"

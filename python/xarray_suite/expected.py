@@ -27,10 +27,6 @@ FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
     "test_to_zarr_append_compute_false_roundtrip": _ISSUE_71,
     "test_write_preexisting_override_metadata": _ISSUE_71,
     "test_roundtrip_None_variable": "silent: a variable named None reads back named 'None'",
-    "test_roundtrip_string_encoded_characters": "_Encoding is dropped on writing (KeyError on reading)",
-    "test_roundtrip_bytes_with_fill_value": "silent: a bytes _FillValue is stored as text, so it never masks",
-    "test_roundtrip_string_with_fill_value_nchar": "refused: a fixed-width bytes variable with a fill value "
-                                                   "(a string array takes str objects)",
     "test_grid_mapping_and_bounds_are_not_coordinates_in_file": _CF_KEYS,
     "test_coordinate_variables_after_dataset_roundtrip": _CF_KEYS,
     "test_grid_mapping_and_bounds_are_coordinates_after_dataarray_roundtrip": _CF_KEYS,

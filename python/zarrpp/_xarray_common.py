@@ -45,6 +45,13 @@ def _fill_attr(z: Array, value: Any) -> Any:
     """A _FillValue attribute's value. On Zarr v3, xarray stores it in its own encoding (floats as
     base64 of the float64, ...; the core reads it); plain JSON (zarrpp's earlier form, and every v2
     attribute) is read as it is."""
+    if z.zarr_format == 3 and z.dtype.kind == "O" and z._type_name != "string":
+        raw = z._xarray_fill_from_attribute(value)  # variable-length bytes: base64, as xarray writes it
+        if raw is None:
+            raise ValueError(f"zarrpp backend: the _FillValue attribute {value!r} of the bytes array '{z.path}' is "
+                             "not base64 (xarray's encoding of a bytes fill value), so which elements are missing "
+                             "is unknown; rewrite the attribute as base64 of the missing value")
+        return raw
     if z.zarr_format == 3 and z.dtype.kind != "O":
         raw = z._xarray_fill_from_attribute(value)
         if raw is not None:

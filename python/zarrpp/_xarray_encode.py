@@ -7,6 +7,7 @@ from typing import Any, Dict, Hashable, Mapping, Optional, Tuple, cast
 
 import numpy as np
 import xarray as xr
+from xarray.backends.zarr import encode_zarr_variable
 
 from . import _zarrpp
 from ._config import config
@@ -45,10 +46,12 @@ def _check_encoding(name: Hashable, enc: Mapping[str, Any]) -> None:
 
 
 def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]],
-            fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None
+            fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None, zarr_format: int = 3
             ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
     """The Dataset's variables CF-encoded by xarray (times as numbers with units, _FillValue,
-    packing), after the user's ``encoding`` (or, for growth, the stored variables') is applied."""
+    packing), after the user's ``encoding`` (or, for growth, the stored variables') is applied.
+    Through xarray's own zarr encoder: text with ``dtype="S1"`` becomes bytes marked with
+    ``_Encoding``, bytes objects fixed-width S<n> (Zarr v3 stores those as variable-length bytes)."""
     ds = ds.copy(deep=False)
     if encoding:
         unknown = [n for n in encoding if n not in ds.variables]
@@ -68,7 +71,7 @@ def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, An
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
     out = {}
     for name, v in variables.items():
-        out[name] = xr.conventions.encode_cf_variable(v, name=name)
+        out[name] = encode_zarr_variable(v, name=name)
     return out, dict(attrs)
 
 
@@ -92,7 +95,9 @@ def _values(v: xr.Variable, dtype: np.dtype) -> Any:
 
 
 def _attrs_for(v: xr.Variable) -> Dict[str, Any]:
-    return {str(k): _json_value(str(k), x) for k, x in v.attrs.items()}
+    # a bytes _FillValue is the array's fill value (v2) or written in xarray's encoding (v3), never as text
+    return {str(k): x if k == "_FillValue" and isinstance(x, bytes) else _json_value(str(k), x)
+            for k, x in v.attrs.items()}
 
 
 def _fill_for(v: xr.Variable, dtype: np.dtype) -> Any:
@@ -100,7 +105,7 @@ def _fill_for(v: xr.Variable, dtype: np.dtype) -> Any:
     if fv is None:
         return None
     if dtype.kind == "O":
-        return fv if isinstance(fv, str) else None
+        return fv if isinstance(fv, (str, bytes)) else None
     try:
         return np.array(fv).astype(dtype).item()
     except (TypeError, ValueError):
@@ -167,8 +172,9 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
         attrs[_V2_DIMS] = list(dims)
         z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, zarr_format=2, **kw)
     else:
-        if fill is not None and "_FillValue" in attrs and dtype.kind != "O":
-            encoded = _zarrpp.xarray_fill_attribute(_zarrpp.data_type_name(dtype.newbyteorder("=")), fill)
+        if fill is not None and "_FillValue" in attrs:
+            stored = create_dtype if dtype.kind == "O" else dtype.newbyteorder("=")
+            encoded = _zarrpp.xarray_fill_attribute(_zarrpp.data_type_name(stored), fill)
             if encoded is not None:  # as xarray writes it (it reads a v3 array's missing value from there)
                 attrs["_FillValue"] = encoded
         z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, dimension_names=dims,

@@ -22,7 +22,7 @@ def _grow(g: Group, ds: xr.Dataset, dim: str, front: bool,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", xr.SerializationWarning)  # lossy casts are refused below
         warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a cast: refused below too
-        variables, _ = _encode(ds, None, fixed)
+        variables, _ = _encode(ds, None, fixed, g.zarr_format)
     plan = [_plan_variable(word, dim, name, v, stored[str(name)], ds.variables[name], fixed[name])
             for name, v in variables.items()]
     _apply_growth(plan, dim, front)

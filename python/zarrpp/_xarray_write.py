@@ -96,7 +96,7 @@ def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, 
               ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
     """Everything that can be refused is, before the store is touched (mode "w" replaces what is
     there): the encoding, names, attributes, and each array's creation, rehearsed in memory."""
-    variables, attrs = _encode(ds, encoding)
+    variables, attrs = _encode(ds, encoding, zarr_format=zarr_format)
     for name in variables:
         if "/" in str(name) or not str(name):
             raise ValueError(f"variable name {name!r} cannot name a zarr array")

@@ -1,9 +1,9 @@
 // xarray's _FillValue attribute of a Zarr v3 array. xarray (from its Zarr v3 support on) reads a
 // v3 array's missing value from this attribute, not from fill_value, and stores it in its own
 // encoding (xarray.backends.zarr.FillValueCoder): integers and bools as JSON, floats as base64 of
-// the little-endian float64, complex numbers as two of those. Its decoder refuses every other
-// type (U<n>, S<n>, times: "Unsupported dtype", an error, not a different value), so text gets
-// no attribute (xarray's zarr engine masks a v2 text array's fill value: nothing to keep). It
+// the little-endian float64, complex numbers as two of those, bytes (S<n>, variable-length bytes)
+// as base64 of the bytes. Text (U<n>, string) gets no attribute (xarray's zarr engine masks a v2
+// text array's fill value: nothing to keep). It
 // shows a v2 time array's fill value as _FillValue: on v3 the attribute states it as zarr.json
 // does (the count of units, NaT as the int64 minimum), so what the v2 array showed is kept.
 // Raw and structured types get no attribute.
@@ -58,6 +58,16 @@ std::optional<double> b64_double(const Json& j) {
   return d;
 }
 
+// A bytes fill value (S<n>, variable-length bytes) as xarray encodes it (kind "S": base64 of the
+// bytes, S<n>'s NUL padding left off); text (U<n>, string) has no encoding: nullopt.
+std::optional<Json> bytes_b64(std::span<const std::uint8_t> value, const DataType& t) {
+  if (t.id() != DataType::Id::fixed_bytes && t.id() != DataType::Id::bytes) return std::nullopt;
+  std::size_t n = value.size();
+  if (t.id() == DataType::Id::fixed_bytes)
+    while (n > 0 && value[n - 1] == 0) --n;
+  return base64_encode(value.first(n));
+}
+
 }  // namespace
 
 std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, const DataType& t) {
@@ -75,8 +85,9 @@ std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, c
     }
     case DataKind::Time:  // as zarr.json states it: xarray's encoding has no form for these
       return fill_value_to_json(value, t);
-    case DataKind::Text:  // xarray encodes these but cannot decode them on v3 (an error there)
+    case DataKind::Text:
     case DataKind::Vlen:
+      return bytes_b64(value, t);
     case DataKind::Raw:
     case DataKind::Struct:
       break;

@@ -67,10 +67,11 @@ Bytes default_fill_value(const DataType& dtype);
 
 /// xarray's _FillValue attribute of a Zarr v3 array (xarray reads a v3 array's missing value from
 /// it, not from fill_value), in xarray's encoding: integers and bools as JSON, floats as base64 of
-/// the little-endian float64, complex numbers as two of those; times, which xarray's decoder
-/// refuses on v3, as zarr.json states their fill value, so the _FillValue xarray's zarr engine
-/// shows of a v2 time array is kept on v3. nullopt for text (U<n>, S<n>, string, bytes: xarray
-/// masks their v2 fill value, and refuses the attribute on v3), raw and structured types.
+/// the little-endian float64, complex numbers as two of those, bytes (S<n> without its NUL
+/// padding, variable-length bytes) as base64; times, which xarray's decoder refuses on v3, as
+/// zarr.json states their fill value, so the _FillValue xarray's zarr engine shows of a v2 time
+/// array is kept on v3. nullopt for text (U<n>, string: xarray masks their v2 fill value), raw and
+/// structured types.
 std::optional<Json> xarray_fill_attribute(std::span<const std::uint8_t> value, const DataType& dtype);
 /// The element an attribute in that encoding states, for the types whose encoding is not plain
 /// JSON (floats, complex, U<n>, S<n>, string, bytes, times); nullopt when it is not in that form.
