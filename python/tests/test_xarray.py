@@ -588,3 +588,37 @@ def test_the_private_xarray_helpers_zarrpp_relies_on():
     unsigned = xr.Variable(("t",), np.array([200], dtype="u1"), encoding={"_Unsigned": "true", "dtype": "i1"})
     encoded = encode_zarr_variable(unsigned, name="z")
     assert encoded.dtype == np.dtype("i1") and encoded.attrs["_Unsigned"] == "true"
+    # names: xarray.backends.api._validate_dataset_names, xarray.backends.common's name coding
+    from xarray.backends.api import _validate_dataset_names
+    from xarray.backends.common import _decode_variable_name, _encode_variable_name
+    with pytest.raises(TypeError, match="Invalid name 0"):
+        _validate_dataset_names(xr.Dataset({0: ("x", [1])}))
+    assert _encode_variable_name(None) == "__values__" and _decode_variable_name("__values__") is None
+    assert _encode_variable_name("a") == "a" and _decode_variable_name("a") == "a"
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("name", [0, (4, 5), True, 1.5, b"x", ""])
+def test_names_xarray_refuses_are_refused_before_anything_is_written(tmp_path, zarr_format, name):
+    # Issue 70, class 4: a variable name that is not text (or is empty) is refused as xarray refuses
+    # it, naming it, and nothing is written (it used to be turned into text silently).
+    path = tmp_path / "n.zarr"
+    ds = xr.Dataset({name: ("x", np.arange(3))})
+    with pytest.raises((TypeError, ValueError), match="Invalid name"):
+        zx.to_zarrpp(ds, str(path), zarr_format=zarr_format)
+    assert not path.exists()
+
+
+def test_a_variable_named_none_round_trips_on_v2_and_is_refused_on_v3(tmp_path):
+    ds = xr.Dataset({None: (("x", "y"), [[0, 1], [2, 3]])})
+    path = str(tmp_path / "v2.zarr")
+    zx.to_zarrpp(ds, path, zarr_format=2)  # stored as xarray stores it: "__values__"
+    assert list(zarrpp.open_group(path).array_keys()) == ["__values__"]
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    assert list(back.data_vars) == [None]
+    xr.testing.assert_identical(back, ds)
+    theirs = xr.open_dataset(path, engine="zarr", consolidated=False).load()  # xarray's own engine
+    assert list(theirs.data_vars) == [None]
+    with pytest.raises(ValueError, match="Zarr v3 reserves"):
+        zx.to_zarrpp(ds, str(tmp_path / "v3.zarr"), zarr_format=3)
+    assert not (tmp_path / "v3.zarr").exists()

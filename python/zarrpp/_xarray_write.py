@@ -4,6 +4,8 @@ from __future__ import annotations
 from typing import Any, Dict, Hashable, Mapping, Optional, Tuple
 
 import xarray as xr
+from xarray.backends.api import _validate_dataset_names
+from xarray.backends.common import _encode_variable_name
 
 from ._group import Group, open_group
 from ._xarray_common import DIMENSIONS_ATTR, _extent, _open_group, _record_extent
@@ -96,17 +98,27 @@ def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, 
               ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
     """Everything that can be refused is, before the store is touched (mode "w" replaces what is
     there): the encoding, names, attributes, and each array's creation, rehearsed in memory."""
+    _validate_dataset_names(ds)  # xarray's rule: names are non-empty text, or None
     variables, attrs = _encode(ds, encoding, zarr_format=zarr_format)
     for name in variables:
-        if "/" in str(name) or not str(name):
-            raise ValueError(f"variable name {name!r} cannot name a zarr array")
+        if "/" in _array_name(name, zarr_format):
+            raise ValueError(f"variable name {name!r} cannot name a zarr array (it holds '/')")
     new_attrs = {str(k): _json_value(str(k), x) for k, x in attrs.items()}
     from .storage import MemoryStore
     rehearsal = open_group(MemoryStore(), mode="w", zarr_format=zarr_format)
     rehearsal.attrs.update(new_attrs)
     for name, v in variables.items():
-        _create_variable(rehearsal, str(name), v, dict(v.encoding), write=False)
+        _create_variable(rehearsal, _array_name(name, zarr_format), v, dict(v.encoding), write=False)
     return variables, new_attrs
+
+
+def _array_name(name: Hashable, zarr_format: int) -> str:
+    """The array a variable is stored in: its name; a variable named None as xarray stores it
+    ("__values__", which Zarr v3 reserves: refused there)."""
+    if name is None and zarr_format == 3:
+        raise ValueError("a variable named None is stored by xarray as '__values__', a name Zarr v3 reserves; "
+                         "give the variable a name, or write Zarr v2 (zarr_format=2)")
+    return str(_encode_variable_name(name))
 
 
 def _target_group(store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]], mode: str,
@@ -159,7 +171,7 @@ def _conflicting_length(g: Group, name: Hashable, dim: str, n: int, stored: int)
 def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any], mode: str) -> None:
     """Creates (or replaces) each variable's array in ``g``, then the attributes and the extent."""
     existing = set(g.array_keys())
-    if mode == "r+" and any(str(n) not in existing for n in variables):
+    if mode == "r+" and any(_array_name(n, g.zarr_format) not in existing for n in variables):
         raise ValueError("mode='r+' only overwrites existing variables")
     # Into an existing dataset: each dimension keeps its size, and new or replaced variables take
     # the dataset's coordinates along it (its extent may start below 0 after a prepend).
@@ -175,9 +187,10 @@ def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: 
     for name, v in variables.items():
         enc = dict(v.encoding)
         lower = tuple(extent[str(d)][0] if str(d) in extent else 0 for d in v.dims)
-        if str(name) in existing:
-            del g[str(name)]
-        _create_variable(g, str(name), v, enc, lower_bound=lower if any(lower) else None)
+        stored = _array_name(name, g.zarr_format)
+        if stored in existing:
+            del g[stored]
+        _create_variable(g, stored, v, enc, lower_bound=lower if any(lower) else None)
     if mode in ("a", "r+"):
         g.attrs.update(new_attrs)
     else:

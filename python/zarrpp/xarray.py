@@ -25,7 +25,7 @@ from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple
 import numpy as np
 import xarray as xr
 from xarray.backends import BackendArray, BackendEntrypoint
-from xarray.backends.common import AbstractDataStore
+from xarray.backends.common import AbstractDataStore, _decode_variable_name
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
 from xarray.core.utils import FrozenDict
@@ -127,7 +127,8 @@ class ZarrppDataStore(AbstractDataStore):
         return xr.Variable(dims, data, attrs, encoding)
 
     def get_variables(self) -> Mapping[Hashable, xr.Variable]:
-        return FrozenDict((name, self._variable(name, z)) for name, z in self.group.arrays())
+        # "__values__" is how xarray stores a variable named None (Zarr v2 only: v3 reserves "__")
+        return FrozenDict((_decode_variable_name(name), self._variable(name, z)) for name, z in self.group.arrays())
 
     def get_attrs(self) -> Mapping[Hashable, Any]:
         return FrozenDict(self._attrs)
