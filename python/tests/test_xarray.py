@@ -225,7 +225,7 @@ def test_growth_refusals_change_nothing(tmp_path):
         zx.to_zarrpp(new, path, append_dim="time", encoding={"temp": {"chunks": (1, 3, 4)}})
     with pytest.raises(ValueError, match="not both"):
         zx.to_zarrpp(new, path, append_dim="time", prepend_dim="time")
-    with pytest.raises(ValueError, match="unknown encoding"):
+    with pytest.raises(ValueError, match="unexpected encoding"):
         zx.to_zarrpp(new, str(tmp_path / "e.zarr"), encoding={"temp": {"chunksize": 3}})
     with pytest.raises(zarrpp.errors.ContainsGroupError):
         zx.to_zarrpp(new, path)  # mode "w-" by default
@@ -622,3 +622,40 @@ def test_a_variable_named_none_round_trips_on_v2_and_is_refused_on_v3(tmp_path):
     with pytest.raises(ValueError, match="Zarr v3 reserves"):
         zx.to_zarrpp(ds, str(tmp_path / "v3.zarr"), zarr_format=3)
     assert not (tmp_path / "v3.zarr").exists()
+
+
+def _cf_keys_dataset():
+    ds = xr.Dataset(
+        {"tas": (("lat", "lon"), np.arange(6.0).reshape(2, 3))},
+        coords={"lat": ("lat", [10.0, 20.0]), "lon": ("lon", [1.0, 2.0, 3.0]),
+                "cell_area": (("lat", "lon"), np.ones((2, 3)), {"units": "m2"}),
+                "lat_bounds": (("lat", "nv"), [[5.0, 15.0], [15.0, 25.0]]),
+                "crs": ((), 0, {"grid_mapping_name": "latitude_longitude"}),
+                "level": ((), 3.0), "p0": ((), 1000.0)})
+    ds["tas"].encoding.update({"grid_mapping": "crs", "cell_measures": "area: cell_area"})
+    ds["lat"].encoding.update({"bounds": "lat_bounds"})
+    ds["level"].encoding.update({"formula_terms": "p0: p0"})
+    return ds
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_cf_keys_held_in_encoding_are_written_as_xarray_writes_them(tmp_path, zarr_format):
+    # Issue 70, class 3: bounds, grid_mapping, cell_measures and formula_terms held in encoding
+    # become the variables' attributes, never a global "coordinates" list that turns the bounds
+    # into coordinates on reading.
+    ds = _cf_keys_dataset()
+    path = str(tmp_path / "cf.zarr")
+    zx.to_zarrpp(ds, path, zarr_format=zarr_format)
+    g = zarrpp.open_group(path)
+    assert g["lat"].attrs["bounds"] == "lat_bounds"
+    assert g["tas"].attrs["grid_mapping"] == "crs" and g["tas"].attrs["cell_measures"] == "area: cell_area"
+    assert g["level"].attrs["formula_terms"] == "p0: p0"
+    assert "coordinates" not in g.attrs or "lat_bounds" not in g.attrs["coordinates"]
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint, decode_coords="all").load()
+    xr.testing.assert_identical(back, ds)
+    if zarr_format == 2:  # the same attributes as xarray's own engine writes
+        ds.to_zarr(str(tmp_path / "theirs.zarr"), consolidated=False)
+        theirs = zarrpp.open_group(str(tmp_path / "theirs.zarr"))
+        assert dict(theirs.attrs) == {k: v for k, v in g.attrs.items() if not k.startswith("_zarrpp")}
+        for name in ds.variables:
+            assert dict(theirs[str(name)].attrs) == dict(g[str(name)].attrs), name

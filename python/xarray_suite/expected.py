@@ -10,27 +10,23 @@ from typing import Dict, Optional
 ZARRPP_WRITES = ("TestZarrppWritesV3", "TestZarrppWritesV2")
 XARRAY_WRITES = ("TestXarrayWritesZarrppReads",)
 
+_NETCDF = "writes or reads a netCDF file (netCDF4 or scipy, not installed with Debian's python3-xarray here)"
 LEFT_OUT: Dict[str, str] = {
-    "test_roundtrip_example_1_netcdf": "reads a netCDF file (netCDF4 or scipy, not installed by Debian's "
-                                       "python3-xarray here)",
+    "test_roundtrip_example_1_netcdf": _NETCDF,
+    "test_grid_mapping_and_bounds_are_not_coordinates_in_file": _NETCDF,
+    "test_coordinates_encoding": _NETCDF,
 }
 
 # Issue 71 (region and delayed writes): refused by name until then.
 _ISSUE_71 = "region= and compute=False writes are issue 71 (refused with NotImplementedError)"
 _READER = "the backend array is not xarray's lazily indexed array type (validate_array_type)"
 _COMPRESSOR = "encoding['compressor'] (a numcodecs object, zarr-python 2's) is not in what zarrpp reads back"
-_CF_KEYS = "CF keys bounds/grid_mapping/coordinates held in encoding are not written as xarray writes them"
 
 FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
     "test_write_region*": _ISSUE_71,
     "test_to_zarr_compute_false_roundtrip": _ISSUE_71,
     "test_to_zarr_append_compute_false_roundtrip": _ISSUE_71,
     "test_write_preexisting_override_metadata": _ISSUE_71,
-    "test_grid_mapping_and_bounds_are_not_coordinates_in_file": _CF_KEYS,
-    "test_coordinate_variables_after_dataset_roundtrip": _CF_KEYS,
-    "test_grid_mapping_and_bounds_are_coordinates_after_dataarray_roundtrip": _CF_KEYS,
-    "test_coordinates_encoding": _CF_KEYS,
-    "test_encoding_kwarg": "an encoding key xarray refuses (a wrong type or unknown key) is taken",
     "test_with_chunkstore": "chunk_store= is refused: zarrpp keeps chunks beside their metadata",
     "test_chunk_encoding_with_dask": "Dask chunks that do not line up with the Zarr chunks are written (safely) "
                                      "where xarray refuses them (issue 71's safe_chunks)",
@@ -45,10 +41,6 @@ FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
     "test_append_string_length_mismatch_raises*": "longer strings are appended (a v3 string array has no "
                                                   "width) where xarray refuses them",
     "test_attributes*": "error message differs from xarray's (an attribute that is not JSON)",
-    "test_save_emptydim[[]True]": "a zero-length dimension with Dask chunks is refused (chunks must be >= 1)",
-    "test_no_warning_from_open_emptydim_with_chunks": "a zero-length dimension with Dask chunks is refused",
-    "test_encoding_chunksizes": "encoding['chunks'] of a dropped dimension is kept and then refused",
-    "test_write_read_select_write": "encoding['chunks'] of a dropped dimension is kept and then refused",
     "test_dropna": _READER,
     "test_array_type_after_indexing": _READER,
 }
@@ -61,13 +53,9 @@ FAILING_WHEN_ZARRPP_WRITES_V3: Dict[str, str] = {
 FAILING_WHEN_XARRAY_WRITES: Dict[str, str] = {
     "test_dropna": _READER,
     "test_array_type_after_indexing": _READER,
-    "test_grid_mapping_and_bounds_are_not_coordinates_in_file": "the backend does not warn as xarray's does",
-    "test_coordinates_encoding": _CF_KEYS,
-    "test_with_chunkstore": "chunk_store= is refused: zarrpp keeps chunks beside their metadata",
     "test_compressor_encoding": _COMPRESSOR,
     "test_check_encoding_is_consistent_after_append": _COMPRESSOR,
-    "test_roundtrip_mask_and_scale[[]create_bad_unsigned_masked_scaled_data*": "silent: a bad _Unsigned "
-                                                                               "attribute decodes differently",
+    "test_with_chunkstore": "chunk_store= is refused: zarrpp reads chunks beside their metadata",
 }
 
 

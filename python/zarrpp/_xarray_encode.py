@@ -16,9 +16,10 @@ from ._array import Array
 from ._group import Group
 from ._xarray_common import _V2_DIMS, _VALUE_ATTRS, _decode_attr, _fill_attr
 
-_ENCODING_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "dtype", "_FillValue", "units",
-                  "calendar", "scale_factor", "add_offset", "missing_value", "preferred_chunks", "zarrpp_domain",
-                  "_Unsigned", "_Encoding"}
+# What the zarr side takes after xarray's CF encoding consumed its keys: xarray's zarr keys, and
+# zarrpp's own (shards, zarr-python 3's compressors, the domain and chunks its reader records).
+_ZARR_KEYS = {"chunks", "compressor", "filters", "cache_metadata", "write_empty_chunks"}
+_ZARRPP_KEYS = {"shards", "compressors", "preferred_chunks", "zarrpp_domain"}
 # Encodings the stored variable fixes for data appended or prepended to it.
 _CF_KEYS = ("units", "calendar", "scale_factor", "add_offset", "_FillValue", "missing_value", "_Unsigned")
 
@@ -39,40 +40,45 @@ def _json_value(key: str, v: Any) -> Any:
     return v
 
 
-def _check_encoding(name: Hashable, enc: Mapping[str, Any]) -> None:
-    bad = sorted(set(enc) - _ENCODING_KEYS)
-    if bad:
-        raise ValueError(f"variable {name!r}: unknown encoding {bad} (zarrpp takes {sorted(_ENCODING_KEYS)})")
-
-
 def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]],
             fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None, zarr_format: int = 3
             ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
-    """The Dataset's variables CF-encoded by xarray (times as numbers with units, _FillValue,
-    packing), after the user's ``encoding`` (or, for growth, the stored variables') is applied.
-    Through xarray's own zarr encoder: text with ``dtype="S1"`` becomes bytes marked with
-    ``_Encoding``, bytes objects fixed-width S<n> (Zarr v3 stores those as variable-length bytes)."""
-    ds = ds.copy(deep=False)
-    if encoding:
-        unknown = [n for n in encoding if n not in ds.variables]
-        if unknown:
-            raise ValueError(f"encoding given for {unknown}, which are not variables of the dataset")
-    for name, v in ds.variables.items():
-        # what a variable brings from where it was read (netCDF's "source", zarr's "compressor"
-        # objects, ...) is dropped unless zarrpp uses it; the user's encoding= is checked
-        enc = {k: x for k, x in v.encoding.items() if k in _ENCODING_KEYS}
-        if encoding and name in encoding:
-            _check_encoding(name, encoding[name])
-            enc.update(encoding[name])
-        if fixed and name in fixed:
-            enc = {k: x for k, x in enc.items() if k not in _CF_KEYS and k != "dtype"}
-            enc.update(fixed[name])
-        v.encoding = enc
+    """The Dataset's variables encoded as xarray's zarr engine encodes them: coordinates and the CF
+    keys held in encoding (``coordinates``, ``bounds``, ``grid_mapping``, ...) by
+    ``encode_dataset_coordinates``, then each variable by ``encode_zarr_variable`` (times as
+    numbers with units, _FillValue, packing, ``_Unsigned``, text with ``dtype="S1"`` as bytes
+    marked ``_Encoding``, bytes objects as S<n>). As in xarray, ``encoding=`` replaces a variable's
+    encoding, and keys left over that no zarr writer takes are refused for the variables it names
+    and dropped for the others (what a variable brings from where it was read). For growth,
+    ``fixed`` holds the stored variables' encodings."""
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
-    out = {}
-    for name, v in variables.items():
-        out[name] = encode_zarr_variable(v, name=name)
+    for name, enc in (encoding or {}).items():
+        if name not in variables:
+            raise KeyError(f"encoding given for {name!r}, which is not a variable of the dataset")
+        variables[name].encoding = enc  # a ValueError naming it when it is not a mapping
+    for name, enc in (fixed or {}).items():
+        kept = {k: x for k, x in variables[name].encoding.items() if k not in _CF_KEYS and k != "dtype"}
+        variables[name].encoding = {**kept, **enc}
+    out = {name: _encode_variable(name, v, encoding is not None and name in encoding)
+           for name, v in variables.items()}
     return out, dict(attrs)
+
+
+def _encode_variable(name: Hashable, v: xr.Variable, given: bool) -> xr.Variable:
+    """One variable through xarray's zarr encoder; zarrpp's own keys (shards, compressors, the
+    recorded domain) set aside and put back; leftovers refused when the user gave them."""
+    own = {k: v.encoding[k] for k in _ZARRPP_KEYS if k in v.encoding}
+    v = v.copy(deep=False)
+    v.encoding = {k: x for k, x in v.encoding.items() if k not in _ZARRPP_KEYS}
+    e = encode_zarr_variable(v, name=name)
+    if e.encoding.get("_FillValue", 0) is None:
+        del e.encoding["_FillValue"]  # "no fill value", which xarray's mask coder leaves in place
+    leftover = sorted(set(e.encoding) - _ZARR_KEYS)
+    if given and leftover:
+        raise ValueError(f"unexpected encoding parameters for zarr backend: {leftover!r} (variable {name!r}; "
+                         f"zarrpp takes {sorted(_ZARR_KEYS | _ZARRPP_KEYS)} and xarray's CF keys)")
+    e.encoding = {**{k: x for k, x in e.encoding.items() if k in _ZARR_KEYS}, **own}
+    return e
 
 
 def _storage_dtype(v: xr.Variable, zarr_format: int = 3) -> np.dtype:
@@ -133,7 +139,7 @@ def _dask_grid(chunks: Tuple[Tuple[int, ...], ...]) -> Any:
     """A Dask variable's chunks as the array's: its blocks as they are when they differ in size and
     zarrpp.config's ``array.rectilinear_chunks`` is on (a rectilinear grid), else its largest block."""
     sizes = _irregular_sizes(chunks) if config.get("array.rectilinear_chunks") else None
-    return sizes if sizes is not None else tuple(max(c) if c else 1 for c in chunks)
+    return sizes if sizes is not None else tuple(max(max(c), 1) if c else 1 for c in chunks)
 
 
 def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any], write: bool = True,
@@ -142,6 +148,8 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
     dtype = _storage_dtype(v, g.zarr_format)
     kw: Dict[str, Any] = {}
     chunks = enc.get("chunks")
+    if chunks is not None and not isinstance(chunks, int) and len(chunks) != v.ndim:
+        chunks = None  # kept from before a dimension was dropped: thrown away, as xarray does
     if chunks is None and v.chunks is not None:
         chunks = _dask_grid(v.chunks)
     if chunks is not None:
