@@ -659,3 +659,19 @@ def test_cf_keys_held_in_encoding_are_written_as_xarray_writes_them(tmp_path, za
         assert dict(theirs.attrs) == {k: v for k, v in g.attrs.items() if not k.startswith("_zarrpp")}
         for name in ds.variables:
             assert dict(theirs[str(name)].attrs) == dict(g[str(name)].attrs), name
+
+
+def test_lazy_outer_indexing_matches_numpy(tmp_path):
+    # xarray's lazy (non-Dask) indexing with lists on several dimensions at once, and the backend
+    # array exposing no "array" attribute that xarray would take for a wrapped NumPy array.
+    data = np.arange(60.0).reshape(3, 4, 5)
+    ds = xr.Dataset({"v": (("x", "y", "z"), data)})
+    path = str(tmp_path / "o.zarr")
+    zx.to_zarrpp(ds, path)
+    with xr.open_dataset(path, engine=ZarrppBackendEntrypoint) as back:
+        inner = back["v"].variable._data
+        while not isinstance(inner, zx.ZarrppBackendArray):
+            inner = inner.array
+        assert not hasattr(inner, "array")
+        got = back.isel(x=[2, 0], y=[1, 3, 1], z=slice(1, 4))["v"].values
+    np.testing.assert_array_equal(got, data[[2, 0]][:, [1, 3, 1]][:, :, 1:4])

@@ -19,7 +19,6 @@ LEFT_OUT: Dict[str, str] = {
 
 # Issue 71 (region and delayed writes): refused by name until then.
 _ISSUE_71 = "region= and compute=False writes are issue 71 (refused with NotImplementedError)"
-_READER = "the backend array is not xarray's lazily indexed array type (validate_array_type)"
 _COMPRESSOR = "encoding['compressor'] (a numcodecs object, zarr-python 2's) is not in what zarrpp reads back"
 
 FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
@@ -41,8 +40,6 @@ FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
     "test_append_string_length_mismatch_raises*": "longer strings are appended (a v3 string array has no "
                                                   "width) where xarray refuses them",
     "test_attributes*": "error message differs from xarray's (an attribute that is not JSON)",
-    "test_dropna": _READER,
-    "test_array_type_after_indexing": _READER,
 }
 
 FAILING_WHEN_ZARRPP_WRITES_V3: Dict[str, str] = {
@@ -51,8 +48,6 @@ FAILING_WHEN_ZARRPP_WRITES_V3: Dict[str, str] = {
 }
 
 FAILING_WHEN_XARRAY_WRITES: Dict[str, str] = {
-    "test_dropna": _READER,
-    "test_array_type_after_indexing": _READER,
     "test_compressor_encoding": _COMPRESSOR,
     "test_check_encoding_is_consistent_after_append": _COMPRESSOR,
     "test_with_chunkstore": "chunk_store= is refused: zarrpp reads chunks beside their metadata",

@@ -52,7 +52,7 @@ class ZarrppBackendArray(BackendArray):
     dataset was opened), indexed zero-based within the box."""
 
     def __init__(self, array: Array, box: Tuple[Tuple[int, int], ...]):
-        self.array = array
+        self._array = array  # not "array": xarray takes an "array" attribute for a wrapped NumPy array
         self.box = box
         self.shape = tuple(hi - lo for lo, hi in box)
         self.dtype = array.dtype
@@ -81,7 +81,7 @@ class ZarrppBackendArray(BackendArray):
                 if a.size and (a.min() < 0 or a.max() >= n):
                     raise IndexError(f"index out of bounds for a dimension of size {n}")
                 sel.append(a + lo)
-        return self.array.coords[tuple(sel)]
+        return self._array.coords[tuple(sel)]
 
 
 class ZarrppDataStore(AbstractDataStore):
