@@ -109,7 +109,7 @@ def test_reads_are_lazy(tmp_path, monkeypatch):
     orig = zx.ZarrppBackendArray._read
 
     def spy(self, key):
-        reads.append((self.array.path, key))
+        reads.append((self._array.path, key))
         return orig(self, key)
 
     monkeypatch.setattr(zx.ZarrppBackendArray, "_read", spy)
@@ -675,3 +675,22 @@ def test_lazy_outer_indexing_matches_numpy(tmp_path):
         assert not hasattr(inner, "array")
         got = back.isel(x=[2, 0], y=[1, 3, 1], z=slice(1, 4))["v"].values
     np.testing.assert_array_equal(got, data[[2, 0]][:, [1, 3, 1]][:, :, 1:4])
+
+
+def test_v2_codecs_in_encoding_as_xarrays_engine_shows_them_and_written_again(tmp_path):
+    import numcodecs
+    ds = xr.Dataset({"v": ("x", np.arange(100.0))})
+    ds.to_zarr(str(tmp_path / "a.zarr"), consolidated=False,
+               encoding={"v": {"compressor": numcodecs.Zlib(level=3), "filters": [numcodecs.Delta("f8")]}})
+    ours = xr.open_dataset(str(tmp_path / "a.zarr"), engine=ZarrppBackendEntrypoint)
+    theirs = xr.open_dataset(str(tmp_path / "a.zarr"), engine="zarr", consolidated=False)
+    for key in ("compressor", "filters"):
+        assert ours["v"].encoding[key] == theirs["v"].encoding[key], key
+    zx.to_zarrpp(ours, str(tmp_path / "b.zarr"), zarr_format=2)  # written again with the same codecs
+    again = zarrpp.open_array(str(tmp_path / "b.zarr"), path="v")
+    assert again.metadata["compressor"] == {"id": "zlib", "level": 3}
+    assert again.metadata["filters"] == [numcodecs.Delta("f8").get_config()]
+    # a v3 array shows zarr-python 3's form
+    zx.to_zarrpp(ds, str(tmp_path / "c.zarr"), zarr_format=3)
+    v3 = xr.open_dataset(str(tmp_path / "c.zarr"), engine=ZarrppBackendEntrypoint)
+    assert "compressors" in v3["v"].encoding and "compressor" not in v3["v"].encoding

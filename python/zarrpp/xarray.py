@@ -123,6 +123,7 @@ class ZarrppDataStore(AbstractDataStore):
         }
         if grid["shards"] is not None:
             encoding["shards"] = _as_tuples(grid["shards"])
+        encoding.update(_codec_encoding(z))
         data = indexing.LazilyIndexedArray(ZarrppBackendArray(z, tuple(box)))
         return xr.Variable(dims, data, attrs, encoding)
 
@@ -279,3 +280,20 @@ def _check_consolidated(g: Group, consolidated: Optional[bool], stacklevel: int)
                        f"({'.zmetadata' if g.zarr_format == 2 else 'consolidated_metadata in zarr.json'}); "
                        "open it with consolidated=None or False")
     warnings.warn(_UNCONSOLIDATED, RuntimeWarning, stacklevel=stacklevel)
+
+
+def _codec_encoding(z: Array) -> Dict[str, Any]:
+    """The codecs in a variable's encoding, as xarray's zarr engine shows them: a v2 array's
+    ``compressor`` and ``filters`` as numcodecs objects (zarr-python 2's), a v3 array's
+    ``compressors`` and ``filters`` as codec objects (zarr-python 3's names). Writing the variable
+    again takes them as they are."""
+    if z.zarr_format == 3:
+        return {"compressors": z.compressors, "filters": z.filters}
+    try:
+        import numcodecs
+    except ImportError:  # without numcodecs, no codec objects to show (writing keeps zarrpp's defaults)
+        return {}
+    md = z.metadata
+    filters = md.get("filters")
+    return {"compressor": None if md.get("compressor") is None else numcodecs.get_codec(dict(md["compressor"])),
+            "filters": None if not filters else [numcodecs.get_codec(dict(f)) for f in filters]}
