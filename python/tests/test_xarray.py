@@ -148,11 +148,11 @@ def test_zarr_v2_datasets_grow_at_the_end_and_stay_readable_by_xarrays_zarr_engi
     with pytest.raises(ValueError, match="Zarr v2"):
         zx.to_zarrpp(_dataset("2021-02-13", 2), path, prepend_dim="time")
     # written into in v2, but not resized: the cause named, and growth only as v2 has it
-    with pytest.raises(ValueError, match=r"conflicting sizes for dimension 'time': variable '\w+' has 2 elements "
-                       r"along it, the stored dataset 14 .*give it all 14 elements along 'time', or add these 2 to "
-                       r"them with append_dim='time'$"):
+    with pytest.raises(ValueError, match=r"variable '\w+' has different dimension sizes than the stored dataset "
+                       r"along 'time': 2 elements, the stored dataset 14 .*give it all 14 elements along 'time', or "
+                       r"add these 2 to them with append_dim='time'$"):
         zx.to_zarrpp(_dataset("2021-02-13", 2), path, mode="a")
-    with pytest.raises(ValueError, match=r"has 16 elements along it, the stored dataset 14 .*to add 2 elements along "
+    with pytest.raises(ValueError, match=r": 16 elements, the stored dataset 14 .*to add 2 elements along "
                        r"'time', write only the new ones, with append_dim='time'$"):
         zx.to_zarrpp(_dataset("2021-02-13", 16), path, mode="a")
     with pytest.raises(ValueError, match="zarr_format=3: the group written into is Zarr v2"):
@@ -304,7 +304,7 @@ def test_writing_into_a_grown_dataset_keeps_coordinates_and_sizes(tmp_path):
     assert out.sizes["t"] == 8 and out.v.values.tolist() == list(range(0, 80, 10)) and \
         out.w.values.tolist() == list(range(8))
     before = _files(p)
-    with pytest.raises(ValueError, match="variable 'b' has 3 elements along it, the stored dataset 8"):
+    with pytest.raises(ValueError, match="variable 'b' has different dimension sizes .*: 3 elements, the stored dataset 8"):
         zx.to_zarrpp(xr.Dataset({"b": ("t", np.arange(3))}), p, mode="a")
     assert _files(p) == before
 
@@ -694,3 +694,23 @@ def test_v2_codecs_in_encoding_as_xarrays_engine_shows_them_and_written_again(tm
     zx.to_zarrpp(ds, str(tmp_path / "c.zarr"), zarr_format=3)
     v3 = xr.open_dataset(str(tmp_path / "c.zarr"), engine=ZarrppBackendEntrypoint)
     assert "compressors" in v3["v"].encoding and "compressor" not in v3["v"].encoding
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_mode_a_keeps_a_stored_variables_dimensions_and_encoding(tmp_path, zarr_format):
+    # As xarray's to_zarr: into an existing dataset, a variable may not change its dimensions or
+    # take a new encoding (it used to be replaced silently); nothing changes when refused.
+    path = tmp_path / "a.zarr"
+    zx.to_zarrpp(xr.Dataset({"foo": ("x", [1, 2])}), str(path), zarr_format=zarr_format)
+    before = _files(str(path))
+    with pytest.raises(ValueError, match=r"'foo' already exists with different dimension names \('x',\) != \('y',\)"):
+        zx.to_zarrpp(xr.Dataset({"foo": ("y", [3, 4])}), str(path), mode="a")
+    with pytest.raises(ValueError, match="'foo' already exists, but encoding was provided"):
+        zx.to_zarrpp(xr.Dataset({"foo": ("x", [3, 4])}), str(path), mode="a", encoding={"foo": {"dtype": "f4"}})
+    with pytest.raises(ValueError, match=r"non-pre-existing variables \['bar'\]"):
+        zx.to_zarrpp(xr.Dataset({"bar": ("x", [3, 4])}), str(path), mode="r+")
+    with pytest.raises(TypeError, match=r"Invalid attribute in Dataset.attrs."):
+        zx.to_zarrpp(xr.Dataset({"foo": ("x", [3, 4])}, attrs={"bad": object()}), str(path), mode="a")
+    assert _files(str(path)) == before
+    zx.to_zarrpp(xr.Dataset({"foo": ("x", [3, 4])}), str(path), mode="a")  # same dimensions: overwritten
+    assert xr.open_dataset(str(path), engine=ZarrppBackendEntrypoint)["foo"].values.tolist() == [3, 4]

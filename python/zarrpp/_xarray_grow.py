@@ -36,10 +36,12 @@ def _check_growth(g: Group, ds: xr.Dataset, dim: str, front: bool,
                   encoding: Optional[Mapping[Hashable, Mapping[str, Any]]], word: str) -> Dict[str, Array]:
     """Refuses a growth that would leave the dataset inconsistent; the stored arrays by name."""
     if encoding:
-        raise ValueError(f"{word}: encoding= cannot be given when growing: new data is encoded as the stored "
-                         "variables are (their dtype, units, calendar, scale factor and fill value)")
+        raise ValueError(f"{word}: variable {sorted(map(str, encoding))[0]!r} already exists, but encoding was "
+                         "provided: new data is encoded as the stored variables are (their dtype, units, calendar, "
+                         "scale factor and fill value)")
     if dim not in ds.dims:
-        raise ValueError(f"{word}={dim!r}: the dataset has no dimension {dim!r} (it has {sorted(map(str, ds.dims))})")
+        raise ValueError(f"{word}={dim!r} does not match any existing dataset dimensions: the data to add has no "
+                         f"dimension {dim!r} (it has {sorted(map(str, ds.dims))})")
     stored = {name: z for name, z in g.arrays()}
     new = sorted(str(n) for n in ds.variables if str(n) not in stored)
     if new:
@@ -81,6 +83,11 @@ def _plan_variable(word: str, dim: str, name: Hashable, v: xr.Variable, z: Array
     target = np.dtype(z.dtype)
     lazy = _is_dask(v.data) and dim in dims and target.kind != "O"
     vals = v.data if lazy else np.asarray(v.values)
+    given = original.dtype  # before the stored encoding's dtype cut it to the stored width
+    if target.kind in "SU" and given.kind == target.kind and given.itemsize > target.itemsize:
+        raise ValueError(f"{word}: Mismatched dtypes for variable {name!r} between the stored dataset and the data "
+                         f"to add: the stored array holds {target}, the new values {given} (fixed-width strings "
+                         "cannot hold longer ones; a Zarr v3 string array can)")
     if target.kind != "O" and not np.can_cast(vals.dtype, target, casting="same_kind"):
         raise ValueError(f"{word}: variable {name!r} holds {vals.dtype}, the stored array {target} "
                          "(refusing a lossy conversion)")

@@ -1,15 +1,15 @@
 """``to_zarrpp``: writing an xarray Dataset to a zarrpp group, or growing a stored one."""
 from __future__ import annotations
 
-from typing import Any, Dict, Hashable, Mapping, Optional, Tuple
+from typing import Any, Dict, Hashable, Mapping, Optional, Set, Tuple
 
 import xarray as xr
 from xarray.backends.api import _validate_dataset_names
 from xarray.backends.common import _encode_variable_name
 
 from ._group import Group, open_group
-from ._xarray_common import DIMENSIONS_ATTR, _extent, _open_group, _record_extent
-from ._xarray_encode import _create_variable, _encode, _json_value
+from ._xarray_common import DIMENSIONS_ATTR, _dimension_names, _extent, _open_group, _record_extent
+from ._xarray_encode import _attrs_for, _create_variable, _encode, _json_value
 from ._xarray_grow import _grow
 
 
@@ -42,7 +42,8 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     if mode is None:
         mode = "a" if growing else "w-"
     if growing and mode not in ("a", "r+"):
-        raise ValueError(f"append_dim/prepend_dim need mode 'a' (got {mode!r})")
+        raise ValueError(f"cannot set {'append_dim' if append_dim else 'prepend_dim'} unless mode='a' or mode=None "
+                         f"(got mode={mode!r})")
     if mode not in ("w", "w-", "a", "r+"):
         raise ValueError(f"mode must be 'w', 'w-', 'a' or 'r+', got {mode!r}")
     if not isinstance(ds, xr.Dataset):
@@ -56,7 +57,7 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         fmt = zarr_format if zarr_format is not None else _existing_format(store, group, storage_options, mode)
         variables, new_attrs = _rehearse(ds, encoding, fmt)
         g = _target_group(store, group, storage_options, mode, False, fmt)
-        _write_dataset(g, variables, new_attrs, mode)
+        _write_dataset(g, variables, new_attrs, mode, set(encoding or {}))
     if consolidated is not False:
         _open_group(store, None, storage_options, mode="r+").consolidate_metadata()
     return g
@@ -105,11 +106,26 @@ def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, 
             raise ValueError(f"variable name {name!r} cannot name a zarr array (it holds '/')")
     new_attrs = {str(k): _json_value(str(k), x) for k, x in attrs.items()}
     from .storage import MemoryStore
+    _check_attributes(new_attrs, variables)
     rehearsal = open_group(MemoryStore(), mode="w", zarr_format=zarr_format)
     rehearsal.attrs.update(new_attrs)
     for name, v in variables.items():
         _create_variable(rehearsal, _array_name(name, zarr_format), v, dict(v.encoding), write=False)
     return variables, new_attrs
+
+
+def _check_attributes(new_attrs: Dict[str, Any], variables: Dict[Hashable, xr.Variable]) -> None:
+    """An attribute value JSON cannot hold is refused with xarray's words, then zarrpp's reason."""
+    from .storage import MemoryStore
+    probe = open_group(MemoryStore(), mode="w")
+    held = [("the dataset's", new_attrs)] + [(f"variable {n!r}'s", {k: x for k, x in _attrs_for(v).items()
+                                                                    if k != "_FillValue"})
+                                             for n, v in variables.items()]
+    for whose, attrs in held:
+        try:
+            probe.attrs.update(attrs)
+        except TypeError as e:
+            raise TypeError(f"Invalid attribute in Dataset.attrs. ({whose}): {e}") from e
 
 
 def _array_name(name: Hashable, zarr_format: int) -> str:
@@ -160,19 +176,42 @@ def _conflicting_length(g: Group, name: Hashable, dim: str, n: int, stored: int)
     """Why a variable of another length along a stored dimension is refused: every variable of a
     dataset has one length along each dimension. Growing helps only when there is more of it, and
     then only the new elements are written (at the front only on Zarr v3)."""
-    why = (f"conflicting sizes for dimension {dim!r}: variable {name!r} has {n} elements along it, the stored "
-           f"dataset {stored} (a dataset's variables share each dimension's length)")
+    why = (f"variable {name!r} has different dimension sizes than the stored dataset along {dim!r}: {n} elements, "
+           f"the stored dataset {stored} (a dataset's variables share each dimension's length)")
     grow = f"append_dim={dim!r}" if g.zarr_format == 2 else f"append_dim={dim!r} (or prepend_dim={dim!r})"
     if n < stored:
         return why + f"; give it all {stored} elements along {dim!r}, or add these {n} to them with {grow}"
     return why + f"; to add {n - stored} elements along {dim!r}, write only the new ones, with {grow}"
 
 
-def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any], mode: str) -> None:
+def _check_existing(g: Group, variables: Dict[Hashable, xr.Variable], mode: str, given: Set[Hashable]) -> None:
+    """As xarray's to_zarr, into an existing dataset (modes "a", "r+"): a stored variable keeps its
+    dimensions and its encoding; "r+" adds no variable."""
+    existing = set(g.array_keys())
+    new_names = [n for n in variables if _array_name(n, g.zarr_format) not in existing]
+    if mode == "r+" and new_names:
+        raise ValueError(f"dataset contains non-pre-existing variables {new_names}, which mode='r+' does not allow "
+                         "(it only overwrites existing variables); to add variables, use mode='a'")
+    for name, v in variables.items():
+        stored = _array_name(name, g.zarr_format)
+        if stored not in existing:
+            continue
+        if name in given:
+            raise ValueError(f"variable {name!r} already exists, but encoding was provided: it keeps the encoding "
+                             "it was written with (write with mode='w' to replace the dataset)")
+        dims = _dimension_names(stored, g[stored])
+        if tuple(map(str, v.dims)) != dims:
+            raise ValueError(f"variable {name!r} already exists with different dimension names {dims} != "
+                             f"{tuple(map(str, v.dims))}, but changing a variable's dimensions is not supported "
+                             "(write with mode='w' to replace the dataset)")
+
+
+def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any], mode: str,
+                   given: Set[Hashable]) -> None:
     """Creates (or replaces) each variable's array in ``g``, then the attributes and the extent."""
     existing = set(g.array_keys())
-    if mode == "r+" and any(_array_name(n, g.zarr_format) not in existing for n in variables):
-        raise ValueError("mode='r+' only overwrites existing variables")
+    if existing:
+        _check_existing(g, variables, mode, given)
     # Into an existing dataset: each dimension keeps its size, and new or replaced variables take
     # the dataset's coordinates along it (its extent may start below 0 after a prepend).
     extent = _extent(g) if existing else {}
