@@ -187,7 +187,7 @@ def _conflicting_length(g: Group, name: Hashable, dim: str, n: int, stored: int)
 def _check_existing(g: Group, variables: Dict[Hashable, xr.Variable], mode: str, given: Set[Hashable]) -> None:
     """As xarray's to_zarr, into an existing dataset (modes "a", "r+"): a stored variable keeps its
     dimensions and its encoding; "r+" adds no variable."""
-    existing = set(g.array_keys())
+    existing = dict(g.arrays())
     new_names = [n for n in variables if _array_name(n, g.zarr_format) not in existing]
     if mode == "r+" and new_names:
         raise ValueError(f"dataset contains non-pre-existing variables {new_names}, which mode='r+' does not allow "
@@ -199,7 +199,7 @@ def _check_existing(g: Group, variables: Dict[Hashable, xr.Variable], mode: str,
         if name in given:
             raise ValueError(f"variable {name!r} already exists, but encoding was provided: it keeps the encoding "
                              "it was written with (write with mode='w' to replace the dataset)")
-        dims = _dimension_names(stored, g[stored])
+        dims = _dimension_names(stored, existing[stored])
         if tuple(map(str, v.dims)) != dims:
             raise ValueError(f"variable {name!r} already exists with different dimension names {dims} != "
                              f"{tuple(map(str, v.dims))}, but changing a variable's dimensions is not supported "
