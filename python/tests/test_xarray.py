@@ -714,3 +714,58 @@ def test_mode_a_keeps_a_stored_variables_dimensions_and_encoding(tmp_path, zarr_
     assert _files(str(path)) == before
     zx.to_zarrpp(xr.Dataset({"foo": ("x", [3, 4])}), str(path), mode="a")  # same dimensions: overwritten
     assert xr.open_dataset(str(path), engine=ZarrppBackendEntrypoint)["foo"].values.tolist() == [3, 4]
+
+
+def _documents(path):
+    """Every metadata document under ``path`` with its bytes (zarr.json, .zarray, .zattrs, ...)."""
+    out = {}
+    for root, _, files in os.walk(path):
+        for f in files:
+            if f in ("zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"):
+                with open(os.path.join(root, f), "rb") as fh:
+                    out[os.path.relpath(os.path.join(root, f), path)] = fh.read()
+    return out
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_compute_false_then_region_writes_change_no_metadata(tmp_path, zarr_format):
+    # xarray's two-step pattern: compute=False writes the metadata, then each part is written with
+    # region=; the parts change no metadata document (workers never contend on it).
+    ds = xr.Dataset({"u": (("t", "x"), np.arange(40.0).reshape(10, 4), {"units": "m"}),
+                     "c": ("t", np.arange(10) * 2)},
+                    coords={"t": np.arange(10), "x": [1, 2, 3, 4]}, attrs={"title": "parts"})
+    path = str(tmp_path / "r.zarr")
+    delayed = zx.to_zarrpp(ds.chunk({"t": 2}), path, zarr_format=zarr_format, compute=False)
+    assert hasattr(delayed, "compute")  # never computed: the region writes bring the data
+    before = _documents(path)
+    assert before  # the metadata is there at once, and the index coordinates (in memory)
+    assert xr.open_dataset(path, engine=ZarrppBackendEntrypoint)["x"].values.tolist() == [1, 2, 3, 4]
+    for i in range(0, 10, 2):
+        part = ds.isel(t=slice(i, i + 2)).drop_vars(["x"])
+        zx.to_zarrpp(part, path, region={"t": slice(i, i + 2)})
+    assert _documents(path) == before
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    xr.testing.assert_identical(back, ds)
+    # "auto" finds the part from the stored coordinate; a part not in it is refused
+    zx.to_zarrpp((ds.isel(t=slice(4, 7)) * 0).drop_vars(["x"]), path, region="auto")
+    assert xr.open_dataset(path, engine=ZarrppBackendEntrypoint)["c"].values.tolist()[3:8] == [6, 0, 0, 0, 14]
+    with pytest.raises(KeyError, match="contiguous"):
+        zx.to_zarrpp(ds.isel(t=[1, 5]).drop_vars(["x"]), path, region="auto")
+    with pytest.raises(ValueError, match=r"drop_vars\(\['x'\]\)"):
+        zx.to_zarrpp(ds.isel(t=slice(0, 2)), path, region={"t": slice(0, 2)})
+    with pytest.raises(ValueError, match="cannot set region unless"):
+        zx.to_zarrpp(ds, path, region={"t": slice(None)}, mode="w")
+    assert _documents(path) == before
+
+
+def test_region_writes_from_dask_and_into_a_dataset_grown_in_front(tmp_path):
+    ds = xr.Dataset({"u": ("t", np.arange(6.0))}, coords={"t": np.arange(6)})
+    path = str(tmp_path / "g.zarr")
+    zx.to_zarrpp(ds, path, encoding={"u": {"chunks": (2,)}})
+    zx.to_zarrpp(xr.Dataset({"u": ("t", [-2.0, -1.0])}, coords={"t": [-2, -1]}), path, prepend_dim="t")
+    # region indices count from the dataset's first element, as xarray's do
+    part = xr.Dataset({"u": ("t", np.array([10.0, 11.0, 12.0]))}).chunk(2)
+    zx.to_zarrpp(part, path, region={"t": slice(0, 3)})
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    assert back["u"].values.tolist() == [10.0, 11.0, 12.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert back["t"].values.tolist() == [-2, -1, 0, 1, 2, 3, 4, 5]

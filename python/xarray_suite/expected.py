@@ -17,16 +17,12 @@ LEFT_OUT: Dict[str, str] = {
     "test_coordinates_encoding": _NETCDF,
 }
 
-# Issue 71 (region and delayed writes): refused by name until then.
-_ISSUE_71 = "region= and compute=False writes are issue 71 (refused with NotImplementedError)"
 _COMPRESSOR = ("a Zarr v3 array's encoding holds 'compressors' (zarr-python 3's form), not zarr-python 2's "
                "'compressor' the test reads")
 
 FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
-    "test_write_region*": _ISSUE_71,
-    "test_to_zarr_compute_false_roundtrip": _ISSUE_71,
-    "test_to_zarr_append_compute_false_roundtrip": _ISSUE_71,
-    "test_write_preexisting_override_metadata": _ISSUE_71,
+    "test_to_zarr_append_compute_false_roundtrip": "compute=False with append_dim is refused (growth and its data "
+                                                   "are written together)",
     "test_with_chunkstore": "chunk_store= is refused: zarrpp keeps chunks beside their metadata",
     "test_chunk_encoding_with_dask": "Dask chunks that do not line up with the Zarr chunks are written (safely) "
                                      "where xarray refuses them (issue 71's safe_chunks)",

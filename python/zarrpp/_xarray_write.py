@@ -11,6 +11,7 @@ from ._group import Group, open_group
 from ._xarray_common import DIMENSIONS_ATTR, _dimension_names, _extent, _open_group, _record_extent
 from ._xarray_encode import _attrs_for, _create_variable, _encode, _json_value
 from ._xarray_grow import _grow
+from ._xarray_region import write_region
 
 
 def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: Optional[str] = None,
@@ -32,15 +33,23 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     fixed-width strings); by default the format of the group written into, else 3 (``zarr_version``:
     xarray 2023's name for it). ``consolidated``: as xarray's ``to_zarr``, the store's consolidated
     metadata is written after the dataset unless False (zarrpp keeps it current from then on).
-    ``chunk_store`` and ``synchronizer`` are refused unless None; ``compute=False`` and ``region``
-    are not supported yet (refused); ``safe_chunks`` is taken (zarrpp's partial-chunk writes are
-    safe on stores that lock). Returns the group."""
-    zarr_format = _written_format(zarr_format, zarr_version, compute, region, chunk_store, synchronizer)
+    ``region``: a dict of slices per dimension (or "auto": where the Dataset's index coordinates
+    are in the stored ones) into which ``ds`` is written, changing no metadata (mode "r+" by
+    default; the variables must be stored; xarray's checks). ``compute=False``: the metadata is
+    written now, the data by the ``dask.delayed`` returned. ``chunk_store`` and ``synchronizer``
+    are refused unless None; ``safe_chunks`` is taken (zarrpp's partial-chunk writes are safe on
+    stores that lock). Returns the group (or the delayed)."""
+    zarr_format = _written_format(zarr_format, zarr_version, chunk_store, synchronizer)
     if append_dim is not None and prepend_dim is not None:
         raise ValueError("give append_dim or prepend_dim, not both")
     growing = append_dim or prepend_dim
     if mode is None:
-        mode = "a" if growing else "w-"
+        mode = "a" if growing else "r+" if region is not None else "w-"
+    if region is not None:
+        return _region_write(ds, store, group, storage_options, mode, region, growing, compute)
+    if growing and not compute:
+        raise NotImplementedError("to_zarrpp: compute=False with append_dim/prepend_dim is not supported yet: the "
+                                  "growth and its data are written together")
     if growing and mode not in ("a", "r+"):
         raise ValueError(f"cannot set {'append_dim' if append_dim else 'prepend_dim'} unless mode='a' or mode=None "
                          f"(got mode={mode!r})")
@@ -57,20 +66,31 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         fmt = zarr_format if zarr_format is not None else _existing_format(store, group, storage_options, mode)
         variables, new_attrs = _rehearse(ds, encoding, fmt)
         g = _target_group(store, group, storage_options, mode, False, fmt)
-        _write_dataset(g, variables, new_attrs, mode, set(encoding or {}))
+        _write_dataset(g, ds, variables, new_attrs, mode, set(encoding or {}), write=compute)
     if consolidated is not False:
         _open_group(store, None, storage_options, mode="r+").consolidate_metadata()
-    return g
+    # compute=False: the metadata is written; the data, as region writes of the whole dataset
+    return g if compute else write_region(g, ds, None, False)
 
 
-def _written_format(zarr_format: Optional[int], zarr_version: Optional[int], compute: bool, region: Any,
-                    chunk_store: Any, synchronizer: Any) -> Optional[int]:
-    """xarray's ``to_zarr`` keywords zarrpp does not take yet, refused by name; the format asked for."""
-    if not compute:
-        raise NotImplementedError("to_zarrpp: compute=False (a delayed write) is not supported yet; write with "
-                                  "compute=True")
-    if region is not None:
-        raise NotImplementedError("to_zarrpp: region= writes are not supported yet")
+def _region_write(ds: xr.Dataset, store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],
+                  mode: str, region: Any, growing: Any, compute: bool) -> Any:
+    """``region=``: into the stored dataset, changing no metadata (xarray's checks first)."""
+    if mode not in ("a", "r+"):
+        raise ValueError("cannot set region unless mode='a', mode='r+' or mode=None")
+    if growing:
+        raise ValueError(f"cannot list the same dimension in both ``append_dim`` and ``region`` with to_zarr(), got "
+                         f"{growing} (a region write changes no dimension's size)")
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"to_zarrpp: expected an xarray.Dataset, got {type(ds).__name__}")
+    _validate_dataset_names(ds)
+    g = _target_group(store, group, storage_options, "r+", False, None)
+    return write_region(g, ds, region, compute)
+
+
+def _written_format(zarr_format: Optional[int], zarr_version: Optional[int], chunk_store: Any,
+                    synchronizer: Any) -> Optional[int]:
+    """xarray's ``to_zarr`` keywords zarrpp does not take, refused by name; the format asked for."""
     if chunk_store is not None:
         raise ValueError("to_zarrpp: chunk_store= is not supported: zarrpp writes each array's chunks to the store "
                          "holding its metadata")
@@ -206,9 +226,11 @@ def _check_existing(g: Group, variables: Dict[Hashable, xr.Variable], mode: str,
                              "(write with mode='w' to replace the dataset)")
 
 
-def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any], mode: str,
-                   given: Set[Hashable]) -> None:
-    """Creates (or replaces) each variable's array in ``g``, then the attributes and the extent."""
+def _write_dataset(g: Group, ds: xr.Dataset, variables: Dict[Hashable, xr.Variable], new_attrs: Dict[str, Any],
+                   mode: str, given: Set[Hashable], write: bool = True) -> None:
+    """Creates each new variable's array in ``g`` and writes the stored ones' data into theirs, as
+    xarray's to_zarr: a stored variable keeps its metadata (attributes, encoding); the dataset's
+    attributes change with mode "a", not "r+". Then the extent."""
     existing = set(g.array_keys())
     if existing:
         _check_existing(g, variables, mode, given)
@@ -223,15 +245,18 @@ def _write_dataset(g: Group, variables: Dict[Hashable, xr.Variable], new_attrs: 
             for dim, n in zip(map(str, v.dims), v.shape):
                 if dim in extent and extent[dim][1] - extent[dim][0] != n:
                     raise ValueError(_conflicting_length(g, name, dim, n, extent[dim][1] - extent[dim][0]))
+    kept = [name for name in variables if _array_name(name, g.zarr_format) in existing]
+    if kept and write:
+        # encoded as stored, checked, before any new array is made
+        write_region(g, xr.Dataset({n: ds.variables[n] for n in kept}), None, True)
     for name, v in variables.items():
-        enc = dict(v.encoding)
+        if name in kept:
+            continue
         lower = tuple(extent[str(d)][0] if str(d) in extent else 0 for d in v.dims)
-        stored = _array_name(name, g.zarr_format)
-        if stored in existing:
-            del g[stored]
-        _create_variable(g, stored, v, enc, lower_bound=lower if any(lower) else None)
-    if mode in ("a", "r+"):
+        _create_variable(g, _array_name(name, g.zarr_format), v, dict(v.encoding), write=write,
+                         lower_bound=lower if any(lower) else None)
+    if mode == "a":
         g.attrs.update(new_attrs)
-    else:
+    elif mode != "r+":
         g.attrs.put(new_attrs) if hasattr(g.attrs, "put") else g.attrs.update(new_attrs)
     _record_extent(g)
