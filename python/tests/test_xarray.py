@@ -595,6 +595,12 @@ def test_the_private_xarray_helpers_zarrpp_relies_on():
         _validate_dataset_names(xr.Dataset({0: ("x", [1])}))
     assert _encode_variable_name(None) == "__values__" and _decode_variable_name("__values__") is None
     assert _encode_variable_name("a") == "a" and _decode_variable_name("a") == "a"
+    # Dask blocks against Zarr chunks: xarray.backends.zarr._determine_zarr_chunks
+    from xarray.backends.zarr import _determine_zarr_chunks
+    assert _determine_zarr_chunks(None, ((4, 4, 2),), 1, "v", True) == (4,)
+    assert _determine_zarr_chunks((2,), ((4, 4, 2),), 1, "v", True) == (2,)
+    with pytest.raises(NotImplementedError, match="would overlap"):
+        _determine_zarr_chunks((3,), ((4, 4, 2),), 1, "v", True)
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
@@ -769,3 +775,19 @@ def test_region_writes_from_dask_and_into_a_dataset_grown_in_front(tmp_path):
     back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
     assert back["u"].values.tolist() == [10.0, 11.0, 12.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert back["t"].values.tolist() == [-2, -1, 0, 1, 2, 3, 4, 5]
+
+
+def test_straddling_dask_blocks_are_refused_unless_safe_chunks_false_and_then_lose_nothing(tmp_path):
+    # xarray's rule (safe_chunks=True): Dask blocks that straddle the Zarr chunks given in encoding
+    # are refused before anything is written; with safe_chunks=False zarrpp's partial-chunk writes
+    # (conditional on a local folder) still lose nothing, which xarray cannot promise.
+    data = np.arange(40.0)
+    ds = xr.Dataset({"v": ("x", data)}).chunk({"x": (3, 7, 5, 9, 16)})
+    ds["v"].encoding["chunks"] = (4,)
+    path = tmp_path / "s.zarr"
+    with pytest.raises(NotImplementedError, match="would overlap multiple dask chunks"):
+        zx.to_zarrpp(ds, str(path))
+    assert not path.exists()
+    zx.to_zarrpp(ds, str(path), safe_chunks=False)
+    back = xr.open_dataset(str(path), engine=ZarrppBackendEntrypoint).load()
+    assert back["v"].values.tolist() == data.tolist()

@@ -24,8 +24,6 @@ FAILING_WHEN_ZARRPP_WRITES: Dict[str, str] = {
     "test_to_zarr_append_compute_false_roundtrip": "compute=False with append_dim is refused (growth and its data "
                                                    "are written together)",
     "test_with_chunkstore": "chunk_store= is refused: zarrpp keeps chunks beside their metadata",
-    "test_chunk_encoding_with_dask": "Dask chunks that do not line up with the Zarr chunks are written (safely) "
-                                     "where xarray refuses them (issue 71's safe_chunks)",
 }
 
 FAILING_WHEN_ZARRPP_WRITES_V3: Dict[str, str] = {

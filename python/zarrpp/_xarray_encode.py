@@ -7,7 +7,7 @@ from typing import Any, Dict, Hashable, Mapping, Optional, Tuple, cast
 
 import numpy as np
 import xarray as xr
-from xarray.backends.zarr import encode_zarr_variable
+from xarray.backends.zarr import _determine_zarr_chunks, encode_zarr_variable
 
 from . import _zarrpp
 from ._config import config
@@ -41,8 +41,8 @@ def _json_value(key: str, v: Any) -> Any:
 
 
 def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]],
-            fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None, zarr_format: int = 3
-            ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
+            fixed: Optional[Mapping[Hashable, Mapping[str, Any]]] = None, zarr_format: int = 3,
+            safe_chunks: bool = True) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
     """The Dataset's variables encoded as xarray's zarr engine encodes them: coordinates and the CF
     keys held in encoding (``coordinates``, ``bounds``, ``grid_mapping``, ...) by
     ``encode_dataset_coordinates``, then each variable by ``encode_zarr_variable`` (times as
@@ -59,12 +59,14 @@ def _encode(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, An
     for name, enc in (fixed or {}).items():
         kept = {k: x for k, x in variables[name].encoding.items() if k not in _CF_KEYS and k != "dtype"}
         variables[name].encoding = {**kept, **enc}
-    out = {name: _encode_variable(name, v, encoding is not None and name in encoding)
+    # growth (fixed) makes no array: its Dask blocks need no chunks
+    out = {name: _encode_variable(name, v, encoding is not None and name in encoding, safe_chunks, fixed is None)
            for name, v in variables.items()}
     return out, dict(attrs)
 
 
-def _encode_variable(name: Hashable, v: xr.Variable, given: bool) -> xr.Variable:
+def _encode_variable(name: Hashable, v: xr.Variable, given: bool, safe_chunks: bool = True,
+                     creates: bool = True) -> xr.Variable:
     """One variable through xarray's zarr encoder; zarrpp's own keys (shards, compressors, the
     recorded domain) set aside and put back; leftovers refused when the user gave them."""
     own = {k: v.encoding[k] for k in _ZARRPP_KEYS if k in v.encoding}
@@ -78,7 +80,28 @@ def _encode_variable(name: Hashable, v: xr.Variable, given: bool) -> xr.Variable
         raise ValueError(f"unexpected encoding parameters for zarr backend: {leftover!r} (variable {name!r}; "
                          f"zarrpp takes {sorted(_ZARR_KEYS | _ZARRPP_KEYS)} and xarray's CF keys)")
     e.encoding = {**{k: x for k, x in e.encoding.items() if k in _ZARR_KEYS}, **own}
+    if e.chunks is not None and creates:
+        e.encoding["chunks"] = _dask_zarr_chunks(name, e, safe_chunks)
     return e
+
+
+def _dask_zarr_chunks(name: Hashable, v: xr.Variable, safe_chunks: bool) -> Any:
+    """A Dask-backed variable's Zarr chunks by xarray's rule (its private _determine_zarr_chunks:
+    the first block's shape; blocks of different sizes or blocks that straddle the chunks given in
+    encoding refused, the latter unless ``safe_chunks=False``), except that with zarrpp.config's
+    ``array.rectilinear_chunks`` irregular blocks become a rectilinear grid."""
+    blocks = v.chunks or ()
+    given = v.encoding.get("chunks")
+    if given is not None and not isinstance(given, int) and len(given) != v.ndim:
+        given = None  # kept from before a dimension was dropped: thrown away, as xarray does
+    if given is None and config.get("array.rectilinear_chunks"):
+        sizes = _irregular_sizes(blocks)
+        if sizes is not None:
+            return sizes
+    if given is not None and not isinstance(given, int) and any(not isinstance(c, (int, np.integer)) for c in given):
+        return given  # sizes per dimension: a rectilinear grid asked for
+    chunks = _determine_zarr_chunks(given, blocks, v.ndim, name, safe_chunks)
+    return None if chunks is None else tuple(max(int(c), 1) for c in chunks)
 
 
 def _storage_dtype(v: xr.Variable, zarr_format: int = 3) -> np.dtype:

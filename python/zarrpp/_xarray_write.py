@@ -37,8 +37,9 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     are in the stored ones) into which ``ds`` is written, changing no metadata (mode "r+" by
     default; the variables must be stored; xarray's checks). ``compute=False``: the metadata is
     written now, the data by the ``dask.delayed`` returned. ``chunk_store`` and ``synchronizer``
-    are refused unless None; ``safe_chunks`` is taken (zarrpp's partial-chunk writes are safe on
-    stores that lock). Returns the group (or the delayed)."""
+    are refused unless None. ``safe_chunks``: xarray's rule, Dask blocks that straddle the Zarr chunks
+    given in encoding are refused unless False (zarrpp's partial-chunk writes are safe on stores
+    that lock). Returns the group (or the delayed)."""
     zarr_format = _written_format(zarr_format, zarr_version, chunk_store, synchronizer)
     if append_dim is not None and prepend_dim is not None:
         raise ValueError("give append_dim or prepend_dim, not both")
@@ -64,7 +65,7 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
         _grow(g, ds, growing, prepend_dim is not None, encoding)
     else:
         fmt = zarr_format if zarr_format is not None else _existing_format(store, group, storage_options, mode)
-        variables, new_attrs = _rehearse(ds, encoding, fmt)
+        variables, new_attrs = _rehearse(ds, encoding, fmt, safe_chunks)
         g = _target_group(store, group, storage_options, mode, False, fmt)
         _write_dataset(g, ds, variables, new_attrs, mode, set(encoding or {}), write=compute)
     if consolidated is not False:
@@ -115,12 +116,12 @@ def _existing_format(store: Any, group: Optional[str], storage_options: Optional
     return node.zarr_format if isinstance(node, Group) else 3
 
 
-def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]], zarr_format: int
-              ) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
+def _rehearse(ds: xr.Dataset, encoding: Optional[Mapping[Hashable, Mapping[str, Any]]], zarr_format: int,
+              safe_chunks: bool = True) -> Tuple[Dict[Hashable, xr.Variable], Dict[str, Any]]:
     """Everything that can be refused is, before the store is touched (mode "w" replaces what is
     there): the encoding, names, attributes, and each array's creation, rehearsed in memory."""
     _validate_dataset_names(ds)  # xarray's rule: names are non-empty text, or None
-    variables, attrs = _encode(ds, encoding, zarr_format=zarr_format)
+    variables, attrs = _encode(ds, encoding, zarr_format=zarr_format, safe_chunks=safe_chunks)
     for name in variables:
         if "/" in _array_name(name, zarr_format):
             raise ValueError(f"variable name {name!r} cannot name a zarr array (it holds '/')")
