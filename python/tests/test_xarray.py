@@ -791,3 +791,43 @@ def test_straddling_dask_blocks_are_refused_unless_safe_chunks_false_and_then_lo
     zx.to_zarrpp(ds, str(path), safe_chunks=False)
     back = xr.open_dataset(str(path), engine=ZarrppBackendEntrypoint).load()
     assert back["v"].values.tolist() == data.tolist()
+
+
+@pytest.mark.parametrize("layout", ["v3-sharded", "v3", "v2"])
+def test_a_cluster_writes_one_dataset_in_regions_then_grows_it(tmp_path, dask_client, layout):
+    # xarray's two-step pattern on worker processes: compute=False writes the metadata, each task
+    # writes its region (aligned and unaligned with the chunks), then growth at both ends (v3) or
+    # the end (v2); read back equal, by zarrpp and (v2) by xarray's own engine.
+    fmt = 2 if layout == "v2" else 3
+    n = 24
+    ds = xr.Dataset({"temp": (("time", "x"), np.arange(n * 3, dtype="f8").reshape(n, 3))},
+                    coords={"time": np.arange(n), "x": [10, 20, 30]}, attrs={"title": "cluster"})
+    enc = {"temp": {"chunks": (4, 3)}}
+    if layout == "v3-sharded":
+        enc["temp"]["shards"] = (8, 3)
+    path = str(tmp_path / "c.zarr")
+    ds.chunk({"time": 4}).zarrpp.to_zarr(path, compute=False, zarr_format=fmt, encoding=enc)
+    edges = [0, 4, 8, 11, 17, 24]  # the last three regions cut chunks
+    parts = [ds.isel(time=slice(a, b)).drop_vars("x") for a, b in zip(edges, edges[1:])]
+
+    def write(part, a, b):
+        import zarrpp.xarray as zxw
+        zxw.to_zarrpp(part, path, region={"time": slice(a, b)})
+        return b - a
+
+    futures = [dask_client.submit(write, p, a, b, pure=False) for p, a, b in zip(parts, edges, edges[1:])]
+    assert sum(dask_client.gather(futures)) == n
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    xr.testing.assert_identical(back, ds)
+    later = ds.isel(time=slice(0, 4)).assign_coords(time=np.arange(n, n + 4))
+    zx.to_zarrpp(later, path, append_dim="time")
+    expected = xr.concat([ds, later], dim="time")
+    if fmt == 3:
+        earlier = ds.isel(time=slice(0, 2)).assign_coords(time=[-2, -1])
+        zx.to_zarrpp(earlier, path, prepend_dim="time")
+        expected = xr.concat([earlier, expected], dim="time")
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    xr.testing.assert_identical(back, expected)
+    if fmt == 2:
+        theirs = xr.open_dataset(path, engine="zarr").load()
+        xr.testing.assert_identical(theirs, expected)

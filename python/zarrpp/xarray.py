@@ -35,7 +35,7 @@ from ._group import Group
 from ._xarray_common import _V2_DIMS, DIMENSIONS_ATTR, _decode_attr, _dimension_names, _fill_attr, _open_group
 from ._xarray_write import to_zarrpp
 
-__all__ = ["ZarrppBackendEntrypoint", "to_zarrpp", "DIMENSIONS_ATTR"]
+__all__ = ["ZarrppBackendEntrypoint", "ZarrppAccessor", "to_zarrpp", "DIMENSIONS_ATTR"]
 
 # The package's xarray parts: this module (the backend: reading), _xarray_write (to_zarrpp),
 # _xarray_encode (variables' encodings, creating their arrays), _xarray_grow (the growth
@@ -297,3 +297,17 @@ def _codec_encoding(z: Array) -> Dict[str, Any]:
     filters = md.get("filters")
     return {"compressor": None if md.get("compressor") is None else numcodecs.get_codec(dict(md["compressor"])),
             "filters": None if not filters else [numcodecs.get_codec(dict(f)) for f in filters]}
+
+
+@xr.register_dataset_accessor("zarrpp")
+class ZarrppAccessor:
+    """``ds.zarrpp.to_zarr(store, ...)``: :func:`to_zarrpp` under the name users type, registered
+    with xarray's accessor mechanism when ``zarrpp.xarray`` is imported (xarray imports it when it
+    lists its engines)."""
+
+    def __init__(self, ds: xr.Dataset):
+        self._ds = ds
+
+    def to_zarr(self, store: Any = None, **kwargs: Any) -> Any:
+        """xarray's ``to_zarr`` keywords, zarrpp's ``prepend_dim`` and ``zarr_format`` too."""
+        return to_zarrpp(self._ds, store, **kwargs)
