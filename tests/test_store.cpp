@@ -329,6 +329,42 @@ TEST(ZipStore, ALockTakenForGrowthIsTheArchivesAndReadsItAgain) {
   EXPECT_THROW(ZipStore::open(path, {})->lock("x"), ConflictError);  // read-only: no locks
 }
 
+// A temporary's writer is a process id and its start time: an id the system gave again to another
+// process (pid_max may be 32768) does not keep a dead writer's files alive; names without the
+// start time (earlier versions) still read by the id alone.
+TEST(TempNames, AProcessIdGivenAgainDoesNotKeepADeadWritersFiles) {
+  const std::string tag = detail::host_tag();
+  const std::string me = detail::writer_tag();
+  ASSERT_EQ(me.rfind(std::to_string(::getpid()) + ".", 0), 0u) << me;
+  EXPECT_FALSE(detail::made_by_dead_writer(tag + "-" + me + "-x"));                          // this process
+  EXPECT_FALSE(detail::made_by_dead_writer(tag + "-" + std::to_string(::getpid()) + "-x"));  // id alone: alive
+  const std::string reused = tag + "-" + std::to_string(::getpid()) + ".1-x";                // this id, another start
+  EXPECT_TRUE(detail::made_by_dead_writer(reused));
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  EXPECT_TRUE(detail::made_by_dead_writer(tag + "-" + std::to_string(gone) + "-x"));
+  EXPECT_TRUE(detail::made_by_dead_writer(tag + "-" + std::to_string(gone) + ".123-x"));
+  EXPECT_FALSE(detail::made_by_dead_writer("0badf00d-" + std::to_string(gone) + ".1-x"));  // another machine
+  EXPECT_FALSE(detail::made_by_dead_writer(tag + "-" + std::to_string(gone) + ".-x"));     // not a name of ours
+  // a forked child names itself, not its parent
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t child = ::fork();
+  if (child == 0) {
+    const std::string t = detail::writer_tag();
+    const bool ok = t.rfind(std::to_string(::getpid()) + ".", 0) == 0;
+    [[maybe_unused]] auto w = ::write(fds[1], ok ? "1" : "0", 1);
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(fds[0], &c, 1), 1);
+  ::waitpid(child, nullptr, 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  EXPECT_EQ(c, '1');
+}
+
 TEST(ZipStore, TheNextWriterRemovesWhatDeadWritersLeft) {
   TempDir dir("zip");
   const auto path = dir.path() / "a.zip";
@@ -357,7 +393,7 @@ TEST(ZipStore, TheNextWriterRemovesWhatDeadWritersLeft) {
   // What stays: the new writer's own staged folder, and what is not a dead writer's of this archive.
   std::set<std::string> left;
   for (const auto& n : litter_beside(path))
-    if (n.rfind(".a.zip.zarrpp-staged-" + tag + "-" + std::to_string(::getpid()) + "-", 0) != 0) left.insert(n);
+    if (n.rfind(".a.zip.zarrpp-staged-" + tag + "-" + detail::writer_tag() + "-", 0) != 0) left.insert(n);
   EXPECT_EQ(left, (std::set<std::string>{".a.zip.zarrpp-new" + live + "LiVeOn",
                                          ".a.zip.zarrpp-new-0badf00d-" + std::to_string(gone) + "-OtHeRs",
                                          ".b.zip.zarrpp-new" + dead + "AbCdEf", "mine.txt"}));

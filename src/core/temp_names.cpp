@@ -29,14 +29,56 @@ const std::string& host_tag() {
   return tag;
 }
 
+namespace {
+
+// When process `pid` started (field 22 of /proc/<pid>/stat, clock ticks since boot); 0 when it
+// cannot be read (no such process, or no /proc).
+unsigned long long start_time(long pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+  std::FILE* f = std::fopen(path, "re");
+  if (!f) return 0;
+  char buf[1024];
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  for (int field = 2; p && field < 22; ++field) {
+    p = std::strchr(p + 1, ' ');
+  }
+  return p ? std::strtoull(p + 1, nullptr, 10) : 0;
+}
+
+}  // namespace
+
+std::string writer_tag() {
+  thread_local pid_t pid = 0;
+  thread_local std::string tag;
+  if (pid != ::getpid()) {  // first use, or a forked child
+    pid = ::getpid();
+    tag = std::to_string(pid) + "." + std::to_string(start_time(pid));
+  }
+  return tag;
+}
+
 bool made_by_dead_writer(std::string_view tail) {
   const std::string& host = host_tag();
   if (tail.size() <= host.size() + 1 || tail.substr(0, host.size()) != host || tail[host.size()] != '-') return false;
   const std::string rest(tail.substr(host.size() + 1));
   char* end = nullptr;
   const long pid = std::strtol(rest.c_str(), &end, 10);
-  if (pid <= 0 || end == rest.c_str() || *end != '-') return false;
-  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  if (pid <= 0 || end == rest.c_str()) return false;
+  unsigned long long started = 0;
+  if (*end == '.') {
+    const char* at = end + 1;
+    started = std::strtoull(at, &end, 10);
+    if (end == at) return false;
+  }
+  if (*end != '-') return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+  // alive: the writer, unless the id now names a process that started at another time
+  const unsigned long long now = start_time(pid);
+  return started != 0 && now != 0 && now != started;
 }
 
 }  // namespace zarrpp::detail

@@ -138,8 +138,8 @@ FileReplacement::FileReplacement(const std::filesystem::path& path, const char* 
   // permissions carry over.
   const auto dir = m.target.parent_path().empty() ? std::filesystem::path(".") : m.target.parent_path();
   sweep_dead_writers(dir, m.target.filename().string());
-  m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + detail::host_tag() + "-" +
-                 std::to_string(::getpid()) + "-" + std::to_string(g_counter.fetch_add(1)));
+  m.tmp = dir / ("." + m.target.filename().string() + ".zarrpp-tmp-" + detail::host_tag() + "-" + detail::writer_tag() +
+                 "-" + std::to_string(g_counter.fetch_add(1)));
   m.fd = ::open(m.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (m.fd < 0) {
     const int e = errno;

@@ -349,7 +349,7 @@ void FileStore::sweep_stale_temps(int dir_fd, const std::string& dir) {
 void FileStore::write_atomic(const std::string& key, const Bytes& value, int dir_fd) {
   const auto [dir, name] = split_key(key);
   const fs::path p = root_ / key;
-  const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + std::to_string(::getpid()) + "-" +
+  const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + detail::writer_tag() + "-" +
                           std::to_string(g_tmp_counter.fetch_add(1)) + "-" + name;
   Fd d(-1);
   int fd = -1;
@@ -635,7 +635,7 @@ void FileStore::do_check_can_write(const std::string& key, const Bytes& probe) {
   }
   const fs::path where = root_ / dir;
   if (d.fd < 0) sys_fail("cannot open directory", where, errno);
-  const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + std::to_string(::getpid()) + "-" +
+  const std::string tmp = ".zarrpp-tmp-" + host_tag() + "-" + detail::writer_tag() + "-" +
                           std::to_string(g_tmp_counter.fetch_add(1)) + "-probe";
   const int fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) sys_fail("cannot write in", where, errno);

@@ -41,7 +41,7 @@ std::string errno_text() { return std::strerror(errno); }
 }
 
 // What a writer's temporaries beside the archive start with: its commits' new archives
-// (".NAME.zarrpp-new-<host>-<pid>-XXXXXX", and libzip's own ".NAME.zarrpp-new-...-XXXXXX.YYYYYY"
+// (".NAME.zarrpp-new-<host>-<pid>.<start>-XXXXXX", and libzip's own ".NAME.zarrpp-new-...-XXXXXX.YYYYYY"
 // that zip_close writes first) and its staged values (".NAME.zarrpp-staged-<host>-<pid>-XXXXXX"),
 // so the next writer can tell a dead writer's leftovers (sweep_dead_writers).
 std::string temp_marker(const fs::path& path, const char* what) {
@@ -56,8 +56,7 @@ std::string temp_marker(const fs::path& path, const char* what) {
   return "." + name + "." + what + "-";
 }
 std::string temp_template(const fs::path& path, const char* what) {
-  return (path.parent_path() /
-          (temp_marker(path, what) + detail::host_tag() + "-" + std::to_string(::getpid()) + "-XXXXXX"))
+  return (path.parent_path() / (temp_marker(path, what) + detail::host_tag() + "-" + detail::writer_tag() + "-XXXXXX"))
       .string();
 }
 
