@@ -771,7 +771,9 @@ def test_region_writes_from_dask_and_into_a_dataset_grown_in_front(tmp_path):
     zx.to_zarrpp(xr.Dataset({"u": ("t", [-2.0, -1.0])}, coords={"t": [-2, -1]}), path, prepend_dim="t")
     # region indices count from the dataset's first element, as xarray's do
     part = xr.Dataset({"u": ("t", np.array([10.0, 11.0, 12.0]))}).chunk(2)
-    zx.to_zarrpp(part, path, region={"t": slice(0, 3)})
+    with pytest.raises(ValueError, match="cuts a stored chunk"):  # it ends inside a chunk
+        zx.to_zarrpp(part, path, region={"t": slice(0, 3)})
+    zx.to_zarrpp(part, path, region={"t": slice(0, 3)}, safe_chunks=False)
     back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
     assert back["u"].values.tolist() == [10.0, 11.0, 12.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert back["t"].values.tolist() == [-2, -1, 0, 1, 2, 3, 4, 5]
@@ -831,3 +833,23 @@ def test_a_cluster_writes_one_dataset_in_regions_then_grows_it(tmp_path, dask_cl
     if fmt == 2:
         theirs = xr.open_dataset(path, engine="zarr").load()
         xr.testing.assert_identical(theirs, expected)
+
+
+def test_dask_regions_that_cut_chunks_need_safe_chunks_false_and_then_lose_nothing(tmp_path, dask_client):
+    # Two tasks writing regions that share a chunk: refused by default (newer xarray's rule for
+    # regions), written with safe_chunks=False, where zarrpp's conditional partial-chunk writes keep
+    # both parts (a LocalCluster's worker processes write them at once).
+    n = 40
+    ds = xr.Dataset({"v": ("t", np.zeros(n))}, coords={"t": np.arange(n)})
+    path = str(tmp_path / "u.zarr")
+    zx.to_zarrpp(ds, path, encoding={"v": {"chunks": (8,)}})
+    part = xr.Dataset({"v": ("t", np.arange(5.0, 15.0))}).chunk(5)
+    with pytest.raises(ValueError, match="cuts a stored chunk"):
+        zx.to_zarrpp(part, path, region={"t": slice(5, 15)})
+    edges = [0, 5, 13, 21, 30, 37, 40]  # none but the ends on a chunk boundary
+    values = np.arange(n, dtype="f8") + 1
+    writes = [zx.to_zarrpp(xr.Dataset({"v": ("t", values[a:b])}).chunk(3), path, region={"t": slice(a, b)},
+                           safe_chunks=False, compute=False) for a, b in zip(edges, edges[1:])]
+    dask_client.compute(writes, sync=True)
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    assert back["v"].values.tolist() == values.tolist()

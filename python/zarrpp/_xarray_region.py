@@ -84,7 +84,27 @@ def _box(name: Hashable, v: xr.Variable, dims: Tuple[str, ...], region: Mapping[
     return tuple(box)
 
 
-def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice]) -> List[Tuple[Array, Tuple[slice, ...], Any]]:
+def _check_aligned(name: Hashable, z: Array, dims: Tuple[str, ...], box: Tuple[slice, ...]) -> None:
+    """``safe_chunks``: a Dask-backed part's region must start and end on the stored objects'
+    boundaries (or at the array's end), so that no stored object is shared with another part that
+    another task writes (newer xarray's rule for regions). zarrpp's partial writes would keep both
+    parts' elements on stores that condition writes; ``safe_chunks=False`` lets them through."""
+    for dim, b, sizes, (lo, hi) in zip(dims, box, z.write_chunk_sizes, z.domain):
+        bounds, at_end = {lo}, lo
+        for n in sizes:
+            at_end += n
+            bounds.add(at_end)
+        for at in (b.start, b.stop):
+            if at not in bounds and at != hi:
+                raise ValueError(f"region write of {name!r}: along {dim!r} the region [{b.start - lo}, {b.stop - lo}) "
+                                 f"cuts a stored chunk (they start at {sorted(x - lo for x in bounds)[:8]}...), "
+                                 "which another task's region may share; align the region with the chunks, or pass "
+                                 "safe_chunks=False (zarrpp's partial-chunk writes keep both parts on stores that "
+                                 "lock or condition writes)")
+
+
+def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice],
+             safe_chunks: bool = True) -> List[Tuple[Array, Tuple[slice, ...], Any]]:
     """Each variable's array, box and values (encoded as the stored variable is, checked), before
     anything is written."""
     stored = {_decode_variable_name(k): z for k, z in g.arrays()}
@@ -108,6 +128,8 @@ def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice]) -> List
         box = _box(name, v, dims, region, extent)
         target = np.dtype(z.dtype)
         if hasattr(v.data, "dask"):
+            if safe_chunks:
+                _check_aligned(name, z, dims, box)
             plan.append((z, box, v.data.astype(target) if target.kind != "O" else v.data))
             continue
         vals = np.asarray(v.values)
@@ -121,7 +143,7 @@ def _write_into(z: Array, box: Tuple[slice, ...], vals: Any) -> None:
     z.coords[box] = vals
 
 
-def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool) -> Any:
+def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool, safe_chunks: bool = True) -> Any:
     """Writes ``ds`` into the part ``region`` of the dataset stored in ``g`` (None: all of it);
     nothing but chunks changes. ``compute=False``: Dask-backed variables are written by the
     ``dask.delayed`` returned, in-memory ones now (as xarray's writer does)."""
@@ -132,7 +154,7 @@ def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool) -> Any:
             raise ValueError(f"region must be a dict of slices or 'auto', got {region!r}")
         resolved = _auto_region(g, ds, _dataset_extent(g)) if isinstance(region, str) else region
         _checked_region(ds, resolved)
-        plan = _planned(g, ds, resolved)
+        plan = _planned(g, ds, resolved, safe_chunks)
     from .dask import to_zarrpp as dask_to_zarrpp
     writes = []
     for z, box, vals in plan:

@@ -47,7 +47,7 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     if mode is None:
         mode = "a" if growing else "r+" if region is not None else "w-"
     if region is not None:
-        return _region_write(ds, store, group, storage_options, mode, region, growing, compute)
+        return _region_write(ds, store, group, storage_options, mode, region, growing, compute, safe_chunks)
     if growing and not compute:
         raise NotImplementedError("to_zarrpp: compute=False with append_dim/prepend_dim is not supported yet: the "
                                   "growth and its data are written together")
@@ -75,7 +75,7 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
 
 
 def _region_write(ds: xr.Dataset, store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],
-                  mode: str, region: Any, growing: Any, compute: bool) -> Any:
+                  mode: str, region: Any, growing: Any, compute: bool, safe_chunks: bool) -> Any:
     """``region=``: into the stored dataset, changing no metadata (xarray's checks first)."""
     if mode not in ("a", "r+"):
         raise ValueError("cannot set region unless mode='a', mode='r+' or mode=None")
@@ -86,7 +86,7 @@ def _region_write(ds: xr.Dataset, store: Any, group: Optional[str], storage_opti
         raise TypeError(f"to_zarrpp: expected an xarray.Dataset, got {type(ds).__name__}")
     _validate_dataset_names(ds)
     g = _target_group(store, group, storage_options, "r+", False, None)
-    return write_region(g, ds, region, compute)
+    return write_region(g, ds, region, compute, safe_chunks)
 
 
 def _written_format(zarr_format: Optional[int], zarr_version: Optional[int], chunk_store: Any,
