@@ -8,9 +8,11 @@ data is read lazily (xarray's lazy indexing, or Dask with ``chunks=``). Each var
 coordinates fixed when the dataset was opened, so later growth of the arrays never shifts what an
 open dataset shows.
 
-Writing: :func:`to_zarrpp` writes a Dataset (dimension names, coordinates, attributes, encodings
-for chunks, shards and compressors), and grows one along a dimension at the end (``append_dim=``)
-or in front (``prepend_dim=``), new data encoded as the stored variables are.
+Writing: :func:`to_zarrpp` (also ``ds.zarrpp.to_zarr``) writes a Dataset as xarray's zarr engine
+encodes it (dimension names, coordinates, attributes, CF encodings, chunks, shards and compressors),
+writes parts of a stored one (``region=``, and ``compute=False`` first: xarray's pattern for a
+cluster), and grows one along a dimension at the end (``append_dim=``) or in front
+(``prepend_dim=``), new data encoded as the stored variables are.
 
 A dataset zarrpp writes records each dimension's extent in the group's attributes
 (``_zarrpp_dimensions``: coordinate bounds per dimension), written after every array has grown.
@@ -39,7 +41,8 @@ __all__ = ["ZarrppBackendEntrypoint", "ZarrppAccessor", "to_zarrpp", "DIMENSIONS
 
 # The package's xarray parts: this module (the backend: reading), _xarray_write (to_zarrpp),
 # _xarray_encode (variables' encodings, creating their arrays), _xarray_grow (the growth
-# protocol), _xarray_common (dimension names and the recorded extent).
+# protocol), _xarray_region (region= and compute=False writes), _xarray_common (dimension names
+# and the recorded extent).
 
 
 def _as_tuples(v: Any) -> Any:
