@@ -853,3 +853,18 @@ def test_dask_regions_that_cut_chunks_need_safe_chunks_false_and_then_lose_nothi
     dask_client.compute(writes, sync=True)
     back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
     assert back["v"].values.tolist() == values.tolist()
+
+
+def test_region_values_the_stored_encoding_would_mask_are_refused(tmp_path):
+    # A float variable whose stored missing value is -999: a part holding -999 would read back
+    # missing, so it is refused (floats stored as they are skip the decoding check only when the
+    # missing value is NaN).
+    ds = xr.Dataset({"v": ("t", np.arange(8.0))}, coords={"t": np.arange(8)})
+    ds["v"].encoding["_FillValue"] = -999.0
+    path = str(tmp_path / "m.zarr")
+    zx.to_zarrpp(ds, path, encoding={"v": {"chunks": (4,), "_FillValue": -999.0}})
+    with pytest.raises(ValueError, match="cannot|missing"):
+        zx.to_zarrpp(xr.Dataset({"v": ("t", [1.0, -999.0, 3.0, 4.0])}), path, region={"t": slice(0, 4)})
+    zx.to_zarrpp(xr.Dataset({"v": ("t", [1.0, np.nan, 3.0, 4.0])}), path, region={"t": slice(0, 4)})
+    back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
+    assert np.isnan(back["v"].values[1]) and back["v"].values[[0, 2, 3, 4]].tolist() == [1.0, 3.0, 4.0, 4.0]
