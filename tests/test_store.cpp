@@ -347,6 +347,14 @@ TEST(TempNames, AProcessIdGivenAgainDoesNotKeepADeadWritersFiles) {
   EXPECT_TRUE(detail::made_by_dead_writer(tag + "-" + std::to_string(gone) + ".123-x"));
   EXPECT_FALSE(detail::made_by_dead_writer("0badf00d-" + std::to_string(gone) + ".1-x"));  // another machine
   EXPECT_FALSE(detail::made_by_dead_writer(tag + "-" + std::to_string(gone) + ".-x"));     // not a name of ours
+  // a writer that has ended but is not reaped yet (a zombie) is gone too
+  pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  for (int i = 0; i < 500 && !detail::made_by_dead_writer(tag + "-" + std::to_string(zombie) + "-x"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // until it has ended
+  EXPECT_EQ(::kill(zombie, 0), 0);                              // still there, unreaped
+  EXPECT_TRUE(detail::made_by_dead_writer(tag + "-" + std::to_string(zombie) + "-x"));
+  ::waitpid(zombie, nullptr, 0);
   // a forked child names itself, not its parent
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);

@@ -31,23 +31,34 @@ const std::string& host_tag() {
 
 namespace {
 
-// When process `pid` started (field 22 of /proc/<pid>/stat, clock ticks since boot); 0 when it
-// cannot be read (no such process, or no /proc).
-unsigned long long start_time(long pid) {
+// Process `pid` as /proc/<pid>/stat shows it: its state (field 3: 'Z' for a zombie, a process
+// that has ended but is not yet reaped) and when it started (field 22, clock ticks since boot).
+// start 0: it cannot be read (no such process, or no /proc).
+struct ProcStat {
+  char state = '?';
+  unsigned long long start = 0;
+};
+ProcStat proc_stat(long pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
   std::FILE* f = std::fopen(path, "re");
-  if (!f) return 0;
+  if (!f) return {};
   char buf[1024];
   const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
   std::fclose(f);
   buf[n] = '\0';
   const char* p = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  if (!p || p[1] != ' ' || !p[2]) return {};
+  ProcStat st;
+  st.state = p[2];
   for (int field = 2; p && field < 22; ++field) {
     p = std::strchr(p + 1, ' ');
   }
-  return p ? std::strtoull(p + 1, nullptr, 10) : 0;
+  st.start = p ? std::strtoull(p + 1, nullptr, 10) : 0;
+  return st;
 }
+
+unsigned long long start_time(long pid) { return proc_stat(pid).start; }
 
 }  // namespace
 
@@ -76,9 +87,12 @@ bool made_by_dead_writer(std::string_view tail) {
   }
   if (*end != '-') return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
-  // alive: the writer, unless the id now names a process that started at another time
-  const unsigned long long now = start_time(pid);
-  return started != 0 && now != 0 && now != started;
+  // there: the writer, unless it has ended (a zombie, whose parent has not reaped it yet: one
+  // killed with its parent waits for init, which under load can take a while) or the id now names
+  // a process that started at another time
+  const ProcStat now = proc_stat(pid);
+  if (now.state == 'Z' || now.state == 'X') return true;
+  return started != 0 && now.start != 0 && now.start != started;
 }
 
 }  // namespace zarrpp::detail
