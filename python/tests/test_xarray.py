@@ -868,3 +868,30 @@ def test_region_values_the_stored_encoding_would_mask_are_refused(tmp_path):
     zx.to_zarrpp(xr.Dataset({"v": ("t", [1.0, np.nan, 3.0, 4.0])}), path, region={"t": slice(0, 4)})
     back = xr.open_dataset(path, engine=ZarrppBackendEntrypoint).load()
     assert np.isnan(back["v"].values[1]) and back["v"].values[[0, 2, 3, 4]].tolist() == [1.0, 3.0, 4.0, 4.0]
+
+
+@pytest.mark.parametrize("how", ["keyword", "encoding", "dask-keyword"])
+def test_write_empty_chunks_decides_whether_fill_chunks_are_stored(tmp_path, dask_client, how):
+    # newer xarray's write_empty_chunks (keyword or encoding): chunks equal to the fill value are
+    # stored only when it is True; the Dask path carries it to the workers with the array.
+    values = np.zeros(16)
+    values[12:] = 1.0  # chunk 3 holds data; chunks 0-2 are all fill value (0)
+    ds = xr.Dataset({"v": ("t", values)})
+    if how.startswith("dask"):
+        ds = ds.chunk(4)
+
+    def stored_chunks(path):
+        z = zarrpp.open_group(path)["v"]
+        return z.nchunks_initialized
+
+    for flag in (True, False):
+        path = str(tmp_path / f"{how}-{flag}.zarr")
+        enc = {"v": {"chunks": (4,), "_FillValue": 0.0}}
+        if how == "encoding":
+            enc["v"]["write_empty_chunks"] = flag
+            zx.to_zarrpp(ds, path, encoding=enc)
+        else:
+            zx.to_zarrpp(ds, path, encoding=enc, write_empty_chunks=flag)
+        assert stored_chunks(path) == (4 if flag else 1), (how, flag)
+        assert xr.open_dataset(path, engine=ZarrppBackendEntrypoint, mask_and_scale=False)["v"].values.tolist() \
+            == values.tolist()

@@ -210,6 +210,8 @@ def _create_variable(g: Group, name: str, v: xr.Variable, enc: Mapping[str, Any]
                 attrs["_FillValue"] = encoded
         z = g.create_array(name, shape=v.shape, dtype=create_dtype, attributes=attrs, dimension_names=dims,
                            zarr_format=3, **kw)
+    if enc.get("write_empty_chunks") is not None:  # a handle setting, for the writes below
+        z = z.with_config({"write_empty_chunks": bool(enc["write_empty_chunks"])})
     if write and v.size:
         _write_data(z, _values(v, dtype))
     return z

@@ -5,7 +5,7 @@ variables are encoded as the stored ones are, as growth encodes them."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Hashable, List, Mapping, Tuple
+from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple
 
 import numpy as np
 import xarray as xr
@@ -103,8 +103,8 @@ def _check_aligned(name: Hashable, z: Array, dims: Tuple[str, ...], box: Tuple[s
                                  "lock or condition writes)")
 
 
-def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice],
-             safe_chunks: bool = True) -> List[Tuple[Array, Tuple[slice, ...], Any]]:
+def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice], safe_chunks: bool = True,
+             write_empty: Optional[bool] = None) -> List[Tuple[Array, Tuple[slice, ...], Any]]:
     """Each variable's array, box and values (encoded as the stored variable is, checked), before
     anything is written."""
     stored = {_decode_variable_name(k): z for k, z in g.arrays()}
@@ -121,6 +121,9 @@ def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice],
     plan = []
     for name, v in variables.items():
         z = stored[name]
+        empty = write_empty if write_empty is not None else ds.variables[name].encoding.get("write_empty_chunks")
+        if empty is not None:  # a handle setting: whether chunks equal to the fill value are stored
+            z = z.with_config({"write_empty_chunks": bool(empty)})
         dims = _dimension_names(str(name), z)
         if tuple(map(str, v.dims)) != dims:
             raise ValueError(f"variable {name!r} already exists with different dimension names {dims} != "
@@ -143,18 +146,19 @@ def _write_into(z: Array, box: Tuple[slice, ...], vals: Any) -> None:
     z.coords[box] = vals
 
 
-def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool, safe_chunks: bool = True) -> Any:
+def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool, safe_chunks: bool = True,
+                 write_empty: Optional[bool] = None) -> Any:
     """Writes ``ds`` into the part ``region`` of the dataset stored in ``g`` (None: all of it);
     nothing but chunks changes. ``compute=False``: Dask-backed variables are written by the
     ``dask.delayed`` returned, in-memory ones now (as xarray's writer does)."""
     if region is None:  # the whole dataset (compute=False's data)
-        plan = _planned(g, ds, {})
+        plan = _planned(g, ds, {}, write_empty=write_empty)
     else:
         if isinstance(region, str) and region != "auto":
             raise ValueError(f"region must be a dict of slices or 'auto', got {region!r}")
         resolved = _auto_region(g, ds, _dataset_extent(g)) if isinstance(region, str) else region
         _checked_region(ds, resolved)
-        plan = _planned(g, ds, resolved, safe_chunks)
+        plan = _planned(g, ds, resolved, safe_chunks, write_empty)
     from .dask import to_zarrpp as dask_to_zarrpp
     writes = []
     for z, box, vals in plan:

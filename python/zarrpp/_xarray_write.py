@@ -19,7 +19,7 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
               prepend_dim: Optional[str] = None, storage_options: Optional[Dict[str, Any]] = None,
               zarr_format: Optional[int] = None, consolidated: Optional[bool] = None,
               zarr_version: Optional[int] = None, compute: bool = True, region: Any = None, chunk_store: Any = None,
-              synchronizer: Any = None, safe_chunks: bool = True) -> Group:
+              synchronizer: Any = None, safe_chunks: bool = True, write_empty_chunks: Optional[bool] = None) -> Group:
     """Writes ``ds`` to a zarrpp group at ``store`` (a path, ``s3://`` URL or zarrpp store).
 
     ``mode``: "w-" (default; fail if something is there), "w" (replace), "a" (add or overwrite
@@ -39,7 +39,8 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     written now, the data by the ``dask.delayed`` returned. ``chunk_store`` and ``synchronizer``
     are refused unless None. ``safe_chunks``: xarray's rule, Dask blocks that straddle the Zarr chunks
     given in encoding are refused unless False (zarrpp's partial-chunk writes are safe on stores
-    that lock). Returns the group (or the delayed)."""
+    that lock). ``write_empty_chunks``: whether chunks equal to the fill value are stored (also an
+    encoding key per variable; by default zarrpp.config's). Returns the group (or the delayed)."""
     zarr_format = _written_format(zarr_format, zarr_version, chunk_store, synchronizer)
     if append_dim is not None and prepend_dim is not None:
         raise ValueError("give append_dim or prepend_dim, not both")
@@ -47,7 +48,8 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     if mode is None:
         mode = "a" if growing else "r+" if region is not None else "w-"
     if region is not None:
-        return _region_write(ds, store, group, storage_options, mode, region, growing, compute, safe_chunks)
+        return _region_write(ds, store, group, storage_options, mode, region, growing, compute, safe_chunks,
+                             write_empty_chunks)
     if growing and not compute:
         raise NotImplementedError("to_zarrpp: compute=False with append_dim/prepend_dim is not supported yet: the "
                                   "growth and its data are written together")
@@ -66,16 +68,20 @@ def to_zarrpp(ds: xr.Dataset, store: Any, *, mode: Optional[str] = None, group: 
     else:
         fmt = zarr_format if zarr_format is not None else _existing_format(store, group, storage_options, mode)
         variables, new_attrs = _rehearse(ds, encoding, fmt, safe_chunks)
+        if write_empty_chunks is not None:
+            for v in variables.values():
+                v.encoding["write_empty_chunks"] = write_empty_chunks
         g = _target_group(store, group, storage_options, mode, False, fmt)
         _write_dataset(g, ds, variables, new_attrs, mode, set(encoding or {}), write=compute)
     if consolidated is not False:
         _open_group(store, None, storage_options, mode="r+").consolidate_metadata()
     # compute=False: the metadata is written; the data, as region writes of the whole dataset
-    return g if compute else write_region(g, ds, None, False)
+    return g if compute else write_region(g, ds, None, False, write_empty=write_empty_chunks)
 
 
 def _region_write(ds: xr.Dataset, store: Any, group: Optional[str], storage_options: Optional[Dict[str, Any]],
-                  mode: str, region: Any, growing: Any, compute: bool, safe_chunks: bool) -> Any:
+                  mode: str, region: Any, growing: Any, compute: bool, safe_chunks: bool,
+                  write_empty: Optional[bool]) -> Any:
     """``region=``: into the stored dataset, changing no metadata (xarray's checks first)."""
     if mode not in ("a", "r+"):
         raise ValueError("cannot set region unless mode='a', mode='r+' or mode=None")
@@ -86,7 +92,7 @@ def _region_write(ds: xr.Dataset, store: Any, group: Optional[str], storage_opti
         raise TypeError(f"to_zarrpp: expected an xarray.Dataset, got {type(ds).__name__}")
     _validate_dataset_names(ds)
     g = _target_group(store, group, storage_options, "r+", False, None)
-    return write_region(g, ds, region, compute, safe_chunks)
+    return write_region(g, ds, region, compute, safe_chunks, write_empty)
 
 
 def _written_format(zarr_format: Optional[int], zarr_version: Optional[int], chunk_store: Any,

@@ -57,29 +57,32 @@ class _Location:
         self.array: Optional[Array] = array
         self.token = token
         self._state: Optional[Tuple[Any, str, bool]] = None
+        self._write_empty = bool(array.config.write_empty_chunks)  # a handle setting: it travels too
 
     def __reduce__(self) -> Any:
         if self.array is None:
             store, path, read_only = self._state  # type: ignore[misc]
         else:
             store, path, read_only = _store_for_pickle(self.array.store), self.array.path, self.array._read_only
-        return (_Location._rebuild, (self.token, store, path, read_only))
+        return (_Location._rebuild, (self.token, store, path, read_only, self._write_empty))
 
     @staticmethod
-    def _rebuild(token: str, store: Any, path: str, read_only: bool) -> "_Location":
+    def _rebuild(token: str, store: Any, path: str, read_only: bool, write_empty: bool = False) -> "_Location":
         loc = _Location.__new__(_Location)
-        loc.array, loc.token, loc._state = None, token, (store, path, read_only)
+        loc.array, loc.token, loc._state, loc._write_empty = None, token, (store, path, read_only), write_empty
         return loc
 
     def get(self) -> Array:
         if self.array is not None:
             return self.array
         store, path, read_only = self._state  # type: ignore[misc]
-        key = (self.token, pickle.dumps((store, path, read_only)))
+        key = (self.token, pickle.dumps((store, path, read_only, self._write_empty)))
         with _open_lock:
             z = _opened.get(key)
         if z is None:
             z = _reopen(store, path, read_only)  # type: ignore[assignment]
+            if z.config.write_empty_chunks != self._write_empty:  # type: ignore[union-attr]
+                z = z.with_config({"write_empty_chunks": self._write_empty})  # type: ignore[union-attr]
             with _open_lock:
                 if len(_opened) >= _OPENED_MAX:
                     _opened.pop(next(iter(_opened)))
