@@ -895,3 +895,27 @@ def test_write_empty_chunks_decides_whether_fill_chunks_are_stored(tmp_path, das
         assert stored_chunks(path) == (4 if flag else 1), (how, flag)
         assert xr.open_dataset(path, engine=ZarrppBackendEntrypoint, mask_and_scale=False)["v"].values.tolist() \
             == values.tolist()
+
+
+def test_xarray_keywords_zarrpp_does_not_take_are_refused_by_name(tmp_path):
+    # The reader's and the writer's refusals of xarray's zarr keywords, each naming what and why;
+    # nothing is written by a refused write.
+    ds = xr.Dataset({"v": ("t", np.arange(4.0))})
+    path = str(tmp_path / "k.zarr")
+    for kw, words in (({"chunk_store": {}}, "chunk_store"), ({"synchronizer": object()}, "synchronizer"),
+                      ({"zarr_format": 3, "zarr_version": 2}, "disagree")):
+        with pytest.raises(ValueError, match=words):
+            zx.to_zarrpp(ds, path, **kw)
+        assert not os.path.exists(path)
+    zx.to_zarrpp(ds, path, consolidated=False)
+    for kw, words in (({"chunk_store": {}}, "chunk_store"), ({"synchronizer": object()}, "synchronizer"),
+                      ({"zarr_version": 2}, "zarr_format=2, but the group is Zarr v3"),
+                      ({"zarr_version": 3, "zarr_format": 2}, "disagree")):
+        with pytest.raises(ValueError, match=words):
+            xr.open_dataset(path, engine=ZarrppBackendEntrypoint, **kw)
+    with pytest.raises(KeyError, match="no consolidated metadata"):
+        xr.open_dataset(path, engine=ZarrppBackendEntrypoint, consolidated=True)
+    with pytest.warns(RuntimeWarning, match="Failed to open Zarr store with consolidated metadata"):
+        xr.open_dataset(path, engine=ZarrppBackendEntrypoint)
+    with pytest.raises(FileNotFoundError, match="No such file or directory"):
+        xr.open_dataset(str(tmp_path / "missing.zarr"), engine=ZarrppBackendEntrypoint)
