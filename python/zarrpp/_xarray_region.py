@@ -142,10 +142,6 @@ def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice], safe_ch
     return plan
 
 
-def _write_into(z: Array, box: Tuple[slice, ...], vals: Any) -> None:
-    z.coords[box] = vals
-
-
 def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool, safe_chunks: bool = True,
                  write_empty: Optional[bool] = None) -> Any:
     """Writes ``ds`` into the part ``region`` of the dataset stored in ``g`` (None: all of it);
@@ -159,17 +155,15 @@ def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool, safe_chun
         resolved = _auto_region(g, ds, _dataset_extent(g)) if isinstance(region, str) else region
         _checked_region(ds, resolved)
         plan = _planned(g, ds, resolved, safe_chunks, write_empty)
+    import dask
     from .dask import to_zarrpp as dask_to_zarrpp
     writes = []
     for z, box, vals in plan:
         if hasattr(vals, "dask"):
             writes.append(dask_to_zarrpp(vals, z, region=list(box), compute=False))
         else:  # in memory: written now, as xarray's writer does even with compute=False
-            _write_into(z, box, vals)
-    if compute:
-        if writes:
-            import dask
-            dask.compute(*writes)
-        return g
-    import dask
-    return dask.delayed(lambda *_: g)(*writes)
+            z.coords[box] = vals
+    if not compute:
+        return dask.delayed(lambda *_: g)(*writes)
+    dask.compute(*writes)
+    return g
