@@ -114,6 +114,11 @@ void bind_stores(py::module_& m) {
       .def_property_readonly(
           "supports_listing", [](const zarrpp::Store& s) { return s.capabilities().listing; },
           "Whether the store can list its keys.")
+      .def_property_readonly(
+          "supports_conditional_writes",
+          [](zarrpp::Store& s) { return without_gil([&] { return s.confirm_capabilities().conditional_writes; }); },
+          "Whether a write can be conditioned on what is stored (so a chunk written in part by two "
+          "writers keeps both parts); an S3 store asks its server once.")
       .def("_get", &store_get, "key"_a, "kind"_a = "all", "a"_a = 0, "b"_a = 0,
            "The value of `key` (kind all; range [a, b); from offset a; suffix: the last a bytes) or None.")
       .def(

@@ -211,6 +211,19 @@ def test_cluster_writes_to_s3(tmp_path, dask_client, moto_s3):
     assert z.nchunks_initialized == 8
 
 
+def test_cluster_writes_into_a_zip_file(tmp_path, dask_client):
+    # One writer at a time: the graph's process commits what it staged (the array's metadata) and
+    # lets the file go; each task on a worker writes through its own writer, committed at its end.
+    st = zarrpp.storage.ZipStore(tmp_path / "w.zip", mode="w", lock_timeout=5)
+    z = zarrpp.create_array(st, shape=(60, 4), chunks=(10, 4), dtype="i4")
+    zd.to_zarrpp(da.arange(240, dtype="i4", chunks=40).reshape(60, 4).rechunk((20, 4)), z)
+    z[0, 0] = -1  # the store takes the file again
+    st.close()
+    want = np.arange(240, dtype="i4").reshape(60, 4)
+    want[0, 0] = -1
+    assert np.array_equal(zarrpp.open_array(zarrpp.storage.ZipStore(tmp_path / "w.zip"), mode="r")[...], want)
+
+
 def test_memory_store_arrays_are_refused_on_a_cluster(dask_client):
     z = zarrpp.create_array(zarrpp.MemoryStore(), shape=(4,), chunks=(2,), dtype="i4")
     with pytest.raises(TypeError, match="MemoryStore"):

@@ -855,6 +855,65 @@ def test_dask_regions_that_cut_chunks_need_safe_chunks_false_and_then_lose_nothi
     assert back["v"].values.tolist() == values.tolist()
 
 
+def test_unaligned_dask_regions_are_refused_on_stores_that_cannot_condition_writes():
+    import collections.abc
+
+    class Plain(collections.abc.MutableMapping):
+        def __init__(self):
+            self.d = {}
+
+        def __getitem__(self, k):
+            return self.d[k]
+
+        def __setitem__(self, k, v):
+            self.d[k] = v
+
+        def __delitem__(self, k):
+            del self.d[k]
+
+        def __iter__(self):
+            return iter(self.d)
+
+        def __len__(self):
+            return len(self.d)
+
+    store = Plain()
+    zx.to_zarrpp(xr.Dataset({"v": ("t", np.zeros(20))}), store, encoding={"v": {"chunks": (10,)}})
+    before = dict(store.d)
+    part = xr.Dataset({"v": ("t", np.ones(7))}).chunk(7)
+    with pytest.raises(ValueError, match="cannot condition a write on what is stored"):
+        zx.to_zarrpp(part, store, region={"t": slice(3, 10)}, safe_chunks=False)
+    assert store.d == before  # nothing written
+    aligned = xr.Dataset({"v": ("t", np.ones(10))}).chunk(5)
+    import dask
+    with dask.config.set(scheduler="threads"):  # the mapping lives in this process only
+        zx.to_zarrpp(aligned, store, region={"t": slice(10, 20)})  # no chunk shared: written
+    back = xr.open_dataset(store, engine=ZarrppBackendEntrypoint).load()
+    assert back["v"].values.tolist() == [0.0] * 10 + [1.0] * 10
+
+
+def test_a_cluster_writes_a_zip_file_in_regions(tmp_path, dask_client):
+    # A zip file has one writer at a time: the graph's process lets it go before the tasks run, and
+    # each task on a worker process writes through a writer of its own, committed when the task
+    # ends (before that, the first worker held the file until it closed: the others waited, then
+    # failed).
+    n = 40
+    ds = xr.Dataset({"v": (("t", "x"), np.arange(n * 3, dtype="f8").reshape(n, 3))}, coords={"t": np.arange(n)})
+    st = zarrpp.storage.ZipStore(tmp_path / "r.zip", mode="w", lock_timeout=5)
+    delayed = zx.to_zarrpp(ds.chunk({"t": 10}), st, compute=False, encoding={"v": {"chunks": (10, 3)}})
+    dask_client.compute(delayed, sync=True)
+    values = ds["v"].values * 2
+    edges = [0, 10, 17, 23, 40]  # two regions cut a chunk: conditioned writes keep both parts
+    writes = [zx.to_zarrpp(xr.Dataset({"v": (("t", "x"), values[a:b])}).chunk({"t": 4}), st,
+                           region={"t": slice(a, b)}, safe_chunks=False, compute=False)
+              for a, b in zip(edges, edges[1:])]
+    dask_client.compute(writes, sync=True)
+    st.close()
+    back = xr.open_dataset(zarrpp.storage.ZipStore(tmp_path / "r.zip"), engine=ZarrppBackendEntrypoint).load()
+    assert back["v"].values.tolist() == values.tolist()
+    assert back["t"].values.tolist() == list(range(n))
+
+
 def test_region_values_the_stored_encoding_would_mask_are_refused(tmp_path):
     # A float variable whose stored missing value is -999: a part holding -999 would read back
     # missing, so it is refused (floats stored as they are skip the decoding check only when the

@@ -5,7 +5,7 @@ variables are encoded as the stored ones are, as growth encodes them."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Hashable, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Hashable, List, Mapping, Optional, Set, Tuple
 
 import numpy as np
 import xarray as xr
@@ -84,23 +84,42 @@ def _box(name: Hashable, v: xr.Variable, dims: Tuple[str, ...], region: Mapping[
     return tuple(box)
 
 
-def _check_aligned(name: Hashable, z: Array, dims: Tuple[str, ...], box: Tuple[slice, ...]) -> None:
-    """``safe_chunks``: a Dask-backed part's region must start and end on the stored objects'
-    boundaries (or at the array's end), so that no stored object is shared with another part that
-    another task writes (newer xarray's rule for regions). zarrpp's partial writes would keep both
-    parts' elements on stores that condition writes; ``safe_chunks=False`` lets them through."""
+def _check_aligned(name: Hashable, z: Array, dims: Tuple[str, ...], box: Tuple[slice, ...],
+                   safe_chunks: bool) -> None:
+    """A Dask-backed part's region must start and end on the stored objects' boundaries (or at the
+    array's end), so that no stored object is shared with another part that another task writes
+    (newer xarray's rule for regions, ``safe_chunks=True``). With ``safe_chunks=False`` such a region
+    is written by zarrpp's partial-chunk writes, conditioned on what is stored so both parts stay:
+    refused on a store that cannot condition a write (a mapping that is not a dict, an S3 server
+    without conditional writes), where one part would be lost."""
+    cut = _cut(z, dims, box)
+    if cut is None:
+        return
+    dim, b, bounds = cut
+    lo = z.domain[dims.index(dim)][0]
+    where = (f"region write of {name!r}: along {dim!r} the region [{b.start - lo}, {b.stop - lo}) cuts a stored "
+             f"chunk (they start at {sorted(x - lo for x in bounds)[:8]}...), which another task's region may share")
+    if safe_chunks:
+        raise ValueError(f"{where}; align the region with the chunks, or pass safe_chunks=False (zarrpp's "
+                         "partial-chunk writes keep both parts on stores that condition writes)")
+    if not z.store.supports_conditional_writes:
+        st = z.store
+        named = f"a store over a {type(st.mapping).__name__}" if hasattr(st, "mapping") else f"the store {st}"
+        raise ValueError(f"{where}, and {named} cannot condition a write on what is stored, so one task's part of "
+                         "that chunk would be lost; align the region with the chunks")
+
+
+def _cut(z: Array, dims: Tuple[str, ...], box: Tuple[slice, ...]) -> Optional[Tuple[str, slice, Set[int]]]:
+    """The first dimension along which ``box`` starts or ends inside a stored object, the box's
+    slice there and the objects' starts; None when it cuts none."""
     for dim, b, sizes, (lo, hi) in zip(dims, box, z.write_chunk_sizes, z.domain):
         bounds, at_end = {lo}, lo
         for n in sizes:
             at_end += n
             bounds.add(at_end)
-        for at in (b.start, b.stop):
-            if at not in bounds and at != hi:
-                raise ValueError(f"region write of {name!r}: along {dim!r} the region [{b.start - lo}, {b.stop - lo}) "
-                                 f"cuts a stored chunk (they start at {sorted(x - lo for x in bounds)[:8]}...), "
-                                 "which another task's region may share; align the region with the chunks, or pass "
-                                 "safe_chunks=False (zarrpp's partial-chunk writes keep both parts on stores that "
-                                 "lock or condition writes)")
+        if any(at not in bounds and at != hi for at in (b.start, b.stop)):
+            return dim, b, bounds
+    return None
 
 
 def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice], safe_chunks: bool = True,
@@ -131,8 +150,7 @@ def _planned(g: Group, ds: xr.Dataset, region: Mapping[Hashable, slice], safe_ch
         box = _box(name, v, dims, region, extent)
         target = np.dtype(z.dtype)
         if hasattr(v.data, "dask"):
-            if safe_chunks:
-                _check_aligned(name, z, dims, box)
+            _check_aligned(name, z, dims, box, safe_chunks)
             plan.append((z, box, v.data.astype(target) if target.kind != "O" else v.data))
             continue
         vals = np.asarray(v.values)
@@ -157,12 +175,11 @@ def write_region(g: Group, ds: xr.Dataset, region: Any, compute: bool, safe_chun
         plan = _planned(g, ds, resolved, safe_chunks, write_empty)
     import dask
     from .dask import to_zarrpp as dask_to_zarrpp
-    writes = []
-    for z, box, vals in plan:
-        if hasattr(vals, "dask"):
-            writes.append(dask_to_zarrpp(vals, z, region=list(box), compute=False))
-        else:  # in memory: written now, as xarray's writer does even with compute=False
+    for z, box, vals in plan:  # in memory: written now, as xarray's writer does even with compute=False
+        if not hasattr(vals, "dask"):
             z.coords[box] = vals
+    writes = [dask_to_zarrpp(vals, z, region=list(box), compute=False)
+              for z, box, vals in plan if hasattr(vals, "dask")]
     if not compute:
         return dask.delayed(lambda *_: g)(*writes)
     dask.compute(*writes)

@@ -28,6 +28,7 @@ from ._arguments import _irregular_sizes
 from ._array import Array, _reopen, _store_for_pickle, open_array
 from ._creation import create_array
 from ._config import config
+from .storage import ZipStore
 
 __all__ = ["from_zarrpp", "to_zarrpp", "grid_chunks"]
 
@@ -90,6 +91,34 @@ class _Location:
         self.array = z  # type: ignore[assignment]
         return z  # type: ignore[return-value]
 
+    def write(self, sel: Tuple[slice, ...], value: Any) -> None:
+        """Writes ``value`` at ``sel``. A zip file has one writer at a time, holding the file until
+        it closes its store; so a task in another process than the graph's writes through a writer
+        of its own, closed (the archive rewritten) before the task ends: one commit per block."""
+        if self._state is None or not _zip_writer(self._state[0]):
+            self.get().coords[sel] = value
+            return
+        store, path, read_only = self._state
+        own = pickle.loads(pickle.dumps(store))  # a new writer of the same file
+        try:
+            z = _reopen(own, path, read_only)
+            if z.config.write_empty_chunks != self._write_empty:
+                z = z.with_config({"write_empty_chunks": self._write_empty})
+            z.coords[sel] = value
+        finally:
+            own.close()
+
+
+def _zip_writer(store: Any) -> bool:
+    return isinstance(store, ZipStore) and not store.read_only
+
+
+def release_zip_writer(z: Any) -> None:
+    """Commits what ``z``'s zip file writer staged and lets the file go (the store takes it again
+    at its next change), so the tasks of other processes can write (one writer at a time)."""
+    if _zip_writer(z.store):
+        z.store.close()
+
 
 def _read_box(loc: _Location, box: Tuple[Tuple[int, int], ...]) -> np.ndarray:
     z = loc.get()
@@ -111,7 +140,7 @@ class _CoordinateTarget:
             if not isinstance(s, slice) or s.step not in (None, 1):
                 raise TypeError(f"zarrpp.dask: unexpected block index {s!r} from dask")
             sel.append(slice(lo + (s.start or 0), lo + s.stop))
-        self.loc.get().coords[tuple(sel)] = value
+        self.loc.write(tuple(sel), value)
 
 
 # ---- reading ---------------------------------------------------------------------------------------
@@ -233,5 +262,6 @@ def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequen
             x = x.rechunk(want)
     loc = _Location(z, uuid.uuid4().hex)
     tgt = _CoordinateTarget(loc, start, tuple(x.shape), z.dtype)
+    release_zip_writer(z)  # before any task writes: they may run in other processes
     stored = da.store(x, tgt, lock=False, compute=compute)  # type: ignore[arg-type]  # any __setitem__ target
     return z if compute else stored
