@@ -17,7 +17,10 @@ target_sources(zarrpp PRIVATE
   ${_zarrpp_remote_root}/src/store/remote/http_store.cpp
   ${_zarrpp_remote_root}/src/store/remote/s3_responses.cpp
   ${_zarrpp_remote_root}/src/store/remote/s3_store.cpp
-  ${_zarrpp_remote_root}/src/store/remote/s3_lease.cpp
+  ${_zarrpp_remote_root}/src/store/remote/azure_auth.cpp
+  ${_zarrpp_remote_root}/src/store/remote/azure_store.cpp
+  ${_zarrpp_remote_root}/src/store/remote/conditional_objects.cpp
+  ${_zarrpp_remote_root}/src/store/remote/object_lease.cpp
   ${_zarrpp_remote_root}/src/store/url.cpp
 )
 target_link_libraries(zarrpp PRIVATE PkgConfig::CURL PkgConfig::CRYPTO PkgConfig::EXPAT)

@@ -38,6 +38,7 @@ py::object store_get(zarrpp::Store& s, const std::string& key, const std::string
 zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bool read_only) {
   zarrpp::OpenStoreOptions o;
   o.s3.read_only = read_only;
+  o.azure.read_only = read_only;
   o.file.read_only = read_only;
   auto text = [](const py::handle& v, const std::string& k) {
     if (!py::isinstance<py::str>(v)) throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a string");
@@ -46,7 +47,17 @@ zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bo
   for (const auto& [kh, v] : options) {
     const std::string k = py::str(kh);
     if (k == "endpoint_url" || k == "endpoint")
-      o.s3.endpoint = text(v, k);
+      o.s3.endpoint = o.azure.endpoint = text(v, k);
+    else if (k == "account_name")  // Azure, as adlfs spells them
+      o.azure.account_name = text(v, k);
+    else if (k == "account_key")
+      o.azure.account_key = text(v, k);
+    else if (k == "sas_token")
+      o.azure.sas_token = text(v, k);
+    else if (k == "connection_string")
+      o.azure.connection_string = text(v, k);
+    else if (k == "account_host")
+      o.azure.endpoint = "https://" + text(v, k);
     else if (k == "region" || k == "region_name")
       o.s3.region = text(v, k);
     else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id")
@@ -57,7 +68,7 @@ zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bo
       o.s3.session_token = text(v, k);
     else if (k == "anon") {
       if (!py::isinstance<py::bool_>(v)) throw zarrpp::ArgumentError("storage_options: 'anon' must be True or False");
-      o.s3.anonymous = v.cast<bool>();
+      o.s3.anonymous = o.azure.anonymous = v.cast<bool>();
     } else if (k == "headers") {
       if (!py::isinstance<py::dict>(v))
         throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
@@ -71,11 +82,14 @@ zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bo
       try {
         o.s3.net.set(k, x);
         o.http.net.set(k, x);
+        o.azure.net.set(k, x);
       } catch (const zarrpp::ArgumentError& e) {
         throw zarrpp::ArgumentError(std::string("storage_options: ") + e.what());
       }
     } else {
-      std::string names = "endpoint_url, region, key, secret, token, anon, headers";
+      std::string names =
+          "endpoint_url, region, key, secret, token, anon, headers, account_name, account_key, sas_token, "
+          "connection_string, account_host";
       for (const auto& n : zarrpp::RemoteOptions::option_names()) names += ", " + n;
       throw zarrpp::ArgumentError("storage_options: unknown option '" + k + "' (zarrpp takes " + names + ")");
     }
@@ -245,6 +259,20 @@ void bind_stores(py::module_& m) {
       .def_property_readonly("prefix", &zarrpp::S3Store::prefix, "The folder in the bucket (\"\" for its root).")
       .def_property_readonly("endpoint", &zarrpp::S3Store::endpoint, "The server's URL.")
       .def("__repr__", [](const zarrpp::S3Store& s) { return "S3Store('" + s.location() + "')"; });
+  py::class_<zarrpp::AzureStore, zarrpp::Store, std::shared_ptr<zarrpp::AzureStore>>(
+      m, "AzureStore",
+      "A store in an Azure Blob Storage container, from an az://, abfs:// or Azure https:// URL and "
+      "storage_options (zarrpp.storage.open_url).",
+      py::dynamic_attr())
+      .def(py::init([](const std::string& url, const py::dict& options, bool read_only) {
+             return remote_of<zarrpp::AzureStore>(url, options, read_only, "az://");
+           }),
+           "url"_a, "storage_options"_a = py::dict(), "read_only"_a = false)
+      .def_property_readonly("container", &zarrpp::AzureStore::container, "The container's name.")
+      .def_property_readonly("prefix", &zarrpp::AzureStore::prefix, "The folder in the container (\"\" for its root).")
+      .def_property_readonly("endpoint", &zarrpp::AzureStore::endpoint, "The blob service's URL.")
+      .def_property_readonly("account", &zarrpp::AzureStore::account, "The storage account.")
+      .def("__repr__", [](const zarrpp::AzureStore& s) { return "AzureStore('" + s.location() + "')"; });
   // Where a store string points, as the core reads it for every front end (zarrpp::locate_store):
   // Python makes its own store objects from the answer.
   m.def(
@@ -256,7 +284,7 @@ void bind_stores(py::module_& m) {
         } catch (const zarrpp::StoreError& e) {
           throw zarrpp::ArgumentError(e.what());  // the string names no store: a ValueError
         }
-        static constexpr const char* kinds[] = {"directory", "zip", "memory", "http", "s3"};
+        static constexpr const char* kinds[] = {"directory", "zip", "memory", "http", "s3", "azure"};
         py::dict d;
         d["kind"] = kinds[static_cast<int>(at.kind)];
         d["path"] = at.path.string();
@@ -266,7 +294,8 @@ void bind_stores(py::module_& m) {
         return d;
       },
       "text"_a, "new_zip_files"_a = false,
-      "Where a store string points: {'kind': 'directory'|'zip'|'memory'|'http'|'s3', 'path', 'inner', 'name', "
+      "Where a store string points: {'kind': 'directory'|'zip'|'memory'|'http'|'s3'|'azure', 'path', 'inner', "
+      "'name', "
       "'new_zip'}.");
   m.def("named_memory_store", &zarrpp::MemoryStore::named, "name"_a, "The process-wide memory store memory://NAME.");
   m.def("forget_named_memory_store", &zarrpp::MemoryStore::forget_named, "name"_a,

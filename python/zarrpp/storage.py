@@ -24,8 +24,8 @@ from . import _zarrpp
 from ._store_base import (Buffer, OffsetByteRequest, RangeByteRequest, Store, SuffixByteRequest,
                           _value_bytes)
 
-__all__ = ["Store", "StorePath", "ZipStore", "LocalStore", "FileStore", "MemoryStore", "S3Store", "HttpStore",
-           "StoreLike", "open_url", "forget_memory_store", "Buffer", "RangeByteRequest", "OffsetByteRequest",
+__all__ = ["Store", "StorePath", "ZipStore", "LocalStore", "FileStore", "MemoryStore", "S3Store", "AzureStore",
+           "HttpStore", "StoreLike", "open_url", "forget_memory_store", "Buffer", "RangeByteRequest", "OffsetByteRequest",
            "SuffixByteRequest"]
 
 
@@ -378,7 +378,7 @@ def _store_at(sp: StorePath) -> Store:
 StoreLike = Any  # a Store, StorePath, mapping, str, os.PathLike or None
 
 
-_REMOTE_SCHEMES = ("s3://", "http://", "https://")
+_REMOTE_SCHEMES = ("s3://", "http://", "https://", "az://", "abfs://", "abfss://")
 
 
 class _RemoteStore(Store):
@@ -421,6 +421,15 @@ class S3Store(_RemoteStore, _zarrpp.S3Store):
         self._remember(url, storage_options)
 
 
+class AzureStore(_RemoteStore, _zarrpp.AzureStore):
+    """A store in an Azure Blob Storage container: ``AzureStore("az://container/prefix",
+    storage_options)`` (see ``open_url`` for the options)."""
+
+    def __init__(self, url: str, storage_options: Optional[Dict[str, Any]] = None, read_only: bool = False):
+        _zarrpp.AzureStore.__init__(self, url, dict(storage_options or {}), bool(read_only))
+        self._remember(url, storage_options)
+
+
 class HttpStore(_RemoteStore, _zarrpp.HttpStore):
     """A read-only store over HTTP(S): ``HttpStore("https://host/path", storage_options)`` (see
     ``open_url`` for the options)."""
@@ -450,7 +459,11 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_on
     """The store at ``url``: ``s3://bucket/prefix`` (endpoint, region and credentials from
     ``storage_options`` — ``endpoint_url``, ``region``, ``key``, ``secret``, ``token``, ``anon`` — else
     from the ``AWS_*`` environment variables, as the C++ S3Store) or ``http(s)://host/path``
-    (read-only; ``storage_options={"headers": {...}}``). The URL is the node itself.
+    (read-only; ``storage_options={"headers": {...}}``) or ``az://container/prefix`` (also
+    ``abfs://`` and ``https://ACCOUNT.blob.core.windows.net/container/prefix``; ``storage_options``
+    as adlfs spells them — ``account_name``, ``account_key``, ``sas_token``, ``connection_string``,
+    ``account_host``, ``anon``, ``endpoint_url`` — else ``AZURE_STORAGE_CONNECTION_STRING`` and the
+    ``AZURE_STORAGE_*`` variables). The URL is the node itself.
 
     Every request is bounded, for both kinds: ``connect_timeout``, ``timeout`` (one attempt),
     ``stall_timeout`` (no byte moving), ``retry_window`` (no new attempt after it),
@@ -460,9 +473,11 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_on
     kind = _zarrpp.locate_store(url)["kind"]
     if kind == "s3":
         return S3Store(url, storage_options, read_only)
+    if kind == "azure":
+        return AzureStore(url, storage_options, read_only)
     if kind == "http":
         return HttpStore(url, storage_options)
-    raise ValueError(f"open_url: '{url}' is not an s3:// or http(s):// URL")
+    raise ValueError(f"open_url: '{url}' is not an s3://, az:// or http(s):// URL")
 
 
 def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storage_options: Optional[Dict[str, Any]],
@@ -471,7 +486,7 @@ def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storag
     ".." as the OS takes it, paths into an existing zip file, memory://NAME); Python makes the
     store objects."""
     at = _zarrpp.locate_store(s)
-    if at["kind"] in ("http", "s3"):
+    if at["kind"] in ("http", "s3", "azure"):
         return open_url(s, storage_options, bool(read_only))
     if at["kind"] == "memory":
         return _memory_url(at["name"], at["inner"])
@@ -494,7 +509,7 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
     from .errors import NodeNotFoundError
     missing = missing or NodeNotFoundError
     if storage_options and not (isinstance(store, str) and store.startswith(_REMOTE_SCHEMES)):
-        raise TypeError("storage_options is only taken with an s3:// or http(s):// URL")
+        raise TypeError("storage_options is only taken with an s3://, az:// or http(s):// URL")
     if store is None:
         return MemoryStore()
     if isinstance(store, _zarrpp.Store):

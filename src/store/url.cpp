@@ -44,6 +44,46 @@ std::string file_url_path(const std::string& url, const std::string& rest) {
   return path;
 }
 
+// Whether an http(s) URL is an Azure blob service's ("https://ACCOUNT.blob.core.windows.net/...").
+bool azure_blob_url(const std::string& rest) {
+  const std::string host = rest.substr(0, rest.find_first_of("/?#"));
+  constexpr std::string_view suffix = ".blob.core.windows.net";
+  return host.size() > suffix.size() && host.ends_with(suffix);
+}
+
+// The AzureStore an az://, abfs:// or Azure https URL names, `o` filling in the rest.
+StorePtr open_azure(const std::string& url, AzureStore::Options o) {
+  const std::string scheme = scheme_of(url);
+  std::string rest = url.substr(scheme.size() + 3);
+  if (scheme == "https" || scheme == "http") {
+    const auto q = rest.find('?');
+    if (q != std::string::npos) {
+      if (!o.sas_token) o.sas_token = rest.substr(q + 1);
+      rest.resize(q);
+    }
+    const auto slash = rest.find('/');
+    const std::string host = rest.substr(0, slash);
+    if (!o.account_name) o.account_name = host.substr(0, host.find('.'));
+    if (!o.endpoint) o.endpoint = scheme + "://" + host;
+    rest = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  } else if (rest.find_first_of("?#") != std::string::npos) {
+    throw StoreError("open_store: '" + url + "': " + scheme +
+                     " URLs take no query or fragment (set AzureStore::Options instead)");
+  }
+  const std::size_t slash = rest.find('/');
+  std::string container = rest.substr(0, slash);
+  // abfs://container@ACCOUNT.dfs.core.windows.net/path (adlfs's spelling): the account from the host.
+  if (const auto at = container.find('@'); at != std::string::npos) {
+    const std::string host = container.substr(at + 1);
+    if (!o.account_name) o.account_name = host.substr(0, host.find('.'));
+    container.resize(at);
+  }
+  if (container.empty()) throw StoreError("open_store: '" + url + "' names no container (write az://container/path)");
+  o.container = container;
+  o.prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  return AzureStore::open(std::move(o));
+}
+
 }  // namespace
 
 StorePtr open_store(const std::string& url) { return open_store(url, OpenStoreOptions{}); }
@@ -71,13 +111,17 @@ StoreLocation locate_store(const std::string& url, bool new_zip_files) {
     while (!inner.empty() && inner.front() == '/') inner.erase(0, 1);
     m.inner = inner;
     return m;
+  } else if ((scheme == "http" || scheme == "https") && azure_blob_url(rest)) {
+    return {.kind = StoreLocation::Kind::azure};
   } else if (scheme == "http" || scheme == "https") {
     return {.kind = StoreLocation::Kind::http};
+  } else if (scheme == "az" || scheme == "abfs" || scheme == "abfss") {
+    return {.kind = StoreLocation::Kind::azure};
   } else if (scheme == "s3") {
     return {.kind = StoreLocation::Kind::s3};
   } else if (!scheme.empty()) {
     throw StoreError("open_store: unsupported URL scheme '" + scheme + "' in '" + url +
-                     "' (supported: s3://, http://, https://, file://, memory:// and plain paths)");
+                     "' (supported: s3://, az://, abfs://, http://, https://, file://, memory:// and plain paths)");
   }
   if (const auto z = find_zip_path(path, new_zip_files))
     return {.kind = StoreLocation::Kind::zip,
@@ -129,6 +173,8 @@ ResolvedStore open_location(const StoreLocation& at, const std::string& url, con
     }
     case StoreLocation::Kind::http:
       return {.store = HttpStore::open(url, options.http)};
+    case StoreLocation::Kind::azure:
+      return {.store = open_azure(url, options.azure)};
     case StoreLocation::Kind::s3:
       break;
   }

@@ -37,6 +37,11 @@
 
 namespace zarrpp {
 
+namespace detail {
+struct ConditionalSupport;
+class ConditionalProbe;
+}  // namespace detail
+
 /// Whether the server honours If-None-Match / If-Match on PUT.
 enum class ConditionalWrites {
   Auto,  ///< find out: PUT a probe object twice with If-None-Match: * (and once with a wrong
@@ -131,22 +136,12 @@ class S3Store : public Store {
   struct Impl;
   std::optional<VersionedBytes> read_response(const std::string& key, const ByteRange& range,
                                               const detail::HttpRequest& req, detail::HttpResponse&& resp);
-  class Lease;
-  struct Conditional {
-    bool create_only = false;  ///< If-None-Match: * honoured
-    bool replace = false;      ///< If-Match honoured
-    bool erase = false;        ///< If-Match honoured on DELETE
-  };
-  Conditional conditional();
-  Conditional probe_conditional();
-  std::unique_ptr<StoreLock> make_lease(const std::string& key);
+  detail::ConditionalSupport conditional();
 
   Options options_;
   std::string endpoint_, region_;
   std::unique_ptr<Impl> impl_;
-  std::mutex probe_mu_;
-  std::optional<Conditional> conditional_;
-  std::chrono::steady_clock::time_point probed_at_{};
+  std::unique_ptr<detail::ConditionalProbe> probe_;
 };
 
 }  // namespace zarrpp

@@ -5,6 +5,12 @@
 ///   "s3://bucket"                  S3Store on the whole bucket
 ///   "s3://bucket/path/in/bucket"   S3Store rooted at that prefix (endpoint, region and credentials
 ///                                  from OpenStoreOptions::s3, else the AWS_* environment variables)
+///   "az://container/path"          AzureStore rooted at that prefix ("abfs://" too, and
+///                                  "abfs://container@ACCOUNT.dfs.core.windows.net/path"; account,
+///                                  endpoint and credentials from OpenStoreOptions::azure, else a
+///                                  connection string or the AZURE_STORAGE_* environment variables)
+///   "https://ACCOUNT.blob.core.windows.net/container/path"
+///                                  AzureStore on that account (a "?SAS" query is its token)
 ///   "http://host:port/path"        HttpStore (read-only) rooted at the URL
 ///   "https://host/path?query"      HttpStore; the query is sent with every request
 ///   "file:///abs/path"             a local path ("file://localhost/..." too; percent-escapes are
@@ -23,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "zarrpp/store/azure_store.hpp"
 #include "zarrpp/store/file_store.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/s3_store.hpp"
@@ -33,9 +40,10 @@ namespace zarrpp {
 
 /// What open_store needs besides the URL: credentials, endpoint, headers and network bounds.
 struct OpenStoreOptions {
-  FileStore::Options file{};  ///< file:// and plain paths (by default a missing directory is made by the first write)
-  HttpStore::Options http{};  ///< http:// and https://
-  S3Store::Options s3{};      ///< s3:// (bucket and prefix come from the URL)
+  FileStore::Options file{};    ///< file:// and plain paths (by default a missing directory is made by the first write)
+  HttpStore::Options http{};    ///< http:// and https://
+  S3Store::Options s3{};        ///< s3:// (bucket and prefix come from the URL)
+  AzureStore::Options azure{};  ///< az://, abfs:// and Azure blob URLs (container and prefix come from the URL)
   /// Paths into zip files (read-only when `file.read_only`).
   ZipStore::Options zip{ZipStore::Mode::append};
   /// With `file.create`: a path whose first missing part ends in ".zip" is a new zip file (made
@@ -54,7 +62,8 @@ struct StoreLocation {
     zip,        ///< a zip file `path`, at the folder `inner` inside it
     memory,     ///< the named memory store `name`, at the folder `inner`
     http,       ///< http:// or https://: the string itself
-    s3          ///< s3://: the string itself
+    s3,         ///< s3://: the string itself
+    azure       ///< az://, abfs://, https://ACCOUNT.blob.core.windows.net/...: the string itself
   };
   Kind kind = Kind::directory;                        ///< which of them
   std::filesystem::path path{};                       ///< directory, zip: the local path (an os_path)

@@ -2,8 +2,10 @@
 
 #include <curl/curl.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 #include "zarrpp/core/error.hpp"
@@ -51,6 +53,54 @@ std::string base64(std::span<const std::uint8_t> data) {
                                                         data.data() + off, static_cast<int>(n)));
   }
   out.resize(written);
+  return out;
+}
+
+std::optional<std::vector<std::uint8_t>> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0 || text.size() > (std::size_t{1} << 30)) return std::nullopt;
+  if (!std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/' ||
+               c == '=';
+      }))
+    return std::nullopt;
+  const std::size_t pad = text.ends_with("==") ? 2 : text.ends_with('=') ? 1 : 0;
+  if (text.substr(0, text.size() - pad).find('=') != std::string_view::npos) return std::nullopt;
+  std::vector<std::uint8_t> out(text.size() / 4 * 3);
+  const int n =
+      EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
+  if (n < 0) return std::nullopt;
+  out.resize(static_cast<std::size_t>(n) - pad);
+  return out;
+}
+
+std::string hmac_sha256_base64(std::span<const std::uint8_t> key, std::span<const std::uint8_t> data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), data.data(), data.size(), out, &len) || len != 32)
+    throw StoreError("libcrypto: cannot compute an HMAC-SHA256");
+  return base64(std::span<const std::uint8_t>(out, len));
+}
+
+std::string redact_url(std::string_view url) {
+  const auto q = url.find('?');
+  if (q == std::string_view::npos) return std::string(url);
+  std::string out(url.substr(0, q + 1));
+  std::string_view rest = url.substr(q + 1);
+  bool first = true;
+  while (true) {
+    const auto amp = rest.find('&');
+    const std::string_view part = rest.substr(0, amp);
+    const auto eq = part.find('=');
+    std::string name(part.substr(0, eq));
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool secret = name == "sig" || name == "x-amz-signature" || name == "x-amz-credential";
+    out += (first ? "" : "&");
+    out +=
+        secret && eq != std::string_view::npos ? std::string(part.substr(0, eq + 1)) + "REDACTED" : std::string(part);
+    first = false;
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
   return out;
 }
 

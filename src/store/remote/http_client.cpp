@@ -9,6 +9,7 @@
 
 #include "../../core/retry.hpp"
 #include "byte_ranges.hpp"
+#include "encoding.hpp"
 #include "zarrpp/core/error.hpp"
 
 namespace zarrpp::detail {
@@ -265,7 +266,7 @@ HttpClient::HttpClient(RemoteOptions options, std::string label, std::shared_ptr
 HttpClient::~HttpClient() { transport_.reset(); }
 
 std::string HttpClient::failure_prefix(const HttpRequest& req, int attempts) const {
-  return label_ + " " + req.method + " " + req.url + " failed" +
+  return label_ + " " + req.method + " " + redact_url(req.url) + " failed" +
          (attempts > 1 ? " after " + std::to_string(attempts) + " attempts" : std::string()) + ": ";
 }
 
@@ -280,7 +281,7 @@ HttpResponse HttpClient::perform(const HttpRequest& req) const { return start(re
 void ReadLog::record(const std::string& key, const HttpRequest& req, const HttpResponse& resp) {
   Entry e;
   e.key = key;
-  e.request = req.method + " " + req.url;
+  e.request = req.method + " " + redact_url(req.url);
   e.status = resp.status;
   const std::string* cl = resp.header("content-length");
   e.content_length = cl ? *cl : "";

@@ -13,6 +13,7 @@
 #include "../../core/xml_escape.hpp"
 #include "encoding.hpp"
 #include "http_client.hpp"
+#include "object_service.hpp"
 #include "s3_responses.hpp"
 #include "xml.hpp"
 #include "zarrpp/core/error.hpp"
@@ -24,16 +25,9 @@ namespace detail {
 inline constexpr const char* kEmptySha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 inline constexpr std::size_t kDeleteBatch = 1000;  // DeleteObjects takes at most 1000 keys
 
-inline std::string random_hex(std::size_t n) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string out;
-  static constexpr char digits[] = "0123456789abcdef";
-  for (std::size_t i = 0; i < n; ++i) out += digits[rng() & 15];
-  return out;
-}
 }  // namespace detail
 
-struct S3Store::Impl {
+struct S3Store::Impl final : detail::ObjectService {
   std::unique_ptr<detail::HttpClient> client;
   std::string bucket;
   std::string base;        // endpoint/bucket
@@ -69,7 +63,24 @@ struct S3Store::Impl {
     return r;
   }
 
-  [[noreturn]] void fail(const detail::HttpRequest& req, const detail::HttpResponse& resp) const {
+  detail::HttpRequest object_request(const char* method, const std::string& full, std::span<const std::uint8_t> body,
+                                     std::vector<std::string> headers) const override {
+    auto r = make(method, object_url(full), body);
+    if (std::string_view(method) == "PUT") r.headers.push_back("Content-Type: application/octet-stream");
+    for (auto& h : headers) r.headers.push_back(std::move(h));
+    return r;
+  }
+  // 412; 409 ConditionalRequestConflict once retrying gave up; 404 for a replace.
+  bool condition_failed(const detail::HttpResponse& resp, bool replacing) const override {
+    return resp.status == 412 || resp.status == 409 || (replacing && resp.status == 404);
+  }
+  std::vector<long> conditional_retry_statuses() const override { return {409}; }
+  std::string failure_prefix(const detail::HttpRequest& req, int attempts) const override {
+    return client->failure_prefix(req, attempts);
+  }
+  std::string label() const override { return "S3"; }
+
+  [[noreturn]] void fail(const detail::HttpRequest& req, const detail::HttpResponse& resp) const override {
     const auto err = detail::parse_s3_error(resp.body_text());
     std::string msg = client->failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status);
     if (!resp.reason.empty()) msg += " " + resp.reason;
@@ -85,10 +96,10 @@ struct S3Store::Impl {
     throw StoreError(msg);
   }
 
-  detail::HttpResponse perform(const detail::HttpRequest& req) const { return client->perform(req); }
+  detail::HttpResponse perform(const detail::HttpRequest& req) const override { return client->perform(req); }
 
   // A whole object with its ETag, or nullopt when it does not exist.
-  std::optional<std::pair<Bytes, std::string>> get_with_etag(const std::string& full) const {
+  std::optional<std::pair<Bytes, std::string>> get_with_etag(const std::string& full) const override {
     const auto req = make("GET", object_url(full));
     auto resp = perform(req);
     if (resp.status == 404) {

@@ -40,6 +40,24 @@ S3ListPage parse_s3_list_page(std::string_view body) {
   return page;
 }
 
+S3ListPage parse_azure_list_page(std::string_view body) {
+  S3ListPage page;
+  bool root_ok = false;
+  parse_xml(body, [&](const std::vector<std::string>& path, std::string& text) {
+    if (path[0] != "EnumerationResults") return;
+    root_ok = true;
+    if (path.size() == 4 && path[1] == "Blobs" && path[2] == "Blob" && path[3] == "Name")
+      page.keys.push_back(std::move(text));
+    else if (path.size() == 4 && path[1] == "Blobs" && path[2] == "BlobPrefix" && path[3] == "Name")
+      page.prefixes.push_back(std::move(text));
+    else if (path.size() == 2 && path[1] == "NextMarker" && !text.empty())
+      page.next = std::move(text);
+  });
+  if (!root_ok) throw ArgumentError("the response is not an EnumerationResults (is the endpoint Azure Blob Storage?)");
+  page.truncated = page.next.has_value();
+  return page;
+}
+
 std::vector<S3DeleteFailure> parse_s3_delete_result(std::string_view body) {
   std::vector<S3DeleteFailure> failures;
   S3DeleteFailure cur;

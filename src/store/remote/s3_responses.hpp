@@ -1,6 +1,6 @@
 #pragma once
-// The XML bodies S3 answers with, parsed into plain structs (through libexpat). Pure functions of
-// the body text, so they can be tested and fuzzed without a server.
+// The XML bodies S3 (and Azure Blob Storage) answer with, parsed into plain structs (through libexpat). Pure functions
+// of the body text, so they can be tested and fuzzed without a server.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +24,11 @@ struct S3ListPage {
 };
 // Throws ArgumentError when the body is malformed XML or not a ListBucketResult.
 S3ListPage parse_s3_list_page(std::string_view body);
+
+// One page of Azure's List Blobs (EnumerationResults): <Blobs><Blob><Name>, <Blobs><BlobPrefix><Name>,
+// <NextMarker> (empty or absent on the last page). Throws ArgumentError when the body is malformed
+// XML or not an EnumerationResults. (Azure's <Error> bodies read with parse_s3_error.)
+S3ListPage parse_azure_list_page(std::string_view body);
 
 // The keys DeleteObjects could not delete: <DeleteResult><Error><Key/><Code/><Message/></Error>.
 struct S3DeleteFailure {

@@ -32,7 +32,10 @@ bool valid_key(const std::string& k) {
 
 std::shared_ptr<S3Store> S3Store::open(Options options) { return std::make_shared<S3Store>(std::move(options)); }
 
-S3Store::S3Store(Options options) : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+S3Store::S3Store(Options options)
+    : options_(std::move(options)),
+      impl_(std::make_unique<Impl>()),
+      probe_(std::make_unique<detail::ConditionalProbe>()) {
   // Bucket: S3's rules are stricter (3-63 lower-case characters); S3-compatible servers vary, so
   // only what could break the URL is refused.
   const auto& b = options_.bucket;
@@ -237,7 +240,11 @@ std::unique_ptr<StoreLock> S3Store::do_lock(const std::string& key) {
   if (!confirm_capabilities().locking)
     throw ConflictError("S3 store " + describe() + " cannot lock '" + key +
                         "': the server ignored or refused conditional PUTs, which the lease is made of");
-  return make_lease(key);
+  const auto slash = key.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : key.substr(0, slash + 1);
+  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
+  return detail::take_lease(*impl_, impl_->full_key(dir + ".zarrpp-lock." + name), "'" + key + "'",
+                            {.store = describe(), .ttl = options_.lock_ttl, .timeout = options_.lock_timeout});
 }
 
 StoreCapabilities S3Store::confirm_capabilities() {
@@ -253,7 +260,7 @@ StoreCapabilities S3Store::confirm_capabilities() {
           .reads_in_flight = options_.net.max_in_flight};
 }
 
-S3Store::Conditional S3Store::conditional() {
+detail::ConditionalSupport S3Store::conditional() {
   switch (options_.conditional_writes) {
     // Asserting conditional writes says nothing of conditional deletes: without a probe, a chunk
     // that became empty is overwritten with the fill value conditionally instead of erased.
@@ -264,84 +271,7 @@ S3Store::Conditional S3Store::conditional() {
     case ConditionalWrites::Auto:
       break;
   }
-  using Clock = std::chrono::steady_clock;
-  // One refusal may be a glitch (a proxy, a node being replaced): a server is taken not to
-  // support conditional writes only when every probe of a round says so, and that finding is
-  // asked again after kReprobeAfter, so a long-lived process recovers. Support, once seen, stays.
-  constexpr int kRounds = 3;
-  constexpr auto kReprobeAfter = std::chrono::minutes(5);
-  auto complete = [](const Conditional& x) { return x.create_only && x.replace && x.erase; };
-  std::lock_guard lk(probe_mu_);
-  if (conditional_ && (complete(*conditional_) || Clock::now() - probed_at_ < kReprobeAfter)) return *conditional_;
-  Conditional c = conditional_.value_or(Conditional{});
-  detail::Retry retry({.initial_delay = std::chrono::milliseconds(200),
-                       .max_delay = std::chrono::seconds(1),
-                       .deadline = std::chrono::milliseconds(0),
-                       .max_attempts = kRounds});
-  do {
-    const Conditional r = probe_conditional();
-    c = {c.create_only || r.create_only, c.replace || r.replace, c.erase || r.erase};
-  } while (!complete(c) && retry.next());
-  conditional_ = c;
-  probed_at_ = Clock::now();
-  return c;
-}
-
-// PUTs a probe object twice with If-None-Match: * and once with a wrong If-Match (then DELETEs
-// it with a wrong If-Match); what the server answers says what it honours. Throws StoreError when
-// the server fails otherwise (nothing is concluded then).
-S3Store::Conditional S3Store::probe_conditional() {
-  auto& im = *impl_;
-  const std::string probe = im.root_slash + ".zarrpp-probe-" + detail::random_hex(16);
-  const std::string text = "zarrpp conditional-write probe";
-  const Bytes body(text.begin(), text.end());
-  struct Cleanup {
-    Impl& im;
-    const std::string& key;
-    bool armed = false;
-    ~Cleanup() {
-      if (!armed) return;
-      try {
-        im.delete_one(key);
-      } catch (const StoreError&) {
-        // Best effort: a leftover probe object is invisible to the store (reserved name).
-      }
-    }
-  } cleanup{im, probe};
-  auto put = [&](const std::string& condition) {
-    auto req = im.put_request(probe, body);
-    req.headers.push_back(condition);
-    auto resp = im.perform(req);
-    return std::make_pair(std::move(req), std::move(resp));
-  };
-  // A server that rejects the header outright (400, 501) does not support it either.
-  auto unsupported = [](long s) { return s == 400 || s == 501; };
-  Conditional c;
-  cleanup.armed = true;  // even a refused or failed PUT may have created the object
-  auto [req1, first] = put("If-None-Match: *");
-  if (unsupported(first.status)) return c;
-  if (first.status != 200 && first.status != 412) im.fail(req1, first);
-  auto [req2, second] = put("If-None-Match: *");
-  if (second.status == 412)
-    c.create_only = true;
-  else if (second.status != 200 && !unsupported(second.status))
-    im.fail(req2, second);
-  auto [req3, third] = put("If-Match: \"00000000000000000000000000000000\"");
-  if (third.status == 412)
-    c.replace = true;
-  else if (third.status != 200 && !unsupported(third.status))
-    im.fail(req3, third);
-  // DELETE with a wrong If-Match: 412 when honoured; a server that ignores it deletes the probe.
-  // (Asked only of servers with conditional writes: without them nothing is erased conditionally.)
-  if (!(c.create_only && c.replace)) return c;
-  auto del = im.make("DELETE", im.object_url(probe));
-  del.headers.push_back("If-Match: \"00000000000000000000000000000000\"");
-  const auto fourth = im.perform(del);
-  if (fourth.status == 412)
-    c.erase = true;
-  else if (!(fourth.status >= 200 && fourth.status < 300) && fourth.status != 404 && !unsupported(fourth.status))
-    im.fail(del, fourth);
-  return c;
+  return probe_->get(*impl_, impl_->root_slash + ".zarrpp-probe-");
 }
 
 StoreCapabilities S3Store::capabilities() const {
@@ -368,66 +298,10 @@ bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::o
                              ? "is switched off by conditional_writes = Off"
                              : "was ignored or refused by the server") +
                         "), so a conditional write of '" + key + "' cannot be atomic");
-  auto& im = *impl_;
-  const std::string full = im.full_key(key);
-  auto req = im.put_request(full, value);
-  if (expected) {
-    if (expected->empty())
-      throw StoreError("S3 store " + describe() + ": '" + key +
-                       "' was read without an ETag, so a write conditioned on it cannot be made");
-    req.headers.push_back("If-Match: " + *expected);
-  } else {
-    req.headers.push_back("If-None-Match: *");
-  }
-  req.extra_retry_statuses = {409};  // ConditionalRequestConflict: a concurrent conditional write; retry
-  // When the request may have been carried out without this writer seeing the answer (a lost
-  // reply, a re-send, a 5xx), what is stored now decides: the write took effect when it holds our
-  // bytes. When it does not, the write may still be carried out later (a request the server holds):
-  // that is said (UncertainWriteError), never taken as "not written".
-  auto stored_is_ours = [&](const std::string& why) {
-    try {
-      const auto now = im.get_with_etag(full);
-      return now && now->first == value;
-    } catch (const StoreError& e) {
-      throw UncertainWriteError("S3 store " + describe() + ": whether the conditional write of '" + key +
-                                "' took effect is unknown (" + why + "; reading it back failed: " + e.what() + ")");
-    }
-  };
-  auto uncertain = [&](const std::string& why) {
-    return UncertainWriteError(why + "; '" + key +
-                               "' does not hold this write now, but the request reached the server and may still "
-                               "take effect");
-  };
-  detail::HttpResponse resp;
-  try {
-    resp = im.perform(req);
-  } catch (const detail::HttpFailure& e) {
-    if (!e.maybe_applied()) throw;
-    if (stored_is_ours(e.what())) return true;
-    throw uncertain(e.what());
-  }
-  if (resp.status == 200) return true;
-  if (resp.status == 412 || resp.status == 409 || (expected && resp.status == 404)) {
-    // An earlier copy may have succeeded before its answer was lost: then the value is ours. (If
-    // another writer replaced it since, false is still right for this call: the condition no
-    // longer holds, so no copy of it can take effect any more; a relative change must recognise
-    // its own result, as growth does.)
-    if (resp.ambiguous)
-      return stored_is_ours("the answer was HTTP " + std::to_string(resp.status) +
-                            " to a request that may have been sent twice");
-    return false;
-  }
-  if (resp.ambiguous && resp.status >= 500) {
-    const std::string why = im.client->failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status);
-    if (stored_is_ours(why)) return true;
-    throw uncertain(why);
-  }
-  im.fail(req, resp);
+  return detail::put_if(*impl_, impl_->full_key(key), value, expected, key, describe());
 }
 
 bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& expected) {
-  auto& im = *impl_;
-  const std::string full = im.full_key(key);
   if (!expected) return !do_size(key).has_value();  // "only if it does not exist": nothing to erase
   const auto c = conditional();
   if (!c.erase)
@@ -436,31 +310,8 @@ bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& 
                              ? "is switched off by conditional_writes = Off"
                              : "was ignored or refused by the server") +
                         "), so erasing '" + key + "' only if it is what was read cannot be atomic");
-  if (expected->empty())
-    throw StoreError("S3 store " + describe() + ": '" + key +
-                     "' was read without an ETag, so a delete conditioned on it cannot be made");
-  auto req = im.make("DELETE", im.object_url(full));
-  req.headers.push_back("If-Match: " + *expected);
-  req.extra_retry_statuses = {409};
-  detail::HttpResponse resp;
-  try {
-    resp = im.perform(req);
-  } catch (const detail::HttpFailure& e) {
-    // The DELETE may have been carried out before the failure: gone now means gone as asked.
-    if (!e.maybe_applied()) throw;
-    if (!do_size(key).has_value()) return true;
-    throw UncertainWriteError(std::string(e.what()) + "; '" + key +
-                              "' is still there, but the request reached the server and may still take effect");
-  }
-  if (resp.status >= 200 && resp.status < 300) return true;
-  if (resp.status == 412 || resp.status == 409 || resp.status == 404) {
-    // An earlier copy may have deleted it before its answer was lost (a server may then answer
-    // 412 as well as 404): gone now means gone as asked.
-    if (resp.ambiguous) return !do_size(key).has_value();
-    return false;
-  }
-  if (resp.ambiguous && resp.status >= 500 && !do_size(key).has_value()) return true;
-  im.fail(req, resp);
+  return detail::delete_if(*impl_, impl_->full_key(key), *expected, key, describe(),
+                           [&] { return do_size(key).has_value(); });
 }
 
 }  // namespace zarrpp

@@ -1,4 +1,4 @@
-// S3Store's lock: a lease made of conditional PUTs (see s3_store.hpp).
+// The object stores' lock: a lease made of conditional PUTs (see s3_store.hpp).
 #include <unistd.h>
 
 #include <chrono>
@@ -9,23 +9,23 @@
 #include <nlohmann/json.hpp>
 
 #include "../../core/retry.hpp"
-#include "s3_impl.hpp"
+#include "object_service.hpp"
 
-namespace zarrpp {
+namespace zarrpp::detail {
 
-// ---- Leases -------------------------------------------------------------------------------------
+namespace {
 
-class S3Store::Lease : public StoreLock {
+class Lease : public StoreLock {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Lease(S3Store& store, std::string full, std::string what)
-      : store_(store), im_(*store.impl_), full_(std::move(full)), what_(std::move(what)) {
+  Lease(const ObjectService& service, std::string full, std::string what, LeaseSettings settings)
+      : im_(service), full_(std::move(full)), what_(std::move(what)), settings_(std::move(settings)) {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
-    owner_ = detail::random_hex(16);
+    owner_ = random_hex(16);
     about_ = std::string(host) + " pid " + std::to_string(::getpid());
-    ttl_ = store.options_.lock_ttl;
+    ttl_ = settings_.ttl;
   }
 
   ~Lease() override {
@@ -40,9 +40,7 @@ class S3Store::Lease : public StoreLock {
       // Delete only our own lease (checked by ETag; the If-Match is honoured by servers that can).
       const auto cur = im_.get_with_etag(full_);
       if (!cur || cur->second != etag_) return;
-      auto req = im_.make("DELETE", im_.object_url(full_));
-      req.headers.push_back("If-Match: " + etag_);
-      const auto resp = im_.perform(req);
+      const auto resp = im_.perform(im_.object_request("DELETE", full_, {}, {"If-Match: " + etag_}));
       (void)resp;  // 2xx, 404 or 412: in every case the lease is no longer ours
     } catch (const StoreError&) {
       // Unreachable server: the lease expires by itself after lock_ttl.
@@ -54,10 +52,10 @@ class S3Store::Lease : public StoreLock {
     Clock::time_point seen_since{};
     std::chrono::milliseconds seen_ttl = ttl_;
     // Asked again soon at first, then less often, and at least four times per lease of the holder.
-    detail::Retry retry({.initial_delay = std::chrono::milliseconds(10),
-                         .max_delay = std::chrono::milliseconds(500),
-                         .deadline = store_.options_.lock_timeout,
-                         .max_attempts = store_.options_.lock_timeout.count() == 0 ? 1 : 0});
+    Retry retry({.initial_delay = std::chrono::milliseconds(10),
+                 .max_delay = std::chrono::milliseconds(500),
+                 .deadline = settings_.timeout,
+                 .max_attempts = settings_.timeout.count() == 0 ? 1 : 0});
     for (;;) {
       if (try_put(seen_etag.empty() ? std::nullopt : std::optional<std::string>{})) break;
       const auto cur = im_.get_with_etag(full_);
@@ -66,8 +64,8 @@ class S3Store::Lease : public StoreLock {
       if (cur && owner_of(cur->first) == owner_ && !cur->second.empty() && try_put(cur->second)) break;
       if (cur) {
         if (cur->second.empty())
-          throw StoreError("S3 GET " + im_.object_url(full_) +
-                           ": the response has no ETag, so the lease cannot be checked");
+          throw StoreError(im_.label() + " GET of '" + full_ +
+                           "': the response has no ETag, so the lease cannot be checked");
         if (cur->second != seen_etag) {  // a new holder, or the holder renewed
           seen_etag = cur->second;
           seen_text = std::string(cur->first.begin(), cur->first.end());
@@ -80,8 +78,8 @@ class S3Store::Lease : public StoreLock {
       }
       retry.cap_delay(std::max<std::chrono::microseconds>(seen_ttl / 4, std::chrono::milliseconds(10)));
       if (!retry.next())
-        throw ConflictError("S3 store " + store_.describe() + ": could not lock " + what_ + " within " +
-                            std::to_string(store_.options_.lock_timeout.count()) + " ms; it is held by " +
+        throw ConflictError(im_.label() + " store " + settings_.store + ": could not lock " + what_ + " within " +
+                            std::to_string(settings_.timeout.count()) + " ms; it is held by " +
                             (seen_text.empty() ? std::string("another process") : seen_text));
     }
     renewed_ = put_sent_;
@@ -90,11 +88,11 @@ class S3Store::Lease : public StoreLock {
 
   void check() const override {
     if (lost_)
-      throw ConflictError("S3 store " + store_.describe() + ": the lock on " + what_ + " was lost (" + lost_why_ +
-                          "); nothing more is changed under it");
+      throw ConflictError(im_.label() + " store " + settings_.store + ": the lock on " + what_ + " was lost (" +
+                          lost_why_ + "); nothing more is changed under it");
     if (Clock::now() - renewed_.load() > ttl_)
-      throw ConflictError("S3 store " + store_.describe() + ": the lock on " + what_ + " was not renewed within " +
-                          std::to_string(ttl_.count()) +
+      throw ConflictError(im_.label() + " store " + settings_.store + ": the lock on " + what_ +
+                          " was not renewed within " + std::to_string(ttl_.count()) +
                           " ms and may have been taken over; nothing more is changed under it");
   }
 
@@ -139,34 +137,35 @@ class S3Store::Lease : public StoreLock {
   bool try_put(const std::optional<std::string>& match) {
     const std::string text = body();
     const Bytes value(text.begin(), text.end());
-    auto req = im_.put_request(full_, value);
-    req.headers.push_back(match ? "If-Match: " + *match : std::string("If-None-Match: *"));
-    req.extra_retry_statuses = {409};
+    auto req =
+        im_.object_request("PUT", full_, value, {match ? "If-Match: " + *match : std::string("If-None-Match: *")});
+    req.extra_retry_statuses = im_.conditional_retry_statuses();
     put_sent_ = Clock::now();
-    detail::HttpResponse resp;
+    HttpResponse resp;
     try {
       resp = im_.perform(req);
-    } catch (const detail::HttpFailure& e) {
+    } catch (const HttpFailure& e) {
       // The PUT may have taken effect before the failure: what is stored decides.
       if (e.maybe_applied() && stored_is(value)) return true;
       throw;
     }
-    if (resp.status == 200) {
+    if (resp.status >= 200 && resp.status < 300) {
       const std::string* e = resp.header("etag");
       if (e && !e->empty()) {
         etag_ = *e;
         return true;
       }
       if (stored_is(value)) return true;
-      throw StoreError("S3 PUT " + im_.object_url(full_) + ": the response has no ETag, so the lease cannot be held");
+      throw StoreError(im_.label() + " PUT of '" + full_ + "': the response has no ETag, so the lease cannot be held");
     }
-    if (resp.status == 412 || resp.status == 409 || (match && resp.status == 404)) {
+    if (im_.condition_failed(resp, match.has_value())) {
       // An earlier copy may have succeeded before its answer was lost (or libcurl re-sent it).
       return resp.ambiguous && stored_is(value);
     }
     // A 5xx after the PUT may have been carried out: it counts if it is what is stored.
     if (resp.ambiguous && resp.status >= 500 && stored_is(value)) return true;
     im_.fail(req, resp);
+    throw StoreError(im_.failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status));  // fail() throws
   }
 
   void heartbeat() {
@@ -198,9 +197,10 @@ class S3Store::Lease : public StoreLock {
     }
   }
 
-  S3Store& store_;
-  Impl& im_;
-  std::string full_, what_, owner_, about_;
+  const ObjectService& im_;
+  std::string full_, what_;
+  LeaseSettings settings_;
+  std::string owner_, about_;
   std::chrono::milliseconds ttl_{};
   std::string etag_;  // of our current lease object; written before the heartbeat starts, then only by it
   std::uint64_t renewals_ = 0;
@@ -214,13 +214,13 @@ class S3Store::Lease : public StoreLock {
   std::thread heartbeat_;
 };
 
-std::unique_ptr<StoreLock> S3Store::make_lease(const std::string& key) {
-  const auto slash = key.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : key.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-  auto lease = std::make_unique<Lease>(*this, impl_->full_key(dir + ".zarrpp-lock." + name), "'" + key + "'");
+}  // namespace
+
+std::unique_ptr<StoreLock> take_lease(const ObjectService& s, const std::string& full, const std::string& what,
+                                      const LeaseSettings& settings) {
+  auto lease = std::make_unique<Lease>(s, full, what, settings);
   lease->acquire();
   return lease;
 }
 
-}  // namespace zarrpp
+}  // namespace zarrpp::detail
