@@ -37,6 +37,7 @@ if(ZARRPP_BUILD_TESTS)
     ${_zarrpp_remote_root}/tests/remote/test_http_scripted.cpp
     ${_zarrpp_remote_root}/tests/remote/test_open_store.cpp
     ${_zarrpp_remote_root}/tests/remote/test_s3.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_azure.cpp
     ${_zarrpp_remote_root}/tests/remote/test_faults.cpp
     ${_zarrpp_remote_root}/tests/remote/test_in_flight.cpp
     ${_zarrpp_remote_root}/tests/remote/test_transport.cpp)

@@ -13,15 +13,16 @@ namespace zarrpp::test {
 
 struct Fault {
   enum class Kind {
-    pass,          // forward, answer with the server's reply
-    refuse,        // close the connection before forwarding (the request never reaches the server)
-    lose_reply,    // forward (the server carries it out), then close without answering
-    status,        // answer `status` without forwarding
-    cut_body,      // forward; send the headers and half the body, then close
-    short_length,  // forward; announce and send only half the body (a complete-looking reply)
-    drop_etag,     // forward; remove the ETag header
-    change_etag,   // forward; replace the ETag with another value
-    stall,         // forward nothing, answer nothing for `stall` (then close)
+    pass,              // forward, answer with the server's reply
+    refuse,            // close the connection before forwarding (the request never reaches the server)
+    lose_reply,        // forward (the server carries it out), then close without answering
+    status,            // answer `status` without forwarding
+    cut_body,          // forward; send the headers and half the body, then close
+    short_length,      // forward; announce and send only half the body (a complete-looking reply)
+    drop_etag,         // forward; remove the ETag header
+    change_etag,       // forward; replace the ETag with another value
+    stall,             // forward nothing, answer nothing for `stall` (then close)
+    strip_conditions,  // forward without If-Match and If-None-Match (a server or proxy that drops them)
   };
   Kind kind = Kind::pass;
   int status = 0;
@@ -51,6 +52,8 @@ inline const char* to_string(Fault::Kind k) {
       return "change_etag";
     case Fault::Kind::stall:
       return "stall";
+    case Fault::Kind::strip_conditions:
+      return "strip_conditions";
   }
   return "?";
 }
@@ -332,7 +335,12 @@ class FaultProxy {
         if (!send_all(fd, out)) return;
         continue;
       }
-      auto up = forward(head, req.body, req.method == "HEAD");
+      Head sent = head;
+      if (f.kind == K::strip_conditions) {
+        sent.erase("if-match");
+        sent.erase("if-none-match");
+      }
+      auto up = forward(sent, req.body, req.method == "HEAD");
       if (f.then) f.then();
       if (!up || f.kind == K::lose_reply) return (void)::shutdown(fd, SHUT_RDWR);
       std::string body = std::move(up->body);

@@ -47,10 +47,10 @@ class AzureStore : public Store {
     /// The blob service's URL ("https://ACCOUNT.blob.core.windows.net", an emulator's
     /// "http://127.0.0.1:10000/devstoreaccount1"); unset = the connection string's, else Azure's.
     std::optional<std::string> endpoint = std::nullopt;
-    bool anonymous = false;  ///< never sign nor add a SAS token, even when credentials are found
-    bool read_only = false;  ///< refuse every write (StoreError read_only); nothing is asked of the server
+    bool anonymous = false;     ///< never sign nor add a SAS token, even when credentials are found
+    bool read_only = false;     ///< refuse every write (StoreError read_only); nothing is asked of the server
     int list_page_size = 5000;  ///< maxresults per List Blobs request, 1..5000
-    std::chrono::milliseconds lock_ttl{30000};      ///< as S3Store::Options::lock_ttl
+    std::chrono::milliseconds lock_ttl{30000};       ///< as S3Store::Options::lock_ttl
     std::chrono::milliseconds lock_timeout{600000};  ///< as S3Store::Options::lock_timeout
     RemoteOptions net{};                             ///< timeouts, retries and limits of the requests
   };

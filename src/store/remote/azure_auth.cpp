@@ -31,8 +31,8 @@ std::string http_date(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday], tm.tm_mday,
-                months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday], tm.tm_mday, months[tm.tm_mon],
+                tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
   return buf;
 }
 
@@ -78,7 +78,8 @@ std::map<std::string, std::string> parse_connection_string(std::string_view text
   std::size_t pos = 0;
   while (pos < text.size()) {
     const auto semi = text.find(';', pos);
-    const std::string_view part = text.substr(pos, semi == std::string_view::npos ? std::string_view::npos : semi - pos);
+    const std::string_view part =
+        text.substr(pos, semi == std::string_view::npos ? std::string_view::npos : semi - pos);
     pos = semi == std::string_view::npos ? text.size() : semi + 1;
     if (trimmed(part).empty()) continue;
     const auto eq = part.find('=');
@@ -121,7 +122,8 @@ AzureAccess resolve_azure_access(const AzureGiven& given,
   if (!given.anonymous) {
     key = given.key.value_or(
         setting(cs, "AccountKey").value_or(dev ? kAzuriteKey : env("AZURE_STORAGE_ACCOUNT_KEY").value_or("")));
-    sas = given.sas.value_or(setting(cs, "SharedAccessSignature").value_or(env("AZURE_STORAGE_SAS_TOKEN").value_or("")));
+    sas =
+        given.sas.value_or(setting(cs, "SharedAccessSignature").value_or(env("AZURE_STORAGE_SAS_TOKEN").value_or("")));
   }
   if (!sas.empty() && sas.front() == '?') sas.erase(sas.begin());
   if (sas.find_first_of("#\r\n ") != std::string::npos)
@@ -143,7 +145,8 @@ AzureAccess resolve_azure_access(const AzureGiven& given,
         "in AZURE_STORAGE_CONNECTION_STRING), or an endpoint");
   while (!a.endpoint.empty() && a.endpoint.back() == '/') a.endpoint.pop_back();
   if (a.account.empty() && !a.key.empty())
-    throw StoreError("AzureStore: an account key is set but no account name (account_name, AZURE_STORAGE_ACCOUNT_NAME)");
+    throw StoreError(
+        "AzureStore: an account key is set but no account name (account_name, AZURE_STORAGE_ACCOUNT_NAME)");
   return a;
 }
 
@@ -172,6 +175,12 @@ std::string azure_string_to_sign(const HttpRequest& req, const std::string& acco
 }
 
 void azure_sign(HttpRequest& req, const AzureAccess& access) {
+  // libcurl sends a form Content-Type with a PUT or POST that names none: name one, so the header
+  // sent is the header signed.
+  const bool typed = std::any_of(req.headers.begin(), req.headers.end(),
+                                 [](const std::string& h) { return lower(h.substr(0, 13)) == "content-type:"; });
+  if ((req.method == "PUT" || req.method == "POST") && !typed)
+    req.headers.emplace_back("Content-Type: application/octet-stream");
   req.headers.push_back("x-ms-date: " + http_date(std::time(nullptr)));
   req.headers.push_back(std::string("x-ms-version: ") + kAzureApiVersion);
   if (access.key.empty()) return;

@@ -25,15 +25,16 @@ std::map<std::string, std::string> parse_connection_string(std::string_view text
 
 // What a store signs with and where it sends requests.
 struct AzureAccess {
-  std::string account;
-  std::vector<std::uint8_t> key;  // decoded account key; empty: not signed
-  std::string sas;                // SAS token without '?'; empty: none
-  std::string endpoint;           // the blob service URL, without a trailing '/'
+  std::string account{};
+  std::vector<std::uint8_t> key{};  // decoded account key; empty: not signed
+  std::string sas{};                // SAS token without '?'; empty: none
+  std::string endpoint{};           // the blob service URL, without a trailing '/'
 };
 
 // The explicit settings of a store (nullopt: not given).
 struct AzureGiven {
-  std::optional<std::string> account, key, sas, connection_string, endpoint;
+  std::optional<std::string> account = std::nullopt, key = std::nullopt, sas = std::nullopt,
+                             connection_string = std::nullopt, endpoint = std::nullopt;
   bool anonymous = false;
 };
 
@@ -49,7 +50,8 @@ AzureAccess resolve_azure_access(const AzureGiven& given,
 // then /ACCOUNT + the URL's path and its query parameters sorted.
 std::string azure_string_to_sign(const HttpRequest& req, const std::string& account);
 
-// Adds x-ms-date (now) and x-ms-version, and the Authorization header when `access` has a key.
+// Adds x-ms-date (now) and x-ms-version (and a Content-Type to a PUT or POST without one), and the
+// Authorization header when `access` has a key.
 void azure_sign(HttpRequest& req, const AzureAccess& access);
 
 // The x-ms-version every request carries.

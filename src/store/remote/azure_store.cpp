@@ -40,6 +40,17 @@ void check_container(const std::string& c) {
                      "' (3-63 lower-case letters, digits and single hyphens)");
 }
 
+// Azurite answers a range that starts at the blob's end with 206 and "bytes N-(N-1)/N" (where Azure
+// answers 416): the range holds no bytes. The blob's size N when `resp` is that answer.
+std::optional<std::uint64_t> empty_range_at_end(const detail::HttpResponse& resp, const ByteRange& range) {
+  const std::string* cr = resp.header("content-range");
+  if (resp.status != 206 || !cr || range.kind != ByteRange::Kind::FromOffset || range.offset == 0) return std::nullopt;
+  const std::string want = "bytes " + std::to_string(range.offset) + "-" + std::to_string(range.offset - 1) + "/" +
+                           std::to_string(range.offset);
+  if (*cr != want || !resp.body.empty()) return std::nullopt;
+  return range.offset;
+}
+
 }  // namespace
 
 struct AzureStore::Impl final : detail::ObjectService {
@@ -131,10 +142,8 @@ struct AzureStore::Impl final : detail::ObjectService {
 
   detail::S3ListPage list_page(const std::string& full_prefix, bool delimited,
                                const std::optional<std::string>& marker) const {
-    std::vector<std::pair<std::string, std::string>> params = {{"restype", "container"},
-                                                               {"comp", "list"},
-                                                               {"prefix", full_prefix},
-                                                               {"maxresults", std::to_string(page_size)}};
+    std::vector<std::pair<std::string, std::string>> params = {
+        {"restype", "container"}, {"comp", "list"}, {"prefix", full_prefix}, {"maxresults", std::to_string(page_size)}};
     if (delimited) params.emplace_back("delimiter", "/");
     if (marker) params.emplace_back("marker", *marker);
     const auto req = make("GET", base + "?" + detail::canonical_query(std::move(params)), {}, {});
@@ -178,7 +187,9 @@ std::shared_ptr<AzureStore> AzureStore::open(Options options) {
 }
 
 AzureStore::AzureStore(Options options)
-    : options_(std::move(options)), impl_(std::make_unique<Impl>()), probe_(std::make_unique<detail::ConditionalProbe>()) {
+    : options_(std::move(options)),
+      impl_(std::make_unique<Impl>()),
+      probe_(std::make_unique<detail::ConditionalProbe>()) {
   check_container(options_.container);
   std::string p = options_.prefix;
   while (!p.empty() && p.front() == '/') p.erase(p.begin());
@@ -247,6 +258,10 @@ std::optional<VersionedBytes> AzureStore::read_response(const std::string& key, 
     return out;
   }
   if (resp.status < 200 || resp.status >= 300) impl_->fail(req, resp);
+  if (const auto end = empty_range_at_end(resp, range)) {
+    out.value_size = end;
+    return out;
+  }
   if (whole) impl_->reads.record(key, req, resp);
   out.value_size = detail::value_size_of(resp);
   out.bytes = detail::take_range(resp, range, impl_->client->failure_prefix(req, resp.attempts));

@@ -4,9 +4,9 @@
 // those conditions, and the growth lease made of them. Each store describes its service through
 // ObjectService: how a request is built and signed, which answers mean "the condition failed".
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
-#include <functional>
 #include <optional>
 #include <random>
 #include <span>
