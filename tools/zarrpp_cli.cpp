@@ -111,7 +111,9 @@ int main(int argc, char** argv) {
   cli::check_standard_output();
   CLI::App app{
       "zarrpp: Zarr arrays (v3, and v2) that grow at both ends.\nARRAY and STORE are a node's local directory (holding "
-      "zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, http(s)://host/path, file:///path."};
+      "zarr.json, or .zarray/.zgroup) or a URL: s3://bucket/path, az://container/path (Azure: "
+      "AZURE_STORAGE_CONNECTION_STRING), "
+      "http(s)://host/path, file:///path."};
   app.require_subcommand(1);
   // The app's own options (--progress, --timeout, ...) may also follow the subcommand.
   app.fallthrough();

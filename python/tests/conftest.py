@@ -1,4 +1,5 @@
-"""Fixtures shared by the Python tests: an S3 server (moto, as the C++ remote tests use), a Dask
+"""Fixtures shared by the Python tests: an S3 server (moto, as the C++ remote tests use), Azurite
+(the Azure Storage emulator, from tests/interop's npm packages), a Dask
 cluster of worker processes, and the independent readers (the C++ command-line tool, zarrita.js)."""
 import json
 import os
@@ -13,6 +14,55 @@ import numpy as np
 import pytest
 
 SOURCE = os.environ.get("ZARRPP_SOURCE_DIR") or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def _azurite_container(endpoint: str, name: str) -> None:
+    """Creates a container with a Shared Key request (test plumbing: zarrpp never makes containers)."""
+    import base64
+    import email.utils
+    import hashlib
+    import hmac
+    date = email.utils.formatdate(usegmt=True)
+    text = (f"PUT\n\n\n\n\napplication/octet-stream\n\n\n\n\n\n\nx-ms-date:{date}\nx-ms-version:2021-12-02\n"
+            f"/devstoreaccount1/devstoreaccount1/{name}\nrestype:container")
+    sig = base64.b64encode(hmac.new(base64.b64decode(AZURITE_KEY), text.encode(), hashlib.sha256).digest()).decode()
+    req = urllib.request.Request(f"{endpoint}/{name}?restype=container", method="PUT", data=b"", headers={
+        "x-ms-date": date, "x-ms-version": "2021-12-02", "Content-Type": "application/octet-stream",
+        "Authorization": f"SharedKey devstoreaccount1:{sig}"})
+    urllib.request.urlopen(req, timeout=10)
+
+
+@pytest.fixture(scope="module")
+def azurite():
+    """Azurite's blob service on a free loopback port, with the container "zarr"; yields the
+    connection string that names it."""
+    exe = os.path.join(SOURCE, "tests", "interop", "node_modules", ".bin", "azurite-blob")
+    assert os.path.exists(exe), f"{exe} not found: run `npm ci` in tests/interop (scripts/setup.sh does)"
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
+                             "--disableProductStyleUrl", "--skipApiVersionCheck"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    endpoint = f"http://127.0.0.1:{port}/devstoreaccount1"
+    try:
+        for _ in range(600):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, "azurite-blob exited at start-up"
+                time.sleep(0.05)
+        _azurite_container(endpoint, "zarr")
+        yield (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZURITE_KEY};"
+               f"BlobEndpoint={endpoint};")
+    finally:
+        os.killpg(proc.pid, 9)
+        proc.wait()
 
 
 @pytest.fixture

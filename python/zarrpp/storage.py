@@ -25,8 +25,8 @@ from ._store_base import (Buffer, OffsetByteRequest, RangeByteRequest, Store, Su
                           _value_bytes)
 
 __all__ = ["Store", "StorePath", "ZipStore", "LocalStore", "FileStore", "MemoryStore", "S3Store", "AzureStore",
-           "HttpStore", "StoreLike", "open_url", "forget_memory_store", "Buffer", "RangeByteRequest", "OffsetByteRequest",
-           "SuffixByteRequest"]
+           "HttpStore", "StoreLike", "open_url", "forget_memory_store", "Buffer", "RangeByteRequest",
+           "OffsetByteRequest", "SuffixByteRequest"]
 
 
 def _read_only_error(store: Any) -> ValueError:

@@ -111,10 +111,8 @@ StoreLocation locate_store(const std::string& url, bool new_zip_files) {
     while (!inner.empty() && inner.front() == '/') inner.erase(0, 1);
     m.inner = inner;
     return m;
-  } else if ((scheme == "http" || scheme == "https") && azure_blob_url(rest)) {
-    return {.kind = StoreLocation::Kind::azure};
   } else if (scheme == "http" || scheme == "https") {
-    return {.kind = StoreLocation::Kind::http};
+    return {.kind = azure_blob_url(rest) ? StoreLocation::Kind::azure : StoreLocation::Kind::http};
   } else if (scheme == "az" || scheme == "abfs" || scheme == "abfss") {
     return {.kind = StoreLocation::Kind::azure};
   } else if (scheme == "s3") {

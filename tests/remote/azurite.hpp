@@ -29,10 +29,10 @@ class Azurite {
     port_ = free_port();
     endpoint_ = "http://127.0.0.1:" + std::to_string(port_) + "/" + detail::kAzuriteAccount;
     const fs::path log = dir_.path() / "azurite.log";
-    proc_ = std::make_unique<Process>(std::vector<std::string>{bin, "--blobHost", "127.0.0.1", "--blobPort",
-                                                               std::to_string(port_), "--inMemoryPersistence",
-                                                               "--disableProductStyleUrl", "--skipApiVersionCheck"},
-                                      log);
+    proc_ = std::make_unique<Process>(
+        std::vector<std::string>{bin, "--blobHost", "127.0.0.1", "--blobPort", std::to_string(port_),
+                                 "--inMemoryPersistence", "--disableProductStyleUrl", "--skipApiVersionCheck"},
+        log);
     wait_for_port(port_, *proc_, "azurite-blob", log, 60s);
   }
   ~Azurite() { proc_.reset(); }
@@ -115,9 +115,8 @@ class AzureStoreAzurite : public ::testing::Test {
   // A store rooted at a prefix of its own for each test.
   std::shared_ptr<AzureStore> store(const std::string& name) {
     return AzureStore::open(azurite().options(
-        kContainer,
-        std::string("t/") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-            (name.empty() ? "" : "/" + name)));
+        kContainer, std::string("t/") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                        (name.empty() ? "" : "/" + name)));
   }
   static inline std::unique_ptr<Azurite> server_;
 };

@@ -61,8 +61,7 @@ TEST_F(AzureStoreAzurite, PrependWalkthroughThroughAnAzUrl) {
   for (const auto& [k, v] : before) EXPECT_EQ(after.at(k), v) << k << " was rewritten";
   std::vector<std::string> keys;
   for (const auto& [k, v] : after) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"c/-1/0", "c/-1/1", "c/0/0", "c/0/1", "c/1/0", "c/1/1", "c/2/0",
-                                            "c/2/1"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"c/-1/0", "c/-1/1", "c/0/0", "c/0/1", "c/1/0", "c/1/1", "c/2/0", "c/2/1"}));
   // A fresh store (new connections, nothing cached) reads it all back; the blobs are there by name.
   const auto back = Array::open(open_store(url));
   EXPECT_EQ(back.domain(), (Domain{{-2, 6}, {0, 6}}));
@@ -117,6 +116,37 @@ TEST_F(AzureStoreAzurite, ProcessesWriteAndGrowOneArrayTogether) {
 }
 #endif
 
+#ifdef ZARRPP_CLI_PATH
+// The command-line tool on an az:// URL, credentials from the connection string in the environment.
+TEST_F(AzureStoreAzurite, TheCliGrowsAnArrayInFront) {
+  const std::string url = std::string("az://") + kContainer + "/t/cli/a";
+  const std::vector<std::pair<std::string, std::string>> env = {
+      {"AZURE_STORAGE_CONNECTION_STRING", azurite().connection_string()}};
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), ZARRPP_CLI_PATH);
+    const auto r = run(args, env);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    return r.out;
+  };
+  cli({"create", url, "--shape", "4,3", "--chunks", "2,3", "--dtype", "int32"});
+  cli({"set", url, "--value", "7"});
+  TempDir dir{"cli"};
+  npy::save(dir.path() / "front.npy", NDArray::full<std::int32_t>({2, 3}, -5).view());
+  cli({"prepend", url, "--axis", "0", "--from", (dir.path() / "front.npy").string()});
+  const std::string keys = cli({"ls", url});
+  EXPECT_NE(keys.find("c/-1/0"), std::string::npos) << keys;
+  const auto a = Array::open(AzureStore::open(azurite().options(kContainer, "t/cli")), "a");
+  EXPECT_EQ(a.domain(), (Domain{{-2, 4}, {0, 3}}));
+  EXPECT_EQ(a.read({slice(0, 2)}), NDArray::full<std::int32_t>({2, 3}, -5));
+  EXPECT_EQ(a.read({slice(2, 6)}), NDArray::full<std::int32_t>({4, 3}, 7));
+  // Without credentials the tool says what to set, and changes nothing.
+  const auto r = run({ZARRPP_CLI_PATH, "get", std::string("az://") + kContainer + "/t/cli/a", "[0, 0]"},
+                     {{"AZURE_STORAGE_CONNECTION_STRING", ""}, {"AZURE_STORAGE_ACCOUNT_NAME", ""}});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("no account given"), std::string::npos) << r.err;
+}
+#endif
+
 TEST_F(AzureStoreAzurite, SasTokensAndBlobUrls) {
   const std::string sas = azurite().account_sas(std::time(nullptr) + 3600);
   AzureStore::Options o;
@@ -130,8 +160,7 @@ TEST_F(AzureStoreAzurite, SasTokensAndBlobUrls) {
   auto a = Array::create(s, "a", {.shape = {4}, .chunks = {2}, .dtype = DataType::int32});
   a.write({}, iota_i32({4}));
   a.prepend(NDArray::full<std::int32_t>({2}, 5));
-  EXPECT_EQ(Array::open(store(""), "a").read().to_vector<std::int32_t>(),
-            (std::vector<std::int32_t>{5, 5, 0, 1, 2, 3}))
+  EXPECT_EQ(Array::open(store(""), "a").read().to_vector<std::int32_t>(), (std::vector<std::int32_t>{5, 5, 0, 1, 2, 3}))
       << "what the SAS store wrote, read with the account key";
   // An expired token: refused, the error says to check it and never shows its signature.
   o.sas_token = azurite().account_sas(std::time(nullptr) - 60);
@@ -179,7 +208,8 @@ TEST_F(AzureStoreAzurite, AServerThatDropsConditionsIsRefusedAndNothingIsWritten
   auto a = Array::create(store(""), "a", {.shape = {4}, .chunks = {2}, .dtype = DataType::int32});
   a.write({}, iota_i32({4}));
   const auto before = versions(*store(""), "");
-  FaultProxy proxy(azurite().port(), [](const SeenRequest&, int) { return Fault{.kind = Fault::Kind::strip_conditions}; });
+  FaultProxy proxy(azurite().port(),
+                   [](const SeenRequest&, int) { return Fault{.kind = Fault::Kind::strip_conditions}; });
   AzureStore::Options o;  // a SAS token: the stripped headers are not part of its signature
   o.container = kContainer;
   o.prefix = "t/AServerThatDropsConditionsIsRefusedAndNothingIsWritten";
