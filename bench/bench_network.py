@@ -19,13 +19,17 @@ for a whole read and a partial one (rows 0:1024, columns 0:256: 16 chunks); and 
   cli       zarrpp set s3://bucket/ARRAY --from x.npy   (a whole process)
   python    zarrpp.open_array(URL, mode="r+")[...] = x  (after imports)
 
+and the same reads and writes of the v3 arrays on Azure Blob Storage (Azurite, the emulator, from
+tests/interop's npm packages, behind the same proxy; rows "az v3", "az v3 sharded"; left out
+without it).
+
 Beside each median:
 the spread (min–max), the ratio to fsspec, and the floor = (round trips that must follow one
 another + ⌈requests ÷ 128⌉) × round trip, or the same read with no added delay if that is longer.
 
   /usr/bin/python3 bench/bench_network.py --zarrpp build/release/zarrpp \\
       --proxy build/release/zarrpp-latency-proxy [--rtt 10,50,100] [--rounds 5] [--rows reads,writes]
-      [--net-read build/release/zarrpp-bench-net-read]
+      [--net-read build/release/zarrpp-bench-net-read] [--rows reads,writes,azure]
 
 Needs nginx and python3-aiohttp (scripts/setup.sh installs both); the write rows need moto_server
 on PATH (as the remote tests do) and are left out without it.
@@ -92,12 +96,12 @@ def start_proxy(program, target, delay_ms):
     return proc, port
 
 
-def cli_row(zarrpp_cli, url, out, partial):
+def cli_row(zarrpp_cli, url, out, partial, env=None):
     cmd = [zarrpp_cli, "get", url, "--out", out]
     if partial:
         cmd[3:3] = ["0:1024, 0:256"]
     t = time.perf_counter()
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, env=env)
     return time.perf_counter() - t
 
 
@@ -107,10 +111,10 @@ def cpp_row(net_read, url, partial):
     return float(out[0])
 
 
-def python_row(url, partial):
+def python_row(url, partial, storage_options=None):
     import zarrpp
     t = time.perf_counter()
-    a = zarrpp.open_array(url, mode="r")
+    a = zarrpp.open_array(url, mode="r", storage_options=storage_options)
     a[PARTIAL] if partial else a[...]
     return time.perf_counter() - t
 
@@ -215,8 +219,90 @@ def write_rows(args, moto_port, work):
                 f = write_floor(kind, rtt / 1000, zero)
                 for r, ts in times.items():
                     med, lo, hi = summary(ts)
-                    print(f"{rtt:>4} {kind:<11} {'write':<8} {r:<7} {med:9.3f} {lo:6.3f}–{hi:6.3f} {'':>9} "
+                    print(f"{rtt:>4} {kind:<13} {'write':<8} {r:<7} {med:9.3f} {lo:6.3f}–{hi:6.3f} {'':>9} "
                           f"{f:8.3f} {med / f:8.2f}", flush=True)
+        finally:
+            proxy.kill()
+
+
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def start_azurite():
+    exe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "interop",
+                       "node_modules", ".bin", "azurite-blob")
+    if not os.path.exists(exe):
+        return None, None
+    port = free_port()
+    proc = subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
+                             "--disableProductStyleUrl", "--skipApiVersionCheck"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    for _ in range(600):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, port
+
+
+def az_options(port):
+    return {"connection_string": f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZURITE_KEY};"
+                                 f"BlobEndpoint=http://127.0.0.1:{port}/devstoreaccount1;"}
+
+
+def az_write_row(zarrpp_cli, url, port, npy, data):
+    if zarrpp_cli is None:  # the Python row
+        import zarrpp
+        t = time.perf_counter()
+        zarrpp.open_array(url, mode="r+", storage_options=az_options(port))[...] = data
+        return time.perf_counter() - t
+    env = dict(os.environ, AZURE_STORAGE_CONNECTION_STRING=az_options(port)["connection_string"])
+    t = time.perf_counter()
+    subprocess.run([zarrpp_cli, "set", url, "--from", npy], check=True, env=env)
+    return time.perf_counter() - t
+
+
+def azure_rows(args, az_port, data, work):
+    """Reads and writes of the v3 arrays on Azurite through the latency proxy."""
+    import warnings
+
+    import zarrpp
+    import zarrpp.storage
+    warnings.simplefilter("ignore", zarrpp.ZarrppWarning)  # no consolidated group above the container's root
+    zarrpp.storage.AzureStore("az://bench", az_options(az_port)).create_container()
+    kinds = {"v3": ("az://bench/v3.zarr", None), "v3 sharded": ("az://bench/v3s.zarr", (2048, 512))}
+    for url, shards in kinds.values():
+        zarrpp.create_array(url, shape=SHAPE, chunks=CHUNKS, shards=shards, dtype="f4", compressors=None,
+                            overwrite=True, storage_options=az_options(az_port))[...] = data
+    npy, out = os.path.join(work, "az.npy"), os.path.join(work, "az-out.npy")
+    np.save(npy, data)
+    direct = dict(os.environ, AZURE_STORAGE_CONNECTION_STRING=az_options(az_port)["connection_string"])
+    for rtt in [int(x) for x in args.rtt.split(",")]:
+        proxy, pport = start_proxy(args.proxy, az_port, rtt // 2)
+        env = dict(os.environ, AZURE_STORAGE_CONNECTION_STRING=az_options(pport)["connection_string"])
+        try:
+            for kind, (url, _) in kinds.items():
+                for op in ("whole", "part", "write"):
+                    if op == "write":
+                        zero = statistics.median(az_write_row(args.zarrpp, url, az_port, npy, data) for _ in range(3))
+                        rows = {"cli": lambda: az_write_row(args.zarrpp, url, pport, npy, data),
+                                "python": lambda: az_write_row(None, url, pport, npy, data)}
+                        f = write_floor(kind, rtt / 1000, zero)
+                    else:
+                        part = op == "part"
+                        zero = statistics.median(cli_row(args.zarrpp, url, out, part, direct) for _ in range(3))
+                        rows = {"cli": lambda: cli_row(args.zarrpp, url, out, part, env),
+                                "python": lambda: python_row(url, part, az_options(pport))}
+                        f = floor(kind, part, rtt / 1000, zero)
+                    times = {r: [] for r in rows}
+                    for _ in range(args.rounds):
+                        for r, fn in rows.items():
+                            times[r].append(fn())
+                    for r, ts in times.items():
+                        med, lo, hi = summary(ts)
+                        print(f"{rtt:>4} {'az ' + kind:<13} {op:<8} {r:<7} {med:9.3f} {lo:6.3f}–{hi:6.3f} {'':>9} "
+                              f"{f:8.3f} {med / f:8.2f}", flush=True)
         finally:
             proxy.kill()
 
@@ -228,7 +314,8 @@ def main():
     ap.add_argument("--rtt", default="50", help="round trips in ms, comma-separated (default 50)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--net-read", help="zarrpp-bench-net-read, for the C++ rows (default: beside --zarrpp)")
-    ap.add_argument("--rows", default="reads,writes", help="which rows: reads, writes or both (default)")
+    ap.add_argument("--rows", default="reads,writes,azure",
+                    help="which rows: reads, writes, azure, comma-separated (default: all)")
     args = ap.parse_args()
     import zarrpp
     net_read = args.net_read or os.path.join(os.path.dirname(args.zarrpp), "zarrpp-bench-net-read")
@@ -236,15 +323,16 @@ def main():
     os.chmod(work, 0o755)  # nginx's workers run as another user
     root = os.path.join(work, "www")
     os.makedirs(root)
-    nginx = moto = None
+    nginx = moto = azurite = None
     try:
         make_data(root, zarrpp)
         nginx, nport = start_nginx(root, work)
         moto, moto_port = start_moto(work)
+        azurite, az_port = start_azurite() if "azure" in args.rows else (None, None)
         machine_facts.print_facts(work)
         out = os.path.join(work, "x.npy")
         kinds = {"v2": "v2.zarr", "v3": "v3.zarr", "v3 sharded": "v3s.zarr"}
-        print(f"{'rtt':>4} {'array':<11} {'read':<8} {'reader':<7} {'median s':>9} {'spread':>13} "
+        print(f"{'rtt':>4} {'array':<13} {'read':<8} {'reader':<7} {'median s':>9} {'spread':>13} "
               f"{'÷ fsspec':>9} {'floor s':>8} {'÷ floor':>8}")
         for rtt in [int(x) for x in args.rtt.split(",")] if "reads" in args.rows else []:
             proxy, pport = start_proxy(args.proxy, nport, rtt // 2)
@@ -268,13 +356,17 @@ def main():
                         for r, ts in times.items():
                             med, lo, hi = summary(ts)
                             vs = f"{med / ref:9.2f}" if ref and r != "fsspec" else f"{'':>9}"
-                            print(f"{rtt:>4} {kind:<11} {'part' if partial else 'whole':<8} {r:<7} {med:9.3f} "
+                            print(f"{rtt:>4} {kind:<13} {'part' if partial else 'whole':<8} {r:<7} {med:9.3f} "
                                   f"{lo:6.3f}–{hi:6.3f} {vs} {f:8.3f} {med / f:8.2f}", flush=True)
             finally:
                 proxy.kill()
         if moto and "writes" in args.rows:
             write_rows(args, moto_port, work)
+        if azurite:
+            azure_rows(args, az_port, np.random.default_rng(2).random(SHAPE, dtype="f4"), work)
     finally:
+        if azurite:
+            os.killpg(azurite.pid, 9)
         if moto:
             moto.terminate()
         if nginx:

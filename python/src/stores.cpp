@@ -272,6 +272,9 @@ void bind_stores(py::module_& m) {
       .def_property_readonly("prefix", &zarrpp::AzureStore::prefix, "The folder in the container (\"\" for its root).")
       .def_property_readonly("endpoint", &zarrpp::AzureStore::endpoint, "The blob service's URL.")
       .def_property_readonly("account", &zarrpp::AzureStore::account, "The storage account.")
+      .def(
+          "create_container", [](zarrpp::AzureStore& s) { return without_gil([&] { return s.create_container(); }); },
+          "Creates the container; True when made, False when it was there (zarrpp never does this unasked).")
       .def("__repr__", [](const zarrpp::AzureStore& s) { return "AzureStore('" + s.location() + "')"; });
   // Where a store string points, as the core reads it for every front end (zarrpp::locate_store):
   // Python makes its own store objects from the answer.

@@ -19,22 +19,6 @@ SOURCE = os.environ.get("ZARRPP_SOURCE_DIR") or os.path.normpath(os.path.join(os
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
 
-def _azurite_container(endpoint: str, name: str) -> None:
-    """Creates a container with a Shared Key request (test plumbing: zarrpp never makes containers)."""
-    import base64
-    import email.utils
-    import hashlib
-    import hmac
-    date = email.utils.formatdate(usegmt=True)
-    text = (f"PUT\n\n\n\n\napplication/octet-stream\n\n\n\n\n\n\nx-ms-date:{date}\nx-ms-version:2021-12-02\n"
-            f"/devstoreaccount1/devstoreaccount1/{name}\nrestype:container")
-    sig = base64.b64encode(hmac.new(base64.b64decode(AZURITE_KEY), text.encode(), hashlib.sha256).digest()).decode()
-    req = urllib.request.Request(f"{endpoint}/{name}?restype=container", method="PUT", data=b"", headers={
-        "x-ms-date": date, "x-ms-version": "2021-12-02", "Content-Type": "application/octet-stream",
-        "Authorization": f"SharedKey devstoreaccount1:{sig}"})
-    urllib.request.urlopen(req, timeout=10)
-
-
 @pytest.fixture(scope="module")
 def azurite():
     """Azurite's blob service on a free loopback port, with the container "zarr"; yields the
@@ -57,9 +41,11 @@ def azurite():
             except OSError:
                 assert proc.poll() is None, "azurite-blob exited at start-up"
                 time.sleep(0.05)
-        _azurite_container(endpoint, "zarr")
-        yield (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZURITE_KEY};"
-               f"BlobEndpoint={endpoint};")
+        cs = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZURITE_KEY};"
+              f"BlobEndpoint={endpoint};")
+        import zarrpp.storage
+        assert zarrpp.storage.AzureStore("az://zarr", {"connection_string": cs}).create_container()
+        yield cs
     finally:
         os.killpg(proc.pid, 9)
         proc.wait()

@@ -7,7 +7,6 @@
 #include "harness.hpp"
 #include "store/remote/azure_auth.hpp"
 #include "store/remote/encoding.hpp"
-#include "store/remote/http_client.hpp"
 #include "zarrpp/store/azure_store.hpp"
 
 namespace zarrpp::test {
@@ -44,18 +43,8 @@ class Azurite {
            ";AccountKey=" + detail::kAzuriteKey + ";BlobEndpoint=" + (endpoint.empty() ? endpoint_ : endpoint) + ";";
   }
 
-  // Makes `name` (Create Container, signed with the account key); an existing one is kept.
-  void create_container(const std::string& name) const {
-    detail::HttpClient client(quick_net(), "Azurite");
-    detail::HttpRequest req;
-    req.method = "PUT";
-    req.url = endpoint_ + "/" + name + "?restype=container";
-    detail::azure_sign(req, access());
-    const auto resp = client.perform(req);
-    if (resp.status != 201 && resp.status != 409)
-      throw std::runtime_error("Azurite: creating container " + name + " answered " + std::to_string(resp.status) +
-                               ": " + resp.body_text());
-  }
+  // Makes `name`; an existing one is kept.
+  void create_container(const std::string& name) const { AzureStore::open(options(name, ""))->create_container(); }
 
   // An account SAS for the blob service (all permissions unless `permissions`), valid until `expiry`.
   std::string account_sas(std::time_t expiry, const std::string& permissions = "rwdlac") const {
@@ -80,13 +69,6 @@ class Azurite {
     o.connection_string = connection_string();
     o.net = quick_net();
     return o;
-  }
-
-  static detail::AzureAccess access() {
-    return {.account = detail::kAzuriteAccount,
-            .key = detail::base64_decode(detail::kAzuriteKey).value(),
-            .sas = "",
-            .endpoint = ""};
   }
 
  private:

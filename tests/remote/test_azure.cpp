@@ -182,6 +182,10 @@ TEST_F(AzureStoreAzurite, ErrorsNameWhatWentWrong) {
   expect_throw_with<StoreError>([&] { missing->set("k", B("v")); }, {"Azure PUT", "does not exist"});
   expect_throw_with<StoreError>([&] { missing->list_prefix(""); }, {"comp=list", "ContainerNotFound"});
   expect_throw_with<StoreError>([&] { missing->exists("k"); }, {"Azure HEAD", "ContainerNotFound"});
+  EXPECT_TRUE(missing->create_container()) << "made when asked";
+  EXPECT_FALSE(missing->create_container()) << "kept when there";
+  missing->set("k", B("v"));
+  EXPECT_EQ(missing->get("k"), B("v"));
 
   auto wrong = azurite().options(kContainer, "t/errors");
   wrong.connection_string = std::nullopt;

@@ -93,7 +93,8 @@ case "$which" in
     done
     ;;
   network)
-    # Reads over a 2 ms link (nginx, the latency proxy) and whole writes to moto, one round each.
+    # Reads over a 2 ms link (nginx, the latency proxy), whole writes to moto, and reads and writes on
+    # Azurite, one round each.
     PYTHONPATH="$build/python" run /usr/bin/python3 "$root/bench/bench_network.py" --zarrpp "$build/zarrpp" \
       --proxy "$build/zarrpp-latency-proxy" --rtt 2 --rounds 1
     for kind in "v2" "v3" "v3 sharded"; do
@@ -109,6 +110,13 @@ case "$which" in
       fi
     done
     grep -qE "^ +2 v2 +whole +fsspec " "$out" || { echo "bench_smoke network: missing the fsspec row" >&2; missing=$((missing + 1)); }
+    for kind in "az v3" "az v3 sharded"; do  # Azurite (tests/interop's npm packages)
+      for op in whole part write; do
+        for r in cli python; do
+          grep -qE "^ +2 $kind +$op +$r " "$out" || { echo "bench_smoke network: missing row $kind $op $r" >&2; missing=$((missing + 1)); }
+        done
+      done
+    done
     ;;
   *)
     echo "usage: bench_smoke.sh codecs|prepend|zarrpp|remote|dask|cli|python BUILD_DIR" >&2

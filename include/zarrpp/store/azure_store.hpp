@@ -69,6 +69,9 @@ class AzureStore : public Store {
   const std::string& endpoint() const { return endpoint_; }            ///< the blob service's URL
   const std::string& account() const { return account_; }              ///< the storage account
 
+  /// Creates the container (Create Container); true when made, false when it was there. zarrpp
+  /// never does this unasked: opening, reading and writing a missing container fail, naming it.
+  bool create_container();
   /// The blob URL of a key (after validating it; without the SAS token).
   std::string url_of(const std::string& key) const;
   /// Conditional writes and locking (asked of the server by the first conditional write).

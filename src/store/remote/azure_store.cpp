@@ -232,6 +232,16 @@ AzureStore::AzureStore(Options options)
 
 AzureStore::~AzureStore() = default;
 
+bool AzureStore::create_container() {
+  if (options_.read_only)
+    throw StoreError(ErrorCode::read_only, "store " + describe() + " is read-only: cannot create its container");
+  const auto req = impl_->make("PUT", impl_->base + "?restype=container", {}, {});
+  const auto resp = impl_->perform(req);
+  if (resp.status == 201) return true;
+  if (resp.status == 409 && Impl::error_code(resp) == "ContainerAlreadyExists") return false;
+  impl_->fail(req, resp);
+}
+
 std::string AzureStore::url_of(const std::string& key) const {
   validate_key(key);
   return impl_->object_url(impl_->full_key(key));
