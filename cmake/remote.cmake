@@ -19,6 +19,7 @@ target_sources(zarrpp PRIVATE
   ${_zarrpp_remote_root}/src/store/remote/s3_store.cpp
   ${_zarrpp_remote_root}/src/store/remote/azure_auth.cpp
   ${_zarrpp_remote_root}/src/store/remote/azure_store.cpp
+  ${_zarrpp_remote_root}/src/store/remote/gcs.cpp
   ${_zarrpp_remote_root}/src/store/remote/conditional_objects.cpp
   ${_zarrpp_remote_root}/src/store/remote/object_lease.cpp
   ${_zarrpp_remote_root}/src/store/url.cpp
@@ -38,6 +39,7 @@ if(ZARRPP_BUILD_TESTS)
     ${_zarrpp_remote_root}/tests/remote/test_open_store.cpp
     ${_zarrpp_remote_root}/tests/remote/test_s3.cpp
     ${_zarrpp_remote_root}/tests/remote/test_azure.cpp
+    ${_zarrpp_remote_root}/tests/remote/test_gcs.cpp
     ${_zarrpp_remote_root}/tests/remote/test_faults.cpp
     ${_zarrpp_remote_root}/tests/remote/test_in_flight.cpp
     ${_zarrpp_remote_root}/tests/remote/test_transport.cpp)

@@ -39,6 +39,7 @@ zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bo
   zarrpp::OpenStoreOptions o;
   o.s3.read_only = read_only;
   o.azure.read_only = read_only;
+  o.gcs.read_only = read_only;
   o.file.read_only = read_only;
   auto text = [](const py::handle& v, const std::string& k) {
     if (!py::isinstance<py::str>(v)) throw zarrpp::ArgumentError("storage_options: '" + k + "' must be a string");
@@ -47,7 +48,7 @@ zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bo
   for (const auto& [kh, v] : options) {
     const std::string k = py::str(kh);
     if (k == "endpoint_url" || k == "endpoint")
-      o.s3.endpoint = o.azure.endpoint = text(v, k);
+      o.s3.endpoint = o.azure.endpoint = o.gcs.endpoint = text(v, k);
     else if (k == "account_name")  // Azure, as adlfs spells them
       o.azure.account_name = text(v, k);
     else if (k == "account_key")
@@ -61,14 +62,14 @@ zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bo
     else if (k == "region" || k == "region_name")
       o.s3.region = text(v, k);
     else if (k == "key" || k == "access_key_id" || k == "aws_access_key_id")
-      o.s3.access_key_id = text(v, k);
+      o.s3.access_key_id = o.gcs.hmac_key_id = text(v, k);
     else if (k == "secret" || k == "secret_access_key" || k == "aws_secret_access_key")
-      o.s3.secret_access_key = text(v, k);
+      o.s3.secret_access_key = o.gcs.hmac_secret = text(v, k);
     else if (k == "token" || k == "session_token" || k == "aws_session_token")
       o.s3.session_token = text(v, k);
     else if (k == "anon") {
       if (!py::isinstance<py::bool_>(v)) throw zarrpp::ArgumentError("storage_options: 'anon' must be True or False");
-      o.s3.anonymous = o.azure.anonymous = v.cast<bool>();
+      o.s3.anonymous = o.azure.anonymous = o.gcs.anonymous = v.cast<bool>();
     } else if (k == "headers") {
       if (!py::isinstance<py::dict>(v))
         throw zarrpp::ArgumentError("storage_options: 'headers' must be a dict of str -> str");
@@ -83,6 +84,7 @@ zarrpp::StorePtr open_remote(const std::string& url, const py::dict& options, bo
         o.s3.net.set(k, x);
         o.http.net.set(k, x);
         o.azure.net.set(k, x);
+        o.gcs.net.set(k, x);
       } catch (const zarrpp::ArgumentError& e) {
         throw zarrpp::ArgumentError(std::string("storage_options: ") + e.what());
       }
@@ -287,7 +289,7 @@ void bind_stores(py::module_& m) {
         } catch (const zarrpp::StoreError& e) {
           throw zarrpp::ArgumentError(e.what());  // the string names no store: a ValueError
         }
-        static constexpr const char* kinds[] = {"directory", "zip", "memory", "http", "s3", "azure"};
+        static constexpr const char* kinds[] = {"directory", "zip", "memory", "http", "s3", "azure", "gcs"};
         py::dict d;
         d["kind"] = kinds[static_cast<int>(at.kind)];
         d["path"] = at.path.string();
@@ -297,9 +299,21 @@ void bind_stores(py::module_& m) {
         return d;
       },
       "text"_a, "new_zip_files"_a = false,
-      "Where a store string points: {'kind': 'directory'|'zip'|'memory'|'http'|'s3'|'azure', 'path', 'inner', "
+      "Where a store string points: {'kind': 'directory'|'zip'|'memory'|'http'|'s3'|'azure'|'gcs', 'path', "
+      "'inner', "
       "'name', "
       "'new_zip'}.");
+  m.def(
+      "remote_class",
+      [](const std::string& url, const py::dict& options) {
+        const auto s = open_remote(url, options, true);  // makes no request
+        if (std::dynamic_pointer_cast<zarrpp::S3Store>(s)) return "s3";
+        if (std::dynamic_pointer_cast<zarrpp::AzureStore>(s)) return "azure";
+        return "http";
+      },
+      "url"_a, "storage_options"_a = py::dict(),
+      "Which store a remote URL opens as with these options: 's3', 'azure' or 'http' (a gs:// URL is either "
+      "of the first and last).");
   m.def("named_memory_store", &zarrpp::MemoryStore::named, "name"_a, "The process-wide memory store memory://NAME.");
   m.def("forget_named_memory_store", &zarrpp::MemoryStore::forget_named, "name"_a,
         "Drops the memory store memory://NAME; whether there was one.");

@@ -378,7 +378,7 @@ def _store_at(sp: StorePath) -> Store:
 StoreLike = Any  # a Store, StorePath, mapping, str, os.PathLike or None
 
 
-_REMOTE_SCHEMES = ("s3://", "http://", "https://", "az://", "abfs://", "abfss://")
+_REMOTE_SCHEMES = ("s3://", "http://", "https://", "az://", "abfs://", "abfss://", "gs://", "gcs://")
 
 
 class _RemoteStore(Store):
@@ -463,7 +463,10 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_on
     ``abfs://`` and ``https://ACCOUNT.blob.core.windows.net/container/prefix``; ``storage_options``
     as adlfs spells them — ``account_name``, ``account_key``, ``sas_token``, ``connection_string``,
     ``account_host``, ``anon``, ``endpoint_url`` — else ``AZURE_STORAGE_CONNECTION_STRING`` and the
-    ``AZURE_STORAGE_*`` variables). The URL is the node itself.
+    ``AZURE_STORAGE_*`` variables) or ``gs://bucket/prefix`` (public data read over HTTPS; with
+    HMAC keys as ``key`` and ``secret``, or ``GS_ACCESS_KEY_ID`` / ``GS_SECRET_ACCESS_KEY``, GCS's
+    S3-compatible API, where conditional writes and growth are refused; ``endpoint_url`` or
+    ``STORAGE_EMULATOR_HOST`` points elsewhere). The URL is the node itself.
 
     Every request is bounded, for both kinds: ``connect_timeout``, ``timeout`` (one attempt),
     ``stall_timeout`` (no byte moving), ``retry_window`` (no new attempt after it),
@@ -471,13 +474,15 @@ def open_url(url: str, storage_options: Optional[Dict[str, Any]] = None, read_on
     (10, 300, 10, 30, 0.1, 5 and 4) fail a stalled server in about 30 s. ``read_only``: every write
     is refused (an HTTP store is always read-only)."""
     kind = _zarrpp.locate_store(url)["kind"]
+    if kind == "gcs":  # public data over HTTPS, or GCS's S3-compatible API with HMAC keys
+        kind = _zarrpp.remote_class(url, dict(storage_options or {}))
     if kind == "s3":
         return S3Store(url, storage_options, read_only)
     if kind == "azure":
         return AzureStore(url, storage_options, read_only)
     if kind == "http":
         return HttpStore(url, storage_options)
-    raise ValueError(f"open_url: '{url}' is not an s3://, az:// or http(s):// URL")
+    raise ValueError(f"open_url: '{url}' is not an s3://, az://, gs:// or http(s):// URL")
 
 
 def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storage_options: Optional[Dict[str, Any]],
@@ -486,7 +491,7 @@ def _store_from_text(s: str, read_only: Optional[bool], must_exist: bool, storag
     ".." as the OS takes it, paths into an existing zip file, memory://NAME); Python makes the
     store objects."""
     at = _zarrpp.locate_store(s)
-    if at["kind"] in ("http", "s3", "azure"):
+    if at["kind"] in ("http", "s3", "azure", "gcs"):
         return open_url(s, storage_options, bool(read_only))
     if at["kind"] == "memory":
         return _memory_url(at["name"], at["inner"])
@@ -509,7 +514,7 @@ def make_store(store: StoreLike, read_only: Optional[bool] = None, must_exist: b
     from .errors import NodeNotFoundError
     missing = missing or NodeNotFoundError
     if storage_options and not (isinstance(store, str) and store.startswith(_REMOTE_SCHEMES)):
-        raise TypeError("storage_options is only taken with an s3://, az:// or http(s):// URL")
+        raise TypeError("storage_options is only taken with an s3://, az://, gs:// or http(s):// URL")
     if store is None:
         return MemoryStore()
     if isinstance(store, _zarrpp.Store):

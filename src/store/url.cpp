@@ -115,11 +115,14 @@ StoreLocation locate_store(const std::string& url, bool new_zip_files) {
     return {.kind = azure_blob_url(rest) ? StoreLocation::Kind::azure : StoreLocation::Kind::http};
   } else if (scheme == "az" || scheme == "abfs" || scheme == "abfss") {
     return {.kind = StoreLocation::Kind::azure};
+  } else if (scheme == "gs" || scheme == "gcs") {
+    return {.kind = StoreLocation::Kind::gcs};
   } else if (scheme == "s3") {
     return {.kind = StoreLocation::Kind::s3};
   } else if (!scheme.empty()) {
-    throw StoreError("open_store: unsupported URL scheme '" + scheme + "' in '" + url +
-                     "' (supported: s3://, az://, abfs://, http://, https://, file://, memory:// and plain paths)");
+    throw StoreError(
+        "open_store: unsupported URL scheme '" + scheme + "' in '" + url +
+        "' (supported: s3://, az://, abfs://, gs://, http://, https://, file://, memory:// and plain paths)");
   }
   if (const auto z = find_zip_path(path, new_zip_files))
     return {.kind = StoreLocation::Kind::zip,
@@ -173,6 +176,15 @@ ResolvedStore open_location(const StoreLocation& at, const std::string& url, con
       return {.store = HttpStore::open(url, options.http)};
     case StoreLocation::Kind::azure:
       return {.store = open_azure(url, options.azure)};
+    case StoreLocation::Kind::gcs: {
+      std::string rest = url.substr(url.find("://") + 3);
+      if (rest.find_first_of("?#") != std::string::npos)
+        throw StoreError("open_store: '" + url + "': gs URLs take no query or fragment (set GcsOptions instead)");
+      const std::size_t slash = rest.find('/');
+      std::string path = slash == std::string::npos ? "" : rest.substr(slash + 1);
+      while (!path.empty() && path.back() == '/') path.pop_back();
+      return {.store = open_gcs(rest.substr(0, slash), path, options.gcs)};
+    }
     case StoreLocation::Kind::s3:
       break;
   }

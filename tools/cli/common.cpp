@@ -264,7 +264,7 @@ OpenStoreOptions store_options(Use use) {
   const bool create = use == Use::create;
   OpenStoreOptions o{.file = FileStore::Options{.create = create}, .new_zip_files = create, .memory = false};
   o.zip.mode = use == Use::read ? ZipStore::Mode::read : ZipStore::Mode::append;
-  for (RemoteOptions* net : {&o.http.net, &o.s3.net, &o.azure.net}) {
+  for (RemoteOptions* net : {&o.http.net, &o.s3.net, &o.azure.net, &o.gcs.net}) {
     for (const auto& [name, value] : g_net) net->set(name, value);
   }
   return o;

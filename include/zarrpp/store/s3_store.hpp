@@ -71,7 +71,13 @@ class S3Store : public Store {
     bool read_only = false;  ///< refuse every write (StoreError read_only); nothing is asked of the server
     ConditionalWrites conditional_writes =
         ConditionalWrites::Auto;  ///< whether the server honours If-Match / If-None-Match
-    int list_page_size = 1000;    ///< max-keys per ListObjectsV2 request, 1..1000
+    /// With conditional_writes Off: why, in the refusals of conditional writes and locks ("" = the
+    /// setting itself is named).
+    std::string conditional_writes_off_reason{};
+    /// How messages name the store ("" = "s3://bucket/prefix (endpoint ...)"); a gs:// store names
+    /// itself so.
+    std::string display_name{};
+    int list_page_size = 1000;  ///< max-keys per ListObjectsV2 request, 1..1000
 
     /// The lease of lock(): not renewed for this long, it may be taken over (>= 1 s in practice;
     /// tests use less).
@@ -137,6 +143,7 @@ class S3Store : public Store {
   std::optional<VersionedBytes> read_response(const std::string& key, const ByteRange& range,
                                               const detail::HttpRequest& req, detail::HttpResponse&& resp);
   detail::ConditionalSupport conditional();
+  std::string off_why() const;  ///< why a conditional request cannot be made, for refusals
 
   Options options_;
   std::string endpoint_, region_;

@@ -11,6 +11,8 @@
 ///                                  connection string or the AZURE_STORAGE_* environment variables)
 ///   "https://ACCOUNT.blob.core.windows.net/container/path"
 ///                                  AzureStore on that account (a "?SAS" query is its token)
+///   "gs://bucket/path"             Google Cloud Storage ("gcs://" too; see gcs.hpp): public data
+///                                  read over HTTPS, or an S3Store on GCS's XML API with HMAC keys
 ///   "http://host:port/path"        HttpStore (read-only) rooted at the URL
 ///   "https://host/path?query"      HttpStore; the query is sent with every request
 ///   "file:///abs/path"             a local path ("file://localhost/..." too; percent-escapes are
@@ -31,6 +33,7 @@
 
 #include "zarrpp/store/azure_store.hpp"
 #include "zarrpp/store/file_store.hpp"
+#include "zarrpp/store/gcs.hpp"
 #include "zarrpp/store/http_store.hpp"
 #include "zarrpp/store/s3_store.hpp"
 #include "zarrpp/store/store.hpp"
@@ -44,6 +47,7 @@ struct OpenStoreOptions {
   HttpStore::Options http{};    ///< http:// and https://
   S3Store::Options s3{};        ///< s3:// (bucket and prefix come from the URL)
   AzureStore::Options azure{};  ///< az://, abfs:// and Azure blob URLs (container and prefix come from the URL)
+  GcsOptions gcs{};             ///< gs:// (bucket and path come from the URL)
   /// Paths into zip files (read-only when `file.read_only`).
   ZipStore::Options zip{ZipStore::Mode::append};
   /// With `file.create`: a path whose first missing part ends in ".zip" is a new zip file (made
@@ -63,7 +67,8 @@ struct StoreLocation {
     memory,     ///< the named memory store `name`, at the folder `inner`
     http,       ///< http:// or https://: the string itself
     s3,         ///< s3://: the string itself
-    azure       ///< az://, abfs://, https://ACCOUNT.blob.core.windows.net/...: the string itself
+    azure,      ///< az://, abfs://, https://ACCOUNT.blob.core.windows.net/...: the string itself
+    gcs         ///< gs://, gcs://: the string itself
   };
   Kind kind = Kind::directory;                        ///< which of them
   std::filesystem::path path{};                       ///< directory, zip: the local path (an os_path)

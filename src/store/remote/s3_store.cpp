@@ -127,6 +127,7 @@ std::string S3Store::url_of(const std::string& key) const {
 }
 
 std::string S3Store::describe() const {
+  if (!options_.display_name.empty()) return options_.display_name;
   return "s3://" + options_.bucket + (options_.prefix.empty() ? "" : "/" + options_.prefix) + " (endpoint " +
          endpoint_ + ")";
 }
@@ -238,8 +239,10 @@ DirListing S3Store::do_list_dir(const std::string& prefix_in) {
 
 std::unique_ptr<StoreLock> S3Store::do_lock(const std::string& key) {
   if (!confirm_capabilities().locking)
-    throw ConflictError("S3 store " + describe() + " cannot lock '" + key +
-                        "': the server ignored or refused conditional PUTs, which the lease is made of");
+    throw ConflictError("S3 store " + describe() + " cannot lock '" + key + "': " +
+                        (options_.conditional_writes_off_reason.empty()
+                             ? std::string("the server ignored or refused conditional PUTs, which the lease is made of")
+                             : options_.conditional_writes_off_reason));
   const auto slash = key.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : key.substr(0, slash + 1);
   const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
@@ -288,15 +291,18 @@ StoreCapabilities S3Store::capabilities() const {
           .reads_in_flight = options_.net.max_in_flight};
 }
 
+std::string S3Store::off_why() const {
+  if (options_.conditional_writes != ConditionalWrites::Off) return "was ignored or refused by the server";
+  if (!options_.conditional_writes_off_reason.empty()) return "is not used: " + options_.conditional_writes_off_reason;
+  return "is switched off by conditional_writes = Off";
+}
+
 bool S3Store::do_set_if(const std::string& key, const Bytes& value, const std::optional<Version>& expected) {
   const auto c = conditional();
   const bool ok = expected ? c.replace : c.create_only;
   if (!ok)
     throw ConflictError("S3 store " + describe() + " does not support conditional writes (" +
-                        (expected ? "If-Match" : "If-None-Match: *") + " on PUT " +
-                        (options_.conditional_writes == ConditionalWrites::Off
-                             ? "is switched off by conditional_writes = Off"
-                             : "was ignored or refused by the server") +
+                        (expected ? "If-Match" : "If-None-Match: *") + " on PUT " + off_why() +
                         "), so a conditional write of '" + key + "' cannot be atomic");
   return detail::put_if(*impl_, impl_->full_key(key), value, expected, key, describe());
 }
@@ -306,10 +312,7 @@ bool S3Store::do_erase_if(const std::string& key, const std::optional<Version>& 
   const auto c = conditional();
   if (!c.erase)
     throw ConflictError("S3 store " + describe() + " does not support conditional deletes (If-Match on DELETE " +
-                        (options_.conditional_writes == ConditionalWrites::Off
-                             ? "is switched off by conditional_writes = Off"
-                             : "was ignored or refused by the server") +
-                        "), so erasing '" + key + "' only if it is what was read cannot be atomic");
+                        off_why() + "), so erasing '" + key + "' only if it is what was read cannot be atomic");
   return detail::delete_if(*impl_, impl_->full_key(key), *expected, key, describe(),
                            [&] { return do_size(key).has_value(); });
 }

@@ -1,5 +1,5 @@
-"""Azure Blob Storage through Azurite: az:// URLs with adlfs's storage_options, from zarrpp, xarray
-and Dask."""
+"""The clouds besides S3: Azure Blob Storage through Azurite (az:// URLs with adlfs's
+storage_options, from zarrpp, xarray and pickled for Dask), and gs:// URLs."""
 import pickle
 
 import numpy as np
@@ -62,3 +62,20 @@ def test_xarray_writes_grows_and_reads_a_dataset_on_azure(azurite):
     zx.to_zarrpp(earlier, "az://zarr/py/ds.zarr", prepend_dim="time", storage_options=so)
     back = xr.open_dataset("az://zarr/py/ds.zarr", engine=zx.ZarrppBackendEntrypoint, storage_options=so).load()
     xr.testing.assert_identical(back, xr.concat([earlier, ds], dim="time"))
+
+
+def test_gcs_urls_open_the_store_that_speaks_gcs(moto_s3, monkeypatch):
+    # Public data: GCS's HTTPS layout, read-only; HMAC keys: GCS's S3-compatible API (moto stands in),
+    # where growth is refused (GCS conditions writes by generation, which zarrpp does not send yet).
+    monkeypatch.delenv("GS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("STORAGE_EMULATOR_HOST", raising=False)
+    public = zarrpp.storage.open_url("gs://pub-bucket/era5.zarr")
+    assert isinstance(public, zarrpp.storage.HttpStore) and public.read_only
+    so = {"endpoint_url": moto_s3, "key": "test", "secret": "test"}
+    z = zarrpp.create_array("gs://bucket/g", shape=(4,), chunks=(2,), dtype="i4", storage_options=so)
+    assert isinstance(z.store, zarrpp.storage.S3Store)
+    z[:] = [1, 2, 3, 4]
+    with pytest.raises(Exception, match="generation conditions"):
+        z.prepend(np.array([0, 0], dtype="i4"))
+    assert zarrpp.open_array("gs://bucket/g", mode="r", storage_options=so)[...].tolist() == [1, 2, 3, 4]
+    assert not z.store.supports_conditional_writes
