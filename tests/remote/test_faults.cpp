@@ -1,8 +1,11 @@
-// Remote stores under a misbehaving network: a fault-injecting proxy between S3Store and moto.
+// Remote stores under a misbehaving network: a fault-injecting proxy between the object stores and
+// their servers (S3Store and moto; AzureStore and Azurite: the scenarios that apply to both run on
+// both).
 // A lost reply to a conditional write must never apply a change twice or lose one; one glitch
 // must not change a store's behaviour for good; a stalled server fails within the set bound.
 #include <random>
 
+#include "azurite.hpp"
 #include "fault_proxy.hpp"
 
 using namespace zarrpp;
@@ -34,19 +37,41 @@ std::size_t count_seen(const FaultProxy& p, const std::function<bool(const SeenR
   return n;
 }
 
-class S3Faults : public S3StoreMoto {
+// A server fixture (S3StoreMoto, AzureStoreAzurite) with stores on it directly and through a proxy.
+template <class Server>
+class ObjectFaults : public Server {
  protected:
+  static constexpr bool kS3 = std::is_same_v<Server, S3StoreMoto>;
   std::string prefix() const {
     return std::string("t/faults/") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
   }
-  // A store on moto directly (to set up and to check what is really stored).
-  std::shared_ptr<S3Store> direct() { return S3Store::open(moto().options(prefix())); }
-  // A store whose requests go through the proxy.
-  std::shared_ptr<S3Store> through(const FaultProxy& p, const std::function<void(S3Store::Options&)>& tweak = {}) {
-    auto o = moto().options(prefix());
-    o.endpoint = p.endpoint();
-    if (tweak) tweak(o);
-    return S3Store::open(o);
+  auto options() {
+    if constexpr (kS3)
+      return this->moto().options(prefix());
+    else
+      return this->azurite().options(kContainer, prefix());
+  }
+  static StorePtr open(auto o) {
+    if constexpr (kS3)
+      return S3Store::open(std::move(o));
+    else
+      return AzureStore::open(std::move(o));
+  }
+  int port() {
+    if constexpr (kS3)
+      return this->moto().port();
+    else
+      return this->azurite().port();
+  }
+  // A store on the server directly (to set up and to check what is really stored).
+  StorePtr direct() { return open(options()); }
+  // A store whose requests go through the proxy; `tweak` adjusts its options (net, lock_ttl).
+  template <class Tweak = std::nullptr_t>
+  StorePtr through(const FaultProxy& p, Tweak tweak = nullptr) {
+    auto o = options();
+    o.endpoint = kS3 ? p.endpoint() : p.endpoint() + "/" + detail::kAzuriteAccount;
+    if constexpr (!std::is_same_v<Tweak, std::nullptr_t>) tweak(o);
+    return open(o);
   }
   // An 8x6 int32 array "a" holding 0..47, chunks of 4x3.
   void make_array() {
@@ -55,15 +80,35 @@ class S3Faults : public S3StoreMoto {
   }
   // The array as stored: `rows` rows of -1 in front of the 0..47 it was made with.
   void expect_prepended_once(std::int64_t rows) {
-    const auto a = Array::open(direct(), "a");
+    const Array a = Array::open(direct(), "a");
     ASSERT_EQ(a.shape(), (Shape{8 + rows, 6})) << "the prepend must be stored exactly once";
     EXPECT_EQ(a.domain()[0].inclusive_min, -rows);
     const auto v = a.read<std::int32_t>().to_vector<std::int32_t>();
     for (std::int64_t i = 0; i < rows * 6; ++i) EXPECT_EQ(v[static_cast<std::size_t>(i)], -1) << i;
     for (std::int64_t i = 0; i < 48; ++i) EXPECT_EQ(v[static_cast<std::size_t>(rows * 6 + i)], i) << i;
   }
+};
+
+// The scenarios of the S3 store only (its options, moto's answers).
+class S3Faults : public ObjectFaults<S3StoreMoto> {
+ protected:
+  std::shared_ptr<S3Store> through(const FaultProxy& p, const std::function<void(S3Store::Options&)>& tweak = {}) {
+    auto o = moto().options(prefix());
+    o.endpoint = p.endpoint();
+    if (tweak) tweak(o);
+    return S3Store::open(o);
+  }
   FaultProxy proxy(FaultProxy::Rule rule) { return FaultProxy(moto().port(), std::move(rule)); }
 };
+
+using ObjectServers = ::testing::Types<S3StoreMoto, AzureStoreAzurite>;
+struct ServerName {
+  template <class T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, S3StoreMoto> ? "S3" : "Azure";
+  }
+};
+TYPED_TEST_SUITE(ObjectFaults, ObjectServers, ServerName);
 
 auto growth_switch = [](const SeenRequest& r) { return is(r, "PUT", "/a/zarr.json") && r.headers.count("if-match"); };
 
@@ -72,31 +117,31 @@ auto growth_switch = [](const SeenRequest& r) { return is(r, "PUT", "/a/zarr.jso
 // The issue's case: the conditional PUT of zarr.json is carried out, its reply lost. On a reused
 // connection libcurl re-sends it by itself (the re-send gets 412); on a fresh one zarrpp retries.
 // Either way the prepend is stored once.
-TEST_F(S3Faults, LostReplyToTheGrowthSwitchAppliesItOnce) {
+TYPED_TEST(ObjectFaults, LostReplyToTheGrowthSwitchAppliesItOnce) {
   for (const bool reuse : {true, false}) {
     SCOPED_TRACE(reuse ? "reused connection" : "fresh connections");
-    make_array();
-    FaultProxy p(moto().port(), first(growth_switch, {.kind = K::lose_reply}));
-    auto s = through(p, [&](S3Store::Options& o) { o.net.max_idle_connections = reuse ? 16 : 0; });
+    this->make_array();
+    FaultProxy p(this->port(), first(growth_switch, {.kind = K::lose_reply}));
+    auto s = this->through(p, [&](auto& o) { o.net.max_idle_connections = reuse ? 16 : 0; });
     auto a = Array::open(s, "a");
     a.prepend(NDArray::full<std::int32_t>({3, 6}, -1));
     EXPECT_EQ(a.shape(), (Shape{11, 6}));
     EXPECT_EQ(count_seen(p, growth_switch), 2u) << "the switch was sent again after its reply was lost";
-    expect_prepended_once(3);
-    direct()->erase_prefix("");
+    this->expect_prepended_once(3);
+    this->direct()->erase_prefix("");
   }
 }
 
 // Between the lost reply and the retry another writer updates the attributes: the stored bytes
 // are no longer this writer's, yet its growth is there and must not be applied again.
-TEST_F(S3Faults, LostReplyThenAnAttributeUpdateStillAppliesTheGrowthOnce) {
-  make_array();
+TYPED_TEST(ObjectFaults, LostReplyThenAnAttributeUpdateStillAppliesTheGrowthOnce) {
+  this->make_array();
   Fault f{.kind = K::lose_reply,
-          .then = [this] { Array::open(direct(), "a").update_attributes(Json{{"note", "meanwhile"}}); }};
-  FaultProxy p(moto().port(), first(growth_switch, f));
-  auto a = Array::open(through(p), "a");
+          .then = [this] { Array::open(this->direct(), "a").update_attributes(Json{{"note", "meanwhile"}}); }};
+  FaultProxy p(this->port(), first(growth_switch, f));
+  auto a = Array::open(this->through(p), "a");
   a.append(NDArray::full<std::int32_t>({2, 6}, 5));
-  const auto b = Array::open(direct(), "a");
+  const auto b = Array::open(this->direct(), "a");
   EXPECT_EQ(b.shape(), (Shape{10, 6}));
   EXPECT_EQ(b.attributes().value("note", ""), "meanwhile");
   EXPECT_EQ(b.read({slice(8, 10)}), NDArray::full<std::int32_t>({2, 6}, 5));
@@ -105,20 +150,20 @@ TEST_F(S3Faults, LostReplyThenAnAttributeUpdateStillAppliesTheGrowthOnce) {
 // Every attempt after the lost reply fails too: the store reads back what is stored and finds
 // the write there (success, once); when it cannot even read back, the error says the outcome is
 // unknown and nothing the growth wrote is deleted.
-TEST_F(S3Faults, LostReplyAndFailingRetriesNeverApplyTwiceOrLoseData) {
-  make_array();
+TYPED_TEST(ObjectFaults, LostReplyAndFailingRetriesNeverApplyTwiceOrLoseData) {
+  this->make_array();
   {
-    FaultProxy p(moto().port(), first(growth_switch, {.kind = K::lose_reply}, {.kind = K::refuse}));
-    auto a = Array::open(through(p, [](S3Store::Options& o) { o.net.max_idle_connections = 0; }), "a");
+    FaultProxy p(this->port(), first(growth_switch, {.kind = K::lose_reply}, {.kind = K::refuse}));
+    auto a = Array::open(this->through(p, [](auto& o) { o.net.max_idle_connections = 0; }), "a");
     a.prepend(NDArray::full<std::int32_t>({3, 6}, -1));
     EXPECT_GE(count_seen(p, growth_switch), 2u);
-    expect_prepended_once(3);
+    this->expect_prepended_once(3);
   }
   {
     // The switch's reply is lost, then every request fails: the prepend is there (once), and
     // the error says so is unknown, without deleting its chunks.
     auto lost = std::make_shared<std::atomic<bool>>(false);
-    FaultProxy p(moto().port(), [lost](const SeenRequest& r, int) -> Fault {
+    FaultProxy p(this->port(), [lost](const SeenRequest& r, int) -> Fault {
       if (*lost) return {.kind = K::refuse};
       if (growth_switch(r)) {
         *lost = true;
@@ -126,39 +171,39 @@ TEST_F(S3Faults, LostReplyAndFailingRetriesNeverApplyTwiceOrLoseData) {
       }
       return {};
     });
-    auto a = Array::open(through(p,
-                                 [](S3Store::Options& o) {
-                                   o.net.max_idle_connections = 0;
-                                   o.lock_ttl = 500ms;
-                                 }),
+    auto a = Array::open(this->through(p,
+                                       [](auto& o) {
+                                         o.net.max_idle_connections = 0;
+                                         o.lock_ttl = 500ms;
+                                       }),
                          "a");
     expect_throw_with<StoreError>([&] { a.prepend(NDArray::full<std::int32_t>({2, 6}, -1)); },
                                   {"took effect is unknown", "the chunks it wrote are kept"});
     std::this_thread::sleep_for(600ms);  // the unreleased lease expires
-    expect_prepended_once(5);
+    this->expect_prepended_once(5);
   }
   {
     // Every copy of the switch is cut off after it was sent (it never reaches the server here,
     // but the writer cannot know): the array reads as before, and the error does not claim the
     // change was undone, nor delete what it wrote.
-    FaultProxy p(moto().port(),
+    FaultProxy p(this->port(),
                  [](const SeenRequest& r, int) { return growth_switch(r) ? Fault{.kind = K::refuse} : Fault{}; });
-    auto a = Array::open(through(p), "a");
+    auto a = Array::open(this->through(p), "a");
     expect_throw_with<UncertainWriteError>(
         [&] { a.prepend(NDArray::full<std::int32_t>({4, 6}, -1)); },
         {"whether the change took effect is unknown", "may still take effect", "chunks it wrote are kept"});
-    expect_prepended_once(5);
-    EXPECT_TRUE(direct()->exists("a/c/-3/0")) << "the chunks the growth wrote are kept";
+    this->expect_prepended_once(5);
+    EXPECT_TRUE(this->direct()->exists("a/c/-3/0")) << "the chunks the growth wrote are kept";
   }
 }
 
 // Create-only writes and conditional deletes whose replies are lost report what happened.
-TEST_F(S3Faults, LostRepliesToCreateOnlyWritesAndConditionalDeletes) {
-  auto d = direct();
-  FaultProxy p(moto().port(), [](const SeenRequest& r, int) -> Fault {
+TYPED_TEST(ObjectFaults, LostRepliesToCreateOnlyWritesAndConditionalDeletes) {
+  auto d = this->direct();
+  FaultProxy p(this->port(), [](const SeenRequest& r, int) -> Fault {
     return conditional(r) && ends_with(path_of(r), "/k") ? Fault{.kind = K::lose_reply} : Fault{};
   });
-  auto s = through(p);
+  auto s = this->through(p);
   ASSERT_TRUE(s->confirm_capabilities().conditional_writes);
   p.set_rule(first([](const SeenRequest& r) { return is(r, "PUT", "/k") && conditional(r); }, {.kind = K::lose_reply}));
   EXPECT_TRUE(s->set("k", B("mine"), WriteOptions::if_equal(std::nullopt))) << "created, though the reply was lost";
@@ -177,13 +222,13 @@ TEST_F(S3Faults, LostRepliesToCreateOnlyWritesAndConditionalDeletes) {
 
 // A lost reply to the lease's own PUT does not make its process wait out the lease (30 s) for
 // itself; lost replies to renewals do not lose the lease.
-TEST_F(S3Faults, LostLeaseRepliesNeitherBlockNorLoseTheLease) {
+TYPED_TEST(ObjectFaults, LostLeaseRepliesNeitherBlockNorLoseTheLease) {
   auto lease_put = [](const SeenRequest& r) {
     return r.method == "PUT" && path_of(r).find(".zarrpp-lock.") != std::string::npos;
   };
   {
-    FaultProxy p(moto().port(), first(lease_put, {.kind = K::lose_reply}));
-    auto s = through(p);
+    FaultProxy p(this->port(), first(lease_put, {.kind = K::lose_reply}));
+    auto s = this->through(p);
     ASSERT_TRUE(s->confirm_capabilities().conditional_writes);
     const auto t0 = std::chrono::steady_clock::now();
     auto lk = s->lock("x/zarr.json");
@@ -193,12 +238,12 @@ TEST_F(S3Faults, LostLeaseRepliesNeitherBlockNorLoseTheLease) {
   {
     // Renewals: the 2nd and 3rd lease PUTs (renewals) lose their replies.
     auto n = std::make_shared<std::atomic<int>>(0);
-    FaultProxy p(moto().port(), [&, n](const SeenRequest& r, int) -> Fault {
+    FaultProxy p(this->port(), [&, n](const SeenRequest& r, int) -> Fault {
       if (!lease_put(r)) return {};
       const int i = (*n)++;
       return i == 1 || i == 2 ? Fault{.kind = K::lose_reply} : Fault{};
     });
-    auto s = through(p, [](S3Store::Options& o) { o.lock_ttl = 1500ms; });
+    auto s = this->through(p, [](auto& o) { o.lock_ttl = 1500ms; });
     auto lk = s->lock("y/zarr.json");
     std::this_thread::sleep_for(2000ms);
     EXPECT_GE(n->load(), 4);
@@ -371,19 +416,19 @@ std::string check_growths(const Array& a, const std::vector<Outcome>& outcomes, 
 // every kind of request. Every growth that succeeded is stored exactly once, every one that said
 // "not applied" is absent, and none is stored twice. Scale with ZARRPP_SOAK_REMOTE_WRITERS,
 // ZARRPP_SOAK_REMOTE_OPS and ZARRPP_SOAK_REMOTE_SEED (the reliability soak does).
-TEST_F(S3Faults, ConcurrentWritersUnderRandomFaultsLoseNothingAndApplyNothingTwice) {
+TYPED_TEST(ObjectFaults, ConcurrentWritersUnderRandomFaultsLoseNothingAndApplyNothingTwice) {
   const std::size_t writers = env_count("ZARRPP_SOAK_REMOTE_WRITERS", 3), ops = env_count("ZARRPP_SOAK_REMOTE_OPS", 8);
   const auto seed = static_cast<std::uint32_t>(env_count("ZARRPP_SOAK_REMOTE_SEED", 20261201));
-  Array::create(direct(), "r", {.shape = {2, 4}, .chunks = {2, 4}, .dtype = DataType::int32})
+  Array::create(this->direct(), "r", {.shape = {2, 4}, .chunks = {2, 4}, .dtype = DataType::int32})
       .write({}, NDArray::full<std::int32_t>({2, 4}, 0));
-  FaultProxy p(moto().port(), random_faults(seed, 0.08));
+  FaultProxy p(this->port(), random_faults(seed, 0.08));
   p.keep_requests(false);
   std::mutex out_mu;
   std::vector<Outcome> outcomes;
   std::vector<std::thread> threads;
   for (std::size_t w = 0; w < writers; ++w)
     threads.emplace_back([&, w] {
-      auto s = through(p, [](S3Store::Options& o) {
+      auto s = this->through(p, [](auto& o) {
         o.lock_ttl = 2s;
         o.net.stall_timeout = 5s;
       });
@@ -408,9 +453,9 @@ TEST_F(S3Faults, ConcurrentWritersUnderRandomFaultsLoseNothingAndApplyNothingTwi
     });
   for (auto& t : threads) t.join();
   const std::string summary =
-      "writers " + std::to_string(writers) + ", " + check_growths(Array::open(direct(), "r"), outcomes, p);
+      "writers " + std::to_string(writers) + ", " + check_growths(Array::open(this->direct(), "r"), outcomes, p);
   std::cout << summary << std::endl;
-  RecordProperty("summary", summary);
+  ::testing::Test::RecordProperty("summary", summary);
 }
 
 #ifdef ZARRPP_CLI_PATH

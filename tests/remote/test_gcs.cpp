@@ -40,8 +40,8 @@ class GcsHmac : public S3StoreMoto {};
 TEST_F(GcsHmac, WritesWorkAndConditionalWritesAreRefusedSayingWhy) {
   EnvVar emu("STORAGE_EMULATOR_HOST", moto().endpoint());
   const auto o = moto().options("");
-  EnvVar id("GS_ACCESS_KEY_ID", *o.access_key_id);
-  EnvVar secret("GS_SECRET_ACCESS_KEY", *o.secret_access_key);
+  EnvVar id("GS_ACCESS_KEY_ID", o.access_key_id);
+  EnvVar secret("GS_SECRET_ACCESS_KEY", o.secret_access_key);
   const std::string url = std::string("gs://") + kBucket + "/t/gcs/series.zarr";
   auto store = open_store(url);
   ASSERT_TRUE(std::dynamic_pointer_cast<S3Store>(store)) << "HMAC keys: GCS's S3-compatible API";

@@ -23,7 +23,7 @@
 ///
 /// Local paths mean what the operating system says (os_path: ".." after a symbolic link goes up
 /// from its target). The URL always names the store root, which is the node itself:
-/// Array::open(open_store(url)) opens the array the URL points at. Anything else, e.g. "gs://..."
+/// Array::open(open_store(url)) opens the array the URL points at. Anything else, e.g. "hdfs://..."
 /// or "s3://" without a bucket, throws StoreError naming the URL. This is the one reading of a
 /// store string: the CLI's arguments and Python's store= strings are resolved here.
 #include <cstdint>
