@@ -22,6 +22,7 @@ target_sources(zarrpp PRIVATE
   ${_zarrpp_remote_root}/src/store/remote/gcs.cpp
   ${_zarrpp_remote_root}/src/store/remote/conditional_objects.cpp
   ${_zarrpp_remote_root}/src/store/remote/object_lease.cpp
+  ${_zarrpp_remote_root}/src/store/remote/object_names.cpp
   ${_zarrpp_remote_root}/src/store/url.cpp
 )
 target_link_libraries(zarrpp PRIVATE PkgConfig::CURL PkgConfig::CRYPTO PkgConfig::EXPAT)

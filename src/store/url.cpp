@@ -67,7 +67,7 @@ StorePtr open_azure(const std::string& url, AzureStore::Options o) {
     if (!o.endpoint) o.endpoint = scheme + "://" + host;
     rest = slash == std::string::npos ? "" : rest.substr(slash + 1);
   } else if (rest.find_first_of("?#") != std::string::npos) {
-    throw StoreError("open_store: '" + url + "': " + scheme +
+    throw StoreError("open_store: '" + detail::redact_url(url) + "': " + scheme +
                      " URLs take no query or fragment (set AzureStore::Options instead)");
   }
   const std::size_t slash = rest.find('/');
@@ -78,7 +78,8 @@ StorePtr open_azure(const std::string& url, AzureStore::Options o) {
     if (!o.account_name) o.account_name = host.substr(0, host.find('.'));
     container.resize(at);
   }
-  if (container.empty()) throw StoreError("open_store: '" + url + "' names no container (write az://container/path)");
+  if (container.empty())
+    throw StoreError("open_store: '" + detail::redact_url(url) + "' names no container (write az://container/path)");
   o.container = container;
   o.prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
   return AzureStore::open(std::move(o));
@@ -121,7 +122,7 @@ StoreLocation locate_store(const std::string& url, bool new_zip_files) {
     return {.kind = StoreLocation::Kind::s3};
   } else if (!scheme.empty()) {
     throw StoreError(
-        "open_store: unsupported URL scheme '" + scheme + "' in '" + url +
+        "open_store: unsupported URL scheme '" + scheme + "' in '" + detail::redact_url(url) +
         "' (supported: s3://, az://, abfs://, gs://, http://, https://, file://, memory:// and plain paths)");
   }
   if (const auto z = find_zip_path(path, new_zip_files))

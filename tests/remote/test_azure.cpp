@@ -268,4 +268,51 @@ TEST(AzureSettings, ConnectionStringsEnvironmentAndUrls) {
   EXPECT_EQ(abfs->account(), "acct2");
   EXPECT_EQ(abfs->endpoint(), "https://acct2.blob.core.windows.net");
   EXPECT_EQ(detail::redact_url("https://h/p?sv=1&sig=abc%2B&se=2"), "https://h/p?sv=1&sig=REDACTED&se=2");
+  try {
+    open_store("https://acct.blob.core.windows.net/?sv=1&sig=SECRET");
+    ADD_FAILURE() << "a URL naming no container was taken";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()).find("SECRET"), std::string::npos) << e.what();
+  }
+}
+
+// Credentials found in a connection string or the environment go only to the account they name;
+// one credential is used (the key over a SAS token).
+TEST(AzureSettings, CredentialsGoOnlyToTheirAccount) {
+  const std::map<std::string, std::string> vars = {{"AZURE_STORAGE_ACCOUNT_NAME", "mine"},
+                                                   {"AZURE_STORAGE_ACCOUNT_KEY", "a2V5"},
+                                                   {"AZURE_STORAGE_SAS_TOKEN", "sv=1&sig=x"}};
+  auto env = [&](const char* n) -> std::optional<std::string> {
+    const auto it = vars.find(n);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  const auto mine = detail::resolve_azure_access({}, env);
+  EXPECT_EQ(mine.account, "mine");
+  EXPECT_FALSE(mine.key.empty());
+  EXPECT_EQ(mine.sas, "") << "the key signs; the SAS token is not sent too";
+  const auto other = detail::resolve_azure_access({.account = "stranger"}, env);
+  EXPECT_TRUE(other.key.empty() && other.sas.empty()) << "another account's URL gets no credentials of ours";
+  EXPECT_EQ(other.endpoint, "https://stranger.blob.core.windows.net");
+  auto none = [](const char*) { return std::optional<std::string>(); };
+  const auto cs = detail::resolve_azure_access(
+      {.account = "stranger",
+       .connection_string = "AccountName=mine;AccountKey=a2V5;BlobEndpoint=https://mine.example"},
+      none);
+  EXPECT_TRUE(cs.key.empty());
+  EXPECT_EQ(cs.endpoint, "https://stranger.blob.core.windows.net") << "nor its endpoint";
+  EXPECT_EQ(detail::resolve_azure_access({.connection_string = "UseDevelopmentStorage=True"}, none).account,
+            "devstoreaccount1");
+  expect_throw_with<StoreError>(
+      [&] { detail::resolve_azure_access({.connection_string = "DefaultEndpointsProtocol=https"}, none); },
+      {"no account given"});
+}
+
+// A read-only store writes nothing: no probe object, no lease.
+TEST_F(AzureStoreAzurite, AReadOnlyStoreAsksNothingOfTheServerThatWrites) {
+  auto o = azurite().options(kContainer, "t/AReadOnlyStoreAsksNothingOfTheServerThatWrites");
+  o.read_only = true;
+  auto s = AzureStore::open(o);
+  EXPECT_FALSE(s->confirm_capabilities().conditional_writes);
+  EXPECT_FALSE(s->capabilities().locking);
+  EXPECT_EQ(store("")->list_prefix(""), std::vector<std::string>{});
 }

@@ -99,13 +99,24 @@ std::optional<std::string> setting(const std::map<std::string, std::string>& cs,
   return std::nullopt;
 }
 
+bool development(const std::map<std::string, std::string>& cs) {
+  return lower(setting(cs, "UseDevelopmentStorage").value_or("")) == "true";
+}
+
 std::string endpoint_of(const std::map<std::string, std::string>& cs, const std::string& account) {
   if (auto e = setting(cs, "BlobEndpoint")) return *e;
-  if (setting(cs, "UseDevelopmentStorage").value_or("") == "true")
-    return std::string("http://127.0.0.1:10000/") + kAzuriteAccount;
+  if (development(cs)) return std::string("http://127.0.0.1:10000/") + kAzuriteAccount;
+  if (account.empty()) return "";
   const std::string proto = setting(cs, "DefaultEndpointsProtocol").value_or("https");
   const std::string suffix = setting(cs, "EndpointSuffix").value_or("core.windows.net");
   return proto + "://" + account + ".blob." + suffix;
+}
+
+// The first non-empty of `options`.
+std::string first_of(std::initializer_list<std::optional<std::string>> options) {
+  for (const auto& o : options)
+    if (o && !o->empty()) return *o;
+  return "";
 }
 
 }  // namespace
@@ -114,17 +125,23 @@ AzureAccess resolve_azure_access(const AzureGiven& given,
                                  const std::function<std::optional<std::string>(const char*)>& env) {
   const auto text = given.connection_string ? given.connection_string : env("AZURE_STORAGE_CONNECTION_STRING");
   const auto cs = text ? parse_connection_string(*text) : std::map<std::string, std::string>{};
-  const bool dev = setting(cs, "UseDevelopmentStorage").value_or("") == "true";
+  const std::string cs_account = setting(cs, "AccountName").value_or(development(cs) ? kAzuriteAccount : "");
+  const std::string env_account = env("AZURE_STORAGE_ACCOUNT_NAME").value_or("");
   AzureAccess a;
-  a.account = given.account.value_or(
-      setting(cs, "AccountName").value_or(dev ? kAzuriteAccount : env("AZURE_STORAGE_ACCOUNT_NAME").value_or("")));
+  a.account = first_of({given.account, cs_account, env_account});
+  // Credentials found in a connection string or the environment are used only for the account
+  // they name: never sent to another account a URL names.
+  const bool cs_ours = cs_account.empty() ? !given.account : cs_account == a.account;
+  const bool env_ours = env_account.empty() ? !given.account : env_account == a.account;
   std::string key, sas;
   if (!given.anonymous) {
-    key = given.key.value_or(
-        setting(cs, "AccountKey").value_or(dev ? kAzuriteKey : env("AZURE_STORAGE_ACCOUNT_KEY").value_or("")));
-    sas =
-        given.sas.value_or(setting(cs, "SharedAccessSignature").value_or(env("AZURE_STORAGE_SAS_TOKEN").value_or("")));
+    key = first_of({given.key, cs_ours ? setting(cs, "AccountKey") : std::nullopt,
+                    cs_ours && development(cs) ? std::optional<std::string>(kAzuriteKey) : std::nullopt,
+                    env_ours ? env("AZURE_STORAGE_ACCOUNT_KEY") : std::nullopt});
+    sas = first_of({given.sas, cs_ours ? setting(cs, "SharedAccessSignature") : std::nullopt,
+                    env_ours ? env("AZURE_STORAGE_SAS_TOKEN") : std::nullopt});
   }
+  if (!key.empty()) sas.clear();  // one credential: the key signs every request
   if (!sas.empty() && sas.front() == '?') sas.erase(sas.begin());
   if (sas.find_first_of("#\r\n ") != std::string::npos)
     throw StoreError("AzureStore: the SAS token has a character no URL query may hold");
@@ -135,10 +152,8 @@ AzureAccess resolve_azure_access(const AzureGiven& given,
       throw StoreError("AzureStore: the account key is not base64 (copy it whole from the portal's Access keys)");
     a.key = std::move(*decoded);
   }
-  if (given.endpoint)
-    a.endpoint = *given.endpoint;
-  else if (!cs.empty() || !a.account.empty())
-    a.endpoint = endpoint_of(cs, a.account);
+  a.endpoint =
+      given.endpoint ? *given.endpoint : endpoint_of(cs_ours ? cs : std::map<std::string, std::string>{}, a.account);
   if (a.endpoint.empty())
     throw StoreError(
         "AzureStore: no account given: set account_name (or AZURE_STORAGE_ACCOUNT_NAME, or a connection string "

@@ -14,20 +14,7 @@ namespace zarrpp {
 
 namespace {
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
-bool valid_key(const std::string& k) {
-  try {
-    validate_key(k);
-    return true;
-  } catch (const StoreError&) {
-    return false;
-  }
-}
+std::optional<std::string> env(const char* name) { return detail::env_value(name); }
 
 // Azure's rule: 3-63 lower-case letters, digits and single hyphens, starting with a letter or digit.
 void check_container(const std::string& c) {
@@ -107,7 +94,11 @@ struct AzureStore::Impl final : detail::ObjectService {
   // 412 ConditionNotMet; 409 BlobAlreadyExists (Azurite's answer to If-None-Match: * on a blob that
   // exists); 404 for a replace.
   bool condition_failed(const detail::HttpResponse& resp, bool replacing) const override {
-    if (resp.status == 412) return true;
+    if (resp.status == 412) {
+      // Not a lease another tool holds (LeaseIdMissing, ...): that is no answer to our condition.
+      const std::string code = error_code(resp);
+      return code.empty() || code == "ConditionNotMet";
+    }
     if (resp.status == 409) return error_code(resp) == "BlobAlreadyExists";
     return replacing && resp.status == 404 && error_code(resp) != "ContainerNotFound";
   }
@@ -280,15 +271,22 @@ std::optional<VersionedBytes> AzureStore::read_response(const std::string& key, 
 
 std::optional<VersionedBytes> AzureStore::do_get(const std::string& key, const ByteRange& range_in,
                                                  std::uint64_t max_bytes) {
-  ByteRange range = range_in;
-  if (range.kind == ByteRange::Kind::Suffix && range.suffix > 0) {
-    // The Blob service takes "bytes=A-B" and "bytes=A-" only: the last N bytes are found from the size.
-    const auto size = do_size(key);
-    if (!size) return std::nullopt;
-    const auto n = std::min(range.suffix, *size);
-    if (n == 0) return do_get(key, ByteRange::range(0, 0), max_bytes);
-    range = ByteRange::range(*size - n, n);
+  if (range_in.kind == ByteRange::Kind::Suffix && range_in.suffix > 0) {
+    // The Blob service takes "bytes=A-B" and "bytes=A-" only: the last N bytes are found from the
+    // size, and read again if the blob changed size in between (its total in Content-Range).
+    for (int attempt = 0;; ++attempt) {
+      const auto size = do_size(key);
+      if (!size) return std::nullopt;
+      const auto n = std::min(range_in.suffix, *size);
+      if (n == 0) return do_get(key, ByteRange::range(0, 0), max_bytes);
+      auto got = do_get(key, ByteRange::range(*size - n, n), max_bytes);
+      if (!got || !got->value_size || *got->value_size == *size) return got;
+      if (attempt == 2)
+        throw StoreError("Azure store " + describe() + ": '" + key +
+                         "' changed size while its last bytes were read, three times");
+    }
   }
+  const ByteRange range = range_in;
   const auto plan = detail::plan_range(range);
   if (plan.empty) return do_size(key) ? std::optional<VersionedBytes>(VersionedBytes{}) : std::nullopt;
   std::vector<std::string> headers;
@@ -338,16 +336,7 @@ void AzureStore::do_erase_prefix(const std::string& prefix) {
 }
 
 std::vector<std::string> AzureStore::do_list_prefix(const std::string& prefix) {
-  const auto& root = impl_->root_slash;
-  std::vector<std::string> out;
-  for (auto& k : impl_->list(root + prefix, false).keys) {
-    if (k.compare(0, root.size(), root) != 0) continue;
-    std::string rel = k.substr(root.size());
-    if (rel.compare(0, prefix.size(), prefix) == 0 && valid_key(rel)) out.push_back(std::move(rel));
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return detail::keys_under(impl_->list(impl_->root_slash + prefix, false).keys, impl_->root_slash, prefix);
 }
 
 DirListing AzureStore::do_list_dir(const std::string& prefix_in) {
@@ -355,35 +344,19 @@ DirListing AzureStore::do_list_dir(const std::string& prefix_in) {
   if (!prefix.empty() && prefix.back() != '/') prefix += '/';
   const std::string full = impl_->root_slash + prefix;
   auto listing = impl_->list(full, true);
-  DirListing out;
-  for (auto& k : listing.keys) {
-    if (k.compare(0, full.size(), full) != 0) continue;
-    std::string name = k.substr(full.size());
-    if (!name.empty() && name.find('/') == std::string::npos && valid_key(prefix + name))
-      out.keys.push_back(std::move(name));
-  }
-  for (auto& cp : listing.prefixes) {
-    if (cp.compare(0, full.size(), full) != 0 || cp.size() <= full.size() + 1 || cp.back() != '/') continue;
-    std::string name = cp.substr(full.size(), cp.size() - full.size() - 1);
-    if (valid_key(prefix + name)) out.prefixes.push_back(std::move(name));
-  }
-  std::sort(out.keys.begin(), out.keys.end());
-  std::sort(out.prefixes.begin(), out.prefixes.end());
-  return out;
+  return detail::dir_of(listing.keys, listing.prefixes, full, prefix);
 }
 
 std::unique_ptr<StoreLock> AzureStore::do_lock(const std::string& key) {
   if (!confirm_capabilities().locking)
     throw ConflictError("Azure store " + describe() + " cannot lock '" + key +
                         "': the server ignored or refused conditional PUTs, which the lease is made of");
-  const auto slash = key.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : key.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-  return detail::take_lease(*impl_, impl_->full_key(dir + ".zarrpp-lock." + name), "'" + key + "'",
+  return detail::take_lease(*impl_, impl_->full_key(detail::lease_key(key)), "'" + key + "'",
                             {.store = describe(), .ttl = options_.lock_ttl, .timeout = options_.lock_timeout});
 }
 
 detail::ConditionalSupport AzureStore::conditional() {
+  if (options_.read_only) return {};  // a read-only store writes nothing, not even a probe
   return probe_->get(*impl_, impl_->root_slash + ".zarrpp-probe-");
 }
 
@@ -392,9 +365,9 @@ StoreCapabilities AzureStore::capabilities() const {
   // clearly when something on the way drops the conditions).
   return {.writable = !options_.read_only,
           .listing = true,
-          .conditional_writes = true,
-          .conditional_erase = true,
-          .locking = true,
+          .conditional_writes = !options_.read_only,
+          .conditional_erase = !options_.read_only,
+          .locking = !options_.read_only,
           .native_streaming = false,
           .uncertain_writes = true,
           .reads_in_flight = options_.net.max_in_flight};

@@ -163,7 +163,11 @@ bool delete_if(const ObjectService& s, const std::string& full, const Version& e
     if (resp.ambiguous) return !exists();
     return false;
   }
-  if (resp.ambiguous && resp.status >= 500 && !exists()) return true;
+  if (resp.ambiguous && resp.status >= 500) {
+    if (!exists()) return true;
+    throw UncertainWriteError(s.failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status) + "; '" +
+                              key + "' is still there, but the request reached the server and may still take effect");
+  }
   s.fail(req, resp);
   throw StoreError(s.failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status));  // fail() throws
 }

@@ -93,7 +93,8 @@ std::string redact_url(std::string_view url) {
     const auto eq = part.find('=');
     std::string name(part.substr(0, eq));
     for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const bool secret = name == "sig" || name == "x-amz-signature" || name == "x-amz-credential";
+    const bool secret = name == "sig" || name == "x-amz-signature" || name == "x-amz-credential" ||
+                        name == "x-amz-security-token" || name == "x-goog-signature" || name == "x-goog-credential";
     out += (first ? "" : "&");
     out +=
         secret && eq != std::string_view::npos ? std::string(part.substr(0, eq + 1)) + "REDACTED" : std::string(part);

@@ -32,7 +32,8 @@ std::string percent_encode(std::string_view s, bool keep_slash);
 // Decodes %XX escapes; throws StoreError naming `what` on a malformed escape.
 std::string percent_decode(std::string_view s, const std::string& what);
 // `url` fit for messages: the values of query parameters that carry secrets (a SAS token's "sig",
-// a presigned URL's "X-Amz-Signature" and "X-Amz-Credential") are replaced by "REDACTED".
+// presigned URLs' "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",
+// "X-Goog-Signature" and "X-Goog-Credential") are replaced by "REDACTED".
 std::string redact_url(std::string_view url);
 // "k1=v1&k2=v2" with keys and values encoded and the pairs sorted (the SigV4 canonical form).
 std::string canonical_query(std::vector<std::pair<std::string, std::string>> params);

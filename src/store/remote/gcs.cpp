@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "encoding.hpp"
+#include "object_service.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/store/s3_store.hpp"
 
@@ -10,16 +11,19 @@ namespace zarrpp {
 
 namespace {
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
+std::optional<std::string> env(const char* name) { return detail::env_value(name); }
 
 // GCS's endpoint: given, else STORAGE_EMULATOR_HOST ("host:port" or a URL), else Google's.
 std::string gcs_endpoint(const GcsOptions& o) {
-  std::string e = o.endpoint ? *o.endpoint : env("STORAGE_EMULATOR_HOST").value_or("https://storage.googleapis.com");
-  if (e.find("://") == std::string::npos) e = "http://" + e;
+  // An emulator's host:port is plain HTTP (as Google's libraries take it); any other endpoint
+  // without a scheme is HTTPS, so signed requests never go out in clear by accident.
+  std::string e;
+  if (o.endpoint)
+    e = o.endpoint->find("://") == std::string::npos ? "https://" + *o.endpoint : *o.endpoint;
+  else if (auto emu = env("STORAGE_EMULATOR_HOST"))
+    e = emu->find("://") == std::string::npos ? "http://" + *emu : *emu;
+  else
+    e = "https://storage.googleapis.com";
   while (!e.empty() && e.back() == '/') e.pop_back();
   return e;
 }

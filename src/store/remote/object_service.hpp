@@ -50,6 +50,20 @@ class ObjectService {
   virtual std::string label() const = 0;  // "S3", "Azure"
 };
 
+// ---- names (object_names.cpp) ----
+// The object names of a listing of `root` + `prefix` as store keys: relative to `root` ("" or
+// "prefix/"), under `prefix`, valid store keys only; sorted, each once.
+std::vector<std::string> keys_under(const std::vector<std::string>& names, const std::string& root,
+                                    const std::string& prefix);
+// A delimited listing of `full` (= root + prefix, ending in '/') as the store's DirListing: the
+// names and common prefixes directly under it that make valid keys of `prefix`.
+DirListing dir_of(const std::vector<std::string>& names, const std::vector<std::string>& prefixes,
+                  const std::string& full, const std::string& prefix);
+// The lease object of a key: ".zarrpp-lock.NAME" beside it (invisible to listings: not a valid key).
+std::string lease_key(const std::string& key);
+// An environment variable's value; nullopt when unset or empty.
+std::optional<std::string> env_value(const char* name);
+
 // Which conditions the server honours.
 struct ConditionalSupport {
   bool create_only = false;  // If-None-Match: * on PUT

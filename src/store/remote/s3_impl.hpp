@@ -72,7 +72,8 @@ struct S3Store::Impl final : detail::ObjectService {
   }
   // 412; 409 ConditionalRequestConflict once retrying gave up; 404 for a replace.
   bool condition_failed(const detail::HttpResponse& resp, bool replacing) const override {
-    return resp.status == 412 || resp.status == 409 || (replacing && resp.status == 404);
+    return resp.status == 412 || resp.status == 409 ||
+           (replacing && resp.status == 404 && detail::parse_s3_error(resp.body_text()).code != "NoSuchBucket");
   }
   std::vector<long> conditional_retry_statuses() const override { return {409}; }
   std::string failure_prefix(const detail::HttpRequest& req, int attempts) const override {

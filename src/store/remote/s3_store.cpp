@@ -13,20 +13,7 @@ namespace zarrpp {
 
 namespace {
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
-
-bool valid_key(const std::string& k) {
-  try {
-    validate_key(k);
-    return true;
-  } catch (const StoreError&) {
-    return false;
-  }
-}
+std::optional<std::string> env(const char* name) { return detail::env_value(name); }
 
 }  // namespace
 
@@ -203,16 +190,7 @@ void S3Store::do_erase_prefix(const std::string& prefix) {
 }
 
 std::vector<std::string> S3Store::do_list_prefix(const std::string& prefix) {
-  const auto& root = impl_->root_slash;
-  std::vector<std::string> out;
-  for (auto& k : impl_->list_objects(root + prefix, false).keys) {
-    if (k.compare(0, root.size(), root) != 0) continue;
-    std::string rel = k.substr(root.size());
-    if (rel.compare(0, prefix.size(), prefix) == 0 && valid_key(rel)) out.push_back(std::move(rel));
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return detail::keys_under(impl_->list_objects(impl_->root_slash + prefix, false).keys, impl_->root_slash, prefix);
 }
 
 DirListing S3Store::do_list_dir(const std::string& prefix_in) {
@@ -220,21 +198,7 @@ DirListing S3Store::do_list_dir(const std::string& prefix_in) {
   if (!prefix.empty() && prefix.back() != '/') prefix += '/';
   const std::string full = impl_->root_slash + prefix;
   auto listing = impl_->list_objects(full, true);
-  DirListing out;
-  for (auto& k : listing.keys) {
-    if (k.compare(0, full.size(), full) != 0) continue;
-    std::string name = k.substr(full.size());
-    if (!name.empty() && name.find('/') == std::string::npos && valid_key(prefix + name))
-      out.keys.push_back(std::move(name));
-  }
-  for (auto& cp : listing.prefixes) {
-    if (cp.compare(0, full.size(), full) != 0 || cp.size() <= full.size() + 1 || cp.back() != '/') continue;
-    std::string name = cp.substr(full.size(), cp.size() - full.size() - 1);
-    if (valid_key(prefix + name)) out.prefixes.push_back(std::move(name));
-  }
-  std::sort(out.keys.begin(), out.keys.end());
-  std::sort(out.prefixes.begin(), out.prefixes.end());
-  return out;
+  return detail::dir_of(listing.keys, listing.prefixes, full, prefix);
 }
 
 std::unique_ptr<StoreLock> S3Store::do_lock(const std::string& key) {
@@ -243,10 +207,7 @@ std::unique_ptr<StoreLock> S3Store::do_lock(const std::string& key) {
                         (options_.conditional_writes_off_reason.empty()
                              ? std::string("the server ignored or refused conditional PUTs, which the lease is made of")
                              : options_.conditional_writes_off_reason));
-  const auto slash = key.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : key.substr(0, slash + 1);
-  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-  return detail::take_lease(*impl_, impl_->full_key(dir + ".zarrpp-lock." + name), "'" + key + "'",
+  return detail::take_lease(*impl_, impl_->full_key(detail::lease_key(key)), "'" + key + "'",
                             {.store = describe(), .ttl = options_.lock_ttl, .timeout = options_.lock_timeout});
 }
 
@@ -264,6 +225,7 @@ StoreCapabilities S3Store::confirm_capabilities() {
 }
 
 detail::ConditionalSupport S3Store::conditional() {
+  if (options_.read_only) return {};  // a read-only store writes nothing, not even a probe
   switch (options_.conditional_writes) {
     // Asserting conditional writes says nothing of conditional deletes: without a probe, a chunk
     // that became empty is overwritten with the fill value conditionally instead of erased.
@@ -280,7 +242,7 @@ detail::ConditionalSupport S3Store::conditional() {
 StoreCapabilities S3Store::capabilities() const {
   // Never a request here: in Auto mode the server is assumed to honour conditional writes, and
   // the first conditional write or lock finds out (and refuses clearly when it does not).
-  const bool cond = options_.conditional_writes != ConditionalWrites::Off;
+  const bool cond = options_.conditional_writes != ConditionalWrites::Off && !options_.read_only;
   return {.writable = !options_.read_only,
           .listing = true,
           .conditional_writes = cond,
