@@ -21,7 +21,8 @@ def test_arrays_grow_in_front_on_azure(azurite):
     st = back.store
     assert isinstance(st, zarrpp.storage.AzureStore)
     assert (st.container, st.prefix, st.account) == ("zarr", "py/a", "devstoreaccount1")
-    assert st.supports_conditional_writes
+    assert z.store.supports_conditional_writes
+    assert not st.supports_conditional_writes  # read-only: nothing that writes is asked, not even a probe
     keys = sorted(k for k in zarrpp.storage.open_url("az://zarr/py/a", so).list() if k.startswith("c/"))
     assert keys == ["c/-1/0", "c/0/0", "c/1/0", "c/2/0"]
     again = pickle.loads(pickle.dumps(st))  # by URL and the options given: what Dask workers get

@@ -17,7 +17,8 @@ bool valid_key(const std::string& k) {
 }
 }  // namespace
 
-std::vector<std::string> keys_under(const std::vector<std::string>& names, const std::string& root, const std::string& prefix) {
+std::vector<std::string> keys_under(const std::vector<std::string>& names, const std::string& root,
+                                    const std::string& prefix) {
   std::vector<std::string> out;
   for (const auto& k : names) {
     if (k.compare(0, root.size(), root) != 0) continue;
@@ -29,8 +30,8 @@ std::vector<std::string> keys_under(const std::vector<std::string>& names, const
   return out;
 }
 
-DirListing dir_of(const std::vector<std::string>& names, const std::vector<std::string>& prefixes, const std::string& full,
-                  const std::string& prefix) {
+DirListing dir_of(const std::vector<std::string>& names, const std::vector<std::string>& prefixes,
+                  const std::string& full, const std::string& prefix) {
   DirListing out;
   for (const auto& k : names) {
     if (k.compare(0, full.size(), full) != 0) continue;
