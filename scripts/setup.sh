@@ -46,8 +46,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$made_policy" = 1 ] && $SUDO rm -f "$policy"
 fi
 
-# Interop tests (tests/test_interop.cpp) run zarrita.js, pinned in tests/interop/package-lock.json,
-# with the machine's Node.js (>= 20) and npm. npm ci again only when the lock file is newer.
+# Interop tests (tests/test_interop.cpp) run zarrita.js, and the Azure tests Azurite (the Azure
+# Storage emulator), both pinned in tests/interop/package-lock.json, with the machine's Node.js
+# (>= 20) and npm. npm ci again only when the lock file is newer.
 interop="$(cd "$(dirname "$0")/.." && pwd)/tests/interop"
 if ! command -v npm >/dev/null; then
   echo "setup: npm not found; the interop tests need Node.js >= 20 and npm" >&2
