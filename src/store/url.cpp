@@ -65,7 +65,10 @@ StorePtr open_azure(const std::string& url, AzureStore::Options o) {
     const std::string host = rest.substr(0, slash);
     if (!o.account_name) o.account_name = host.substr(0, host.find('.'));
     if (!o.endpoint) o.endpoint = scheme + "://" + host;
-    rest = slash == std::string::npos ? "" : rest.substr(slash + 1);
+    // The URL's path is percent-encoded ("my%20dir" names the folder "my dir").
+    rest = slash == std::string::npos
+               ? ""
+               : detail::percent_decode(rest.substr(slash + 1), "open_store: '" + detail::redact_url(url) + "'");
   } else if (rest.find_first_of("?#") != std::string::npos) {
     throw StoreError("open_store: '" + detail::redact_url(url) + "': " + scheme +
                      " URLs take no query or fragment (set AzureStore::Options instead)");

@@ -263,6 +263,11 @@ TEST(AzureSettings, ConnectionStringsEnvironmentAndUrls) {
   EXPECT_EQ(https->account(), "pubacct");
   EXPECT_EQ(https->container(), "data");
   EXPECT_EQ(https->prefix(), "era5.zarr");
+  auto spaced =
+      std::dynamic_pointer_cast<AzureStore>(open_store("https://pubacct.blob.core.windows.net/data/my%20dir/x"));
+  ASSERT_TRUE(spaced);
+  EXPECT_EQ(spaced->prefix(), "my dir/x") << "the URL's path is percent-decoded";
+  EXPECT_EQ(spaced->url_of("k"), "https://pubacct.blob.core.windows.net/data/my%20dir/x/k");
   auto abfs = std::dynamic_pointer_cast<AzureStore>(open_store("abfs://box@acct2.dfs.core.windows.net/a/b"));
   ASSERT_TRUE(abfs);
   EXPECT_EQ(abfs->account(), "acct2");
