@@ -9,11 +9,35 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import MutableMapping
 
 import numpy as np
 import pytest
 
 SOURCE = os.environ.get("ZARRPP_SOURCE_DIR") or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+class PlainMapping(MutableMapping):
+    """A mapping that is not a dict (as fsspec's FSMap, zarr-python 2's stores): zarrpp cannot
+    condition writes to it."""
+
+    def __init__(self):
+        self.d = {}
+
+    def __getitem__(self, k):
+        return self.d[k]
+
+    def __setitem__(self, k, v):
+        self.d[k] = v
+
+    def __delitem__(self, k):
+        del self.d[k]
+
+    def __iter__(self):
+        return iter(self.d)
+
+    def __len__(self):
+        return len(self.d)
 
 
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

@@ -856,28 +856,8 @@ def test_dask_regions_that_cut_chunks_need_safe_chunks_false_and_then_lose_nothi
 
 
 def test_unaligned_dask_regions_are_refused_on_stores_that_cannot_condition_writes():
-    import collections.abc
-
-    class Plain(collections.abc.MutableMapping):
-        def __init__(self):
-            self.d = {}
-
-        def __getitem__(self, k):
-            return self.d[k]
-
-        def __setitem__(self, k, v):
-            self.d[k] = v
-
-        def __delitem__(self, k):
-            del self.d[k]
-
-        def __iter__(self):
-            return iter(self.d)
-
-        def __len__(self):
-            return len(self.d)
-
-    store = Plain()
+    from conftest import PlainMapping
+    store = PlainMapping()
     zx.to_zarrpp(xr.Dataset({"v": ("t", np.zeros(20))}), store, encoding={"v": {"chunks": (10,)}})
     before = dict(store.d)
     part = xr.Dataset({"v": ("t", np.ones(7))}).chunk(7)

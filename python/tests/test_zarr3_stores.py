@@ -2,12 +2,12 @@
 encoding on Zarr v3 arrays, ``memory://`` URLs, a dict or any mapping as a store."""
 import json
 import os
-from collections.abc import MutableMapping
 
 import numpy as np
 import pytest
 
 import zarrpp
+from conftest import PlainMapping
 
 
 @pytest.mark.parametrize("cke,keys", [
@@ -123,30 +123,8 @@ def test_a_dict_holds_v3_hierarchies_that_grow_from_many_threads():
     assert values.shape == (36,) and sorted(np.bincount(values).tolist()) == [6] * 6  # no append lost
 
 
-class _Mapping(MutableMapping):
-    """A mapping that is not a dict (as fsspec's FSMap, zarr-python 2's stores)."""
-
-    def __init__(self):
-        self.d = {}
-
-    def __getitem__(self, k):
-        return self.d[k]
-
-    def __setitem__(self, k, v):
-        self.d[k] = v
-
-    def __delitem__(self, k):
-        del self.d[k]
-
-    def __iter__(self):
-        return iter(self.d)
-
-    def __len__(self):
-        return len(self.d)
-
-
 def test_other_mappings_are_stores_without_locks_so_growth_is_refused():
-    m = _Mapping()
+    m = PlainMapping()
     z = zarrpp.create_array(m, shape=(4,), chunks=(2,), dtype="i2")
     z[:] = 5
     assert z[:].tolist() == [5] * 4 and isinstance(m.d["c/0"], bytes)

@@ -81,9 +81,7 @@ class _Location:
         with _open_lock:
             z = _opened.get(key)
         if z is None:
-            z = _reopen(store, path, read_only)  # type: ignore[assignment]
-            if z.config.write_empty_chunks != self._write_empty:  # type: ignore[union-attr]
-                z = z.with_config({"write_empty_chunks": self._write_empty})  # type: ignore[union-attr]
+            z = self._opened(store)  # type: ignore[assignment]
             with _open_lock:
                 if len(_opened) >= _OPENED_MAX:
                     _opened.pop(next(iter(_opened)))
@@ -101,19 +99,24 @@ class _Location:
         store, path, read_only = self._state
         own = pickle.loads(pickle.dumps(store))  # a new writer of the same file
         try:
-            z = _reopen(own, path, read_only)
-            if z.config.write_empty_chunks != self._write_empty:
-                z = z.with_config({"write_empty_chunks": self._write_empty})
-            z.coords[sel] = value
+            self._opened(own).coords[sel] = value
         finally:
             own.close()
+
+    def _opened(self, store: Any) -> Array:
+        """The array at this location in ``store``, with the graph's write_empty_chunks setting."""
+        _, path, read_only = self._state  # type: ignore[misc]
+        z = _reopen(store, path, read_only)
+        if z.config.write_empty_chunks != self._write_empty:
+            z = z.with_config({"write_empty_chunks": self._write_empty})
+        return z
 
 
 def _zip_writer(store: Any) -> bool:
     return isinstance(store, ZipStore) and not store.read_only
 
 
-def release_zip_writer(z: Any) -> None:
+def _release_zip_writer(z: Any) -> None:
     """Commits what ``z``'s zip file writer staged and lets the file go (the store takes it again
     at its next change), so the tasks of other processes can write (one writer at a time)."""
     if _zip_writer(z.store):
@@ -262,6 +265,6 @@ def to_zarrpp(x: da.Array, target: Union[str, Array], *, region: Optional[Sequen
             x = x.rechunk(want)
     loc = _Location(z, uuid.uuid4().hex)
     tgt = _CoordinateTarget(loc, start, tuple(x.shape), z.dtype)
-    release_zip_writer(z)  # before any task writes: they may run in other processes
+    _release_zip_writer(z)  # before any task writes: they may run in other processes
     stored = da.store(x, tgt, lock=False, compute=compute)  # type: ignore[arg-type]  # any __setitem__ target
     return z if compute else stored
