@@ -56,6 +56,7 @@ INTERFACE = {
              "dtype_table.hpp": "the one table of data types' names, read by the metadata and \"auto\"",
              "waiting_threads.hpp": "blocking requests in flight on waiting threads",
              "test_pause.hpp": "the tests' pause points inside multi-step changes",
+             "time_source.hpp": "the clock, sleeps and seeds a simulation replaces",
              "xml_escape.hpp": "XML text for S3 bodies and SVG"},
     "grid": {"domain_change.hpp": "what a grid becomes when growth moves the domain"},
     "codec": {"chunk_codec.hpp": "the partial decoders and encoders the engine drives"},

@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <random>
-#include <thread>
 
 namespace zarrpp::detail {
 
-Retry::Retry(const RetryPolicy& policy) : policy_(policy), delay_(policy.initial_delay), window_start_(Clock::now()) {}
+Retry::Retry(const RetryPolicy& policy) : policy_(policy), delay_(policy.initial_delay), window_start_(steady_now()) {}
 
 bool Retry::deadline_passed() const {
-  return policy_.deadline.count() > 0 && Clock::now() - window_start_ >= policy_.deadline;
+  return policy_.deadline.count() > 0 && steady_now() - window_start_ >= policy_.deadline;
 }
 
 bool Retry::exhausted() const {
@@ -28,7 +27,7 @@ bool Retry::next(std::chrono::microseconds at_least) {
 }
 
 std::chrono::microseconds Retry::advance(std::chrono::microseconds at_least) {
-  thread_local std::minstd_rand rng{std::random_device{}()};
+  thread_local std::minstd_rand rng{static_cast<std::minstd_rand::result_type>(random_seed())};
   const auto wait = std::min(std::max(delay_, at_least), policy_.max_delay);
   const auto half = wait.count() / 2;
   const auto jitter = half > 0 ? std::uniform_int_distribution<long long>(0, half)(rng) : 0;
@@ -37,6 +36,6 @@ std::chrono::microseconds Retry::advance(std::chrono::microseconds at_least) {
   return std::chrono::microseconds(wait.count() - half + jitter);
 }
 
-void Retry::wait(std::chrono::microseconds at_least) { std::this_thread::sleep_for(advance(at_least)); }
+void Retry::wait(std::chrono::microseconds at_least) { sleep_for(advance(at_least)); }
 
 }  // namespace zarrpp::detail

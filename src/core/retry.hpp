@@ -4,6 +4,8 @@
 // What is worth another attempt is the caller's to say: it knows its errors.
 #include <chrono>
 
+#include "time_source.hpp"
+
 namespace zarrpp::detail {
 
 struct RetryPolicy {
@@ -43,16 +45,15 @@ class Retry {
   // Attempts made so far, counting the one running (1 before the first next()).
   int attempts() const { return attempts_; }
   // The last attempt made progress (moved data): the deadline counts from now.
-  void progress() { window_start_ = Clock::now(); }
+  void progress() { window_start_ = steady_now(); }
   // Caps the delays from now on (a lock whose holder renews often is asked more often).
   void cap_delay(std::chrono::microseconds cap);
   const RetryPolicy& policy() const { return policy_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
   RetryPolicy policy_;
   std::chrono::microseconds delay_;
-  Clock::time_point window_start_;
+  SteadyTime window_start_;
   int attempts_ = 1;
 };
 

@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "../core/time_source.hpp"
 #include "node.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/core/warning.hpp"
@@ -14,7 +15,7 @@ namespace zarrpp::node {
 namespace {
 
 std::string marker_name() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  thread_local std::mt19937_64 rng{detail::random_seed()};
   static const char* hex = "0123456789abcdef";
   std::string s = "zarrpp-overlap-probe-";
   for (int i = 0; i < 16; ++i) s += hex[rng() % 16];

@@ -15,10 +15,10 @@
 #include <cstring>
 #include <fstream>
 #include <set>
-#include <thread>
 
 #include "../core/temp_names.hpp"
 #include "../core/test_pause.hpp"
+#include "../core/time_source.hpp"
 #include "zarrpp/core/error.hpp"
 #include "zarrpp/core/warning.hpp"
 
@@ -104,7 +104,7 @@ void fsync_path(const fs::path& p, bool directory) {
 // A commit renames a new file over the path while its writer holds the old one's lock, so a lock
 // taken on what the path named before is no lock: it is dropped and taken again on the new file.
 int lock_file(const fs::path& path, std::chrono::milliseconds wait) {
-  const auto deadline = std::chrono::steady_clock::now() + wait;
+  const auto deadline = detail::steady_now() + wait;
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -119,12 +119,12 @@ int lock_file(const fs::path& path, std::chrono::milliseconds wait) {
     }
     const int e = errno;
     ::close(fd);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = detail::steady_now();
     if (e != EWOULDBLOCK || now >= deadline) {
       errno = e;
       return -1;
     }
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+    detail::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
     pause = std::min(pause * 2, std::chrono::milliseconds(50));
   }
 }

@@ -63,7 +63,6 @@ ConditionalSupport probe_once(const ObjectService& s, const std::string& probe) 
 }  // namespace
 
 ConditionalSupport ConditionalProbe::get(const ObjectService& s, const std::string& probe_prefix) {
-  using Clock = std::chrono::steady_clock;
   // One refusal may be a glitch (a proxy, a node being replaced): a server is taken not to
   // support conditional writes only when every probe of a round says so, and that finding is
   // asked again after kReprobeAfter, so a long-lived process recovers. Support, once seen, stays.
@@ -71,7 +70,7 @@ ConditionalSupport ConditionalProbe::get(const ObjectService& s, const std::stri
   constexpr auto kReprobeAfter = std::chrono::minutes(5);
   auto complete = [](const ConditionalSupport& x) { return x.create_only && x.replace && x.erase; };
   std::lock_guard lk(mu_);
-  if (known_ && (complete(*known_) || Clock::now() - probed_at_ < kReprobeAfter)) return *known_;
+  if (known_ && (complete(*known_) || steady_now() - probed_at_ < kReprobeAfter)) return *known_;
   ConditionalSupport c = known_.value_or(ConditionalSupport{});
   Retry retry({.initial_delay = std::chrono::milliseconds(200),
                .max_delay = std::chrono::seconds(1),
@@ -82,7 +81,7 @@ ConditionalSupport ConditionalProbe::get(const ObjectService& s, const std::stri
     c = {c.create_only || r.create_only, c.replace || r.replace, c.erase || r.erase};
   } while (!complete(c) && retry.next());
   known_ = c;
-  probed_at_ = Clock::now();
+  probed_at_ = steady_now();
   return c;
 }
 

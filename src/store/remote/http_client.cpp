@@ -156,6 +156,21 @@ void PendingResponse::fail(std::exception_ptr e) {
   cv_.notify_all();
 }
 
+namespace {
+std::mutex g_factory_mu;
+TransportFactory g_factory;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+std::shared_ptr<Transport> transport_from_factory() {
+  std::lock_guard lk(g_factory_mu);
+  return g_factory ? g_factory() : nullptr;
+}
+}  // namespace
+
+void set_transport_factory(TransportFactory factory) {
+  std::lock_guard lk(g_factory_mu);
+  g_factory = std::move(factory);
+}
+
 HttpRequest with_body_cap(HttpRequest r, std::uint64_t cap) {
   if (r.max_body == 0) r.max_body = cap;
   return r;
@@ -196,7 +211,7 @@ struct HttpClient::Call : std::enable_shared_from_this<HttpClient::Call> {
     // Another attempt: the policy's wait, at least what the server asked for (Retry-After), at most
     // retry_max_delay. A server asking to slow down (429, 503) holds every request of the store.
     const auto delay = retry.advance(e.retry_after);
-    const auto when = Transport::Clock::now() + delay;
+    const auto when = steady_now() + delay;
     if (e.response.status == 429 || e.response.status == 503) client.transport_->hold_until(when);
     launch(when);
   }
@@ -253,6 +268,7 @@ HttpClient::HttpClient(RemoteOptions options, std::string label, std::shared_ptr
         std::pair{options_.retry_initial_delay, "retry_initial_delay"},
         std::pair{options_.retry_max_delay, "retry_max_delay"}, std::pair{options_.retry_window, "retry_window"}})
     if (v.count() < 0) throw StoreError(label_ + ": " + name + " must not be negative");
+  if (!transport_) transport_ = transport_from_factory();
   if (!transport_)
     transport_ = make_curl_transport({.max_in_flight = options_.max_in_flight,
                                       .max_connections = options_.max_idle_connections,
@@ -272,7 +288,7 @@ std::string HttpClient::failure_prefix(const HttpRequest& req, int attempts) con
 
 std::shared_ptr<PendingResponse> HttpClient::start(const HttpRequest& req) const {
   auto call = std::make_shared<Call>(*this, req);
-  call->launch(Transport::Clock::now());
+  call->launch(steady_now());
   return call->out;
 }
 

@@ -17,8 +17,6 @@ namespace {
 
 class Lease : public StoreLock {
  public:
-  using Clock = std::chrono::steady_clock;
-
   Lease(const ObjectService& service, std::string full, std::string what, LeaseSettings settings)
       : im_(service), full_(std::move(full)), what_(std::move(what)), settings_(std::move(settings)) {
     char host[256] = {};
@@ -49,7 +47,7 @@ class Lease : public StoreLock {
 
   void acquire() {
     std::string seen_etag, seen_text;
-    Clock::time_point seen_since{};
+    SteadyTime seen_since{};
     std::chrono::milliseconds seen_ttl = ttl_;
     // Asked again soon at first, then less often, and at least four times per lease of the holder.
     Retry retry({.initial_delay = std::chrono::milliseconds(10),
@@ -69,9 +67,9 @@ class Lease : public StoreLock {
         if (cur->second != seen_etag) {  // a new holder, or the holder renewed
           seen_etag = cur->second;
           seen_text = std::string(cur->first.begin(), cur->first.end());
-          seen_since = Clock::now();
+          seen_since = steady_now();
           seen_ttl = ttl_of(seen_text);
-        } else if (Clock::now() - seen_since > seen_ttl) {
+        } else if (steady_now() - seen_since > seen_ttl) {
           // Not renewed within its lease: the holder is gone. Take over (only one waiter can).
           if (try_put(seen_etag)) break;
         }
@@ -90,7 +88,7 @@ class Lease : public StoreLock {
     if (lost_)
       throw ConflictError(im_.label() + " store " + settings_.store + ": the lock on " + what_ + " was lost (" +
                           lost_why_ + "); nothing more is changed under it");
-    if (Clock::now() - renewed_.load() > ttl_)
+    if (steady_now() - renewed_.load() > ttl_)
       throw ConflictError(im_.label() + " store " + settings_.store + ": the lock on " + what_ +
                           " was not renewed within " + std::to_string(ttl_.count()) +
                           " ms and may have been taken over; nothing more is changed under it");
@@ -140,7 +138,7 @@ class Lease : public StoreLock {
     auto req =
         im_.object_request("PUT", full_, value, {match ? "If-Match: " + *match : std::string("If-None-Match: *")});
     req.extra_retry_statuses = im_.conditional_retry_statuses();
-    put_sent_ = Clock::now();
+    put_sent_ = steady_now();
     HttpResponse resp;
     try {
       resp = im_.perform(req);
@@ -172,7 +170,7 @@ class Lease : public StoreLock {
     const auto period = std::max(ttl_ / 4, std::chrono::milliseconds(10));
     std::unique_lock lk(mu_);
     while (!stop_) {
-      cv_.wait_for(lk, period, [&] { return stop_; });
+      wait_until(cv_, lk, steady_now() + period, [&] { return stop_; });
       if (stop_) return;
       lk.unlock();
       try {
@@ -187,7 +185,7 @@ class Lease : public StoreLock {
         }
       } catch (const std::exception& e) {
         // Keep trying until the lease runs out; check() reports an expired lease.
-        if (Clock::now() - renewed_.load() > ttl_) {
+        if (steady_now() - renewed_.load() > ttl_) {
           lost_why_ = std::string("renewing it failed: ") + e.what();
           lost_ = true;
           return;
@@ -204,8 +202,8 @@ class Lease : public StoreLock {
   std::chrono::milliseconds ttl_{};
   std::string etag_;  // of our current lease object; written before the heartbeat starts, then only by it
   std::uint64_t renewals_ = 0;
-  Clock::time_point put_sent_{};  // when the latest PUT of ours went out
-  std::atomic<Clock::time_point> renewed_{};
+  SteadyTime put_sent_{};  // when the latest PUT of ours went out
+  std::atomic<SteadyTime> renewed_{};
   std::atomic<bool> lost_{false};
   std::string lost_why_;  // written before lost_ is set
   std::mutex mu_;

@@ -14,13 +14,14 @@
 #include <utility>
 #include <vector>
 
+#include "../../core/time_source.hpp"
 #include "http_client.hpp"
 #include "zarrpp/store/store.hpp"
 
 namespace zarrpp::detail {
 
 inline std::string random_hex(std::size_t n) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
+  thread_local std::mt19937_64 rng{random_seed()};
   std::string out;
   static constexpr char digits[] = "0123456789abcdef";
   for (std::size_t i = 0; i < n; ++i) out += digits[rng() & 15];
@@ -82,7 +83,7 @@ class ConditionalProbe {
  private:
   std::mutex mu_;
   std::optional<ConditionalSupport> known_;
-  std::chrono::steady_clock::time_point probed_at_{};
+  SteadyTime probed_at_{};
 };
 
 // A PUT of `value` to `full` only if it holds the version `expected` (nullopt: only if absent).

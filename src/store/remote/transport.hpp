@@ -111,4 +111,10 @@ struct CurlTransportOptions {
 // connections kept alive between requests.
 std::shared_ptr<Transport> make_curl_transport(CurlTransportOptions options);
 
+// Where the HTTP clients made from now on without a transport of their own take one: a
+// simulation (tests/sim) routes every store of the process into its simulated object store.
+// nullptr: libcurl's again.
+using TransportFactory = std::function<std::shared_ptr<Transport>()>;
+void set_transport_factory(TransportFactory factory);
+
 }  // namespace zarrpp::detail
