@@ -424,8 +424,11 @@ std::uint64_t held_bytes(const PendingWrite& w) {
 }
 
 // Writes a prepared object; when a concurrent writer changed what it was built from, builds it
-// again from the new contents, as the swap retry policy allows.
-void commit_with_retry(WriteJob& j, PendingWrite&& first, ShardIndexCache* index_cache) {
+// again from the new contents, as the swap retry policy allows. A conditional write that lost may
+// still have landed before the other writer's change (its answer lost, the store cannot tell):
+// when the object then fails, `maybe` counts it.
+void commit_with_retry(WriteJob& j, PendingWrite&& first, ShardIndexCache* index_cache,
+                       std::atomic<std::size_t>& maybe) {
   detail::Retry retry(detail::kSwapRetry);
   PendingWrite w = std::move(first);
   // The shard's kept index (if any) is of the old contents from now on.
@@ -436,13 +439,20 @@ void commit_with_retry(WriteJob& j, PendingWrite&& first, ShardIndexCache* index
       if (cache) cache->forget(key);
     }
   } forget{index_cache, j.target->key()};
-  while (!commit(*j.target, std::move(w))) {
-    if (!retry.next())
-      throw ConflictError(j.target->describe() +
-                          " kept changing under this write: " + std::to_string(retry.attempts()) + " attempts in " +
-                          std::to_string(detail::kSwapRetry.deadline.count() / 1000) +
-                          " s all lost to other writers; it was not written");
-    w = j.enc->prepare(j.writes, *j.builder);
+  bool lost = false;
+  try {
+    while (!commit(*j.target, std::move(w))) {
+      lost = true;
+      if (!retry.next())
+        throw ConflictError(j.target->describe() +
+                            " kept changing under this write: " + std::to_string(retry.attempts()) + " attempts in " +
+                            std::to_string(detail::kSwapRetry.deadline.count() / 1000) +
+                            " s all lost to other writers");
+      w = j.enc->prepare(j.writes, *j.builder);
+    }
+  } catch (const Error&) {
+    if (lost) ++maybe;
+    throw;
   }
 }
 
@@ -457,19 +467,26 @@ void Engine::write(const Plan& plan, const NDView& data) const {
   TaskBatches batches(plan, s.storage_indexer());
   TaskBatch batch;
   const std::size_t inner_concurrency = batches.objects() == 1 ? concurrency : 1;
-  std::atomic<std::size_t> written{0};
+  Tally tally;
   try {
-    while (batches.next(batch)) write_batch(plan, batch, inner_concurrency, data, written);
+    while (batches.next(batch)) write_batch(plan, batch, inner_concurrency, data, tally);
   } catch (const Error& e) {
-    if (written.load() == 0 || !count_written) throw;
-    throw_like(e, std::string(e.what()) + " (after " + std::to_string(written.load()) + " of " +
-                      std::to_string(batches.objects()) + (s.layout ? " shards" : " chunks") +
-                      " of this write were written; the others are unchanged)");
+    const std::size_t written = tally.written.load(), maybe = tally.maybe.load();
+    if ((written == 0 && maybe == 0) || !count_written) throw;
+    const std::string objects = s.layout ? " shards" : " chunks";
+    throw_like(e, std::string(e.what()) + " (after " + std::to_string(written) + " of " +
+                      std::to_string(batches.objects()) + objects + " of this write were written" +
+                      (maybe ? "; " + std::to_string(maybe) +
+                                   " more may hold it: their writes lost a race to "
+                                   "another writer before failing, and an answer lost on the way may have let "
+                                   "them land first"
+                             : std::string()) +
+                      "; the others are unchanged)");
   }
 }
 
 void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency, const NDView& data,
-                         std::atomic<std::size_t>& written) const {
+                         Tally& tally) const {
   const auto& groups = batch.objects;
   std::vector<WriteJob> jobs(groups.size());
   std::vector<std::size_t> reading, covered;
@@ -526,9 +543,9 @@ void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t i
   auto commit_held = [&](std::vector<std::size_t>& held) {
     for_each_commit(held.size(), [&](std::size_t i) {
       WriteJob& j = jobs[held[i]];
-      commit_with_retry(j, std::move(*j.held), index_cache.get());
+      commit_with_retry(j, std::move(*j.held), index_cache.get(), tally.maybe);
       j.held.reset();
-      ++written;
+      ++tally.written;
       report(held[i]);
     });
     held.clear();
@@ -560,8 +577,8 @@ void Engine::write_batch(const Plan& plan, const TaskBatch& batch, std::size_t i
   commit_held(held);
   for_each_commit(covered.size(), [&](std::size_t i) {
     WriteJob& j = jobs[covered[i]];
-    commit_with_retry(j, j.enc->prepare(j.writes, *j.builder), index_cache.get());
-    ++written;
+    commit_with_retry(j, j.enc->prepare(j.writes, *j.builder), index_cache.get(), tally.maybe);
+    ++tally.written;
     report(covered[i]);
   });
 }

@@ -88,8 +88,13 @@ struct Engine {
 
  private:
   void read_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency, const NDView& out) const;
+  // What a write has done so far: objects written, and objects whose write lost a race to another
+  // writer and then failed (a lost answer may have let it land before the other writer's change).
+  struct Tally {
+    std::atomic<std::size_t> written{0}, maybe{0};
+  };
   void write_batch(const Plan& plan, const TaskBatch& batch, std::size_t inner_concurrency, const NDView& data,
-                   std::atomic<std::size_t>& written) const;
+                   Tally& tally) const;
 };
 
 // The store prefix (relative to the array) under which every chunk key of `meta` lies: "c/" for

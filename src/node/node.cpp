@@ -940,18 +940,31 @@ void update(Store& store, const std::string& path,
   const std::string key = options.key.empty() ? meta_key(path) : options.key;
   const bool conditional = store.capabilities().conditional_writes || !options.unconditional_fallback;
   detail::Retry retry(detail::kSwapRetry);
-  for (;;) {
-    auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
-    if (!cur && !options.missing_ok) throw_missing(store, path, key);
-    const auto next = change(cur);
-    if (!next || (cur && *next == cur->bytes)) return;
-    const auto write_options =
-        conditional ? WriteOptions::if_equal(cur ? std::optional(cur->version) : std::nullopt) : WriteOptions{};
-    if (store.set(key, *next, write_options)) return;  // an unconditional write always lands
-    if (!retry.next())
-      throw ConflictError(key + " of '" + shown(path) + "' kept changing underneath: " +
-                          std::to_string(retry.attempts()) + " compare-and-swap attempts in " +
-                          std::to_string(detail::kSwapRetry.deadline.count() / 1000) + " s all lost");
+  // A swap was refused: where answers can be lost, that attempt may have landed before the other
+  // writer's change (its answer lost, the store's read-back finding the other's value), so a
+  // failure after it must not read as "nothing changed".
+  bool refused = false;
+  try {
+    for (;;) {
+      auto cur = store.get_versioned(key, ByteRange::all(), kMaxMetadataBytes);
+      if (!cur && !options.missing_ok) throw_missing(store, path, key);
+      const auto next = change(cur);
+      if (!next || (cur && *next == cur->bytes)) return;
+      const auto write_options =
+          conditional ? WriteOptions::if_equal(cur ? std::optional(cur->version) : std::nullopt) : WriteOptions{};
+      if (store.set(key, *next, write_options)) return;  // an unconditional write always lands
+      refused = true;
+      if (!retry.next())
+        throw ConflictError(key + " of '" + shown(path) + "' kept changing underneath: " +
+                            std::to_string(retry.attempts()) + " compare-and-swap attempts in " +
+                            std::to_string(detail::kSwapRetry.deadline.count() / 1000) + " s all lost");
+    }
+  } catch (const Error& e) {
+    if (!refused || !store.capabilities().uncertain_writes) throw;
+    throw_like(e, std::string(e.what()) +
+                      "; an earlier attempt lost its compare-and-swap to another writer and may "
+                      "have taken effect before it (its answer lost on the way): read " +
+                      key + " again to see");
   }
 }
 
