@@ -170,3 +170,54 @@ TEST_F(HttpStoreNginx, TheCurlTransportHonoursHoldsAndClassifiesErrors) {
   EXPECT_EQ(refused.sends, 0);
   EXPECT_LE(t->most_in_flight(), 1u);
 }
+
+// Found by the simulated object store: an unconditional PUT whose first attempt reached the server
+// (its answer lost) and whose retries met 503s failed as if nothing had been written.
+namespace {
+
+// An S3Store whose requests go to `script` (through the transport factory).
+std::shared_ptr<S3Store> scripted_s3(ScriptedTransport::Script script) {
+  detail::set_transport_factory([script] { return std::make_shared<ScriptedTransport>(script); });
+  S3Store::Options o;
+  o.bucket = "b";
+  o.endpoint = "http://s3.invalid";
+  o.region = "us-east-1";
+  o.anonymous = true;
+  o.conditional_writes = ConditionalWrites::Off;
+  o.net = fast_retries();
+  auto s = S3Store::open(o);
+  detail::set_transport_factory(nullptr);
+  return s;
+}
+
+// The first PUT is carried out and its answer lost; every later PUT gets 503. GET answers `stored`.
+ScriptedTransport::Script lost_then_slow_down(std::shared_ptr<std::string> stored, bool another_writer) {
+  return [stored, another_writer](const detail::HttpRequest& r, int attempt) {
+    if (r.method == "PUT") {
+      if (attempt > 0) return answer(503, "<Error><Code>SlowDown</Code></Error>");
+      *stored = another_writer ? "theirs" : std::string(r.body.begin(), r.body.end());
+      return broken(TransferError::reset);
+    }
+    auto e = answer(200, *stored);
+    e.response.headers.emplace_back("etag", "\"1\"");
+    return e;
+  };
+}
+
+}  // namespace
+
+TEST(LostReplies, APlainPutWhoseAnswerWasLostIsDecidedByWhatIsStored) {
+  auto stored = std::make_shared<std::string>();
+  auto s = scripted_s3(lost_then_slow_down(stored, false));
+  EXPECT_NO_THROW(s->set("k", B("ours"))) << "the value is ours: the write took effect";
+  EXPECT_EQ(*stored, "ours");
+
+  auto other = std::make_shared<std::string>();
+  auto s2 = scripted_s3(lost_then_slow_down(other, true));
+  try {
+    s2->set("k", B("ours"));
+    FAIL() << "another value is stored: the write may still take effect, which must be said";
+  } catch (const UncertainWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("may still take effect"), std::string::npos) << e.what();
+  }
+}

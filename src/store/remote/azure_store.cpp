@@ -323,9 +323,7 @@ std::optional<std::uint64_t> AzureStore::do_size(const std::string& key) {
 }
 
 void AzureStore::do_set(const std::string& key, const Bytes& value) {
-  const auto req = impl_->object_request("PUT", impl_->full_key(key), value, {});
-  const auto resp = impl_->perform(req);
-  if (resp.status < 200 || resp.status >= 300) impl_->fail(req, resp);
+  detail::put_plain(*impl_, impl_->full_key(key), value, key, describe());
 }
 
 void AzureStore::do_erase(const std::string& key) { impl_->delete_one(impl_->full_key(key)); }

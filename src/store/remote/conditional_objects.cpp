@@ -138,6 +138,36 @@ bool put_if(const ObjectService& s, const std::string& full, const Bytes& value,
   throw StoreError(s.failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status));  // fail() throws
 }
 
+void put_plain(const ObjectService& s, const std::string& full, const Bytes& value, const std::string& key,
+               const std::string& store) {
+  const auto req = s.object_request("PUT", full, value, {});
+  // Found by the simulated object store: a PUT that failed after an attempt reached the server (a
+  // lost answer, then 503s) was reported as a plain failure while the value had been written.
+  auto decide = [&](const std::string& why) {
+    std::optional<std::pair<Bytes, std::string>> now;
+    try {
+      now = s.get_with_etag(full);
+    } catch (const StoreError& e) {
+      throw UncertainWriteError(s.label() + " store " + store + ": whether the write of '" + key +
+                                "' took effect is unknown (" + why + "; reading it back failed: " + e.what() + ")");
+    }
+    if (now && now->first == value) return;
+    throw UncertainWriteError(why + "; '" + key +
+                              "' does not hold this write now, but the request reached the server and may still "
+                              "take effect");
+  };
+  HttpResponse resp;
+  try {
+    resp = s.perform(req);
+  } catch (const HttpFailure& e) {
+    if (!e.maybe_applied()) throw;
+    return decide(e.what());
+  }
+  if (resp.status >= 200 && resp.status < 300) return;
+  if (resp.ambiguous) return decide(s.failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status));
+  s.fail(req, resp);
+}
+
 bool delete_if(const ObjectService& s, const std::string& full, const Version& expected, const std::string& key,
                const std::string& store, const std::function<bool()>& exists) {
   if (expected.empty())

@@ -92,6 +92,11 @@ class ConditionalProbe {
 // `key` and `store` name the write in messages.
 bool put_if(const ObjectService& s, const std::string& full, const Bytes& value, const std::optional<Version>& expected,
             const std::string& key, const std::string& store);
+// A PUT of `value` to `full` with no condition. A request that may have been carried out unseen is
+// decided by what is stored now: done when it holds these bytes; UncertainWriteError otherwise (it
+// may still take effect), never a plain failure that reads as "not written".
+void put_plain(const ObjectService& s, const std::string& full, const Bytes& value, const std::string& key,
+               const std::string& store);
 // A DELETE of `full` only if it holds `expected`; `exists` asks whether it is there now.
 bool delete_if(const ObjectService& s, const std::string& full, const Version& expected, const std::string& key,
                const std::string& store, const std::function<bool()>& exists);

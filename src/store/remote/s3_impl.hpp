@@ -57,12 +57,6 @@ struct S3Store::Impl final : detail::ObjectService {
     return r;
   }
 
-  detail::HttpRequest put_request(const std::string& full, const Bytes& value) const {
-    auto r = make("PUT", object_url(full), value);
-    r.headers.push_back("Content-Type: application/octet-stream");
-    return r;
-  }
-
   detail::HttpRequest object_request(const char* method, const std::string& full, std::span<const std::uint8_t> body,
                                      std::vector<std::string> headers) const override {
     auto r = make(method, object_url(full), body);

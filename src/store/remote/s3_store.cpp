@@ -177,9 +177,7 @@ std::optional<std::uint64_t> S3Store::do_size(const std::string& key) {
 }
 
 void S3Store::do_set(const std::string& key, const Bytes& value) {
-  const auto req = impl_->put_request(impl_->full_key(key), value);
-  const auto resp = impl_->perform(req);
-  if (resp.status != 200) impl_->fail(req, resp);
+  detail::put_plain(*impl_, impl_->full_key(key), value, key, describe());
 }
 
 void S3Store::do_erase(const std::string& key) { impl_->delete_one(impl_->full_key(key)); }
