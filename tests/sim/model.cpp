@@ -18,14 +18,26 @@ struct Doc {
   nlohmann::json attributes, rest;
 };
 
+// An array document's first row: a regular_bounded grid's lower bound; a growth whose domain and
+// origin both come to 0 writes a plain regular grid (domain_change.cpp), whose first row is 0.
+std::int64_t lower_of(const nlohmann::json& doc) {
+  const auto& grid = doc.at("chunk_grid");
+  if (grid.at("name") == "regular") return 0;
+  return grid.at("configuration").at("lower_bound").at(0).get<std::int64_t>();
+}
+
 Doc parse_doc(const Bytes& b) {
   auto j = nlohmann::json::parse(b.begin(), b.end());
   Doc d;
-  auto& conf = j.at("chunk_grid").at("configuration");
-  d.lower = conf.at("lower_bound").at(0).get<std::int64_t>();
+  d.lower = lower_of(j);
   d.upper = d.lower + j.at("shape").at(0).get<std::int64_t>();
   d.attributes = j.value("attributes", nlohmann::json::object());
-  conf.erase("lower_bound");
+  // The grid as regular_bounded whatever it is spelled as (a regular grid's origin is 0): its chunk
+  // shape and origin are what must not change.
+  auto& grid = j.at("chunk_grid");
+  if (grid.at("name") == "regular") grid["configuration"]["origin"] = nlohmann::json::array({0, 0});
+  grid["name"] = "regular_bounded";
+  grid["configuration"].erase("lower_bound");
   j.erase("shape");
   j.erase("attributes");
   d.rest = std::move(j);
@@ -206,8 +218,7 @@ void Model::on_group(const Change& c) {
   if (!j.contains("consolidated_metadata") || j["consolidated_metadata"].is_null()) return;
   for (const auto& [name, doc] : j["consolidated_metadata"]["metadata"].items()) {
     if (doc.value("node_type", "") != "array") continue;
-    const auto& conf = doc["chunk_grid"]["configuration"];
-    const std::int64_t lower = conf["lower_bound"][0].get<std::int64_t>();
+    const std::int64_t lower = lower_of(doc);
     const std::int64_t upper = lower + doc["shape"][0].get<std::int64_t>();
     if (!seen_docs_.count(doc_hash(lower, upper, doc.value("attributes", nlohmann::json::object()))))
       violate("consolidated metadata (change #" + std::to_string(c.seq) + ") holds a document of '" + name +
