@@ -450,8 +450,8 @@ void commit_with_retry(WriteJob& j, PendingWrite&& first, ShardIndexCache* index
                             " s all lost to other writers");
       w = j.enc->prepare(j.writes, *j.builder);
     }
-  } catch (const Error&) {
-    if (lost) ++maybe;
+  } catch (const Error& e) {
+    if (lost || dynamic_cast<const UncertainWriteError*>(&e)) ++maybe;
     throw;
   }
 }
@@ -477,9 +477,8 @@ void Engine::write(const Plan& plan, const NDView& data) const {
     throw_like(e, std::string(e.what()) + " (after " + std::to_string(written) + " of " +
                       std::to_string(batches.objects()) + objects + " of this write were written" +
                       (maybe ? "; " + std::to_string(maybe) +
-                                   " more may hold it: their writes lost a race to "
-                                   "another writer before failing, and an answer lost on the way may have let "
-                                   "them land first"
+                                   " more may hold it: an answer lost on the way (then a race lost to another "
+                                   "writer) leaves unknown whether they landed"
                              : std::string()) +
                       "; the others are unchanged)");
   }

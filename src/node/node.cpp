@@ -952,7 +952,14 @@ void update(Store& store, const std::string& path,
       if (!next || (cur && *next == cur->bytes)) return;
       const auto write_options =
           conditional ? WriteOptions::if_equal(cur ? std::optional(cur->version) : std::nullopt) : WriteOptions{};
-      if (store.set(key, *next, write_options)) return;  // an unconditional write always lands
+      bool written = false;
+      try {
+        written = store.set(key, *next, write_options);  // an unconditional write always lands
+      } catch (const SupersededWriteError&) {
+        // Refused after a lost answer, another writer's document there now: the change is computed
+        // again from that document, which holds it if it landed (and `change` recognises it).
+      }
+      if (written) return;
       refused = true;
       if (!retry.next())
         throw ConflictError(key + " of '" + shown(path) + "' kept changing underneath: " +

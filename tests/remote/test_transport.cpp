@@ -176,14 +176,15 @@ TEST_F(HttpStoreNginx, TheCurlTransportHonoursHoldsAndClassifiesErrors) {
 namespace {
 
 // An S3Store whose requests go to `script` (through the transport factory).
-std::shared_ptr<S3Store> scripted_s3(ScriptedTransport::Script script) {
+std::shared_ptr<S3Store> scripted_s3(ScriptedTransport::Script script,
+                                     ConditionalWrites conditional = ConditionalWrites::Off) {
   detail::set_transport_factory([script] { return std::make_shared<ScriptedTransport>(script); });
   S3Store::Options o;
   o.bucket = "b";
   o.endpoint = "http://s3.invalid";
   o.region = "us-east-1";
   o.anonymous = true;
-  o.conditional_writes = ConditionalWrites::Off;
+  o.conditional_writes = conditional;
   o.net = fast_retries();
   auto s = S3Store::open(o);
   detail::set_transport_factory(nullptr);
@@ -219,5 +220,30 @@ TEST(LostReplies, APlainPutWhoseAnswerWasLostIsDecidedByWhatIsStored) {
     FAIL() << "another value is stored: the write may still take effect, which must be said";
   } catch (const UncertainWriteError& e) {
     EXPECT_NE(std::string(e.what()).find("may still take effect"), std::string::npos) << e.what();
+  }
+}
+
+// Found by the simulated object store: a conditional PUT whose first copy landed (its answer lost)
+// and whose retry was refused because another writer had replaced the value meanwhile — possibly
+// building on this one — was "not written", so the caller applied its change again on top.
+TEST(LostReplies, AConditionalPutRefusedAfterALostAnswerAndAnotherWriterIsUncertain) {
+  auto stored = std::make_shared<std::string>("old");
+  auto s = scripted_s3(
+      [stored](const detail::HttpRequest& r, int attempt) {
+        if (r.method == "PUT") {
+          if (attempt > 0) return answer(412, "<Error><Code>PreconditionFailed</Code></Error>");
+          *stored = "theirs, built on ours";  // ours landed, then another writer's
+          return broken(TransferError::reset);
+        }
+        auto e = answer(200, *stored);
+        e.response.headers.emplace_back("etag", "\"2\"");
+        return e;
+      },
+      ConditionalWrites::On);
+  try {
+    (void)s->set("k", B("ours"), WriteOptions::if_equal(std::optional<Version>("\"1\"")));
+    FAIL() << "the write may have landed: neither 'written' nor 'not written' is true";
+  } catch (const UncertainWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("may have taken effect"), std::string::npos) << e.what();
   }
 }

@@ -102,6 +102,16 @@ class UncertainWriteError : public StoreError {
   explicit UncertainWriteError(const std::string& what) : StoreError(what) {}
 };
 
+/// A conditional write refused after its answer was lost, with another writer's value stored now:
+/// its first copy may have landed and been built on by that writer, so it is neither written nor
+/// not written, and is not sent again. A caller that recomputes its change from the stored value
+/// and recognises its own result (a document update) may treat it as refused.
+class SupersededWriteError : public UncertainWriteError {
+ public:
+  /// The error whose message is `what`.
+  explicit SupersededWriteError(const std::string& what) : UncertainWriteError(what) {}
+};
+
 /// A key, node or file that was asked for does not exist.
 class NotFoundError : public StoreError {
  public:

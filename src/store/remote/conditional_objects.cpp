@@ -120,14 +120,17 @@ bool put_if(const ObjectService& s, const std::string& full, const Bytes& value,
   }
   if (resp.status >= 200 && resp.status < 300) return true;
   if (s.condition_failed(resp, expected.has_value())) {
-    // An earlier copy may have succeeded before its answer was lost: then the value is ours. (If
-    // another writer replaced it since, false is still right for this call: the condition no
-    // longer holds, so no copy of it can take effect any more; a relative change must recognise
-    // its own result, as growth does.)
-    if (resp.ambiguous)
-      return stored_is_ours("the answer was HTTP " + std::to_string(resp.status) +
-                            " to a request that may have been sent twice");
-    return false;
+    if (!resp.ambiguous) return false;
+    // An earlier copy may have succeeded before its answer was lost: then the value is ours. When
+    // another writer's value is there, no copy can take effect any more, but the first may have
+    // landed and been built on: "not written" would have the caller apply its change again on
+    // top of that writer's (found by the simulated object store), so that is said instead.
+    const std::string why = s.failure_prefix(req, resp.attempts) + "the answer was HTTP " +
+                            std::to_string(resp.status) + " to a request that may have been sent twice";
+    if (stored_is_ours(why)) return true;
+    throw SupersededWriteError(why + "; '" + key +
+                               "' holds another writer's value now: this write may have taken effect before it "
+                               "(and been built on), so it is not made again");
   }
   if (resp.ambiguous && resp.status >= 500) {
     const std::string why = s.failure_prefix(req, resp.attempts) + "HTTP " + std::to_string(resp.status);
