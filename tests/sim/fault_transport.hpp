@@ -25,7 +25,7 @@ enum class Fault {
   server_error,    // 503 SlowDown (not carried out) or 500 (carried out or not)
   reset_mid_body,  // the connection broke after part of the response body came
   cut_body,        // the response ended before the body its headers announced
-  over_long,       // more than asked: a ranged GET answered with the whole object, or a body too large
+  over_long,       // more than asked: a ranged GET answered whole (Range ignored), or a body too large
   etag_changed,    // the object was rewritten (same bytes, new ETag) just before the request
   stall,           // no byte moved until the client's stall timeout (carried out or not)
   conflict,        // 409 ConditionalRequestConflict to a conditional PUT (not carried out)

@@ -38,7 +38,10 @@ struct Totals {
   void add(const RunResult& r) {
     ++runs;
     sum.ops += r.ops, sum.ops_ok += r.ops_ok, sum.ops_failed += r.ops_failed, sum.ops_uncertain += r.ops_uncertain;
-    for (std::size_t i = 0; i < r.ops_by_kind.size(); ++i) sum.ops_by_kind[i] += r.ops_by_kind[i];
+    for (std::size_t i = 0; i < r.ops_by_kind.size(); ++i) {
+      sum.ops_by_kind[i] += r.ops_by_kind[i];
+      sum.ok_by_kind[i] += r.ok_by_kind[i];
+    }
     for (std::size_t i = 0; i < r.faults.size(); ++i) sum.faults[i] += r.faults[i];
     sum.requests += r.requests, sum.lost_conditional_put_replies += r.lost_conditional_put_replies;
     sum.list_lags += r.list_lags, sum.changes += r.changes, sum.unverifiable += r.unverifiable;
@@ -171,7 +174,8 @@ int main(int argc, char** argv) {
       static_cast<unsigned long long>(s.changes), s.simulated_seconds);
   std::printf("operations by actor:");
   for (std::size_t i = 0; i < s.ops_by_kind.size(); ++i)
-    std::printf(" %s %llu;", actor_name(static_cast<ActorKind>(i)), static_cast<unsigned long long>(s.ops_by_kind[i]));
+    std::printf(" %s %llu (%llu ok);", actor_name(static_cast<ActorKind>(i)),
+                static_cast<unsigned long long>(s.ops_by_kind[i]), static_cast<unsigned long long>(s.ok_by_kind[i]));
   std::printf("\nfaults by kind:\n");
   const double total = static_cast<double>(std::max<std::uint64_t>(1, s.faults_total()));
   for (std::size_t i = 0; i < s.faults.size(); ++i)

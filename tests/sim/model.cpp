@@ -44,8 +44,10 @@ Doc parse_doc(const Bytes& b) {
   return d;
 }
 
-std::size_t doc_hash(std::int64_t lower, std::int64_t upper, const nlohmann::json& attributes) {
-  return std::hash<std::string>{}(std::to_string(lower) + "," + std::to_string(upper) + "," + attributes.dump());
+std::size_t doc_hash(const std::string& path, std::int64_t lower, std::int64_t upper,
+                     const nlohmann::json& attributes) {
+  return std::hash<std::string>{}(path + ":" + std::to_string(lower) + "," + std::to_string(upper) + "," +
+                                  attributes.dump());
 }
 
 std::uint64_t u64(const Bytes& b, std::size_t at) {
@@ -173,7 +175,7 @@ void Model::on_metadata(int array, const Change& c) {
   auto record = [&] {
     versions.push_back({c.seq, after.lower, after.upper});
     if (versions.size() > kKeepMeta) versions.pop_front();
-    seen_docs_.insert(doc_hash(after.lower, after.upper, after.attributes));
+    seen_docs_.insert(doc_hash(name, after.lower, after.upper, after.attributes));
   };
   if (!c.before) {
     if (!o || o->kind != OpKind::setup) violate(name + "/zarr.json created by op " + std::to_string(c.op));
@@ -196,6 +198,8 @@ void Model::on_metadata(int array, const Change& c) {
               std::to_string(o->lower_change) + "/" + std::to_string(o->upper_change));
     if (after.attributes != before.attributes) violate(what + ": a growth changed the attributes");
     if (o->transitions > 1) violate(what + ": the growth was applied " + std::to_string(o->transitions) + " times");
+    check_entering_rows(array, *o, c.op, after.lower, std::min(before.lower, after.upper));
+    check_entering_rows(array, *o, c.op, std::max(before.upper, after.lower), after.upper);
   } else if (o->kind == OpKind::attrs) {
     nlohmann::json expect = before.attributes;
     expect[o->attr_key] = c.op;
@@ -205,6 +209,33 @@ void Model::on_metadata(int array, const Change& c) {
     violate(what + ": an operation that does not change metadata changed it");
   }
   record();
+}
+
+// The value the latest stored version of its object holds at (row, col) (0: never stored).
+std::int32_t Model::stored_value(int array, std::int64_t row, std::int64_t col) const {
+  const ArrayGeometry& g = arrays_[static_cast<std::size_t>(array)];
+  const auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  const std::int64_t orow = floor_div(row, g.object_rows()), ocol = col / g.object_cols();
+  const auto it = objects_.find(g.path + "/c/" + std::to_string(orow) + "/" + std::to_string(ocol));
+  if (it == objects_.end() || it->second.empty()) return 0;
+  return it->second.back().values[static_cast<std::size_t>((row - orow * g.object_rows()) * g.object_cols() +
+                                                           (col - ocol * g.object_cols()))];
+}
+
+// Rows [from, to) a growth brings into the domain hold its data (its id) or, without data, the fill
+// value — or what a write still under way (a writer whose view is older) put there.
+void Model::check_entering_rows(int array, const OpRecord& grow, std::uint64_t id, std::int64_t from, std::int64_t to) {
+  const ArrayGeometry& g = arrays_[static_cast<std::size_t>(array)];
+  const std::int32_t expect = grow.grow_has_data ? static_cast<std::int32_t>(id) : 0;
+  for (std::int64_t r = from; r < to; ++r)
+    for (std::int64_t c = 0; c < g.width; ++c) {
+      const std::int32_t v = stored_value(array, r, c);
+      if (v == expect) continue;
+      const OpRecord* w = op(static_cast<std::uint64_t>(v));
+      if (w && w->kind == OpKind::write && (!w->done || w->end >= grow.start)) continue;
+      return violate(g.path + ": row " + std::to_string(r) + " entering the domain with op " + std::to_string(id) +
+                     " holds " + std::to_string(v) + ", not " + std::to_string(expect));
+    }
 }
 
 void Model::on_group(const Change& c) {
@@ -220,10 +251,29 @@ void Model::on_group(const Change& c) {
     if (doc.value("node_type", "") != "array") continue;
     const std::int64_t lower = lower_of(doc);
     const std::int64_t upper = lower + doc["shape"][0].get<std::int64_t>();
-    if (!seen_docs_.count(doc_hash(lower, upper, doc.value("attributes", nlohmann::json::object()))))
+    if (!seen_docs_.count(doc_hash(name, lower, upper, doc.value("attributes", nlohmann::json::object()))))
       violate("consolidated metadata (change #" + std::to_string(c.seq) + ") holds a document of '" + name +
               "' that was never stored: rows [" + std::to_string(lower) + ", " + std::to_string(upper) + ")");
   }
+}
+
+namespace {
+// Whether the write covers every element of the object whose first element is (row, col).
+bool covers_all(const OpRecord& o, std::int64_t row, std::int64_t col, const ArrayGeometry& g) {
+  for (std::int64_t r = 0; r < g.object_rows(); ++r)
+    for (std::int64_t c = 0; c < g.object_cols(); ++c)
+      if (!o.cover.count(pack(row + r, col + c))) return false;
+  return true;
+}
+}  // namespace
+
+template <class H>
+std::string debug_history(const H& hist, const Change& c, const OpRecord& o, std::size_t n) {
+  std::string out = " [request op " + std::to_string(c.op) + ", " + std::to_string(n) + " elements; writer start " +
+                    std::to_string(o.start) + " done " + std::to_string(o.done) + "; versions:";
+  for (std::size_t i = hist.size() > 6 ? hist.size() - 6 : 0; i < hist.size(); ++i)
+    out += " #" + std::to_string(hist[i].seq) + " by " + std::to_string(hist[i].writer);
+  return out + "]";
 }
 
 void Model::on_object(const ObjectRef& ref, const Change& c) {
@@ -234,7 +284,8 @@ void Model::on_object(const ObjectRef& ref, const Change& c) {
   const std::string what = c.key + " change #" + std::to_string(c.seq);
   if (!err.empty()) violate(what + ": " + err);
   auto& hist = objects_[c.key];
-  hist.push_back({c.seq, after});
+  const std::uint64_t previous_writer = hist.empty() ? 0 : hist.back().writer;
+  hist.push_back({c.seq, after, 0});
   if (hist.size() > kKeepVersions) hist.pop_front();
   const std::int64_t cols = g.object_cols();
   std::set<std::int32_t> values;
@@ -244,13 +295,17 @@ void Model::on_object(const ObjectRef& ref, const Change& c) {
       changed.push_back(i);
       values.insert(after[i]);
     }
-  if (changed.empty()) return;
+  if (changed.empty()) {
+    hist.back().writer = previous_writer;  // the same values again (a re-sent write)
+    return;
+  }
   if (values.size() > 1) {
     std::string v;
     for (auto x : values) v += " " + std::to_string(x);
     return violate(what + " sets elements to several operations' values at once:" + v);
   }
   const std::int32_t w = *values.begin();
+  hist.back().writer = static_cast<std::uint64_t>(w);
   if (w == 0) {
     // Cleared: only elements outside the domain (as stored now or just before) may be.
     for (const auto i : changed) {
@@ -266,6 +321,18 @@ void Model::on_object(const ObjectRef& ref, const Change& c) {
   if (o->done && (o->ok || !o->uncertain))
     violate(what + " wrote op " + std::to_string(w) + "'s value after it returned (" + (o->ok ? "done" : o->error) +
             ")");
+  // A partial write applied again on top of another writer's change (which may have built on its
+  // first copy): its change counted twice. Not counted: a whole-object write re-sent after a lost
+  // answer (plain PUTs are last-writer-wins), and a write landing again outside the domain (a
+  // stale writer's create re-sent after a shrink deleted its first copy: invisible, and cleared
+  // before those rows can enter the domain again).
+  const bool inside = std::any_of(changed.begin(), changed.end(), [&](std::size_t i) {
+    return in_domain(ref.array, ref.row + static_cast<std::int64_t>(i) / cols, 0);
+  });
+  if (o->kind == OpKind::write && inside && o->objects.count(c.key) &&
+      previous_writer != static_cast<std::uint64_t>(w) && !covers_all(*o, ref.row, ref.col, g))
+    violate(what + ": op " + std::to_string(w) + " changed it again after op " + std::to_string(previous_writer) +
+            " had: a partial write applied twice" + debug_history(hist, c, *o, changed.size()));
   o->objects.insert(c.key);
   if (o->kind == OpKind::grow) return;  // growth data: its own rows, all of its value
   if (o->kind != OpKind::write) return violate(what + " holds the id of a non-writing op " + std::to_string(w));
@@ -315,8 +382,8 @@ void Model::end(std::uint64_t id, std::uint64_t store_seq, bool ok, const std::s
     });
 }
 
-void Model::check_read(std::uint64_t id, int array, std::int64_t lower, std::int64_t upper,
-                       const std::vector<std::int32_t>& values) {
+void Model::check_read(std::uint64_t id, int array, std::int64_t lower, std::int64_t upper, std::int64_t from,
+                       std::int64_t to, const std::vector<std::int32_t>& values) {
   std::lock_guard lk(mu_);
   const OpRecord* o = op(id);
   if (!o) return;
@@ -344,17 +411,17 @@ void Model::check_read(std::uint64_t id, int array, std::int64_t lower, std::int
   // Each read unit (inner chunk when sharded): one version of its object current during the read.
   const std::int64_t ur = g.chunk[0], uc = g.chunk[1], orow = g.object_rows(), ocol = g.object_cols();
   const auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
-  for (std::int64_t r0 = floor_div(lower, ur) * ur; r0 < upper; r0 += ur)
+  for (std::int64_t r0 = floor_div(from, ur) * ur; r0 < to; r0 += ur)
     for (std::int64_t c0 = 0; c0 < g.width; c0 += uc) {
       const std::int64_t obr = floor_div(r0, orow), obc = c0 / ocol;
       const std::string key = g.path + "/c/" + std::to_string(obr) + "/" + std::to_string(obc);
       const auto it = objects_.find(key);
       auto matches = [&](const std::vector<std::int32_t>* v) {
-        for (std::int64_t r = std::max(r0, lower); r < std::min(r0 + ur, upper); ++r)
+        for (std::int64_t r = std::max(r0, from); r < std::min(r0 + ur, to); ++r)
           for (std::int64_t c = c0; c < c0 + uc; ++c) {
             const std::int32_t stored =
                 v ? (*v)[static_cast<std::size_t>((r - obr * orow) * ocol + (c - obc * ocol))] : 0;
-            if (values[static_cast<std::size_t>((r - lower) * g.width + c)] != stored) return false;
+            if (values[static_cast<std::size_t>((r - from) * g.width + c)] != stored) return false;
           }
         return true;
       };

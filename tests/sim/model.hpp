@@ -67,9 +67,10 @@ class Model {
   // Operations: registered before they start (their id is every value they write), ended after.
   std::uint64_t begin(OpRecord op, std::uint64_t store_seq);
   void end(std::uint64_t id, std::uint64_t store_seq, bool ok, const std::string& error, bool uncertain);
-  // A read of `array` that saw domain rows [lower, upper) and `values` (rows x width, C order).
-  void check_read(std::uint64_t id, int array, std::int64_t lower, std::int64_t upper,
-                  const std::vector<std::int32_t>& values);
+  // A read of `array` that saw domain rows [lower, upper) and, of rows [from, to) in it, `values`
+  // (rows x width, C order).
+  void check_read(std::uint64_t id, int array, std::int64_t lower, std::int64_t upper, std::int64_t from,
+                  std::int64_t to, const std::vector<std::int32_t>& values);
 
   std::vector<std::string> violations() const;
   std::uint64_t violation_count() const;
@@ -84,6 +85,7 @@ class Model {
   struct ObjectVersion {
     std::uint64_t seq;
     std::vector<std::int32_t> values;  // the object's region, rows x cols, C order
+    std::uint64_t writer = 0;          // the op whose values the change set (0: cleared, or none)
   };
   struct ObjectRef {
     int array;
@@ -97,6 +99,8 @@ class Model {
   void on_group(const Change& c);
   void on_object(const ObjectRef& ref, const Change& c);
   bool in_domain(int array, std::int64_t row, std::size_t back) const;
+  std::int32_t stored_value(int array, std::int64_t row, std::int64_t col) const;
+  void check_entering_rows(int array, const OpRecord& grow, std::uint64_t id, std::int64_t from, std::int64_t to);
   void violate(std::string what);
   OpRecord* op(std::uint64_t id);
 

@@ -46,9 +46,10 @@ struct World {
   }
 
   StorePtr store(bool faults) {
-    // The lease's documented limit (a holder paused past lock_ttl) is kept out of the schedule: a
-    // simulated day (43 real seconds at the default scale), while a holder holds for milliseconds.
-    const auto ttl = std::chrono::hours(24);
+    // The lease's documented limit (a holder paused past lock_ttl) is kept out of the schedule:
+    // four simulated hours (7 real seconds at the default scale), while a holder holds for
+    // milliseconds; a lease left behind (its release failed) keeps others waiting that long.
+    const auto ttl = std::chrono::hours(4);
     RemoteOptions net;
     net.max_attempts = 6;
     FaultPlan plan = config.faults;
@@ -99,9 +100,11 @@ struct World {
     std::lock_guard lk(result_mu);
     ++result.ops;
     ++result.ops_by_kind[static_cast<std::size_t>(kind)];
+    if (ok) ++result.ok_by_kind[static_cast<std::size_t>(kind)];
     (ok ? result.ops_ok : result.ops_failed)++;
     if (uncertain) ++result.ops_uncertain;
-    if (!ok && result.sample_errors.size() < 12 && result.ops_failed % 97 == 1) result.sample_errors.push_back(error);
+    if (!ok && result.sample_errors.size() < 12 && result.ops_failed % 97 == 1)
+      result.sample_errors.push_back(std::string(actor_name(kind)) + ": " + error);
   }
 };
 
@@ -157,6 +160,7 @@ class Actor {
     const int a = static_cast<int>(rng_() % 2);
     ActorKind kind = role_;
     if (role_ == ActorKind::attributes && rng_() % 4 == 0) kind = ActorKind::consolidator;
+    if (role_ == ActorKind::grower && rng_() % 5 == 0) kind = ActorKind::attributes;  // racing updates
     if (kind == ActorKind::reader) return read(a);
     if (kind == ActorKind::consolidator) {
       w_.operation(kind, record(OpKind::consolidate, -1),
@@ -257,7 +261,7 @@ class Actor {
       }
       default: {  // whole objects, aligned (written without reading them first)
         const std::int64_t rows = g.object_rows();
-        std::int64_t r0 = (lo / rows + 1) * rows;
+        std::int64_t r0 = (lo >= 0 ? (lo + rows - 1) / rows : -(-lo / rows)) * rows;  // the first aligned row
         if (r0 + rows > hi) return;
         r0 += rows * pick(rng_, 0, std::max<std::int64_t>(0, (hi - r0) / rows - 1));
         if (r0 + rows > hi) return;
@@ -302,7 +306,7 @@ class Actor {
 
   void read(int a) {
     const ArrayGeometry& g = w_.arrays[static_cast<std::size_t>(a)];
-    std::int64_t lo = 0, hi = 0;
+    std::int64_t lo = 0, hi = 0, from = 0, to = 0;
     std::vector<std::int32_t> values;
     std::uint64_t op = 0;
     bool read_all = false;
@@ -311,11 +315,17 @@ class Actor {
       const Array fresh = Array::open(store_, g.path);
       const Domain d = fresh.domain();
       lo = d[0].inclusive_min, hi = d[0].exclusive_max;
-      const NDArray got = fresh.coords().read({});
-      values.assign(got.data<std::int32_t>(), got.data<std::int32_t>() + (hi - lo) * g.width);
+      from = lo, to = hi;
+      // Half the reads take a few rows (partial reads of shards: ranged GETs), half the domain.
+      if (hi - lo > 1 && rng_() % 2) {
+        from = pick(rng_, lo, hi - 1);
+        to = pick(rng_, from + 1, std::min(hi, from + 6));
+      }
+      const NDArray got = fresh.coords().read({slice(from, to)});
+      values.assign(got.data<std::int32_t>(), got.data<std::int32_t>() + (to - from) * g.width);
       read_all = true;
     });
-    if (read_all) w_.model.check_read(op, a, lo, hi, values);
+    if (read_all) w_.model.check_read(op, a, lo, hi, from, to, values);
   }
 
   World& w_;

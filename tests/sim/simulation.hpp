@@ -27,7 +27,7 @@ const char* actor_name(ActorKind k);
 
 struct RunResult {
   std::uint64_t ops = 0, ops_ok = 0, ops_failed = 0, ops_uncertain = 0;
-  std::array<std::uint64_t, static_cast<std::size_t>(ActorKind::count)> ops_by_kind{};
+  std::array<std::uint64_t, static_cast<std::size_t>(ActorKind::count)> ops_by_kind{}, ok_by_kind{};
   std::array<std::uint64_t, static_cast<std::size_t>(Fault::count)> faults{};
   std::uint64_t requests = 0, lost_conditional_put_replies = 0, list_lags = 0, changes = 0, unverifiable = 0,
                 warnings = 0;
