@@ -247,3 +247,61 @@ TEST(LostReplies, AConditionalPutRefusedAfterALostAnswerAndAnotherWriterIsUncert
     EXPECT_NE(std::string(e.what()).find("may have taken effect"), std::string::npos) << e.what();
   }
 }
+
+// Found by the simulated object store: on a server that ignores If-Match on DELETE, a lease
+// release re-sent after a lost answer deleted the next holder's lease (two holders, chunks of one
+// deleted by the other's clean-up). Such a lease is released by a conditional PUT instead.
+TEST(LostReplies, WithoutConditionalDeletesALeaseIsReleasedByAConditionalPut) {
+  struct Object {
+    std::string bytes, etag;
+  };
+  auto objects = std::make_shared<std::map<std::string, Object>>();
+  auto methods = std::make_shared<std::vector<std::string>>();
+  auto mu = std::make_shared<std::mutex>();
+  auto s = scripted_s3(
+      [objects, methods, mu](const detail::HttpRequest& r, int) {
+        std::lock_guard lk(*mu);
+        methods->push_back(r.method);
+        auto it = objects->find(r.url);
+        auto header = [&](const std::string& name) -> std::optional<std::string> {
+          for (const auto& h : r.headers)
+            if (h.rfind(name + ": ", 0) == 0) return h.substr(name.size() + 2);
+          return std::nullopt;
+        };
+        if (r.method == "PUT") {
+          if (header("If-None-Match") && it != objects->end()) return answer(412);
+          if (const auto m = header("If-Match"); m && (it == objects->end() || it->second.etag != *m))
+            return answer(412);
+          auto& o = (*objects)[r.url];
+          o.bytes.assign(r.body.begin(), r.body.end());
+          o.etag = "\"" + std::to_string(methods->size()) + "\"";
+          auto e = answer(200);
+          e.response.headers.emplace_back("etag", o.etag);
+          return e;
+        }
+        if (r.method == "DELETE") {  // conditions ignored
+          objects->erase(r.url);
+          return answer(204);
+        }
+        if (it == objects->end()) return answer(404, "<Error><Code>NoSuchKey</Code></Error>");
+        auto e = answer(200, it->second.bytes);
+        e.response.headers.emplace_back("etag", it->second.etag);
+        return e;
+      },
+      ConditionalWrites::On);  // conditional PUTs asserted; conditional DELETEs not
+  {
+    auto first = s->lock("a/zarr.json");
+  }
+  {
+    std::lock_guard lk(*mu);
+    EXPECT_EQ(std::count(methods->begin(), methods->end(), "DELETE"), 0) << "no DELETE on such a server";
+    ASSERT_EQ(objects->size(), 1u);
+    EXPECT_NE(objects->begin()->second.bytes.find("\"released\":true"), std::string::npos)
+        << objects->begin()->second.bytes;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    auto second = s->lock("a/zarr.json");
+  }
+  EXPECT_LT(seconds_since(t0), 5.0) << "a released lease is taken over at once, not after lock_ttl";
+}

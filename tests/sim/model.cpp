@@ -62,6 +62,16 @@ std::uint64_t pack(std::int64_t row, std::int64_t col) {
   return (static_cast<std::uint64_t>(row + (std::int64_t{1} << 31)) << 32) | static_cast<std::uint32_t>(col);
 }
 
+std::string Model::describe_op(std::uint64_t id) {
+  const OpRecord* o = op(id);
+  if (!o) return "op " + std::to_string(id);
+  static const char* kinds[] = {"setup", "write", "grow", "attrs", "read", "consolidate"};
+  return "op " + std::to_string(id) + ", " + kinds[static_cast<int>(o->kind)] + " " + std::to_string(o->lower_change) +
+         "/" + std::to_string(o->upper_change) + (o->grow_has_data ? " with data" : "") + ", started #" +
+         std::to_string(o->start) +
+         (o->done ? ", ended #" + std::to_string(o->end) + ": " + (o->ok ? "ok" : o->error) : ", running");
+}
+
 void Model::violate(std::string what) {
   ++violation_count_;
   if (violations_.size() < kKeepViolations) violations_.push_back(std::move(what));
@@ -311,8 +321,8 @@ void Model::on_object(const ObjectRef& ref, const Change& c) {
     for (const auto i : changed) {
       const std::int64_t row = ref.row + static_cast<std::int64_t>(i) / cols;
       if (in_domain(ref.array, row, 0) && in_domain(ref.array, row, 1))
-        return violate(what + " cleared row " + std::to_string(row) + ", inside the domain (op " +
-                       std::to_string(c.op) + ")");
+        return violate(what + " cleared row " + std::to_string(row) + ", inside the domain (" + describe_op(c.op) +
+                       "; " + (c.after ? "rewritten" : "deleted") + ")");
     }
     return;
   }

@@ -102,6 +102,7 @@ class Model {
   std::int32_t stored_value(int array, std::int64_t row, std::int64_t col) const;
   void check_entering_rows(int array, const OpRecord& grow, std::uint64_t id, std::int64_t from, std::int64_t to);
   void violate(std::string what);
+  std::string describe_op(std::uint64_t id);
   OpRecord* op(std::uint64_t id);
 
   std::vector<ArrayGeometry> arrays_;

@@ -350,7 +350,10 @@ std::unique_ptr<StoreLock> AzureStore::do_lock(const std::string& key) {
     throw ConflictError("Azure store " + describe() + " cannot lock '" + key +
                         "': the server ignored or refused conditional PUTs, which the lease is made of");
   return detail::take_lease(*impl_, impl_->full_key(detail::lease_key(key)), "'" + key + "'",
-                            {.store = describe(), .ttl = options_.lock_ttl, .timeout = options_.lock_timeout});
+                            {.store = describe(),
+                             .ttl = options_.lock_ttl,
+                             .timeout = options_.lock_timeout,
+                             .conditional_erase = conditional().erase});
 }
 
 detail::ConditionalSupport AzureStore::conditional() {

@@ -35,9 +35,18 @@ class Lease : public StoreLock {
     if (heartbeat_.joinable()) heartbeat_.join();
     if (lost_) return;
     try {
-      // Delete only our own lease (checked by ETag; the If-Match is honoured by servers that can).
+      // Delete only our own lease (checked by ETag). A server that ignores If-Match on DELETE
+      // would carry out a copy re-sent after a lost answer on the next holder's lease (found by
+      // the simulated object store): there the lease is marked released by a PUT on our ETag.
       const auto cur = im_.get_with_etag(full_);
       if (!cur || cur->second != etag_) return;
+      if (!settings_.conditional_erase) {
+        released_ = true;
+        const std::string text = body();
+        const Bytes value(text.begin(), text.end());
+        (void)im_.perform(im_.object_request("PUT", full_, value, {"If-Match: " + etag_}));
+        return;  // 2xx or 412: in every case the lease is no longer ours
+      }
       const auto resp = im_.perform(im_.object_request("DELETE", full_, {}, {"If-Match: " + etag_}));
       (void)resp;  // 2xx, 404 or 412: in every case the lease is no longer ours
     } catch (const StoreError&) {
@@ -60,6 +69,8 @@ class Lease : public StoreLock {
       // Our own create took effect after all: renew it at once, so the lease's time counts from a
       // PUT whose sending time is known.
       if (cur && owner_of(cur->first) == owner_ && !cur->second.empty() && try_put(cur->second)) break;
+      // A lease its holder marked released is free: take it over at once.
+      if (cur && !cur->second.empty() && released(cur->first) && try_put(cur->second)) break;
       if (cur) {
         if (cur->second.empty())
           throw StoreError(im_.label() + " GET of '" + full_ +
@@ -96,9 +107,19 @@ class Lease : public StoreLock {
 
  private:
   std::string body() const {
-    return nlohmann::json{
-        {"zarrpp_lock", what_}, {"owner", owner_}, {"holder", about_}, {"ttl_ms", ttl_.count()}, {"renewal", renewals_}}
-        .dump();
+    nlohmann::json j{{"zarrpp_lock", what_},
+                     {"owner", owner_},
+                     {"holder", about_},
+                     {"ttl_ms", ttl_.count()},
+                     {"renewal", renewals_}};
+    if (released_) j["released"] = true;
+    return j.dump();
+  }
+
+  // Whether a lease object says its holder released it.
+  static bool released(const Bytes& bytes) {
+    const auto j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
+    return j.is_object() && j.contains("released") && j["released"].is_boolean() && j["released"].get<bool>();
   }
 
   // The ttl a lease object states (a waiter honours the holder's ttl); ours when unreadable.
@@ -202,6 +223,7 @@ class Lease : public StoreLock {
   std::chrono::milliseconds ttl_{};
   std::string etag_;  // of our current lease object; written before the heartbeat starts, then only by it
   std::uint64_t renewals_ = 0;
+  bool released_ = false;  // the body marks the lease released (set when releasing it)
   SteadyTime put_sent_{};  // when the latest PUT of ours went out
   std::atomic<SteadyTime> renewed_{};
   std::atomic<bool> lost_{false};

@@ -106,6 +106,10 @@ bool delete_if(const ObjectService& s, const std::string& full, const Version& e
 struct LeaseSettings {
   std::string store;  // the store's description, for messages
   std::chrono::milliseconds ttl{30000}, timeout{600000};
+  // Whether the server honours If-Match on DELETE. Without it the lease is released by a
+  // conditional PUT marking it released: a DELETE re-sent after a lost answer would delete the
+  // next holder's lease.
+  bool conditional_erase = true;
 };
 std::unique_ptr<StoreLock> take_lease(const ObjectService& s, const std::string& full, const std::string& what,
                                       const LeaseSettings& settings);

@@ -206,7 +206,10 @@ std::unique_ptr<StoreLock> S3Store::do_lock(const std::string& key) {
                              ? std::string("the server ignored or refused conditional PUTs, which the lease is made of")
                              : options_.conditional_writes_off_reason));
   return detail::take_lease(*impl_, impl_->full_key(detail::lease_key(key)), "'" + key + "'",
-                            {.store = describe(), .ttl = options_.lock_ttl, .timeout = options_.lock_timeout});
+                            {.store = describe(),
+                             .ttl = options_.lock_ttl,
+                             .timeout = options_.lock_timeout,
+                             .conditional_erase = conditional().erase});
 }
 
 StoreCapabilities S3Store::confirm_capabilities() {
