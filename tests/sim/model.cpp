@@ -333,13 +333,13 @@ void Model::on_object(const ObjectRef& ref, const Change& c) {
             ")");
   // A partial write applied again on top of another writer's change (which may have built on its
   // first copy): its change counted twice. Not counted: a whole-object write re-sent after a lost
-  // answer (plain PUTs are last-writer-wins), and a write landing again outside the domain (a
-  // stale writer's create re-sent after a shrink deleted its first copy: invisible, and cleared
-  // before those rows can enter the domain again).
+  // answer (plain PUTs are last-writer-wins); a write landing again outside the domain; a create
+  // (If-None-Match: *) re-sent after a lost answer landing again where its first copy was deleted
+  // meanwhile (a shrink's clean-up, the rows brought back without data): it replaces no data.
   const bool inside = std::any_of(changed.begin(), changed.end(), [&](std::size_t i) {
     return in_domain(ref.array, ref.row + static_cast<std::int64_t>(i) / cols, 0);
   });
-  if (o->kind == OpKind::write && inside && o->objects.count(c.key) &&
+  if (o->kind == OpKind::write && inside && c.before && o->objects.count(c.key) &&
       previous_writer != static_cast<std::uint64_t>(w) && !covers_all(*o, ref.row, ref.col, g))
     violate(what + ": op " + std::to_string(w) + " changed it again after op " + std::to_string(previous_writer) +
             " had: a partial write applied twice" + debug_history(hist, c, *o, changed.size()));

@@ -24,6 +24,26 @@ struct ProbeCleanup {
   }
 };
 
+// After a request that may have been carried out unseen: whether `full` holds `value` now.
+// UncertainWriteError when that cannot be read.
+bool holds(const ObjectService& s, const std::string& full, const Bytes& value, const std::string& key,
+           const std::string& store, const std::string& why) {
+  try {
+    const auto now = s.get_with_etag(full);
+    return now && now->first == value;
+  } catch (const StoreError& e) {
+    throw UncertainWriteError(s.label() + " store " + store + ": whether the write of '" + key +
+                              "' took effect is unknown (" + why + "; reading it back failed: " + e.what() + ")");
+  }
+}
+
+// A write that reached the server and is not what is stored now.
+UncertainWriteError may_still_take_effect(const std::string& why, const std::string& key) {
+  return UncertainWriteError(why + "; '" + key +
+                             "' does not hold this write now, but the request reached the server and may still "
+                             "take effect");
+}
+
 ConditionalSupport probe_once(const ObjectService& s, const std::string& probe) {
   const std::string text = "zarrpp conditional-write probe";
   const Bytes body(text.begin(), text.end());
@@ -96,20 +116,8 @@ bool put_if(const ObjectService& s, const std::string& full, const Bytes& value,
   // reply, a re-send, a 5xx), what is stored now decides: the write took effect when it holds our
   // bytes. When it does not, the write may still be carried out later (a request the server holds):
   // that is said (UncertainWriteError), never taken as "not written".
-  auto stored_is_ours = [&](const std::string& why) {
-    try {
-      const auto now = s.get_with_etag(full);
-      return now && now->first == value;
-    } catch (const StoreError& e) {
-      throw UncertainWriteError(s.label() + " store " + store + ": whether the conditional write of '" + key +
-                                "' took effect is unknown (" + why + "; reading it back failed: " + e.what() + ")");
-    }
-  };
-  auto uncertain = [&](const std::string& why) {
-    return UncertainWriteError(why + "; '" + key +
-                               "' does not hold this write now, but the request reached the server and may still "
-                               "take effect");
-  };
+  auto stored_is_ours = [&](const std::string& why) { return holds(s, full, value, key, store, why); };
+  auto uncertain = [&](const std::string& why) { return may_still_take_effect(why, key); };
   HttpResponse resp;
   try {
     resp = s.perform(req);
@@ -147,17 +155,7 @@ void put_plain(const ObjectService& s, const std::string& full, const Bytes& val
   // Found by the simulated object store: a PUT that failed after an attempt reached the server (a
   // lost answer, then 503s) was reported as a plain failure while the value had been written.
   auto decide = [&](const std::string& why) {
-    std::optional<std::pair<Bytes, std::string>> now;
-    try {
-      now = s.get_with_etag(full);
-    } catch (const StoreError& e) {
-      throw UncertainWriteError(s.label() + " store " + store + ": whether the write of '" + key +
-                                "' took effect is unknown (" + why + "; reading it back failed: " + e.what() + ")");
-    }
-    if (now && now->first == value) return;
-    throw UncertainWriteError(why + "; '" + key +
-                              "' does not hold this write now, but the request reached the server and may still "
-                              "take effect");
+    if (!holds(s, full, value, key, store, why)) throw may_still_take_effect(why, key);
   };
   HttpResponse resp;
   try {
