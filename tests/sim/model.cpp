@@ -50,6 +50,9 @@ std::size_t doc_hash(const std::string& path, std::int64_t lower, std::int64_t u
                                   attributes.dump());
 }
 
+// a / b rounded down (chunk numbers of negative rows).
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 std::uint64_t u64(const Bytes& b, std::size_t at) {
   std::uint64_t v = 0;
   std::memcpy(&v, b.data() + at, 8);
@@ -224,7 +227,6 @@ void Model::on_metadata(int array, const Change& c) {
 // The value the latest stored version of its object holds at (row, col) (0: never stored).
 std::int32_t Model::stored_value(int array, std::int64_t row, std::int64_t col) const {
   const ArrayGeometry& g = arrays_[static_cast<std::size_t>(array)];
-  const auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
   const std::int64_t orow = floor_div(row, g.object_rows()), ocol = col / g.object_cols();
   const auto it = objects_.find(g.path + "/c/" + std::to_string(orow) + "/" + std::to_string(ocol));
   if (it == objects_.end() || it->second.empty()) return 0;
@@ -420,7 +422,6 @@ void Model::check_read(std::uint64_t id, int array, std::int64_t lower, std::int
   }
   // Each read unit (inner chunk when sharded): one version of its object current during the read.
   const std::int64_t ur = g.chunk[0], uc = g.chunk[1], orow = g.object_rows(), ocol = g.object_cols();
-  const auto floor_div = [](std::int64_t a, std::int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
   for (std::int64_t r0 = floor_div(from, ur) * ur; r0 < to; r0 += ur)
     for (std::int64_t c0 = 0; c0 < g.width; c0 += uc) {
       const std::int64_t obr = floor_div(r0, orow), obc = c0 / ocol;
